@@ -1,0 +1,24 @@
+/* Renderers: the interactive SVG flame graph (flamegraph.pl-compatible options, streamed out)
+ * and the speedscope JSON export. */
+#pragma once
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "flame/profile.h"
+
+typedef struct render_opts {
+    const char *title, *subtitle, *countname, *nametype, *colors, *bgcolors, *notes;
+    const char *fonttype;
+    double fontsize, fontwidth, minwidth; /* minwidth in pixels, or percent when minwidth_pct */
+    bool minwidth_pct;
+    int width, height;                    /* image width; frame height */
+    bool hash, reverse, inverted, flamechart, negate, random, embed_folded;
+    const char *palette_file;             /* consistent palette (read + written); NULL = off */
+    double total, factor;                 /* total: override the 100% figure (0 = sum) */
+} render_opts;
+
+void render_opts_default(render_opts *o); /* flamegraph.pl defaults, embed_folded = true */
+int render_svg(const profile *p, const render_opts *o, FILE *out, flame_err *err);
+/* speedscope file format, one "sampled" profile named `name`. */
+int export_speedscope(const profile *p, const char *name, FILE *out, flame_err *err);

@@ -1,0 +1,59 @@
+# Shared helpers for end-to-end tests (bash, TAP). Source it first:
+#   . "$(dirname "$0")/lib.sh"
+# Gives: ROOT BUILD VERSION, TAP (ok/nok/is/like/unlike/diag/skip_or_fail/done_testing),
+# fixture VARIANT (starts a fixture container owned by this test, prints its id),
+# ensure_sidecar_image, plugin_env (DOCKER_CONFIG with our plugin), and a cleanup trap that
+# removes every container this test started and its temp dir.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=$ROOT/build
+VERSION=$(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")
+SIDECAR_IMAGE=docker-flame-sidecar:$VERSION
+export FLAME_TEST_OWNER="t$$-$(date +%s%N)"
+TMP=$(mktemp -d /tmp/flame-test.XXXXXX)
+_tap_n=0
+_tap_fail=0
+
+ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+nok()  { _tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1)); echo "not ok $_tap_n - $*"; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+# check DESC CMD...: ok when CMD succeeds
+check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+is()   { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3"; diag "got:  '$1'" "want: '$2'"; fi; }
+like() { if printf '%s' "$1" | grep -Eq -- "$2"; then ok "$3"; else nok "$3"; diag "no match for /$2/ in:" "$(printf '%s' "$1" | head -c 2000)"; fi; }
+unlike() { if printf '%s' "$1" | grep -Eq -- "$2"; then nok "$3"; diag "unexpected /$2/ in:" "$(printf '%s' "$1" | head -c 2000)"; else ok "$3"; fi; }
+# A test this machine cannot run: a skip on a laptop, a failure under CI=true.
+skip_or_fail() {
+    if [ "${CI:-}" = true ]; then nok "$* (cannot run, and CI=true forbids skipping)"; else _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; fi
+}
+done_testing() { echo "1..$_tap_n"; [ "$_tap_fail" -eq 0 ]; exit $?; }
+# bail out of the whole file with a clear reason
+bail() { echo "Bail out! $*"; exit 1; }
+
+engine_up() { docker info >/dev/null 2>&1; }
+fixture() { "$ROOT/tests/fixtures/run.sh" "$@"; }
+ensure_fixture_image() { "$ROOT/tests/fixtures/build.sh" >/dev/null; }
+ensure_sidecar_image() {
+    docker image inspect "$SIDECAR_IMAGE" >/dev/null 2>&1 && return 0
+    [ -f "$BUILD/flame-sidecar.tar" ] || return 1
+    docker import -q "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null
+}
+# Point the docker CLI at a private config dir whose only plugin is our build.
+plugin_env() {
+    export DOCKER_CONFIG=$TMP/docker-config
+    mkdir -p "$DOCKER_CONFIG/cli-plugins"
+    ln -sf "$BUILD/docker-flame" "$DOCKER_CONFIG/cli-plugins/docker-flame"
+}
+# The pid of a container's main process as the host sees it.
+host_pid() { docker inspect -f '{{.State.Pid}}' "$1"; }
+# Mounts in a process's mount namespace that mention docker-flame (should be none after a run).
+flame_mounts() { grep -c 'docker-flame' "/proc/$1/mountinfo" 2>/dev/null || true; }
+
+_cleanup() {
+    local ids
+    ids=$(docker ps -aq --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" 2>/dev/null)
+    [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1
+    rm -rf "$TMP"
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM

@@ -15,6 +15,7 @@ typedef struct fold_opts {
     bool compat;         /* byte-exact stackcollapse-perf.pl output: none of our improvements */
     bool signatures;     /* keep Java return types and parameter lists */
     bool inline_frames;  /* split agent symbols "a->b" into frames, inlined ones marked _[i] */
+    bool period;         /* count summed periods instead of samples (compat always sums periods) */
     const char *event_filter; /* only samples of this event; NULL = the first event seen */
     /* Optional: a root frame to put above each stack, chosen by pid (the sidecar uses it to
      * tell several JVMs apart). Return NULL for none. Called once per sample: keep it cheap. */
@@ -29,7 +30,18 @@ typedef struct fold_stats {
     unsigned long long jit_leaf;       /* samples whose leaf is JIT code */
     unsigned long long jit_leaf_named; /* ... of which the leaf has a (Java) name */
     unsigned long long stacks;         /* distinct folded stacks */
+    unsigned long long filtered;       /* samples skipped by the event filter */
+    unsigned long long unrecognized;   /* lines that are neither header, frame, blank nor comment */
+    unsigned long long truncated;      /* samples whose stack hit FOLD_MAX_STACK_BYTES/FRAMES */
 } fold_stats;
+
+/* Bounds on hostile input (see docs/FOLDING.md). Longer lines are cut at FOLD_MAX_LINE, longer
+ * names at FOLD_MAX_FRAME ("..." appended); a deeper stack keeps its root-side frames and gets a
+ * "[truncated]" leaf, so a folded line always fits the 1 MiB line of the sidecar protocol. */
+#define FOLD_MAX_LINE (64 * 1024)
+#define FOLD_MAX_FRAME 1024
+#define FOLD_MAX_FRAMES 8192
+#define FOLD_MAX_STACK_BYTES (900 * 1024)
 
 typedef struct folder folder;
 
@@ -47,3 +59,9 @@ int folder_each(const folder *f, fold_emit_fn fn, void *ctx);
 /* "stack count\n" lines, sorted. */
 int folder_write(const folder *f, FILE *out, flame_err *err);
 void folder_get_stats(const folder *f, fold_stats *st);
+/* Feed everything readable from fd (until EOF) line by line; does not call folder_finish. Lines
+ * longer than FOLD_MAX_LINE are cut. Retries EINTR. */
+int folder_read_fd(folder *f, int fd, flame_err *err);
+/* The event name the default filter settled on (first event seen), or NULL. Valid until
+ * folder_free. */
+const char *folder_event(const folder *f);

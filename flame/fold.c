@@ -1,0 +1,1063 @@
+/* Folding `perf script` text into folded stacks, streaming: one sample's frames are held at a
+ * time, finished stacks go into a hash table of unique stacks that is sorted only when written.
+ * Two dialects: compat (byte-exact stackcollapse-perf.pl) and ours (docs/FOLDING.md). Every
+ * scan below is linear in the line: the Perl regexes are emulated by hand, not with a
+ * backtracking engine, so hostile lines cannot make folding quadratic. */
+#include "flame/fold.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+typedef struct fold_entry {
+    uint64_t hash;
+    char *key; /* in the arena; NULL = empty slot */
+    size_t len;
+    unsigned long long count;
+} fold_entry;
+
+typedef struct fold_span {
+    uint32_t off, len;
+} fold_span;
+
+/* A text span inside the current line; len 0 with p NULL means "absent" (Perl's undef). */
+typedef struct span {
+    const char *p;
+    size_t len;
+} span;
+
+typedef struct header {
+    span comm, pid, tid, event, period;
+    span rest; /* ours only: a frame printed on the header line (perf record without -g) */
+} header;
+
+enum leaf_kind { LEAF_NONE, LEAF_OTHER, LEAF_JIT, LEAF_JIT_NAMED };
+
+#define ARENA_CHUNK (1u << 20)
+
+struct folder {
+    fold_opts o;
+    char *filter; /* owned: opts.event_filter or the first event seen */
+    bool filter_defaulted;
+
+    fold_entry *tab; /* open addressing, linear probing, power-of-two size */
+    size_t cap, used;
+    uint64_t seed; /* random per folder: crafted stacks cannot aim at one bucket */
+    char **chunks;
+    size_t nchunks, chunks_cap;
+    char *arena;
+    size_t arena_left;
+
+    /* The sample being read. Frames are kept leaf first, as perf prints them. */
+    bool in_sample;
+    char *pname;
+    size_t pname_len;
+    long pid;
+    unsigned long long period;
+    enum leaf_kind leaf;
+    bool truncated;
+    char *fbuf;
+    size_t fbuf_len, fbuf_cap;
+    fold_span *fr;
+    size_t nfr, fr_cap;
+    fold_span *pieces; /* scratch: one frame line split on "->" */
+    size_t pieces_cap;
+    char *key;
+    size_t key_cap;
+
+    fold_stats st;
+};
+
+/* ---- character classes as Perl sees a byte string (no locale, no unicode_strings) ---- */
+
+static inline bool pl_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+static inline bool pl_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+static inline bool pl_word(unsigned char c)
+{
+    return pl_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static inline bool is_hex(unsigned char c)
+{
+    return pl_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static bool span_eq(span s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.p && s.len == n && memcmp(s.p, lit, n) == 0;
+}
+
+static const char *find_bytes(const char *h, size_t hn, const char *n, size_t nn)
+{
+    return nn <= hn ? memmem(h, hn, n, nn) : NULL;
+}
+
+/* ---- growable buffers ---- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need)
+        n *= 2;
+    void *q = reallocarray(*p, n, elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* ---- header parsing ---- */
+
+/* Perl: m{^(\S.+?)\s+(\d+)/STAR(\d+)STAR\s+} (STAR: Kleene star), with the comm's minimum length as a parameter (2 in
+ * Perl: \S plus at least one more byte; 1 in our dialect). The comm is the shortest prefix
+ * followed by whitespace, digits, optional slashes, optional digits, whitespace. Only the first
+ * byte of each whitespace run can start the match (a later byte of the same run would give the
+ * same verdict), which keeps this linear. */
+static bool header_perl(const char *s, size_t n, size_t min_comm, header *h)
+{
+    if (n == 0 || pl_space((unsigned char)s[0]))
+        return false;
+    for (size_t e = min_comm; e < n; e++) {
+        if (!pl_space((unsigned char)s[e]))
+            continue;
+        if (e > min_comm && pl_space((unsigned char)s[e - 1]))
+            continue;
+        size_t w = e;
+        while (w < n && pl_space((unsigned char)s[w]))
+            w++;
+        size_t d = w;
+        while (d < n && pl_digit((unsigned char)s[d]))
+            d++;
+        if (d == w)
+            continue;
+        size_t sl = d;
+        while (sl < n && s[sl] == '/')
+            sl++;
+        size_t t = sl;
+        while (t < n && pl_digit((unsigned char)s[t]))
+            t++;
+        if (t >= n || !pl_space((unsigned char)s[t]))
+            continue;
+        h->comm = (span){s, e};
+        h->pid = (span){s + w, d - w};
+        h->tid = t > sl ? (span){s + sl, t - sl} : (span){NULL, 0};
+        return true;
+    }
+    return false;
+}
+
+/* Perl: /:\s*(\d+)*\s+(\S+):\s*$/ on the whole header. The event is the last blank-separated
+ * token minus its final ':'; before it: ':' then blanks, an optional number (the period), and
+ * at least one blank. */
+static void event_perl(const char *s, size_t n, header *h)
+{
+    h->event = h->period = (span){NULL, 0};
+    size_t e = n;
+    while (e > 0 && pl_space((unsigned char)s[e - 1]))
+        e--;
+    if (e < 2 || s[e - 1] != ':')
+        return;
+    size_t t = e - 1;
+    while (t > 0 && !pl_space((unsigned char)s[t - 1]))
+        t--;
+    if (t == e - 1 || t == 0)
+        return;
+    size_t w = t;
+    while (w > 0 && pl_space((unsigned char)s[w - 1]))
+        w--;
+    size_t d = w;
+    while (d > 0 && pl_digit((unsigned char)s[d - 1]))
+        d--;
+    size_t x = d;
+    if (d < w) /* a number: blanks may sit between ':' and it */
+        while (x > 0 && pl_space((unsigned char)s[x - 1]))
+            x--;
+    if (x == 0 || s[x - 1] != ':')
+        return;
+    h->event = (span){s + t, e - 1 - t};
+    if (d < w)
+        h->period = (span){s + d, w - d};
+}
+
+static bool all_digits(const char *p, size_t n)
+{
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!pl_digit((unsigned char)p[i]))
+            return false;
+    return true;
+}
+
+/* "123" or "123/456" */
+static bool pid_token(const char *p, size_t n, span *pid, span *tid)
+{
+    const char *slash = memchr(p, '/', n);
+    if (!slash) {
+        if (!all_digits(p, n))
+            return false;
+        *pid = (span){p, n};
+        *tid = (span){NULL, 0};
+        return true;
+    }
+    size_t a = (size_t)(slash - p);
+    if (!all_digits(p, a) || !all_digits(slash + 1, n - a - 1))
+        return false;
+    *pid = (span){p, a};
+    *tid = (span){slash + 1, n - a - 1};
+    return true;
+}
+
+/* Our header parser: anchored on the timestamp token "<digits>.<digits>:", which perf prints
+ * by default. Before it: the pid (or pid/tid) token, optionally a "[cpu]" token, and a comm of
+ * any length, leading blanks allowed. After it: an optional period and "event:". */
+static bool header_ours(const char *s, size_t n, header *h)
+{
+    span tok[3] = {{0}}; /* the three tokens before the current one, tok[2] nearest */
+    size_t ntok = 0, first = n;
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && pl_space((unsigned char)s[i]))
+            i++;
+        if (i >= n)
+            break;
+        size_t b = i;
+        while (i < n && !pl_space((unsigned char)s[i]))
+            i++;
+        span cur = {s + b, i - b};
+        if (first == n)
+            first = b;
+        const char *dot = cur.len >= 4 ? memchr(cur.p, '.', cur.len) : NULL;
+        if (dot && cur.p[cur.len - 1] == ':' && all_digits(cur.p, (size_t)(dot - cur.p)) &&
+            all_digits(dot + 1, (size_t)(cur.p + cur.len - 1 - dot - 1))) {
+            /* a timestamp: which token is the pid? */
+            int pid_at = -1;
+            if (ntok >= 2 && pid_token(tok[2].p, tok[2].len, &h->pid, &h->tid))
+                pid_at = 2;
+            else if (ntok >= 3 && tok[2].len >= 3 && tok[2].p[0] == '[' &&
+                     tok[2].p[tok[2].len - 1] == ']' && all_digits(tok[2].p + 1, tok[2].len - 2) &&
+                     pid_token(tok[1].p, tok[1].len, &h->pid, &h->tid))
+                pid_at = 1;
+            if (pid_at >= 0) {
+                const char *comm_end = tok[pid_at - 1].p + tok[pid_at - 1].len;
+                h->comm = (span){s + first, (size_t)(comm_end - (s + first))};
+                if (!h->tid.p) { /* perf's default prints the tid only */
+                    h->tid = h->pid;
+                    h->pid = (span){NULL, 0};
+                }
+                goto after_time;
+            }
+        }
+        tok[0] = tok[1];
+        tok[1] = tok[2];
+        tok[2] = cur;
+        ntok++;
+    }
+    return false;
+
+after_time:
+    h->event = h->period = h->rest = (span){NULL, 0};
+    for (int k = 0; k < 2; k++) {
+        while (i < n && pl_space((unsigned char)s[i]))
+            i++;
+        size_t b = i;
+        while (i < n && !pl_space((unsigned char)s[i]))
+            i++;
+        if (i == b)
+            return true;
+        if (k == 0 && all_digits(s + b, i - b)) {
+            h->period = (span){s + b, i - b};
+            continue;
+        }
+        if (i - b >= 2 && s[i - 1] == ':') {
+            h->event = (span){s + b, i - b - 1};
+            while (i < n && pl_space((unsigned char)s[i]))
+                i++;
+            if (i < n)
+                h->rest = (span){s + i, n - i};
+        }
+        return true;
+    }
+    return true;
+}
+
+/* ---- frame lines ---- */
+
+typedef struct frame_line {
+    span pc, func, mod;
+} frame_line;
+
+/* Perl: /^\s*(\w+)\s*(.+) \((.*)\)/, unanchored at the end. The module is between the last
+ * " (" that has a ')' after it and the last ')'; the pc is the word run after leading blanks,
+ * shortened only when the symbol would otherwise be empty. */
+static bool parse_frame(const char *s, size_t n, frame_line *fl)
+{
+    size_t a = 0;
+    while (a < n && pl_space((unsigned char)s[a]))
+        a++;
+    size_t b = a;
+    while (b < n && pl_word((unsigned char)s[b]))
+        b++;
+    if (b == a)
+        return false;
+    size_t c = b;
+    while (c < n && pl_space((unsigned char)s[c]))
+        c++;
+    const char *rp = memrchr(s, ')', n);
+    if (!rp)
+        return false;
+    size_t r = (size_t)(rp - s);
+    if (r < 2)
+        return false;
+    size_t q = r - 1; /* the " (" must end before the ')' */
+    while (q-- > 0)
+        if (s[q] == ' ' && s[q + 1] == '(')
+            break;
+    if (q == (size_t)-1)
+        return false;
+    size_t start, pc_end = b;
+    if (q >= c + 1)
+        start = c;
+    else if (c > b && q >= b + 1)
+        start = q - 1;
+    else if (q >= a + 2 && q <= b) {
+        start = q - 1;
+        pc_end = q - 1;
+    } else
+        return false;
+    fl->pc = (span){s + a, pc_end - a};
+    fl->func = (span){s + start, q - start};
+    fl->mod = (span){s + q + 2, r - (q + 2)};
+    return true;
+}
+
+/* perf's JIT map of process N, as perf names it: ".../perf-<N>.map". */
+static bool mod_is_perfmap(span mod)
+{
+    const char *slash = memrchr(mod.p, '/', mod.len);
+    const char *base = slash ? slash + 1 : mod.p;
+    size_t bl = (size_t)(mod.p + mod.len - base);
+    if (bl < 10 || memcmp(base, "perf-", 5) != 0 || memcmp(base + bl - 4, ".map", 4) != 0)
+        return false;
+    return all_digits(base + 5, bl - 9);
+}
+
+/* Perl: m:/tmp/perf-\d+\.map: anywhere in the module. */
+static bool mod_is_perfmap_perl(span mod)
+{
+    const char *p = mod.p, *end = mod.p + mod.len;
+    while ((p = find_bytes(p, (size_t)(end - p), "/tmp/perf-", 10))) {
+        const char *d = p + 10;
+        while (d < end && pl_digit((unsigned char)*d))
+            d++;
+        if (d > p + 10 && end - d >= 4 && memcmp(d, ".map", 4) == 0)
+            return true;
+        p++;
+    }
+    return false;
+}
+
+/* Perl: m/(^\[|vmlinux$)/ && !/unknown/ */
+static bool mod_is_kernel(span mod)
+{
+    bool k = (mod.len > 0 && mod.p[0] == '[') ||
+             (mod.len >= 7 && memcmp(mod.p + mod.len - 7, "vmlinux", 7) == 0);
+    return k && !find_bytes(mod.p, mod.len, "unknown", 7);
+}
+
+/* ---- per-frame tidying, in place at the end of fbuf ---- */
+
+static int fbuf_reserve(folder *f, size_t extra)
+{
+    return grow((void **)&f->fbuf, &f->fbuf_cap, f->fbuf_len + extra, 1);
+}
+
+/* Remove from the first '(' not followed by "anonymous namespace)", unless the name looks like
+ * a Go method ".(*T)." (Perl's generic tidy). */
+static size_t cut_params_generic(char *b, size_t n)
+{
+    const char *go = find_bytes(b, n, ".(", 2);
+    if (go) {
+        const char *end = b + n;
+        for (const char *p = end - 2; p >= go + 2; p--)
+            if (p[0] == ')' && p[1] == '.')
+                return n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (b[i] != '(')
+            continue;
+        static const char anon[] = "anonymous namespace)";
+        if (n - i - 1 >= sizeof anon - 1 && memcmp(b + i + 1, anon, sizeof anon - 1) == 0)
+            continue;
+        return i;
+    }
+    return n;
+}
+
+/* JDK perf-map names: "long Work.step(java.util.Random)" -> "Work.step"; also perf-map-agent's
+ * "Lpkg/Cls;.m(...)" -> "pkg/Cls:.m" and "StubRoutines (1)" -> "StubRoutines". */
+static size_t tidy_java(char *b, size_t n)
+{
+    char *paren = memchr(b, '(', n);
+    if (paren) {
+        n = (size_t)(paren - b);
+        while (n > 0 && pl_space((unsigned char)b[n - 1]))
+            n--;
+        char *sp = memrchr(b, ' ', n);
+        if (sp && memchr(sp + 1, '.', (size_t)(b + n - sp - 1))) {
+            size_t drop = (size_t)(sp + 1 - b);
+            memmove(b, b + drop, n - drop);
+            n -= drop;
+        }
+    }
+    if (n > 0 && b[0] == 'L' && memchr(b, '/', n)) {
+        memmove(b, b + 1, n - 1);
+        n--;
+    }
+    return n;
+}
+
+static size_t delete_quotes(char *b, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != '"' && b[i] != '\'')
+            b[o++] = b[i];
+    return o;
+}
+
+static bool has_annotation(const char *b, size_t n, char kind)
+{
+    char tag[4] = {'_', '[', kind, ']'};
+    return find_bytes(b, n, tag, 4) != NULL;
+}
+
+/* Tidy one piece of a frame line's symbol (index = its position in the "->" chain) and append
+ * it to fbuf. Returns the span appended, or -1 when out of memory. */
+static int tidy_piece(folder *f, const frame_line *fl, span piece, size_t index, bool java_comm,
+                      fold_span *out)
+{
+    bool cut = piece.len > FOLD_MAX_FRAME;
+    size_t n = cut ? FOLD_MAX_FRAME : piece.len;
+    size_t room = n + fl->mod.len + fl->pc.len + 32;
+    if (fbuf_reserve(f, room) < 0)
+        return -1;
+    char *b = f->fbuf + f->fbuf_len;
+    bool perfmap = !f->o.compat && mod_is_perfmap(fl->mod);
+
+    if (n == 9 && memcmp(piece.p, "[unknown]", 9) == 0) {
+        span name = {"unknown", 7};
+        if (!span_eq(fl->mod, "[unknown]")) {
+            const char *slash = memrchr(fl->mod.p, '/', fl->mod.len);
+            name.p = slash ? slash + 1 : fl->mod.p;
+            name.len = (size_t)(fl->mod.p + fl->mod.len - name.p);
+        }
+        size_t pc_len = fl->pc.len > 64 ? 64 : fl->pc.len;
+        if (name.len > FOLD_MAX_FRAME)
+            name.len = FOLD_MAX_FRAME;
+        n = 0;
+        b[n++] = '[';
+        memcpy(b + n, name.p, name.len);
+        n += name.len;
+        if (f->o.addrs) {
+            b[n++] = ' ';
+            b[n++] = '<';
+            memcpy(b + n, fl->pc.p, pc_len);
+            n += pc_len;
+            b[n++] = '>';
+        }
+        b[n++] = ']';
+    } else
+        memcpy(b, piece.p, n);
+
+    for (size_t i = 0; i < n; i++)
+        if (b[i] == ';')
+            b[i] = ':';
+    if (perfmap && !f->o.signatures)
+        n = tidy_java(b, n);
+    else if (!perfmap || !f->o.signatures)
+        n = cut_params_generic(b, n);
+    n = delete_quotes(b, n);
+    if (f->o.compat) {
+        if (java_comm && n > 0 && b[0] == 'L' && memchr(b, '/', n)) {
+            memmove(b, b + 1, n - 1);
+            n--;
+        }
+    } else {
+        while (n > 0 && pl_space((unsigned char)b[n - 1]))
+            n--;
+    }
+    if (cut) {
+        memcpy(b + n, "...", 3);
+        n += 3;
+    }
+    /* Folded lines travel over a line protocol and into SVG/JSON: no control bytes, ever. */
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)b[i] < 0x20 || (unsigned char)b[i] == 0x7f)
+            b[i] = '?';
+
+    if (index > 0) {
+        if (!has_annotation(b, n, 'i')) {
+            memcpy(b + n, "_[i]", 4);
+            n += 4;
+        }
+    } else if (f->o.kernel && mod_is_kernel(fl->mod)) {
+        memcpy(b + n, "_[k]", 4);
+        n += 4;
+    } else if (f->o.jit && (f->o.compat ? mod_is_perfmap_perl(fl->mod) : perfmap)) {
+        if (!has_annotation(b, n, 'j')) {
+            memcpy(b + n, "_[j]", 4);
+            n += 4;
+        }
+    }
+    *out = (fold_span){(uint32_t)f->fbuf_len, (uint32_t)n};
+    f->fbuf_len += n;
+    return 0;
+}
+
+/* Keep a runaway stack bounded: drop the leaf-most half of what we hold (the root side is what
+ * makes a flame graph readable) and remember to mark the stack truncated. */
+static void trim_stack(folder *f)
+{
+    while (f->nfr > FOLD_MAX_FRAMES || f->fbuf_len > FOLD_MAX_STACK_BYTES) {
+        size_t drop = f->nfr / 2 ? f->nfr / 2 : f->nfr;
+        size_t off = drop < f->nfr ? f->fr[drop].off : f->fbuf_len;
+        memmove(f->fbuf, f->fbuf + off, f->fbuf_len - off);
+        f->fbuf_len -= off;
+        memmove(f->fr, f->fr + drop, (f->nfr - drop) * sizeof *f->fr);
+        f->nfr -= drop;
+        for (size_t i = 0; i < f->nfr; i++)
+            f->fr[i].off -= (uint32_t)off;
+        f->truncated = true;
+    }
+}
+
+static int add_frame(folder *f, const frame_line *fl)
+{
+    span func = fl->func;
+    /* perf >= 4.8 appends "+0x<offset>"; only lowercase hex, as stackcollapse-perf.pl. */
+    const char *plus = NULL;
+    for (const char *p = func.p; (p = find_bytes(p, (size_t)(func.p + func.len - p), "+0x", 3));
+         p++)
+        plus = p;
+    if (plus) {
+        const char *h = plus + 3, *end = func.p + func.len;
+        bool ok = h < end;
+        for (; h < end && ok; h++)
+            ok = pl_digit((unsigned char)*h) || (*h >= 'a' && *h <= 'f');
+        if (ok)
+            func.len = (size_t)(plus - func.p);
+    }
+    if (func.len > 0 && func.p[0] == '(') /* perf prints process names as "(name)" frames */
+        return 0;
+
+    bool perfmap = mod_is_perfmap(fl->mod);
+    /* Split "a->b->c" (perf-map-agent / our agent: b inlined into a, c into b). Perl splits
+     * every symbol and drops trailing empty pieces; we split only JIT frames, and with
+     * --no-inline keep the outermost (compiled) method alone. */
+    size_t np = 0;
+    const char *p = func.p, *end = func.p + func.len;
+    bool split = f->o.compat || (perfmap && f->o.inline_frames);
+    bool first_only = !f->o.compat && perfmap && !f->o.inline_frames;
+    for (;;) {
+        const char *arrow = split || first_only ? find_bytes(p, (size_t)(end - p), "->", 2) : NULL;
+        const char *pe = arrow ? arrow : end;
+        if (grow((void **)&f->pieces, &f->pieces_cap, np + 1, sizeof *f->pieces) < 0)
+            return -1;
+        f->pieces[np++] = (fold_span){(uint32_t)(p - func.p), (uint32_t)(pe - p)};
+        if (!arrow || first_only)
+            break;
+        p = arrow + 2;
+    }
+    if (split && !first_only)
+        while (np > 0 && f->pieces[np - 1].len == 0)
+            np--;
+    if (np == 0)
+        return 0;
+
+    if (f->nfr == 0 && f->leaf == LEAF_NONE) {
+        if (perfmap)
+            f->leaf = span_eq(func, "[unknown]") ? LEAF_JIT : LEAF_JIT_NAMED;
+        else
+            f->leaf = span_eq(fl->mod, "[unknown]") ? LEAF_JIT : LEAF_OTHER;
+    }
+    bool java_comm = f->o.compat && f->pname_len >= 4 && memcmp(f->pname, "java", 4) == 0;
+    if (grow((void **)&f->fr, &f->fr_cap, f->nfr + np, sizeof *f->fr) < 0)
+        return -1;
+    /* Leaf first: the chain's last piece is the innermost, so it goes in first. */
+    for (size_t k = np; k-- > 0;) {
+        span piece = {func.p + f->pieces[k].off, f->pieces[k].len};
+        if (tidy_piece(f, fl, piece, k, java_comm, &f->fr[f->nfr]) < 0)
+            return -1;
+        f->nfr++;
+    }
+    trim_stack(f);
+    return 0;
+}
+
+/* ---- the table of unique stacks ---- */
+
+static uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static uint64_t hash_bytes(const char *p, size_t n, uint64_t seed)
+{
+    uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ mix64(w)) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ mix64(w ^ n)) * 0x9e3779b97f4a7c15ULL;
+    return mix64(h);
+}
+
+static char *arena_copy(folder *f, const char *s, size_t n)
+{
+    if (n > f->arena_left) {
+        size_t sz = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+        if (grow((void **)&f->chunks, &f->chunks_cap, f->nchunks + 1, sizeof *f->chunks) < 0)
+            return NULL;
+        char *c = malloc(sz);
+        if (!c)
+            return NULL;
+        f->chunks[f->nchunks++] = c;
+        if (sz != ARENA_CHUNK) { /* an oversized key gets its own block; keep the current one */
+            memcpy(c, s, n);
+            return c;
+        }
+        f->arena = c;
+        f->arena_left = sz;
+    }
+    char *d = f->arena;
+    memcpy(d, s, n);
+    f->arena += n;
+    f->arena_left -= n;
+    return d;
+}
+
+static int table_grow(folder *f)
+{
+    size_t ncap = f->cap ? f->cap * 2 : 1024;
+    fold_entry *nt = calloc(ncap, sizeof *nt);
+    if (!nt)
+        return -1;
+    for (size_t i = 0; i < f->cap; i++) {
+        if (!f->tab[i].key)
+            continue;
+        size_t j = f->tab[i].hash & (ncap - 1);
+        while (nt[j].key)
+            j = (j + 1) & (ncap - 1);
+        nt[j] = f->tab[i];
+    }
+    free(f->tab);
+    f->tab = nt;
+    f->cap = ncap;
+    return 0;
+}
+
+static int table_add(folder *f, const char *key, size_t len, unsigned long long count)
+{
+    if ((f->used + 1) * 2 > f->cap && table_grow(f) < 0)
+        return -1;
+    uint64_t h = hash_bytes(key, len, f->seed);
+    size_t j = h & (f->cap - 1);
+    for (;; j = (j + 1) & (f->cap - 1)) {
+        fold_entry *e = &f->tab[j];
+        if (!e->key)
+            break;
+        if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0) {
+            e->count = e->count + count < e->count ? ~0ULL : e->count + count; /* saturate */
+            return 0;
+        }
+    }
+    char *k = arena_copy(f, key, len);
+    if (!k)
+        return -1;
+    f->tab[j] = (fold_entry){h, k, len, count};
+    f->used++;
+    return 0;
+}
+
+/* ---- samples ---- */
+
+static void reset_sample(folder *f)
+{
+    f->in_sample = false;
+    f->nfr = 0;
+    f->fbuf_len = 0;
+    f->leaf = LEAF_NONE;
+    f->truncated = false;
+}
+
+static int key_append(folder *f, size_t *len, const char *s, size_t n, bool sep)
+{
+    if (grow((void **)&f->key, &f->key_cap, *len + n + 1, 1) < 0)
+        return -1;
+    if (sep)
+        f->key[(*len)++] = ';';
+    memcpy(f->key + *len, s, n);
+    *len += n;
+    return 0;
+}
+
+static int flush_sample(folder *f, flame_err *err)
+{
+    if (!f->in_sample)
+        return 0;
+    size_t len = 0;
+    int r = 0;
+    if (f->o.root_for_pid) {
+        const char *root = f->o.root_for_pid(f->o.root_ctx, f->pid);
+        if (root) {
+            size_t rn = strnlen(root, FOLD_MAX_FRAME);
+            r |= key_append(f, &len, root, rn, false);
+            for (size_t i = 0; i < len; i++) /* the caller's name is data, too */
+                if (f->key[i] == ';' || (unsigned char)f->key[i] < 0x20 || f->key[i] == 0x7f)
+                    f->key[i] = f->key[i] == ';' ? ':' : '?';
+        }
+    }
+    r |= key_append(f, &len, f->pname, f->pname_len, len > 0);
+    for (size_t i = f->nfr; i-- > 0 && r == 0;)
+        r |= key_append(f, &len, f->fbuf + f->fr[i].off, f->fr[i].len, true);
+    if (f->truncated) {
+        r |= key_append(f, &len, "[truncated]", 11, true);
+        f->st.truncated++;
+    }
+    unsigned long long count = f->o.compat || f->o.period ? f->period : 1;
+    if (r < 0 || table_add(f, f->key, len, count) < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold");
+    f->st.samples++;
+    if (f->leaf == LEAF_JIT || f->leaf == LEAF_JIT_NAMED)
+        f->st.jit_leaf++;
+    if (f->leaf == LEAF_JIT_NAMED)
+        f->st.jit_leaf_named++;
+    reset_sample(f);
+    return 0;
+}
+
+/* Perl's truth: "" and "0" are false; anything else counts by its numeric value. */
+static unsigned long long parse_period(span p)
+{
+    if (!p.p || p.len == 0 || span_eq(p, "0"))
+        return 1;
+    unsigned long long v = 0;
+    for (size_t i = 0; i < p.len; i++) {
+        unsigned d = (unsigned)(p.p[i] - '0');
+        v = v > (~0ULL - d) / 10 ? ~0ULL : v * 10 + d;
+    }
+    return v;
+}
+
+static bool event_matches(const folder *f, span ev)
+{
+    size_t fl = strlen(f->filter);
+    if (ev.len == fl && memcmp(ev.p, f->filter, fl) == 0)
+        return true;
+    /* ours: "cpu-clock" also selects "cpu-clock:pppH" (perf appends modifiers) */
+    return !f->o.compat && ev.len > fl && ev.p[fl] == ':' && memcmp(ev.p, f->filter, fl) == 0;
+}
+
+#define PNAME_MAX (FOLD_MAX_FRAME + 64)
+
+static void pname_append(folder *f, size_t *len, const char *s, size_t n)
+{
+    size_t room = PNAME_MAX - *len;
+    if (n > room)
+        n = room;
+    memcpy(f->pname + *len, s, n);
+    *len += n;
+}
+
+static long span_long(span s)
+{
+    long v = 0;
+    for (size_t i = 0; i < s.len && v < 100000000000L; i++)
+        v = v * 10 + (s.p[i] - '0');
+    return v;
+}
+
+static int on_header(folder *f, header *h, flame_err *err)
+{
+    if (!f->o.compat && flush_sample(f, err) < 0) /* ours: a header ends an unterminated sample */
+        return -1;
+    if (h->event.p) {
+        if (!f->filter) {
+            f->filter = strndup(h->event.p, h->event.len);
+            if (!f->filter)
+                return flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold");
+            f->filter_defaulted = true;
+        } else if (!event_matches(f, h->event)) {
+            f->st.filtered++;
+            if (!f->o.compat)
+                reset_sample(f);
+            return 0;
+        }
+    }
+    /* Perl: a lone number is the tid and the pid is "?"; a tid of "0" counts as absent. */
+    span pid = h->pid, tid = h->tid;
+    if (f->o.compat ? !tid.p || span_eq(tid, "0") : !tid.p) {
+        tid = pid;
+        pid = (span){"?", 1};
+    } else if (!pid.p) /* ours: perf printed the tid only */
+        pid = (span){"?", 1};
+    f->pid = span_long(span_eq(pid, "?") ? tid : pid);
+    f->period = parse_period(h->period);
+
+    size_t comm_len = h->comm.len > FOLD_MAX_FRAME ? FOLD_MAX_FRAME : h->comm.len;
+    size_t len = 0;
+    pname_append(f, &len, h->comm.p, comm_len);
+    if (f->o.tid || f->o.pid) {
+        pname_append(f, &len, "-", 1);
+        pname_append(f, &len, pid.p, pid.len > 20 ? 20 : pid.len);
+        if (f->o.tid) {
+            pname_append(f, &len, "/", 1);
+            pname_append(f, &len, tid.p, tid.len > 20 ? 20 : tid.len);
+        }
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)f->pname[i];
+        if (c == ' ')
+            f->pname[i] = '_';
+        else if (!f->o.compat && c == ';')
+            f->pname[i] = ':';
+        else if (c < 0x20 || c == 0x7f)
+            f->pname[i] = '?';
+    }
+    f->pname_len = len;
+    f->in_sample = true;
+    return 0;
+}
+
+int folder_feed(folder *f, const char *line, size_t len, flame_err *err)
+{
+    if (len > FOLD_MAX_LINE)
+        len = FOLD_MAX_LINE;
+    if (!f->o.compat && len > 0 && line[len - 1] == '\r')
+        len--;
+    if (len == 0) { /* end of a sample */
+        return flush_sample(f, err);
+    }
+    if (line[0] == '#')
+        return 0;
+
+    header h;
+    memset(&h, 0, sizeof h);
+    frame_line fl;
+    if (f->o.compat) {
+        if (header_perl(line, len, 2, &h)) {
+            event_perl(line, len, &h);
+            return on_header(f, &h, err);
+        }
+        if (parse_frame(line, len, &fl))
+            return f->in_sample ? add_frame(f, &fl) : 0;
+        f->st.unrecognized++;
+        return 0;
+    }
+
+    if (pl_space((unsigned char)line[0]) && parse_frame(line, len, &fl)) {
+        bool hex = true;
+        for (size_t i = 0; i < fl.pc.len && hex; i++)
+            hex = is_hex((unsigned char)fl.pc.p[i]);
+        if (hex)
+            return f->in_sample ? add_frame(f, &fl) : 0;
+    }
+    if (header_ours(line, len, &h)) {
+        if (on_header(f, &h, err) < 0)
+            return -1;
+        if (h.rest.p && f->in_sample && parse_frame(h.rest.p, h.rest.len, &fl))
+            return add_frame(f, &fl);
+        return 0;
+    }
+    if (!pl_space((unsigned char)line[0]) && header_perl(line, len, 1, &h)) {
+        event_perl(line, len, &h);
+        return on_header(f, &h, err);
+    }
+    if (parse_frame(line, len, &fl))
+        return f->in_sample ? add_frame(f, &fl) : 0;
+    f->st.unrecognized++;
+    return 0;
+}
+
+int folder_finish(folder *f, flame_err *err)
+{
+    /* stackcollapse-perf.pl drops a last sample with no blank line after it; we keep it. */
+    if (f->o.compat) {
+        reset_sample(f);
+        return 0;
+    }
+    return flush_sample(f, err);
+}
+
+/* ---- output ---- */
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const fold_entry *x = *(fold_entry *const *)a, *y = *(fold_entry *const *)b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->key, y->key, n);
+    if (c)
+        return c;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+int folder_each(const folder *f, fold_emit_fn fn, void *ctx)
+{
+    if (f->used == 0)
+        return 0;
+    _cleanup_free_ fold_entry **v = calloc(f->used, sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < f->cap; i++)
+        if (f->tab[i].key)
+            v[k++] = &f->tab[i];
+    qsort(v, k, sizeof *v, cmp_entry);
+    for (size_t i = 0; i < k; i++) {
+        int r = fn(ctx, v[i]->key, v[i]->len, v[i]->count);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+static int write_one(void *ctx, const char *stack, size_t len, unsigned long long count)
+{
+    FILE *out = ctx;
+    char num[24];
+    size_t i = sizeof num;
+    num[--i] = '\n';
+    do
+        num[--i] = (char)('0' + count % 10);
+    while ((count /= 10));
+    num[--i] = ' ';
+    if (fwrite(stack, 1, len, out) != len || fwrite(num + i, 1, sizeof num - i, out) != sizeof num - i)
+        return -EIO;
+    return 0;
+}
+
+int folder_write(const folder *f, FILE *out, flame_err *err)
+{
+    int r = folder_each(f, write_one, out);
+    if (r == -ENOMEM)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "write folded stacks");
+    if (r < 0 || fflush(out) != 0 || ferror(out))
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write folded stacks");
+    return 0;
+}
+
+void folder_get_stats(const folder *f, fold_stats *st)
+{
+    *st = f->st;
+    st->stacks = f->used;
+}
+
+const char *folder_event(const folder *f)
+{
+    return f->filter;
+}
+
+int folder_read_fd(folder *f, int fd, flame_err *err)
+{
+    const size_t bufsz = 1u << 20; /* > FOLD_MAX_LINE: a full buffer always holds a newline or
+                                      a line to cut */
+    _cleanup_free_ char *buf = malloc(bufsz);
+    if (!buf)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "read perf script");
+    size_t have = 0;
+    bool skipping = false; /* inside the remainder of an over-long line */
+    for (;;) {
+        ssize_t n = TEMP_FAILURE_RETRY(read(fd, buf + have, bufsz - have));
+        if (n < 0)
+            return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "read perf script");
+        if (n == 0)
+            break;
+        have += (size_t)n;
+        size_t start = 0;
+        const char *nl;
+        while ((nl = memchr(buf + start, '\n', have - start))) {
+            size_t end = (size_t)(nl - buf);
+            if (!skipping && folder_feed(f, buf + start, end - start, err) < 0)
+                return -1;
+            skipping = false;
+            start = end + 1;
+        }
+        memmove(buf, buf + start, have - start);
+        have -= start;
+        if (have >= FOLD_MAX_LINE) {
+            if (!skipping && folder_feed(f, buf, FOLD_MAX_LINE, err) < 0)
+                return -1;
+            skipping = true;
+            have = 0;
+        }
+    }
+    if (have > 0 && !skipping && folder_feed(f, buf, have, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* ---- life cycle ---- */
+
+folder *folder_new(const fold_opts *opts)
+{
+    folder *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->o = *opts;
+    if (opts->event_filter && !(f->filter = strdup(opts->event_filter))) {
+        folder_free(f);
+        return NULL;
+    }
+    f->o.event_filter = NULL; /* ours is f->filter; the caller's string may go away */
+    if (!(f->pname = malloc(PNAME_MAX))) {
+        folder_free(f);
+        return NULL;
+    }
+    if (getrandom(&f->seed, sizeof f->seed, GRND_NONBLOCK) != sizeof f->seed)
+        f->seed = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)f; /* early boot: still varies */
+    return f;
+}
+
+void folder_free(folder *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->nchunks; i++)
+        free(f->chunks[i]);
+    free(f->chunks);
+    free(f->tab);
+    free(f->filter);
+    free(f->pname);
+    free(f->fbuf);
+    free(f->fr);
+    free(f->pieces);
+    free(f->key);
+    free(f);
+}

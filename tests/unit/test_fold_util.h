@@ -1,0 +1,140 @@
+/* Helpers shared by the folding tests: fold a file or a string into a malloc'd string. */
+#pragma once
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flame/fold.h"
+
+/* Fold everything in fd; returns the folded text (caller frees) or NULL. */
+static inline char *fold_fd(int fd, const fold_opts *o, fold_stats *st)
+{
+    flame_err err = FLAME_ERR_INIT;
+    folder *f = folder_new(o);
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    int r = m ? folder_read_fd(f, fd, &err) : -1;
+    if (r == 0)
+        r = folder_finish(f, &err);
+    if (r == 0)
+        r = folder_write(f, m, &err);
+    if (st)
+        folder_get_stats(f, st);
+    folder_free(f);
+    if (m)
+        fclose(m);
+    if (r < 0) {
+        printf("# fold failed: %s\n", err.msg);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static inline char *fold_path(const char *path, const fold_opts *o, fold_stats *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char *s = fold_fd(fd, o, st);
+    close(fd);
+    return s;
+}
+
+/* Fold a string fed line by line through folder_feed (no fd). */
+static inline char *fold_str(const char *text, const fold_opts *o, fold_stats *st)
+{
+    flame_err err = FLAME_ERR_INIT;
+    folder *f = folder_new(o);
+    if (!f)
+        return NULL;
+    const char *p = text;
+    int r = 0;
+    while (*p && r == 0) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        r = folder_feed(f, p, n, &err);
+        p += n + (nl ? 1 : 0);
+    }
+    if (r == 0)
+        r = folder_finish(f, &err);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (r == 0 && m)
+        r = folder_write(f, m, &err);
+    if (st)
+        folder_get_stats(f, st);
+    folder_free(f);
+    if (m)
+        fclose(m);
+    return buf;
+}
+
+static inline char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n + 65536 > cap) {
+            cap = (n + 65536) * 2;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                free(buf);
+                fclose(fp);
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t k = fread(buf + n, 1, cap - n, fp);
+        n += k;
+        if (k == 0)
+            break;
+    }
+    fclose(fp);
+    buf[n] = 0;
+    if (len)
+        *len = n;
+    return buf;
+}
+
+/* Print the first differing line as a TAP comment. */
+static inline void show_first_diff(const char *got, const char *want)
+{
+    int line = 1;
+    while (*got && *got == *want) {
+        if (*got == '\n')
+            line++;
+        got++, want++;
+    }
+    printf("#   first difference at line %d\n", line);
+    const char *g = got, *w = want;
+    printf("#   got:  '%.*s'\n", (int)strcspn(g, "\n") > 300 ? 300 : (int)strcspn(g, "\n"), g);
+    printf("#   want: '%.*s'\n", (int)strcspn(w, "\n") > 300 ? 300 : (int)strcspn(w, "\n"), w);
+}
+
+/* The stackcollapse corpus: $FLAME_TESTDATA/stackcollapse, else the full corpus in
+ * ../shared/testdata/stackcollapse (beside the repo in CI), else the part committed here. */
+static inline const char *corpus_dir(void)
+{
+    static char buf[4096 + 16];
+    const char *env = getenv("FLAME_TESTDATA");
+    struct stat sb;
+    if (env && *env) {
+        snprintf(buf, sizeof buf, "%.4000s/stackcollapse", env);
+        return buf;
+    }
+    if (stat("../shared/testdata/stackcollapse/inputs", &sb) == 0)
+        return "../shared/testdata/stackcollapse";
+    return "tests/data/stackcollapse";
+}

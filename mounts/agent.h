@@ -1,0 +1,78 @@
+/* The JVMTI perf-map agent (build/libflameagent.so): pure helpers shared by the JVMTI glue in
+ * agent.c and the unit tests. Nothing here calls the JVM: names are formatted from the strings
+ * JVMTI hands out, and a compiled method's code is split into ranges from its pc records. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+
+/* Bounds: one Java frame's name, a whole map name (an inlined chain), one map line. Anything
+ * longer is cut, so a crafted class name cannot make a line unbounded. */
+#define AGENT_FRAME_MAX 1024
+#define AGENT_NAME_MAX 4096
+#define AGENT_LINE_MAX (AGENT_NAME_MAX + 64)
+
+/* An error travelling up to the Agent_* entry point, which prints it and returns `code` to the
+ * JVM (the library is self-contained: it links nothing of common/ but headers). */
+struct agent_err {
+    int code; /* an Agent_OnAttach return value, > 0 */
+    char msg[512];
+};
+
+/* Fill err (if not NULL) and return -1; agent_fail_errno appends ": <strerror(errnum)>". */
+int agent_fail(struct agent_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int agent_fail_errno(struct agent_err *err, int code, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Agent_OnAttach return values (HotSpot reports them to the attacher). */
+enum agent_rc {
+    AGENT_RC_OPTIONS = 1, /* bad options */
+    AGENT_RC_FILE = 2,    /* the map file cannot be created or written */
+    AGENT_RC_JVMTI = 3,   /* a JVMTI call failed (environment, capability, events) */
+};
+
+/* Options of Agent_OnAttach/Agent_OnLoad: "start|stop,inline=1|0,sig=0|1,dir=/tmp,verbose=0|1". */
+struct agent_opts {
+    int stop;       /* 0: start (default), 1: stop */
+    int inline_on;  /* emit inlined frames (default 1) */
+    int sig;        /* append parameter lists (default 0) */
+    int verbose;    /* one info line on stderr per start/stop (default 0) */
+    char dir[1024]; /* directory of perf-<pid>.map (default /tmp), absolute */
+};
+
+/* Parse `options` (NULL or "" = defaults). Returns 0, or -1 with err set (unknown key, bad
+ * value, relative or too long dir). */
+int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err *err);
+
+/* Append the readable name of one Java frame to out[*len..cap): the class signature
+ * `Ljava/util/HashMap;` becomes `java.util.HashMap`, then `.` and the method name; with
+ * `msig` (the method signature, may be NULL) the parameter list `(java.util.Random, int)`.
+ * Control bytes become '?'. Output is always NUL-terminated and cut at cap-1. */
+void agent_frame_name(char *out, size_t cap, const char *class_sig, const char *method,
+                      const char *msig);
+
+/* Replace bytes that would break a map line (control bytes, DEL) with '?', in place. */
+void agent_sanitize(char *s);
+
+/* One pc record of a compiled method: its pc and an index the caller uses to find the chain. */
+struct agent_pc {
+    uint64_t pc;
+    int idx;
+};
+
+/* One output range [start, end) named by chain `idx` (-1: the compiled method alone). */
+struct agent_seg {
+    uint64_t start, end;
+    int idx;
+};
+
+/* Split the code [start, start+size) of a compiled method into non-overlapping ranges that
+ * cover it without gaps. HotSpot records a pc *after* a call or safepoint poll (the return
+ * address perf sees for that frame), so the bytes up to and including pc belong to that pc's
+ * chain: ranges are (previous pc, pc]. Bytes after the last pc belong to the method alone.
+ * Adjacent ranges with the same chain (same(a, b, ctx) != 0; idx -1 means the method alone) are merged. `pcs` is sorted in
+ * place; pcs outside the code are ignored. `segs` needs room for n + 1 entries. Returns the
+ * number of ranges written (0 only when size is 0). */
+size_t agent_split_code(uint64_t start, uint64_t size, struct agent_pc *pcs, size_t n,
+                        struct agent_seg *segs, int (*same)(int a, int b, void *ctx), void *ctx);

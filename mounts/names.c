@@ -1,0 +1,265 @@
+/* Pure helpers of the perf-map agent: option parsing, readable Java names, and the split of a
+ * compiled method's code into inlined ranges. No JVM calls, so tests/agent/ can unit-test them. */
+#include "mounts/agent.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int agent_fail(struct agent_err *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return -1;
+}
+
+int agent_fail_errno(struct agent_err *err, int code, int errnum, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < sizeof err->msg)
+            snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", strerror(errnum));
+        err->code = code;
+    }
+    return -1;
+}
+
+/* Bounded string builder over a caller's buffer: appends are cut at cap-1, never overflow. */
+struct sbuf {
+    char *p;
+    size_t len, cap;
+};
+
+static void sb_putn(struct sbuf *b, const char *s, size_t n)
+{
+    if (b->len + 1 >= b->cap)
+        return;
+    size_t room = b->cap - 1 - b->len;
+    if (n > room)
+        n = room;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_puts(struct sbuf *b, const char *s)
+{
+    sb_putn(b, s, strlen(s));
+}
+
+/* A class name in internal form (`java/util/HashMap`) as a dotted name. '$' of nested and
+ * lambda classes is kept: it is part of the name the user knows. */
+static void sb_put_internal_name(struct sbuf *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && b->len + 1 < b->cap; i++) {
+        char c = s[i] == '/' ? '.' : s[i];
+        sb_putn(b, &c, 1);
+    }
+}
+
+/* One field type descriptor at *sp (`I`, `[J`, `Ljava/util/Random;`) as Java source spelling
+ * (`int`, `long[]`, `java.util.Random`); advances *sp. Returns -1 on a malformed descriptor. */
+static int sb_put_type(struct sbuf *b, const char **sp)
+{
+    const char *s = *sp;
+    int dims = 0;
+    while (*s == '[') {
+        dims++;
+        s++;
+    }
+    static const struct {
+        char code;
+        const char *name;
+    } prims[] = {{'B', "byte"}, {'C', "char"},    {'D', "double"}, {'F', "float"}, {'I', "int"},
+                 {'J', "long"}, {'S', "short"},   {'Z', "boolean"}, {'V', "void"}};
+    if (*s == 'L') {
+        const char *end = strchr(s, ';');
+        if (!end)
+            return -1;
+        sb_put_internal_name(b, s + 1, (size_t)(end - s - 1));
+        s = end + 1;
+    } else {
+        size_t i;
+        for (i = 0; i < sizeof prims / sizeof prims[0]; i++)
+            if (prims[i].code == *s)
+                break;
+        if (i == sizeof prims / sizeof prims[0])
+            return -1;
+        sb_puts(b, prims[i].name);
+        s++;
+    }
+    while (dims-- > 0)
+        sb_puts(b, "[]");
+    *sp = s;
+    return 0;
+}
+
+/* Hidden classes (lambdas, since JDK 15) have signatures like
+ * `LFlameFixture$$Lambda$14.0x0000000800c0b000;`: the address differs in every run, which
+ * would keep two profiles of the same code from matching in a diff. Returns the length of the
+ * name without the `.0x<hex>` suffix ('.' never occurs in an ordinary internal class name). */
+static size_t hidden_class_len(const char *s, size_t n)
+{
+    const char *dot = memrchr(s, '.', n);
+    if (!dot || (size_t)(dot - s) + 3 > n || dot[1] != '0' || dot[2] != 'x')
+        return n;
+    for (const char *h = dot + 3; h < s + n; h++)
+        if (!strchr("0123456789abcdefABCDEF", *h))
+            return n;
+    return (size_t)(dot - s);
+}
+
+void agent_sanitize(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
+void agent_frame_name(char *out, size_t cap, const char *class_sig, const char *method,
+                      const char *msig)
+{
+    if (cap == 0)
+        return;
+    struct sbuf b = {out, 0, cap};
+    out[0] = '\0';
+    size_t n = class_sig ? strlen(class_sig) : 0;
+    if (n >= 2 && class_sig[0] == 'L' && class_sig[n - 1] == ';') {
+        sb_put_internal_name(&b, class_sig + 1, hidden_class_len(class_sig + 1, n - 2));
+    } else if (n > 0 && class_sig[0] == '[') {
+        const char *s = class_sig;
+        if (sb_put_type(&b, &s) < 0)
+            sb_put_internal_name(&b, class_sig, n);
+    } else if (n > 0) {
+        sb_put_internal_name(&b, class_sig, n);
+    } else {
+        sb_puts(&b, "[unknown]");
+    }
+    sb_puts(&b, ".");
+    sb_puts(&b, method && *method ? method : "[unknown]");
+    if (msig && msig[0] == '(') {
+        const char *s = msig + 1;
+        sb_puts(&b, "(");
+        for (int first = 1; *s && *s != ')'; first = 0) {
+            if (!first)
+                sb_puts(&b, ", ");
+            if (sb_put_type(&b, &s) < 0)
+                break;
+        }
+        sb_puts(&b, ")");
+    }
+    agent_sanitize(out);
+}
+
+static int parse_bool(const char *v, int *out)
+{
+    if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || strcmp(v, "no") == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0) {
+        *out = 1;
+        return 0;
+    }
+    return -1;
+}
+
+int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err *err)
+{
+    *o = (struct agent_opts){.stop = 0, .inline_on = 1, .sig = 0, .verbose = 0, .dir = "/tmp"};
+    if (!options)
+        return 0;
+    /* Options come from whoever can attach to the JVM; still, bound them instead of trusting. */
+    char buf[2048];
+    if (strlen(options) >= sizeof buf)
+        return agent_fail(err, AGENT_RC_OPTIONS, "options too long (%zu bytes, at most %zu)",
+                          strlen(options), sizeof buf - 1);
+    strcpy(buf, options);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        const char *val = eq ? eq + 1 : NULL;
+        if (eq)
+            *eq = '\0';
+        int bad = 0;
+        if (strcmp(tok, "start") == 0 && !val) {
+            o->stop = 0;
+        } else if (strcmp(tok, "stop") == 0 && !val) {
+            o->stop = 1;
+        } else if (strcmp(tok, "inline") == 0 && val) {
+            bad = parse_bool(val, &o->inline_on);
+        } else if (strcmp(tok, "sig") == 0 && val) {
+            bad = parse_bool(val, &o->sig);
+        } else if (strcmp(tok, "verbose") == 0 && val) {
+            bad = parse_bool(val, &o->verbose);
+        } else if (strcmp(tok, "dir") == 0 && val) {
+            /* Absolute only: a relative dir would depend on the JVM's cwd, which nobody checks. */
+            if (val[0] != '/' || strlen(val) >= sizeof o->dir - 32)
+                return agent_fail(err, AGENT_RC_OPTIONS,
+                                  "dir=%.64s: need an absolute path shorter than %zu bytes", val,
+                                  sizeof o->dir - 32);
+            strcpy(o->dir, val);
+        } else {
+            agent_sanitize(tok);
+            return agent_fail(err, AGENT_RC_OPTIONS,
+                              "unknown option '%.64s' (use start|stop,inline=1|0,sig=0|1,dir=PATH)",
+                              tok);
+        }
+        if (bad) {
+            agent_sanitize(tok);
+            return agent_fail(err, AGENT_RC_OPTIONS, "option %.32s wants 0 or 1", tok);
+        }
+    }
+    return 0;
+}
+
+static int cmp_pc(const void *a, const void *b)
+{
+    const struct agent_pc *x = a, *y = b;
+    if (x->pc != y->pc)
+        return x->pc < y->pc ? -1 : 1;
+    /* Stable for equal pcs: the first record at a pc wins (see below). */
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+size_t agent_split_code(uint64_t start, uint64_t size, struct agent_pc *pcs, size_t n,
+                        struct agent_seg *segs, int (*same)(int a, int b, void *ctx), void *ctx)
+{
+    uint64_t end = start + size;
+    if (size == 0 || end < start)
+        return 0;
+    if (n > 0)
+        qsort(pcs, n, sizeof *pcs, cmp_pc);
+    size_t ns = 0;
+    uint64_t cur = start;
+    for (size_t i = 0; i < n && cur < end; i++) {
+        if (pcs[i].pc < start)
+            continue;
+        /* (previous pc, pc] — the return address itself must resolve to its own chain. */
+        uint64_t seg_end = pcs[i].pc >= end ? end : pcs[i].pc + 1;
+        if (seg_end <= cur)
+            continue; /* a second record at the same pc */
+        if (ns > 0 && (segs[ns - 1].idx == pcs[i].idx || same(segs[ns - 1].idx, pcs[i].idx, ctx))) {
+            segs[ns - 1].end = seg_end;
+        } else {
+            segs[ns++] = (struct agent_seg){cur, seg_end, pcs[i].idx};
+        }
+        cur = seg_end;
+    }
+    if (cur < end) {
+        if (ns > 0 && (segs[ns - 1].idx == -1 || same(segs[ns - 1].idx, -1, ctx)))
+            segs[ns - 1].end = end;
+        else
+            segs[ns++] = (struct agent_seg){cur, end, -1};
+    }
+    return ns;
+}

@@ -1,0 +1,155 @@
+/* Unit tests of the agent's pure helpers: readable names, option parsing, and the split of a
+ * compiled method's code into inlined ranges (no gaps, no overlaps, return address inside). */
+#include "mounts/agent.h"
+#include "tests/unit/tap.h"
+
+#include <stdlib.h>
+
+/* Local string/int checks: tap.h's is_str/is_int expand ok() with a shadowed `_c` (reported to
+ * the lead), so they do not compile under -Werror=shadow. */
+#define check_str(got, want, ...)                                                                  \
+    do {                                                                                           \
+        const char *g_ = (got), *w_ = (want);                                                      \
+        int same_ = strcmp(g_, w_) == 0;                                                           \
+        ok(same_, __VA_ARGS__);                                                                    \
+        if (!same_)                                                                                \
+            printf("#   got:  '%s'\n#   want: '%s'\n", g_, w_);                                   \
+    } while (0)
+#define check_int(got, want, ...)                                                                  \
+    do {                                                                                           \
+        long long g_ = (long long)(got), w_ = (long long)(want);                                   \
+        ok(g_ == w_, __VA_ARGS__);                                                                 \
+        if (g_ != w_)                                                                              \
+            printf("#   got:  %lld\n#   want: %lld\n", g_, w_);                                  \
+    } while (0)
+
+static char out[AGENT_FRAME_MAX];
+
+static const char *fname(const char *cls, const char *m, const char *sig)
+{
+    agent_frame_name(out, sizeof out, cls, m, sig);
+    return out;
+}
+
+/* Chains for the split tests: idx -> chain id; equal ids are the same chain, -1 the method. */
+static const int chain_of[] = {7, 7, 8, 7, -1, 9};
+static int same_chain(int a, int b, void *ctx)
+{
+    (void)ctx;
+    int ca = a < 0 ? -1 : chain_of[a], cb = b < 0 ? -1 : chain_of[b];
+    return ca == cb;
+}
+
+static void test_names(void)
+{
+    check_str(fname("Ljava/util/HashMap;", "merge", NULL), "java.util.HashMap.merge", "class name");
+    check_str(fname("LFlameFixture;", "countPrimes", NULL), "FlameFixture.countPrimes",
+           "default package");
+    check_str(fname("LFlameFixture;", "mixHashes", "(Ljava/util/Random;I)J"),
+           "FlameFixture.mixHashes(java.util.Random, int)", "signature");
+    check_str(fname("La/B$C;", "m", "([[I[Ljava/lang/String;ZBCSJFD)V"),
+           "a.B$C.m(int[][], java.lang.String[], boolean, byte, char, short, long, float, double)",
+           "all descriptor kinds, nested class keeps $");
+    check_str(fname("La/B;", "m", "()V"), "a.B.m()", "no parameters");
+    check_str(fname("La/B;", "m", "(Q)V"), "a.B.m()", "malformed descriptor is cut, still closed");
+    check_str(fname("La/B;", "m", "(Ljava/lang"), "a.B.m()", "unterminated class descriptor");
+    check_str(fname("LFlameFixture$$Lambda$14.0x0000000800c0b000;", "apply", NULL),
+           "FlameFixture$$Lambda$14.apply", "hidden class address dropped");
+    check_str(fname("LFlameFixture$$Lambda.0x00007f;", "apply", NULL), "FlameFixture$$Lambda.apply",
+           "JDK 21 lambda name");
+    check_str(fname("La/B.0xzz;", "m", NULL), "a.B.0xzz.m", "not a hidden-class suffix: kept");
+    check_str(fname(NULL, NULL, NULL), "[unknown].[unknown]", "JVMTI failures give [unknown]");
+    check_str(fname("La/B\nC;", "m\x01x", NULL), "a.B?C.m?x", "control bytes replaced");
+
+    char big[5000];
+    memset(big, 'x', sizeof big);
+    big[0] = 'L';
+    big[sizeof big - 2] = ';';
+    big[sizeof big - 1] = '\0';
+    agent_frame_name(out, sizeof out, big, "m", NULL);
+    check_int(strlen(out), sizeof out - 1, "frame name capped at %d bytes", AGENT_FRAME_MAX - 1);
+}
+
+static void test_opts(void)
+{
+    struct agent_opts o;
+    struct agent_err err = {0, {0}};
+    ok(agent_parse_opts(NULL, &o, &err) == 0 && !o.stop && o.inline_on && !o.sig &&
+           strcmp(o.dir, "/tmp") == 0,
+       "defaults");
+    ok(agent_parse_opts("", &o, &err) == 0 && !o.stop, "empty options");
+    ok(agent_parse_opts("stop", &o, &err) == 0 && o.stop, "stop");
+    ok(agent_parse_opts("start,inline=0,sig=1,dir=/x/y,verbose=1", &o, &err) == 0 && !o.stop &&
+           !o.inline_on && o.sig && o.verbose && strcmp(o.dir, "/x/y") == 0,
+       "all options");
+    ok(agent_parse_opts("start,bogus", &o, &err) < 0 && err.code == AGENT_RC_OPTIONS &&
+           strstr(err.msg, "bogus"),
+       "unknown option rejected: %s", err.msg);
+    ok(agent_parse_opts("inline=2", &o, &err) < 0, "bad boolean rejected");
+    ok(agent_parse_opts("dir=tmp", &o, &err) < 0, "relative dir rejected");
+    ok(agent_parse_opts("stop=1", &o, &err) < 0, "stop takes no value");
+    char longdir[1100] = "dir=/";
+    memset(longdir + 5, 'a', sizeof longdir - 6);
+    longdir[sizeof longdir - 1] = '\0';
+    ok(agent_parse_opts(longdir, &o, &err) < 0, "too long dir rejected");
+}
+
+/* Every byte of [start, start+size) in exactly one range, in order. */
+static int covers(const struct agent_seg *s, size_t n, uint64_t start, uint64_t size)
+{
+    uint64_t cur = start;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].start != cur || s[i].end <= s[i].start)
+            return 0;
+        cur = s[i].end;
+    }
+    return cur == start + size;
+}
+
+static void test_split(void)
+{
+    struct agent_seg seg[8];
+    /* Unsorted input with pcs 0x110 (chain 7), 0x120 (7), 0x130 (8), 0x140 (7). */
+    struct agent_pc pcs[] = {{0x130, 2}, {0x110, 0}, {0x140, 3}, {0x120, 1}};
+    size_t n = agent_split_code(0x100, 0x100, pcs, 4, seg, same_chain, NULL);
+    ok(covers(seg, n, 0x100, 0x100), "ranges cover the code without gaps or overlaps");
+    check_int(n, 4, "same chains merged: 4 ranges");
+    ok(seg[0].start == 0x100 && seg[0].end == 0x121 && chain_of[seg[0].idx] == 7,
+       "first range ends just after pc 0x120 (return address included)");
+    ok(seg[1].start == 0x121 && seg[1].end == 0x131 && chain_of[seg[1].idx] == 8, "inlined range");
+    ok(seg[2].end == 0x141 && chain_of[seg[2].idx] == 7, "back to chain 7");
+    ok(seg[3].start == 0x141 && seg[3].end == 0x200 && seg[3].idx == -1, "tail: method alone");
+
+    /* pcs outside the code, duplicates, pc at the very end, -1 next to the tail. */
+    struct agent_pc p2[] = {{0x50, 0}, {0x110, 2}, {0x110, 5}, {0x1ff, 4}, {0x300, 0}};
+    n = agent_split_code(0x100, 0x100, p2, 5, seg, same_chain, NULL);
+    ok(covers(seg, n, 0x100, 0x100), "odd pcs: still covered exactly");
+    check_int(n, 2, "duplicate pc ignored, -1 merged with the tail");
+    ok(seg[0].end == 0x111 && chain_of[seg[0].idx] == 8, "first record at a pc wins");
+
+    n = agent_split_code(0x100, 0x10, NULL, 0, seg, same_chain, NULL);
+    ok(n == 1 && seg[0].idx == -1 && covers(seg, n, 0x100, 0x10), "no pcs: one range");
+    check_int(agent_split_code(0x100, 0, NULL, 0, seg, same_chain, NULL), 0, "empty code");
+
+    /* Random inputs: the invariant holds whatever the pcs are. */
+    srand(1);
+    int good = 1;
+    for (int round = 0; round < 2000 && good; round++) {
+        struct agent_pc rp[6];
+        struct agent_seg rs[7];
+        uint64_t size = 1 + (uint64_t)(rand() % 64);
+        for (int i = 0; i < 6; i++)
+            rp[i] = (struct agent_pc){0x1000 - 8 + (uint64_t)(rand() % 90), rand() % 6 - 1};
+        size_t k = agent_split_code(0x1000, size, rp, 6, rs, same_chain, NULL);
+        good = covers(rs, k, 0x1000, size);
+    }
+    ok(good, "2000 random splits cover their code exactly");
+}
+
+int main(void)
+{
+    test_names();
+    test_opts();
+    test_split();
+    return tap_done();
+}

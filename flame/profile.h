@@ -14,11 +14,22 @@ profile *profile_new(void); /* NULL on OOM */
 void profile_free(profile *p);
 /* "a;b;c 12" or (differential) "a;b;c 10 12". Identical stacks are summed. */
 int profile_add_line(profile *p, const char *line, size_t len, flame_err *err);
+/* One stack ("a;b;c", frames separated by ';'). Single-column profiles pass count2 =
+ * PROFILE_ONE_COLUMN (any negative value or NaN); differentials pass before (count1) and after
+ * (count2). A profile is single- or two-column from its first stack on; mixing is an error
+ * (-1, errno EINVAL), as are empty stacks, negative or non-finite counts. -1/ENOMEM on OOM. */
+#define PROFILE_ONE_COLUMN (-1.0)
 int profile_add(profile *p, const char *stack, size_t len, double count1, double count2);
 /* Read a whole input: folded text (1 or 2 columns) or a docker-flame SVG. `name` is used in
  * error messages ("<name>: line 3: no count"). */
 int profile_load(profile *p, FILE *in, const char *name, flame_err *err);
 int profile_load_path(profile *p, const char *path, flame_err *err); /* "-" = stdin */
+/* Longest accepted input line; longer lines are an error naming the line. */
+#define PROFILE_MAX_LINE (16u << 20)
+/* Flame charts need the input order of lines, not summed stacks: call before loading to keep
+ * it (costs 24 bytes per input line). render_svg() with flamechart uses it when present. */
+void profile_keep_order(profile *p, bool keep);
+double profile_total_before(const profile *p); /* differential: sum of the first column */
 bool profile_is_diff(const profile *p);
 double profile_total(const profile *p); /* sum of the (last) count column */
 size_t profile_stacks(const profile *p);

@@ -22,3 +22,6 @@ void render_opts_default(render_opts *o); /* flamegraph.pl defaults, embed_folde
 int render_svg(const profile *p, const render_opts *o, FILE *out, flame_err *err);
 /* speedscope file format, one "sampled" profile named `name`. */
 int export_speedscope(const profile *p, const char *name, FILE *out, flame_err *err);
+/* Validation helpers for command lines. */
+bool render_palette_valid(const char *name);
+bool render_bgcolor_valid(const char *s); /* yellow blue green grey or #rrggbb */

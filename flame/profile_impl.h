@@ -1,0 +1,79 @@
+/* Internal layout of a profile, shared only by the flame/ module's own files (profile.c,
+ * render.c, speedscope.c). Everyone else uses flame/profile.h.
+ *
+ * Frame names are interned: each distinct name gets an id (0..nnames-1, first-seen order) and a
+ * stack is a run of ids in one big uint32 array. A million 20-frame stacks then cost ~84 MB
+ * instead of the ~460 MB of their text, and comparing stacks compares integers. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flame/profile.h"
+
+typedef struct prof_name {
+    size_t off;    /* into profile.text; the name is NUL-terminated there too */
+    uint32_t len;
+    uint64_t hash;
+} prof_name;
+
+typedef struct prof_stack {
+    size_t off;     /* into profile.ids */
+    uint32_t depth; /* number of frames, >= 1 */
+    uint64_t hash;
+    double count;   /* the last column: the only one, or "after" for differentials */
+    double before;  /* first column of a differential line; 0 otherwise */
+} prof_stack;
+
+/* One input line in input order, kept only when profile_keep_order() was asked (flame charts). */
+typedef struct prof_seq {
+    uint32_t stack;
+    double count, before;
+} prof_seq;
+
+struct profile {
+    char *text; /* name bytes */
+    size_t text_len, text_cap;
+    prof_name *names;
+    uint32_t nnames, names_cap;
+    uint32_t *name_tab; /* open addressing: 0 = empty, else id+1 */
+    uint32_t name_tab_mask;
+
+    uint32_t *ids; /* stack frames */
+    size_t ids_len, ids_cap;
+    prof_stack *stacks;
+    uint32_t nstacks, stacks_cap;
+    uint32_t *stack_tab;
+    uint32_t stack_tab_mask;
+
+    int columns; /* 0 = nothing added yet, 1 or 2 */
+    double total, total_before;
+
+    bool keep_order;
+    prof_seq *seq;
+    size_t nseq, seq_cap;
+
+    uint32_t *scratch; /* ids of the stack being added */
+    size_t scratch_cap;
+};
+
+static inline const char *prof_name_str(const struct profile *p, uint32_t id)
+{
+    return p->text + p->names[id].off;
+}
+
+/* A sorted view for renderers: names ranked by bytes, stacks as rank sequences (each stack's
+ * frames at the same offsets as in profile.ids, reversed when asked), stack indexes in order
+ * (sorted frame by frame, or insertion order). */
+typedef struct prof_view {
+    uint32_t *rank;    /* rank[id] */
+    uint32_t *by_rank; /* id of each rank */
+    uint32_t *seq;
+    uint32_t *order;
+} prof_view;
+int prof_view_build(const struct profile *p, bool reverse, bool sort, prof_view *v);
+void prof_view_free(prof_view *v);
+int prof_format_count(char *buf, size_t n, double c);
+void prof_base64_write(FILE *out, const char *s, size_t n);
+int prof_write_embedded(const struct profile *p, const prof_view *view, FILE *out,
+                        flame_err *err);

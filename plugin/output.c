@@ -1,0 +1,206 @@
+/* Output naming and atomic writing. */
+#include "plugin/output.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "plugin/weak.h"
+
+void out_safe_name(const char *in, char *out, size_t n)
+{
+    size_t o = 0;
+    for (; *in && o + 1 < n; in++) {
+        char c = *in;
+        bool okc = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   c == '_' || c == '.' || c == '-';
+        out[o++] = okc ? c : '_';
+    }
+    out[o] = 0;
+    if (out[0] == '.' || !out[0]) /* no hidden files, no empty names */
+        out[0] = '_', out[o ? o : 1] = 0;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* "web.svg" with formats {svg, folded} -> stem "web"; a known extension is dropped. */
+static char *stem_of(const char *out)
+{
+    size_t n = strlen(out);
+    for (int f = 0; f < FMT_COUNT; f++) {
+        const char *ext = opts_format_ext(f);
+        size_t e = strlen(ext);
+        if (n > e && !strcmp(out + n - e, ext))
+            return strndup(out, n - e);
+    }
+    if (n > 5 && !strcmp(out + n - 5, ".json"))
+        return strndup(out, n - 5);
+    return strdup(out);
+}
+
+int out_paths(const flame_opts *o, const char *container, int n, time_t when,
+              char *paths[FMT_COUNT], flame_err *err)
+{
+    char safe[128], stamp[32];
+    struct tm tm;
+    localtime_r(&when, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    out_safe_name(container, safe, sizeof safe);
+    for (int f = 0; f < FMT_COUNT; f++)
+        paths[f] = NULL;
+
+    _cleanup_free_ char *dir = NULL, *stem = NULL;
+    bool verbatim = false;
+    if (o->output && (is_dir(o->output) || o->output[strlen(o->output) - 1] == '/')) {
+        dir = strdup(o->output);
+    } else if (o->output) {
+        if (n > 1)
+            return flame_fail(err, FLAME_EXIT_USAGE,
+                              "-o %s: with several containers, -o must be an existing directory",
+                              o->output);
+        stem = stem_of(o->output);
+        verbatim = o->nformats == 1; /* one format: the name exactly as given */
+    }
+    for (int f = 0; f < FMT_COUNT; f++) {
+        if (!o->formats[f])
+            continue;
+        int r;
+        if (verbatim)
+            r = asprintf(&paths[f], "%s", o->output);
+        else if (stem)
+            r = asprintf(&paths[f], "%s%s", stem, opts_format_ext(f));
+        else
+            r = asprintf(&paths[f], "%s%sflame-%s-%s%s", dir ? dir : "",
+                         dir && dir[strlen(dir) - 1] != '/' ? "/" : "", safe, stamp,
+                         opts_format_ext(f));
+        if (r < 0) {
+            paths[f] = NULL;
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        }
+    }
+    return 0;
+}
+
+int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *err)
+{
+    _cleanup_free_ char *tmp = NULL;
+    const char *slash = strrchr(path, '/');
+    /* Same directory as the target so rename() is atomic (same filesystem). */
+    if (asprintf(&tmp, "%.*s.%s.XXXXXX", slash ? (int)(slash - path + 1) : 0, path,
+                 slash ? slash + 1 : path) < 0) {
+        tmp = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+    /* mkstemp makes 0600; a normal new file is 0666 & ~umask. */
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+    }
+    int rc = fn(ctx, f, err);
+    if (rc == 0 && (fflush(f) != 0 || ferror(f)))
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "writing %s", path);
+    if (rc == 0 && fsync(fileno(f)) != 0)
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "writing %s", path);
+    /* Under sudo the user wants their own file, not root's. */
+    const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+    if (rc == 0 && geteuid() == 0 && su && sg && *su && *sg) {
+        if (fchown(fileno(f), (uid_t)strtoul(su, NULL, 10), (gid_t)strtoul(sg, NULL, 10)) != 0)
+            rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "chown %s to the sudo user", path);
+    }
+    if (fclose(f) != 0 && rc == 0)
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "writing %s", path);
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}
+
+static int write_svg(void *ud, FILE *f, flame_err *err)
+{
+    const out_render *r = ud;
+    render_opts ro;
+    render_opts_default(&ro);
+    char title[512];
+    snprintf(title, sizeof title, "%s", r->o->title ? r->o->title : r->name);
+    ro.title = title;
+    if (r->subtitle)
+        ro.subtitle = r->subtitle;
+    if (r->o->colors)
+        ro.colors = r->o->colors;
+    if (r->o->minwidth_set) {
+        ro.minwidth = r->o->minwidth;
+        ro.minwidth_pct = r->o->minwidth_pct;
+    }
+    ro.embed_folded = true; /* `docker flame diff` reads SVGs back */
+    return render_svg(r->prof, &ro, f, err);
+}
+
+static int write_folded(void *ud, FILE *f, flame_err *err)
+{
+    const out_render *r = ud;
+    return profile_write_folded(r->prof, f, err);
+}
+
+static int write_speedscope(void *ud, FILE *f, flame_err *err)
+{
+    const out_render *r = ud;
+    return export_speedscope(r->prof, r->name, f, err);
+}
+
+typedef struct out_guard {
+    out_writer_fn fn;
+    const out_render *r;
+} out_guard;
+
+static int guarded(void *ud, FILE *f, flame_err *err)
+{
+    out_guard *g = ud;
+    if (g->fn((void *)g->r, f, err) < 0)
+        return -1;
+    if (g->r->cancelled && g->r->cancelled())
+        return flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted while writing: nothing written");
+    return 0;
+}
+
+int out_write_format(int fmt, const char *path, const out_render *r, flame_err *err)
+{
+    out_writer_fn fn = NULL;
+    bool linked = false;
+    switch ((enum opt_format)fmt) {
+    case FMT_SVG:
+        fn = write_svg;
+        linked = render_svg && render_opts_default;
+        break;
+    case FMT_FOLDED:
+        fn = write_folded;
+        linked = profile_write_folded != NULL;
+        break;
+    case FMT_SPEEDSCOPE:
+        fn = write_speedscope;
+        linked = export_speedscope != NULL;
+        break;
+    case FMT_COUNT:
+        break;
+    }
+    if (!fn || !linked)
+        return flame_fail(err, FLAME_EXIT_ERROR, "%s output is not built into this docker-flame",
+                          opts_format_name(fmt));
+    out_guard g = {fn, r};
+    return out_write_atomic(path, guarded, &g, err);
+}

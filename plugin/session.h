@@ -1,0 +1,87 @@
+/* One profiling run: the sidecars' lifecycle with an undo list (created/started/removed), their
+ * attach streams (one thread each), signals (first Ctrl-C = stop early and still render, second
+ * or SIGTERM = abort), the docker CLI's plugin socket, and the optional load command. */
+#pragma once
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "plugin/demux.h"
+#include "plugin/engine.h"
+#include "plugin/opts.h"
+#include "plugin/progress.h"
+#include "plugin/proto.h"
+
+#define SESS_TAIL 16 /* sidecar stderr lines kept for error messages */
+
+typedef struct sess {
+    const char *arg; /* the container as the user named it */
+    char *target_id;
+    char name[256]; /* target name without docker's leading '/' */
+    char *sidecar_id;
+    /* undo list */
+    bool created, started, removed;
+    /* attach stream (thread) */
+    engine *e;
+    pthread_t thread;
+    bool thread_started;
+    pthread_mutex_t lock; /* guards everything below it */
+    pthread_cond_t cond;
+    bool attached, stream_done;
+    int stream_rc;
+    flame_err stream_err;
+    proto pr;
+    demux dx;
+    char tail[SESS_TAIL][256];
+    unsigned tail_n;
+    double t_attached, t_first_p, t_first_f, t_done;
+    volatile sig_atomic_t cancel;
+    long exit_status; /* sidecar's exit code, -1 unknown */
+    bool stop_sent;
+    bool debug;
+} sess;
+
+typedef struct run_times {
+    double t0, ping, inspect, image, create, start, rec_start, rec_end, streams_done, removed;
+} run_times;
+
+typedef struct run_ctx {
+    engine *e;
+    const flame_opts *o;
+    sess *s;
+    int n;
+    bool debug;
+    progress pg;
+    run_times tm;
+    /* load command (`-- CMD ARGS...`) */
+    pid_t cmd_pid;
+    int cmd_status; /* wait status */
+    bool cmd_done;
+    /* interrupts */
+    int interrupts;
+    bool aborted;
+    bool image_imported;
+} run_ctx;
+
+/* Signal handling: handlers only count and wake the loop. Call once in main, early. */
+int sess_signals_install(flame_err *err);
+/* Connect to $DOCKER_CLI_PLUGIN_SOCKET (the CLI closes it to ask us to stop). */
+void sess_plugin_socket_connect(void);
+/* Has any SIGINT/SIGTERM or plugin-socket close arrived (setup phase: means abort)? */
+bool sess_interrupted(void);
+const volatile sig_atomic_t *sess_cancel_flag(void);
+double sess_now(void); /* monotonic seconds */
+/* Signals and socket closes seen so far (to notice new ones). */
+unsigned sess_event_count(void);
+
+/* Inspect targets, ensure image, create + attach + start sidecars, follow them to the end,
+ * remove them. On return every sidecar is removed (or reported as left behind in err).
+ * Returns 0 when every sidecar finished (each sess then carries its proto), -1 otherwise. */
+int run_profile(run_ctx *r, flame_err *err);
+void sess_clear(sess *s);
+
+/* `docker flame gc`: remove leftover sidecars (by label). all: also running ones whose owner
+ * is alive. Prints what it removed. */
+int sess_gc(engine *e, bool all, flame_err *err);

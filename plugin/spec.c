@@ -1,0 +1,76 @@
+/* Sidecar container spec: minimal explicit capabilities, never Privileged, no network,
+ * read-only rootfs with a private /tmp, labels for `docker flame gc`. */
+#include "plugin/spec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+const char *spec_image(void)
+{
+    const char *e = getenv("DOCKER_FLAME_SIDECAR_IMAGE");
+    return e && *e ? e : SPEC_IMAGE;
+}
+
+/* CapDrop ALL + this list (docs/PROTOCOL.md; the sidecar owner documents the minimum in
+ * docs/SIDECAR.md). SYS_ADMIN: perf_event_open under paranoid=2, setns/open_tree/move_mount
+ * into the target's mount namespace. SYS_PTRACE: perf -p on another user's process, reading
+ * /proc/<pid>/root of the target. SETUID/SETGID: attach as the JVM's own uid/gid (HotSpot
+ * accepts only its own euid/egid). */
+static const char *const sidecar_caps[] = {"SYS_ADMIN", "SYS_PTRACE", "SETUID", "SETGID"};
+
+json_t *spec_sidecar(const spec_args *a, flame_err *err)
+{
+    char dur[32], freq[16], pid[24], owner[24], created[24], pidmode[128];
+    snprintf(dur, sizeof dur, "%.3f", a->duration_s);
+    /* trim "30.000" -> "30": the sidecar may parse integers only */
+    if (a->duration_s == (double)(long long)a->duration_s)
+        snprintf(dur, sizeof dur, "%lld", (long long)a->duration_s);
+    snprintf(freq, sizeof freq, "%d", a->frequency);
+    snprintf(pid, sizeof pid, "%ld", a->pid);
+    snprintf(owner, sizeof owner, "%ld", a->owner_pid);
+    snprintf(created, sizeof created, "%lld", a->created);
+    snprintf(pidmode, sizeof pidmode, "container:%s", a->target_id);
+
+    json_t *cmd = json_pack("[sssssss]", "/flame-sidecar", "record", "--duration", dur,
+                            "--frequency", freq, "--inject");
+    json_array_append_new(cmd, json_string("auto"));
+    if (a->pid) {
+        json_array_append_new(cmd, json_string("--pid"));
+        json_array_append_new(cmd, json_string(pid));
+    }
+    if (a->no_inline)
+        json_array_append_new(cmd, json_string("--no-inline"));
+    if (a->signatures)
+        json_array_append_new(cmd, json_string("--signatures"));
+
+    json_t *caps = json_array();
+    for (size_t i = 0; i < sizeof sidecar_caps / sizeof *sidecar_caps; i++)
+        json_array_append_new(caps, json_string(sidecar_caps[i]));
+
+    json_t *labels = json_pack("{ssssssss}", SPEC_LABEL_SIDECAR, "1", SPEC_LABEL_TARGET,
+                               a->target_id, SPEC_LABEL_OWNER, owner, SPEC_LABEL_CREATED, created);
+    if (labels && a->test_owner && *a->test_owner) {
+        json_object_set_new(labels, "docker-flame-test", json_string("1"));
+        json_object_set_new(labels, "docker-flame-test.owner", json_string(a->test_owner));
+    }
+
+    json_t *host = json_pack(
+        "{s:s, s:s, s:b, s:{s:s}, s:[s], s:o, s:b, s:{s:s}}", "PidMode", pidmode, "NetworkMode",
+        "none", "ReadonlyRootfs", 1, "Tmpfs", "/tmp", "rw,nosuid,nodev,size=512m", "CapDrop",
+        "ALL", "CapAdd", caps, "AutoRemove", 0,
+        /* The profile travels over the attach stream; a json-file copy of it would only cost
+         * disk and time on the engine. */
+        "LogConfig", "Type", "none");
+    json_t *spec = host && cmd && labels
+                       ? json_pack("{s:s, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:o}", "Image",
+                                   a->image ? a->image : SPEC_IMAGE, "Cmd", cmd, "AttachStdin", 0, "AttachStdout", 1,
+                                   "AttachStderr", 1, "Tty", 0, "OpenStdin", 0, "Labels", labels,
+                                   "HostConfig", host)
+                       : NULL;
+    if (!spec) {
+        if (!host)
+            json_decref(caps);
+        flame_fail(err, FLAME_EXIT_ERROR, "out of memory building the sidecar spec");
+    }
+    return spec;
+}

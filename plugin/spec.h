@@ -1,0 +1,32 @@
+/* The sidecar's create request (POST /containers/create body), per the contract in
+ * docs/PROTOCOL.md "The sidecar container". Pure code. */
+#pragma once
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "common/err.h"
+
+#define SPEC_IMAGE_REPO "docker-flame-sidecar"
+#define SPEC_IMAGE_TAG FLAME_VERSION
+#define SPEC_IMAGE SPEC_IMAGE_REPO ":" SPEC_IMAGE_TAG
+#define SPEC_LABEL_SIDECAR "com.docker-flame.sidecar"
+#define SPEC_LABEL_TARGET "com.docker-flame.target"
+#define SPEC_LABEL_OWNER "com.docker-flame.owner-pid"
+#define SPEC_LABEL_CREATED "com.docker-flame.created"
+
+typedef struct spec_args {
+    const char *image; /* NULL = SPEC_IMAGE */
+    const char *target_id;
+    double duration_s; /* 0 = until SIGINT */
+    int frequency;
+    long pid; /* 0 = all JVMs */
+    bool no_inline, signatures;
+    long owner_pid;
+    long long created; /* unix time */
+    const char *test_owner; /* $FLAME_TEST_OWNER: extra test labels so test cleanup finds it */
+} spec_args;
+
+/* The sidecar image: $DOCKER_FLAME_SIDECAR_IMAGE (tests: a stub sidecar) or SPEC_IMAGE. */
+const char *spec_image(void);
+/* New reference, or NULL with err set. */
+json_t *spec_sidecar(const spec_args *a, flame_err *err);

@@ -409,27 +409,72 @@ static size_t cut_params_generic(char *b, size_t n)
     return n;
 }
 
-/* JDK perf-map names: "long Work.step(java.util.Random)" -> "Work.step"; also perf-map-agent's
- * "Lpkg/Cls;.m(...)" -> "pkg/Cls:.m" and "StubRoutines (1)" -> "StubRoutines". */
-static size_t tidy_java(char *b, size_t n)
+static bool java_type_byte(unsigned char c)
 {
-    char *paren = memchr(b, '(', n);
-    if (paren) {
-        n = (size_t)(paren - b);
-        while (n > 0 && pl_space((unsigned char)b[n - 1]))
-            n--;
-        char *sp = memrchr(b, ' ', n);
-        if (sp && memchr(sp + 1, '.', (size_t)(b + n - sp - 1))) {
-            size_t drop = (size_t)(sp + 1 - b);
-            memmove(b, b + drop, n - drop);
-            n -= drop;
-        }
+    return pl_word(c) || c == '.' || c == '$' || c == '[' || c == ']';
+}
+static bool java_method_byte(unsigned char c)
+{
+    return pl_word(c) || c == '.' || c == '$' || c == '<' || c == '>' || c == '/';
+}
+
+/* The JDK's own perf-map names (jcmd Compiler.perfmap, -XX:+DumpPerfMapAtExit) have the shape
+ * "<return type> <pkg.Class.method>(<parameter types>)": "long Work.step(java.util.Random)".
+ * Returns the length of the "<return type> " prefix, or 0 when the name has another shape. */
+static size_t jdk_return_type_len(const char *b, size_t n)
+{
+    const char *paren = memchr(b, '(', n);
+    if (!paren || b[n - 1] != ')')
+        return 0;
+    size_t h = (size_t)(paren - b);
+    const char *sp = memchr(b, ' ', h);
+    if (!sp || sp == b || sp + 1 == paren)
+        return 0;
+    bool dot = false;
+    for (const char *p = b; p < sp; p++)
+        if (!java_type_byte((unsigned char)*p))
+            return 0;
+    for (const char *p = sp + 1; p < paren; p++) {
+        if (!java_method_byte((unsigned char)*p))
+            return 0;
+        dot |= *p == '.';
     }
-    if (n > 0 && b[0] == 'L' && memchr(b, '/', n)) {
-        memmove(b, b + 1, n - 1);
-        n--;
+    return dot ? (size_t)(sp + 1 - b) : 0;
+}
+
+/* perf-map-agent's JVM descriptors: "Lpkg/Cls;.m" (';' already turned into ':') -> "pkg/Cls:.m".
+ * Unlike Perl's "starts with L and has a '/' anywhere", V8's "LazyCompile:~f /app/x.js" stays. */
+static size_t strip_descriptor_l(char *b, size_t n)
+{
+    if (n < 3 || b[0] != 'L')
+        return n;
+    bool slash = false;
+    size_t i = 1;
+    for (; i < n && b[i] != ':'; i++) {
+        if (!pl_word((unsigned char)b[i]) && b[i] != '$' && b[i] != '/')
+            return n;
+        slash |= b[i] == '/';
     }
-    return n;
+    if (!slash) /* a descriptor may be cut short by the map writer: no ':' needed */
+        return n;
+    memmove(b, b + 1, n - 1);
+    return n - 1;
+}
+
+/* Our tidying of a frame from a perf map (JIT code): JDK names lose return type and parameters,
+ * descriptors their 'L'; anything else (V8, perf-map-agent) gets Perl's generic tidy. */
+static size_t tidy_jit(char *b, size_t n, bool signatures)
+{
+    size_t rt = n ? jdk_return_type_len(b, n) : 0;
+    if (rt && signatures)
+        return n;
+    if (rt) {
+        n = (size_t)((char *)memchr(b, '(', n) - b);
+        memmove(b, b + rt, n - rt);
+        n -= rt;
+    } else
+        n = cut_params_generic(b, n);
+    return strip_descriptor_l(b, n);
 }
 
 static size_t delete_quotes(char *b, size_t n)
@@ -488,9 +533,9 @@ static int tidy_piece(folder *f, const frame_line *fl, span piece, size_t index,
     for (size_t i = 0; i < n; i++)
         if (b[i] == ';')
             b[i] = ':';
-    if (perfmap && !f->o.signatures)
-        n = tidy_java(b, n);
-    else if (!perfmap || !f->o.signatures)
+    if (perfmap)
+        n = tidy_jit(b, n, f->o.signatures);
+    else
         n = cut_params_generic(b, n);
     n = delete_quotes(b, n);
     if (f->o.compat) {

@@ -1,0 +1,511 @@
+/* Differential profiles with difffolded.pl's semantics (union of stacks, -n, -s), the movers
+ * summary, and merging. Works on the profile's interned layout (flame/profile_impl.h) so a
+ * million-stack diff reuses the larger input's tables instead of re-parsing both. */
+#include "flame/diff.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "flame/profile_impl.h"
+
+struct diff {
+    profile *r;   /* two columns; diff_view() rewrites its counts */
+    double *a, *b; /* raw before/after count of each stack of r */
+    double ta, tb; /* raw totals */
+    bool norm;
+};
+
+/* ---- stacks as text ------------------------------------------------------------------------ */
+
+static bool is_hex(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+size_t diff_strip_hex(const char *s, size_t n, char *buf)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        /* Perl's s/0x[0-9a-fA-F]+/0x.../g: leftmost match, greedy run of hex digits */
+        if (s[i] == '0' && i + 2 < n && s[i + 1] == 'x' && is_hex(s[i + 2])) {
+            memcpy(buf + o, "0x...", 5);
+            o += 5;
+            i += 2;
+            while (i < n && is_hex(s[i]))
+                i++;
+        } else {
+            buf[o++] = s[i++];
+        }
+    }
+    buf[o] = '\0';
+    return o;
+}
+
+typedef struct textbuf {
+    char *s, *tmp;
+    size_t cap, tmp_cap;
+} textbuf;
+
+static void textbuf_free(textbuf *t)
+{
+    free(t->s);
+    free(t->tmp);
+}
+
+static bool reserve(char **s, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    char *q = realloc(*s, n);
+    if (!q)
+        return false;
+    *s = q;
+    *cap = n;
+    return true;
+}
+
+/* Stack k of p as "a;b;c" (hex-stripped when asked): a pointer into t, its length in *len.
+ * NULL on OOM. */
+static const char *stack_text(const profile *p, uint32_t k, bool strip, textbuf *t, size_t *len)
+{
+    const prof_stack *st = &p->stacks[k];
+    const uint32_t *ids = p->ids + st->off;
+    size_t n = 0;
+    for (uint32_t i = 0; i < st->depth; i++)
+        n += p->names[ids[i]].len + 1;
+    if (!reserve(&t->s, &t->cap, n + 1))
+        return NULL;
+    char *o = t->s;
+    for (uint32_t i = 0; i < st->depth; i++) {
+        if (i)
+            *o++ = ';';
+        memcpy(o, prof_name_str(p, ids[i]), p->names[ids[i]].len);
+        o += p->names[ids[i]].len;
+    }
+    *o = '\0';
+    *len = (size_t)(o - t->s);
+    if (!strip)
+        return t->s;
+    if (!reserve(&t->tmp, &t->tmp_cap, 2 * *len + 1))
+        return NULL;
+    *len = diff_strip_hex(t->s, *len, t->tmp);
+    return t->tmp;
+}
+
+/* Add every stack of src to dst, counts multiplied by factor (rounded when round is set),
+ * into the before (column 0), after (column 1) or only (column -1) column. */
+static int add_all(profile *dst, const profile *src, int column, double factor, bool round,
+                   bool strip, flame_err *err)
+{
+    textbuf t = {0};
+    int rc = 0;
+    for (uint32_t k = 0; k < src->nstacks; k++) {
+        size_t len;
+        const char *s = stack_text(src, k, strip, &t, &len);
+        double c = src->stacks[k].count * factor;
+        if (round)
+            c = floor(c + 0.5);
+        if (!s || profile_add(dst, s, len, column == 0 ? c : column == 1 ? 0 : c,
+                              column == 0 ? 0 : column == 1 ? c : PROFILE_ONE_COLUMN) < 0) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+            break;
+        }
+    }
+    textbuf_free(&t);
+    return rc;
+}
+
+/* Turn a one-column profile into a two-column one in place, its counts in column `column`. */
+static void make_two_columns(profile *p, int column)
+{
+    for (uint32_t k = 0; k < p->nstacks; k++) {
+        prof_stack *st = &p->stacks[k];
+        if (column == 0) {
+            st->before = st->count;
+            st->count = 0;
+        } else {
+            st->before = 0;
+        }
+    }
+    if (column == 0) {
+        p->total_before = p->total;
+        p->total = 0;
+    } else {
+        p->total_before = 0;
+    }
+    p->columns = 2;
+    /* input order (flame charts) means nothing for a union of two profiles */
+    p->keep_order = false;
+    p->nseq = 0;
+}
+
+/* ---- diff ------------------------------------------------------------------------------------ */
+
+int diff_new(profile *a, profile *b, const diff_opts *o, diff **out, flame_err *err)
+{
+    *out = NULL;
+    int rc = 0;
+    if (profile_is_diff(a) || profile_is_diff(b)) {
+        rc = flame_fail(err, FLAME_EXIT_ERROR,
+                        "the %s profile is already a differential (two count columns); diff "
+                        "two plain profiles instead",
+                        profile_is_diff(a) ? "before" : "after");
+        goto fail;
+    }
+    if (profile_stacks(a) == 0 || profile_total(a) <= 0 || profile_stacks(b) == 0 ||
+        profile_total(b) <= 0) {
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "the %s profile is empty (no samples)",
+                        profile_stacks(a) == 0 || profile_total(a) <= 0 ? "before" : "after");
+        goto fail;
+    }
+    /* Reuse the bigger input's tables as the result and add the other's stacks to it: this
+     * interns only the smaller side's frames again. Hex stripping rewrites every stack, so it
+     * builds a fresh profile from both. */
+    profile *r;
+    if (o->strip_hex) {
+        r = profile_new();
+        if (!r || add_all(r, a, 0, 1, false, true, err) < 0 ||
+            add_all(r, b, 1, 1, false, true, err) < 0) {
+            if (!r)
+                flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+            profile_free(r);
+            rc = -1;
+            goto fail;
+        }
+        profile_free(a);
+        profile_free(b);
+    } else {
+        bool base_a = a->nstacks >= b->nstacks;
+        r = base_a ? a : b;
+        profile *other = base_a ? b : a;
+        make_two_columns(r, base_a ? 0 : 1);
+        if (add_all(r, other, base_a ? 1 : 0, 1, false, false, err) < 0) {
+            rc = -1;
+            goto fail; /* r is a or b: freed there */
+        }
+        profile_free(other);
+    }
+    a = b = NULL;
+
+    diff *d = calloc(1, sizeof *d);
+    if (!d) {
+        profile_free(r);
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    d->r = r;
+    size_t n = r->nstacks ? r->nstacks : 1;
+    d->a = malloc(n * sizeof *d->a);
+    d->b = malloc(n * sizeof *d->b);
+    if (!d->a || !d->b) {
+        diff_free(d);
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    for (uint32_t k = 0; k < r->nstacks; k++) {
+        d->a[k] = r->stacks[k].before;
+        d->b[k] = r->stacks[k].count;
+    }
+    d->ta = r->total_before;
+    d->tb = r->total;
+    d->norm = o->normalize == DIFF_NORM_ON || (o->normalize == DIFF_NORM_AUTO && d->ta != d->tb);
+    *out = d;
+    return 0;
+fail:
+    profile_free(a);
+    profile_free(b);
+    return rc;
+}
+
+void diff_free(diff *d)
+{
+    if (!d)
+        return;
+    profile_free(d->r);
+    free(d->a);
+    free(d->b);
+    free(d);
+}
+
+double diff_total_before(const diff *d)
+{
+    return d->ta;
+}
+
+double diff_total_after(const diff *d)
+{
+    return d->tb;
+}
+
+bool diff_normalized(const diff *d)
+{
+    return d->norm;
+}
+
+const profile *diff_view(diff *d, bool mirror)
+{
+    profile *r = d->r;
+    const double *base = mirror ? d->b : d->a, *shown = mirror ? d->a : d->b;
+    double tbase = mirror ? d->tb : d->ta, tshown = mirror ? d->ta : d->tb;
+    double sum = 0;
+    for (uint32_t k = 0; k < r->nstacks; k++) {
+        /* difffolded.pl -n: int($count1 * $total2 / $total1), same order of operations */
+        double c = d->norm ? floor(base[k] * tshown / tbase) : base[k];
+        r->stacks[k].before = c;
+        r->stacks[k].count = shown[k];
+        sum += c;
+    }
+    r->total_before = sum;
+    r->total = tshown;
+    return r;
+}
+
+/* ---- movers ---------------------------------------------------------------------------------- */
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+static bool ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$';
+}
+
+/* A frame that looks like a Java method: JIT/inline-annotated, a slashed class path, or an
+ * identifier '.' identifier (Cls.method) that is neither kernel, C++ (Foo::bar), a [dso]
+ * placeholder nor a stripped address (0x...). */
+static bool looks_java(const char *s, size_t n)
+{
+    if (ends_with(s, n, "_[j]") || ends_with(s, n, "_[i]"))
+        return true;
+    if (ends_with(s, n, "_[k]") || n == 0 || s[0] == '[')
+        return false;
+    if (memmem(s, n, "::", 2) && !memmem(s, n, ":::", 3) && !memchr(s, '/', n))
+        return false;
+    if (memchr(s, '/', n))
+        return true;
+    /* GCC clones of C functions (foo.isra.0, bar.constprop.1, baz.part.2, qux.cold) */
+    if (memmem(s, n, ".isra", 5) || memmem(s, n, ".constprop", 10) || memmem(s, n, ".part.", 6) ||
+        ends_with(s, n, ".cold"))
+        return false;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (s[i] == '.' && ident_char(s[i - 1]) && ident_char(s[i + 1]) &&
+            !(s[i + 1] >= '0' && s[i + 1] <= '9'))
+            return true;
+    return false;
+}
+
+typedef struct mover_ent {
+    uint32_t id;
+    double delta;
+} mover_ent;
+
+typedef struct mover_ctx {
+    const profile *p;
+    int sign;
+} mover_ctx;
+
+static int cmp_mover(const void *x, const void *y, void *ctx)
+{
+    const mover_ctx *c = ctx;
+    const mover_ent *a = x, *b = y;
+    if (a->delta != b->delta)
+        return (a->delta > b->delta ? -1 : 1) * c->sign;
+    return strcmp(prof_name_str(c->p, a->id), prof_name_str(c->p, b->id));
+}
+
+int diff_movers(const diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew,
+                size_t *ngrew, diff_mover *shrank, size_t *nshrank, flame_err *err)
+{
+    const profile *r = d->r;
+    *ngrew = *nshrank = 0;
+    size_t nn = r->nnames ? r->nnames : 1;
+    _cleanup_free_ double *sa = calloc(nn, sizeof *sa);
+    _cleanup_free_ double *sb = calloc(nn, sizeof *sb);
+    _cleanup_free_ uint32_t *seen = o->inclusive ? calloc(nn, sizeof *seen) : NULL;
+    _cleanup_free_ mover_ent *e = malloc(nn * sizeof *e);
+    if (!sa || !sb || !e || (o->inclusive && !seen))
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (uint32_t k = 0; k < r->nstacks; k++) {
+        const prof_stack *st = &r->stacks[k];
+        const uint32_t *ids = r->ids + st->off;
+        if (!o->inclusive) {
+            sa[ids[st->depth - 1]] += d->a[k];
+            sb[ids[st->depth - 1]] += d->b[k];
+            continue;
+        }
+        /* count each name once per stack, so recursion is not counted twice */
+        for (uint32_t i = 0; i < st->depth; i++) {
+            if (seen[ids[i]] == k + 1)
+                continue;
+            seen[ids[i]] = k + 1;
+            sa[ids[i]] += d->a[k];
+            sb[ids[i]] += d->b[k];
+        }
+    }
+    /* shares are independent of normalisation: each side is divided by its own total */
+    size_t m = 0;
+    for (uint32_t id = 0; id < r->nnames; id++) {
+        if (sa[id] == 0 && sb[id] == 0)
+            continue;
+        if (!o->all_frames && !looks_java(prof_name_str(r, id), r->names[id].len))
+            continue;
+        double delta = 100.0 * (sb[id] / d->tb - sa[id] / d->ta);
+        if (delta != 0)
+            e[m++] = (mover_ent){id, delta};
+    }
+    mover_ctx c = {r, 1};
+    qsort_r(e, m, sizeof *e, cmp_mover, &c);
+    for (size_t i = 0; i < m && *ngrew < n && e[i].delta > 0; i++) {
+        uint32_t id = e[i].id;
+        grew[(*ngrew)++] = (diff_mover){prof_name_str(r, id), 100.0 * sa[id] / d->ta,
+                                        100.0 * sb[id] / d->tb, e[i].delta};
+    }
+    for (size_t i = m; i > 0 && *nshrank < n && e[i - 1].delta < 0; i--) {
+        uint32_t id = e[i - 1].id;
+        shrank[(*nshrank)++] = (diff_mover){prof_name_str(r, id), 100.0 * sa[id] / d->ta,
+                                            100.0 * sb[id] / d->tb, e[i - 1].delta};
+    }
+    return 0;
+}
+
+enum { NAME_COLS_MAX = 70 };
+
+/* Frame names come from the profiled container: never send control bytes to a terminal. Long
+ * names keep their end (the method name) and lose their start. */
+static void print_name(FILE *out, const char *s, int width)
+{
+    size_t n = strlen(s);
+    int shown = 0;
+    if (n > (size_t)width) {
+        fputs("...", out);
+        s += n - (size_t)(width - 3);
+        shown = 3;
+    }
+    for (; *s; s++, shown++)
+        putc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+    for (; shown < width; shown++)
+        putc(' ', out);
+}
+
+static void print_table(FILE *out, const char *head, const diff_mover *m, size_t n, int w)
+{
+    fprintf(out, "  %s\n", head);
+    if (n == 0) {
+        fputs("    (none)\n", out);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fputs("    ", out);
+        print_name(out, m[i].name, w);
+        fprintf(out, "  %7.2f%%  %7.2f%%  %+8.2f\n", m[i].before_pct, m[i].after_pct,
+                m[i].delta_pts);
+    }
+}
+
+int diff_print_movers(const diff *d, const diff_movers_opts *o, size_t n, FILE *out,
+                      flame_err *err)
+{
+    _cleanup_free_ diff_mover *g = calloc(n ? n : 1, sizeof *g);
+    _cleanup_free_ diff_mover *s = calloc(n ? n : 1, sizeof *s);
+    size_t ng, ns;
+    if (!g || !s)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (diff_movers(d, o, n, g, &ng, s, &ns, err) < 0)
+        return -1;
+    int w = 24;
+    for (size_t i = 0; i < ng + ns; i++) {
+        size_t l = strlen(i < ng ? g[i].name : s[i - ng].name);
+        if (l > (size_t)w)
+            w = l > NAME_COLS_MAX ? NAME_COLS_MAX : (int)l;
+    }
+    fprintf(out, "%s share of %s (%% of each profile's samples):\n",
+            o->inclusive ? "Inclusive (total)" : "Self", o->all_frames ? "all frames" : "Java methods");
+    fprintf(out, "    %-*s  %8s  %8s  %8s\n", w, "", "before", "after", "pts");
+    print_table(out, "grew most:", g, ng, w);
+    print_table(out, "shrank most:", s, ns, w);
+    if (fflush(out) != 0 || ferror(out))
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write summary");
+    return 0;
+}
+
+double diff_smallest_count(const profile *p)
+{
+    double m = 0;
+    for (uint32_t k = 0; k < p->nstacks; k++) {
+        double c = p->stacks[k].count;
+        if (c > 0 && (m == 0 || c < m))
+            m = c;
+    }
+    return m;
+}
+
+/* ---- merge ------------------------------------------------------------------------------------ */
+
+int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err *err)
+{
+    *out = NULL;
+    int rc = 0;
+    double tmax = 0;
+    size_t base = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (profile_is_diff(in[i])) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR,
+                            "input %zu is a differential profile (two count columns); merge "
+                            "plain profiles",
+                            i + 1);
+            goto done;
+        }
+        if (profile_stacks(in[i]) == 0 || profile_total(in[i]) <= 0) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "input %zu is empty (no samples)", i + 1);
+            goto done;
+        }
+        if (profile_total(in[i]) > tmax)
+            tmax = profile_total(in[i]);
+        if (in[i]->nstacks > in[base]->nstacks)
+            base = i;
+    }
+    if (n == 0) {
+        rc = flame_fail(err, FLAME_EXIT_USAGE, "nothing to merge");
+        goto done;
+    }
+    /* the input with the most stacks becomes the sum: only the others are interned again */
+    profile *r = in[base];
+    if (normalize && r->total != tmax) {
+        double f = tmax / r->total, sum = 0;
+        for (uint32_t k = 0; k < r->nstacks; k++) {
+            r->stacks[k].count = floor(r->stacks[k].count * f + 0.5);
+            sum += r->stacks[k].count;
+        }
+        r->total = sum;
+    }
+    r->keep_order = false; /* input order means nothing for a sum of profiles */
+    r->nseq = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == base)
+            continue;
+        double f = normalize ? tmax / in[i]->total : 1;
+        if (add_all(r, in[i], -1, f, normalize, false, err) < 0) {
+            rc = -1;
+            goto done;
+        }
+        profile_free(in[i]);
+        in[i] = NULL;
+    }
+    in[base] = NULL;
+    *out = r;
+done:
+    for (size_t i = 0; i < n; i++) {
+        profile_free(in[i]);
+        in[i] = NULL;
+    }
+    return rc;
+}

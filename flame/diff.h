@@ -1,0 +1,72 @@
+/* Differential profiles (difffolded.pl semantics) and merging of profiles, plus the "movers"
+ * summary: which frames' share of the samples grew or shrank most between two profiles.
+ * Pure code: the CLI (flame/cli_diff.c) loads inputs, renders and prints. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "flame/profile.h"
+
+enum diff_norm {
+    DIFF_NORM_AUTO = 0, /* scale "before" to the "after" total when the totals differ */
+    DIFF_NORM_ON,       /* difffolded.pl -n */
+    DIFF_NORM_OFF,
+};
+
+typedef struct diff_opts {
+    enum diff_norm normalize;
+    bool strip_hex; /* difffolded.pl -s: every 0x[0-9a-fA-F]+ in a stack becomes 0x... */
+} diff_opts;
+
+typedef struct diff diff;
+
+/* Build the union of a (before) and b (after): stacks missing on one side count 0 there.
+ * Consumes a and b (both are freed, also on error). Neither may be differential. */
+int diff_new(profile *a, profile *b, const diff_opts *o, diff **out, flame_err *err);
+void diff_free(diff *d);
+
+double diff_total_before(const diff *d); /* raw totals, before any scaling */
+double diff_total_after(const diff *d);
+bool diff_normalized(const diff *d); /* normalisation applied (scale != 1) */
+
+/* The two-column profile to render or write, owned by d; valid until the next call.
+ * Forward (mirror = false): "before after" with before scaled to the after total as difffolded.pl
+ * -n does (int(), i.e. truncated); render it plainly: widths are the after profile.
+ * Mirror: "after before" with after scaled to the before total; render it with negate = true:
+ * widths are the before profile (stacks that vanished are visible there), and colours still say
+ * red = grew from before to after. */
+const profile *diff_view(diff *d, bool mirror);
+
+/* One frame name and its share of all samples before and after, in percent. */
+typedef struct diff_mover {
+    const char *name; /* points into d; valid while d lives */
+    double before_pct, after_pct, delta_pts;
+} diff_mover;
+
+typedef struct diff_movers_opts {
+    bool inclusive;  /* total share (each frame counted once per stack) instead of self share */
+    bool all_frames; /* every frame, not only the ones that look like Java methods */
+} diff_movers_opts;
+
+/* The frames whose share grew most (grew[], delta > 0, largest first) and shrank most
+ * (shrank[], delta < 0, most negative first), at most n each. Returns 0 or -1 on OOM. */
+int diff_movers(const diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew,
+                size_t *ngrew, diff_mover *shrank, size_t *nshrank, flame_err *err);
+/* The summary as aligned text (names with control bytes escaped). */
+int diff_print_movers(const diff *d, const diff_movers_opts *o, size_t n, FILE *out,
+                      flame_err *err);
+
+/* Replace every 0x[0-9a-fA-F]+ in s[0..n) by "0x..." into buf, which must hold 2 * n + 1 bytes
+ * (a 3-byte "0x0" becomes 5 bytes); returns the new length. NUL-terminates buf. */
+size_t diff_strip_hex(const char *s, size_t n, char *buf);
+
+/* The smallest non-zero count of a (one-column) profile, 0 if none: sample counts go down to
+ * 1, sums of periods never below one period (the CLI's check for mismatched units). */
+double diff_smallest_count(const profile *p);
+
+/* Sum profiles. normalize: scale each input to the largest input total first (counts rounded
+ * to integers; every factor is >= 1 so no non-zero count becomes 0), so each input weighs the
+ * same. Consumes in[0..n) (freed, also on error; the array itself is not freed). */
+int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err *err);

@@ -1,0 +1,405 @@
+/* docker flame diff / merge: difffolded.pl semantics on crafted inputs (union, -n with
+ * truncation after summing, -s), SVG inputs, merging, the movers summary, and every bad-input
+ * error with its exit code. Calls the verbs directly (prof = NULL) with temp files. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "flame/cli.h"
+#include "flame/diff.h"
+#include "flame/profile.h"
+#include "flame/render.h"
+#include "tests/unit/tap.h"
+
+/* tap.h's is_str/is_int nest ok()'s local `_c` inside their own (-Wshadow): use our own. */
+#undef is_str
+#undef is_int
+#define is_str(got, want, ...)                                                                     \
+    do {                                                                                           \
+        const char *g_ = (got), *w_ = (want);                                                      \
+        bool same_ = g_ && w_ && strcmp(g_, w_) == 0;                                              \
+        ok(same_, __VA_ARGS__);                                                                    \
+        if (!same_)                                                                                \
+            printf("#   got:  '%s'\n#   want: '%s'\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)");   \
+    } while (0)
+#define is_int(got, want, ...)                                                                     \
+    do {                                                                                           \
+        long long g_ = (long long)(got), w_ = (long long)(want);                                   \
+        ok(g_ == w_, __VA_ARGS__);                                                                 \
+        if (g_ != w_)                                                                              \
+            printf("#   got:  %lld\n#   want: %lld\n", g_, w_);                                   \
+    } while (0)
+
+static char dir[] = "/tmp/test_diff.XXXXXX";
+static char out_buf[1 << 16], err_buf[1 << 16];
+
+static char *path(const char *name)
+{
+    static char bufs[256][512];
+    static int k;
+    char *b = bufs[k++ % 256];
+    snprintf(b, 512, "%s/%s", dir, name);
+    return b;
+}
+
+static void put(const char *name, const char *text)
+{
+    FILE *f = fopen(path(name), "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *slurp(const char *p)
+{
+    static char buf[1 << 20];
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void read_capture(int fd, char *buf, size_t cap)
+{
+    lseek(fd, 0, SEEK_SET);
+    ssize_t n = read(fd, buf, cap - 1);
+    buf[n > 0 ? n : 0] = '\0';
+}
+
+/* Run a verb with stdout and stderr captured into out_buf / err_buf; returns its exit code. */
+static int run(int (*fn)(int, char **, const flame_profiler *), const char *const *args)
+{
+    char *argv[32];
+    int argc = 0;
+    for (; args[argc]; argc++)
+        argv[argc] = (char *)args[argc];
+    argv[argc] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    int so = dup(1), se = dup(2);
+    FILE *fo = tmpfile(), *fe = tmpfile();
+    dup2(fileno(fo), 1);
+    dup2(fileno(fe), 2);
+    int rc = fn(argc, argv, NULL);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    read_capture(fileno(fo), out_buf, sizeof out_buf);
+    read_capture(fileno(fe), err_buf, sizeof err_buf);
+    fclose(fo);
+    fclose(fe);
+    return rc;
+}
+
+#define RUN(fn, ...) run(fn, (const char *const[]){__VA_ARGS__, NULL})
+
+static bool has(const char *hay, const char *needle)
+{
+    return hay && strstr(hay, needle) != NULL;
+}
+
+static int one_line(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 0 && s[n - 1] == '\n' && memchr(s, '\n', n - 1) == NULL;
+}
+
+static void test_strip_hex(void)
+{
+    char buf[256];
+    const char *cases[][2] = {
+        {"a;0x7f12ab;b", "a;0x...;b"},
+        {"0x0x1", "0x...x1"},
+        {"0x", "0x"},
+        {"x0xZ", "x0xZ"},
+        {"lib+0xDEADbeef;0xg", "lib+0x...;0xg"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        diff_strip_hex(cases[i][0], strlen(cases[i][0]), buf);
+        is_str(buf, cases[i][1], "strip-hex '%s'", cases[i][0]);
+    }
+}
+
+static void test_file_diff(void)
+{
+    /* A has a duplicate line: difffolded.pl sums per stack, then truncates int(sum * t2 / t1) */
+    put("a.folded", "x 1\nx 1\ny 1\nonly_a 2\n");
+    put("b.folded", "x 4\ny 1\nonly_b 3\n");
+    int rc = RUN(flame_cmd_diff, "diff", path("a.folded"), path("b.folded"), "-o",
+                 path("ab.folded"));
+    is_int(rc, 0, "file/file diff exits 0");
+    /* t1 = 5, t2 = 8: x int(2*8/5)=3, y int(1*8/5)=1, only_a int(2*8/5)=3, only_b 0 */
+    is_str(slurp(path("ab.folded")), "only_a 3 0\nonly_b 0 3\nx 3 4\ny 1 1\n",
+           "union, missing side 0, -n by default with truncation after summing");
+    ok(has(err_buf, "note: totals differ") && has(err_buf, "--no-normalize"),
+       "a note says normalisation was applied");
+
+    rc = RUN(flame_cmd_diff, "diff", "--no-normalize", path("a.folded"), path("b.folded"), "-o",
+             path("raw.folded"));
+    is_int(rc, 0, "--no-normalize exits 0");
+    is_str(slurp(path("raw.folded")), "only_a 2 0\nonly_b 0 3\nx 2 4\ny 1 1\n",
+           "--no-normalize keeps raw counts");
+    ok(!has(err_buf, "note: totals differ"), "no note without normalisation");
+
+    /* equal totals: auto normalisation is a no-op and says nothing */
+    put("c.folded", "x 5\ny 3\n");
+    rc = RUN(flame_cmd_diff, "diff", path("c.folded"), path("b.folded"), "-o", path("cb.folded"));
+    is_str(slurp(path("cb.folded")), "only_b 0 3\nx 5 4\ny 3 1\n", "equal totals: raw counts");
+    ok(!has(err_buf, "note"), "equal totals: no note");
+
+    /* -s: addresses merge stacks before summing and scaling */
+    put("h1.folded", "f;0x1a 3\nf;0x2B 4\ng;lib+0xff 1\n");
+    put("h2.folded", "f;0x99 8\ng;lib+0x10 8\n");
+    rc = RUN(flame_cmd_diff, "diff", "-s", path("h1.folded"), path("h2.folded"), "-o",
+             path("h.folded"));
+    is_int(rc, 0, "-s exits 0");
+    /* t1 = 8, t2 = 16 */
+    is_str(slurp(path("h.folded")), "f;0x... 14 8\ng;lib+0x... 2 8\n", "-s strips hex addresses");
+    rc = RUN(flame_cmd_diff, "diff", "-n", path("h1.folded"), path("h2.folded"), "-o",
+             path("h_nos.folded"));
+    is_str(slurp(path("h_nos.folded")), "f;0x1a 6 0\nf;0x2B 8 0\nf;0x99 0 8\ng;lib+0x10 0 8\ng;lib+0xff 2 0\n",
+           "without -s addresses stay distinct stacks");
+}
+
+static void test_svg_outputs(void)
+{
+    put("a.folded", "main;Work.fast 50\nmain;Work.slow 50\nmain;Gone.old 20\n");
+    put("b.folded", "main;Work.fast 50\nmain;Work.slow 100\nmain;New.thing 10\n");
+    int rc = RUN(flame_cmd_diff, "diff", path("a.folded"), path("b.folded"), "-o",
+                 path("d.svg"));
+    is_int(rc, 0, "diff to SVG exits 0");
+    ok(access(path("d.svg"), F_OK) == 0 && access(path("d.mirror.svg"), F_OK) == 0,
+       "writes d.svg and d.mirror.svg");
+    ok(has(err_buf, "d.mirror.svg"), "says where the mirror went");
+    profile *p = profile_new();
+    flame_err err = FLAME_ERR_INIT;
+    ok(profile_load_path(p, path("d.svg"), &err) == 0 && profile_is_diff(p),
+       "d.svg reads back as a differential profile");
+    is_int(profile_total(p), 160, "d.svg widths are the after profile");
+    profile_free(p);
+    p = profile_new();
+    ok(profile_load_path(p, path("d.mirror.svg"), &err) == 0 && profile_is_diff(p),
+       "mirror reads back as a differential");
+    is_int(profile_total(p), 120, "mirror widths are the before profile");
+    profile_free(p);
+    char *svg = slurp(path("d.mirror.svg"));
+    ok(has(svg, "Gone.old"), "the vanished frame is in the mirror");
+
+    /* --single: no mirror; and no temporary files left behind */
+    rc = RUN(flame_cmd_diff, "diff", "--single", path("a.folded"), path("b.folded"), "-o",
+             path("s.svg"));
+    ok(rc == 0 && access(path("s.mirror.svg"), F_OK) != 0, "--single writes one file");
+    DIR *dd = opendir(dir);
+    int stray = 0;
+    for (struct dirent *e; (e = readdir(dd));)
+        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            stray++;
+    closedir(dd);
+    is_int(stray, 0, "no temporary files left");
+
+    /* SVG vs folded: render a plain profile to SVG with render_svg, diff it with a file */
+    p = profile_new();
+    profile_add(p, "main;Work.slow", 14, 40, PROFILE_ONE_COLUMN);
+    profile_add(p, "main;Work.fast", 14, 60, PROFILE_ONE_COLUMN);
+    render_opts ro;
+    render_opts_default(&ro);
+    FILE *f = fopen(path("plain.svg"), "w");
+    ok(render_svg(p, &ro, f, &err) == 0, "render a plain SVG");
+    fclose(f);
+    profile_free(p);
+    put("after.folded", "main;Work.slow 80\nmain;Work.fast 20\n");
+    rc = RUN(flame_cmd_diff, "diff", path("plain.svg"), path("after.folded"), "-o",
+             path("sf.folded"));
+    is_int(rc, 0, "SVG/file diff exits 0");
+    is_str(slurp(path("sf.folded")), "main;Work.fast 60 20\nmain;Work.slow 40 80\n",
+           "SVG/file diff counts");
+    ok(has(out_buf, "Work.slow") && has(out_buf, "grew"), "summary after SVG/file diff");
+}
+
+static void test_movers(void)
+{
+    put("m1.folded", "t;Main.run;App.countPrimes 300\nt;Main.run;App.mixHashes 600\n"
+                     "t;Main.run;JVM::gc 100\nt;Main.run;App.rec;App.rec;App.rec 100\n");
+    put("m2.folded", "t;Main.run;App.countPrimes 1200\nt;Main.run;App.mixHashes 600\n"
+                     "t;Main.run;JVM::gc 100\nt;Main.run;App.rec;App.rec;App.rec 100\n");
+    int rc = RUN(flame_cmd_diff, "diff", path("m1.folded"), path("m2.folded"), "-o",
+                 path("m.svg"), "--single");
+    is_int(rc, 0, "movers diff exits 0");
+    const char *grew = strstr(out_buf, "grew most:"), *shrank = strstr(out_buf, "shrank most:");
+    ok(grew && shrank && grew < shrank, "summary has grew and shrank sections");
+    const char *cp = strstr(out_buf, "App.countPrimes");
+    ok(cp && cp > grew && cp < shrank, "countPrimes listed as grown");
+    ok(has(out_buf, "App.countPrimes") && has(out_buf, "27.27%") && has(out_buf, "60.00%") &&
+           has(out_buf, "+32.73"),
+       "before/after percentages and delta in points");
+    const char *mh = strstr(out_buf, "App.mixHashes");
+    ok(mh && mh > shrank, "mixHashes listed as shrunk");
+    ok(!has(out_buf, "JVM::gc"), "C++ frames left out without --all-frames");
+
+    rc = RUN(flame_cmd_diff, "diff", "--all-frames", path("m1.folded"), path("m2.folded"), "-o",
+             path("m.svg"), "--single");
+    ok(has(out_buf, "JVM::gc"), "--all-frames lists C++ frames");
+
+    /* inclusive: recursion counted once per stack; Main.run stays at 100% */
+    diff_opts o = {.normalize = DIFF_NORM_AUTO};
+    profile *a = profile_new(), *b = profile_new();
+    flame_err err = FLAME_ERR_INIT;
+    profile_load_path(a, path("m1.folded"), &err);
+    profile_load_path(b, path("m2.folded"), &err);
+    diff *d = NULL;
+    ok(diff_new(a, b, &o, &d, &err) == 0, "diff_new");
+    diff_mover g[10], s[10];
+    size_t ng, ns;
+    diff_movers_opts mo = {.inclusive = true};
+    diff_movers(d, &mo, 10, g, &ng, s, &ns, &err);
+    bool rec_ok = false, run_listed = false;
+    for (size_t i = 0; i < ns; i++)
+        if (strcmp(s[i].name, "App.rec") == 0)
+            rec_ok = fabs(s[i].before_pct - 9.0909) < 0.01 && fabs(s[i].after_pct - 5.0) < 0.01;
+    for (size_t i = 0; i < ng + ns; i++)
+        if (strcmp(i < ng ? g[i].name : s[i - ng].name, "Main.run") == 0)
+            run_listed = true;
+    ok(rec_ok, "inclusive share of a recursive frame counts each stack once (9.09%% -> 5%%)");
+    ok(!run_listed, "a frame on every stack does not move");
+    ok(ng >= 1 && strcmp(g[0].name, "App.countPrimes") == 0, "inclusive: countPrimes grew most");
+    diff_free(d);
+}
+
+static void test_merge(void)
+{
+    put("r1.folded", "x 6\ny 4\n");
+    put("r2.folded", "x 50\nz 50\n");
+    int rc = RUN(flame_cmd_merge, "merge", path("r1.folded"), path("r2.folded"), "-o",
+                 path("all.folded"));
+    is_int(rc, 0, "merge exits 0");
+    is_str(slurp(path("all.folded")), "x 56\ny 4\nz 50\n", "merge sums");
+    rc = RUN(flame_cmd_merge, "merge", "--normalize", path("r1.folded"), path("r2.folded"), "-o",
+             path("alln.folded"));
+    is_int(rc, 0, "merge --normalize exits 0");
+    is_str(slurp(path("alln.folded")), "x 110\ny 40\nz 50\n",
+           "merge --normalize scales each input to the same total");
+    rc = RUN(flame_cmd_merge, "merge", path("r1.folded"), path("r2.folded"), path("r1.folded"),
+             "-o", path("all.svg"));
+    is_int(rc, 0, "merge to SVG exits 0");
+    rc = RUN(flame_cmd_diff, "diff", path("all.svg"), path("r2.folded"), "--no-normalize", "-o",
+             path("md.folded"));
+    is_int(rc, 0, "diff accepts a merged SVG");
+    is_str(slurp(path("md.folded")), "x 62 50\ny 8 0\nz 50 50\n", "merged SVG read back");
+    rc = RUN(flame_cmd_merge, "merge", path("r1.folded"), path("r2.folded"), "-o",
+             path("all.json"));
+    char *j = slurp(path("all.json"));
+    ok(rc == 0 && j && has(j, "speedscope"), "merge to .json writes speedscope");
+    rc = RUN(flame_cmd_merge, "merge", "--format", "folded", path("r1.folded"), "-o",
+             path("one.out"));
+    is_str(slurp(path("one.out")), "x 6\ny 4\n", "--format overrides the extension");
+}
+
+static void test_errors(void)
+{
+    put("ok.folded", "x 5\ny 3\n");
+    put("empty.folded", "");
+    put("zero.folded", "x 0\n");
+    put("junk.folded", "hello world\n");
+    put("two.folded", "x 1 2\ny 3 4\n");
+    mkdir(path("adir"), 0755);
+    struct {
+        const char *what, *a, *b, *msg;
+    } cases[] = {
+        {"missing file", "/nonexistent/nope.folded", NULL, "no such file: /nonexistent/nope.folded"},
+        {"unreadable format", path("junk.folded"), NULL, "no count"},
+        {"empty file", path("empty.folded"), NULL, "no stacks"},
+        {"all-zero profile", path("zero.folded"), NULL, "empty profile"},
+        {"differential input", path("two.folded"), NULL, "differential"},
+        {"directory", path("adir"), NULL, "is a directory"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int rc = RUN(flame_cmd_diff, "diff", cases[i].a, path("ok.folded"), "-o", path("e.svg"));
+        is_int(rc, 1, "diff, %s: exit 1", cases[i].what);
+        ok(has(err_buf, cases[i].msg) && one_line(err_buf) && has(err_buf, "docker flame diff: "),
+           "diff, %s: one line naming it", cases[i].what);
+        if (!has(err_buf, cases[i].msg) || !one_line(err_buf))
+            printf("#   stderr: %s", err_buf);
+        rc = RUN(flame_cmd_merge, "merge", path("ok.folded"), cases[i].a, "-o", path("e.svg"));
+        is_int(rc, 1, "merge, %s: exit 1", cases[i].what);
+        ok(has(err_buf, cases[i].msg) && one_line(err_buf), "merge, %s: one line", cases[i].what);
+    }
+    ok(access(path("e.svg"), F_OK) != 0, "no output written on bad input");
+
+    /* units: one profile in samples (small counts), the other in periods (~1e6 per sample) */
+    char s1[4096] = "", s2[8192] = "";
+    for (int i = 0; i < 25; i++) {
+        char l[128];
+        snprintf(l, sizeof l, "main;f%d %d\n", i, i + 1);
+        strcat(s1, l);
+        snprintf(l, sizeof l, "main;f%d %d\n", i, (i + 1) * 1001001);
+        strcat(s2, l);
+    }
+    put("samples.folded", s1);
+    put("periods.folded", s2);
+    int rc = RUN(flame_cmd_diff, "diff", path("samples.folded"), path("periods.folded"), "-o",
+                 path("u.svg"));
+    is_int(rc, 1, "mismatched units: exit 1");
+    ok(has(err_buf, "counts samples but") && has(err_buf, "periods") && one_line(err_buf),
+       "mismatched units: one line");
+    rc = RUN(flame_cmd_diff, "diff", "--ignore-units", path("samples.folded"),
+             path("periods.folded"), "-o", path("u.svg"));
+    is_int(rc, 0, "--ignore-units overrides the check");
+
+    /* usage errors: exit 2 */
+    const char *const *usage[] = {
+        (const char *const[]){"diff", path("ok.folded"), NULL},
+        (const char *const[]){"diff", "--bogus", path("ok.folded"), path("ok.folded"), NULL},
+        (const char *const[]){"diff", path("ok.folded"), path("ok.folded"), "-o", "x.json", NULL},
+        (const char *const[]){"diff", "--top", "many", path("ok.folded"), path("ok.folded"), NULL},
+        (const char *const[]){"diff", "-", "-", NULL},
+        (const char *const[]){"diff", "--colors", "plaid", "a", "b", NULL},
+    };
+    for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) {
+        int r = run(flame_cmd_diff, usage[i]);
+        is_int(r, 2, "diff usage error %zu: exit 2", i);
+        ok(one_line(err_buf), "diff usage error %zu: one line", i);
+    }
+    rc = RUN(flame_cmd_merge, "merge", path("ok.folded"), path("ok.folded"));
+    ok(rc == 2 && has(err_buf, "-o OUT is required"), "merge without -o: exit 2");
+    rc = RUN(flame_cmd_merge, "merge", path("ok.folded"), "-o", path("all.weird"));
+    ok(rc == 2 && has(err_buf, "--format"), "merge with an unknown extension: exit 2");
+    rc = RUN(flame_cmd_diff, "diff", "--help");
+    ok(rc == 0 && has(out_buf, "Examples:") && has(out_buf, "container"), "diff --help teaches");
+    rc = RUN(flame_cmd_merge, "merge", "--help");
+    ok(rc == 0 && has(out_buf, "Examples:"), "merge --help teaches");
+
+    /* an output directory that does not exist: exit 1, one line */
+    rc = RUN(flame_cmd_diff, "diff", path("ok.folded"), path("ok.folded"), "-o",
+             "/nonexistent/dir/d.svg");
+    ok(rc == 1 && has(err_buf, "cannot write /nonexistent/dir/d.svg") && one_line(err_buf),
+       "unwritable output: exit 1, one line");
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    test_strip_hex();
+    test_file_diff();
+    test_svg_outputs();
+    test_movers();
+    test_merge();
+    test_errors();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("# could not remove %s\n", dir);
+    return tap_done();
+}

@@ -643,7 +643,15 @@ int profile_load(profile *p, FILE *in, const char *name, flame_err *err)
     while ((rc = reader_next(&r, &line, &n, err)) > 0) {
         if (first) {
             first = false;
-            if (looks_like_svg(line, n)) {
+            /* an SVG's first line never ends with a count; a folded line always does */
+            size_t l = n;
+            const char *tok;
+            size_t toklen;
+            double v;
+            while (l > 0 && is_space(line[l - 1]))
+                l--;
+            if (looks_like_svg(line, n) &&
+                !(last_token(line, &l, &tok, &toklen) && parse_count(tok, toklen, &v))) {
                 rc = load_svg_data(p, &r, err);
                 break;
             }

@@ -1,0 +1,274 @@
+/* Unit tests for flame/profile.c: parsing folded text, summing, two columns, errors, folded
+ * output order, the SVG round trip, top self frames. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/render_test_util.h"
+#include "tests/unit/tap.h"
+
+static size_t folded_len; /* size of the last folded_str() result (names may hold NUL) */
+
+static char *folded_str(const profile *p)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    flame_err err = FLAME_ERR_INIT;
+    int rc = profile_write_folded(p, f, &err);
+    fclose(f);
+    if (rc < 0) {
+        free(buf);
+        return NULL;
+    }
+    folded_len = n;
+    return buf;
+}
+
+static void expect_error(const char *text, size_t len, const char *want, const char *what)
+{
+    flame_err err = FLAME_ERR_INIT;
+    profile *p = load_text(text, len, &err);
+    ok(p == NULL && err.code == FLAME_EXIT_ERROR, "%s: rejected", what);
+    ok(strstr(err.msg, want) != NULL, "%s: message says '%s'", what, want);
+    if (!strstr(err.msg, want))
+        printf("#   got: %s\n", err.msg);
+    profile_free(p);
+}
+
+static void test_parse(void)
+{
+    profile *p = load_str("a;b;c 10\na;b 5\r\n\n   \na;b;c 2\nx  7  \n");
+    ok(p != NULL, "simple folded input loads (CRLF, blank lines, trailing spaces)");
+    if (!p)
+        return;
+    is_int(profile_stacks(p), 3, "identical stacks are summed");
+    ok(profile_total(p) == 24, "total is the sum of counts");
+    ok(!profile_is_diff(p), "one column is not a differential");
+    char *s = folded_str(p);
+    same_str(s, "a;b 5\na;b;c 12\nx 7\n", "folded output sums and sorts");
+    free(s);
+    profile_free(p);
+
+    p = load_str("a b c;d e 3\n");
+    ok(p && profile_stacks(p) == 1, "frames may contain spaces");
+    s = p ? folded_str(p) : NULL;
+    same_str(s, "a b c;d e 3\n", "spaces kept in frame names");
+    free(s);
+    profile_free(p);
+
+    p = load_str("a;b 1.5\na;b 2.25\n");
+    s = p ? folded_str(p) : NULL;
+    same_str(s, "a;b 3.75\n", "fractional counts are summed");
+    free(s);
+    profile_free(p);
+}
+
+static void test_two_columns(void)
+{
+    profile *p = load_str("a;b 10 12\na;c 5 0\na;b 1 1\n");
+    ok(p && profile_is_diff(p), "two count columns make a differential");
+    if (!p)
+        return;
+    ok(profile_total(p) == 13, "total is the sum of the last column");
+    ok(profile_total_before(p) == 16, "total_before is the sum of the first column");
+    char *s = folded_str(p);
+    same_str(s, "a;b 11 13\na;c 5 0\n", "both columns written back");
+    free(s);
+    profile_free(p);
+
+    expect_error("a;b 10 12\na;c 5\n", 16, "line 2: one count column",
+                 "a one-column line after two-column lines");
+    /* after a one-column first line, "x 1 2" is the stack "x 1" with count 2 */
+    p = load_str("a 3\nx 1 2\n");
+    s = p ? folded_str(p) : NULL;
+    same_str(s, "a 3\nx 1 2\n", "the first line decides the number of columns");
+    free(s);
+    profile_free(p);
+}
+
+static void test_errors(void)
+{
+    expect_error("", 0, "input: no stacks", "empty input");
+    expect_error("\n\n  \n", 5, "no stacks", "blank input");
+    expect_error("a;b 1\nfoo bar\n", 14, "input: line 2: no count", "missing count");
+    expect_error("a;b\n", 4, "line 1: no count", "no count at all");
+    expect_error("a;b -3\n", 7, "line 1: no count", "negative count");
+    expect_error("a;b 1e5\n", 8, "line 1: no count", "exponent count");
+    expect_error("a;b nan\n", 8, "line 1: no count", "nan count");
+    expect_error(" 5\n", 3, "line 1: empty stack", "empty stack");
+
+    size_t big = PROFILE_MAX_LINE + 10;
+    char *text = malloc(big + 4);
+    memset(text, 'x', big);
+    memcpy(text + big, " 1\n", 3);
+    expect_error(text, big + 3, "line 1: longer than", "overlong line is bounded");
+    free(text);
+
+    flame_err err = FLAME_ERR_INIT;
+    profile *p = profile_new();
+    ok(profile_load_path(p, "/nonexistent/x.folded", &err) < 0 &&
+           strstr(err.msg, "/nonexistent/x.folded: No such file"),
+       "missing file named in the error");
+    profile_free(p);
+
+    const char *svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>\n";
+    expect_error(svg, strlen(svg), "SVG without docker-flame data", "a foreign SVG");
+}
+
+static void test_add_api(void)
+{
+    profile *p = profile_new();
+    ok(profile_add(p, "a;b", 3, 4, PROFILE_ONE_COLUMN) == 0, "profile_add one column");
+    ok(profile_add(p, "a;b", 3, 1, NAN) == 0, "NaN also means one column");
+    errno = 0;
+    ok(profile_add(p, "a;c", 3, 1, 2) < 0 && errno == EINVAL, "mixing columns is EINVAL");
+    ok(profile_add(p, "", 0, 1, PROFILE_ONE_COLUMN) < 0 && errno == EINVAL, "empty stack EINVAL");
+    ok(profile_add(p, "a", 1, -1, PROFILE_ONE_COLUMN) < 0, "negative count rejected");
+    ok(profile_add(p, "a", 1, INFINITY, PROFILE_ONE_COLUMN) < 0, "infinite count rejected");
+    ok(profile_total(p) == 5 && profile_stacks(p) == 1, "only valid adds counted");
+    profile_free(p);
+}
+
+/* stackcollapse-perf.pl order: bytewise over the whole line, so "a;b-x" sorts before "a;b;c". */
+static void test_folded_order(void)
+{
+    profile *p = load_str("a;b;c 1\na;b-x 2\na;b 3\nZ 4\na;bb 5\n");
+    char *s = p ? folded_str(p) : NULL;
+    same_str(s, "Z 4\na;b 3\na;b-x 2\na;b;c 1\na;bb 5\n", "folded output in bytewise order");
+    free(s);
+    profile_free(p);
+}
+
+static void test_roundtrip(void)
+{
+    /* hostile names: markup, CDATA end, quotes, ampersands, control bytes, invalid UTF-8, a
+     * NUL byte, a 100 kB name, a leading '<?xml' frame */
+    char *big = malloc(100 * 1024 + 1);
+    memset(big, 'N', 100 * 1024);
+    big[100 * 1024] = '\0';
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
+    fprintf(f, "<?xml x;<script>alert(1)</script>;]]>;\"quoted\" 'single' &amp; & 3\n");
+    fprintf(f, "ctl\x01\x02\x1b[0m;tab\there;bad\xff\xfe utf8;\xc3\x28;\xed\xa0\x80 7\n");
+    fprintf(f, "%s;leaf 2\n", big);
+    fprintf(f, "with");
+    fputc('\0', f);
+    fprintf(f, "nul;x 1\n");
+    fprintf(f, "java;Work.step_[j];Lcom/x/Y;::m 0.125\n");
+    fclose(f);
+    free(big);
+
+    flame_err err = FLAME_ERR_INIT;
+    profile *p = load_text(text, tlen, &err);
+    ok(p != NULL, "hostile folded input loads");
+    if (!p) {
+        printf("# %s\n", err.msg);
+        free(text);
+        return;
+    }
+    char *want = folded_str(p);
+    size_t want_len = folded_len;
+    render_opts o;
+    render_opts_default(&o);
+    size_t n;
+    char *svg = render_str(p, &o, &n);
+    size_t svg_len = n;
+    ok(svg != NULL, "hostile profile renders");
+    ok(svg && xml_well_formed(svg, n), "SVG of hostile names is well-formed XML");
+    profile *q = svg ? load_text(svg, n, &err) : NULL;
+    ok(q != NULL, "our SVG loads back");
+    char *got = q ? folded_str(q) : NULL;
+    ok(want && got && folded_len == want_len && memcmp(want, got, want_len) == 0,
+       "SVG round trip gives the same folded stacks, byte for byte");
+    ok(got && memmem(got, folded_len, "with\0nul;x 1\n", 13) != NULL,
+       "a NUL byte inside a name survives the round trip");
+    profile_free(q);
+    free(got);
+
+    /* differential round trip */
+    profile *d = load_str("a;b 10 12\na;<c> 5 0.5\n");
+    char *dwant = d ? folded_str(d) : NULL;
+    char *dsvg = d ? render_str(d, &o, &n) : NULL;
+    profile *d2 = dsvg ? load_text(dsvg, n, &err) : NULL;
+    char *dgot = d2 ? folded_str(d2) : NULL;
+    ok(d2 && profile_is_diff(d2) && dwant && dgot && strcmp(dwant, dgot) == 0,
+       "differential SVG round trip");
+    free(dwant);
+    free(dsvg);
+    free(dgot);
+    profile_free(d);
+    profile_free(d2);
+
+    /* an SVG rendered without the data is refused with a clear message */
+    o.embed_folded = false;
+    char *bare = render_str(p, &o, &n);
+    q = bare ? load_text(bare, n, &err) : NULL;
+    ok(!q && strstr(err.msg, "without docker-flame data"), "--no-embed SVG cannot be read back");
+    profile_free(q);
+    free(bare);
+
+    /* corrupt embedded data */
+    if (svg) {
+        char *m = strstr(svg, "\nv1 ");
+        if (m)
+            m[1] = 'v', m[2] = '9';
+        q = load_text(svg, svg_len, &err);
+        ok(!q && strstr(err.msg, "bad docker-flame data header"), "corrupt data header reported");
+        if (q || !strstr(err.msg, "header"))
+            printf("#   got: %s\n", q ? "(loaded)" : err.msg);
+        profile_free(q);
+    }
+    free(svg);
+    free(want);
+    free(text);
+    profile_free(p);
+}
+
+static void test_top_self(void)
+{
+    profile *p = load_str("t;Work.step 10\nt;Work.step;memcpy 4\nt;a/b/C:.m 6\nt;JVM::gc 20\n"
+                          "t;foo_[j] 3\nt;x_[k] 1\n");
+    const char *names[8];
+    double counts[8];
+    size_t n = profile_top_self(p, 8, false, names, counts);
+    is_int(n, 6, "six leaf names");
+    same_str(names[0], "JVM::gc", "largest self first");
+    ok(counts[0] == 20, "its self count");
+    n = profile_top_self(p, 2, true, names, counts);
+    is_int(n, 2, "java_only, limited to 2");
+    same_str(names[0], "Work.step", "top Java frame");
+    same_str(names[1], "a/b/C:.m", "second Java frame");
+    n = profile_top_self(p, 8, true, names, counts);
+    is_int(n, 3, "java_only keeps Work.step, a/b/C:.m and foo_[j]");
+    profile_free(p);
+}
+
+static void test_keep_order(void)
+{
+    profile *p = profile_new();
+    profile_keep_order(p, true);
+    flame_err err = FLAME_ERR_INIT;
+    const char *t = "a;b 1\na;c 1\na;b 1\na;b 2\n";
+    FILE *f = fmemopen((void *)t, strlen(t), "r");
+    ok(profile_load(p, f, "x", &err) == 0, "flame chart input loads");
+    fclose(f);
+    is_int(profile_stacks(p), 2, "stacks still summed");
+    ok(profile_total(p) == 5, "total");
+    profile_free(p);
+}
+
+int main(void)
+{
+    test_parse();
+    test_two_columns();
+    test_errors();
+    test_add_api();
+    test_folded_order();
+    test_roundtrip();
+    test_top_self();
+    test_keep_order();
+    return tap_done();
+}

@@ -76,21 +76,34 @@ struct folder {
 
 /* ---- character classes as Perl sees a byte string (no locale, no unicode_strings) ---- */
 
+enum { C_SPACE = 1, C_DIGIT = 2, C_WORD = 4, C_HEX = 8, C_XLOWER = 16, C_SPECIAL = 32 };
+/* C_XLOWER: [0-9a-f] (perf's offsets); C_SPECIAL: bytes the per-frame pass must rewrite. */
+static const unsigned char cls[256] = {
+    [0 ... 8] = C_SPECIAL,
+    ['\t' ... '\r'] = C_SPACE | C_SPECIAL, /* \t \n \v \f \r */
+    [14 ... 0x1f] = C_SPECIAL,
+    [' '] = C_SPACE,
+    ['0' ... '9'] = C_DIGIT | C_WORD | C_HEX | C_XLOWER,
+    ['a' ... 'f'] = C_WORD | C_HEX | C_XLOWER, ['g' ... 'z'] = C_WORD,
+    ['A' ... 'F'] = C_WORD | C_HEX, ['G' ... 'Z'] = C_WORD, ['_'] = C_WORD,
+    [';'] = C_SPECIAL, ['"'] = C_SPECIAL, ['\''] = C_SPECIAL, [0x7f] = C_SPECIAL,
+};
+
 static inline bool pl_space(unsigned char c)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    return cls[c] & C_SPACE;
 }
 static inline bool pl_digit(unsigned char c)
 {
-    return c >= '0' && c <= '9';
+    return cls[c] & C_DIGIT;
 }
 static inline bool pl_word(unsigned char c)
 {
-    return pl_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    return cls[c] & C_WORD;
 }
 static inline bool is_hex(unsigned char c)
 {
-    return pl_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    return cls[c] & C_HEX;
 }
 
 static bool span_eq(span s, const char *lit)
@@ -391,20 +404,23 @@ static int fbuf_reserve(folder *f, size_t extra)
  * a Go method ".(*T)." (Perl's generic tidy). */
 static size_t cut_params_generic(char *b, size_t n)
 {
-    const char *go = find_bytes(b, n, ".(", 2);
-    if (go) {
-        const char *end = b + n;
-        for (const char *p = end - 2; p >= go + 2; p--)
-            if (p[0] == ')' && p[1] == '.')
-                return n;
+    char *end = b + n, *first = memchr(b, '(', n);
+    if (!first)
+        return n;
+    for (const char *p = first; p && p < end; p = memchr(p + 1, '(', (size_t)(end - p - 1))) {
+        if (p > b && p[-1] == '.') { /* ".(" ... ")." later: a Go method, keep it whole */
+            for (const char *q = end - 2; q >= p + 1; q--)
+                if (q[0] == ')' && q[1] == '.')
+                    return n;
+            break;
+        }
     }
-    for (size_t i = 0; i < n; i++) {
-        if (b[i] != '(')
+    static const char anon[] = "anonymous namespace)";
+    for (char *p = first; p; p = memchr(p + 1, '(', (size_t)(end - p - 1))) {
+        size_t rest = (size_t)(end - p - 1);
+        if (rest >= sizeof anon - 1 && memcmp(p + 1, anon, sizeof anon - 1) == 0)
             continue;
-        static const char anon[] = "anonymous namespace)";
-        if (n - i - 1 >= sizeof anon - 1 && memcmp(b + i + 1, anon, sizeof anon - 1) == 0)
-            continue;
-        return i;
+        return (size_t)(p - b);
     }
     return n;
 }
@@ -492,10 +508,23 @@ static bool has_annotation(const char *b, size_t n, char kind)
     return find_bytes(b, n, tag, 4) != NULL;
 }
 
+/* Does any byte of w need the per-frame rewrite (control byte, ';', quote, DEL)? Bit tricks
+ * (exact for presence): a byte below 0x20, or a byte equal to one of four values. */
+static inline bool word_has_special(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+#define HAS_ZERO(x) (((x) - ones) & ~(x) & highs)
+    uint64_t r = ((w - ones * 0x20) & ~w & highs) | HAS_ZERO(w ^ (ones * 0x22)) |
+                 HAS_ZERO(w ^ (ones * 0x27)) | HAS_ZERO(w ^ (ones * 0x3b)) |
+                 HAS_ZERO(w ^ (ones * 0x7f));
+#undef HAS_ZERO
+    return r != 0;
+}
+
 /* Tidy one piece of a frame line's symbol (index = its position in the "->" chain) and append
  * it to fbuf. Returns the span appended, or -1 when out of memory. */
 static int tidy_piece(folder *f, const frame_line *fl, span piece, size_t index, bool java_comm,
-                      fold_span *out)
+                      bool perfmap, fold_span *out)
 {
     bool cut = piece.len > FOLD_MAX_FRAME;
     size_t n = cut ? FOLD_MAX_FRAME : piece.len;
@@ -503,7 +532,7 @@ static int tidy_piece(folder *f, const frame_line *fl, span piece, size_t index,
     if (fbuf_reserve(f, room) < 0)
         return -1;
     char *b = f->fbuf + f->fbuf_len;
-    bool perfmap = !f->o.compat && mod_is_perfmap(fl->mod);
+    perfmap = perfmap && !f->o.compat;
 
     if (n == 9 && memcmp(piece.p, "[unknown]", 9) == 0) {
         span name = {"unknown", 7};
@@ -527,17 +556,41 @@ static int tidy_piece(folder *f, const frame_line *fl, span piece, size_t index,
             b[n++] = '>';
         }
         b[n++] = ']';
-    } else
+    } else {
+        /* Hide n's small upper bound from GCC, which would otherwise inline this copy as a
+         * `rep movsq` that costs more than the whole rest of the frame's processing. */
+        __asm__("" : "+r"(n));
         memcpy(b, piece.p, n);
+    }
 
-    for (size_t i = 0; i < n; i++)
-        if (b[i] == ';')
-            b[i] = ':';
+    /* One pass for the byte rules: ';' is the frame separator, and folded lines travel over a
+     * line protocol and into SVG/JSON, so no control bytes, ever. */
+    bool quotes = false;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 8 <= n) { /* most names have no special byte: skip them 8 at a time */
+            uint64_t w;
+            memcpy(&w, b + i, 8);
+            if (!word_has_special(w)) {
+                i += 7;
+                continue;
+            }
+        }
+        unsigned char c = (unsigned char)b[i];
+        if (__builtin_expect(cls[c] & C_SPECIAL, 0)) {
+            if (c == ';')
+                b[i] = ':';
+            else if (c == '"' || c == '\'')
+                quotes = true;
+            else
+                b[i] = '?';
+        }
+    }
     if (perfmap)
         n = tidy_jit(b, n, f->o.signatures);
     else
         n = cut_params_generic(b, n);
-    n = delete_quotes(b, n);
+    if (quotes)
+        n = delete_quotes(b, n);
     if (f->o.compat) {
         if (java_comm && n > 0 && b[0] == 'L' && memchr(b, '/', n)) {
             memmove(b, b + 1, n - 1);
@@ -551,10 +604,6 @@ static int tidy_piece(folder *f, const frame_line *fl, span piece, size_t index,
         memcpy(b + n, "...", 3);
         n += 3;
     }
-    /* Folded lines travel over a line protocol and into SVG/JSON: no control bytes, ever. */
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)b[i] < 0x20 || (unsigned char)b[i] == 0x7f)
-            b[i] = '?';
 
     if (index > 0) {
         if (!has_annotation(b, n, 'i')) {
@@ -592,22 +641,26 @@ static void trim_stack(folder *f)
     }
 }
 
+static const char *find_arrow(const char *p, const char *end)
+{
+    while (p < end && (p = memchr(p, '-', (size_t)(end - p)))) {
+        if (p + 1 < end && p[1] == '>')
+            return p;
+        p++;
+    }
+    return NULL;
+}
+
 static int add_frame(folder *f, const frame_line *fl)
 {
     span func = fl->func;
     /* perf >= 4.8 appends "+0x<offset>"; only lowercase hex, as stackcollapse-perf.pl. */
-    const char *plus = NULL;
-    for (const char *p = func.p; (p = find_bytes(p, (size_t)(func.p + func.len - p), "+0x", 3));
-         p++)
-        plus = p;
-    if (plus) {
-        const char *h = plus + 3, *end = func.p + func.len;
-        bool ok = h < end;
-        for (; h < end && ok; h++)
-            ok = pl_digit((unsigned char)*h) || (*h >= 'a' && *h <= 'f');
-        if (ok)
-            func.len = (size_t)(plus - func.p);
-    }
+    /* Scanning back over the hex digits finds the last "+0x" iff everything after it is hex. */
+    size_t e = func.len;
+    while (e > 0 && (cls[(unsigned char)func.p[e - 1]] & C_XLOWER))
+        e--;
+    if (e < func.len && e >= 3 && memcmp(func.p + e - 3, "+0x", 3) == 0)
+        func.len = e - 3;
     if (func.len > 0 && func.p[0] == '(') /* perf prints process names as "(name)" frames */
         return 0;
 
@@ -620,7 +673,7 @@ static int add_frame(folder *f, const frame_line *fl)
     bool split = f->o.compat || (perfmap && f->o.inline_frames);
     bool first_only = !f->o.compat && perfmap && !f->o.inline_frames;
     for (;;) {
-        const char *arrow = split || first_only ? find_bytes(p, (size_t)(end - p), "->", 2) : NULL;
+        const char *arrow = split || first_only ? find_arrow(p, end) : NULL;
         const char *pe = arrow ? arrow : end;
         if (grow((void **)&f->pieces, &f->pieces_cap, np + 1, sizeof *f->pieces) < 0)
             return -1;
@@ -647,7 +700,7 @@ static int add_frame(folder *f, const frame_line *fl)
     /* Leaf first: the chain's last piece is the innermost, so it goes in first. */
     for (size_t k = np; k-- > 0;) {
         span piece = {func.p + f->pieces[k].off, f->pieces[k].len};
-        if (tidy_piece(f, fl, piece, k, java_comm, &f->fr[f->nfr]) < 0)
+        if (tidy_piece(f, fl, piece, k, java_comm, perfmap, &f->fr[f->nfr]) < 0)
             return -1;
         f->nfr++;
     }

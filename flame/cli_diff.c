@@ -210,7 +210,7 @@ static int write_job(const out_job *j, FILE *f, flame_err *err)
     case FMT_SVG:
         return render_svg(j->p, j->ro, f, err);
     case FMT_FOLDED:
-        return profile_write_folded(j->p, f, err);
+        return diff_write_folded(j->p, f, err);
     case FMT_SPEEDSCOPE:
         return export_speedscope(j->p, j->name, f, err);
     case FMT_NONE:

@@ -122,6 +122,127 @@ static int add_all(profile *dst, const profile *src, int column, double factor, 
     return rc;
 }
 
+/* ---- adding one profile to another by frame ids ------------------------------------------------ */
+
+/* Our own hashes (profile.c's are private): only used for the lookup tables below. */
+static uint64_t hash_name(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return h ^ (h >> 29);
+}
+
+static uint64_t hash_seq(const uint32_t *v, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ v[i]) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+static size_t table_size(size_t n)
+{
+    size_t cap = 64;
+    while (cap < 2 * n)
+        cap *= 2;
+    return cap;
+}
+
+/* Add every stack of src to dst: counts times factor (rounded when asked) into column 0
+ * (before), 1 (after) or -1 (the only column). A stack that dst already has is updated in
+ * place through a lookup table over dst's stacks keyed by frame ids (no text, no re-interning:
+ * this is what makes a million-stack diff fast); only new stacks go through profile_add().
+ * Every stack of src is distinct, so stacks added on the way never need looking up. */
+static int add_into(profile *dst, const profile *src, int column, double factor, bool round,
+                    flame_err *err)
+{
+    size_t nmask = table_size(dst->nnames) - 1, smask = table_size(dst->nstacks) - 1;
+    _cleanup_free_ uint32_t *ntab = calloc(nmask + 1, sizeof *ntab);
+    _cleanup_free_ uint32_t *stab = calloc(smask + 1, sizeof *stab);
+    _cleanup_free_ uint32_t *map = malloc((src->nnames ? src->nnames : 1) * sizeof *map);
+    _cleanup_free_ uint32_t *seq = NULL;
+    size_t seq_cap = 0;
+    if (!ntab || !stab || !map)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (uint32_t id = 0; id < dst->nnames; id++) {
+        size_t j = hash_name(prof_name_str(dst, id), dst->names[id].len) & nmask;
+        while (ntab[j])
+            j = (j + 1) & nmask;
+        ntab[j] = id + 1;
+    }
+    /* src name id -> dst name id, UINT32_MAX when dst does not have the name */
+    for (uint32_t id = 0; id < src->nnames; id++) {
+        const char *nm = prof_name_str(src, id);
+        uint32_t len = src->names[id].len;
+        map[id] = UINT32_MAX;
+        for (size_t j = hash_name(nm, len) & nmask; ntab[j]; j = (j + 1) & nmask) {
+            uint32_t d = ntab[j] - 1;
+            if (dst->names[d].len == len && memcmp(prof_name_str(dst, d), nm, len) == 0) {
+                map[id] = d;
+                break;
+            }
+        }
+    }
+    for (uint32_t k = 0; k < dst->nstacks; k++) {
+        const prof_stack *st = &dst->stacks[k];
+        size_t j = hash_seq(dst->ids + st->off, st->depth) & smask;
+        while (stab[j])
+            j = (j + 1) & smask;
+        stab[j] = k + 1;
+    }
+    textbuf t = {0};
+    int rc = 0;
+    for (uint32_t k = 0; k < src->nstacks && rc == 0; k++) {
+        const prof_stack *st = &src->stacks[k];
+        double c = st->count * factor;
+        if (round)
+            c = floor(c + 0.5);
+        if (st->depth > seq_cap) {
+            free(seq);
+            seq_cap = st->depth * 2;
+            seq = malloc(seq_cap * sizeof *seq);
+            if (!seq) {
+                rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                break;
+            }
+        }
+        bool known = true;
+        for (uint32_t i = 0; i < st->depth && known; i++)
+            known = (seq[i] = map[src->ids[st->off + i]]) != UINT32_MAX;
+        uint32_t hit = UINT32_MAX;
+        if (known) {
+            for (size_t j = hash_seq(seq, st->depth) & smask; stab[j]; j = (j + 1) & smask) {
+                const prof_stack *ds = &dst->stacks[stab[j] - 1];
+                if (ds->depth == st->depth &&
+                    memcmp(dst->ids + ds->off, seq, st->depth * sizeof *seq) == 0) {
+                    hit = stab[j] - 1;
+                    break;
+                }
+            }
+        }
+        if (hit != UINT32_MAX) {
+            if (column == 0) {
+                dst->stacks[hit].before += c;
+                dst->total_before += c;
+            } else {
+                dst->stacks[hit].count += c;
+                dst->total += c;
+            }
+            continue;
+        }
+        size_t len;
+        const char *txt = stack_text(src, k, false, &t, &len);
+        if (!txt || profile_add(dst, txt, len, column == 0 ? c : column == 1 ? 0 : c,
+                                column == 0 ? 0 : column == 1 ? c : PROFILE_ONE_COLUMN) < 0)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    textbuf_free(&t);
+    return rc;
+}
+
 /* Turn a one-column profile into a two-column one in place, its counts in column `column`. */
 static void make_two_columns(profile *p, int column)
 {
@@ -186,7 +307,7 @@ int diff_new(profile *a, profile *b, const diff_opts *o, diff **out, flame_err *
         r = base_a ? a : b;
         profile *other = base_a ? b : a;
         make_two_columns(r, base_a ? 0 : 1);
-        if (add_all(r, other, base_a ? 1 : 0, 1, false, false, err) < 0) {
+        if (add_into(r, other, base_a ? 1 : 0, 1, false, err) < 0) {
             rc = -1;
             goto fail; /* r is a or b: freed there */
         }
@@ -263,6 +384,79 @@ const profile *diff_view(diff *d, bool mirror)
     r->total_before = sum;
     r->total = tshown;
     return r;
+}
+
+/* ---- folded output ------------------------------------------------------------------------------- */
+
+/* Integral counts (nearly all of them) without snprintf: this runs twice per stack. */
+static size_t format_count(char *b, double c)
+{
+    if (c >= 0 && c < 1e15 && c == floor(c)) {
+        char tmp[24];
+        size_t n = 0;
+        unsigned long long v = (unsigned long long)c;
+        do
+            tmp[n++] = (char)('0' + v % 10);
+        while ((v /= 10));
+        for (size_t i = 0; i < n; i++)
+            b[i] = tmp[n - 1 - i];
+        return n;
+    }
+    return (size_t)prof_format_count(b, 64, c);
+}
+
+int diff_write_folded(const profile *p, FILE *out, flame_err *err)
+{
+    prof_view v;
+    if (prof_view_build(p, false, true, &v) < 0)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    /* lines are assembled in one buffer and written in large blocks: stdio's per-character
+     * path was most of the cost of writing a million stacks */
+    size_t cap = 1 << 20, len = 0;
+    _cleanup_free_ char *buf = malloc(cap);
+    int rc = buf ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (uint32_t k = 0; k < p->nstacks && rc == 0; k++) {
+        const prof_stack *st = &p->stacks[v.order[k]];
+        const uint32_t *ids = p->ids + st->off;
+        size_t need = 2 * 64 + 3;
+        for (uint32_t i = 0; i < st->depth; i++)
+            need += p->names[ids[i]].len + 1;
+        if (len + need > cap) {
+            if (len && fwrite(buf, 1, len, out) != len) {
+                rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
+                break;
+            }
+            len = 0;
+            if (need > cap) {
+                char *q = realloc(buf, need);
+                if (!q) {
+                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                    break;
+                }
+                buf = q;
+                cap = need;
+            }
+        }
+        for (uint32_t i = 0; i < st->depth; i++) {
+            if (i)
+                buf[len++] = ';';
+            memcpy(buf + len, prof_name_str(p, ids[i]), p->names[ids[i]].len);
+            len += p->names[ids[i]].len;
+        }
+        if (p->columns == 2) {
+            buf[len++] = ' ';
+            len += format_count(buf + len, st->before);
+        }
+        buf[len++] = ' ';
+        len += format_count(buf + len, st->count);
+        buf[len++] = '\n';
+    }
+    if (rc == 0 && len && fwrite(buf, 1, len, out) != len)
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
+    prof_view_free(&v);
+    if (rc == 0 && (fflush(out) != 0 || ferror(out)))
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
+    return rc;
 }
 
 /* ---- movers ---------------------------------------------------------------------------------- */
@@ -493,7 +687,7 @@ int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err 
         if (i == base)
             continue;
         double f = normalize ? tmax / in[i]->total : 1;
-        if (add_all(r, in[i], -1, f, normalize, false, err) < 0) {
+        if (add_into(r, in[i], -1, f, normalize, err) < 0) {
             rc = -1;
             goto done;
         }

@@ -39,6 +39,10 @@ bool diff_normalized(const diff *d); /* normalisation applied (scale != 1) */
  * red = grew from before to after. */
 const profile *diff_view(diff *d, bool mirror);
 
+/* Folded text of any profile, sorted by stack like profile_write_folded(), written in large
+ * blocks (a 1M-stack diff is ~500 MB of text). */
+int diff_write_folded(const profile *p, FILE *out, flame_err *err);
+
 /* One frame name and its share of all samples before and after, in percent. */
 typedef struct diff_mover {
     const char *name; /* points into d; valid while d lives */

@@ -67,12 +67,24 @@ int flame_cmd_fold(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'p': o.pid = true; break;
-        case 't': o.tid = true; break;
-        case 'k': o.kernel = true; break;
-        case 'j': o.jit = true; break;
-        case 'a': o.kernel = o.jit = true; break;
-        case 'A': o.addrs = true; break;
+        case 'p':
+            o.pid = true;
+            break;
+        case 't':
+            o.tid = true;
+            break;
+        case 'k':
+            o.kernel = true;
+            break;
+        case 'j':
+            o.jit = true;
+            break;
+        case 'a':
+            o.kernel = o.jit = true;
+            break;
+        case 'A':
+            o.addrs = true;
+            break;
         case OPT_EVENT:
             if (!*optarg) {
                 fprintf(stderr, "docker flame fold: --event-filter needs an event name, e.g. "
@@ -81,25 +93,37 @@ int flame_cmd_fold(int argc, char **argv)
             }
             o.event_filter = optarg;
             break;
-        case OPT_COMPAT: o.compat = true; break;
-        case OPT_SIGNATURES: o.signatures = true; break;
-        case OPT_NO_INLINE: o.inline_frames = false; break;
-        case OPT_PERIOD: o.period = true; break;
-        case 'h': fputs(fold_usage, stdout); return FLAME_EXIT_OK;
+        case OPT_COMPAT:
+            o.compat = true;
+            break;
+        case OPT_SIGNATURES:
+            o.signatures = true;
+            break;
+        case OPT_NO_INLINE:
+            o.inline_frames = false;
+            break;
+        case OPT_PERIOD:
+            o.period = true;
+            break;
+        case 'h':
+            fputs(fold_usage, stdout);
+            return FLAME_EXIT_OK;
         default:
             if (optopt == OPT_EVENT)
                 fprintf(stderr, "docker flame fold: --event-filter needs an event name "
                                 "(see 'docker flame fold --help')\n");
             else
-                fprintf(stderr, "docker flame fold: unknown option '%s' (see 'docker flame fold "
-                                "--help')\n",
+                fprintf(stderr,
+                        "docker flame fold: unknown option '%s' (see 'docker flame fold "
+                        "--help')\n",
                         argv[optind - 1]);
             return FLAME_EXIT_USAGE;
         }
     }
     if (argc - optind > 1) {
-        fprintf(stderr, "docker flame fold: one input file at most, got '%s' and '%s' (see "
-                        "'docker flame fold --help')\n",
+        fprintf(stderr,
+                "docker flame fold: one input file at most, got '%s' and '%s' (see "
+                "'docker flame fold --help')\n",
                 argv[optind], argv[optind + 1]);
         return FLAME_EXIT_USAGE;
     }
@@ -134,17 +158,20 @@ int flame_cmd_fold(int argc, char **argv)
         return err.code ? err.code : FLAME_EXIT_ERROR;
     }
     if (st.filtered > 0 && !o.event_filter)
-        fprintf(stderr, "docker flame fold: kept only events of type '%s'; %llu samples of other "
-                        "events skipped (choose with --event-filter)\n",
+        fprintf(stderr,
+                "docker flame fold: kept only events of type '%s'; %llu samples of other "
+                "events skipped (choose with --event-filter)\n",
                 folder_event(f), st.filtered);
     if (st.truncated > 0)
-        fprintf(stderr, "docker flame fold: %llu stacks were too deep and were cut at the leaf "
-                        "(marked [truncated])\n",
+        fprintf(stderr,
+                "docker flame fold: %llu stacks were too deep and were cut at the leaf "
+                "(marked [truncated])\n",
                 st.truncated);
     folder_free(f);
     if (st.samples == 0) {
-        fprintf(stderr, "docker flame fold: no samples in %s (%llu lines not understood): expected "
-                        "the text of `perf script` for a recording made with `perf record -g`\n",
+        fprintf(stderr,
+                "docker flame fold: no samples in %s (%llu lines not understood): expected "
+                "the text of `perf script` for a recording made with `perf record -g`\n",
                 is_stdin ? "standard input" : path, st.unrecognized);
         return FLAME_EXIT_ERROR;
     }

@@ -84,9 +84,15 @@ static const unsigned char cls[256] = {
     [14 ... 0x1f] = C_SPECIAL,
     [' '] = C_SPACE,
     ['0' ... '9'] = C_DIGIT | C_WORD | C_HEX | C_XLOWER,
-    ['a' ... 'f'] = C_WORD | C_HEX | C_XLOWER, ['g' ... 'z'] = C_WORD,
-    ['A' ... 'F'] = C_WORD | C_HEX, ['G' ... 'Z'] = C_WORD, ['_'] = C_WORD,
-    [';'] = C_SPECIAL, ['"'] = C_SPECIAL, ['\''] = C_SPECIAL, [0x7f] = C_SPECIAL,
+    ['a' ... 'f'] = C_WORD | C_HEX | C_XLOWER,
+    ['g' ... 'z'] = C_WORD,
+    ['A' ... 'F'] = C_WORD | C_HEX,
+    ['G' ... 'Z'] = C_WORD,
+    ['_'] = C_WORD,
+    [';'] = C_SPECIAL,
+    ['"'] = C_SPECIAL,
+    ['\''] = C_SPECIAL,
+    [0x7f] = C_SPECIAL,
 };
 
 static inline bool pl_space(unsigned char c)
@@ -136,11 +142,11 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 
 /* ---- header parsing ---- */
 
-/* Perl: m{^(\S.+?)\s+(\d+)/STAR(\d+)STAR\s+} (STAR: Kleene star), with the comm's minimum length as a parameter (2 in
- * Perl: \S plus at least one more byte; 1 in our dialect). The comm is the shortest prefix
- * followed by whitespace, digits, optional slashes, optional digits, whitespace. Only the first
- * byte of each whitespace run can start the match (a later byte of the same run would give the
- * same verdict), which keeps this linear. */
+/* Perl: m{^(\S.+?)\s+(\d+)/STAR(\d+)STAR\s+} (STAR: Kleene star), with the comm's minimum length as
+ * a parameter (2 in Perl: \S plus at least one more byte; 1 in our dialect). The comm is the
+ * shortest prefix followed by whitespace, digits, optional slashes, optional digits, whitespace.
+ * Only the first byte of each whitespace run can start the match (a later byte of the same run
+ * would give the same verdict), which keeps this linear. */
 static bool header_perl(const char *s, size_t n, size_t min_comm, header *h)
 {
     if (n == 0 || pl_space((unsigned char)s[0]))
@@ -513,7 +519,7 @@ static bool has_annotation(const char *b, size_t n, char kind)
 static inline bool word_has_special(uint64_t w)
 {
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-#define HAS_ZERO(x) (((x) - ones) & ~(x) & highs)
+#define HAS_ZERO(x) (((x)-ones) & ~(x)&highs)
     uint64_t r = ((w - ones * 0x20) & ~w & highs) | HAS_ZERO(w ^ (ones * 0x22)) |
                  HAS_ZERO(w ^ (ones * 0x27)) | HAS_ZERO(w ^ (ones * 0x3b)) |
                  HAS_ZERO(w ^ (ones * 0x7f));
@@ -1056,7 +1062,8 @@ static int write_one(void *ctx, const char *stack, size_t len, unsigned long lon
         num[--i] = (char)('0' + count % 10);
     while ((count /= 10));
     num[--i] = ' ';
-    if (fwrite(stack, 1, len, out) != len || fwrite(num + i, 1, sizeof num - i, out) != sizeof num - i)
+    if (fwrite(stack, 1, len, out) != len ||
+        fwrite(num + i, 1, sizeof num - i, out) != sizeof num - i)
         return -EIO;
     return 0;
 }

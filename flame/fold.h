@@ -9,13 +9,13 @@
 #include "common/err.h"
 
 typedef struct fold_opts {
-    bool pid, tid;       /* append -PID / -PID/TID to the process name (stackcollapse --pid/--tid) */
-    bool kernel, jit;    /* annotate kernel (_[k]) / JIT (_[j]) frames; `all` sets both */
-    bool addrs;          /* show raw addresses for unknown symbols (stackcollapse --addrs) */
-    bool compat;         /* byte-exact stackcollapse-perf.pl output: none of our improvements */
-    bool signatures;     /* keep Java return types and parameter lists */
-    bool inline_frames;  /* split agent symbols "a->b" into frames, inlined ones marked _[i] */
-    bool period;         /* count summed periods instead of samples (compat always sums periods) */
+    bool pid, tid;      /* append -PID / -PID/TID to the process name (stackcollapse --pid/--tid) */
+    bool kernel, jit;   /* annotate kernel (_[k]) / JIT (_[j]) frames; `all` sets both */
+    bool addrs;         /* show raw addresses for unknown symbols (stackcollapse --addrs) */
+    bool compat;        /* byte-exact stackcollapse-perf.pl output: none of our improvements */
+    bool signatures;    /* keep Java return types and parameter lists */
+    bool inline_frames; /* split agent symbols "a->b" into frames, inlined ones marked _[i] */
+    bool period;        /* count summed periods instead of samples (compat always sums periods) */
     const char *event_filter; /* only samples of this event; NULL = the first event seen */
     /* Optional: a root frame to put above each stack, chosen by pid (the sidecar uses it to
      * tell several JVMs apart). Return NULL for none. Called once per sample: keep it cheap. */

@@ -60,11 +60,12 @@ int main(void)
           "no timestamp: Perl's header rule still applies");
 
     /* 2. JDK perf-map names. */
-    const char *jdk = "worker-1    26  2066.465803:    5025125 cpu-clock: \n"
-                      "\t    7fd0a8ee5891 long Work.step(java.util.Random)+0x6d1 (/tmp/perf-1.map)\n"
-                      "\t    7fd0a8938cc9 StubRoutines (1)+0xc9 (/tmp/perf-1.map)\n"
-                      "\t    7fd0a8938cc9 java.util.HashMap$Node[] java.util.HashMap.resize()+0xc9 "
-                      "(/tmp/perf-1.map)\n\n";
+    const char *jdk =
+        "worker-1    26  2066.465803:    5025125 cpu-clock: \n"
+        "\t    7fd0a8ee5891 long Work.step(java.util.Random)+0x6d1 (/tmp/perf-1.map)\n"
+        "\t    7fd0a8938cc9 StubRoutines (1)+0xc9 (/tmp/perf-1.map)\n"
+        "\t    7fd0a8938cc9 java.util.HashMap$Node[] java.util.HashMap.resize()+0xc9 "
+        "(/tmp/perf-1.map)\n\n";
     check(jdk, &ours, "worker-1;java.util.HashMap.resize;StubRoutines;Work.step 1\n",
           "JDK names lose return type and parameters; no trailing space");
     fold_opts sig = ours;
@@ -110,7 +111,8 @@ int main(void)
           "--jit marks the compiled frame _[j], inlined ones _[i]");
 
     /* 5. Counts. */
-    const char *two = "w 1 1.1: 300 cpu-clock: \n\t1 f (/x)\n\nw 1 1.2: 200 cpu-clock: \n\t1 f (/x)\n\n";
+    const char *two =
+        "w 1 1.1: 300 cpu-clock: \n\t1 f (/x)\n\nw 1 1.2: 200 cpu-clock: \n\t1 f (/x)\n\n";
     check(two, &ours, "w;f 2\n", "default counts samples");
     fold_opts per = ours;
     per.period = true;
@@ -125,13 +127,15 @@ int main(void)
     const char *nolast = "w 1 1.1: 1 cpu-clock: \n\t1 f (/x)\n";
     check(nolast, &ours, "w;f 1\n", "last sample kept without a blank line after it");
     check(nolast, &compat, "", "compat: ... Perl drops it");
-    const char *noblank = "ww 1 1.1: 1 cpu-clock: \n\t1 f (/x)\nww 1 1.2: 1 cpu-clock: \n\t1 g (/x)\n\n";
+    const char *noblank =
+        "ww 1 1.1: 1 cpu-clock: \n\t1 f (/x)\nww 1 1.2: 1 cpu-clock: \n\t1 g (/x)\n\n";
     check(noblank, &ours, "ww;f 1\nww;g 1\n", "a header ends an unterminated sample");
     check(noblank, &compat, "ww;g;f 1\n", "compat: ... Perl merges them");
     check("w 1 1.1: 1 cpu-clock: \n\t1 (w) (/x)\n\t1 f+0x1a (/x)\n\t2 g+0xZZ (/x)\n\n", &ours,
           "w;g+0xZZ;f 1\n", "offsets stripped, '(' frames skipped");
-    check("w 1 1.1: 1 cpu-clock: \n\t7f00 [unknown] (/lib/libc.so.6)\n\t0 [unknown] ([unknown])\n\n",
-          &ours, "w;[unknown];[libc.so.6] 1\n", "unknown symbols named by their dso");
+    check(
+        "w 1 1.1: 1 cpu-clock: \n\t7f00 [unknown] (/lib/libc.so.6)\n\t0 [unknown] ([unknown])\n\n",
+        &ours, "w;[unknown];[libc.so.6] 1\n", "unknown symbols named by their dso");
     fold_opts addrs = ours;
     addrs.addrs = true;
     check("w 1 1.1: 1 cpu-clock: \n\t7f00 [unknown] (/lib/libc.so.6)\n\n", &addrs,
@@ -191,7 +195,8 @@ int main(void)
     folder_feed(f, "\t1 g (/x)", 9, &err);
     folder_finish(f, &err);
     int calls = 0;
-    is_int(folder_each(f, stop_after_one, &calls), 7, "folder_each returns the callback's stop value");
+    is_int(folder_each(f, stop_after_one, &calls), 7,
+           "folder_each returns the callback's stop value");
     is_int(calls, 1, "... after one call");
     folder_free(f);
 
@@ -233,7 +238,8 @@ int main(void)
     is_int(st.truncated, 1, "... counted");
     free(got);
     free(in);
-    got = fold_str("w 1 1.1: 1 c: \n\t1 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA (/x)\n\n", &ours, NULL);
+    got = fold_str("w 1 1.1: 1 c: \n\t1 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA (/x)\n\n", &ours,
+                   NULL);
     free(got);
     {
         char name[FOLD_MAX_FRAME * 3];
@@ -241,8 +247,8 @@ int main(void)
         char *txt = NULL;
         if (asprintf(&txt, "w 1 1.1: 1 c: \n\t1 %.*s (/x)\n\n", (int)sizeof name, name) > 0) {
             got = fold_str(txt, &ours, NULL);
-            ok(got && strlen(got) == 2 + FOLD_MAX_FRAME + 3 + 3, "long frame name cut to %d + '...'",
-               FOLD_MAX_FRAME);
+            ok(got && strlen(got) == 2 + FOLD_MAX_FRAME + 3 + 3,
+               "long frame name cut to %d + '...'", FOLD_MAX_FRAME);
             free(got);
             free(txt);
         }
@@ -266,7 +272,8 @@ int main(void)
         char *buf = NULL;
         size_t blen = 0;
         m = open_memstream(&buf, &blen);
-        ok(folder_write(f, m, &err) == 0, "garbage folds without error (%s)", round ? "compat" : "ours");
+        ok(folder_write(f, m, &err) == 0, "garbage folds without error (%s)",
+           round ? "compat" : "ours");
         fclose(m);
         bool clean = true;
         for (size_t k = 0; k < blen; k++)

@@ -106,12 +106,14 @@ int main(void)
     r = run_fold(perf, 2, (char *[]){"fold", "/nonexistent/perf.txt", NULL});
     is_int(r.rc, 1, "missing file: exit 1");
     ok(r.err && strstr(r.err, "cannot open '/nonexistent/perf.txt'") && lines(r.err) == 1,
-       "... one line with the reason: %.*s", r.err ? (int)strcspn(r.err, "\n") : 0, r.err ? r.err : "");
+       "... one line with the reason: %.*s", r.err ? (int)strcspn(r.err, "\n") : 0,
+       r.err ? r.err : "");
     run_free(&r);
 
     r = run_fold(perf, 2, (char *[]){"fold", "/", NULL});
     is_int(r.rc, 1, "a directory: exit 1");
-    ok(r.err && lines(r.err) == 1, "... one line: %.*s", r.err ? (int)strcspn(r.err, "\n") : 0, r.err ? r.err : "");
+    ok(r.err && lines(r.err) == 1, "... one line: %.*s", r.err ? (int)strcspn(r.err, "\n") : 0,
+       r.err ? r.err : "");
     run_free(&r);
 
     r = run_fold("hello\nworld\n", 1, (char *[]){"fold", NULL});

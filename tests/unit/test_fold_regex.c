@@ -84,10 +84,52 @@ static void describe(FILE *o, const char *line, size_t n)
 int main(void)
 {
     static const char *const alpha[] = {
-        " ", " ", "\t", "(", ")", ":", "/", "1", "2", "0", "a", "b", "x", "+", "0x", "L", ";",
-        ".", "-", ">", "[", "]", "\v", "\r", "\f", "java", " (", ") ", "12 ", " 3.4: ",
-        "cycles:", "+0x1f", "[unknown]", "/tmp/perf-12.map", "vmlinux", "unknown", "12/34 ",
-        "5//", ".(", ").", "(anonymous namespace)", "->", " 0 ", "abc", "\xc3\xa9", "\x85",
+        " ",
+        " ",
+        "\t",
+        "(",
+        ")",
+        ":",
+        "/",
+        "1",
+        "2",
+        "0",
+        "a",
+        "b",
+        "x",
+        "+",
+        "0x",
+        "L",
+        ";",
+        ".",
+        "-",
+        ">",
+        "[",
+        "]",
+        "\v",
+        "\r",
+        "\f",
+        "java",
+        " (",
+        ") ",
+        "12 ",
+        " 3.4: ",
+        "cycles:",
+        "+0x1f",
+        "[unknown]",
+        "/tmp/perf-12.map",
+        "vmlinux",
+        "unknown",
+        "12/34 ",
+        "5//",
+        ".(",
+        ").",
+        "(anonymous namespace)",
+        "->",
+        " 0 ",
+        "abc",
+        "\xc3\xa9",
+        "\x85",
     };
     const size_t nalpha = sizeof alpha / sizeof *alpha;
     char in_path[] = "/tmp/test_fold_regex_XXXXXX";
@@ -162,8 +204,9 @@ int main(void)
         b = bn + 1;
     }
     is_int(line_no, nlines, "both described every line");
-    is_int(bad, 0, "header, event, frame, offset, tidy, kernel, jit and split regexes agree "
-                   "with Perl on %d random lines",
+    is_int(bad, 0,
+           "header, event, frame, offset, tidy, kernel, jit and split regexes agree "
+           "with Perl on %d random lines",
            nlines);
     free(ours);
     free(perl);

@@ -147,5 +147,6 @@ static inline const char *corpus_dir(void)
         int _fsame = _fg && _fw && strcmp(_fg, _fw) == 0;                                          \
         ok(_fsame, __VA_ARGS__);                                                                   \
         if (!_fsame)                                                                               \
-            printf("#   got:  '%s'\n#   want: '%s'\n", _fg ? _fg : "(null)", _fw ? _fw : "(null)"); \
+            printf("#   got:  '%s'\n#   want: '%s'\n", _fg ? _fg : "(null)",                       \
+                   _fw ? _fw : "(null)");                                                          \
     } while (0)

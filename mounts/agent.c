@@ -103,21 +103,29 @@ static int out_begin(struct outbuf *o, struct agent_opts *opts)
 }
 
 /* Caller holds g_lock. A failed write disables the agent until the next start. */
-static void out_write_locked(const char *p, size_t len)
+static void out_write_locked(const char *buf, size_t len)
 {
-    while (len > 0) {
-        ssize_t w = write(g_fd, p, len);
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(g_fd, buf + done, len - done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
+            int e = w < 0 ? errno : ENOSPC;
+            /* A short write (full file system) left part of a line at the end: cut the file
+             * back to the last whole line, so readers never see a torn line. */
+            const char *nl = done ? memrchr(buf, '\n', done) : NULL;
+            size_t torn = done - (nl ? (size_t)(nl - buf) + 1 : 0);
+            off_t size = torn ? lseek(g_fd, 0, SEEK_END) : -1;
+            if (size >= (off_t)torn && ftruncate(g_fd, size - (off_t)torn) == 0)
+                g_bytes -= torn;
             agent_say("writing %s failed: %s; agent disabled until the next start", g_path,
-                      w < 0 ? strerror(errno) : "short write");
+                      strerror(e));
             close(g_fd);
             g_fd = -1;
             return;
         }
-        p += w;
-        len -= (size_t)w;
+        done += (size_t)w;
         g_bytes += (size_t)w;
     }
 }
@@ -498,6 +506,15 @@ static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err 
             jvmti_fail(e, err, "GenerateEvents");
             goto fail;
         }
+    }
+    /* A write that failed during the replay (full or read-only file system) already closed the
+     * session: the map is incomplete, so this start failed. */
+    pthread_mutex_lock(&g_lock);
+    int written = g_fd >= 0;
+    pthread_mutex_unlock(&g_lock);
+    if (!written) {
+        agent_fail(err, AGENT_RC_FILE, "writing %s failed during the replay", path);
+        goto fail;
     }
     if (o->verbose) {
         pthread_mutex_lock(&g_lock);

@@ -27,10 +27,12 @@ check() { # description command...
 diag() { printf '# %s\n' "$@"; }
 
 PIDS=()
+MOUNTS=()
 T=$(mktemp -d /tmp/agent-test.XXXXXX)
 cleanup() {
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    for m in "${MOUNTS[@]}"; do [ -n "$m" ] && umount "$m" 2>/dev/null; done
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -175,6 +177,19 @@ suite() {
     load "$pid" "start,dir=$L/fifo"
     ok $(($? == 2 ? 0 : 1)) "$tag: FIFO at the map path refused without blocking"
     expected_fail=$((expected_fail + 1))
+    # A full file system during the replay (a tiny tmpfs; needs root and CAP_SYS_ADMIN).
+    mkdir -p "$L/full"
+    if mount -t tmpfs -o size=4k tmpfs "$L/full" 2>/dev/null; then
+        MOUNTS+=("$L/full")
+        load "$pid" "start,dir=$L/full"
+        ok $(($? == 2 ? 0 : 1)) "$tag: full file system during the replay: return code 2"
+        expected_fail=$((expected_fail + 2)) # the write error, then the failed start
+        check "$tag: incomplete map removed" test ! -e "$L/full/perf-$pid.map"
+        umount "$L/full" && MOUNTS=("${MOUNTS[@]/$L\/full/}")
+    else
+        echo "ok $((n += 1)) # SKIP cannot mount a tmpfs here"
+        echo "ok $((n += 1)) # SKIP cannot mount a tmpfs here"
+    fi
     load "$pid" "start,frobnicate=1"
     ok $(($? == 1 ? 0 : 1)) "$tag: unknown option: return code 1"
     expected_fail=$((expected_fail + 1))
@@ -228,6 +243,26 @@ suite() {
 
     # --- -agentpath at startup (Agent_OnLoad) ---------------------------------------------
     mkdir -p "$L/onload"
+    # --- -agentpath at startup with a file system that fills up while recording -----------
+    mkdir -p "$L/fills"
+    if mount -t tmpfs -o size=32k tmpfs "$L/fills" 2>/dev/null; then
+        MOUNTS+=("$L/fills")
+        if start_fixture "$java" "$L/fills.jvm" "-agentpath:$SO=start,dir=$L/fills"; then
+            check "$tag: file system full while recording: agent reports and goes quiet" \
+                poll_grep "$L/fills.jvm.err" "agent disabled until the next start" 30
+            check "$tag: ... the JVM keeps running" kill -0 "$JPID"
+            check "$tag: ... and keeps working" poll_grep "$L/fills.jvm.out" "FlameFixture ready" 1
+            check "$tag: ... map holds whole lines only" valid_map "$L/fills/perf-$JPID.map"
+            kill "$JPID"
+            wait "$JPID" 2>/dev/null
+        else
+            ok 1 "$tag: JVM starts with -agentpath on a small tmpfs"
+        fi
+        umount "$L/fills"
+    else
+        for i in 1 2 3 4; do echo "ok $((n += 1)) # SKIP cannot mount a tmpfs here"; done
+    fi
+
     if start_fixture "$java" "$L/onload/jvm" "-agentpath:$SO=start,dir=$L/onload"; then
         m="$L/onload/perf-$JPID.map"
         check "$tag: -agentpath: Interpreter announced at startup" poll_grep "$m" " Interpreter" 10

@@ -27,6 +27,7 @@ static const char usage_text[] =
     "  --format FMT        svg (default), speedscope (JSON for speedscope.app), folded\n"
     "  -o, --output FILE   write FILE (atomically) instead of standard output\n"
     "  --no-embed          do not embed the folded data in the SVG (smaller; cannot be re-read)\n"
+    "  --embed-limit MB    embed the data only when it takes at most MB megabytes (32; 0 = any)\n"
     "\n"
     "Graph (names as in flamegraph.pl; -opt and --opt both work):\n"
     "  --title TEXT        title (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")\n"
@@ -93,6 +94,7 @@ enum {
     OPT_FACTOR,
     OPT_FORMAT,
     OPT_NO_EMBED,
+    OPT_EMBED_LIMIT,
     OPT_HELP,
 };
 
@@ -124,6 +126,7 @@ static const struct option long_opts[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"output", required_argument, NULL, 'o'},
     {"no-embed", no_argument, NULL, OPT_NO_EMBED},
+    {"embed-limit", required_argument, NULL, OPT_EMBED_LIMIT},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -316,6 +319,11 @@ int flame_cmd_render(int argc, char **argv)
             break;
         case OPT_NO_EMBED:
             o.embed_folded = false;
+            break;
+        case OPT_EMBED_LIMIT:
+            if (!parse_num(optarg, 0, 1 << 20, &v))
+                return usage_error("--embed-limit: '%s' is not a size in MB (0 = no limit)", optarg);
+            o.embed_limit = (size_t)(v * 1048576);
             break;
         case 'h':
         case OPT_HELP:

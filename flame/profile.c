@@ -362,6 +362,7 @@ typedef struct reader {
     char *line; /* a line that spans two reads */
     size_t line_len, line_cap;
     bool eof;
+    bool omitted; /* saw the marker of an SVG whose data was left out */
     unsigned long lineno;
 } reader;
 
@@ -525,11 +526,19 @@ static int load_svg_data(profile *p, reader *r, flame_err *err)
     const char *line;
     size_t n;
     int rc;
-    while ((rc = reader_next(r, &line, &n, err)) > 0)
+    while ((rc = reader_next(r, &line, &n, err)) > 0) {
         if (starts_with(line, n, DATA_OPEN))
             break;
+        if (starts_with(line, n, PROF_DATA_OMITTED))
+            r->omitted = true;
+    }
     if (rc < 0)
         return -1;
+    if (rc == 0 && r->omitted)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "this SVG was written without its folded data (larger than the embed "
+                          "limit); re-render it from the folded stacks, with --embed-limit 0 to "
+                          "keep them");
     if (rc == 0)
         return flame_fail(err, FLAME_EXIT_ERROR,
                           "an SVG without docker-flame data (only SVGs written by docker-flame "
@@ -851,8 +860,10 @@ static char *put_u32(char *q, uint32_t v)
 }
 
 /* The embedded copy of the profile that profile_load() reads back (see docs/RENDERING.md).
- * view: an unreversed, sorted view of p to reuse, or NULL. */
-int prof_write_embedded(const profile *p, const prof_view *view, FILE *out, flame_err *err)
+ * view: an unreversed, sorted view of p to reuse, or NULL. With out NULL nothing is written
+ * and *size gets the number of bytes it would take. */
+int prof_write_embedded(const profile *p, const prof_view *view, FILE *out, size_t *size,
+                        flame_err *err)
 {
     prof_view own;
     if (!view) {
@@ -860,12 +871,19 @@ int prof_write_embedded(const profile *p, const prof_view *view, FILE *out, flam
             return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         view = &own;
     }
-    fprintf(out, DATA_OPEN " data-format=\"docker-flame-folded-v1\">\nv1 %d %u %u\n",
-            p->columns == 2 ? 2 : 1, p->nnames, p->nstacks);
+    char head[160];
+    size_t total = (size_t)snprintf(head, sizeof head,
+                                    DATA_OPEN " data-format=\"docker-flame-folded-v1\">\nv1 %d %u %u\n",
+                                    p->columns == 2 ? 2 : 1, p->nnames, p->nstacks);
+    if (out)
+        fputs(head, out);
     for (uint32_t r = 0; r < p->nnames; r++) {
         uint32_t id = view->by_rank[r];
-        prof_base64_write(out, prof_name_str(p, id), p->names[id].len);
-        putc('\n', out);
+        total += (p->names[id].len + 2) / 3 * 4 + 1;
+        if (out) {
+            prof_base64_write(out, prof_name_str(p, id), p->names[id].len);
+            putc('\n', out);
+        }
     }
     const uint32_t *prev = NULL;
     uint32_t prev_depth = 0;
@@ -877,8 +895,11 @@ int prof_write_embedded(const profile *p, const prof_view *view, FILE *out, flam
         uint32_t common = 0;
         while (prev && common < prev_depth && common + 1 < st->depth && prev[common] == cur[common])
             common++;
-        if (!GROW(line, cap, (size_t)(st->depth - common) * 11 + 160))
+        if (!GROW(line, cap, (size_t)(st->depth - common) * 11 + 160)) {
+            if (view == &own)
+                prof_view_free(&own);
             return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        }
         char *q = put_u32(line, common);
         for (uint32_t i = common; i < st->depth; i++) {
             *q++ = i > common ? ',' : ' ';
@@ -891,11 +912,17 @@ int prof_write_embedded(const profile *p, const prof_view *view, FILE *out, flam
         *q++ = ' ';
         q += prof_format_count(q, 64, st->count);
         *q++ = '\n';
-        fwrite(line, 1, (size_t)(q - line), out);
+        total += (size_t)(q - line);
+        if (out)
+            fwrite(line, 1, (size_t)(q - line), out);
         prev = cur;
         prev_depth = st->depth;
     }
-    fputs("</metadata>\n", out);
+    total += strlen("</metadata>\n");
+    if (out)
+        fputs("</metadata>\n", out);
+    if (size)
+        *size = total;
     if (view == &own)
         prof_view_free(&own);
     return 0;

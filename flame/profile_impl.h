@@ -75,5 +75,7 @@ int prof_view_build(const struct profile *p, bool reverse, bool sort, prof_view 
 void prof_view_free(prof_view *v);
 int prof_format_count(char *buf, size_t n, double c);
 void prof_base64_write(FILE *out, const char *s, size_t n);
-int prof_write_embedded(const struct profile *p, const prof_view *view, FILE *out,
+int prof_write_embedded(const struct profile *p, const prof_view *view, FILE *out, size_t *size,
                         flame_err *err);
+/* The comment an SVG carries instead of its data when the data exceeded the embed limit. */
+#define PROF_DATA_OMITTED "<!-- docker-flame-data omitted"

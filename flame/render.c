@@ -30,6 +30,7 @@ void render_opts_default(render_opts *o)
         .width = 1200,
         .height = 16,
         .embed_folded = true,
+        .embed_limit = RENDER_EMBED_LIMIT,
         .factor = 1,
     };
 }
@@ -950,8 +951,17 @@ int render_svg(const profile *p, const render_opts *o, FILE *out, flame_err *err
     emit_frame(&c, "all", 3, 0, 0, profile_total(p), 0,
                c.diff ? rgb(255, 255, 255) : colour_for(c.pal, o, "all", 3, &c.rr));
     fputs("</g>\n", out);
-    if (o->embed_folded && prof_write_embedded(p, o->reverse || o->flamechart ? NULL : &v, out, err) < 0)
-        goto out;
+    if (o->embed_folded) {
+        const prof_view *sorted = o->reverse || o->flamechart ? NULL : &v;
+        size_t size = 0;
+        if (o->embed_limit && prof_write_embedded(p, sorted, NULL, &size, err) < 0)
+            goto out;
+        if (o->embed_limit && size > o->embed_limit)
+            fprintf(out, PROF_DATA_OMITTED ": %zu bytes, over the limit of %zu -->\n", size,
+                    o->embed_limit);
+        else if (prof_write_embedded(p, sorted, out, NULL, err) < 0)
+            goto out;
+    }
     fputs("</svg>\n", out);
     if (fflush(out) != 0 || ferror(out)) {
         flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");

@@ -210,6 +210,18 @@ static void test_roundtrip(void)
     profile_free(q);
     free(bare);
 
+    /* data over the embed limit is left out, and reading back says so */
+    o.embed_folded = true;
+    o.embed_limit = 100;
+    bare = render_str(p, &o, &n);
+    ok(bare && strstr(bare, "<!-- docker-flame-data omitted: ") &&
+           !strstr(bare, "<metadata id=\"docker-flame-data\""),
+       "data over the embed limit is left out with a comment");
+    q = bare ? load_text(bare, n, &err) : NULL;
+    ok(!q && strstr(err.msg, "written without its folded data"), "reading it back says why");
+    profile_free(q);
+    free(bare);
+
     /* corrupt embedded data */
     if (svg) {
         char *m = strstr(svg, "\nv1 ");

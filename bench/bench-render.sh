@@ -1,0 +1,85 @@
+#!/bin/sh
+# bench-render: `docker flame render` on 100k and 1M unique folded stacks, against flamegraph.pl's
+# figures recorded in ../shared/ARCHITECTURE.md §4 (flamegraph.pl is not on this machine: the
+# ratios compare with those recorded numbers, measured on the same machine kind).
+# Prints time, peak RSS, SVG size (default minwidth; default embed limit, --no-embed and
+# --embed-limit 0), the number of frames drawn, and the time to read our own SVG back.
+# Not a pass/fail test.
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT=$ROOT/build/bench
+mkdir -p "$OUT"
+SHARED=${FLAME_SHARED:-$ROOT/../shared}
+PL_100K_S=11.9 PL_100K_MB=660 PL_1M_S=117.6 PL_1M_MB=5500
+GOAL_100K_S=0.5 GOAL_1M_S=3 GOAL_1M_MB=1024
+
+# The standalone renderer: flame_cmd_render() linked against the release core library.
+cat >"$OUT/render-driver.c" <<'EOF'
+#include "flame/cli.h"
+int main(int argc, char **argv) { return flame_cmd_render(argc, argv); }
+EOF
+DRIVER=$OUT/render
+if make -s build/libflamecore.a >/dev/null 2>&1; then
+    cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/render-driver.c" build/libflamecore.a -lm
+else
+    # another module's work in progress may not compile: the renderer alone is enough here
+    echo "note: build/libflamecore.a did not build; compiling the renderer from source"
+    cc -std=gnu11 -O2 -D_GNU_SOURCE -I. -DFLAME_VERSION='"bench"' -o "$DRIVER" \
+        "$OUT/render-driver.c" flame/cli_render.c flame/profile.c flame/render.c \
+        flame/speedscope.c common/err.c -lm
+fi
+
+# measure OUTFILE CMD...: wall time (s) and peak RSS (MB) of one run, printed as "T M".
+measure() {
+    out=$1
+    shift
+    python3 - "$out" "$@" <<'EOF'
+import resource, subprocess, sys, time
+out = sys.argv[1]
+t = time.monotonic()
+with open(out, "wb") as f:
+    rc = subprocess.call(sys.argv[2:], stdout=f)
+dt = time.monotonic() - t
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+if rc:
+    sys.exit("command failed: %d" % rc)
+print("%.2f %.0f" % (dt, rss))
+EOF
+}
+
+ratio() { python3 -c "import sys; a, b = map(float, sys.argv[1:]); print('%.1fx' % (a / b if b else 0))" "$1" "$2"; }
+mb() { python3 -c "import os, sys; print('%.1f' % (os.path.getsize(sys.argv[1]) / 1e6))" "$1"; }
+less() { python3 -c "import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))" "$1" "$2"; }
+
+for N in 100000 1000000; do
+    IN=$OUT/folded-$N.txt
+    if [ ! -s "$IN" ]; then
+        echo "generating $N unique folded stacks (once)..."
+        PYTHONHASHSEED=0 python3 "$SHARED/bench/gen_synthetic_inputs.py" folded "$N" "$IN.tmp"
+        mv "$IN.tmp" "$IN"
+    fi
+    cat "$IN" >/dev/null # warm the page cache: measure rendering, not the disk
+    SVG=$OUT/render-$N.svg
+    best=""
+    for i in 1 2 3; do
+        r=$(measure "$SVG" "$DRIVER" "$IN")
+        if [ -z "$best" ] || less "${r% *}" "${best% *}"; then best=$r; fi
+    done
+    t=${best% *} m=${best#* }
+    r2=$(measure "$OUT/render-$N-noembed.svg" "$DRIVER" --no-embed "$IN")
+    r4=$(measure "$OUT/render-$N-full.svg" "$DRIVER" --embed-limit 0 "$IN")
+    r3=$(measure "$OUT/render-$N.folded" "$DRIVER" --format folded "$OUT/render-$N-full.svg")
+    frames=$(grep -c '^<g data-s=' "$SVG" || true)
+    if grep -q '^<metadata id="docker-flame-data"' "$SVG"; then emb="data embedded"
+    else emb="data over the 32 MB embed limit: left out"; fi
+    if cmp -s "$OUT/render-$N.folded" "$IN"; then rt="identical"; else rt="DIFFERENT"; fi
+    if [ "$N" = 100000 ]; then pls=$PL_100K_S plm=$PL_100K_MB goal="<= $GOAL_100K_S s"
+    else pls=$PL_1M_S plm=$PL_1M_MB goal="<= $GOAL_1M_S s, <= $GOAL_1M_MB MB"; fi
+    echo "render $N unique stacks ($(mb "$IN") MB folded): $t s, $m MB RSS (best of 3; goal $goal)"
+    echo "  vs flamegraph.pl ($pls s, $plm MB): $(ratio "$pls" "$t") faster, $(ratio "$plm" "$m") less memory"
+    echo "  SVG at default minwidth 0.1 px: $(mb "$SVG") MB ($emb), $frames frames drawn"
+    echo "  --no-embed: $(mb "$OUT/render-$N-noembed.svg") MB (${r2% *} s);" \
+         "--embed-limit 0: $(mb "$OUT/render-$N-full.svg") MB (${r4% *} s)"
+    echo "  read back the --embed-limit 0 SVG -> folded: ${r3% *} s, ${r3#* } MB RSS; round trip $rt"
+done

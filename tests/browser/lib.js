@@ -41,6 +41,11 @@ function chromiumPath() {
 }
 
 function requireDeps() {
+    // every wait below is bounded; this bounds the whole file too
+    setTimeout(() => {
+        console.log('not ok - the test did not finish within 180 s');
+        done();
+    }, 180000).unref();
     let playwright;
     try {
         playwright = require('playwright-core');

@@ -119,6 +119,26 @@ const byName = (fs_, name) => fs_.filter(f => f.name === name);
         ok(Math.abs(byName(fr, 'gamma')[0].width - 1180) < 0.01, '?x=&y= zooms on load');
         is(await matched(page), 'Matched: 40.0%', '?s= searches on load');
         is(errors.join('\n'), '', 'no script errors');
+
+        // hostile names: markup stays text, nothing runs, search still works
+        const hostile = Buffer.concat([
+            Buffer.from('main;<script>window.pwned=1</script>;x 5\n'),
+            Buffer.from('main;<img src=x onerror="window.pwned=2">;]]>;&amp; 5\n'),
+            Buffer.from('main;bad\xff\x01utf8 5\n', 'latin1'),
+        ]);
+        const hpath = path.join(tmp, 'hostile.svg');
+        fs.writeFileSync(hpath, render([], hostile));
+        await page.goto('file://' + hpath);
+        await page.waitForFunction(() => typeof frames !== 'undefined' && frames.length > 0);
+        fr = await frames(page);
+        is(fr.length, 9, 'hostile graph: every frame drawn (&amp; splits at its ;)');
+        is(await page.evaluate(() => window.pwned), undefined, 'no injected script ran');
+        ok(fr.some(f => f.name === '<script>window.pwned=1</script>') &&
+           fr.some(f => f.name === ']]>') && fr.some(f => f.name === 'bad\ufffd\ufffdutf8'),
+           'hostile names shown as text (invalid bytes as U+FFFD)', JSON.stringify(fr.map(f => f.name)));
+        await page.evaluate(() => search('<script>'));
+        is(await matched(page), 'Matched: 33.3%', 'searching for markup matches its frame');
+        is(errors.join('\n'), '', 'no script errors on the hostile graph');
     } finally {
         await ctx.close();
         fs.rmSync(tmp, { recursive: true, force: true });

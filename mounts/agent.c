@@ -24,8 +24,8 @@
 /* g_ctl serialises start/stop (the attach listener runs one command at a time, but OnLoad,
  * OnAttach and OnUnload are separate entry points). It is never taken by event callbacks. */
 static pthread_mutex_t g_ctl = PTHREAD_MUTEX_INITIALIZER;
-static JavaVM *g_vm;       /* set once, under g_ctl */
-static jvmtiEnv *g_jvmti;  /* one environment per loaded copy of the library, kept for re-arming */
+static JavaVM *g_vm;      /* set once, under g_ctl */
+static jvmtiEnv *g_jvmti; /* one environment per loaded copy of the library, kept for re-arming */
 
 /* g_lock guards the session: callbacks on compiler threads read it, start/stop change it. It is
  * held only around write(2) and these fields, never across a JVMTI call: the JVM may post
@@ -60,8 +60,8 @@ static int jvmti_fail(jvmtiError e, struct agent_err *err, const char *what)
     char *name = NULL;
     if (!g_jvmti || (*g_jvmti)->GetErrorName(g_jvmti, e, &name) != JVMTI_ERROR_NONE)
         name = NULL;
-    agent_fail(err, AGENT_RC_JVMTI, "%s failed: JVMTI error %d%s%s", what, (int)e,
-               name ? " " : "", name ? name : "");
+    agent_fail(err, AGENT_RC_JVMTI, "%s failed: JVMTI error %d%s%s", what, (int)e, name ? " " : "",
+               name ? name : "");
     if (name)
         (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)name);
     return -1;
@@ -364,8 +364,8 @@ static void JNICALL on_compiled_method(jvmtiEnv *jvmti, jmethodID method, jint c
             const PCStackInfo *p = &rec->pcinfo[i];
             /* A record without frames, or whose outermost frame is not this method, cannot be
              * named as an inlined chain: it falls back to the method alone (idx -1). */
-            int ok = p->numstackframes > 0 && p->methods &&
-                     p->methods[p->numstackframes - 1] == method;
+            int ok =
+                p->numstackframes > 0 && p->methods && p->methods[p->numstackframes - 1] == method;
             pcs[i] = (struct agent_pc){(uint64_t)(uintptr_t)p->pc, ok ? (int)i : -1};
             if (ok)
                 frames += (size_t)p->numstackframes;
@@ -467,9 +467,8 @@ static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err 
      * would otherwise block the attach listener forever (it fails with ENXIO instead, and is
      * rejected as not a regular file below). O_APPEND: whole-line writes from concurrent
      * compiler threads, or from a second copy of this library, never interleave in a line. */
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_APPEND |
-                            O_NONBLOCK,
-                  0644);
+    int fd = open(
+        path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_APPEND | O_NONBLOCK, 0644);
     if (fd < 0)
         return agent_fail_errno(err, AGENT_RC_FILE, errno, "cannot create %s", path);
     /* fstat() through the raw syscall: glibc's fstat symbol is versioned GLIBC_2.33, and this

@@ -5,7 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-
 /* Bounds: one Java frame's name, a whole map name (an inlined chain), one map line. Anything
  * longer is cut, so a crafted class name cannot make a line unbounded. */
 #define AGENT_FRAME_MAX 1024
@@ -71,8 +70,8 @@ struct agent_seg {
  * cover it without gaps. HotSpot records a pc *after* a call or safepoint poll (the return
  * address perf sees for that frame), so the bytes up to and including pc belong to that pc's
  * chain: ranges are (previous pc, pc]. Bytes after the last pc belong to the method alone.
- * Adjacent ranges with the same chain (same(a, b, ctx) != 0; idx -1 means the method alone) are merged. `pcs` is sorted in
- * place; pcs outside the code are ignored. `segs` needs room for n + 1 entries. Returns the
- * number of ranges written (0 only when size is 0). */
+ * Adjacent ranges with the same chain (same(a, b, ctx) != 0; idx -1 means the method alone) are
+ * merged. `pcs` is sorted in place; pcs outside the code are ignored. `segs` needs room for n + 1
+ * entries. Returns the number of ranges written (0 only when size is 0). */
 size_t agent_split_code(uint64_t start, uint64_t size, struct agent_pc *pcs, size_t n,
                         struct agent_seg *segs, int (*same)(int a, int b, void *ctx), void *ctx);

@@ -79,8 +79,8 @@ static int sb_put_type(struct sbuf *b, const char **sp)
     static const struct {
         char code;
         const char *name;
-    } prims[] = {{'B', "byte"}, {'C', "char"},    {'D', "double"}, {'F', "float"}, {'I', "int"},
-                 {'J', "long"}, {'S', "short"},   {'Z', "boolean"}, {'V', "void"}};
+    } prims[] = {{'B', "byte"}, {'C', "char"},  {'D', "double"},  {'F', "float"}, {'I', "int"},
+                 {'J', "long"}, {'S', "short"}, {'Z', "boolean"}, {'V', "void"}};
     if (*s == 'L') {
         const char *end = strchr(s, ';');
         if (!end)
@@ -103,19 +103,21 @@ static int sb_put_type(struct sbuf *b, const char **sp)
     return 0;
 }
 
-/* Hidden classes (lambdas, since JDK 15) have signatures like
- * `LFlameFixture$$Lambda$14.0x0000000800c0b000;`: the address differs in every run, which
+/* Hidden classes (lambdas, JDK 15+) have signatures like
+ * `LFlameFixture$$Lambda$14.0x0000000800c0b000;`, the VM-anonymous classes of JDK 11-14
+ * `LFlameFixture$$Lambda$14/0x0000000800066840;`: the address differs in every run, which
  * would keep two profiles of the same code from matching in a diff. Returns the length of the
- * name without the `.0x<hex>` suffix ('.' never occurs in an ordinary internal class name). */
+ * name without that suffix: a last segment of "0x" and at least 8 hex digits ('.' never occurs
+ * in an ordinary internal class name, and no real class is called 0x00000008...). */
 static size_t hidden_class_len(const char *s, size_t n)
 {
-    const char *dot = memrchr(s, '.', n);
-    if (!dot || (size_t)(dot - s) + 3 > n || dot[1] != '0' || dot[2] != 'x')
+    size_t i = n;
+    while (i > 0 && strchr("0123456789abcdefABCDEF", s[i - 1]))
+        i--;
+    if (n - i < 8 || i < 3 || s[i - 1] != 'x' || s[i - 2] != '0' ||
+        (s[i - 3] != '.' && s[i - 3] != '/'))
         return n;
-    for (const char *h = dot + 3; h < s + n; h++)
-        if (!strchr("0123456789abcdefABCDEF", *h))
-            return n;
-    return (size_t)(dot - s);
+    return i - 3;
 }
 
 void agent_sanitize(char *s)

@@ -13,14 +13,14 @@
         int same_ = strcmp(g_, w_) == 0;                                                           \
         ok(same_, __VA_ARGS__);                                                                    \
         if (!same_)                                                                                \
-            printf("#   got:  '%s'\n#   want: '%s'\n", g_, w_);                                   \
+            printf("#   got:  '%s'\n#   want: '%s'\n", g_, w_);                                    \
     } while (0)
 #define check_int(got, want, ...)                                                                  \
     do {                                                                                           \
         long long g_ = (long long)(got), w_ = (long long)(want);                                   \
         ok(g_ == w_, __VA_ARGS__);                                                                 \
         if (g_ != w_)                                                                              \
-            printf("#   got:  %lld\n#   want: %lld\n", g_, w_);                                  \
+            printf("#   got:  %lld\n#   want: %lld\n", g_, w_);                                    \
     } while (0)
 
 static char out[AGENT_FRAME_MAX];
@@ -44,20 +44,26 @@ static void test_names(void)
 {
     check_str(fname("Ljava/util/HashMap;", "merge", NULL), "java.util.HashMap.merge", "class name");
     check_str(fname("LFlameFixture;", "countPrimes", NULL), "FlameFixture.countPrimes",
-           "default package");
+              "default package");
     check_str(fname("LFlameFixture;", "mixHashes", "(Ljava/util/Random;I)J"),
-           "FlameFixture.mixHashes(java.util.Random, int)", "signature");
-    check_str(fname("La/B$C;", "m", "([[I[Ljava/lang/String;ZBCSJFD)V"),
-           "a.B$C.m(int[][], java.lang.String[], boolean, byte, char, short, long, float, double)",
-           "all descriptor kinds, nested class keeps $");
+              "FlameFixture.mixHashes(java.util.Random, int)", "signature");
+    check_str(
+        fname("La/B$C;", "m", "([[I[Ljava/lang/String;ZBCSJFD)V"),
+        "a.B$C.m(int[][], java.lang.String[], boolean, byte, char, short, long, float, double)",
+        "all descriptor kinds, nested class keeps $");
     check_str(fname("La/B;", "m", "()V"), "a.B.m()", "no parameters");
     check_str(fname("La/B;", "m", "(Q)V"), "a.B.m()", "malformed descriptor is cut, still closed");
     check_str(fname("La/B;", "m", "(Ljava/lang"), "a.B.m()", "unterminated class descriptor");
     check_str(fname("LFlameFixture$$Lambda$14.0x0000000800c0b000;", "apply", NULL),
-           "FlameFixture$$Lambda$14.apply", "hidden class address dropped");
-    check_str(fname("LFlameFixture$$Lambda.0x00007f;", "apply", NULL), "FlameFixture$$Lambda.apply",
-           "JDK 21 lambda name");
+              "FlameFixture$$Lambda$14.apply", "hidden class address dropped");
+    check_str(fname("LFlameFixture$$Lambda.0x00007f1234560000;", "apply", NULL),
+              "FlameFixture$$Lambda.apply", "JDK 21 lambda name");
+    check_str(fname("LFlameFixture$$Lambda$14/0x0000000800066840;", "apply", NULL),
+              "FlameFixture$$Lambda$14.apply", "JDK 11 anonymous class address dropped");
     check_str(fname("La/B.0xzz;", "m", NULL), "a.B.0xzz.m", "not a hidden-class suffix: kept");
+    check_str(fname("La/0x12;", "m", NULL), "a.0x12.m", "short hex class name kept");
+    check_str(fname("L0x0000000012345678;", "m", NULL), "0x0000000012345678.m",
+              "a name that is only the suffix is kept");
     check_str(fname(NULL, NULL, NULL), "[unknown].[unknown]", "JVMTI failures give [unknown]");
     check_str(fname("La/B\nC;", "m\x01x", NULL), "a.B?C.m?x", "control bytes replaced");
 

@@ -235,6 +235,8 @@ static long split_stack(profile *p, const char *s, size_t len)
     for (const char *f = s;;) {
         const char *semi = memchr(f, ';', (size_t)(end - f));
         const char *fe = semi ? semi : end;
+        if (n >= PROFILE_MAX_DEPTH)
+            return -E2BIG;
         if (!GROW(p->scratch, p->scratch_cap, n + 1))
             return -ENOMEM;
         uint32_t id = intern(p, f, (size_t)(fe - f));
@@ -264,7 +266,7 @@ int profile_add(profile *p, const char *stack, size_t len, double count1, double
     }
     long n = split_stack(p, stack, len);
     if (n < 0 || add_ids(p, p->scratch, (size_t)n, count, before) < 0) {
-        errno = ENOMEM;
+        errno = n == -E2BIG ? E2BIG : ENOMEM;
         return -1;
     }
     p->columns = two ? 2 : 1;
@@ -347,6 +349,9 @@ int profile_add_line(profile *p, const char *line, size_t len, flame_err *err)
     if (len == 0)
         return flame_fail(err, FLAME_EXIT_ERROR, "empty stack before the count");
     long n = split_stack(p, line, len);
+    if (n == -E2BIG)
+        return flame_fail(err, FLAME_EXIT_ERROR, "more than %d frames in one stack",
+                          PROFILE_MAX_DEPTH);
     if (n < 0 || add_ids(p, p->scratch, (size_t)n, c2, c1) < 0)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     p->columns = two ? 2 : 1;
@@ -580,13 +585,15 @@ static int load_svg_data(profile *p, reader *r, flame_err *err)
             return rc < 0 ? -1 : flame_fail(err, FLAME_EXIT_ERROR, "truncated docker-flame data");
         const char *q = line, *end = line + n;
         uint32_t prefix;
-        if (!parse_u32(&q, end, &prefix) || prefix > cur_len || q >= end || *q++ != ' ')
+        if (!parse_u32(&q, end, &prefix) || prefix > cur_len || prefix >= PROFILE_MAX_DEPTH ||
+            q >= end || *q++ != ' ')
             return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad docker-flame stack",
                               r->lineno);
         cur_len = prefix;
         for (;;) {
             uint32_t v;
-            if (!parse_u32(&q, end, &v) || v >= nnames || !GROW(cur, cur_cap, cur_len + 1))
+            if (!parse_u32(&q, end, &v) || v >= nnames || cur_len >= PROFILE_MAX_DEPTH ||
+                !GROW(cur, cur_cap, cur_len + 1))
                 return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad docker-flame stack",
                                   r->lineno);
             cur[cur_len++] = v;

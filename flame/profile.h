@@ -26,6 +26,10 @@ int profile_load(profile *p, FILE *in, const char *name, flame_err *err);
 int profile_load_path(profile *p, const char *path, flame_err *err); /* "-" = stdin */
 /* Longest accepted input line; longer lines are an error naming the line. */
 #define PROFILE_MAX_LINE (16u << 20)
+/* Deepest accepted stack. perf records 127 frames by default (kernel.perf_event_max_stack); each
+ * level is a row of the graph, and a hostile 16 MiB line "a;a;a..." would otherwise make a graph
+ * millions of rows high. profile_add() fails with errno E2BIG. */
+#define PROFILE_MAX_DEPTH 8192
 /* Flame charts need the input order of lines, not summed stacks: call before loading to keep
  * it (costs 24 bytes per input line). render_svg() with flamechart uses it when present. */
 void profile_keep_order(profile *p, bool keep);

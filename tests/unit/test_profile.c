@@ -106,6 +106,26 @@ static void test_errors(void)
     expect_error(text, big + 3, "line 1: longer than", "overlong line is bounded");
     free(text);
 
+    /* depth bound: 8192 frames pass, 8193 do not */
+    for (int depth = PROFILE_MAX_DEPTH; depth <= PROFILE_MAX_DEPTH + 1; depth++) {
+        char *deep = malloc((size_t)depth * 2 + 8);
+        size_t k = 0;
+        for (int i = 0; i < depth; i++) {
+            deep[k++] = i ? ';' : 'r';
+            if (i)
+                deep[k++] = 'a';
+        }
+        memcpy(deep + k, " 1\n", 3);
+        flame_err e2 = FLAME_ERR_INIT;
+        profile *dp = load_text(deep, k + 3, &e2);
+        if (depth == PROFILE_MAX_DEPTH)
+            ok(dp != NULL, "a stack of PROFILE_MAX_DEPTH frames loads");
+        else
+            ok(!dp && strstr(e2.msg, "line 1: more than 8192 frames"), "deeper stacks rejected");
+        profile_free(dp);
+        free(deep);
+    }
+
     flame_err err = FLAME_ERR_INIT;
     profile *p = profile_new();
     ok(profile_load_path(p, "/nonexistent/x.folded", &err) < 0 &&

@@ -62,6 +62,7 @@ struct folder {
     unsigned long long period;
     enum leaf_kind leaf;
     bool truncated;
+    enum leaf_kind last_leaf; /* what the last frame line would make of a leaf */
     char *fbuf;
     size_t fbuf_len, fbuf_cap;
     fold_span *fr;
@@ -70,6 +71,15 @@ struct folder {
     size_t pieces_cap;
     char *key;
     size_t key_cap;
+
+    /* Cache of frame lines already parsed and tidied (perf repeats the same lines endlessly):
+     * bounded, and simply emptied when full, so memory stays independent of the input size. */
+    struct line_entry *lc;
+    size_t lc_cap, lc_used;
+    char **lc_chunks;
+    size_t lc_nchunks, lc_chunks_cap, lc_bytes;
+    char *lc_arena;
+    size_t lc_left;
 
     fold_stats st;
 };
@@ -657,6 +667,154 @@ static const char *find_arrow(const char *p, const char *end)
     return NULL;
 }
 
+/* ---- the frame-line cache ---- */
+
+typedef struct line_entry {
+    uint64_t hash;
+    char *data; /* line bytes, then npieces uint32 lengths, then the pieces; NULL = empty slot */
+    uint32_t line_len, out_len;
+    uint16_t npieces;
+    uint8_t leaf;      /* enum leaf_kind this line gives a sample when it is the leaf */
+    uint8_t java_comm; /* compat: the tidy depends on the comm starting with "java" */
+} line_entry;
+
+#define LC_MAX_USED 32768       /* entries; the table stays <= 65536 slots */
+#define LC_MAX_BYTES (8u << 20) /* arena bytes */
+#define LC_MAX_PIECES 64        /* lines with more pieces are not cached */
+#define LC_CHUNK (256u << 10)
+
+static uint64_t hash_bytes(const char *p, size_t n, uint64_t seed);
+
+static void lc_clear(folder *f)
+{
+    for (size_t i = 0; i < f->lc_nchunks; i++)
+        free(f->lc_chunks[i]);
+    f->lc_nchunks = 0;
+    f->lc_bytes = 0;
+    f->lc_arena = NULL;
+    f->lc_left = 0;
+    f->lc_used = 0;
+    if (f->lc)
+        memset(f->lc, 0, f->lc_cap * sizeof *f->lc);
+}
+
+static char *lc_alloc(folder *f, size_t n)
+{
+    if (n > f->lc_left) {
+        size_t sz = n > LC_CHUNK ? n : LC_CHUNK;
+        if (grow((void **)&f->lc_chunks, &f->lc_chunks_cap, f->lc_nchunks + 1,
+                 sizeof *f->lc_chunks) < 0)
+            return NULL;
+        char *c = malloc(sz);
+        if (!c)
+            return NULL;
+        f->lc_chunks[f->lc_nchunks++] = c;
+        f->lc_bytes += sz;
+        f->lc_arena = c;
+        f->lc_left = sz;
+    }
+    char *d = f->lc_arena;
+    f->lc_arena += n;
+    f->lc_left -= n;
+    return d;
+}
+
+static line_entry *lc_slot(folder *f, const char *line, size_t len, bool java, uint64_t h)
+{
+    for (size_t j = h & (f->lc_cap - 1);; j = (j + 1) & (f->lc_cap - 1)) {
+        line_entry *e = &f->lc[j];
+        if (!e->data || (e->hash == h && e->line_len == len && e->java_comm == java &&
+                         memcmp(e->data, line, len) == 0))
+            return e;
+    }
+}
+
+static int push_frames(folder *f, const char *bytes, const uint32_t *lens, size_t np)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < np; k++)
+        total += lens[k];
+    if (fbuf_reserve(f, total) < 0 ||
+        grow((void **)&f->fr, &f->fr_cap, f->nfr + np, sizeof *f->fr) < 0)
+        return -1;
+    memcpy(f->fbuf + f->fbuf_len, bytes, total);
+    for (size_t k = 0; k < np; k++) {
+        f->fr[f->nfr++] = (fold_span){(uint32_t)f->fbuf_len, lens[k]};
+        f->fbuf_len += lens[k];
+    }
+    trim_stack(f);
+    return 0;
+}
+
+static bool java_comm_of(const folder *f)
+{
+    return f->o.compat && f->pname_len >= 4 && memcmp(f->pname, "java", 4) == 0;
+}
+
+/* 1: the line was a cached frame line and is done; 0: not cached; -1: out of memory. */
+static int lc_lookup(folder *f, const char *line, size_t len)
+{
+    if (!f->lc_used)
+        return 0;
+    bool java = java_comm_of(f);
+    uint64_t h = hash_bytes(line, len, f->seed ^ java);
+    line_entry *e = lc_slot(f, line, len, java, h);
+    if (!e->data)
+        return 0;
+    if (e->npieces && f->nfr == 0 && f->leaf == LEAF_NONE)
+        f->leaf = e->leaf;
+    uint32_t lens[LC_MAX_PIECES];
+    memcpy(lens, e->data + e->line_len, e->npieces * sizeof *lens);
+    const char *bytes = e->data + e->line_len + e->npieces * sizeof *lens;
+    return push_frames(f, bytes, lens, e->npieces) < 0 ? -1 : 1;
+}
+
+/* Remember what the last add_frame pushed for this line: frames [from, nfr) of the sample. */
+static void lc_insert(folder *f, const char *line, size_t len, size_t from, enum leaf_kind leaf)
+{
+    size_t np = f->nfr - from;
+    if (np > LC_MAX_PIECES || f->truncated) /* trim_stack moved frames: not worth it */
+        return;
+    if (f->lc_used >= LC_MAX_USED || f->lc_bytes >= LC_MAX_BYTES)
+        lc_clear(f);
+    if ((f->lc_used + 1) * 2 > f->lc_cap) {
+        size_t ncap = f->lc_cap ? f->lc_cap * 2 : 1024;
+        line_entry *nt = calloc(ncap, sizeof *nt);
+        if (!nt)
+            return; /* the cache is an optimisation: do without */
+        for (size_t i = 0; i < f->lc_cap; i++) {
+            if (!f->lc[i].data)
+                continue;
+            size_t j = f->lc[i].hash & (ncap - 1);
+            while (nt[j].data)
+                j = (j + 1) & (ncap - 1);
+            nt[j] = f->lc[i];
+        }
+        free(f->lc);
+        f->lc = nt;
+        f->lc_cap = ncap;
+    }
+    bool java = java_comm_of(f);
+    uint64_t h = hash_bytes(line, len, f->seed ^ java);
+    line_entry *e = lc_slot(f, line, len, java, h);
+    if (e->data)
+        return;
+    uint32_t lens[LC_MAX_PIECES];
+    size_t out = 0;
+    for (size_t k = 0; k < np; k++)
+        out += lens[k] = f->fr[from + k].len;
+    char *d = lc_alloc(f, len + np * sizeof *lens + out);
+    if (!d)
+        return;
+    memcpy(d, line, len);
+    memcpy(d + len, lens, np * sizeof *lens);
+    /* pushed frames are contiguous in fbuf */
+    if (np)
+        memcpy(d + len + np * sizeof *lens, f->fbuf + f->fr[from].off, out);
+    *e = (line_entry){h, d, (uint32_t)len, (uint32_t)out, (uint16_t)np, (uint8_t)leaf, java};
+    f->lc_used++;
+}
+
 static int add_frame(folder *f, const frame_line *fl)
 {
     span func = fl->func;
@@ -667,8 +825,10 @@ static int add_frame(folder *f, const frame_line *fl)
         e--;
     if (e < func.len && e >= 3 && memcmp(func.p + e - 3, "+0x", 3) == 0)
         func.len = e - 3;
-    if (func.len > 0 && func.p[0] == '(') /* perf prints process names as "(name)" frames */
+    if (func.len > 0 && func.p[0] == '(') { /* perf prints process names as "(name)" frames */
+        f->last_leaf = LEAF_NONE;
         return 0;
+    }
 
     bool perfmap = mod_is_perfmap(fl->mod);
     /* Split "a->b->c" (perf-map-agent / our agent: b inlined into a, c into b). Perl splits
@@ -691,16 +851,18 @@ static int add_frame(folder *f, const frame_line *fl)
     if (split && !first_only)
         while (np > 0 && f->pieces[np - 1].len == 0)
             np--;
-    if (np == 0)
+    if (np == 0) {
+        f->last_leaf = LEAF_NONE;
         return 0;
-
-    if (f->nfr == 0 && f->leaf == LEAF_NONE) {
-        if (perfmap)
-            f->leaf = span_eq(func, "[unknown]") ? LEAF_JIT : LEAF_JIT_NAMED;
-        else
-            f->leaf = span_eq(fl->mod, "[unknown]") ? LEAF_JIT : LEAF_OTHER;
     }
-    bool java_comm = f->o.compat && f->pname_len >= 4 && memcmp(f->pname, "java", 4) == 0;
+
+    enum leaf_kind leaf = perfmap ? span_eq(func, "[unknown]") ? LEAF_JIT : LEAF_JIT_NAMED
+                          : span_eq(fl->mod, "[unknown]") ? LEAF_JIT
+                                                          : LEAF_OTHER;
+    f->last_leaf = leaf;
+    if (f->nfr == 0 && f->leaf == LEAF_NONE)
+        f->leaf = leaf;
+    bool java_comm = java_comm_of(f);
     if (grow((void **)&f->fr, &f->fr_cap, f->nfr + np, sizeof *f->fr) < 0)
         return -1;
     /* Leaf first: the chain's last piece is the innermost, so it goes in first. */
@@ -711,6 +873,18 @@ static int add_frame(folder *f, const frame_line *fl)
         f->nfr++;
     }
     trim_stack(f);
+    return 0;
+}
+
+/* add_frame for a whole frame line, through the cache. */
+static int add_frame_line(folder *f, const frame_line *fl, const char *line, size_t len)
+{
+    size_t from = f->nfr;
+    bool was_truncated = f->truncated;
+    if (add_frame(f, fl) < 0)
+        return -1;
+    if (!was_truncated)
+        lc_insert(f, line, len, from, f->last_leaf);
     return 0;
 }
 
@@ -972,6 +1146,14 @@ int folder_feed(folder *f, const char *line, size_t len, flame_err *err)
     if (line[0] == '#')
         return 0;
 
+    /* A line that starts with a blank is never a header for Perl, and for us only when it does
+     * not parse as a frame; a cached line did parse as a frame. */
+    bool blank = pl_space((unsigned char)line[0]);
+    if (blank && f->in_sample) {
+        int r = lc_lookup(f, line, len);
+        if (r)
+            return r < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold") : 0;
+    }
     header h;
     memset(&h, 0, sizeof h);
     frame_line fl;
@@ -980,32 +1162,45 @@ int folder_feed(folder *f, const char *line, size_t len, flame_err *err)
             event_perl(line, len, &h);
             return on_header(f, &h, err);
         }
-        if (parse_frame(line, len, &fl))
-            return f->in_sample ? add_frame(f, &fl) : 0;
+        if (parse_frame(line, len, &fl)) {
+            if (!f->in_sample)
+                return 0;
+            int r = blank ? add_frame_line(f, &fl, line, len) : add_frame(f, &fl);
+            return r < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold") : 0;
+        }
         f->st.unrecognized++;
         return 0;
     }
 
-    if (pl_space((unsigned char)line[0]) && parse_frame(line, len, &fl)) {
+    if (blank && parse_frame(line, len, &fl)) {
         bool hex = true;
         for (size_t i = 0; i < fl.pc.len && hex; i++)
             hex = is_hex((unsigned char)fl.pc.p[i]);
-        if (hex)
-            return f->in_sample ? add_frame(f, &fl) : 0;
+        if (hex) {
+            if (!f->in_sample)
+                return 0;
+            return add_frame_line(f, &fl, line, len) < 0
+                       ? flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold")
+                       : 0;
+        }
     }
     if (header_ours(line, len, &h)) {
         if (on_header(f, &h, err) < 0)
             return -1;
-        if (h.rest.p && f->in_sample && parse_frame(h.rest.p, h.rest.len, &fl))
-            return add_frame(f, &fl);
+        if (h.rest.p && f->in_sample && parse_frame(h.rest.p, h.rest.len, &fl) &&
+            add_frame(f, &fl) < 0)
+            return flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold");
         return 0;
     }
     if (!pl_space((unsigned char)line[0]) && header_perl(line, len, 1, &h)) {
         event_perl(line, len, &h);
         return on_header(f, &h, err);
     }
-    if (parse_frame(line, len, &fl))
-        return f->in_sample ? add_frame(f, &fl) : 0;
+    if (parse_frame(line, len, &fl)) {
+        if (f->in_sample && add_frame(f, &fl) < 0)
+            return flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold");
+        return 0;
+    }
     f->st.unrecognized++;
     return 0;
 }
@@ -1164,5 +1359,8 @@ void folder_free(folder *f)
     free(f->fr);
     free(f->pieces);
     free(f->key);
+    lc_clear(f);
+    free(f->lc);
+    free(f->lc_chunks);
     free(f);
 }

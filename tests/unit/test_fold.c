@@ -169,6 +169,34 @@ int main(void)
     cev.event_filter = "cpu-clock";
     check(evs, &cev, "", "compat: the filter must match exactly");
 
+    /* 8b. The frame-line cache must not change anything: the same line under another comm
+     * (compat's Java tidy depends on it), as leaf and as caller, and past the cache's bounds. */
+    const char *same_line = "java 1 1.1: 1 c: \n\t1 Lfoo/Bar;.x (/l.so)\n\n"
+                            "ab 1 1.1: 1 c: \n\t1 Lfoo/Bar;.x (/l.so)\n\n"
+                            "java 1 1.1: 1 c: \n\t1 Lfoo/Bar;.x (/l.so)\n\n";
+    check(same_line, &compat, "ab;Lfoo/Bar:.x 1\njava;foo/Bar:.x 2\n",
+          "compat: a cached line still follows the comm");
+    const char *leaf_then_caller = "ww 1 1.1: 1 c: \n\t1 y (/l.so)\n\t2 [unknown] ([unknown])\n\n"
+                                   "ww 1 1.2: 1 c: \n\t2 [unknown] ([unknown])\n\n";
+    got = fold_str(leaf_then_caller, &ours, &st);
+    is_int(st.jit_leaf, 1, "cached line as leaf: counted as a JIT leaf");
+    free(got);
+    {
+        char *big_in = NULL;
+        size_t big_len = 0;
+        FILE *bm = open_memstream(&big_in, &big_len);
+        for (int i = 0; i < 100000; i++)
+            fprintf(bm, "ww 1 1.%d: 1 c: \n\t%x f%d (/l.so)\n\t1 main (/l.so)\n\n", i, i,
+                    i % 50000);
+        fclose(bm);
+        got = fold_str(big_in, &ours, &st);
+        is_int(st.stacks, 50000, "past the cache's bounds: 50000 distinct stacks");
+        ok(got && strstr(got, "\nww;main;f49999 2\n") && strstr(got, "ww;main;f0 2\n"),
+           "... each line folded right");
+        free(got);
+        free(big_in);
+    }
+
     /* 9. Sort order: bytewise, a prefix first. */
     check("ab 1 1.1: 1 c: \n\t1 b (/x)\n\n"
           "ab 1 1.1: 1 c: \n\t1 \xc3\xa9 (/x)\n\n"

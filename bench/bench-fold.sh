@@ -71,6 +71,12 @@ report() { # name input perl_seconds wall cpu rss
 }
 
 echo "fold driver: $DRIVER; machine load: $(cut -d' ' -f1-3 /proc/loadavg)"
+if command -v stackcollapse-perf.pl >/dev/null 2>&1; then
+    echo "note: stackcollapse-perf.pl is installed, but the ratios below use the recorded figures"
+else
+    echo "note: stackcollapse-perf.pl is not on this machine: ratios use its recorded figures (ARCHITECTURE.md §4)"
+fi
+[ -x /usr/bin/time ] || { echo "bench-fold: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 set -- $(best3 "$SYN"); report "1M-line synthetic, default" "$SYN" "$PERL_1M" "$1" "$2" "$3"
 set -- $(best3 --compat "$SYN"); report "1M-line synthetic, --compat" "$SYN" "$PERL_1M" "$1" "$2" "$3"
 set -- $(best3 --compat --all "$SYN"); report "1M-line synthetic, --compat --all" "$SYN" "$PERL_1M_ALL" "$1" "$2" "$3"

@@ -76,6 +76,9 @@ if command -v stackcollapse-perf.pl >/dev/null 2>&1; then
 else
     echo "note: stackcollapse-perf.pl is not on this machine: ratios use its recorded figures (ARCHITECTURE.md §4)"
 fi
+if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v n="$(nproc)" 'BEGIN{exit !(l > n)}'; then
+    echo "note: the machine is busy (load > $(nproc) cores): wall times are inflated, CPU times are the fair figure"
+fi
 [ -x /usr/bin/time ] || { echo "bench-fold: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 set -- $(best3 "$SYN"); report "1M-line synthetic, default" "$SYN" "$PERL_1M" "$1" "$2" "$3"
 set -- $(best3 --compat "$SYN"); report "1M-line synthetic, --compat" "$SYN" "$PERL_1M" "$1" "$2" "$3"

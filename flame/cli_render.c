@@ -322,7 +322,8 @@ int flame_cmd_render(int argc, char **argv)
             break;
         case OPT_EMBED_LIMIT:
             if (!parse_num(optarg, 0, 1 << 20, &v))
-                return usage_error("--embed-limit: '%s' is not a size in MB (0 = no limit)", optarg);
+                return usage_error("--embed-limit: '%s' is not a size in MB (0 = no limit)",
+                                   optarg);
             o.embed_limit = (size_t)(v * 1048576);
             break;
         case 'h':
@@ -332,8 +333,7 @@ int flame_cmd_render(int argc, char **argv)
         case '?':
         default:
             if (optopt && optopt < 256)
-                return usage_error("unknown or incomplete option '-%s'",
-                                   (char[]){(char)optopt, 0});
+                return usage_error("unknown or incomplete option '-%s'", (char[]){(char)optopt, 0});
             return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -357,7 +357,10 @@ int flame_cmd_render(int argc, char **argv)
                 "%g; using the profile's total\n",
                 o.total, profile_total(p));
     const char *base = strrchr(input, '/');
-    const char *name = o.title ? o.title : strcmp(input, "-") == 0 ? "stdin" : base ? base + 1 : input;
+    const char *name = o.title                   ? o.title
+                       : strcmp(input, "-") == 0 ? "stdin"
+                       : base                    ? base + 1
+                                                 : input;
     if (rc == 0) {
         if (output)
             rc = write_file(p, &o, fmt, name, output, &err);

@@ -7,6 +7,7 @@
 flame/render_js.h: flame/render.js
 	@if grep -q ']]>' $<; then echo "$<: must not contain ]]> (it goes into CDATA)"; exit 1; fi
 	{ echo '/* Generated from flame/render.js by flame/flame.mk: do not edit. */'; \
+	  echo '// clang-format off'; \
 	  echo 'static const char render_js[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
 	  echo '    ;'; } > $@.tmp && mv $@.tmp $@

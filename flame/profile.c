@@ -553,8 +553,8 @@ static int load_svg_data(profile *p, reader *r, flame_err *err)
         return rc < 0 ? -1 : flame_fail(err, FLAME_EXIT_ERROR, "truncated docker-flame data");
     {
         const char *q = line, *end = line + n;
-        if (!starts_with(line, n, "v1 ") || (q += 3, !parse_u32(&q, end, &columns)) ||
-            q >= end || *q++ != ' ' || !parse_u32(&q, end, &nnames) || q >= end || *q++ != ' ' ||
+        if (!starts_with(line, n, "v1 ") || (q += 3, !parse_u32(&q, end, &columns)) || q >= end ||
+            *q++ != ' ' || !parse_u32(&q, end, &nnames) || q >= end || *q++ != ' ' ||
             !parse_u32(&q, end, &nstacks) || q != end || columns < 1 || columns > 2)
             return flame_fail(err, FLAME_EXIT_ERROR,
                               "line %lu: bad docker-flame data header (expected 'v1 COLUMNS "
@@ -572,8 +572,7 @@ static int load_svg_data(profile *p, reader *r, flame_err *err)
             return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         long dl = base64_decode(line, n, dec);
         if (dl < 0)
-            return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad base64 frame name",
-                              r->lineno);
+            return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad base64 frame name", r->lineno);
         map[i] = intern(p, dec, (size_t)dl);
         if (map[i] == UINT32_MAX)
             return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
@@ -587,8 +586,7 @@ static int load_svg_data(profile *p, reader *r, flame_err *err)
         uint32_t prefix;
         if (!parse_u32(&q, end, &prefix) || prefix > cur_len || prefix >= PROFILE_MAX_DEPTH ||
             q >= end || *q++ != ' ')
-            return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad docker-flame stack",
-                              r->lineno);
+            return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad docker-flame stack", r->lineno);
         cur_len = prefix;
         for (;;) {
             uint32_t v;
@@ -609,8 +607,7 @@ static int load_svg_data(profile *p, reader *r, flame_err *err)
                 return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad docker-flame count",
                                   r->lineno);
         if (q != end || (p->columns && p->columns != (int)columns))
-            return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad docker-flame stack",
-                              r->lineno);
+            return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad docker-flame stack", r->lineno);
         if (!GROW(p->scratch, p->scratch_cap, cur_len))
             return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         for (size_t k = 0; k < cur_len; k++)
@@ -809,7 +806,8 @@ static int cmp_stack_bytes(const void *a, const void *b, void *ctx)
     for (uint32_t i = 0; i < n; i++) {
         if (fx[i] == fy[i])
             continue;
-        const prof_name *nx = &p->names[c->v->by_rank[fx[i]]], *ny = &p->names[c->v->by_rank[fy[i]]];
+        const prof_name *nx = &p->names[c->v->by_rank[fx[i]]],
+                        *ny = &p->names[c->v->by_rank[fy[i]]];
         uint32_t m = nx->len < ny->len ? nx->len : ny->len;
         int r = memcmp(p->text + nx->off, p->text + ny->off, m);
         if (r)
@@ -879,9 +877,9 @@ int prof_write_embedded(const profile *p, const prof_view *view, FILE *out, size
         view = &own;
     }
     char head[160];
-    size_t total = (size_t)snprintf(head, sizeof head,
-                                    DATA_OPEN " data-format=\"docker-flame-folded-v1\">\nv1 %d %u %u\n",
-                                    p->columns == 2 ? 2 : 1, p->nnames, p->nstacks);
+    size_t total = (size_t)snprintf(
+        head, sizeof head, DATA_OPEN " data-format=\"docker-flame-folded-v1\">\nv1 %d %u %u\n",
+        p->columns == 2 ? 2 : 1, p->nnames, p->nstacks);
     if (out)
         fputs(head, out);
     for (uint32_t r = 0; r < p->nnames; r++) {

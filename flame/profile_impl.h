@@ -12,7 +12,7 @@
 #include "flame/profile.h"
 
 typedef struct prof_name {
-    size_t off;    /* into profile.text; the name is NUL-terminated there too */
+    size_t off; /* into profile.text; the name is NUL-terminated there too */
     uint32_t len;
     uint64_t hash;
 } prof_name;
@@ -21,8 +21,8 @@ typedef struct prof_stack {
     size_t off;     /* into profile.ids */
     uint32_t depth; /* number of frames, >= 1 */
     uint64_t hash;
-    double count;   /* the last column: the only one, or "after" for differentials */
-    double before;  /* first column of a differential line; 0 otherwise */
+    double count;  /* the last column: the only one, or "after" for differentials */
+    double before; /* first column of a differential line; 0 otherwise */
 } prof_stack;
 
 /* One input line in input order, kept only when profile_keep_order() was asked (flame charts). */

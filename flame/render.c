@@ -197,11 +197,11 @@ typedef enum palette {
 } palette;
 
 static const char *const palette_names[] = {
-    [PAL_HOT] = "hot",         [PAL_MEM] = "mem",     [PAL_IO] = "io",
-    [PAL_WAKEUP] = "wakeup",   [PAL_CHAIN] = "chain", [PAL_JAVA] = "java",
-    [PAL_JS] = "js",           [PAL_PERL] = "perl",   [PAL_RED] = "red",
-    [PAL_GREEN] = "green",     [PAL_BLUE] = "blue",   [PAL_AQUA] = "aqua",
-    [PAL_YELLOW] = "yellow",   [PAL_PURPLE] = "purple", [PAL_ORANGE] = "orange",
+    [PAL_HOT] = "hot",       [PAL_MEM] = "mem",       [PAL_IO] = "io",
+    [PAL_WAKEUP] = "wakeup", [PAL_CHAIN] = "chain",   [PAL_JAVA] = "java",
+    [PAL_JS] = "js",         [PAL_PERL] = "perl",     [PAL_RED] = "red",
+    [PAL_GREEN] = "green",   [PAL_BLUE] = "blue",     [PAL_AQUA] = "aqua",
+    [PAL_YELLOW] = "yellow", [PAL_PURPLE] = "purple", [PAL_ORANGE] = "orange",
 };
 
 static int palette_parse(const char *s)
@@ -315,8 +315,8 @@ static palette classify(palette pal, const char *s, size_t n)
                 q++;
                 m--;
             }
-            static const char *const pkgs[] = {"java/", "javax/", "jdk/", "net/", "org/",
-                                               "com/",  "io/",    "sun/"};
+            static const char *const pkgs[] = {"java/", "javax/", "jdk/", "net/",
+                                               "org/",  "com/",   "io/",  "sun/"};
             for (size_t i = 0; i < sizeof pkgs / sizeof *pkgs; i++)
                 if (m >= strlen(pkgs[i]) && memcmp(q, pkgs[i], strlen(pkgs[i])) == 0)
                     return PAL_GREEN;
@@ -334,7 +334,8 @@ static palette classify(palette pal, const char *s, size_t n)
             return memchr(s, '/', n) ? PAL_GREEN : PAL_AQUA;
         if (has(s, n, "::"))
             return PAL_YELLOW;
-        if (memchr(s, '/', n) && has(memchr(s, '/', n), n - (size_t)((const char *)memchr(s, '/', n) - s), ".js"))
+        if (memchr(s, '/', n) &&
+            has(memchr(s, '/', n), n - (size_t)((const char *)memchr(s, '/', n) - s), ".js"))
             return PAL_GREEN;
         if (memchr(s, ':', n))
             return PAL_AQUA;
@@ -538,8 +539,7 @@ static int cp_write(cp_file *f, const char *path, flame_err *err)
         if ((prev && cp_cmp(prev, e) == 0) || memchr(e->name, '\n', e->len))
             continue; /* duplicates (file + profile), and names the format cannot hold */
         fwrite(e->name, 1, e->len, out);
-        fprintf(out, "->rgb(%u,%u,%u)\n", e->colour >> 16, (e->colour >> 8) & 255,
-                e->colour & 255);
+        fprintf(out, "->rgb(%u,%u,%u)\n", e->colour >> 16, (e->colour >> 8) & 255, e->colour & 255);
         prev = e;
     }
     if (fclose(out) != 0 || rename(tmp, path) != 0) {
@@ -858,7 +858,8 @@ static void header(svg_ctx *c, const char *title)
     fputs("};\n", out);
     fputs(render_js, out);
     fputs("]]></script>\n", out);
-    fprintf(out, "<rect x=\"0.0\" y=\"0\" width=\"%d.0\" height=\"%d.0\" fill=\"url(#background)\"/>\n",
+    fprintf(out,
+            "<rect x=\"0.0\" y=\"0\" width=\"%d.0\" height=\"%d.0\" fill=\"url(#background)\"/>\n",
             w, h);
     fprintf(out, "<text id=\"title\" x=\"%.2f\" y=\"%g\">", w / 2.0, o->fontsize * 2);
     xml_puts(out, title);
@@ -937,9 +938,9 @@ int render_svg(const profile *p, const render_opts *o, FILE *out, flame_err *err
         c.ypad1 += (int)(o->fontsize * 2);
     c.imageheight = (int)((c.maxdepth + 1) * (double)o->height) + c.ypad1 + c.ypad2;
     const char *title = o->title && *o->title ? o->title
-                        : o->flamechart           ? "Flame Chart"
-                        : o->inverted             ? "Icicle Graph"
-                                                  : "Flame Graph";
+                        : o->flamechart       ? "Flame Chart"
+                        : o->inverted         ? "Icicle Graph"
+                                              : "Flame Graph";
 
     /* pass 2: write */
     c.out = out;

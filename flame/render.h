@@ -12,10 +12,10 @@ typedef struct render_opts {
     const char *fonttype;
     double fontsize, fontwidth, minwidth; /* minwidth in pixels, or percent when minwidth_pct */
     bool minwidth_pct;
-    int width, height;                    /* image width; frame height */
+    int width, height; /* image width; frame height */
     bool hash, reverse, inverted, flamechart, negate, random, embed_folded;
-    const char *palette_file;             /* consistent palette (read + written); NULL = off */
-    double total, factor;                 /* total: override the 100% figure (0 = sum) */
+    const char *palette_file; /* consistent palette (read + written); NULL = off */
+    double total, factor;     /* total: override the 100% figure (0 = sum) */
     /* The embedded folded data is left out (with a comment saying so) when it would exceed this
      * many bytes: a browser opens a 1M-stack graph in 2 s without it, 5 s with its 66 MB.
      * 0 = no limit. */

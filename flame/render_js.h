@@ -1,4 +1,5 @@
 /* Generated from flame/render.js by flame/flame.mk: do not edit. */
+// clang-format off
 static const char render_js[] =
     "\"use strict\";\n"
     "// docker-flame flame graph interactivity. Frames are <g> elements in #frames holding\n"

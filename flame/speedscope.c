@@ -19,9 +19,10 @@ static void json_string(FILE *out, const char *s, size_t n)
         size_t l = 1;
         bool ok = true;
         if (c >= 0x80) {
-            size_t need = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                                                   : c >= 0xf0 && c <= 0xf4   ? 4
-                                                                                : 0;
+            size_t need = c >= 0xc2 && c <= 0xdf   ? 2
+                          : c >= 0xe0 && c <= 0xef ? 3
+                          : c >= 0xf0 && c <= 0xf4 ? 4
+                                                   : 0;
             uint32_t cp = need == 2 ? c & 0x1f : need == 3 ? c & 0x0f : c & 0x07;
             ok = need && i + need <= n;
             for (size_t k = 1; ok && k < need; k++) {

@@ -94,7 +94,8 @@ __attribute__((unused)) static size_t count_str(const char *hay, const char *nee
 }
 
 /* The fill of the frame whose title starts with `title` ("name (" ...), as r,g,b; 0 if found. */
-__attribute__((unused)) static int frame_fill(const char *svg, const char *title, unsigned *r, unsigned *g, unsigned *b)
+__attribute__((unused)) static int frame_fill(const char *svg, const char *title, unsigned *r,
+                                              unsigned *g, unsigned *b)
 {
     char key[512];
     snprintf(key, sizeof key, "<title>%s", title);
@@ -114,5 +115,6 @@ __attribute__((unused)) static int frame_fill(const char *svg, const char *title
         int _same = _sg && _sw && strcmp(_sg, _sw) == 0;                                           \
         ok(_same, __VA_ARGS__);                                                                    \
         if (!_same)                                                                                \
-            printf("#   got:  '%s'\n#   want: '%s'\n", _sg ? _sg : "(null)", _sw ? _sw : "(null)"); \
+            printf("#   got:  '%s'\n#   want: '%s'\n", _sg ? _sg : "(null)",                       \
+                   _sw ? _sw : "(null)");                                                          \
     } while (0)

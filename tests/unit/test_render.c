@@ -174,13 +174,11 @@ static void test_java_palette(void)
                           &o);
     unsigned r, g, b;
     ok(s && frame_fill(s, "Interp (", &r, &g, &b) == 0 && is_green(r, g, b), "_[j] is green");
-    ok(s && frame_fill(s, "inl (", &r, &g, &b) == 0 && r >= 50 && r <= 110 && g >= 165 &&
-           g == b,
+    ok(s && frame_fill(s, "inl (", &r, &g, &b) == 0 && r >= 50 && r <= 110 && g >= 165 && g == b,
        "_[i] is aqua");
     ok(s && frame_fill(s, "JVM::gc (", &r, &g, &b) == 0 && r == g && r >= 175 && b <= 70,
        ":: (C++) is yellow");
-    ok(s && frame_fill(s, "vfs_read (", &r, &g, &b) == 0 && r >= 190 && b == 0,
-       "_[k] is orange");
+    ok(s && frame_fill(s, "vfs_read (", &r, &g, &b) == 0 && r >= 190 && b == 0, "_[k] is orange");
     ok(s && frame_fill(s, "Work.step (", &r, &g, &b) == 0 && is_green(r, g, b),
        "JDK perf-map name Work.step is green without annotation");
     ok(s && frame_fill(s, "java/util/Map:.get (", &r, &g, &b) == 0 && is_green(r, g, b),
@@ -213,8 +211,7 @@ static void test_java_palette(void)
        "unknown palette is a usage error");
     fclose(f);
     profile_free(p);
-    ok(render_palette_valid("hot") && render_palette_valid("orange") &&
-           !render_palette_valid("x"),
+    ok(render_palette_valid("hot") && render_palette_valid("orange") && !render_palette_valid("x"),
        "render_palette_valid");
     ok(render_bgcolor_valid("grey") && render_bgcolor_valid("#aBc123") &&
            !render_bgcolor_valid("#12345") && !render_bgcolor_valid("red\"/>"),
@@ -263,7 +260,8 @@ static void test_hostile(void)
     size_t tlen = 0;
     FILE *f = open_memstream(&text, &tlen);
     fprintf(f, "<script>alert(3)</script>;]]>;\"q\" 'a' &amp; 5\n");
-    fprintf(f, "ctl\x01\x08\x1b\x7f;bad\xff\xfe;\xc3;\xed\xa0\x80;\xf4\x90\x80\x80;\xef\xbf\xbe 2\n");
+    fprintf(f,
+            "ctl\x01\x08\x1b\x7f;bad\xff\xfe;\xc3;\xed\xa0\x80;\xf4\x90\x80\x80;\xef\xbf\xbe 2\n");
     fputs(big, f);
     fclose(f);
     free(big);

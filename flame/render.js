@@ -2,7 +2,7 @@
 // docker-flame flame graph interactivity. Frames are <g> elements in #frames holding
 // <title>, <rect>, <text>; each <g> carries its exact position in samples (data-s = start,
 // data-w = width), so zoom and "Matched" are computed in samples, not rounded pixels.
-var details, searchbtn, icbtn, unzoombtn, matchedtxt, frames = [], ignorecase = false;
+var details, searchbtn, icbtn, unzoombtn, matchedtxt, all_frames = [], ignorecase = false;
 var searching = null, zoomed = null, svgw = 0;
 
 function init(evt) {
@@ -11,7 +11,7 @@ function init(evt) {
     icbtn = document.getElementById("ignorecase");
     unzoombtn = document.getElementById("unzoom");
     matchedtxt = document.getElementById("matched");
-    svgw = +document.documentElement.getAttribute("width");
+    svgw = +document.getElementsByTagName("svg")[0].getAttribute("width");
     var gs = document.getElementById("frames").children;
     for (var i = 0; i < gs.length; i++) {
         var g = gs[i], r = g.getElementsByTagName("rect")[0], t = g.getElementsByTagName("text")[0];
@@ -24,14 +24,14 @@ function init(evt) {
             label: t.textContent, tx: t.getAttribute("x")
         };
         g.flame = f;
-        frames.push(f);
+        all_frames.push(f);
     }
     var params = get_params();
     if (params.x && params.y) {
         var x = +params.x, y = +params.y;
-        for (var j = 0; j < frames.length; j++)
-            if (Math.abs(+frames[j].x0 - x) < 0.05 && frames[j].y == y) {
-                zoom(frames[j]);
+        for (var j = 0; j < all_frames.length; j++)
+            if (Math.abs(+all_frames[j].x0 - x) < 0.05 && all_frames[j].y == y) {
+                zoom(all_frames[j]);
                 break;
             }
     }
@@ -89,8 +89,8 @@ function zoom(z) {
     if (zoomed) unzoom_frames();
     zoomed = z;
     var eps = z.w * 1e-9, full = svgw - 2 * cfg.xpad, scale = full / z.w;
-    for (var i = 0; i < frames.length; i++) {
-        var f = frames[i], c = f.g.classList;
+    for (var i = 0; i < all_frames.length; i++) {
+        var f = all_frames[i], c = f.g.classList;
         var above = cfg.inverted ? f.y < z.y : f.y > z.y; // ancestors' side
         if (above) {
             if (f.s <= z.s + eps && f.s + f.w >= z.s + z.w - eps) {
@@ -106,8 +106,8 @@ function zoom(z) {
 }
 
 function unzoom_frames() {
-    for (var i = 0; i < frames.length; i++) {
-        var f = frames[i];
+    for (var i = 0; i < all_frames.length; i++) {
+        var f = all_frames[i];
         f.g.classList.remove("parent");
         f.g.classList.remove("hide");
         f.rect.setAttribute("x", f.x0);
@@ -136,7 +136,7 @@ function search_prompt() {
 }
 
 function reset_search() {
-    for (var i = 0; i < frames.length; i++) frames[i].rect.setAttribute("fill", frames[i].fill);
+    for (var i = 0; i < all_frames.length; i++) all_frames[i].rect.setAttribute("fill", all_frames[i].fill);
     searching = null;
     searchbtn.classList.remove("show");
     searchbtn.firstChild.nodeValue = "Search";
@@ -144,8 +144,8 @@ function reset_search() {
     set_params({s: null});
 }
 
-// Highlight frames whose name matches the regexp; "Matched" is the share of all samples under
-// matching frames, counting a match nested inside another match once.
+// Highlight all_frames whose name matches the regexp; "Matched" is the share of all samples under
+// matching all_frames, counting a match nested inside another match once.
 function search(term) {
     var re;
     try {
@@ -157,8 +157,8 @@ function search(term) {
     }
     if (searching !== null) reset_search();
     var hits = [];
-    for (var i = 0; i < frames.length; i++) {
-        var f = frames[i];
+    for (var i = 0; i < all_frames.length; i++) {
+        var f = all_frames[i];
         if (re.test(f.name)) {
             f.rect.setAttribute("fill", cfg.searchcolor);
             hits.push(f);

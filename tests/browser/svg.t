@@ -42,7 +42,7 @@ const byName = (fs_, name) => fs_.filter(f => f.name === name);
         const errors = [];
         page.on('pageerror', e => errors.push(String(e)));
         await page.goto(url, { timeout: 30000 });
-        await page.waitForFunction(() => typeof frames !== 'undefined' && frames.length > 0,
+        await page.waitForFunction(() => typeof all_frames !== 'undefined' && all_frames.length > 0,
                                    null, { timeout: 10000 });
         const orig = await frames(page);
         is(orig.length, 8, 'eight frames drawn (all, main, alpha x2, leaf1, beta, gamma, delta)');
@@ -114,7 +114,7 @@ const byName = (fs_, name) => fs_.filter(f => f.name === name);
         // state restored from the URL on load
         const q = new URL(zoomUrl).search;
         await page.goto(url + q + '&s=delta');
-        await page.waitForFunction(() => typeof frames !== 'undefined' && frames.length > 0);
+        await page.waitForFunction(() => typeof all_frames !== 'undefined' && all_frames.length > 0);
         fr = await frames(page);
         ok(Math.abs(byName(fr, 'gamma')[0].width - 1180) < 0.01, '?x=&y= zooms on load');
         is(await matched(page), 'Matched: 40.0%', '?s= searches on load');
@@ -129,7 +129,7 @@ const byName = (fs_, name) => fs_.filter(f => f.name === name);
         const hpath = path.join(tmp, 'hostile.svg');
         fs.writeFileSync(hpath, render([], hostile));
         await page.goto('file://' + hpath);
-        await page.waitForFunction(() => typeof frames !== 'undefined' && frames.length > 0);
+        await page.waitForFunction(() => typeof all_frames !== 'undefined' && all_frames.length > 0);
         fr = await frames(page);
         is(fr.length, 9, 'hostile graph: every frame drawn (&amp; splits at its ;)');
         is(await page.evaluate(() => window.pwned), undefined, 'no injected script ran');

@@ -39,13 +39,14 @@ int flame_wrap(flame_err *err, const char *fmt, ...)
 {
     if (!err)
         return -1;
-    char ctx[512], old[sizeof err->msg];
+    char ctx[256], old[sizeof err->msg];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(ctx, sizeof ctx, fmt, ap);
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s: %s", ctx, old);
+    /* Both parts are bounded so the result always fits; the tail of a very long message is cut. */
+    snprintf(err->msg, sizeof err->msg, "%.255s: %.760s", ctx, old);
     if (!err->code)
         err->code = FLAME_EXIT_ERROR;
     return -1;

@@ -21,18 +21,18 @@ static int tap_n, tap_failed;
 #define is_str(got, want, ...)                                                                     \
     do {                                                                                           \
         const char *_g = (got), *_w = (want);                                                      \
-        int _c = _g && _w && strcmp(_g, _w) == 0;                                                  \
-        ok(_c, __VA_ARGS__);                                                                       \
-        if (!_c)                                                                                   \
+        int _same = _g && _w && strcmp(_g, _w) == 0;                                               \
+        ok(_same, __VA_ARGS__);                                                                    \
+        if (!_same)                                                                                \
             printf("#   got:  '%s'\n#   want: '%s'\n", _g ? _g : "(null)", _w ? _w : "(null)");   \
     } while (0)
 
 #define is_int(got, want, ...)                                                                     \
     do {                                                                                           \
-        long long _g = (long long)(got), _w = (long long)(want);                                   \
-        ok(_g == _w, __VA_ARGS__);                                                                 \
-        if (_g != _w)                                                                              \
-            printf("#   got:  %lld\n#   want: %lld\n", _g, _w);                                    \
+        long long _gi = (long long)(got), _wi = (long long)(want);                                 \
+        ok(_gi == _wi, __VA_ARGS__);                                                               \
+        if (_gi != _wi)                                                                            \
+            printf("#   got:  %lld\n#   want: %lld\n", _gi, _wi);                                  \
     } while (0)
 
 static inline int tap_done(void)

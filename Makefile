@@ -40,6 +40,7 @@ include sidecar/sidecar.mk
 include plugin/plugin.mk
 include tests/tests.mk
 include bench/bench.mk
+-include fuzz/fuzz.mk
 
 C_SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build/*')
 check-format:

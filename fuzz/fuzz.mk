@@ -1,0 +1,1 @@
+# fuzz/ fragment: libFuzzer harnesses (make fuzz)

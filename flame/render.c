@@ -236,8 +236,12 @@ static double name_seeded(const char *s, size_t n)
  * similar colours across graphs. Reading of flamegraph.pl's documented behaviour. */
 static double name_vector(const char *s, size_t n, bool reversed)
 {
-    const char *tick = reversed ? NULL : memchr(s, '`', n);
-    if (tick) {
+    /* reversed: the hash of the reversed name, whose "module`" prefix is what follows the
+     * last backtick of the name */
+    const char *tick = reversed ? memrchr(s, '`', n) : memchr(s, '`', n);
+    if (tick && reversed) {
+        n = (size_t)(tick - s);
+    } else if (tick) {
         n -= (size_t)(tick + 1 - s);
         s = tick + 1;
     }

@@ -159,6 +159,24 @@ static void test_hot_colours(void)
     free(s);
 }
 
+/* --hash, worked by hand for "abc": v1 = 1 - (7/9 + 10/10*0.7 + 3/11*0.49) / 3.19 = 0.4948,
+ * v2 = v3 (from "cba") = 1 - (9/9 + 10/10*0.7 + 1/11*0.49) / 3.19 = 0.4531
+ * -> hot rgb(205 + 22, 113, 24). "mod`abc": v1 ignores the module prefix (same green), v2/v3
+ * hash the reversed name "cba`dom" whose prefix up to the backtick goes: "dom" -> 0.9641. */
+static void test_hash_colours(void)
+{
+    render_opts o;
+    render_opts_default(&o);
+    o.hash = true;
+    char *s = render_text("abc;mod`abc 1\n", &o);
+    unsigned r, g, b;
+    ok(s && frame_fill(s, "abc (", &r, &g, &b) == 0 && r == 227 && g == 113 && b == 24,
+       "--hash colour of 'abc'");
+    ok(s && frame_fill(s, "mod`abc (", &r, &g, &b) == 0 && r == 253 && g == 113 && b == 53,
+       "--hash with a module` prefix");
+    free(s);
+}
+
 static bool is_green(unsigned r, unsigned g, unsigned b)
 {
     return r >= 50 && r <= 110 && g >= 200 && b >= 50 && b <= 110 && r == b;
@@ -373,6 +391,7 @@ int main(void)
     test_labels();
     test_pruning();
     test_hot_colours();
+    test_hash_colours();
     test_java_palette();
     test_diff();
     test_hostile();

@@ -136,6 +136,9 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
         for (size_t i = 0; i < n; i++) {
             char clean[160];
             proto_sanitize(names[i], clean, sizeof clean);
+            size_t cl = strlen(clean); /* drop the folder's _[j]/_[i] annotation */
+            if (cl > 4 && clean[cl - 4] == '_' && clean[cl - 3] == '[' && clean[cl - 1] == ']')
+                clean[cl - 4] = 0;
             fprintf(stderr, "    %5.1f%%  %s\n", counts[i] * 100 / total, clean);
         }
     }
@@ -192,30 +195,34 @@ static int session_failure(const sess *s, bool stopping, flame_err *err)
     return 0;
 }
 
+/* Where the time went (-D or DOCKER_FLAME_TIMINGS=1): the tool's own overhead around the
+ * recording itself. Recording start = first P line's arrival minus its elapsed_ms. */
 static void print_timings(const run_ctx *r, double t_written)
 {
     const run_times *t = &r->tm;
-    double rec_start = 0, first_f = 0, rec_ms = 0;
+    double rec_start = 0, rec_end = 0, first_f = 0;
     for (int i = 0; i < r->n; i++) {
         const sess *s = &r->s[i];
         if (s->t_first_p) {
-            double st = s->t_first_p - (double)s->pr.elapsed_ms / 1000;
-            (void)st;
-            if (!rec_start || s->t_first_p > rec_start)
-                rec_start = s->t_first_p;
+            double st = s->t_first_p - (double)s->first_p_elapsed_ms / 1000;
+            double en = st + (double)s->pr.elapsed_ms / 1000;
+            if (st > rec_start)
+                rec_start = st;
+            if (en > rec_end)
+                rec_end = en;
         }
         if (s->t_first_f > first_f)
             first_f = s->t_first_f;
     }
-    rec_ms = r->o->duration_s * 1000;
     fprintf(stderr,
             "docker flame: timings (ms): ping %.0f, inspect %.0f, image %.0f, create %.0f, "
-            "attach+start %.0f, start->first-progress %.0f, first-progress->profile %.0f "
-            "(recording %.0f), stream %.0f, remove %.0f, write %.0f, total %.0f\n",
+            "attach+start %.0f, start->recording %.0f, recording %.0f, recording->profile "
+            "%.0f, profile stream %.0f, remove %.0f, write %.0f, total %.0f\n",
             (t->ping - t->t0) * 1000, (t->inspect - t->ping) * 1000,
             (t->image - t->inspect) * 1000, (t->create - t->image) * 1000,
             (t->start - t->create) * 1000, rec_start ? (rec_start - t->start) * 1000 : 0,
-            first_f && rec_start ? (first_f - rec_start) * 1000 : 0, rec_ms,
+            rec_start ? (rec_end - rec_start) * 1000 : 0,
+            first_f && rec_end ? (first_f - rec_end) * 1000 : 0,
             first_f ? (t->streams_done - first_f) * 1000 : 0,
             (t->removed - t->streams_done) * 1000, (t_written - t->removed) * 1000,
             (t_written - t->t0) * 1000);

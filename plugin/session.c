@@ -22,6 +22,7 @@
 #define ATTACH_TIMEOUT_S 30.0
 #define STOP_GRACE_S 20.0     /* SIGTERM -> exit: the sidecar restores the target */
 #define INTERRUPT_COALESCE_S 1.0
+#define OVERRUN_S 60.0
 
 /* ---- signals: count and wake the loop through a self-pipe ---- */
 
@@ -148,8 +149,10 @@ static int on_line(void *ud, int stream, const char *line, size_t len, flame_err
         bool had_s = s->pr.summary != NULL;
         rc = proto_line(&s->pr, line, len, err);
         double now = sess_now();
-        if (!had_p && s->pr.progress)
+        if (!had_p && s->pr.progress) {
             s->t_first_p = now;
+            s->first_p_elapsed_ms = s->pr.elapsed_ms;
+        }
         if ((f == 0 && s->pr.f_lines) || (!had_s && s->pr.summary)) {
             if (!s->t_first_f)
                 s->t_first_f = now;
@@ -370,9 +373,20 @@ static int remove_sidecar(run_ctx *r, sess *s, flame_err *err)
             s->exit_status = (long)json_integer_value(json_object_get(w, "StatusCode"));
         json_decref(w);
     }
-    if (engine_json(r->e, "DELETE", NULL, NULL, &st, &e, "/containers/%s?force=1&v=1",
-                    s->sidecar_id) < 0 &&
-        st != 404)
+    int drc = engine_json(r->e, "DELETE", NULL, NULL, &st, &e, "/containers/%s?force=1&v=1",
+                          s->sidecar_id);
+    /* 409 "removal already in progress": someone else removes it; wait until it is gone. */
+    for (int k = 0; drc < 0 && st == 409 && k < 100; k++) {
+        nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+        json_t *g = NULL;
+        if (engine_json(r->e, "GET", NULL, &g, &st, &e, "/containers/%s/json", s->sidecar_id) < 0 &&
+            st == 404)
+            drc = 0;
+        json_decref(g);
+        if (st != 404)
+            st = 409;
+    }
+    if (drc < 0 && st != 404)
         return flame_fail(err, FLAME_EXIT_ENGINE,
                           "could not remove sidecar %.12s (%s): remove it with `docker flame gc`",
                           s->sidecar_id, e.msg);
@@ -510,6 +524,14 @@ static void follow(run_ctx *r)
             stopping = true;
             progress_note(&r->pg, "stopping early, the profile so far will be written (Ctrl-C "
                                   "again to abort)");
+            stop_all(r, "SIGINT");
+        }
+        /* A sidecar that overruns its duration by a minute is asked to stop (and still
+         * deliver); the user can always abort with a second Ctrl-C. */
+        if (!stopping && r->o->duration_s > 0 && now > r->tm.start + r->o->duration_s + OVERRUN_S) {
+            stopping = true;
+            progress_note(&r->pg, "the sidecar did not stop after %.0f s: stopping it",
+                          r->o->duration_s);
             stop_all(r, "SIGINT");
         }
         if (r->aborted && now > abort_at)

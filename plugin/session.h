@@ -37,6 +37,7 @@ typedef struct sess {
     char tail[SESS_TAIL][256];
     unsigned tail_n;
     double t_attached, t_first_p, t_first_f, t_done;
+    long long first_p_elapsed_ms; /* elapsed_ms of the first P line (recording start estimate) */
     volatile sig_atomic_t cancel;
     long exit_status; /* sidecar's exit code, -1 unknown */
     bool stop_sent;

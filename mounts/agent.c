@@ -130,10 +130,25 @@ static void out_write_locked(const char *buf, size_t len)
     }
 }
 
+/* Caller holds g_lock. The sidecar deletes the map once it has copied it after `stop`. A map
+ * that is gone while we still write means that `stop` never came (the profiler died, or a
+ * second copy of this library took over): go quiet instead of filling an unlinked file on the
+ * target's /tmp forever. Raw fstat: see agent_start. */
+static int out_still_wanted_locked(void)
+{
+    struct stat st;
+    if (syscall(SYS_fstat, g_fd, &st) < 0 || st.st_nlink > 0)
+        return 1;
+    agent_say("info: %s was deleted; agent quiet until the next start", g_path);
+    close(g_fd);
+    g_fd = -1;
+    return 0;
+}
+
 static void out_flush(struct outbuf *o)
 {
     pthread_mutex_lock(&g_lock);
-    if (g_fd >= 0 && g_gen == o->gen) {
+    if (g_fd >= 0 && g_gen == o->gen && out_still_wanted_locked()) {
         if (o->len > 0)
             out_write_locked(o->p, o->len);
         g_lines += o->lines;

@@ -269,6 +269,15 @@ suite() {
         check "$tag: -agentpath: inlined countPrimes->isPrime" poll_grep "$m" " FlameFixture.countPrimes->FlameFixture.isPrime" 30
         check "$tag: -agentpath map valid" valid_map "$m"
         check "$tag: -agentpath: JVM stderr empty" test ! -s "$L/onload/jvm.err"
+        # The map deleted while started (the profiler died without `stop`): the next event
+        # (lateBloomer's compilation after SIGHUP) notices and the agent goes quiet.
+        rm -f "$m"
+        kill -HUP "$JPID"
+        check "$tag: map deleted while started: agent goes quiet" \
+            poll_grep "$L/onload/jvm.err" "was deleted; agent quiet until the next start" 30
+        check "$tag: ... the deleted map is closed" eval "! fd_open $JPID '$m'"
+        check "$tag: ... and not re-created" test ! -e "$m"
+        check "$tag: ... the JVM keeps running" kill -0 "$JPID"
         kill "$JPID"
     else
         ok 1 "$tag: JVM starts with -agentpath"

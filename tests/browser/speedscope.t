@@ -14,7 +14,9 @@ const FOLDED = [
     'java;\u00e9t\u00e9;vfs_read_[k] 10',
 ].join('\n') + '\n';
 
-// Import `bytes` as file `name`; resolves to {title, alerts, error}.
+// Import `bytes` as file `name` and open speedscope's Sandwich view (a DOM table of every
+// function's total and self weight); resolves to {title, alerts, errors, table}, table mapping
+// each symbol to "TOTAL/SELF" as speedscope computed them.
 async function importInto(ctx, tmp, name, bytes) {
     const index = require.resolve('speedscope/dist/release/index.html');
     const js = path.join(tmp, `load-${Math.random().toString(36).slice(2)}.js`);
@@ -24,17 +26,27 @@ async function importInto(ctx, tmp, name, bytes) {
     const alerts = [], errors = [];
     page.on('dialog', d => { alerts.push(d.message()); d.dismiss(); });
     page.on('console', m => { if (m.type() === 'error' || /Failed to load/.test(m.text())) errors.push(m.text()); });
-    await page.goto('file://' + index + '#localProfilePath=' + js);
-    let title = null;
+    await page.goto('file://' + index + '#localProfilePath=' + js + '&view=sandwich');
+    let title = null, table = {};
     try {
         await page.waitForFunction(() => / - speedscope$/.test(document.title), null, { timeout: 15000 });
         title = await page.title();
+        await page.waitForFunction(() => document.body.innerText.includes('Symbol Name'), null,
+                                   { timeout: 10000 });
+        const lines = (await page.evaluate(() => document.body.innerText)).split('\n')
+            .map(l => l.trim()).filter(l => l);
+        const i = lines.indexOf('Total\tSelf\tSymbol Name') >= 0 ? lines.indexOf('Total\tSelf\tSymbol Name')
+            : lines.findIndex(l => /^Total\s+Self\s+Symbol Name$/.test(l));
+        for (let k = i + 1; k + 2 < lines.length + 1; k += 3) {
+            const tot = /^(\d+) /.exec(lines[k]), self = /^(\d+) /.exec(lines[k + 1] || '');
+            if (!tot || !self) break;
+            table[lines[k + 2]] = `${tot[1]}/${self[1]}`;
+        }
     } catch (e) {
-        title = null;
+        title = title || null;
     }
-    // the imported profile's total weight, as speedscope computed it, shown by its UI
     await page.close();
-    return { title, alerts, errors };
+    return { title, alerts, errors, table };
 }
 
 (async () => {
@@ -45,13 +57,23 @@ async function importInto(ctx, tmp, name, bytes) {
     JSON.parse(json.toString()); // our own sanity: it is JSON at all
     const ctx = await launch(playwright, exe, tmp);
     try {
+        // what speedscope must compute from FOLDED: total/self per function
+        const want = {
+            'Work.step_[j]': '70/70', '<inlined> "q" &_[i]': '20/20', 'vfs_read_[k]': '10/10',
+            '\u00e9t\u00e9': '10/0', 'Work.run_[j]': '90/0', 'start_thread': '90/0', 'java': '100/0',
+        };
+        const sorted = t => JSON.stringify(Object.fromEntries(Object.entries(t).sort()));
+        const wantSorted = sorted(want);
+
         let r = await importInto(ctx, tmp, 'cpu.speedscope.json', json);
         is(r.title, 'svc <a&b> - speedscope', 'speedscope imports our JSON export (profile name shown)');
         is(r.alerts.join('|'), '', 'no import alert for the JSON export');
+        is(sorted(r.table), wantSorted, 'speedscope computes the right totals and self weights');
 
         r = await importInto(ctx, tmp, 'cpu.txt', folded);
         is(r.title, 'cpu.txt - speedscope', 'speedscope imports our folded export');
         is(r.alerts.join('|'), '', 'no import alert for the folded export');
+        is(sorted(r.table), wantSorted, 'same weights from the folded export');
 
         const svg = render([], FOLDED);
         const back = render(['--format', 'speedscope'], svg);

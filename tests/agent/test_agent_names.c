@@ -5,24 +5,6 @@
 
 #include <stdlib.h>
 
-/* Local string/int checks: tap.h's is_str/is_int expand ok() with a shadowed `_c` (reported to
- * the lead), so they do not compile under -Werror=shadow. */
-#define check_str(got, want, ...)                                                                  \
-    do {                                                                                           \
-        const char *g_ = (got), *w_ = (want);                                                      \
-        int same_ = strcmp(g_, w_) == 0;                                                           \
-        ok(same_, __VA_ARGS__);                                                                    \
-        if (!same_)                                                                                \
-            printf("#   got:  '%s'\n#   want: '%s'\n", g_, w_);                                    \
-    } while (0)
-#define check_int(got, want, ...)                                                                  \
-    do {                                                                                           \
-        long long g_ = (long long)(got), w_ = (long long)(want);                                   \
-        ok(g_ == w_, __VA_ARGS__);                                                                 \
-        if (g_ != w_)                                                                              \
-            printf("#   got:  %lld\n#   want: %lld\n", g_, w_);                                    \
-    } while (0)
-
 static char out[AGENT_FRAME_MAX];
 
 static const char *fname(const char *cls, const char *m, const char *sig)
@@ -42,30 +24,29 @@ static int same_chain(int a, int b, void *ctx)
 
 static void test_names(void)
 {
-    check_str(fname("Ljava/util/HashMap;", "merge", NULL), "java.util.HashMap.merge", "class name");
-    check_str(fname("LFlameFixture;", "countPrimes", NULL), "FlameFixture.countPrimes",
-              "default package");
-    check_str(fname("LFlameFixture;", "mixHashes", "(Ljava/util/Random;I)J"),
-              "FlameFixture.mixHashes(java.util.Random, int)", "signature");
-    check_str(
-        fname("La/B$C;", "m", "([[I[Ljava/lang/String;ZBCSJFD)V"),
-        "a.B$C.m(int[][], java.lang.String[], boolean, byte, char, short, long, float, double)",
-        "all descriptor kinds, nested class keeps $");
-    check_str(fname("La/B;", "m", "()V"), "a.B.m()", "no parameters");
-    check_str(fname("La/B;", "m", "(Q)V"), "a.B.m()", "malformed descriptor is cut, still closed");
-    check_str(fname("La/B;", "m", "(Ljava/lang"), "a.B.m()", "unterminated class descriptor");
-    check_str(fname("LFlameFixture$$Lambda$14.0x0000000800c0b000;", "apply", NULL),
-              "FlameFixture$$Lambda$14.apply", "hidden class address dropped");
-    check_str(fname("LFlameFixture$$Lambda.0x00007f1234560000;", "apply", NULL),
-              "FlameFixture$$Lambda.apply", "JDK 21 lambda name");
-    check_str(fname("LFlameFixture$$Lambda$14/0x0000000800066840;", "apply", NULL),
-              "FlameFixture$$Lambda$14.apply", "JDK 11 anonymous class address dropped");
-    check_str(fname("La/B.0xzz;", "m", NULL), "a.B.0xzz.m", "not a hidden-class suffix: kept");
-    check_str(fname("La/0x12;", "m", NULL), "a.0x12.m", "short hex class name kept");
-    check_str(fname("L0x0000000012345678;", "m", NULL), "0x0000000012345678.m",
-              "a name that is only the suffix is kept");
-    check_str(fname(NULL, NULL, NULL), "[unknown].[unknown]", "JVMTI failures give [unknown]");
-    check_str(fname("La/B\nC;", "m\x01x", NULL), "a.B?C.m?x", "control bytes replaced");
+    is_str(fname("Ljava/util/HashMap;", "merge", NULL), "java.util.HashMap.merge", "class name");
+    is_str(fname("LFlameFixture;", "countPrimes", NULL), "FlameFixture.countPrimes",
+           "default package");
+    is_str(fname("LFlameFixture;", "mixHashes", "(Ljava/util/Random;I)J"),
+           "FlameFixture.mixHashes(java.util.Random, int)", "signature");
+    is_str(fname("La/B$C;", "m", "([[I[Ljava/lang/String;ZBCSJFD)V"),
+           "a.B$C.m(int[][], java.lang.String[], boolean, byte, char, short, long, float, double)",
+           "all descriptor kinds, nested class keeps $");
+    is_str(fname("La/B;", "m", "()V"), "a.B.m()", "no parameters");
+    is_str(fname("La/B;", "m", "(Q)V"), "a.B.m()", "malformed descriptor is cut, still closed");
+    is_str(fname("La/B;", "m", "(Ljava/lang"), "a.B.m()", "unterminated class descriptor");
+    is_str(fname("LFlameFixture$$Lambda$14.0x0000000800c0b000;", "apply", NULL),
+           "FlameFixture$$Lambda$14.apply", "hidden class address dropped");
+    is_str(fname("LFlameFixture$$Lambda.0x00007f1234560000;", "apply", NULL),
+           "FlameFixture$$Lambda.apply", "JDK 21 lambda name");
+    is_str(fname("LFlameFixture$$Lambda$14/0x0000000800066840;", "apply", NULL),
+           "FlameFixture$$Lambda$14.apply", "JDK 11 anonymous class address dropped");
+    is_str(fname("La/B.0xzz;", "m", NULL), "a.B.0xzz.m", "not a hidden-class suffix: kept");
+    is_str(fname("La/0x12;", "m", NULL), "a.0x12.m", "short hex class name kept");
+    is_str(fname("L0x0000000012345678;", "m", NULL), "0x0000000012345678.m",
+           "a name that is only the suffix is kept");
+    is_str(fname(NULL, NULL, NULL), "[unknown].[unknown]", "JVMTI failures give [unknown]");
+    is_str(fname("La/B\nC;", "m\x01x", NULL), "a.B?C.m?x", "control bytes replaced");
 
     char big[5000];
     memset(big, 'x', sizeof big);
@@ -73,7 +54,7 @@ static void test_names(void)
     big[sizeof big - 2] = ';';
     big[sizeof big - 1] = '\0';
     agent_frame_name(out, sizeof out, big, "m", NULL);
-    check_int(strlen(out), sizeof out - 1, "frame name capped at %d bytes", AGENT_FRAME_MAX - 1);
+    is_int(strlen(out), sizeof out - 1, "frame name capped at %d bytes", AGENT_FRAME_MAX - 1);
 }
 
 static void test_opts(void)
@@ -119,7 +100,7 @@ static void test_split(void)
     struct agent_pc pcs[] = {{0x130, 2}, {0x110, 0}, {0x140, 3}, {0x120, 1}};
     size_t n = agent_split_code(0x100, 0x100, pcs, 4, seg, same_chain, NULL);
     ok(covers(seg, n, 0x100, 0x100), "ranges cover the code without gaps or overlaps");
-    check_int(n, 4, "same chains merged: 4 ranges");
+    is_int(n, 4, "same chains merged: 4 ranges");
     ok(seg[0].start == 0x100 && seg[0].end == 0x121 && chain_of[seg[0].idx] == 7,
        "first range ends just after pc 0x120 (return address included)");
     ok(seg[1].start == 0x121 && seg[1].end == 0x131 && chain_of[seg[1].idx] == 8, "inlined range");
@@ -130,12 +111,12 @@ static void test_split(void)
     struct agent_pc p2[] = {{0x50, 0}, {0x110, 2}, {0x110, 5}, {0x1ff, 4}, {0x300, 0}};
     n = agent_split_code(0x100, 0x100, p2, 5, seg, same_chain, NULL);
     ok(covers(seg, n, 0x100, 0x100), "odd pcs: still covered exactly");
-    check_int(n, 2, "duplicate pc ignored, -1 merged with the tail");
+    is_int(n, 2, "duplicate pc ignored, -1 merged with the tail");
     ok(seg[0].end == 0x111 && chain_of[seg[0].idx] == 8, "first record at a pc wins");
 
     n = agent_split_code(0x100, 0x10, NULL, 0, seg, same_chain, NULL);
     ok(n == 1 && seg[0].idx == -1 && covers(seg, n, 0x100, 0x10), "no pcs: one range");
-    check_int(agent_split_code(0x100, 0, NULL, 0, seg, same_chain, NULL), 0, "empty code");
+    is_int(agent_split_code(0x100, 0, NULL, 0, seg, same_chain, NULL), 0, "empty code");
 
     /* Random inputs: the invariant holds whatever the pcs are. */
     srand(1);

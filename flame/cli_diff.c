@@ -616,7 +616,10 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
                 grouped(diff_total_after(d), b2, sizeof b2), in[0].arg, in[1].arg);
     }
     if (top > 0) {
-        printf("%s -> %s\n", in[0].arg, in[1].arg);
+        char b1[64], b2[64];
+        printf("%s -> %s (totals %s -> %s)\n", in[0].arg, in[1].arg,
+               grouped(diff_total_before(d), b1, sizeof b1),
+               grouped(diff_total_after(d), b2, sizeof b2));
         if (diff_print_movers(d, &mopt, (size_t)top, stdout, &err) < 0) {
             diff_free(d);
             return say_error(verb, &err);

@@ -582,6 +582,8 @@ static void print_name(FILE *out, const char *s, int width)
     if (n > (size_t)width) {
         fputs("...", out);
         s += n - (size_t)(width - 3);
+        while ((*s & 0xc0) == 0x80) /* do not start inside a UTF-8 sequence */
+            s++;
         shown = 3;
     }
     for (; *s; s++, shown++)

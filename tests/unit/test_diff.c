@@ -171,6 +171,20 @@ static void test_file_diff(void)
            "without -s addresses stay distinct stacks");
 }
 
+/* The fill of the first frame whose tooltip starts with name ("" if none). */
+static const char *fill_of(const char *svg, const char *name)
+{
+    static char fill[32];
+    char key[128];
+    snprintf(key, sizeof key, "<title>%s (", name);
+    const char *t = svg ? strstr(svg, key) : NULL;
+    const char *f = t ? strstr(t, "fill=\"") : NULL;
+    fill[0] = '\0';
+    if (f)
+        sscanf(f + 6, "%31[^\"]", fill);
+    return fill;
+}
+
 static void test_svg_outputs(void)
 {
     put("a.folded", "main;Work.fast 50\nmain;Work.slow 50\nmain;Gone.old 20\n");
@@ -194,6 +208,16 @@ static void test_svg_outputs(void)
     profile_free(p);
     char *svg = slurp(path("d.mirror.svg"));
     ok(has(svg, "Gone.old"), "the vanished frame is in the mirror");
+    /* a = 120 total, b = 160: mirror scales b to 120; Gone.old 20 -> 0 is blue (shrank) and
+     * Work.slow (50 -> 100) red (grew), though the mirror is diff(b, a) drawn negated */
+    const char *gf = fill_of(svg, "Gone.old");
+    ok(strlen(gf) > 5 && !strcmp(gf + strlen(gf) - 5, ",255)") && strncmp(gf, "rgb(255,", 8),
+       "mirror: vanished frame is blue (%s)", gf);
+    ok(strncmp(fill_of(svg, "Work.slow"), "rgb(255,", 8) == 0, "mirror: grown frame is red");
+    svg = slurp(path("d.svg"));
+    ok(strncmp(fill_of(svg, "Work.slow"), "rgb(255,", 8) == 0, "forward: grown frame is red");
+    ok(strncmp(fill_of(svg, "New.thing"), "rgb(255,", 8) == 0, "forward: new frame is red");
+    ok(!has(svg, "Gone.old"), "forward: the vanished frame has no width");
 
     /* --single: no mirror; and no temporary files left behind */
     rc = RUN(flame_cmd_diff, "diff", "--single", path("a.folded"), path("b.folded"), "-o",
@@ -385,6 +409,121 @@ static void test_errors(void)
        "unwritable output: exit 1, one line");
 }
 
+/* A fake container profiler: "ctr-fast" and "ctr-slow" are containers; records its calls. */
+static int fake_calls;
+static size_t fake_n;
+static char fake_names[4][32];
+static double fake_duration;
+
+static int fake_is_container(void *ctx, const char *arg)
+{
+    (void)ctx;
+    return strncmp(arg, "ctr-", 4) == 0;
+}
+
+static int fake_profile(void *ctx, const char *const *containers, size_t n, double duration_s,
+                        profile **out, flame_err *err)
+{
+    (void)ctx;
+    fake_calls++;
+    fake_n = n;
+    fake_duration = duration_s;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(fake_names[i % 4], sizeof fake_names[0], "%s", containers[i]);
+        out[i] = profile_new();
+        bool slow = strcmp(containers[i], "ctr-slow") == 0;
+        const char *a = "worker-0;FlameFixture.work;FlameFixture.countPrimes";
+        const char *b = "worker-0;FlameFixture.work;FlameFixture.mixHashes";
+        profile_add(out[i], a, strlen(a), slow ? 800 : 400, PROFILE_ONE_COLUMN);
+        profile_add(out[i], b, strlen(b), 400, PROFILE_ONE_COLUMN);
+    }
+    if (n > 0 && strcmp(containers[0], "ctr-fail") == 0)
+        return flame_fail(err, FLAME_EXIT_NO_JVM, "ctr-fail: no JVM in the container");
+    return 0;
+}
+
+static int run_prof(int (*fn)(int, char **, const flame_profiler *), const char *const *args,
+                    const flame_profiler *pr)
+{
+    /* same capture as run(), with a profiler */
+    char *argv[32];
+    int argc = 0;
+    for (; args[argc]; argc++)
+        argv[argc] = (char *)args[argc];
+    argv[argc] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    int so = dup(1), se = dup(2);
+    FILE *fo = tmpfile(), *fe = tmpfile();
+    dup2(fileno(fo), 1);
+    dup2(fileno(fe), 2);
+    int rc = fn(argc, argv, pr);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    read_capture(fileno(fo), out_buf, sizeof out_buf);
+    read_capture(fileno(fe), err_buf, sizeof err_buf);
+    fclose(fo);
+    fclose(fe);
+    return rc;
+}
+
+static void test_containers(void)
+{
+    flame_profiler pr = {fake_is_container, fake_profile, NULL};
+    int rc = run_prof(flame_cmd_diff,
+                      (const char *const[]){"diff", "ctr-fast", "ctr-slow", "-d", "5", "-o",
+                                            path("c.svg"), NULL},
+                      &pr);
+    is_int(rc, 0, "container/container diff exits 0");
+    is_int(fake_calls, 1, "both containers profiled by ONE call");
+    ok(fake_n == 2 && !strcmp(fake_names[0], "ctr-fast") && !strcmp(fake_names[1], "ctr-slow"),
+       "the call names both containers in order");
+    ok(fake_duration == 5, "-d is passed as the duration");
+    const char *grew = strstr(out_buf, "grew most:"), *shrank = strstr(out_buf, "shrank most:");
+    const char *cp = strstr(out_buf, "FlameFixture.countPrimes");
+    ok(grew && cp && cp > grew && cp < shrank, "summary names countPrimes as grown");
+
+    put("base.folded", "worker-0;FlameFixture.work;FlameFixture.countPrimes 10\n"
+                       "worker-0;FlameFixture.work;FlameFixture.mixHashes 10\n");
+    fake_calls = 0;
+    rc = run_prof(flame_cmd_diff,
+                  (const char *const[]){"diff", path("base.folded"), "ctr-slow", "-o",
+                                        path("c2.folded"), NULL},
+                  &pr);
+    ok(rc == 0 && fake_calls == 1 && fake_n == 1 && fake_duration == 30,
+       "file vs container: the container alone is profiled, default 30 s");
+    is_str(slurp(path("c2.folded")),
+           "worker-0;FlameFixture.work;FlameFixture.countPrimes 600 800\n"
+           "worker-0;FlameFixture.work;FlameFixture.mixHashes 600 400\n",
+           "file vs container counts (file scaled to the container's total)");
+
+    rc = run_prof(flame_cmd_diff,
+                  (const char *const[]){"diff", "nope", "ctr-slow", "-o", path("c3.svg"), NULL},
+                  &pr);
+    ok(rc == 1 && has(err_buf, "no such file or running container: nope") && one_line(err_buf),
+       "neither file nor container: exit 1, one line");
+    rc = run_prof(flame_cmd_diff,
+                  (const char *const[]){"diff", "ctr-fail", "ctr-slow", "-o", path("c4.svg"), NULL},
+                  &pr);
+    ok(rc == FLAME_EXIT_NO_JVM && has(err_buf, "no JVM") && one_line(err_buf),
+       "a profiler error keeps its exit code and message");
+
+    fake_calls = 0;
+    rc = run_prof(flame_cmd_merge,
+                  (const char *const[]){"merge", "ctr-fast", path("base.folded"), "ctr-slow",
+                                        "-o", path("cm.folded"), NULL},
+                  &pr);
+    ok(rc == 0 && fake_calls == 1 && fake_n == 2, "merge: containers profiled by one call");
+    is_str(slurp(path("cm.folded")),
+           "worker-0;FlameFixture.work;FlameFixture.countPrimes 1210\n"
+           "worker-0;FlameFixture.work;FlameFixture.mixHashes 810\n",
+           "merge of containers and a file");
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -397,6 +536,7 @@ int main(void)
     test_movers();
     test_merge();
     test_errors();
+    test_containers();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

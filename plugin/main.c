@@ -310,6 +310,14 @@ static int cmd_profile(const ep_globals *g, int argc, char **argv)
                     exit_code = c;
                 continue;
             }
+            /* Default names use the container's name, known only after the inspect. */
+            char *np[FMT_COUNT];
+            if (out_paths(&o, s->name, o.ncontainers, when, np, &e2) == 0) {
+                for (int f = 0; f < FMT_COUNT; f++) {
+                    free(paths[i][f]);
+                    paths[i][f] = np[f];
+                }
+            }
             char subtitle[256], date[64];
             struct tm tm;
             localtime_r(&when, &tm);
@@ -444,8 +452,8 @@ static int cmd_gc(const ep_globals *g, int argc, char **argv)
             all = true;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("Usage:  docker flame gc [--all]\n\nRemove sidecar containers left behind by "
-                   "docker flame (label %s).\nRunning sidecars whose docker-flame process is "
-                   "alive are kept unless --all.\n",
+                   "docker flame (label %s).\nSidecars whose docker-flame process is "
+                   "alive are kept unless --all (running ones are\nstopped with SIGTERM first so they restore the target).\n",
                    "com.docker-flame.sidecar=1");
             return 0;
         } else {

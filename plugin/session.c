@@ -21,7 +21,7 @@
 
 #define ATTACH_TIMEOUT_S 30.0
 #define STOP_GRACE_S 20.0     /* SIGTERM -> exit: the sidecar restores the target */
-#define INTERRUPT_COALESCE_S 1.0
+#define INTERRUPT_COALESCE_S 0.25
 #define OVERRUN_S 60.0
 
 /* ---- signals: count and wake the loop through a self-pipe ---- */
@@ -486,14 +486,23 @@ static void follow(run_ctx *r)
     double last_int = -1e9, abort_at = 0;
     bool stopping = false, cmd_started = r->o->cmd == NULL;
     progress_item *items = calloc((size_t)r->n, sizeof *items);
-    if (!items)
+    enum progress_state *prev = calloc((size_t)r->n, sizeof *prev);
+    if (!items || !prev) {
+        free(items);
+        free(prev);
         return;
+    }
+    for (int i = 0; i < r->n; i++)
+        prev[i] = (enum progress_state)-1;
     /* Events that happened during setup count too. */
     for (;;) {
         check_plugin_socket();
         double now = sess_now();
-        /* A Ctrl-C on a terminal reaches us twice: SIGINT from the tty and the CLI closing the
-         * plugin socket. Coalesce events less than a second apart into one interrupt. */
+        /* How a Ctrl-C reaches us (docker CLI 28, cmd/docker tryPluginRun): on a terminal the
+         * kernel sends SIGINT to the whole process group and the CLI does nothing; without a
+         * terminal the CLI only closes the plugin socket (once: later signals are not passed
+         * on, and the third one makes the CLI SIGKILL us). Events closer than 0.25 s are one
+         * interrupt, in case a CLI does both. */
         bool ev = false;
         if (g_sigint != seen_int) {
             seen_int = g_sigint;
@@ -565,8 +574,15 @@ static void follow(run_ctx *r)
         if (all_done(r, false))
             break;
         fill_items(r, items);
+        /* Plain (non-TTY) output: a line on every state change, else every few seconds. */
+        bool changed = false;
+        for (int i = 0; i < r->n; i++) {
+            if (items[i].state != prev[i])
+                changed = true;
+            prev[i] = items[i].state;
+        }
         if (!r->aborted)
-            progress_update(&r->pg, items, r->n, now, false);
+            progress_update(&r->pg, items, r->n, now, changed);
 
         struct pollfd p[2] = {{.fd = g_pipe[0], .events = POLLIN},
                               {.fd = g_plugin_sock, .events = POLLIN}};
@@ -579,6 +595,7 @@ static void follow(run_ctx *r)
     }
     progress_clear(&r->pg);
     free(items);
+    free(prev);
 }
 
 int run_profile(run_ctx *r, flame_err *err)
@@ -690,7 +707,9 @@ int sess_gc(engine *e, bool all, flame_err *err)
         /* A running sidecar whose plugin is alive (on this host) is someone's live profile. */
         long opid = owner ? strtol(owner, NULL, 10) : 0;
         bool owner_alive = opid > 0 && (kill((pid_t)opid, 0) == 0 || errno == EPERM);
-        if (running && owner_alive && !all) {
+        /* Not running but its owner alive: that plugin is between create and start, or
+         * between exit and remove; it cleans up itself. */
+        if (owner_alive && !all) {
             kept++;
             continue;
         }
@@ -711,7 +730,7 @@ int sess_gc(engine *e, bool all, flame_err *err)
     json_decref(list);
     printf("%d sidecar%s removed", removed, removed == 1 ? "" : "s");
     if (kept)
-        printf(", %d still profiling kept (use --all to remove them too)", kept);
+        printf(", %d kept: their docker flame is still running (--all removes them too)", kept);
     printf("\n");
     if (failed)
         return flame_fail(err, FLAME_EXIT_ENGINE, "%d sidecar%s could not be removed", failed,

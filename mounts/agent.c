@@ -468,8 +468,6 @@ static int agent_stop(struct agent_err *err)
 
 static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err *err)
 {
-    if (agent_env(vm, err) < 0)
-        return -1;
     /* A start while started (a previous profile never sent stop) re-opens and replays: the
      * sidecar deleted the old file, so appending to it would lose everything. */
     struct agent_err ignored;
@@ -492,6 +490,12 @@ static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err 
     if (syscall(SYS_fstat, fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return agent_fail(err, AGENT_RC_FILE, "%s is not a regular file", path);
+    }
+    /* The environment only after the file: a start that cannot write leaves no JVMTI state. */
+    if (agent_env(vm, err) < 0) {
+        close(fd);
+        unlink(path);
+        return -1;
     }
 
     pthread_mutex_lock(&g_lock);

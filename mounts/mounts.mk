@@ -6,8 +6,11 @@ AGENT_SRCS := mounts/agent.c mounts/names.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/pic/%.o)
 AGENT_CFLAGS := -fPIC -fvisibility=hidden -fno-stack-protector -U_FORTIFY_SOURCE \
                 -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
-AGENT_LDFLAGS := -shared -Wl,-z,defs -Wl,-z,noexecstack -Wl,-z,relro -Wl,--as-needed \
-                 -Wl,-soname,libflameagent.so
+# -z nodelete: since JDK 16 HotSpot dlclose()s an agent whose Agent_OnAttach failed. Our JVMTI
+# environment (and callbacks running on compiler threads) may outlive that call, so the code
+# must stay mapped for the JVM's lifetime; a JVM cannot unload an agent anyway.
+AGENT_LDFLAGS := -shared -Wl,-z,defs -Wl,-z,noexecstack -Wl,-z,relro -Wl,-z,nodelete \
+                 -Wl,--as-needed -Wl,-soname,libflameagent.so
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(@D)

@@ -29,6 +29,8 @@ ok $([ "$exported" = "Agent_OnAttach Agent_OnLoad Agent_OnUnload " ] && echo 0 |
     "exports only the Agent_* entry points (got: $exported)"
 
 ok $(readelf -lW "$SO" | grep -q 'GNU_STACK.*RWE' && echo 1 || echo 0) "no executable stack"
+ok $(readelf -d "$SO" | grep -q 'FLAGS_1.*NODELETE' && echo 0 || echo 1) \
+    "marked NODELETE (HotSpot 16+ dlclose()s an agent whose Agent_OnAttach failed)"
 ok $(readelf -hW "$SO" | grep -q 'DYN (Shared object file)' && echo 0 || echo 1) "is a shared object"
 
 echo "1..$n"

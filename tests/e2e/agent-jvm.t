@@ -110,6 +110,12 @@ suite() {
     fi
     pid=$JPID
 
+    # --- the very first load fails: HotSpot (16+) dlclose()s the library; it must stay ----
+    load "$pid" "start,dir=/nonexistent/first"
+    ok $(($? == 2 ? 0 : 1)) "$tag: a failing first load returns 2"
+    expected_fail=$((expected_fail + 1))
+    check "$tag: ... and the library stays mapped (-z nodelete)" grep -qF "$SO" "/proc/$pid/maps"
+
     # --- cycle 1: start, content, a method compiled mid-recording, stop -------------------
     mkdir -p "$L/c1"
     m="$L/c1/perf-$pid.map"

@@ -34,7 +34,7 @@ static const char diff_usage[] =
     "\n"
     "Options:\n"
     "  -o, --output FILE    diff.svg (default); FILE.folded or FILE.txt writes 'stack BEFORE\n"
-    "                       AFTER' lines instead (what difffolded.pl prints)\n"
+    "                       AFTER' lines instead (what difffolded.pl prints); - = stdout\n"
     "  --format FMT         svg or folded (default: from the extension of FILE)\n"
     "  --single             write only FILE, not the mirrored graph\n"
     "  -n, --normalize      scale BEFORE to AFTER's total (default when the totals differ;\n"
@@ -261,6 +261,17 @@ static int write_atomic(const char *path, const out_job *j, flame_err *err)
         rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
     if (rc < 0)
         unlink(tmp);
+    return rc;
+}
+
+/* "-o -": standard output (no temporary file, no mirror). */
+static int write_out(const char *path, const out_job *j, flame_err *err)
+{
+    if (strcmp(path, "-") != 0)
+        return write_atomic(path, j, err);
+    int rc = write_job(j, stdout, err);
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "writing stdout");
     return rc;
 }
 
@@ -616,11 +627,13 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
                 grouped(diff_total_after(d), b2, sizeof b2), in[0].arg, in[1].arg);
     }
     if (top > 0) {
+        /* with -o - the profile owns stdout: the summary goes to stderr */
+        FILE *sout = strcmp(output, "-") == 0 ? stderr : stdout;
         char b1[64], b2[64];
-        printf("%s -> %s (totals %s -> %s)\n", in[0].arg, in[1].arg,
-               grouped(diff_total_before(d), b1, sizeof b1),
-               grouped(diff_total_after(d), b2, sizeof b2));
-        if (diff_print_movers(d, &mopt, (size_t)top, stdout, &err) < 0) {
+        fprintf(sout, "%s -> %s (totals %s -> %s)\n", in[0].arg, in[1].arg,
+                grouped(diff_total_before(d), b1, sizeof b1),
+                grouped(diff_total_after(d), b2, sizeof b2));
+        if (diff_print_movers(d, &mopt, (size_t)top, sout, &err) < 0) {
             diff_free(d);
             return say_error(verb, &err);
         }
@@ -640,8 +653,8 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         ro.title = title;
     ro.subtitle = sub;
     out_job job = {diff_view(d, false), &ro, fmt, "diff"};
-    rc = write_atomic(output, &job, &err);
-    bool mirror = rc == 0 && !single && fmt == FMT_SVG;
+    rc = write_out(output, &job, &err);
+    bool mirror = rc == 0 && !single && fmt == FMT_SVG && strcmp(output, "-") != 0;
     if (mirror) {
         mpath = mirror_path(output);
         if (!mpath) {
@@ -732,7 +745,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
                               normalize ? ", each weighted the same" : "") >= 0)
         ro.title = title;
     out_job job = {sum, &ro, fmt, "merged"};
-    rc = write_atomic(co.output, &job, &err);
+    rc = write_out(co.output, &job, &err);
     profile_free(sum);
     if (rc < 0)
         return say_error(verb, &err);

@@ -150,6 +150,11 @@ static void test_file_diff(void)
     is_str(slurp(path("raw.folded")), "only_a 2 0\nonly_b 0 3\nx 2 4\ny 1 1\n",
            "--no-normalize keeps raw counts");
     ok(!has(err_buf, "note: totals differ"), "no note without normalisation");
+    rc = RUN(flame_cmd_diff, "diff", "--no-normalize", path("a.folded"), path("b.folded"), "-o",
+             "-", "--format", "folded");
+    ok(rc == 0 && !strcmp(out_buf, "only_a 2 0\nonly_b 0 3\nx 2 4\ny 1 1\n") &&
+           has(err_buf, "grew most:"),
+       "-o - writes the diff to stdout, the summary to stderr");
 
     /* equal totals: auto normalisation is a no-op and says nothing */
     put("c.folded", "x 5\ny 3\n");

@@ -83,3 +83,12 @@ for N in 100000 1000000; do
          "--embed-limit 0: $(mb "$OUT/render-$N-full.svg") MB (${r4% *} s)"
     echo "  read back the --embed-limit 0 SVG -> folded: ${r3% *} s, ${r3#* } MB RSS; round trip $rt"
 done
+
+# How long a browser takes to open the graphs (needs chromium and npm ci --prefix tests/browser).
+if [ -d tests/browser/node_modules/playwright-core ] && command -v chromium >/dev/null 2>&1; then
+    echo "headless chromium:"
+    node tests/browser/open-time.js "$OUT/render-100000.svg" "$OUT/render-1000000.svg" \
+        "$OUT/render-1000000-full.svg" | sed 's/^/  /'
+else
+    echo "(browser open time not measured: needs chromium and npm ci --prefix tests/browser)"
+fi

@@ -102,6 +102,8 @@ void profile_free(profile *p)
     free(p->stack_tab);
     free(p->seq);
     free(p->scratch);
+    free(p->prev);
+    free(p->prev_ends);
     free(p);
 }
 
@@ -185,17 +187,39 @@ static uint64_t hash_ids(const uint32_t *ids, size_t n)
     return hash_bytes((const char *)ids, n * sizeof *ids);
 }
 
-/* Add the stack made of ids[0..n) (already validated). */
+static int stack_rehash(profile *p)
+{
+    uint32_t newmask = p->stack_tab_mask * 2 + 1;
+    uint64_t *t = calloc((size_t)newmask + 1, sizeof *t);
+    if (!t)
+        return -1;
+    for (uint32_t i = 0; i < p->nstacks; i++) {
+        uint64_t h = p->stacks[i].hash;
+        size_t j = h & newmask;
+        while (t[j])
+            j = (j + 1) & newmask;
+        t[j] = (h >> 32 << 32) | (i + 1);
+    }
+    free(p->stack_tab);
+    p->stack_tab = t;
+    p->stack_tab_mask = newmask;
+    return 0;
+}
+
+/* Add the stack made of ids[0..n) (already validated). The table keeps the high half of each
+ * hash next to the index, so probing past other stacks touches no stack memory. */
 static int add_ids(profile *p, const uint32_t *ids, size_t n, double count, double before)
 {
-    uint64_t h = hash_ids(ids, n);
+    uint64_t h = hash_ids(ids, n), tag = h >> 32 << 32;
     size_t j = h & p->stack_tab_mask;
     uint32_t idx = UINT32_MAX;
-    for (uint32_t e; (e = p->stack_tab[j]); j = (j + 1) & p->stack_tab_mask) {
-        const prof_stack *st = &p->stacks[e - 1];
+    for (uint64_t e; (e = p->stack_tab[j]); j = (j + 1) & p->stack_tab_mask) {
+        if ((e >> 32 << 32) != tag)
+            continue;
+        const prof_stack *st = &p->stacks[(uint32_t)e - 1];
         if (st->hash == h && st->depth == n &&
             memcmp(p->ids + st->off, ids, n * sizeof *ids) == 0) {
-            idx = e - 1;
+            idx = (uint32_t)e - 1;
             break;
         }
     }
@@ -209,10 +233,8 @@ static int add_ids(profile *p, const uint32_t *ids, size_t n, double count, doub
         idx = p->nstacks++;
         p->stacks[idx] = (prof_stack){.off = p->ids_len, .depth = (uint32_t)n, .hash = h};
         p->ids_len += n;
-        p->stack_tab[j] = idx + 1;
-        if ((size_t)p->nstacks * 2 > p->stack_tab_mask &&
-            rehash(&p->stack_tab, &p->stack_tab_mask, p->nstacks, p->stacks, sizeof *p->stacks,
-                   offsetof(prof_stack, hash)) < 0)
+        p->stack_tab[j] = tag | (idx + 1);
+        if ((size_t)p->nstacks * 2 > p->stack_tab_mask && stack_rehash(p) < 0)
             return -ENOMEM;
     }
     p->stacks[idx].count += count;
@@ -227,26 +249,67 @@ static int add_ids(profile *p, const uint32_t *ids, size_t n, double count, doub
     return 0;
 }
 
-/* Split "a;b;c" into interned ids in p->scratch; returns the frame count or -errno. */
+static size_t common_prefix(const char *a, size_t na, const char *b, size_t nb)
+{
+    size_t n = na < nb ? na : nb, i = 0;
+    while (i + 8 <= n) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y)
+            break;
+        i += 8;
+    }
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* Split "a;b;c" into interned ids in p->scratch; returns the frame count or -errno. Frames
+ * equal to the previous stack's leading frames keep the ids already in scratch. */
 static long split_stack(profile *p, const char *s, size_t len)
 {
-    size_t n = 0;
+    size_t n = 0, start = 0;
+    if (p->prev_n) {
+        size_t l = common_prefix(s, len, p->prev, p->prev_len);
+        while (n < p->prev_n && p->prev_ends[n] <= l &&
+               (p->prev_ends[n] == len || s[p->prev_ends[n]] == ';'))
+            n++;
+        if (n)
+            start = p->prev_ends[n - 1] + 1;
+        if (start > len) { /* the whole line was reused: it equals the previous one */
+            start = len;
+        }
+    }
+    p->prev_n = 0; /* scratch is being rewritten */
+    if (!GROW(p->prev_ends, p->prev_ends_cap, n + 1))
+        return -ENOMEM;
+    if (n && start >= len && p->prev_ends[n - 1] == len)
+        goto done;
     const char *end = s + len;
-    for (const char *f = s;;) {
+    for (const char *f = s + start;;) {
         const char *semi = memchr(f, ';', (size_t)(end - f));
         const char *fe = semi ? semi : end;
         if (n >= PROFILE_MAX_DEPTH)
             return -E2BIG;
-        if (!GROW(p->scratch, p->scratch_cap, n + 1))
+        if (!GROW(p->scratch, p->scratch_cap, n + 1) ||
+            !GROW(p->prev_ends, p->prev_ends_cap, n + 1))
             return -ENOMEM;
         uint32_t id = intern(p, f, (size_t)(fe - f));
         if (id == UINT32_MAX)
             return -ENOMEM;
+        p->prev_ends[n] = (uint32_t)(fe - s);
         p->scratch[n++] = id;
         if (!semi)
             break;
         f = semi + 1;
     }
+done:
+    if (!GROW(p->prev, p->prev_cap, len ? len : 1))
+        return -ENOMEM;
+    memcpy(p->prev, s, len);
+    p->prev_len = len;
+    p->prev_n = n;
     return (long)n;
 }
 
@@ -608,6 +671,7 @@ static int load_svg_data(profile *p, reader *r, flame_err *err)
                                   r->lineno);
         if (q != end || (p->columns && p->columns != (int)columns))
             return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: bad docker-flame stack", r->lineno);
+        p->prev_n = 0; /* scratch no longer holds the last split stack */
         if (!GROW(p->scratch, p->scratch_cap, cur_len))
             return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         for (size_t k = 0; k < cur_len; k++)

@@ -43,7 +43,7 @@ struct profile {
     size_t ids_len, ids_cap;
     prof_stack *stacks;
     uint32_t nstacks, stacks_cap;
-    uint32_t *stack_tab;
+    uint64_t *stack_tab; /* 0 = empty, else (hash >> 32) << 32 | (index + 1) */
     uint32_t stack_tab_mask;
 
     int columns; /* 0 = nothing added yet, 1 or 2 */
@@ -55,6 +55,13 @@ struct profile {
 
     uint32_t *scratch; /* ids of the stack being added */
     size_t scratch_cap;
+    /* The previous stack's text and frame ends: input is usually sorted, so a line shares most
+     * frames with the one before, and those are not hashed and interned again. prev_n = 0
+     * whenever scratch no longer holds that stack's ids. */
+    char *prev;
+    size_t prev_len, prev_cap;
+    uint32_t *prev_ends; /* offset just past each frame (a ';' or the end) */
+    size_t prev_n, prev_ends_cap;
 };
 
 static inline const char *prof_name_str(const struct profile *p, uint32_t id)

@@ -65,6 +65,20 @@ static void test_parse(void)
     profile_free(p);
 }
 
+/* Lines share leading frames with the line before (reused, not re-interned): prefixes,
+ * extensions, duplicates, empty frames, a frame that only starts like the previous one. */
+static void test_prefix_reuse(void)
+{
+    profile *p = load_str("a;b;c 1\na;b 2\na;bc 3\na;b;c 4\na;b;c;d 5\na 6\na;;b 7\na; 8\n"
+                          "a;b;c 9\nab;c 10\n");
+    char *s = p ? folded_str(p) : NULL;
+    same_str(s, "a 6\na; 8\na;;b 7\na;b 2\na;b;c 14\na;b;c;d 5\na;bc 3\nab;c 10\n",
+             "stacks sharing prefixes are split and summed right");
+    is_int(p ? profile_stacks(p) : 0, 8, "eight distinct stacks");
+    free(s);
+    profile_free(p);
+}
+
 static void test_two_columns(void)
 {
     profile *p = load_str("a;b 10 12\na;c 5 0\na;b 1 1\n");
@@ -295,6 +309,7 @@ static void test_keep_order(void)
 int main(void)
 {
     test_parse();
+    test_prefix_reuse();
     test_two_columns();
     test_errors();
     test_add_api();

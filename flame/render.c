@@ -884,8 +884,17 @@ static void header(svg_ctx *c, const char *title)
             o->fontsize * 2, w - 10 - 100, h - c->ypad2 / 2.0);
 }
 
-int render_svg(const profile *p, const render_opts *o, FILE *out, flame_err *err)
+int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *err)
 {
+    /* unset strings mean the defaults */
+    render_opts fixed = *opts;
+    const render_opts *o = &fixed;
+    if (!fixed.countname)
+        fixed.countname = "samples";
+    if (!fixed.nametype)
+        fixed.nametype = "Function:";
+    if (!fixed.fonttype)
+        fixed.fonttype = "Verdana";
     int pal = palette_parse(o->colors ? o->colors : "hot");
     if (pal < 0)
         return flame_fail(err, FLAME_EXIT_USAGE,

@@ -63,6 +63,13 @@ static void test_basic(void)
        "inverted: root at the top");
     free(s);
 
+    memset(&o, 0, sizeof o); /* a caller that fills only what it needs */
+    o.width = 1200, o.height = 16, o.fontsize = 12, o.fontwidth = 0.59, o.factor = 1;
+    s = render_str(p, &o, &n);
+    ok(s && strstr(s, "<title>c (10 samples, 55.56%)</title>") && strstr(s, "font-family:Verdana"),
+       "unset strings fall back to the defaults");
+    free(s);
+
     render_opts_default(&o);
     o.total = 36;
     s = render_str(p, &o, &n);

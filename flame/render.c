@@ -338,9 +338,11 @@ static palette classify(palette pal, const char *s, size_t n)
             return memchr(s, '/', n) ? PAL_GREEN : PAL_AQUA;
         if (has(s, n, "::"))
             return PAL_YELLOW;
-        if (memchr(s, '/', n) &&
-            has(memchr(s, '/', n), n - (size_t)((const char *)memchr(s, '/', n) - s), ".js"))
-            return PAL_GREEN;
+        { /* a path to a .js file: "/" followed somewhere by ".js" */
+            const char *slash = memchr(s, '/', n);
+            if (slash && has(slash, n - (size_t)(slash - s), ".js"))
+                return PAL_GREEN;
+        }
         if (memchr(s, ':', n))
             return PAL_AQUA;
         {

@@ -37,15 +37,20 @@ int agent_fail_errno(struct agent_err *err, int code, int errnum, const char *fm
 struct sbuf {
     char *p;
     size_t len, cap;
+    int cut; /* something did not fit */
 };
 
 static void sb_putn(struct sbuf *b, const char *s, size_t n)
 {
-    if (b->len + 1 >= b->cap)
+    if (b->len + 1 >= b->cap) {
+        b->cut |= n > 0;
         return;
+    }
     size_t room = b->cap - 1 - b->len;
-    if (n > room)
+    if (n > room) {
         n = room;
+        b->cut = 1;
+    }
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = '\0';
@@ -60,10 +65,21 @@ static void sb_puts(struct sbuf *b, const char *s)
  * lambda classes is kept: it is part of the name the user knows. */
 static void sb_put_internal_name(struct sbuf *b, const char *s, size_t n)
 {
-    for (size_t i = 0; i < n && b->len + 1 < b->cap; i++) {
+    for (size_t i = 0; i < n; i++) {
+        if (b->len + 1 >= b->cap) {
+            b->cut = 1;
+            return;
+        }
         char c = s[i] == '/' ? '.' : s[i];
         sb_putn(b, &c, 1);
     }
+}
+
+/* Mark a cut string: its last three bytes become "...". */
+static void sb_mark_cut(struct sbuf *b)
+{
+    if (b->cut && b->len >= 3)
+        memcpy(b->p + b->len - 3, "...", 3);
 }
 
 /* One field type descriptor at *sp (`I`, `[J`, `Ljava/util/Random;`) as Java source spelling
@@ -132,8 +148,29 @@ void agent_frame_name(char *out, size_t cap, const char *class_sig, const char *
 {
     if (cap == 0)
         return;
-    struct sbuf b = {out, 0, cap};
     out[0] = '\0';
+    /* The method part first, in at most half the room: a huge class name must not push the
+     * method name out of the frame. */
+    char mpart[AGENT_FRAME_MAX];
+    struct sbuf m = {mpart, 0, cap / 2 < sizeof mpart ? cap / 2 : sizeof mpart, 0};
+    if (m.cap > 0) {
+        mpart[0] = '\0';
+        sb_puts(&m, ".");
+        sb_puts(&m, method && *method ? method : "[unknown]");
+        if (msig && msig[0] == '(') {
+            const char *s = msig + 1;
+            sb_puts(&m, "(");
+            for (int first = 1; *s && *s != ')'; first = 0) {
+                if (!first)
+                    sb_puts(&m, ", ");
+                if (sb_put_type(&m, &s) < 0)
+                    break;
+            }
+            sb_puts(&m, ")");
+        }
+        sb_mark_cut(&m);
+    }
+    struct sbuf b = {out, 0, cap - m.len, 0};
     size_t n = class_sig ? strlen(class_sig) : 0;
     if (n >= 2 && class_sig[0] == 'L' && class_sig[n - 1] == ';') {
         sb_put_internal_name(&b, class_sig + 1, hidden_class_len(class_sig + 1, n - 2));
@@ -146,19 +183,9 @@ void agent_frame_name(char *out, size_t cap, const char *class_sig, const char *
     } else {
         sb_puts(&b, "[unknown]");
     }
-    sb_puts(&b, ".");
-    sb_puts(&b, method && *method ? method : "[unknown]");
-    if (msig && msig[0] == '(') {
-        const char *s = msig + 1;
-        sb_puts(&b, "(");
-        for (int first = 1; *s && *s != ')'; first = 0) {
-            if (!first)
-                sb_puts(&b, ", ");
-            if (sb_put_type(&b, &s) < 0)
-                break;
-        }
-        sb_puts(&b, ")");
-    }
+    sb_mark_cut(&b);
+    memcpy(out + b.len, mpart, m.len);
+    out[b.len + m.len] = '\0';
     agent_sanitize(out);
 }
 

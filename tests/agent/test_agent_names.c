@@ -53,8 +53,21 @@ static void test_names(void)
     big[0] = 'L';
     big[sizeof big - 2] = ';';
     big[sizeof big - 1] = '\0';
-    agent_frame_name(out, sizeof out, big, "m", NULL);
+    agent_frame_name(out, sizeof out, big, "m", "(I)V");
     is_int(strlen(out), sizeof out - 1, "frame name capped at %d bytes", AGENT_FRAME_MAX - 1);
+    ok(strcmp(out + strlen(out) - 10, "xxx...m(int)") != 0 &&
+           strcmp(out + strlen(out) - 9, "...m(int)") == 0,
+       "a huge class name is cut with '...' and the method survives: %s", out + strlen(out) - 12);
+    big[sizeof big - 2] = 'y';
+    agent_frame_name(out, sizeof out, "La/B;", big, NULL);
+    ok(strncmp(out, "a.B.Lxx", 7) == 0 && strlen(out) == 3 + sizeof out / 2 - 1 &&
+           strcmp(out + strlen(out) - 3, "...") == 0,
+       "a huge method name takes at most half the frame, cut with '...'");
+    char small[8];
+    agent_frame_name(small, sizeof small, "Ljava/util/HashMap;", "merge", NULL);
+    is_str(small, "j......", "tiny buffer: both parts cut, NUL-terminated");
+    agent_frame_name(small, 1, "La;", "m", NULL);
+    is_str(small, "", "1-byte buffer");
 }
 
 static void test_opts(void)

@@ -142,7 +142,8 @@ static int say_error(const char *verb, const flame_err *err)
     return err->code ? err->code : FLAME_EXIT_ERROR;
 }
 
-static int usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *verb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static int usage_error(const char *verb, const char *fmt, ...)
 {
     va_list ap;
@@ -165,7 +166,8 @@ static bool parse_num(const char *s, double lo, double hi, double *out)
     return true;
 }
 
-/* ---- output ------------------------------------------------------------------------------------ */
+/* ---- output ------------------------------------------------------------------------------------
+ */
 
 typedef enum out_format { FMT_NONE, FMT_SVG, FMT_FOLDED, FMT_SPEEDSCOPE } out_format;
 
@@ -318,7 +320,8 @@ static int load_inputs(input *in, size_t n, const flame_profiler *prof, double d
         struct stat st;
         if (strcmp(in[i].arg, "-") == 0) {
             if (++stdin_uses > 1)
-                return flame_fail(err, FLAME_EXIT_USAGE, "standard input (-) can be read only once");
+                return flame_fail(err, FLAME_EXIT_USAGE,
+                                  "standard input (-) can be read only once");
         } else if (stat(in[i].arg, &st) == 0) {
             if (S_ISDIR(st.st_mode))
                 return flame_fail(err, FLAME_EXIT_ERROR,
@@ -415,7 +418,8 @@ static int check_plain(const input *in, flame_err *err)
     return 0;
 }
 
-/* ---- shared render options --------------------------------------------------------------------- */
+/* ---- shared render options ---------------------------------------------------------------------
+ */
 
 typedef struct common_opts {
     const char *output, *title, *colors;
@@ -464,8 +468,8 @@ static int common_opt(const char *verb, int c, common_opts *co)
         bool pct = l > 0 && optarg[l - 1] == '%';
         snprintf(buf, sizeof buf, "%.*s", (int)(pct ? l - 1 : l), optarg);
         if (l >= sizeof buf || !parse_num(buf, 0, pct ? 100 : 1e9, &v))
-            return -usage_error(verb, "--minwidth: '%s' is not pixels (0.1) or a percentage (0.5%%)",
-                                optarg);
+            return -usage_error(
+                verb, "--minwidth: '%s' is not pixels (0.1) or a percentage (0.5%%)", optarg);
         co->minwidth = v;
         co->minwidth_pct = pct;
         co->minwidth_set = true;
@@ -529,7 +533,8 @@ static const char *grouped(double v, char *buf, size_t n)
     return buf;
 }
 
-/* ---- diff --------------------------------------------------------------------------------------- */
+/* ---- diff ---------------------------------------------------------------------------------------
+ */
 
 int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
 {
@@ -582,8 +587,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         }
     }
     if (argc - optind != 2)
-        return usage_error(verb, "expected two profiles, BEFORE and AFTER (got %d)",
-                           argc - optind);
+        return usage_error(verb, "expected two profiles, BEFORE and AFTER (got %d)", argc - optind);
     const char *output = co.output ? co.output : "diff.svg";
     out_format fmt = co.fmt != FMT_NONE ? co.fmt : format_of_path(output);
     if (fmt == FMT_NONE)
@@ -678,7 +682,8 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     return FLAME_EXIT_OK;
 }
 
-/* ---- merge --------------------------------------------------------------------------------------- */
+/* ---- merge
+ * --------------------------------------------------------------------------------------- */
 
 int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
 {
@@ -712,8 +717,9 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         return usage_error(verb, "-o OUT is required (all.svg, all.folded or all.json)");
     out_format fmt = co.fmt != FMT_NONE ? co.fmt : format_of_path(co.output);
     if (fmt == FMT_NONE)
-        return usage_error(verb, "cannot tell the format of '%s' from its extension; use "
-                                 "--format svg|folded|speedscope",
+        return usage_error(verb,
+                           "cannot tell the format of '%s' from its extension; use "
+                           "--format svg|folded|speedscope",
                            co.output);
     _cleanup_free_ input *in = calloc(n, sizeof *in);
     _cleanup_free_ profile **ps = calloc(n, sizeof *ps);

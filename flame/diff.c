@@ -13,7 +13,7 @@
 #include "flame/profile_impl.h"
 
 struct diff {
-    profile *r;   /* two columns; diff_view() rewrites its counts */
+    profile *r;    /* two columns; diff_view() rewrites its counts */
     double *a, *b; /* raw before/after count of each stack of r */
     double ta, tb; /* raw totals */
     bool norm;
@@ -112,8 +112,13 @@ static int add_all(profile *dst, const profile *src, int column, double factor, 
         double c = src->stacks[k].count * factor;
         if (round)
             c = floor(c + 0.5);
-        if (!s || profile_add(dst, s, len, column == 0 ? c : column == 1 ? 0 : c,
-                              column == 0 ? 0 : column == 1 ? c : PROFILE_ONE_COLUMN) < 0) {
+        if (!s || profile_add(dst, s, len,
+                              column == 0   ? c
+                              : column == 1 ? 0
+                                            : c,
+                              column == 0   ? 0
+                              : column == 1 ? c
+                                            : PROFILE_ONE_COLUMN) < 0) {
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
             break;
         }
@@ -122,7 +127,8 @@ static int add_all(profile *dst, const profile *src, int column, double factor, 
     return rc;
 }
 
-/* ---- adding one profile to another by frame ids ------------------------------------------------ */
+/* ---- adding one profile to another by frame ids ------------------------------------------------
+ */
 
 /* Our own hashes (profile.c's are private): only used for the lookup tables below. */
 static uint64_t hash_name(const char *s, size_t n)
@@ -235,8 +241,13 @@ static int add_into(profile *dst, const profile *src, int column, double factor,
         }
         size_t len;
         const char *txt = stack_text(src, k, false, &t, &len);
-        if (!txt || profile_add(dst, txt, len, column == 0 ? c : column == 1 ? 0 : c,
-                                column == 0 ? 0 : column == 1 ? c : PROFILE_ONE_COLUMN) < 0)
+        if (!txt || profile_add(dst, txt, len,
+                                column == 0   ? c
+                                : column == 1 ? 0
+                                              : c,
+                                column == 0   ? 0
+                                : column == 1 ? c
+                                              : PROFILE_ONE_COLUMN) < 0)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
     textbuf_free(&t);
@@ -386,7 +397,8 @@ const profile *diff_view(diff *d, bool mirror)
     return r;
 }
 
-/* ---- folded output ------------------------------------------------------------------------------- */
+/* ---- folded output
+ * ------------------------------------------------------------------------------- */
 
 /* Integral counts (nearly all of them) without snprintf: this runs twice per stack. */
 static size_t format_count(char *b, double c)
@@ -469,8 +481,8 @@ static bool ends_with(const char *s, size_t n, const char *suffix)
 
 static bool ident_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$';
 }
 
 /* A frame that looks like a Java method: JIT/inline-annotated, a slashed class path, or an
@@ -516,8 +528,8 @@ static int cmp_mover(const void *x, const void *y, void *ctx)
     return strcmp(prof_name_str(c->p, a->id), prof_name_str(c->p, b->id));
 }
 
-int diff_movers(const diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew,
-                size_t *ngrew, diff_mover *shrank, size_t *nshrank, flame_err *err)
+int diff_movers(const diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
+                diff_mover *shrank, size_t *nshrank, flame_err *err)
 {
     const profile *r = d->r;
     *ngrew = *nshrank = 0;
@@ -607,8 +619,7 @@ static void print_table(FILE *out, const char *head, const diff_mover *m, size_t
     }
 }
 
-int diff_print_movers(const diff *d, const diff_movers_opts *o, size_t n, FILE *out,
-                      flame_err *err)
+int diff_print_movers(const diff *d, const diff_movers_opts *o, size_t n, FILE *out, flame_err *err)
 {
     _cleanup_free_ diff_mover *g = calloc(n ? n : 1, sizeof *g);
     _cleanup_free_ diff_mover *s = calloc(n ? n : 1, sizeof *s);
@@ -624,7 +635,8 @@ int diff_print_movers(const diff *d, const diff_movers_opts *o, size_t n, FILE *
             w = l > NAME_COLS_MAX ? NAME_COLS_MAX : (int)l;
     }
     fprintf(out, "%s share of %s (%% of each profile's samples):\n",
-            o->inclusive ? "Inclusive (total)" : "Self", o->all_frames ? "all frames" : "Java methods");
+            o->inclusive ? "Inclusive (total)" : "Self",
+            o->all_frames ? "all frames" : "Java methods");
     fprintf(out, "    %-*s  %8s  %8s  %8s\n", w, "", "before", "after", "pts");
     print_table(out, "grew most:", g, ng, w);
     print_table(out, "shrank most:", s, ns, w);
@@ -644,7 +656,8 @@ double diff_smallest_count(const profile *p)
     return m;
 }
 
-/* ---- merge ------------------------------------------------------------------------------------ */
+/* ---- merge ------------------------------------------------------------------------------------
+ */
 
 int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err *err)
 {

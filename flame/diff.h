@@ -56,8 +56,8 @@ typedef struct diff_movers_opts {
 
 /* The frames whose share grew most (grew[], delta > 0, largest first) and shrank most
  * (shrank[], delta < 0, most negative first), at most n each. Returns 0 or -1 on OOM. */
-int diff_movers(const diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew,
-                size_t *ngrew, diff_mover *shrank, size_t *nshrank, flame_err *err);
+int diff_movers(const diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
+                diff_mover *shrank, size_t *nshrank, flame_err *err);
 /* The summary as aligned text (names with control bytes escaped). */
 int diff_print_movers(const diff *d, const diff_movers_opts *o, size_t n, FILE *out,
                       flame_err *err);

@@ -25,14 +25,14 @@
         bool same_ = g_ && w_ && strcmp(g_, w_) == 0;                                              \
         ok(same_, __VA_ARGS__);                                                                    \
         if (!same_)                                                                                \
-            printf("#   got:  '%s'\n#   want: '%s'\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)");   \
+            printf("#   got:  '%s'\n#   want: '%s'\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)");    \
     } while (0)
 #define is_int(got, want, ...)                                                                     \
     do {                                                                                           \
         long long g_ = (long long)(got), w_ = (long long)(want);                                   \
         ok(g_ == w_, __VA_ARGS__);                                                                 \
         if (g_ != w_)                                                                              \
-            printf("#   got:  %lld\n#   want: %lld\n", g_, w_);                                   \
+            printf("#   got:  %lld\n#   want: %lld\n", g_, w_);                                    \
     } while (0)
 
 static char dir[] = "/tmp/test_diff.XXXXXX";
@@ -135,8 +135,8 @@ static void test_file_diff(void)
     /* A has a duplicate line: difffolded.pl sums per stack, then truncates int(sum * t2 / t1) */
     put("a.folded", "x 1\nx 1\ny 1\nonly_a 2\n");
     put("b.folded", "x 4\ny 1\nonly_b 3\n");
-    int rc = RUN(flame_cmd_diff, "diff", path("a.folded"), path("b.folded"), "-o",
-                 path("ab.folded"));
+    int rc =
+        RUN(flame_cmd_diff, "diff", path("a.folded"), path("b.folded"), "-o", path("ab.folded"));
     is_int(rc, 0, "file/file diff exits 0");
     /* t1 = 5, t2 = 8: x int(2*8/5)=3, y int(1*8/5)=1, only_a int(2*8/5)=3, only_b 0 */
     is_str(slurp(path("ab.folded")), "only_a 3 0\nonly_b 0 3\nx 3 4\ny 1 1\n",
@@ -172,7 +172,8 @@ static void test_file_diff(void)
     is_str(slurp(path("h.folded")), "f;0x... 14 8\ng;lib+0x... 2 8\n", "-s strips hex addresses");
     rc = RUN(flame_cmd_diff, "diff", "-n", path("h1.folded"), path("h2.folded"), "-o",
              path("h_nos.folded"));
-    is_str(slurp(path("h_nos.folded")), "f;0x1a 6 0\nf;0x2B 8 0\nf;0x99 0 8\ng;lib+0x10 0 8\ng;lib+0xff 2 0\n",
+    is_str(slurp(path("h_nos.folded")),
+           "f;0x1a 6 0\nf;0x2B 8 0\nf;0x99 0 8\ng;lib+0x10 0 8\ng;lib+0xff 2 0\n",
            "without -s addresses stay distinct stacks");
 }
 
@@ -194,8 +195,7 @@ static void test_svg_outputs(void)
 {
     put("a.folded", "main;Work.fast 50\nmain;Work.slow 50\nmain;Gone.old 20\n");
     put("b.folded", "main;Work.fast 50\nmain;Work.slow 100\nmain;New.thing 10\n");
-    int rc = RUN(flame_cmd_diff, "diff", path("a.folded"), path("b.folded"), "-o",
-                 path("d.svg"));
+    int rc = RUN(flame_cmd_diff, "diff", path("a.folded"), path("b.folded"), "-o", path("d.svg"));
     is_int(rc, 0, "diff to SVG exits 0");
     ok(access(path("d.svg"), F_OK) == 0 && access(path("d.mirror.svg"), F_OK) == 0,
        "writes d.svg and d.mirror.svg");
@@ -261,8 +261,8 @@ static void test_movers(void)
                      "t;Main.run;JVM::gc 100\nt;Main.run;App.rec;App.rec;App.rec 100\n");
     put("m2.folded", "t;Main.run;App.countPrimes 1200\nt;Main.run;App.mixHashes 600\n"
                      "t;Main.run;JVM::gc 100\nt;Main.run;App.rec;App.rec;App.rec 100\n");
-    int rc = RUN(flame_cmd_diff, "diff", path("m1.folded"), path("m2.folded"), "-o",
-                 path("m.svg"), "--single");
+    int rc = RUN(flame_cmd_diff, "diff", path("m1.folded"), path("m2.folded"), "-o", path("m.svg"),
+                 "--single");
     is_int(rc, 0, "movers diff exits 0");
     const char *grew = strstr(out_buf, "grew most:"), *shrank = strstr(out_buf, "shrank most:");
     ok(grew && shrank && grew < shrank, "summary has grew and shrank sections");
@@ -324,8 +324,8 @@ static void test_merge(void)
              path("md.folded"));
     is_int(rc, 0, "diff accepts a merged SVG");
     is_str(slurp(path("md.folded")), "x 62 50\ny 8 0\nz 50 50\n", "merged SVG read back");
-    rc = RUN(flame_cmd_merge, "merge", path("r1.folded"), path("r2.folded"), "-o",
-             path("all.json"));
+    rc =
+        RUN(flame_cmd_merge, "merge", path("r1.folded"), path("r2.folded"), "-o", path("all.json"));
     char *j = slurp(path("all.json"));
     ok(rc == 0 && j && has(j, "speedscope"), "merge to .json writes speedscope");
     rc = RUN(flame_cmd_merge, "merge", "--format", "folded", path("r1.folded"), "-o",
@@ -344,7 +344,8 @@ static void test_errors(void)
     struct {
         const char *what, *a, *b, *msg;
     } cases[] = {
-        {"missing file", "/nonexistent/nope.folded", NULL, "no such file: /nonexistent/nope.folded"},
+        {"missing file", "/nonexistent/nope.folded", NULL,
+         "no such file: /nonexistent/nope.folded"},
         {"unreadable format", path("junk.folded"), NULL, "no count"},
         {"empty file", path("empty.folded"), NULL, "no stacks"},
         {"all-zero profile", path("zero.folded"), NULL, "empty profile"},
@@ -479,10 +480,10 @@ static int run_prof(int (*fn)(int, char **, const flame_profiler *), const char 
 static void test_containers(void)
 {
     flame_profiler pr = {fake_is_container, fake_profile, NULL};
-    int rc = run_prof(flame_cmd_diff,
-                      (const char *const[]){"diff", "ctr-fast", "ctr-slow", "-d", "5", "-o",
-                                            path("c.svg"), NULL},
-                      &pr);
+    int rc = run_prof(
+        flame_cmd_diff,
+        (const char *const[]){"diff", "ctr-fast", "ctr-slow", "-d", "5", "-o", path("c.svg"), NULL},
+        &pr);
     is_int(rc, 0, "container/container diff exits 0");
     is_int(fake_calls, 1, "both containers profiled by ONE call");
     ok(fake_n == 2 && !strcmp(fake_names[0], "ctr-fast") && !strcmp(fake_names[1], "ctr-slow"),
@@ -519,8 +520,8 @@ static void test_containers(void)
 
     fake_calls = 0;
     rc = run_prof(flame_cmd_merge,
-                  (const char *const[]){"merge", "ctr-fast", path("base.folded"), "ctr-slow",
-                                        "-o", path("cm.folded"), NULL},
+                  (const char *const[]){"merge", "ctr-fast", path("base.folded"), "ctr-slow", "-o",
+                                        path("cm.folded"), NULL},
                   &pr);
     ok(rc == 0 && fake_calls == 1 && fake_n == 2, "merge: containers profiled by one call");
     is_str(slurp(path("cm.folded")),

@@ -886,6 +886,18 @@ static void header(svg_ctx *c, const char *title)
             o->fontsize * 2, w - 10 - 100, h - c->ypad2 / 2.0);
 }
 
+/* An upper bound of the embedded data's size, so the exact count (a pass over every stack) is
+ * only needed near the limit. */
+static size_t embed_bound(const profile *p)
+{
+    size_t digits = 1;
+    for (uint32_t v = p->nnames; v >= 10; v /= 10)
+        digits++;
+    size_t bound = 256 + p->text_len / 3 * 4 + (size_t)p->nnames * 6;
+    bound += p->ids_len * (digits + 1) + (size_t)p->nstacks * (6 + 2 * 26);
+    return bound;
+}
+
 int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *err)
 {
     /* unset strings mean the defaults */
@@ -970,7 +982,8 @@ int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *
     if (o->embed_folded) {
         const prof_view *sorted = o->reverse || o->flamechart ? NULL : &v;
         size_t size = 0;
-        if (o->embed_limit && prof_write_embedded(p, sorted, NULL, &size, err) < 0)
+        if (o->embed_limit && embed_bound(p) > o->embed_limit &&
+            prof_write_embedded(p, sorted, NULL, &size, err) < 0)
             goto out;
         if (o->embed_limit && size > o->embed_limit)
             fprintf(out, PROF_DATA_OMITTED ": %zu bytes, over the limit of %zu -->\n", size,

@@ -103,7 +103,14 @@ static int out_begin(struct outbuf *o, struct agent_opts *opts)
 }
 
 /* Caller holds g_lock. A failed write disables the agent until the next start. */
-static void out_write_locked(const char *buf, size_t len)
+/* The locked helpers below never print: stderr may be a pipe that blocks (a stalled log
+ * driver), and compiler threads must not queue behind g_lock for it. They leave a note that
+ * out_flush prints after unlocking. */
+struct note {
+    char msg[sizeof g_path + 128];
+};
+
+static void out_write_locked(const char *buf, size_t len, struct note *note)
 {
     size_t done = 0;
     while (done < len) {
@@ -119,8 +126,9 @@ static void out_write_locked(const char *buf, size_t len)
             off_t size = torn ? lseek(g_fd, 0, SEEK_END) : -1;
             if (size >= (off_t)torn && ftruncate(g_fd, size - (off_t)torn) == 0)
                 g_bytes -= torn;
-            agent_say("writing %s failed: %s; agent disabled until the next start", g_path,
-                      strerror(e));
+            snprintf(note->msg, sizeof note->msg,
+                     "writing %s failed: %s; agent disabled until the next start", g_path,
+                     strerror(e));
             close(g_fd);
             g_fd = -1;
             return;
@@ -134,12 +142,13 @@ static void out_write_locked(const char *buf, size_t len)
  * that is gone while we still write means that `stop` never came (the profiler died, or a
  * second copy of this library took over): go quiet instead of filling an unlinked file on the
  * target's /tmp forever. Raw fstat: see agent_start. */
-static int out_still_wanted_locked(void)
+static int out_still_wanted_locked(struct note *note)
 {
     struct stat st;
     if (syscall(SYS_fstat, g_fd, &st) < 0 || st.st_nlink > 0)
         return 1;
-    agent_say("info: %s was deleted; agent quiet until the next start", g_path);
+    snprintf(note->msg, sizeof note->msg, "info: %s was deleted; agent quiet until the next start",
+             g_path);
     close(g_fd);
     g_fd = -1;
     return 0;
@@ -147,16 +156,19 @@ static int out_still_wanted_locked(void)
 
 static void out_flush(struct outbuf *o)
 {
+    struct note note = {{0}};
     pthread_mutex_lock(&g_lock);
-    if (g_fd >= 0 && g_gen == o->gen && out_still_wanted_locked()) {
+    if (g_fd >= 0 && g_gen == o->gen && out_still_wanted_locked(&note)) {
         if (o->len > 0)
-            out_write_locked(o->p, o->len);
+            out_write_locked(o->p, o->len, &note);
         g_lines += o->lines;
         g_methods += o->methods;
         g_stubs += o->stubs;
         g_method_ms += o->ms;
     }
     pthread_mutex_unlock(&g_lock);
+    if (note.msg[0])
+        agent_say("%s", note.msg);
     o->len = 0;
     o->lines = o->methods = o->stubs = 0;
     o->ms = 0;
@@ -536,10 +548,11 @@ static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err 
     }
     if (o->verbose) {
         pthread_mutex_lock(&g_lock);
+        unsigned long methods = g_methods, stubs = g_stubs, lines = g_lines, bytes = g_bytes;
+        pthread_mutex_unlock(&g_lock);
         agent_say("info: started %s: replayed %lu methods, %lu stubs, %lu lines, %lu bytes in "
                   "%.1f ms",
-                  g_path, g_methods, g_stubs, g_lines, g_bytes, now_ms() - t0);
-        pthread_mutex_unlock(&g_lock);
+                  path, methods, stubs, lines, bytes, now_ms() - t0);
     }
     return 0;
 fail:

@@ -9,6 +9,8 @@ ensure_fixture_image || bail "cannot build the fixture image"
 [ -x "$BUILD/docker-flame" ] || bail "build/docker-flame is not built (make)"
 ensure_sidecar_image || bail "no sidecar image (build/flame-sidecar.tar missing?)"
 plugin_env
+# every run is bounded: a hung profile fails this test instead of the whole suite
+T=${FLAME_E2E_TIMEOUT:-180}
 
 a=$(fixture pid1) || bail "fixture pid1 did not start"
 b=$(fixture slow) || bail "fixture slow did not start"
@@ -16,15 +18,15 @@ ok "fixtures pid1 and slow started"
 
 # 1. container vs container, self movers
 start=$(date +%s)
-out=$(docker flame diff "$a" "$b" -d 5 -o "$TMP/d.svg" 2>"$TMP/d.err")
+out=$(timeout "$T" docker flame diff "$a" "$b" -d 5 -o "$TMP/d.svg" 2>"$TMP/d.err")
 rc=$?
 took=$(($(date +%s) - start))
 is "$rc" 0 "diff of two containers exits 0"
-[ "$rc" = 0 ] || diag "$(cat "$TMP/d.err")"
+[ "$rc" = 0 ] || diag "$(tail -5 "$TMP/d.err")"
 check "diff.svg written" test -s "$TMP/d.svg"
 check "mirror written" test -s "$TMP/d.mirror.svg"
-# both containers are profiled in the same window: about one duration, not two
-check "both profiled at the same time (${took}s for -d 5)" test "$took" -lt 25
+# both containers are profiled in the same window: about one duration plus processing, not two
+check "both profiled at the same time (${took}s for -d 5)" test "$took" -lt 60
 grew=$(printf '%s\n' "$out" | sed -n '/grew most:/,/shrank most:/p')
 like "$grew" 'FlameFixture\.countPrimes' "summary names FlameFixture.countPrimes as grown"
 [ -n "$grew" ] || diag "$out"
@@ -32,20 +34,20 @@ like "$(docker flame render --format folded "$TMP/d.svg" 2>&1 | head -1)" '^.+ [
     "diff.svg carries a two-column profile"
 
 # 2. inclusive movers: countPrimes (with its inlined isPrime) grows in total share
-out=$(docker flame diff --inclusive --single "$a" "$b" -d 3 -o "$TMP/i.svg" 2>"$TMP/i.err")
+out=$(timeout "$T" docker flame diff --inclusive --single "$a" "$b" -d 3 -o "$TMP/i.svg" 2>"$TMP/i.err")
 grew=$(printf '%s\n' "$out" | sed -n '/grew most:/,/shrank most:/p')
 like "$grew" 'FlameFixture\.countPrimes' "--inclusive: countPrimes grew"
 
 # 3. a container against a file (the merged profile of the two fixtures)
-docker flame merge "$a" "$b" -d 3 -o "$TMP/m.folded" 2>"$TMP/m.err"
+timeout "$T" docker flame merge "$a" "$b" -d 3 -o "$TMP/m.folded" 2>"$TMP/m.err"
 is "$?" 0 "merge of two containers exits 0"
 check "merged folded written" test -s "$TMP/m.folded"
-docker flame diff "$TMP/m.folded" "$b" -d 3 --single -o "$TMP/f.svg" >/dev/null 2>"$TMP/f.err"
+timeout "$T" docker flame diff "$TMP/m.folded" "$b" -d 3 --single -o "$TMP/f.svg" >/dev/null 2>"$TMP/f.err"
 is "$?" 0 "diff of a file against a container exits 0"
 [ -s "$TMP/f.svg" ] || diag "$(cat "$TMP/f.err")"
 
 # 4. neither a file nor a container
-docker flame diff "$TMP/d.svg" no-such-container-$$ -o "$TMP/x.svg" 2>"$TMP/x.err"
+timeout "$T" docker flame diff "$TMP/d.svg" no-such-container-$$ -o "$TMP/x.svg" 2>"$TMP/x.err"
 is "$?" 1 "unknown input exits 1"
 like "$(cat "$TMP/x.err")" "no such file or running container: no-such-container-$$" "names the bad input"
 check "targets still running" test "$(docker inspect -f '{{.State.Running}}' "$a" "$b" | sort -u)" = true

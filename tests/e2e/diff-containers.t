@@ -25,8 +25,7 @@ is "$rc" 0 "diff of two containers exits 0"
 [ "$rc" = 0 ] || diag "$(tail -5 "$TMP/d.err")"
 check "diff.svg written" test -s "$TMP/d.svg"
 check "mirror written" test -s "$TMP/d.mirror.svg"
-# both containers are profiled in the same window: about one duration plus processing, not two
-check "both profiled at the same time (${took}s for -d 5)" test "$took" -lt 60
+diag "two containers, -d 5: ${took}s (one profiler call for both; see test_diff.c)"
 grew=$(printf '%s\n' "$out" | sed -n '/grew most:/,/shrank most:/p')
 like "$grew" 'FlameFixture\.countPrimes' "summary names FlameFixture.countPrimes as grown"
 [ -n "$grew" ] || diag "$out"

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,11 +158,119 @@ static size_t table_size(size_t n)
     return cap;
 }
 
+/* Work for one thread of add_into(): index dst stacks [from, to) (phase 1), then look up src
+ * stacks [from, to) (phase 2). Each src stack maps to a distinct dst stack, so the threads
+ * never update the same counts; totals are summed per thread and misses listed for later. */
+typedef struct union_job {
+    profile *dst;
+    const profile *src;
+    const uint32_t *map;
+    uint32_t *stab;
+    size_t smask;
+    uint32_t from, to;
+    int column;
+    double factor;
+    bool round;
+    double added;
+    uint32_t *miss;
+    size_t nmiss;
+    bool oom;
+} union_job;
+
+static void *union_index(void *ud)
+{
+    union_job *j = ud;
+    for (uint32_t k = j->from; k < j->to; k++) {
+        const prof_stack *st = &j->dst->stacks[k];
+        size_t i = hash_seq(j->dst->ids + st->off, st->depth) & j->smask;
+        /* the table is shared by the two indexing threads: claim an empty slot atomically */
+        for (;; i = (i + 1) & j->smask) {
+            uint32_t empty = 0;
+            if (__atomic_compare_exchange_n(&j->stab[i], &empty, k + 1, false, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                break;
+        }
+    }
+    return NULL;
+}
+
+static double scaled(const union_job *j, double c)
+{
+    c *= j->factor;
+    return j->round ? floor(c + 0.5) : c;
+}
+
+static void *union_lookup(void *ud)
+{
+    union_job *j = ud;
+    const profile *src = j->src;
+    profile *dst = j->dst;
+    uint32_t *seq = NULL;
+    size_t seq_cap = 0;
+    j->miss = malloc(((size_t)(j->to - j->from) + 1) * sizeof *j->miss);
+    if (!j->miss) {
+        j->oom = true;
+        return NULL;
+    }
+    for (uint32_t k = j->from; k < j->to; k++) {
+        const prof_stack *st = &src->stacks[k];
+        if (st->depth > seq_cap) {
+            free(seq);
+            seq_cap = (size_t)st->depth * 2;
+            seq = malloc(seq_cap * sizeof *seq);
+            if (!seq) {
+                j->oom = true;
+                return NULL;
+            }
+        }
+        bool known = true;
+        for (uint32_t i = 0; i < st->depth && known; i++)
+            known = (seq[i] = j->map[src->ids[st->off + i]]) != UINT32_MAX;
+        uint32_t hit = UINT32_MAX;
+        if (known) {
+            for (size_t i = hash_seq(seq, st->depth) & j->smask; j->stab[i];
+                 i = (i + 1) & j->smask) {
+                const prof_stack *ds = &dst->stacks[j->stab[i] - 1];
+                if (ds->depth == st->depth &&
+                    memcmp(dst->ids + ds->off, seq, st->depth * sizeof *seq) == 0) {
+                    hit = j->stab[i] - 1;
+                    break;
+                }
+            }
+        }
+        if (hit == UINT32_MAX) {
+            j->miss[j->nmiss++] = k;
+            continue;
+        }
+        double c = scaled(j, st->count);
+        if (j->column == 0)
+            dst->stacks[hit].before += c;
+        else
+            dst->stacks[hit].count += c;
+        j->added += c;
+    }
+    free(seq);
+    return NULL;
+}
+
+/* Run fn on both jobs, the second in a thread when there is enough work to pay for one. */
+static void run_pair(void *(*fn)(void *), union_job *j, bool threaded)
+{
+    pthread_t t;
+    if (threaded && pthread_create(&t, NULL, fn, &j[1]) == 0) {
+        fn(&j[0]);
+        pthread_join(t, NULL);
+        return;
+    }
+    fn(&j[0]);
+    fn(&j[1]);
+}
+
 /* Add every stack of src to dst: counts times factor (rounded when asked) into column 0
  * (before), 1 (after) or -1 (the only column). A stack that dst already has is updated in
  * place through a lookup table over dst's stacks keyed by frame ids (no text, no re-interning:
- * this is what makes a million-stack diff fast); only new stacks go through profile_add().
- * Every stack of src is distinct, so stacks added on the way never need looking up. */
+ * this is what makes a million-stack diff fast; two threads share the indexing and lookups);
+ * only new stacks go through profile_add(), afterwards and on one thread. */
 static int add_into(profile *dst, const profile *src, int column, double factor, bool round,
                     flame_err *err)
 {
@@ -169,8 +278,6 @@ static int add_into(profile *dst, const profile *src, int column, double factor,
     _cleanup_free_ uint32_t *ntab = calloc(nmask + 1, sizeof *ntab);
     _cleanup_free_ uint32_t *stab = calloc(smask + 1, sizeof *stab);
     _cleanup_free_ uint32_t *map = malloc((src->nnames ? src->nnames : 1) * sizeof *map);
-    _cleanup_free_ uint32_t *seq = NULL;
-    size_t seq_cap = 0;
     if (!ntab || !stab || !map)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     for (uint32_t id = 0; id < dst->nnames; id++) {
@@ -192,63 +299,49 @@ static int add_into(profile *dst, const profile *src, int column, double factor,
             }
         }
     }
-    for (uint32_t k = 0; k < dst->nstacks; k++) {
-        const prof_stack *st = &dst->stacks[k];
-        size_t j = hash_seq(dst->ids + st->off, st->depth) & smask;
-        while (stab[j])
-            j = (j + 1) & smask;
-        stab[j] = k + 1;
-    }
-    textbuf t = {0};
+    union_job jobs[2];
+    for (int i = 0; i < 2; i++)
+        jobs[i] = (union_job){.dst = dst,
+                              .src = src,
+                              .map = map,
+                              .stab = stab,
+                              .smask = smask,
+                              .column = column,
+                              .factor = factor,
+                              .round = round};
+    bool threaded = dst->nstacks + src->nstacks > 100000;
+    jobs[0].to = jobs[1].from = dst->nstacks / 2;
+    jobs[1].to = dst->nstacks;
+    run_pair(union_index, jobs, threaded);
+    jobs[0].from = 0;
+    jobs[0].to = jobs[1].from = src->nstacks / 2;
+    jobs[1].to = src->nstacks;
+    run_pair(union_lookup, jobs, threaded);
+
     int rc = 0;
-    for (uint32_t k = 0; k < src->nstacks && rc == 0; k++) {
-        const prof_stack *st = &src->stacks[k];
-        double c = st->count * factor;
-        if (round)
-            c = floor(c + 0.5);
-        if (st->depth > seq_cap) {
-            free(seq);
-            seq_cap = st->depth * 2;
-            seq = malloc(seq_cap * sizeof *seq);
-            if (!seq) {
-                rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-                break;
-            }
-        }
-        bool known = true;
-        for (uint32_t i = 0; i < st->depth && known; i++)
-            known = (seq[i] = map[src->ids[st->off + i]]) != UINT32_MAX;
-        uint32_t hit = UINT32_MAX;
-        if (known) {
-            for (size_t j = hash_seq(seq, st->depth) & smask; stab[j]; j = (j + 1) & smask) {
-                const prof_stack *ds = &dst->stacks[stab[j] - 1];
-                if (ds->depth == st->depth &&
-                    memcmp(dst->ids + ds->off, seq, st->depth * sizeof *seq) == 0) {
-                    hit = stab[j] - 1;
-                    break;
-                }
-            }
-        }
-        if (hit != UINT32_MAX) {
-            if (column == 0) {
-                dst->stacks[hit].before += c;
-                dst->total_before += c;
-            } else {
-                dst->stacks[hit].count += c;
-                dst->total += c;
-            }
-            continue;
-        }
-        size_t len;
-        const char *txt = stack_text(src, k, false, &t, &len);
-        if (!txt || profile_add(dst, txt, len,
-                                column == 0   ? c
-                                : column == 1 ? 0
-                                              : c,
-                                column == 0   ? 0
-                                : column == 1 ? c
-                                              : PROFILE_ONE_COLUMN) < 0)
+    textbuf t = {0};
+    for (int i = 0; i < 2; i++) {
+        if (jobs[i].oom && rc == 0)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        if (column == 0)
+            dst->total_before += jobs[i].added;
+        else
+            dst->total += jobs[i].added;
+        for (size_t m = 0; m < jobs[i].nmiss && rc == 0; m++) {
+            uint32_t k = jobs[i].miss[m];
+            double c = scaled(&jobs[i], src->stacks[k].count);
+            size_t len;
+            const char *txt = stack_text(src, k, false, &t, &len);
+            if (!txt || profile_add(dst, txt, len,
+                                    column == 0   ? c
+                                    : column == 1 ? 0
+                                                  : c,
+                                    column == 0   ? 0
+                                    : column == 1 ? c
+                                                  : PROFILE_ONE_COLUMN) < 0)
+                rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        }
+        free(jobs[i].miss);
     }
     textbuf_free(&t);
     return rc;

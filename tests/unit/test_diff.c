@@ -530,6 +530,55 @@ static void test_containers(void)
            "merge of containers and a file");
 }
 
+/* Enough stacks for the two-thread union; checked against counts known by construction. */
+static void test_big_union(void)
+{
+    profile *a = profile_new(), *b = profile_new();
+    char st[64];
+    for (int i = 0; i < 60000; i++) {
+        int n = snprintf(st, sizeof st, "main;w%d;leaf%d", i % 97, i);
+        profile_add(a, st, (size_t)n, 1, PROFILE_ONE_COLUMN);
+    }
+    for (int i = 30000; i < 90000; i++) {
+        int n = snprintf(st, sizeof st, "main;w%d;leaf%d", i % 97, i);
+        profile_add(b, st, (size_t)n, 3, PROFILE_ONE_COLUMN);
+    }
+    diff_opts o = {.normalize = DIFF_NORM_OFF};
+    diff *d = NULL;
+    flame_err err = FLAME_ERR_INIT;
+    ok(diff_new(a, b, &o, &d, &err) == 0, "big union: diff_new");
+    const profile *r = diff_view(d, false);
+    is_int(profile_stacks(r), 90000, "big union: 90000 distinct stacks");
+    is_int(profile_total_before(r), 60000, "big union: before total");
+    is_int(profile_total(r), 180000, "big union: after total");
+    FILE *f = fopen(path("big.folded"), "w");
+    diff_write_folded(r, f, &err);
+    fclose(f);
+    f = fopen(path("big.folded"), "r");
+    char line[128];
+    int only_a = 0, both = 0, only_b = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        int i, c1, c2, w;
+        if (sscanf(line, "main;w%d;leaf%d %d %d", &w, &i, &c1, &c2) != 4 || w != i % 97) {
+            bad++;
+            continue;
+        }
+        int want1 = i < 60000, want2 = i >= 30000 ? 3 : 0;
+        if (c1 != want1 || c2 != want2)
+            bad++;
+        else if (c1 && c2)
+            both++;
+        else if (c1)
+            only_a++;
+        else
+            only_b++;
+    }
+    fclose(f);
+    ok(bad == 0 && only_a == 30000 && both == 30000 && only_b == 30000,
+       "big union: every stack has the right counts (%d bad)", bad);
+    diff_free(d);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -543,6 +592,7 @@ int main(void)
     test_merge();
     test_errors();
     test_containers();
+    test_big_union();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -18,7 +18,7 @@ ok "fixtures pid1 and slow started"
 
 # 1. container vs container, self movers
 start=$(date +%s)
-out=$(timeout "$T" docker flame diff "$a" "$b" -d 5 -o "$TMP/d.svg" 2>"$TMP/d.err")
+out=$(timeout -k 30 "$T" docker flame diff "$a" "$b" -d 5 -o "$TMP/d.svg" 2>"$TMP/d.err")
 rc=$?
 took=$(($(date +%s) - start))
 is "$rc" 0 "diff of two containers exits 0"
@@ -33,20 +33,20 @@ like "$(docker flame render --format folded "$TMP/d.svg" 2>&1 | head -1)" '^.+ [
     "diff.svg carries a two-column profile"
 
 # 2. inclusive movers: countPrimes (with its inlined isPrime) grows in total share
-out=$(timeout "$T" docker flame diff --inclusive --single "$a" "$b" -d 3 -o "$TMP/i.svg" 2>"$TMP/i.err")
+out=$(timeout -k 30 "$T" docker flame diff --inclusive --single "$a" "$b" -d 3 -o "$TMP/i.svg" 2>"$TMP/i.err")
 grew=$(printf '%s\n' "$out" | sed -n '/grew most:/,/shrank most:/p')
 like "$grew" 'FlameFixture\.countPrimes' "--inclusive: countPrimes grew"
 
 # 3. a container against a file (the merged profile of the two fixtures)
-timeout "$T" docker flame merge "$a" "$b" -d 3 -o "$TMP/m.folded" 2>"$TMP/m.err"
+timeout -k 30 "$T" docker flame merge "$a" "$b" -d 3 -o "$TMP/m.folded" 2>"$TMP/m.err"
 is "$?" 0 "merge of two containers exits 0"
 check "merged folded written" test -s "$TMP/m.folded"
-timeout "$T" docker flame diff "$TMP/m.folded" "$b" -d 3 --single -o "$TMP/f.svg" >/dev/null 2>"$TMP/f.err"
+timeout -k 30 "$T" docker flame diff "$TMP/m.folded" "$b" -d 3 --single -o "$TMP/f.svg" >/dev/null 2>"$TMP/f.err"
 is "$?" 0 "diff of a file against a container exits 0"
 [ -s "$TMP/f.svg" ] || diag "$(cat "$TMP/f.err")"
 
 # 4. neither a file nor a container
-timeout "$T" docker flame diff "$TMP/d.svg" no-such-container-$$ -o "$TMP/x.svg" 2>"$TMP/x.err"
+timeout -k 30 "$T" docker flame diff "$TMP/d.svg" no-such-container-$$ -o "$TMP/x.svg" 2>"$TMP/x.err"
 is "$?" 1 "unknown input exits 1"
 like "$(cat "$TMP/x.err")" "no such file or running container: no-such-container-$$" "names the bad input"
 check "targets still running" test "$(docker inspect -f '{{.State.Running}}' "$a" "$b" | sort -u)" = true

@@ -746,6 +746,9 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         return say_error(verb, &err);
     render_opts ro;
     apply_render_opts(&co, &ro);
+    /* a merged SVG is meant to be read back (diff it later): always carry the data, however
+     * big (the render default leaves out more than RENDER_EMBED_LIMIT bytes) */
+    ro.embed_limit = 0;
     _cleanup_free_ char *title = NULL;
     if (!co.title && asprintf(&title, "Merged profile (%zu inputs%s)", n,
                               normalize ? ", each weighted the same" : "") >= 0)

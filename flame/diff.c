@@ -18,6 +18,7 @@ struct diff {
     double *a, *b; /* raw before/after count of each stack of r */
     double ta, tb; /* raw totals */
     bool norm;
+    char *mover_text; /* names of the last diff_movers() result */
 };
 
 /* ---- stacks as text ------------------------------------------------------------------------ */
@@ -454,6 +455,7 @@ void diff_free(diff *d)
     profile_free(d->r);
     free(d->a);
     free(d->b);
+    free(d->mover_text);
     free(d);
 }
 
@@ -602,14 +604,25 @@ static bool looks_java(const char *s, size_t n)
     return false;
 }
 
+/* The annotation suffixes folding adds (JIT, inlined, kernel, waker): a method's interpreted,
+ * compiled and inlined frames are one method to a reader. */
+static size_t strip_annotation(const char *s, size_t n)
+{
+    if (n > 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' && strchr("jikw", s[n - 2]))
+        return n - 4;
+    return n;
+}
+
+/* One line of the summary: a method (group of names equal without annotation), and for self
+ * time of inlined code, the compiled method it was inlined into (UINT32_MAX: none). */
 typedef struct mover_ent {
-    uint32_t id;
-    double delta;
+    uint32_t g, host;
+    double sa, sb, delta;
 } mover_ent;
 
 typedef struct mover_ctx {
-    const profile *p;
-    int sign;
+    const char *const *gname;
+    const uint32_t *glen;
 } mover_ctx;
 
 static int cmp_mover(const void *x, const void *y, void *ctx)
@@ -617,61 +630,139 @@ static int cmp_mover(const void *x, const void *y, void *ctx)
     const mover_ctx *c = ctx;
     const mover_ent *a = x, *b = y;
     if (a->delta != b->delta)
-        return (a->delta > b->delta ? -1 : 1) * c->sign;
-    return strcmp(prof_name_str(c->p, a->id), prof_name_str(c->p, b->id));
+        return a->delta > b->delta ? -1 : 1;
+    uint32_t n = c->glen[a->g] < c->glen[b->g] ? c->glen[a->g] : c->glen[b->g];
+    int r = memcmp(c->gname[a->g], c->gname[b->g], n);
+    if (r || c->glen[a->g] != c->glen[b->g])
+        return r ? r : c->glen[a->g] < c->glen[b->g] ? -1 : 1;
+    return a->host < b->host ? -1 : a->host > b->host;
 }
 
-int diff_movers(const diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
+static bool is_inlined(const profile *r, uint32_t id)
+{
+    const char *s = prof_name_str(r, id);
+    uint32_t n = r->names[id].len;
+    return n > 4 && memcmp(s + n - 4, "_[i]", 4) == 0;
+}
+
+int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
                 diff_mover *shrank, size_t *nshrank, flame_err *err)
 {
     const profile *r = d->r;
     *ngrew = *nshrank = 0;
     size_t nn = r->nnames ? r->nnames : 1;
-    _cleanup_free_ double *sa = calloc(nn, sizeof *sa);
-    _cleanup_free_ double *sb = calloc(nn, sizeof *sb);
-    _cleanup_free_ uint32_t *seen = o->inclusive ? calloc(nn, sizeof *seen) : NULL;
-    _cleanup_free_ mover_ent *e = malloc(nn * sizeof *e);
-    if (!sa || !sb || !e || (o->inclusive && !seen))
+    /* 1. groups: names equal once the annotation suffix is dropped */
+    size_t gmask = table_size(nn) - 1;
+    _cleanup_free_ uint32_t *gtab = calloc(gmask + 1, sizeof *gtab);
+    _cleanup_free_ uint32_t *grp = malloc(nn * sizeof *grp);
+    _cleanup_free_ const char **gname = malloc(nn * sizeof *gname);
+    _cleanup_free_ uint32_t *glen = malloc(nn * sizeof *glen);
+    _cleanup_free_ bool *gjava = calloc(nn, sizeof *gjava);
+    _cleanup_free_ uint32_t *seen = calloc(nn, sizeof *seen);
+    if (!gtab || !grp || !gname || !glen || !gjava || !seen)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    uint32_t ng = 0;
+    for (uint32_t id = 0; id < r->nnames; id++) {
+        const char *nm = prof_name_str(r, id);
+        size_t len = strip_annotation(nm, r->names[id].len);
+        size_t j = hash_name(nm, len) & gmask;
+        for (; gtab[j]; j = (j + 1) & gmask) {
+            uint32_t g = gtab[j] - 1;
+            if (glen[g] == len && memcmp(gname[g], nm, len) == 0)
+                break;
+        }
+        if (!gtab[j]) {
+            gname[ng] = nm;
+            glen[ng] = (uint32_t)len;
+            gtab[j] = ++ng;
+        }
+        grp[id] = gtab[j] - 1;
+        if (looks_java(nm, r->names[id].len))
+            gjava[grp[id]] = true;
+    }
+    /* 2. sum each (method, host) entry: self = leaf frames, inclusive = every frame once per
+     * stack (so recursion is not counted twice) */
+    size_t emask = table_size(o->inclusive ? ng : r->nstacks + 1) - 1;
+    _cleanup_free_ uint32_t *etab = calloc(emask + 1, sizeof *etab);
+    _cleanup_free_ mover_ent *e = malloc((emask + 1) / 2 * sizeof *e);
+    if (!etab || !e)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    size_t m = 0;
+#define ENTRY(G, HOST)                                                                             \
+    ({                                                                                             \
+        uint32_t g_ = (G), h_ = (HOST);                                                            \
+        size_t j_ = (size_t)((g_ * 0x9e3779b97f4a7c15ULL) ^ (h_ * 0xc2b2ae3d27d4eb4fULL)) >> 7;    \
+        for (j_ &= emask; etab[j_] && (e[etab[j_] - 1].g != g_ || e[etab[j_] - 1].host != h_);     \
+             j_ = (j_ + 1) & emask)                                                                \
+            ;                                                                                      \
+        if (!etab[j_]) {                                                                           \
+            e[m] = (mover_ent){.g = g_, .host = h_};                                               \
+            etab[j_] = (uint32_t)++m;                                                              \
+        }                                                                                          \
+        &e[etab[j_] - 1];                                                                          \
+    })
     for (uint32_t k = 0; k < r->nstacks; k++) {
         const prof_stack *st = &r->stacks[k];
         const uint32_t *ids = r->ids + st->off;
         if (!o->inclusive) {
-            sa[ids[st->depth - 1]] += d->a[k];
-            sb[ids[st->depth - 1]] += d->b[k];
+            uint32_t leaf = ids[st->depth - 1], host = UINT32_MAX;
+            /* inlined code runs inside the nearest caller that is not itself inlined */
+            if (is_inlined(r, leaf)) {
+                for (uint32_t i = st->depth - 1; i-- > 0;)
+                    if (!is_inlined(r, ids[i])) {
+                        host = grp[ids[i]];
+                        break;
+                    }
+            }
+            mover_ent *x = ENTRY(grp[leaf], host);
+            x->sa += d->a[k];
+            x->sb += d->b[k];
             continue;
         }
-        /* count each name once per stack, so recursion is not counted twice */
         for (uint32_t i = 0; i < st->depth; i++) {
-            if (seen[ids[i]] == k + 1)
+            uint32_t g = grp[ids[i]];
+            if (seen[g] == k + 1)
                 continue;
-            seen[ids[i]] = k + 1;
-            sa[ids[i]] += d->a[k];
-            sb[ids[i]] += d->b[k];
+            seen[g] = k + 1;
+            mover_ent *x = ENTRY(g, UINT32_MAX);
+            x->sa += d->a[k];
+            x->sb += d->b[k];
         }
     }
-    /* shares are independent of normalisation: each side is divided by its own total */
-    size_t m = 0;
-    for (uint32_t id = 0; id < r->nnames; id++) {
-        if (sa[id] == 0 && sb[id] == 0)
+#undef ENTRY
+    /* 3. shares (each side over its own raw total: independent of normalisation), sorted */
+    size_t keep = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (!o->all_frames && !gjava[e[i].g])
             continue;
-        if (!o->all_frames && !looks_java(prof_name_str(r, id), r->names[id].len))
-            continue;
-        double delta = 100.0 * (sb[id] / d->tb - sa[id] / d->ta);
-        if (delta != 0)
-            e[m++] = (mover_ent){id, delta};
+        e[i].delta = 100.0 * (e[i].sb / d->tb - e[i].sa / d->ta);
+        if (e[i].delta != 0)
+            e[keep++] = e[i];
     }
-    mover_ctx c = {r, 1};
-    qsort_r(e, m, sizeof *e, cmp_mover, &c);
-    for (size_t i = 0; i < m && *ngrew < n && e[i].delta > 0; i++) {
-        uint32_t id = e[i].id;
-        grew[(*ngrew)++] = (diff_mover){prof_name_str(r, id), 100.0 * sa[id] / d->ta,
-                                        100.0 * sb[id] / d->tb, e[i].delta};
-    }
-    for (size_t i = m; i > 0 && *nshrank < n && e[i - 1].delta < 0; i--) {
-        uint32_t id = e[i - 1].id;
-        shrank[(*nshrank)++] = (diff_mover){prof_name_str(r, id), 100.0 * sa[id] / d->ta,
-                                            100.0 * sb[id] / d->tb, e[i - 1].delta};
+    mover_ctx c = {gname, glen};
+    qsort_r(e, keep, sizeof *e, cmp_mover, &c);
+    /* 4. names into one buffer owned by d: "method" or "method (inlined into host)" */
+    size_t want = 0, pick[2] = {0, 0};
+    for (size_t i = 0; i < keep && pick[0] < n && e[i].delta > 0; i++, pick[0]++)
+        want += glen[e[i].g] + (e[i].host != UINT32_MAX ? glen[e[i].host] + 20 : 0) + 1;
+    for (size_t i = keep; i > 0 && pick[1] < n && e[i - 1].delta < 0; i--, pick[1]++)
+        want += glen[e[i - 1].g] + (e[i - 1].host != UINT32_MAX ? glen[e[i - 1].host] + 20 : 0) + 1;
+    free(d->mover_text);
+    d->mover_text = malloc(want + 1);
+    if (!d->mover_text)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    char *t = d->mover_text;
+    for (int side = 0; side < 2; side++) {
+        for (size_t q = 0; q < pick[side]; q++) {
+            const mover_ent *x = side == 0 ? &e[q] : &e[keep - 1 - q];
+            diff_mover *out = side == 0 ? &grew[(*ngrew)++] : &shrank[(*nshrank)++];
+            *out = (diff_mover){t, 100.0 * x->sa / d->ta, 100.0 * x->sb / d->tb, x->delta};
+            memcpy(t, gname[x->g], glen[x->g]);
+            t += glen[x->g];
+            if (x->host != UINT32_MAX)
+                t += sprintf(t, " (inlined into %.*s)", (int)glen[x->host], gname[x->host]);
+            *t++ = '\0';
+        }
     }
     return 0;
 }
@@ -712,7 +803,7 @@ static void print_table(FILE *out, const char *head, const diff_mover *m, size_t
     }
 }
 
-int diff_print_movers(const diff *d, const diff_movers_opts *o, size_t n, FILE *out, flame_err *err)
+int diff_print_movers(diff *d, const diff_movers_opts *o, size_t n, FILE *out, flame_err *err)
 {
     _cleanup_free_ diff_mover *g = calloc(n ? n : 1, sizeof *g);
     _cleanup_free_ diff_mover *s = calloc(n ? n : 1, sizeof *s);

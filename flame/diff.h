@@ -45,7 +45,7 @@ int diff_write_folded(const profile *p, FILE *out, flame_err *err);
 
 /* One frame name and its share of all samples before and after, in percent. */
 typedef struct diff_mover {
-    const char *name; /* points into d; valid while d lives */
+    const char *name; /* owned by d; valid until the next diff_movers() or diff_free() */
     double before_pct, after_pct, delta_pts;
 } diff_mover;
 
@@ -56,11 +56,10 @@ typedef struct diff_movers_opts {
 
 /* The frames whose share grew most (grew[], delta > 0, largest first) and shrank most
  * (shrank[], delta < 0, most negative first), at most n each. Returns 0 or -1 on OOM. */
-int diff_movers(const diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
+int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
                 diff_mover *shrank, size_t *nshrank, flame_err *err);
 /* The summary as aligned text (names with control bytes escaped). */
-int diff_print_movers(const diff *d, const diff_movers_opts *o, size_t n, FILE *out,
-                      flame_err *err);
+int diff_print_movers(diff *d, const diff_movers_opts *o, size_t n, FILE *out, flame_err *err);
 
 /* Replace every 0x[0-9a-fA-F]+ in s[0..n) by "0x..." into buf, which must hold 2 * n + 1 bytes
  * (a 3-byte "0x0" becomes 5 bytes); returns the new length. NUL-terminates buf. */

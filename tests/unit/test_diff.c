@@ -279,6 +279,23 @@ static void test_movers(void)
              path("m.svg"), "--single");
     ok(has(out_buf, "JVM::gc"), "--all-frames lists C++ frames");
 
+    /* inlined leaves name the method they run in; annotations do not split a method */
+    put("i1.folded", "t;Main.run_[j];App.countPrimes_[j];App.isPrime_[i] 100\n"
+                     "t;Main.run_[j];App.mix_[j] 100\nt;Main.run_[j];App.mix 100\n");
+    put("i2.folded", "t;Main.run_[j];App.countPrimes_[j];App.isPrime_[i] 300\n"
+                     "t;Main.run_[j];App.countPrimes_[j] 50\nt;Main.run_[j];App.mix_[j] 50\n");
+    rc = RUN(flame_cmd_diff, "diff", path("i1.folded"), path("i2.folded"), "-o", path("i.svg"),
+             "--single");
+    grew = strstr(out_buf, "grew most:");
+    shrank = strstr(out_buf, "shrank most:");
+    cp = strstr(out_buf, "App.isPrime (inlined into App.countPrimes)");
+    ok(rc == 0 && cp && cp > grew && cp < shrank, "inlined self time names its host method");
+    mh = strstr(out_buf, "App.mix ");
+    ok(mh && mh > shrank && has(out_buf, "66.67%") && !has(out_buf, "App.mix_[j]"),
+       "interpreted and JIT frames of one method are one line (66.67%% before)");
+    if (!cp || !mh)
+        printf("# %s", out_buf);
+
     /* inclusive: recursion counted once per stack; Main.run stays at 100% */
     diff_opts o = {.normalize = DIFF_NORM_AUTO};
     profile *a = profile_new(), *b = profile_new();

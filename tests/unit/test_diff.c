@@ -296,6 +296,20 @@ static void test_movers(void)
     if (!cp || !mh)
         printf("# %s", out_buf);
 
+    /* names come from the container: control bytes never reach the terminal, long names keep
+     * their end */
+    char evil[600];
+    snprintf(evil, sizeof evil, "t;App.\x1b[31mred\x07.m 5\nt;App.%0300d.tail 5\n", 7);
+    put("e1.folded", "t;App.x 10\n");
+    put("e2.folded", evil);
+    rc = RUN(flame_cmd_diff, "diff", path("e1.folded"), path("e2.folded"), "-o", path("ev.svg"),
+             "--all-frames", "--single");
+    ok(rc == 0 && !strchr(out_buf, '\x1b') && !strchr(out_buf, '\x07') &&
+           has(out_buf, "App.?[31mred?.m"),
+       "control bytes in names are printed as '?'");
+    ok(has(out_buf, "    ...000") && has(out_buf, "0007.tail  "),
+       "long names are cut at the start, keeping the method");
+
     /* inclusive: recursion counted once per stack; Main.run stays at 100% */
     diff_opts o = {.normalize = DIFF_NORM_AUTO};
     profile *a = profile_new(), *b = profile_new();

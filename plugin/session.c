@@ -23,6 +23,7 @@
 #define STOP_GRACE_S 20.0     /* SIGTERM -> exit: the sidecar restores the target */
 #define INTERRUPT_COALESCE_S 0.25
 #define OVERRUN_S 60.0
+#define STOP_DEADLINE_S 120.0 /* SIGINT -> profile delivered, at most */
 
 /* ---- signals: count and wake the loop through a self-pipe ---- */
 
@@ -254,6 +255,7 @@ static int create_sidecar(run_ctx *r, sess *s, flame_err *err)
                    .signatures = r->o->signatures,
                    .owner_pid = (long)getpid(),
                    .created = (long long)time(NULL),
+                   .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
                    .test_owner = owner};
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
@@ -483,7 +485,7 @@ static void stop_all(run_ctx *r, const char *sig)
 static void follow(run_ctx *r)
 {
     sig_atomic_t seen_int = 0, seen_term = 0, seen_sock = 0;
-    double last_int = -1e9, abort_at = 0;
+    double last_int = -1e9, abort_at = 0, stop_at = 0;
     bool stopping = false, cmd_started = r->o->cmd == NULL;
     progress_item *items = calloc((size_t)r->n, sizeof *items);
     enum progress_state *prev = calloc((size_t)r->n, sizeof *prev);
@@ -542,6 +544,15 @@ static void follow(run_ctx *r)
             progress_note(&r->pg, "the sidecar did not stop after %.0f s: stopping it",
                           r->o->duration_s);
             stop_all(r, "SIGINT");
+        }
+        if (stopping && !stop_at)
+            stop_at = now;
+        /* A sidecar that ignores the stop would keep us forever: abort it (the SIGTERM still
+         * lets it restore the target). */
+        if (stop_at && !r->aborted && now > stop_at + STOP_DEADLINE_S) {
+            r->stuck = true;
+            r->interrupts = 2;
+            continue;
         }
         if (r->aborted && now > abort_at)
             for (int i = 0; i < r->n; i++)
@@ -629,7 +640,12 @@ int run_profile(run_ctx *r, flame_err *err)
             r->interrupts = 2; /* interrupted during setup: abort, nothing recorded */
         follow(r);
         r->tm.streams_done = sess_now();
-        if (r->aborted)
+        if (r->stuck)
+            rc = flame_fail(err, FLAME_EXIT_ERROR,
+                            "the sidecar did not deliver the profile within %.0f s of being "
+                            "stopped: aborted, nothing written (see `docker flame -D ...`)",
+                            STOP_DEADLINE_S);
+        else if (r->aborted)
             rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "aborted: nothing written");
     } else if (rc < 0 && g_any && err->code != FLAME_EXIT_INTERRUPTED) {
         /* An error caused by our own cancellation reads as an interruption. */

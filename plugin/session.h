@@ -63,6 +63,7 @@ typedef struct run_ctx {
     /* interrupts */
     int interrupts;
     bool aborted;
+    bool stuck; /* aborted because a sidecar ignored the stop */
     bool image_imported;
 } run_ctx;
 

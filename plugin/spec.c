@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *spec_image(void)
 {
@@ -44,8 +45,18 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
         json_array_append_new(cmd, json_string("--signatures"));
 
     json_t *caps = json_array();
-    for (size_t i = 0; i < sizeof sidecar_caps / sizeof *sidecar_caps; i++)
-        json_array_append_new(caps, json_string(sidecar_caps[i]));
+    if (a->caps && *a->caps) {
+        /* Development override: the sidecar's owner tunes its minimum without a rebuild. */
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", a->caps);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+            if (strcmp(t, "ALL") != 0) /* never everything: that is Privileged by another name */
+                json_array_append_new(caps, json_string(t));
+    } else {
+        for (size_t i = 0; i < sizeof sidecar_caps / sizeof *sidecar_caps; i++)
+            json_array_append_new(caps, json_string(sidecar_caps[i]));
+    }
 
     json_t *labels = json_pack("{ssssssss}", SPEC_LABEL_SIDECAR, "1", SPEC_LABEL_TARGET,
                                a->target_id, SPEC_LABEL_OWNER, owner, SPEC_LABEL_CREATED, created);

@@ -91,6 +91,13 @@ int main(void)
     ok(has_str(json_object_get(s, "Cmd"), "2.500"), "fractional duration kept");
     ok(!json_object_get(json_object_get(s, "Labels"), "docker-flame-test"), "no test labels outside tests");
     json_decref(s);
+    a.caps = "SYS_PTRACE,ALL, SYS_CHROOT";
+    s = spec_sidecar(&a, &err);
+    json_t *ca = json_object_get(json_object_get(s, "HostConfig"), "CapAdd");
+    ok(json_array_size(ca) == 2 && has_str(ca, "SYS_CHROOT") && !has_str(ca, "ALL"),
+       "cap override: list taken, ALL refused");
+    json_decref(s);
+    a.caps = NULL;
 
     /* ---- durations ---- */
     double d;

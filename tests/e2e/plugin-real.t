@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The whole product through the real `docker` CLI with the REAL sidecar (build/flame-sidecar.tar,
+# imported by the plugin when the image is missing) on the fixture JVM: SVG/folded/speedscope
+# naming the fixture's Java methods, nothing left in the target, Ctrl-C mid-recording, `-- CMD`,
+# a second endpoint, no JVM. Each run is bounded (timeout); if the first profile fails the rest
+# would only repeat the failure, so the file bails out.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/fixtures/plugin-stub/lib.sh"
+engine_up || bail "no Docker engine answers"
+[ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
+if [ ! -f "$BUILD/flame-sidecar.tar" ] && ! docker image inspect "$SIDECAR_IMAGE" >/dev/null 2>&1; then
+    skip_or_fail "no sidecar: build/flame-sidecar.tar missing (make)"
+    done_testing
+fi
+ensure_fixture_image || bail "cannot build the fixture image"
+plugin_env
+unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR
+cd "$TMP"
+T="timeout -k 10 150"
+
+fx=$(fixture pid1) || bail "fixture pid1 did not start"
+hp=$(host_pid "$fx")
+mounts_before=$(flame_mounts "$hp")
+start=$(date +%s%N)
+DOCKER_FLAME_TIMINGS=1 $T docker flame -d 5 --format svg --format folded --format speedscope -o p.svg "$fx" 2>err; rc=$?
+el=$(( ($(date +%s%N) - start) / 1000000 ))
+diag "docker flame -d 5: ${el} ms wall" "$(grep -E 'timings|samples' err)"
+is "$rc" 0 "real sidecar: exit 0"
+[ "$rc" = 0 ] || { diag "$(tail -20 err)"; bail "the real sidecar does not deliver a profile yet"; }
+like "$(cat p.svg)" 'FlameFixture\.countPrimes' "SVG names FlameFixture.countPrimes"
+like "$(cat p.svg)" 'FlameFixture\.mixHashes' "SVG names FlameFixture.mixHashes"
+like "$(cat p.folded)" 'FlameFixture\.countPrimes' "folded names the Java methods"
+check "speedscope file is speedscope JSON" python3 -c "import json,sys; d=json.load(open('p.speedscope.json')); sys.exit(0 if 'speedscope' in d.get('\$schema','') and d['profiles'] else 1)"
+like "$(cat err)" 'JIT samples have Java names' "summary: named share"
+like "$(cat err)" 'FlameFixture\.' "summary: top Java methods"
+is "$(sidecars_left)" 0 "sidecar removed"
+is "$(flame_mounts "$hp")" "$mounts_before" "no docker-flame mount left in the target"
+check "the JVM still runs" test "$(docker inspect -f '{{.State.Running}}' "$fx")" = true
+
+# Ctrl-C mid-recording: partial profile written
+$T docker flame -d 0 -o int.svg "$fx" 2>int.err &
+pid=$!
+wait_for 'recording [0-9]+s .*[1-9][0-9]* samples' int.err 60 || wait_for 'recording' int.err 5
+kill -INT "$pid"
+wait_pid "$pid" 180; rc=$RC
+is "$rc" 0 "Ctrl-C mid-recording: exit 0"
+like "$(cat int.svg 2>/dev/null)" 'FlameFixture' "Ctrl-C mid-recording: partial SVG with Java names"
+is "$(sidecars_left)" 0 "Ctrl-C: sidecar removed"
+is "$(flame_mounts "$hp")" "$mounts_before" "Ctrl-C: no mount left"
+
+# -- CMD
+$T docker flame -q -o cmd.svg "$fx" -- sh -c 'sleep 3'; rc=$?
+is "$rc" 0 "-- CMD: exit 0"
+like "$(cat cmd.svg 2>/dev/null)" 'FlameFixture' "-- CMD: SVG with Java names"
+
+# second endpoint (named context through a forwarding socket)
+python3 "$STUB_DIR/forward.py" "$TMP/second.sock" > fwd.log 2>&1 &
+fwd=$!
+wait_for '^ready' fwd.log 10 || bail "forwarder did not start"
+docker context create flame-real-second --docker "host=unix://$TMP/second.sock" >/dev/null
+$T docker --context flame-real-second flame -q -d 3 -o ctx.svg "$fx"; rc=$?
+is "$rc" 0 "--context second endpoint: exit 0"
+like "$(cat ctx.svg 2>/dev/null)" 'FlameFixture' "--context: SVG with Java names"
+kill "$fwd"; wait "$fwd" 2>/dev/null
+
+# no JVM
+nj=$(fixture nojvm) || bail "fixture nojvm did not start"
+out=$($T docker flame -d 2 "$nj" 2>&1); rc=$?
+is "$rc" 4 "no JVM: exit 4"
+like "$out" 'no JVM in container' "no JVM: message"
+is "$(sidecars_left)" 0 "nothing left behind"
+done_testing

@@ -86,8 +86,8 @@ int demux_feed(demux *d, const char *buf, size_t len, flame_err *err)
              * stream is not multiplexed at all (e.g. a Tty container). */
             if ((d->hdr[0] != 1 && d->hdr[0] != 2) || d->hdr[1] || d->hdr[2] || d->hdr[3])
                 return flame_fail(err, FLAME_EXIT_ERROR,
-                                  "sidecar stream: bad frame header %02x %02x %02x %02x",
-                                  d->hdr[0], d->hdr[1], d->hdr[2], d->hdr[3]);
+                                  "sidecar stream: bad frame header %02x %02x %02x %02x", d->hdr[0],
+                                  d->hdr[1], d->hdr[2], d->hdr[3]);
             d->stream = d->hdr[0];
             d->remaining = (uint32_t)d->hdr[4] << 24 | (uint32_t)d->hdr[5] << 16 |
                            (uint32_t)d->hdr[6] << 8 | d->hdr[7];

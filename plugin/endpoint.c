@@ -249,10 +249,12 @@ int ep_resolve(const ep_globals *g, ep_endpoint *ep, flame_err *err)
         return resolve_context(ep->context, ep, err);
 
     const char *host = g->host ? g->host : env_nonempty("DOCKER_HOST");
-    ep->tls_verify = g->tlsverify >= 0 ? g->tlsverify == 1 : env_nonempty("DOCKER_TLS_VERIFY") != NULL;
+    ep->tls_verify =
+        g->tlsverify >= 0 ? g->tlsverify == 1 : env_nonempty("DOCKER_TLS_VERIFY") != NULL;
     ep->tls = g->tls == 1 || ep->tls_verify;
     if (ep->tls) {
-        const char *dir = env_nonempty("DOCKER_CERT_PATH") ? getenv("DOCKER_CERT_PATH") : ep->config_dir;
+        const char *dir =
+            env_nonempty("DOCKER_CERT_PATH") ? getenv("DOCKER_CERT_PATH") : ep->config_dir;
         ep->ca = g->tlscacert ? strdup(g->tlscacert) : file_if_exists(dir, "ca.pem");
         ep->cert = g->tlscert ? strdup(g->tlscert) : file_if_exists(dir, "cert.pem");
         ep->key = g->tlskey ? strdup(g->tlskey) : file_if_exists(dir, "key.pem");

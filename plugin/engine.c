@@ -323,8 +323,7 @@ static void set_transport(engine *e, CURL *h)
 }
 
 static int do_request(engine *e, const engine_req *rq, bool versioned, long *status, json_t **resp,
-                      struct curl_slist **extra_headers_out, char **api_version_out,
-                      flame_err *err)
+                      struct curl_slist **extra_headers_out, char **api_version_out, flame_err *err)
 {
     (void)extra_headers_out;
     CURL *h = curl_easy_init();
@@ -396,8 +395,8 @@ static int do_request(engine *e, const engine_req *rq, bool versioned, long *sta
         rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted");
         goto out;
     }
-    if (cc != CURLE_OK && !(x.status > 0 && (cc == CURLE_PARTIAL_FILE || cc == CURLE_RECV_ERROR) &&
-                            rq->on_data)) {
+    if (cc != CURLE_OK &&
+        !(x.status > 0 && (cc == CURLE_PARTIAL_FILE || cc == CURLE_RECV_ERROR) && rq->on_data)) {
         long oserr = 0;
         curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oserr);
         if (x.status == 0 || cc == CURLE_OPERATION_TIMEDOUT) {

@@ -25,7 +25,7 @@ typedef struct engine_req {
     void (*on_open)(void *ctx, long status); /* called once the response headers are in */
     void *ctx;
     const volatile sig_atomic_t *cancel; /* non-zero => abort the transfer */
-    long timeout_ms;                      /* whole transfer; 0 = unbounded (streams) */
+    long timeout_ms;                     /* whole transfer; 0 = unbounded (streams) */
 } engine_req;
 
 /* Does not touch the network. ep is copied. */

@@ -22,58 +22,58 @@
 
 static void usage(FILE *f)
 {
-    fputs(
-        "Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
-        "        docker flame fold|render|diff|merge|gc [ARGS...]\n"
-        "\n"
-        "Profile the JVMs running in a container with perf, from a sidecar container that\n"
-        "shares its PID namespace, and write an interactive flame graph (SVG). Nothing is\n"
-        "installed in or restarted in the container; the sidecar is removed afterwards.\n"
-        "\n"
-        "Options:\n"
-        "  -d, --duration DURATION  how long to record (default 30s; 0 = until Ctrl-C;\n"
-        "                           e.g. 10, 45s, 2m, 1m30s)\n"
-        "  -F, --frequency HZ       samples per second per CPU (default 99)\n"
-        "      --pid PID            profile only this JVM (pid as seen inside the container)\n"
-        "  -o, --output FILE        output file (default flame-<container>-<YYYYmmdd-HHMMSS>.svg);\n"
-        "                           with several containers: an existing directory\n"
-        "      --format FORMAT      svg, folded or speedscope; repeatable (file extension per\n"
-        "                           format: .svg .folded .speedscope.json)\n"
-        "      --title TEXT         SVG title (default: the container name)\n"
-        "      --colors PALETTE     SVG palette (default java)\n"
-        "      --minwidth W         omit frames narrower than W pixels (or W% of the total)\n"
-        "      --no-inline          do not show methods inlined by the JIT as frames\n"
-        "      --signatures         keep Java parameter lists and return types\n"
-        "  -q, --quiet              no progress and no summary\n"
-        "  -h, --help               this help\n"
-        "  -v, --version            print the version\n"
-        "\n"
-        "  -- CMD [ARG...]          run CMD on this host while profiling; recording starts\n"
-        "                           before CMD and stops when it exits (no -d needed)\n"
-        "\n"
-        "Ctrl-C stops recording early and still writes the flame graph; a second Ctrl-C aborts.\n"
-        "\n"
-        "Other commands:\n"
-        "  fold     fold `perf script` output into folded stacks\n"
-        "  render   render folded stacks (or a docker-flame SVG) as SVG / speedscope\n"
-        "  diff     differential flame graph of two profiles (files or running containers)\n"
-        "  merge    merge profiles\n"
-        "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
-        "           removes running ones\n"
-        "\n"
-        "Examples:\n"
-        "  docker flame web                         # 30 s, writes flame-web-<time>.svg\n"
-        "  docker flame -d 10 -o web.svg web\n"
-        "  docker flame -d 0 web                    # until Ctrl-C\n"
-        "  docker flame --format svg --format folded -o out/web web\n"
-        "  docker flame web api -o profiles/        # both at the same time, one file each\n"
-        "  docker flame web -- ab -n 100000 http://localhost:8080/   # profile under load\n"
-        "  docker --context prod flame web          # any engine docker can reach\n"
-        "\n"
-        "Exit codes: 0 ok, 1 error, 2 usage, 3 no such container / not running, 4 no JVM,\n"
-        "5 attach refused, 6 perf not permitted or unsupported, 125 engine error or sidecar\n"
-        "image unavailable, 130 aborted.\n",
-        f);
+    fputs("Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
+          "        docker flame fold|render|diff|merge|gc [ARGS...]\n"
+          "\n"
+          "Profile the JVMs running in a container with perf, from a sidecar container that\n"
+          "shares its PID namespace, and write an interactive flame graph (SVG). Nothing is\n"
+          "installed in or restarted in the container; the sidecar is removed afterwards.\n"
+          "\n"
+          "Options:\n"
+          "  -d, --duration DURATION  how long to record (default 30s; 0 = until Ctrl-C;\n"
+          "                           e.g. 10, 45s, 2m, 1m30s)\n"
+          "  -F, --frequency HZ       samples per second per CPU (default 99)\n"
+          "      --pid PID            profile only this JVM (pid as seen inside the container)\n"
+          "  -o, --output FILE        output file (default "
+          "flame-<container>-<YYYYmmdd-HHMMSS>.svg);\n"
+          "                           with several containers: an existing directory\n"
+          "      --format FORMAT      svg, folded or speedscope; repeatable (file extension per\n"
+          "                           format: .svg .folded .speedscope.json)\n"
+          "      --title TEXT         SVG title (default: the container name)\n"
+          "      --colors PALETTE     SVG palette (default java)\n"
+          "      --minwidth W         omit frames narrower than W pixels (or W% of the total)\n"
+          "      --no-inline          do not show methods inlined by the JIT as frames\n"
+          "      --signatures         keep Java parameter lists and return types\n"
+          "  -q, --quiet              no progress and no summary\n"
+          "  -h, --help               this help\n"
+          "  -v, --version            print the version\n"
+          "\n"
+          "  -- CMD [ARG...]          run CMD on this host while profiling; recording starts\n"
+          "                           before CMD and stops when it exits (no -d needed)\n"
+          "\n"
+          "Ctrl-C stops recording early and still writes the flame graph; a second Ctrl-C aborts.\n"
+          "\n"
+          "Other commands:\n"
+          "  fold     fold `perf script` output into folded stacks\n"
+          "  render   render folded stacks (or a docker-flame SVG) as SVG / speedscope\n"
+          "  diff     differential flame graph of two profiles (files or running containers)\n"
+          "  merge    merge profiles\n"
+          "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
+          "           removes running ones\n"
+          "\n"
+          "Examples:\n"
+          "  docker flame web                         # 30 s, writes flame-web-<time>.svg\n"
+          "  docker flame -d 10 -o web.svg web\n"
+          "  docker flame -d 0 web                    # until Ctrl-C\n"
+          "  docker flame --format svg --format folded -o out/web web\n"
+          "  docker flame web api -o profiles/        # both at the same time, one file each\n"
+          "  docker flame web -- ab -n 100000 http://localhost:8080/   # profile under load\n"
+          "  docker --context prod flame web          # any engine docker can reach\n"
+          "\n"
+          "Exit codes: 0 ok, 1 error, 2 usage, 3 no such container / not running, 4 no JVM,\n"
+          "5 attach refused, 6 perf not permitted or unsupported, 125 engine error or sidecar\n"
+          "image unavailable, 130 aborted.\n",
+          f);
 }
 
 static int print_metadata(void)
@@ -218,14 +218,13 @@ static void print_timings(const run_ctx *r, double t_written)
             "docker flame: timings (ms): ping %.0f, inspect %.0f, image %.0f, create %.0f, "
             "attach+start %.0f, start->recording %.0f, recording %.0f, recording->profile "
             "%.0f, profile stream %.0f, remove %.0f, write %.0f, total %.0f\n",
-            (t->ping - t->t0) * 1000, (t->inspect - t->ping) * 1000,
-            (t->image - t->inspect) * 1000, (t->create - t->image) * 1000,
-            (t->start - t->create) * 1000, rec_start ? (rec_start - t->start) * 1000 : 0,
+            (t->ping - t->t0) * 1000, (t->inspect - t->ping) * 1000, (t->image - t->inspect) * 1000,
+            (t->create - t->image) * 1000, (t->start - t->create) * 1000,
+            rec_start ? (rec_start - t->start) * 1000 : 0,
             rec_start ? (rec_end - rec_start) * 1000 : 0,
             first_f && rec_end ? (first_f - rec_end) * 1000 : 0,
-            first_f ? (t->streams_done - first_f) * 1000 : 0,
-            (t->removed - t->streams_done) * 1000, (t_written - t->removed) * 1000,
-            (t_written - t->t0) * 1000);
+            first_f ? (t->streams_done - first_f) * 1000 : 0, (t->removed - t->streams_done) * 1000,
+            (t_written - t->removed) * 1000, (t_written - t->t0) * 1000);
     for (int i = 0; i < r->n; i++) {
         json_t *tm = json_object_get(r->s[i].pr.summary, "timings_ms");
         if (!tm)
@@ -453,7 +452,8 @@ static int cmd_gc(const ep_globals *g, int argc, char **argv)
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("Usage:  docker flame gc [--all]\n\nRemove sidecar containers left behind by "
                    "docker flame (label %s).\nSidecars whose docker-flame process is "
-                   "alive are kept unless --all (running ones are\nstopped with SIGTERM first so they restore the target).\n",
+                   "alive are kept unless --all (running ones are\nstopped with SIGTERM first so "
+                   "they restore the target).\n",
                    "com.docker-flame.sidecar=1");
             return 0;
         } else {

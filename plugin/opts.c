@@ -212,8 +212,8 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
             o->minwidth_pct = pct;
             o->minwidth_set = true;
         } else {
-            return flame_fail(err, FLAME_EXIT_USAGE,
-                              "unknown flag: %s (see `docker flame --help`)", a);
+            return flame_fail(err, FLAME_EXIT_USAGE, "unknown flag: %s (see `docker flame --help`)",
+                              a);
         }
     }
     if (o->help || o->version)

@@ -174,7 +174,8 @@ static int guarded(void *ud, FILE *f, flame_err *err)
     if (g->fn((void *)g->r, f, err) < 0)
         return -1;
     if (g->r->cancelled && g->r->cancelled())
-        return flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted while writing: nothing written");
+        return flame_fail(err, FLAME_EXIT_INTERRUPTED,
+                          "interrupted while writing: nothing written");
     return 0;
 }
 

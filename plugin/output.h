@@ -23,8 +23,8 @@ int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *e
 typedef struct out_render {
     const profile *prof;
     const flame_opts *o;
-    const char *name;     /* container name: default title, speedscope profile name */
-    const char *subtitle; /* may be NULL */
+    const char *name;        /* container name: default title, speedscope profile name */
+    const char *subtitle;    /* may be NULL */
     bool (*cancelled)(void); /* checked before the rename; NULL = never */
 } out_render;
 int out_write_format(int fmt, const char *path, const out_render *r, flame_err *err);

@@ -36,11 +36,11 @@ static void item_text(const progress_item *it, char *buf, size_t n)
         if (it->duration_ms > 0) {
             double rem = (double)(it->duration_ms - it->elapsed_ms) / 1000;
             progress_fmt_secs(rem > 0 ? rem : 0, dur, sizeof dur);
-            snprintf(buf, n, "%s: recording %s, %s left, %lld samples, %lld JVM%s", it->name, el, dur,
-                     it->samples, it->jvms, it->jvms == 1 ? "" : "s");
+            snprintf(buf, n, "%s: recording %s, %s left, %lld samples, %lld JVM%s", it->name, el,
+                     dur, it->samples, it->jvms, it->jvms == 1 ? "" : "s");
         } else {
-            snprintf(buf, n, "%s: recording %s (Ctrl-C to stop), %lld samples, %lld JVM%s", it->name, el,
-                     it->samples, it->jvms, it->jvms == 1 ? "" : "s");
+            snprintf(buf, n, "%s: recording %s (Ctrl-C to stop), %lld samples, %lld JVM%s",
+                     it->name, el, it->samples, it->jvms, it->jvms == 1 ? "" : "s");
         }
         break;
     case PS_PROCESSING:

@@ -63,7 +63,9 @@ static json_t *parse_obj(const char *tag, const char *s, size_t n, flame_err *er
 static long long jint(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? json_integer_value(v) : json_is_real(v) ? (long long)json_real_value(v) : 0;
+    return json_is_integer(v) ? json_integer_value(v)
+           : json_is_real(v)  ? (long long)json_real_value(v)
+                              : 0;
 }
 
 int proto_line(proto *p, const char *line, size_t len, flame_err *err)
@@ -151,7 +153,8 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
             cl = pn;
         snprintf(p->err_code, sizeof p->err_code, "%.*s", (int)cl, pl);
         free(p->err_text);
-        p->err_text = strndup(cl < pn ? pl + cl + 1 : "", cl < pn ? (pn - cl - 1 < 2048 ? pn - cl - 1 : 2048) : 0);
+        p->err_text = strndup(cl < pn ? pl + cl + 1 : "",
+                              cl < pn ? (pn - cl - 1 < 2048 ? pn - cl - 1 : 2048) : 0);
         return 0;
     }
     case 'D':

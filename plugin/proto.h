@@ -12,10 +12,10 @@
 #define PROTO_MAX_WARNINGS 64
 
 typedef struct proto {
-    int version;   /* from V; 0 before it */
-    bool done;     /* D seen */
-    bool progress; /* at least one P seen: recording has started */
-    json_t *jvms;  /* array of the J objects */
+    int version;     /* from V; 0 before it */
+    bool done;       /* D seen */
+    bool progress;   /* at least one P seen: recording has started */
+    json_t *jvms;    /* array of the J objects */
     json_t *summary; /* S object or NULL */
     long long elapsed_ms, duration_ms, samples;
     long long njvms;

@@ -20,7 +20,7 @@
 #include "plugin/spec.h"
 
 #define ATTACH_TIMEOUT_S 30.0
-#define STOP_GRACE_S 20.0     /* SIGTERM -> exit: the sidecar restores the target */
+#define STOP_GRACE_S 20.0 /* SIGTERM -> exit: the sidecar restores the target */
 #define INTERRUPT_COALESCE_S 0.25
 #define OVERRUN_S 60.0
 #define STOP_DEADLINE_S 120.0 /* SIGINT -> profile delivered, at most */
@@ -228,7 +228,8 @@ static int inspect_target(run_ctx *r, sess *s, flame_err *err)
     const char *status = json_string_value(json_object_get(state, "Status"));
     int rc = 0;
     if (!id) {
-        rc = flame_fail(err, FLAME_EXIT_ENGINE, "inspect %s: the engine's answer has no Id", s->arg);
+        rc =
+            flame_fail(err, FLAME_EXIT_ENGINE, "inspect %s: the engine's answer has no Id", s->arg);
     } else if (!json_is_true(json_object_get(state, "Running")) ||
                json_is_true(json_object_get(state, "Paused")) ||
                json_is_true(json_object_get(state, "Restarting"))) {
@@ -237,7 +238,10 @@ static int inspect_target(run_ctx *r, sess *s, flame_err *err)
                         status ? status : "unknown");
     } else {
         s->target_id = strdup(id);
-        snprintf(s->name, sizeof s->name, "%s", name && name[0] == '/' ? name + 1 : name ? name : s->arg);
+        snprintf(s->name, sizeof s->name, "%s",
+                 name && name[0] == '/' ? name + 1
+                 : name                 ? name
+                                        : s->arg);
     }
     json_decref(j);
     return rc;
@@ -267,7 +271,8 @@ static int create_sidecar(run_ctx *r, sess *s, flame_err *err)
     if (rc < 0) {
         json_decref(resp);
         if (st == 404)
-            return flame_wrap(err, "create sidecar for %s: image %s missing", s->name, spec_image());
+            return flame_wrap(err, "create sidecar for %s: image %s missing", s->name,
+                              spec_image());
         return flame_wrap(err, "create sidecar for %s", s->name);
     }
     const char *id = json_string_value(json_object_get(resp, "Id"));
@@ -495,7 +500,7 @@ static void follow(run_ctx *r)
         return;
     }
     for (int i = 0; i < r->n; i++)
-        prev[i] = (enum progress_state)-1;
+        prev[i] = (enum progress_state) - 1;
     /* Events that happened during setup count too. */
     for (;;) {
         check_plugin_socket();
@@ -704,9 +709,10 @@ int sess_gc(engine *e, bool all, flame_err *err)
     json_t *list = NULL;
     long st = 0;
     /* filters={"label":["com.docker-flame.sidecar=1"]}, URL-encoded */
-    if (engine_json(e, "GET", NULL, &list, &st, err,
-                    "/containers/json?all=1&filters=%%7B%%22label%%22%%3A%%5B%%22%s%%3D1%%22%%5D%%7D",
-                    SPEC_LABEL_SIDECAR) < 0)
+    if (engine_json(
+            e, "GET", NULL, &list, &st, err,
+            "/containers/json?all=1&filters=%%7B%%22label%%22%%3A%%5B%%22%s%%3D1%%22%%5D%%7D",
+            SPEC_LABEL_SIDECAR) < 0)
         return flame_wrap(err, "list sidecars");
     size_t i;
     json_t *c;

@@ -65,18 +65,18 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
         json_object_set_new(labels, "docker-flame-test.owner", json_string(a->test_owner));
     }
 
-    json_t *host = json_pack(
-        "{s:s, s:s, s:b, s:{s:s}, s:[s], s:o, s:b, s:{s:s}}", "PidMode", pidmode, "NetworkMode",
-        "none", "ReadonlyRootfs", 1, "Tmpfs", "/tmp", "rw,nosuid,nodev,size=512m", "CapDrop",
-        "ALL", "CapAdd", caps, "AutoRemove", 0,
-        /* The profile travels over the attach stream; a json-file copy of it would only cost
-         * disk and time on the engine. */
-        "LogConfig", "Type", "none");
+    json_t *host =
+        json_pack("{s:s, s:s, s:b, s:{s:s}, s:[s], s:o, s:b, s:{s:s}}", "PidMode", pidmode,
+                  "NetworkMode", "none", "ReadonlyRootfs", 1, "Tmpfs", "/tmp",
+                  "rw,nosuid,nodev,size=512m", "CapDrop", "ALL", "CapAdd", caps, "AutoRemove", 0,
+                  /* The profile travels over the attach stream; a json-file copy of it would only
+                   * cost disk and time on the engine. */
+                  "LogConfig", "Type", "none");
     json_t *spec = host && cmd && labels
                        ? json_pack("{s:s, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:o}", "Image",
-                                   a->image ? a->image : SPEC_IMAGE, "Cmd", cmd, "AttachStdin", 0, "AttachStdout", 1,
-                                   "AttachStderr", 1, "Tty", 0, "OpenStdin", 0, "Labels", labels,
-                                   "HostConfig", host)
+                                   a->image ? a->image : SPEC_IMAGE, "Cmd", cmd, "AttachStdin", 0,
+                                   "AttachStdout", 1, "AttachStderr", 1, "Tty", 0, "OpenStdin", 0,
+                                   "Labels", labels, "HostConfig", host)
                        : NULL;
     if (!spec) {
         if (!host)

@@ -23,7 +23,8 @@ typedef struct spec_args {
     bool no_inline, signatures;
     long owner_pid;
     long long created; /* unix time */
-    const char *caps;       /* comma list replacing the default CapAdd ($DOCKER_FLAME_SIDECAR_CAPS), or NULL */
+    const char
+        *caps; /* comma list replacing the default CapAdd ($DOCKER_FLAME_SIDECAR_CAPS), or NULL */
     const char *test_owner; /* $FLAME_TEST_OWNER: extra test labels so test cleanup finds it */
 } spec_args;
 

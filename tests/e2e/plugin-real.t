@@ -57,7 +57,7 @@ like "$(cat cmd.svg 2>/dev/null)" 'FlameFixture' "-- CMD: SVG with Java names"
 python3 "$STUB_DIR/forward.py" "$TMP/second.sock" > fwd.log 2>&1 &
 fwd=$!
 wait_for '^ready' fwd.log 10 || bail "forwarder did not start"
-docker context create flame-real-second --docker "host=unix://$TMP/second.sock" >/dev/null
+docker context create flame-real-second --docker "host=unix://$TMP/second.sock" >/dev/null 2>&1
 $T docker --context flame-real-second flame -q -d 3 -o ctx.svg "$fx"; rc=$?
 is "$rc" 0 "--context second endpoint: exit 0"
 like "$(cat ctx.svg 2>/dev/null)" 'FlameFixture' "--context: SVG with Java names"

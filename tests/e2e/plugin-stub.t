@@ -60,7 +60,7 @@ is "$rc" 0 "-H unix:///second.sock: exit 0"
 check "-H: SVG written" test -s h.svg
 n1=$(grep -c conn fwd.log)
 check "-H: requests went through the second socket" test "$n1" -gt 3
-docker context create flame-second --docker "host=unix://$TMP/second.sock" >/dev/null
+docker context create flame-second --docker "host=unix://$TMP/second.sock" >/dev/null 2>&1
 docker --context flame-second flame -q -d 1 -o ctx.svg "$fx"; rc=$?
 is "$rc" 0 "--context: exit 0"
 check "--context: SVG written" test -s ctx.svg

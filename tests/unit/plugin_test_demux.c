@@ -61,7 +61,8 @@ int main(void)
             rc = demux_finish(&d, &err);
         if (step == 1 || step == 3 || step == 7 || step >= n) {
             ok(rc == 0, "feed in %zu-byte pieces", step);
-            is_str(g.out, "[V 1][J {\"pid\":1}][P {\"elapsed_ms\":5}][D]", "stdout lines reassembled (step %zu)", step);
+            is_str(g.out, "[V 1][J {\"pid\":1}][P {\"elapsed_ms\":5}][D]",
+                   "stdout lines reassembled (step %zu)", step);
             is_str(g.err, "[diag one]", "stderr separate (step %zu)", step);
         } else if (rc != 0 || strcmp(g.out, "[V 1][J {\"pid\":1}][P {\"elapsed_ms\":5}][D]") != 0) {
             ok(0, "step %zu", step);

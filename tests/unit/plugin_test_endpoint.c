@@ -31,7 +31,9 @@ static void mkcontext(const char *name, const char *host, bool tls)
              name, host);
     write_file(p, j);
     if (tls) {
-        snprintf(p, sizeof p, "mkdir -p %s/contexts/tls/%s/docker && touch %s/contexts/tls/%s/docker/ca.pem", dir, hex, dir, hex);
+        snprintf(p, sizeof p,
+                 "mkdir -p %s/contexts/tls/%s/docker && touch %s/contexts/tls/%s/docker/ca.pem",
+                 dir, hex, dir, hex);
         if (system(p) != 0)
             abort();
     }
@@ -67,8 +69,9 @@ int main(void)
 
     /* flag parsing */
     {
-        char *argv[] = {"docker-flame", "-H", "unix:///a.sock", "--tlsverify", "-D", "--log-level=warn",
-                        "flame", "web"};
+        char *argv[] = {"docker-flame", "-H", "unix:///a.sock",
+                        "--tlsverify",  "-D", "--log-level=warn",
+                        "flame",        "web"};
         ep_globals g;
         ep_globals_init(&g);
         int next = 0;
@@ -80,7 +83,8 @@ int main(void)
         is_int(next, 6, "stops at the plugin name");
     }
     {
-        char *argv[] = {"docker-flame", "--host=tcp://h:1", "--context", "x", "--config", "/c", "--tls=false", "flame"};
+        char *argv[] = {"docker-flame", "--host=tcp://h:1", "--context", "x", "--config",
+                        "/c",           "--tls=false",      "flame"};
         ep_globals g;
         ep_globals_init(&g);
         int next = 0;
@@ -125,7 +129,8 @@ int main(void)
     /* -H beats DOCKER_HOST */
     {
         char *argv[] = {"p", "-H", "unix:///x.sock", "flame"};
-        ok(resolve(argv, 4, &ep, &err) == 0 && !strcmp(ep.host, "unix:///x.sock"), "-H beats DOCKER_HOST");
+        ok(resolve(argv, 4, &ep, &err) == 0 && !strcmp(ep.host, "unix:///x.sock"),
+           "-H beats DOCKER_HOST");
         ep_endpoint_clear(&ep);
         unsetenv("DOCKER_HOST");
     }

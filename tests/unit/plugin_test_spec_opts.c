@@ -29,7 +29,8 @@ static bool has_str(json_t *arr, const char *s)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) if (json_is_string(v) && !strcmp(json_string_value(v), s)) return true;
+    json_array_foreach(arr, i,
+                       v) if (json_is_string(v) && !strcmp(json_string_value(v), s)) return true;
     return false;
 }
 
@@ -55,18 +56,27 @@ int main(void)
     opts_init(&o);
 
     /* ---- spec ---- */
-    spec_args a = {.target_id = "abc123", .duration_s = 10, .frequency = 49, .pid = 7,
-                   .no_inline = true, .owner_pid = 42, .created = 1700000000, .test_owner = "t1"};
+    spec_args a = {.target_id = "abc123",
+                   .duration_s = 10,
+                   .frequency = 49,
+                   .pid = 7,
+                   .no_inline = true,
+                   .owner_pid = 42,
+                   .created = 1700000000,
+                   .test_owner = "t1"};
     json_t *s = spec_sidecar(&a, &err);
     ok(s != NULL, "spec builds");
     json_t *hc = json_object_get(s, "HostConfig");
-    is_str(json_string_value(json_object_get(s, "Image")), "docker-flame-sidecar:" FLAME_VERSION, "image");
-    is_str(json_string_value(json_object_get(hc, "PidMode")), "container:abc123", "PidMode joins the target");
+    is_str(json_string_value(json_object_get(s, "Image")), "docker-flame-sidecar:" FLAME_VERSION,
+           "image");
+    is_str(json_string_value(json_object_get(hc, "PidMode")), "container:abc123",
+           "PidMode joins the target");
     is_str(json_string_value(json_object_get(hc, "NetworkMode")), "none", "no network");
     ok(json_is_true(json_object_get(hc, "ReadonlyRootfs")), "read-only rootfs");
     ok(json_object_get(hc, "Privileged") == NULL, "never Privileged");
     ok(has_str(json_object_get(hc, "CapDrop"), "ALL"), "CapDrop ALL");
-    ok(has_str(json_object_get(hc, "CapAdd"), "SYS_ADMIN") && has_str(json_object_get(hc, "CapAdd"), "SYS_PTRACE") &&
+    ok(has_str(json_object_get(hc, "CapAdd"), "SYS_ADMIN") &&
+           has_str(json_object_get(hc, "CapAdd"), "SYS_PTRACE") &&
            json_array_size(json_object_get(hc, "CapAdd")) == 4,
        "explicit minimal CapAdd");
     ok(json_is_false(json_object_get(hc, "AutoRemove")), "AutoRemove false");
@@ -76,20 +86,26 @@ int main(void)
     json_t *cmd = json_object_get(s, "Cmd");
     is_str(json_string_value(json_array_get(cmd, 0)), "/flame-sidecar", "command");
     is_str(json_string_value(json_array_get(cmd, 1)), "record", "record verb");
-    ok(has_str(cmd, "--duration") && has_str(cmd, "10") && has_str(cmd, "49") && has_str(cmd, "--pid") &&
-           has_str(cmd, "7") && has_str(cmd, "--no-inline") && !has_str(cmd, "--signatures"),
+    ok(has_str(cmd, "--duration") && has_str(cmd, "10") && has_str(cmd, "49") &&
+           has_str(cmd, "--pid") && has_str(cmd, "7") && has_str(cmd, "--no-inline") &&
+           !has_str(cmd, "--signatures"),
        "options passed on");
     json_t *lab = json_object_get(s, "Labels");
-    is_str(json_string_value(json_object_get(lab, "com.docker-flame.sidecar")), "1", "sidecar label");
-    is_str(json_string_value(json_object_get(lab, "com.docker-flame.target")), "abc123", "target label");
-    is_str(json_string_value(json_object_get(lab, "com.docker-flame.owner-pid")), "42", "owner label");
-    is_str(json_string_value(json_object_get(lab, "docker-flame-test.owner")), "t1", "test owner label");
+    is_str(json_string_value(json_object_get(lab, "com.docker-flame.sidecar")), "1",
+           "sidecar label");
+    is_str(json_string_value(json_object_get(lab, "com.docker-flame.target")), "abc123",
+           "target label");
+    is_str(json_string_value(json_object_get(lab, "com.docker-flame.owner-pid")), "42",
+           "owner label");
+    is_str(json_string_value(json_object_get(lab, "docker-flame-test.owner")), "t1",
+           "test owner label");
     json_decref(s);
     a.duration_s = 2.5;
     a.test_owner = NULL;
     s = spec_sidecar(&a, &err);
     ok(has_str(json_object_get(s, "Cmd"), "2.500"), "fractional duration kept");
-    ok(!json_object_get(json_object_get(s, "Labels"), "docker-flame-test"), "no test labels outside tests");
+    ok(!json_object_get(json_object_get(s, "Labels"), "docker-flame-test"),
+       "no test labels outside tests");
     json_decref(s);
     a.caps = "SYS_PTRACE,ALL, SYS_CHROOT";
     s = spec_sidecar(&a, &err);
@@ -117,7 +133,8 @@ int main(void)
        "-d 10 web");
     ok(o.formats[FMT_SVG] && o.nformats == 1 && o.frequency == 99, "defaults: svg, 99 Hz");
     ok(parse(&o, &err, 1, "web") == 0 && o.duration_s == 30, "default duration 30 s");
-    ok(parse(&o, &err, 6, "web", "-F49", "--format", "folded", "--format=speedscope,svg", "api") == 0 &&
+    ok(parse(&o, &err, 6, "web", "-F49", "--format", "folded", "--format=speedscope,svg", "api") ==
+               0 &&
            o.frequency == 49 && o.nformats == 3 && o.ncontainers == 2,
        "interleaved options, repeatable --format, comma list");
     ok(parse(&o, &err, 3, "--format", "png", "web") < 0 && err.code == FLAME_EXIT_USAGE &&
@@ -131,7 +148,8 @@ int main(void)
     ok(parse(&o, &err, 2, "web", "--") < 0, "-- without a command is an error");
     ok(parse(&o, &err, 1, "-d") < 0 && strstr(err.msg, "needs an argument"), "-d without value");
     ok(parse(&o, &err, 0) < 0 && strstr(err.msg, "no container"), "no container: usage error");
-    ok(parse(&o, &err, 2, "--bogus", "web") < 0 && strstr(err.msg, "--bogus"), "unknown flag named");
+    ok(parse(&o, &err, 2, "--bogus", "web") < 0 && strstr(err.msg, "--bogus"),
+       "unknown flag named");
     ok(parse(&o, &err, 1, "--help") == 0 && o.help, "--help");
     ok(parse(&o, &err, 3, "--minwidth", "0.5%", "web") == 0 && o.minwidth == 0.5 && o.minwidth_pct,
        "--minwidth percent");
@@ -139,7 +157,8 @@ int main(void)
     ok(parse(&o, &err, 4, "--pid", "12", "-q", "web") == 0 && o.pid == 12 && o.quiet, "--pid -q");
     ok(parse(&o, &err, 3, "--pid", "0", "web") < 0, "--pid 0 rejected");
     ok(parse(&o, &err, 3, "-F", "0", "web") < 0, "-F 0 rejected");
-    ok(parse(&o, &err, 7, "--title", "T", "--colors", "hot", "--no-inline", "--signatures", "web") == 0 &&
+    ok(parse(&o, &err, 7, "--title", "T", "--colors", "hot", "--no-inline", "--signatures",
+             "web") == 0 &&
            !strcmp(o.title, "T") && !strcmp(o.colors, "hot") && o.no_inline && o.signatures,
        "--title --colors --no-inline --signatures");
 
@@ -165,7 +184,8 @@ int main(void)
     ok(out_paths(&o, "a", 2, when, paths, &err) < 0 && err.code == FLAME_EXIT_USAGE,
        "-o file with several containers: usage error");
     parse(&o, &err, 4, "-o", "/tmp/", "a", "b");
-    ok(out_paths(&o, "we/b\n..", 2, when, paths, &err) == 0 && !strncmp(paths[FMT_SVG], "/tmp/flame-we_b_..-", 19),
+    ok(out_paths(&o, "we/b\n..", 2, when, paths, &err) == 0 &&
+           !strncmp(paths[FMT_SVG], "/tmp/flame-we_b_..-", 19),
        "-o dir: per-container names, hostile chars replaced (%s)", paths[FMT_SVG]);
     free(paths[FMT_SVG]);
     char safe[32];
@@ -225,7 +245,8 @@ int main(void)
     is_int(proto_err_exit("internal"), FLAME_EXIT_ERROR, "internal -> 1");
     for (int i = 0; i < 100; i++)
         LINE("W w");
-    ok(p.nwarn == PROTO_MAX_WARNINGS && p.dropped_warn == 100 - PROTO_MAX_WARNINGS, "warnings bounded");
+    ok(p.nwarn == PROTO_MAX_WARNINGS && p.dropped_warn == 100 - PROTO_MAX_WARNINGS,
+       "warnings bounded");
     ok(proto_line(&p, "W a\0b", 5, &err) < 0, "NUL byte rejected");
     proto_clear(&p);
     opts_clear(&o);

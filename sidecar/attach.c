@@ -1,0 +1,304 @@
+/* The HotSpot dynamic attach protocol, written from its documented behaviour: create
+ * .attach_pid<nspid>, send SIGQUIT, wait for the JVM's /tmp/.java_pid<nspid> unix socket,
+ * send "1\0<cmd>\0<a0>\0<a1>\0<a2>\0", read "<status>\n<output>". All of it runs in a child
+ * that joined the target's mount namespace and IS the JVM's user: HotSpot only accepts peers
+ * with its own euid/egid, and anything the child creates belongs to that user. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "sidecar/sidecar.h"
+
+ssize_t sc_attach_request(char *buf, size_t cap, const char *cmd, const char *a0, const char *a1,
+                          const char *a2)
+{
+    const char *parts[] = {"1", cmd, a0 ? a0 : "", a1 ? a1 : "", a2 ? a2 : ""};
+    size_t o = 0;
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        size_t l = strlen(parts[i]);
+        if (o + l + 1 > cap)
+            return -1;
+        memcpy(buf + o, parts[i], l + 1); /* with its NUL: the protocol's separator */
+        o += l + 1;
+    }
+    return (ssize_t)o;
+}
+
+static void printable(const char *in, size_t len, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 1 < cap; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c == '\n' || c == '\r' || c == '\t')
+            c = ' ';
+        out[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    while (o && out[o - 1] == ' ')
+        o--;
+    out[o] = 0;
+}
+
+/* Parse an optionally signed decimal int at p (bounded by end); returns false if none. */
+static bool parse_int(const char *p, const char *end, int *v)
+{
+    bool neg = false;
+    if (p < end && *p == '-')
+        neg = true, p++;
+    if (p >= end || !isdigit((unsigned char)*p))
+        return false;
+    long x = 0;
+    while (p < end && isdigit((unsigned char)*p) && x < 1000000000L)
+        x = x * 10 + (*p++ - '0');
+    *v = (int)(neg ? -x : x);
+    return true;
+}
+
+int sc_attach_parse_reply(const char *buf, size_t len, bool is_load, int *status, char *msg,
+                          size_t cap)
+{
+    msg[0] = 0;
+    const char *end = buf + len, *nl = memchr(buf, '\n', len);
+    const char *lend = nl ? nl : end;
+    if (!parse_int(buf, lend, status))
+        return -1;
+    /* the status line holds only the number */
+    const char *q = buf + (*buf == '-');
+    while (q < lend && isdigit((unsigned char)*q))
+        q++;
+    if (q != lend)
+        return -1;
+    const char *text = nl ? nl + 1 : end;
+    printable(text, (size_t)(end - text), msg, cap);
+    if (*status != 0)
+        return 1;
+    if (!is_load)
+        return 0;
+    /* JDK 21+ answers 0 for `load` and reports the agent's result as "return code: N" in the
+     * text; JDK 9-20 print the agent's return value as a bare number after the status. */
+    static const char rc_key[] = "return code: ";
+    const char *r = memmem(text, (size_t)(end - text), rc_key, sizeof(rc_key) - 1);
+    int v;
+    if (r && parse_int(r + sizeof(rc_key) - 1, end, &v))
+        return v == 0 ? 0 : 1;
+    const char *t = text;
+    while (t < end && isspace((unsigned char)*t))
+        t++;
+    if (parse_int(t, end, &v))
+        return v == 0 ? 0 : 1;
+    return 0;
+}
+
+struct attach_args {
+    sc_jvm *j;
+    int timeout_ms;
+    char req[4096];
+    size_t req_len;
+};
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* The socket exists, is a socket (lstat: no symlink) and belongs to the JVM's user. */
+static bool socket_ready(int tmp, const char *name, uid_t uid)
+{
+    struct stat st;
+    return fstatat(tmp, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
+           st.st_uid == uid;
+}
+
+static int connect_jvm(sc_jvm *j, const char *name)
+{
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -errno;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/%s", name);
+    /* We are the JVM's user here, without capabilities: a swapped path can only lead us to
+     * what that user may reach anyway. The peer check below makes sure it is the JVM. */
+    if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int e = errno;
+        close(s);
+        return -e;
+    }
+    struct ucred cr;
+    socklen_t cl = sizeof(cr);
+    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.pid != j->st.pid) {
+        close(s);
+        return -EPERM;
+    }
+    return s;
+}
+
+static int attach_child(void *arg)
+{
+    struct attach_args *a = arg;
+    sc_jvm *j = a->j;
+    long deadline = now_ms() + a->timeout_ms;
+    _cleanup_close_ int tmp = sc_open_beneath(AT_FDCWD, "tmp", O_PATH | O_DIRECTORY, 0);
+    if (tmp < 0)
+        return tmp;
+    char sock[64], trigger[64];
+    snprintf(sock, sizeof(sock), ".java_pid%d", (int)j->st.nspid);
+    snprintf(trigger, sizeof(trigger), ".attach_pid%d", (int)j->st.nspid);
+    int s = socket_ready(tmp, sock, j->st.uid) ? connect_jvm(j, sock) : -ENOENT;
+    if (s < 0) {
+        /* The listener is not running yet: ask for it. HotSpot starts it on SIGQUIT only when
+         * .attach_pid<pid> exists (in its cwd or /tmp) and is owned by its euid; without the
+         * file SIGQUIT would just print a thread dump. O_EXCL|O_NOFOLLOW: never reuse or
+         * follow something planted there. */
+        int tf = sc_open_beneath(tmp, trigger, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        bool created = tf >= 0;
+        if (tf >= 0)
+            close(tf);
+        if (kill(j->st.pid, SIGQUIT) < 0) {
+            s = -errno;
+        } else {
+            s = -ETIMEDOUT;
+            while (now_ms() < deadline) {
+                if (socket_ready(tmp, sock, j->st.uid) && (s = connect_jvm(j, sock)) >= 0)
+                    break;
+                /* No event to wait on across namespaces for a file we cannot watch cheaply:
+                 * poll briefly, bounded by the deadline. */
+                struct timespec ts = {0, 20 * 1000000L};
+                nanosleep(&ts, NULL);
+            }
+        }
+        if (created)
+            unlinkat(tmp, trigger, 0);
+        if (s < 0)
+            return s;
+    }
+    _cleanup_close_ int fd = s;
+    for (size_t w = 0; w < a->req_len;) {
+        ssize_t n = TEMP_FAILURE_RETRY(send(fd, a->req + w, a->req_len - w, MSG_NOSIGNAL));
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        w += (size_t)n;
+    }
+    /* Bounded in size and time: a hostile listener may answer garbage, nothing, or forever. */
+    static char reply[SC_ATTACH_REPLY_MAX];
+    size_t got = 0;
+    while (got < sizeof(reply)) {
+        long left = deadline - now_ms();
+        if (left <= 0)
+            break;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int r = poll(&pfd, 1, (int)left);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        ssize_t n = TEMP_FAILURE_RETRY(read(fd, reply + got, sizeof(reply) - got));
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (got == 0)
+        return -ENODATA;
+    sc_child_reply(reply, got);
+    return 0;
+}
+
+int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, const char *a0,
+                      const char *a1, const char *a2, char *out, size_t cap, flame_err *err)
+{
+    static struct attach_args a;
+    memset(&a, 0, sizeof(a));
+    a.j = j;
+    a.timeout_ms = timeout_ms;
+    ssize_t l = sc_attach_request(a.req, sizeof(a.req), cmd, a0, a1, a2);
+    if (l < 0)
+        return flame_fail(err, FLAME_EXIT_ATTACH, "attach request too long");
+    a.req_len = (size_t)l;
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, attach_child, &a, timeout_ms + 2000);
+    if (rc == -ETIMEDOUT)
+        return flame_fail(err, FLAME_EXIT_ATTACH,
+                          "pid %d: no attach socket /tmp/.java_pid%d within %d ms (attach disabled, or the JVM is hung)",
+                          (int)j->st.pid, (int)j->st.nspid, timeout_ms);
+    if (rc < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: attach", (int)j->st.pid);
+    int status = 0;
+    int r = sc_attach_parse_reply(sc_child_text, sc_child_text_len, strcmp(cmd, "load") == 0,
+                                  &status, out, cap);
+    if (r < 0)
+        return flame_fail(err, FLAME_EXIT_ATTACH, "pid %d: malformed attach answer", (int)j->st.pid);
+    return r;
+}
+
+struct map_args {
+    sc_jvm *j;
+    int out_fd;
+    bool fetch;
+};
+
+static int map_child(void *arg)
+{
+    struct map_args *a = arg;
+    _cleanup_close_ int tmp = sc_open_beneath(AT_FDCWD, "tmp", O_PATH | O_DIRECTORY, 0);
+    if (tmp < 0)
+        return tmp;
+    char name[64];
+    snprintf(name, sizeof(name), "perf-%d.map", (int)a->j->st.nspid);
+    long total = 0;
+    if (a->fetch) {
+        /* O_NONBLOCK: a FIFO planted under that name must not hang us; S_ISREG checked. */
+        _cleanup_close_ int fd = sc_open_beneath(tmp, name, O_RDONLY | O_NONBLOCK, 0);
+        if (fd < 0)
+            return fd;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+            return -errno;
+        if (!S_ISREG(st.st_mode))
+            return -EINVAL;
+        char buf[65536];
+        for (;;) {
+            ssize_t n = TEMP_FAILURE_RETRY(read(fd, buf, sizeof(buf)));
+            if (n < 0)
+                return -errno;
+            if (n == 0)
+                break;
+            if ((unsigned long long)(total + n) > SC_MAP_FILE_MAX)
+                return -EFBIG;
+            for (ssize_t w = 0; w < n;) {
+                ssize_t k = TEMP_FAILURE_RETRY(write(a->out_fd, buf + w, (size_t)(n - w)));
+                if (k <= 0)
+                    return -EIO;
+                w += k;
+            }
+            total += n;
+        }
+    }
+    if (unlinkat(tmp, name, 0) < 0 && errno != ENOENT)
+        return -errno;
+    return (int)total;
+}
+
+int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
+{
+    struct map_args a = {j, out_fd, true};
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 60000);
+    if (rc < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/perf-%d.map",
+                                (int)j->st.pid, (int)j->st.nspid);
+    return rc;
+}
+
+int sc_remove_map(sc_jvm *j, int ns_fd)
+{
+    struct map_args a = {j, -1, false};
+    return sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000);
+}

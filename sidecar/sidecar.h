@@ -1,0 +1,137 @@
+/* flame-sidecar: the privileged helper that runs inside a container sharing the target's PID
+ * namespace. It finds the JVMs (/proc), injects the perf-map agent read-only, attaches as the
+ * JVM's user, records with perf, folds `perf script` and streams docs/PROTOCOL.md on stdout.
+ * Module prefix: sc_. Pure parsers (no I/O) are marked "pure" and are unit-tested. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+/* Bounds on everything read from the (hostile) target. */
+#define SC_STATUS_MAX (16 * 1024)        /* /proc/<pid>/status */
+#define SC_MAPS_MAX (8 * 1024 * 1024)    /* /proc/<pid>/maps: stop scanning after this */
+#define SC_CMDLINE_MAX (64 * 1024)       /* /proc/<pid>/cmdline and environ */
+#define SC_MAP_FILE_MAX (256ull << 20)   /* the JVM's perf map */
+#define SC_MAP_LINE_MAX 4096             /* one perf map line; longer lines are dropped */
+#define SC_ATTACH_REPLY_MAX (64 * 1024)  /* attach listener answer */
+#define SC_MAX_JVMS 16
+#define SC_AGENT_DIR "/opt/docker-flame/agent"
+#define SC_AGENT_NAME "libflameagent.so"
+
+enum sc_inject { SC_INJECT_NONE, SC_INJECT_MOUNT, SC_INJECT_COPY };
+enum sc_attach { SC_ATTACH_NONE, SC_ATTACH_AGENT, SC_ATTACH_PERFMAP };
+
+/* ---- /proc (proc.c) ---- */
+typedef struct sc_status {
+    pid_t pid, ppid;
+    pid_t nspid; /* innermost NStgid: the pid the JVM sees itself as */
+    uid_t uid;   /* effective */
+    gid_t gid;   /* effective */
+    char name[64];
+} sc_status;
+
+/* pure: parse the text of /proc/<pid>/status. */
+int sc_parse_status(const char *buf, size_t len, sc_status *out, flame_err *err);
+/* pure: does this chunk of /proc/<pid>/maps text map a libjvm.so? Copies its path to
+ * path (NUL-terminated, truncated to cap) when found. Only whole lines are considered. */
+bool sc_maps_find_libjvm(const char *buf, size_t len, char *path, size_t cap);
+/* pure: PreserveFramePointer from NUL-separated JVM options (argv or "A B C" joined): returns
+ * 1 on, 0 off, -1 not mentioned. Later mentions win; `prev` is the result so far. */
+int sc_flag_preserve_fp(const char *opts, size_t len, char sep, int prev);
+/* pure: major version from a JDK `release` file text (JAVA_VERSION="17.0.9" -> 17, "1.8.0" -> 8);
+ * copies the quoted version into ver. -1 when absent. */
+int sc_parse_release(const char *buf, size_t len, char *ver, size_t cap);
+
+typedef struct sc_jvm {
+    sc_status st;
+    char cmdline[1024]; /* printable, spaces between args, truncated */
+    char java_version[32];
+    int java_major;         /* -1 unknown */
+    bool preserve_fp;
+    bool attach_disabled;   /* -XX:+DisableAttachMechanism */
+    char libjvm[512];
+    /* state, for undo */
+    enum sc_inject inject;
+    enum sc_attach attach;
+    char inject_dir[64];    /* ".docker-flame-<hex>" under the target's /tmp */
+    char agent_path[128];   /* path of the agent as the JVM sees it */
+    char reason[512];       /* why Java names may be missing ("" = none) */
+    bool agent_started;
+    long attach_ms;
+    unsigned long long map_lines, map_bytes;
+    char root_frame[96];
+} sc_jvm;
+
+/* Scan /proc for HotSpot JVMs, skipping ourselves and our children. seen gets "pid comm, ..."
+ * (truncated) for the no_jvm message. Returns the number found (<= cap) or <0. */
+int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, flame_err *err);
+/* Read a whole small file below /proc (bounded); NUL-terminates. Returns length or <0 errno. */
+ssize_t sc_read_bounded(int dirfd, const char *path, char *buf, size_t cap);
+
+/* ---- safe target file helpers (target.c) ---- */
+/* openat2 with RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS|RESOLVE_BENEATH; -errno on failure. */
+int sc_open_beneath(int dirfd, const char *path, int flags, mode_t mode);
+/* Fork a child that setns()es into ns_fd (the target's mount namespace), optionally switches
+ * to uid/gid (as_user), and runs fn(arg); its int result (or -errno) comes back through a pipe.
+ * The caller must be single-threaded (setns(CLONE_NEWNS) refuses multithreaded callers).
+ * Bounded: the child is killed after timeout_ms. */
+typedef int (*sc_child_fn)(void *arg);
+int sc_in_target(int ns_fd, bool as_user, uid_t uid, gid_t gid, sc_child_fn fn, void *arg,
+                 int timeout_ms);
+/* The child can also send back a short text (attach output): */
+void sc_child_reply(const char *text, size_t len);
+extern char sc_child_text[SC_ATTACH_REPLY_MAX + 1];
+extern size_t sc_child_text_len;
+
+/* ---- injection (inject.c) ---- */
+int sc_inject(sc_jvm *j, int ns_fd, enum sc_inject how, flame_err *err);
+int sc_inject_undo(sc_jvm *j, int ns_fd, flame_err *err);
+
+/* ---- attach (attach.c) ---- */
+/* pure: build "1\0cmd\0a0\0a1\0a2\0" into buf; returns length or -1 if it does not fit. */
+ssize_t sc_attach_request(char *buf, size_t cap, const char *cmd, const char *a0, const char *a1,
+                          const char *a2);
+/* pure: interpret an attach answer. *status = the numeric first line; returns 0 when the command
+ * succeeded (for `load`: agent returned 0, also on JDK 21+ "return code: N" texts), 1 when the
+ * JVM or agent reported failure, -1 when the answer is malformed. msg gets a printable excerpt. */
+int sc_attach_parse_reply(const char *buf, size_t len, bool is_load, int *status, char *msg,
+                          size_t cap);
+/* Run one attach command as the JVM's user; out gets a printable excerpt of the answer.
+ * Returns 0 ok, 1 refused by JVM/agent, <0 when no connection could be made. */
+int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, const char *a0,
+                     const char *a1, const char *a2, char *out, size_t cap, flame_err *err);
+/* Copy the JVM's /tmp/perf-<nspid>.map into out_fd (bounded) and delete it in the target. */
+int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err);
+/* Remove the target's /tmp/perf-<nspid>.map if present (as the JVM's user). */
+int sc_remove_map(sc_jvm *j, int ns_fd);
+
+/* ---- perf map sanitizer (perfmap.c), pure over buffers ---- */
+typedef struct sc_map_stats {
+    unsigned long long lines_in, lines_out, dropped, bytes_out;
+} sc_map_stats;
+/* Sanitize perf map text: keep lines `<hex start> <hex size> <name>` with valid hex (optional
+ * 0x), 0 < size <= 1 GiB, no overflow; control bytes in names become '?'; later entries win for
+ * overlapping ranges; output sorted by address. Returns 0 or <0 (out of memory). */
+int sc_map_sanitize(const char *in, size_t len, FILE *out, sc_map_stats *st, flame_err *err);
+
+/* ---- perf pipe-mode stream counter (record.c), pure ---- */
+typedef struct sc_perfstream {
+    unsigned char hdr[32];
+    size_t have;           /* bytes of the current header collected */
+    unsigned long long skip; /* bytes of the current record body still to skip */
+    bool started;          /* pipe file header consumed */
+    bool bad;
+    unsigned long long samples, lost;
+} sc_perfstream;
+void sc_perfstream_feed(sc_perfstream *ps, const unsigned char *buf, size_t len);
+
+/* ---- hardening (harden.c) ---- */
+/* CapEff of this process as hex text, from /proc/self/status. */
+void sc_cap_eff(char *out, size_t cap);
+/* Drop to an unprivileged uid with no capabilities at all, set NO_NEW_PRIVS and load the
+ * seccomp filter that denies mount/namespace/ptrace/bpf/module/key/kexec/perf_event_open. */
+int sc_harden(flame_err *err);

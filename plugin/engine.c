@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -31,7 +32,13 @@ struct engine {
     pthread_mutex_t lock; /* guards dial_pids */
     pid_t *dial_pids;
     size_t n_dial;
+    int dial_listen; /* T_DIAL: private listening socket, -1 when none */
+    char *dial_dir;
+    pthread_t dial_thread;
+    bool dial_thread_started;
 };
+
+static int dial_setup(engine *e, flame_err *err);
 
 static char *dupnull(const char *s)
 {
@@ -44,6 +51,7 @@ int engine_new(const ep_endpoint *ep, bool debug, engine **out, flame_err *err)
     if (!e)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     pthread_mutex_init(&e->lock, NULL);
+    e->dial_listen = -1;
     e->debug = debug;
     e->ep.context = dupnull(ep->context);
     e->ep.host = dupnull(ep->host);
@@ -55,7 +63,12 @@ int engine_new(const ep_endpoint *ep, bool debug, engine **out, flame_err *err)
     e->ep.tls_verify = ep->tls_verify;
     const char *h = ep->host;
     int rc = 0;
-    if (!strncmp(h, "unix://", 7)) {
+    const char *force = getenv("DOCKER_FLAME_DIAL_STDIO");
+    if (force && *force && strcmp(force, "0") != 0) {
+        /* Tests: reach any endpoint the way ssh:// ones go, through `docker system dial-stdio`. */
+        e->t = T_DIAL;
+        e->base_url = strdup("http://127.0.0.1");
+    } else if (!strncmp(h, "unix://", 7)) {
         e->t = T_UNIX;
         e->sock_path = strdup(h + 7);
         e->base_url = strdup("http://localhost");
@@ -75,6 +88,8 @@ int engine_new(const ep_endpoint *ep, bool debug, engine **out, flame_err *err)
     strcpy(e->version, "1.41");
     if (rc == 0 && !e->base_url)
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (rc == 0 && e->t == T_DIAL)
+        rc = dial_setup(e, err);
     if (rc < 0) {
         engine_free(e);
         return rc;
@@ -87,6 +102,18 @@ void engine_free(engine *e)
 {
     if (!e)
         return;
+    if (e->dial_listen >= 0) {
+        /* shutdown() wakes the accept() in the dial thread; then it can be joined. */
+        shutdown(e->dial_listen, SHUT_RDWR);
+        if (e->dial_thread_started)
+            pthread_join(e->dial_thread, NULL);
+        close(e->dial_listen);
+    }
+    if (e->dial_dir) {
+        unlink(e->sock_path);
+        rmdir(e->dial_dir);
+        free(e->dial_dir);
+    }
     /* The dial-stdio helpers exit when curl closes their socket; reap them, bounded. */
     for (size_t i = 0; i < e->n_dial; i++) {
         int st;
@@ -138,21 +165,20 @@ char *engine_escape(const char *s)
     return o;
 }
 
-/* ---- dial-stdio: curl gets one end of a socketpair, `docker system dial-stdio` the other ---- */
+/* ---- dial-stdio ----
+ * curl connects to a private unix socket (0700 temp dir); each accepted connection becomes the
+ * stdin/stdout of one `docker system dial-stdio`, which carries the bytes to the engine the way
+ * the docker CLI reaches it (ssh://, ...). A socketpair handed to curl through OPENSOCKETFUNCTION
+ * would be simpler, but libcurl 7.88 (Debian 12) calls connect() even when SOCKOPTFUNCTION says
+ * CURL_SOCKOPT_ALREADY_CONNECTED (curl/curl#10626, fixed in 8.0). */
 
-static curl_socket_t dial_open(void *clientp, curlsocktype purpose, struct curl_sockaddr *addr)
+static void dial_spawn(engine *e, int fd)
 {
-    (void)purpose;
-    (void)addr;
-    engine *e = clientp;
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return CURL_SOCKET_BAD;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     /* dup2 clears FD_CLOEXEC on the child's 0 and 1; stderr stays ours for its diagnostics. */
-    posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-    posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fd, 0);
+    posix_spawn_file_actions_adddup2(&fa, fd, 1);
     char *argv[10];
     int n = 0;
     argv[n++] = "docker";
@@ -172,11 +198,9 @@ static curl_socket_t dial_open(void *clientp, curlsocktype purpose, struct curl_
     extern char **environ;
     int rc = posix_spawnp(&pid, "docker", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    close(sv[1]);
-    if (rc != 0) {
-        close(sv[0]);
-        return CURL_SOCKET_BAD;
-    }
+    close(fd);
+    if (rc != 0)
+        return;
     pthread_mutex_lock(&e->lock);
     pid_t *np = realloc(e->dial_pids, (e->n_dial + 1) * sizeof *np);
     if (np) {
@@ -184,15 +208,48 @@ static curl_socket_t dial_open(void *clientp, curlsocktype purpose, struct curl_
         e->dial_pids[e->n_dial++] = pid;
     }
     pthread_mutex_unlock(&e->lock);
-    return sv[0];
 }
 
-static int dial_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose)
+static void *dial_accept_main(void *ud)
 {
-    (void)clientp;
-    (void)fd;
-    (void)purpose;
-    return CURL_SOCKOPT_ALREADY_CONNECTED; /* the socketpair is connected: skip connect() */
+    engine *e = ud;
+    for (;;) {
+        int fd = accept4(e->dial_listen, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            return NULL; /* shut down by engine_free */
+        }
+        dial_spawn(e, fd);
+    }
+}
+
+static int dial_setup(engine *e, flame_err *err)
+{
+    char tmpl[] = "/tmp/docker-flame-dial-XXXXXX";
+    /* mkdtemp makes the directory 0700: nobody else can connect to our socket. */
+    if (!mkdtemp(tmpl))
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "mkdtemp");
+    e->dial_dir = strdup(tmpl);
+    if (asprintf(&e->sock_path, "%s/engine.sock", tmpl) < 0) {
+        e->sock_path = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", e->sock_path);
+    e->dial_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (e->dial_listen < 0 || bind(e->dial_listen, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+        listen(e->dial_listen, 16) < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "dial-stdio socket");
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(&e->dial_thread, NULL, dial_accept_main, e);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, rc, "thread");
+    e->dial_thread_started = true;
+    return 0;
 }
 
 /* ---- requests ---- */
@@ -315,9 +372,7 @@ static void set_transport(engine *e, CURL *h)
         }
         break;
     case T_DIAL:
-        curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, dial_open);
-        curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, e);
-        curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, dial_sockopt);
+        curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, e->sock_path);
         break;
     }
 }
@@ -343,6 +398,8 @@ static int do_request(engine *e, const engine_req *rq, bool versioned, long *sta
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, rq->method);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    if (getenv("DOCKER_FLAME_CURL_VERBOSE"))
+        curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     if (rq->timeout_ms)
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, rq->timeout_ms);

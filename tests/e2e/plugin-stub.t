@@ -72,6 +72,12 @@ out=$(docker --context flame-second flame -d 1 "$fx" 2>&1); rc=$?
 is "$rc" 125 "context endpoint down: exit 125"
 like "$out" "cannot connect to the Docker daemon at unix://$TMP/second.sock \(context \"flame-second\"\)" "context endpoint down: message"
 
+# --- the dial-stdio transport (what ssh:// endpoints use), forced onto the local engine
+DOCKER_FLAME_DIAL_STDIO=1 docker flame -q -d 1 -o dial.svg "$fx"; rc=$?
+is "$rc" 0 "dial-stdio transport: exit 0"
+check "dial-stdio: SVG written" test -s dial.svg
+is "$(ls -d /tmp/docker-flame-dial-* 2>/dev/null | wc -l)" 0 "dial-stdio: private socket dir removed"
+
 # --- -- CMD: recording stops when the command exits
 start=$(date +%s%N)
 docker flame -o cmd.svg "$fx" -- sh -c 'sleep 1' 2>err; rc=$?

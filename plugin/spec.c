@@ -16,8 +16,11 @@ const char *spec_image(void)
  * docs/SIDECAR.md). SYS_ADMIN: perf_event_open under paranoid=2, setns/open_tree/move_mount
  * into the target's mount namespace. SYS_PTRACE: perf -p on another user's process, reading
  * /proc/<pid>/root of the target. SETUID/SETGID: attach as the JVM's own uid/gid (HotSpot
- * accepts only its own euid/egid). */
-static const char *const sidecar_caps[] = {"SYS_ADMIN", "SYS_PTRACE", "SETUID", "SETGID"};
+ * accepts only its own euid/egid). SYS_CHROOT: the sidecar (d7b051c) enters the target's root
+ * for the agent copy / attach steps; without it injection and attach fail with EPERM (measured:
+ * 0% Java names vs 100%). */
+static const char *const sidecar_caps[] = {"SYS_ADMIN", "SYS_PTRACE", "SETUID", "SETGID",
+                                           "SYS_CHROOT"};
 
 json_t *spec_sidecar(const spec_args *a, flame_err *err)
 {

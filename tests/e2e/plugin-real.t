@@ -14,7 +14,12 @@ if [ ! -f "$BUILD/flame-sidecar.tar" ] && ! docker image inspect "$SIDECAR_IMAGE
 fi
 ensure_fixture_image || bail "cannot build the fixture image"
 plugin_env
-unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR
+unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS
+# FLAME_REAL_IMAGE=name: import build/flame-sidecar.tar under that name instead of the shared
+# docker-flame-sidecar:VERSION (a developer run that must not disturb others' image)
+if [ -n "${FLAME_REAL_IMAGE:-}" ]; then
+    export DOCKER_FLAME_SIDECAR_IMAGE=$FLAME_REAL_IMAGE DOCKER_FLAME_SIDECAR_TAR=$BUILD/flame-sidecar.tar
+fi
 cd "$TMP"
 T="timeout -k 10 150"
 

@@ -77,7 +77,8 @@ int main(void)
     ok(has_str(json_object_get(hc, "CapDrop"), "ALL"), "CapDrop ALL");
     ok(has_str(json_object_get(hc, "CapAdd"), "SYS_ADMIN") &&
            has_str(json_object_get(hc, "CapAdd"), "SYS_PTRACE") &&
-           json_array_size(json_object_get(hc, "CapAdd")) == 4,
+           json_array_size(json_object_get(hc, "CapAdd")) == 5 &&
+           has_str(json_object_get(hc, "CapAdd"), "SYS_CHROOT"),
        "explicit minimal CapAdd");
     ok(json_is_false(json_object_get(hc, "AutoRemove")), "AutoRemove false");
     ok(json_is_string(json_object_get(json_object_get(hc, "Tmpfs"), "/tmp")), "private /tmp tmpfs");

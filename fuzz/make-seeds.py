@@ -50,6 +50,9 @@ add("svg_load", "two", "<metadata id=\"docker-flame-data\" data-format=\"docker-
     "v1 2 5 2\nYQ==\nYg==\nYw==\nZg==\nbWFpbg==\n0 0,1,2 3 4\n0 4,3 2 0\n</metadata>\n")
 add("svg_load", "omitted", "<!-- docker-flame-data omitted (too large) -->\n")
 
+add("diff", "diff", "\x00" + folded + "\0" + "main;a;b 1\nmain;e 5\nthread;java.lang.Thread.run;Work.step_[j] 2\n")
+add("diff", "hex-mirror", "\x0d" + "main;0x7f00ab;f 3\nmain;g 1\n\0main;0x7f11cd;f 3\nx 9\n")
+add("diff", "merge", "\x48" + folded + "\0" + "a;b 1000\n")
 add("perfmap", "jvm", "7f0000001000 40 Ljava/lang/String;::hashCode\n0x7f0000002000 0x100 Interpreter\n"
     "7f0000001010 8 over<lap>\x01\x1b[31m\n7f0000003000 0 zero\nffffffffffffffff 10 wrap\n"
     "7f0000004000 40000001 huge\nnot a line\n")

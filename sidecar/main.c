@@ -333,9 +333,9 @@ static int spawn_perf_record(session *s, int *out_fd, int *ctl_fd, pid_t *pid, f
         /* Changing uid reset the parent-death signal: set it again so perf dies with us. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         setenv("HOME", "/tmp", 1);
-        /* -m 16: small ring buffers wake perf often, so samples stream out (progress lines)
+        /* -m 4: small ring buffers wake perf often, so samples stream out (progress lines)
          * instead of arriving in multi-second bursts. */
-        execl(PERF, "perf", "record", "-q", "-N", "-m", "16", "--control", "fd:3", "-e", "cpu-clock",
+        execl(PERF, "perf", "record", "-q", "-N", "-m", "4", "--control", "fd:3", "-e", "cpu-clock",
               "-g", "-F", freq, "-p", pids, "-o", "-", (char *)NULL);
         _exit(127);
     }
@@ -647,16 +647,10 @@ int main(int argc, char **argv)
         } else if (!stop_requested) {
             prepare_jvm(&s, k);
         }
-        /* the root frame names the JVM: pid + main class (last word of the command line) */
-        const char *main_class = strrchr(j->cmdline, ' ');
-        main_class = main_class ? main_class + 1 : j->cmdline;
+        /* the root frame names the JVM: pid + main class (or jar) from its command line */
         char cls[64];
-        size_t o = 0;
-        for (const char *c = main_class; *c && o + 1 < sizeof(cls); c++)
-            if (*c != ';' && *c != ' ')
-                cls[o++] = *c;
-        cls[o] = 0;
-        if (o)
+        sc_main_class(j->cmdline, cls, sizeof(cls));
+        if (cls[0])
             snprintf(j->root_frame, sizeof(j->root_frame), "java-%d %s", (int)j->st.pid, cls);
         char e1[2200], e2[1100], e3[64];
         out_line('J',

@@ -158,6 +158,47 @@ int sc_parse_release(const char *buf, size_t len, char *ver, size_t cap)
     return major > 0 && major < 1000 ? major : -1;
 }
 
+void sc_main_class(const char *cmdline, char *out, size_t cap)
+{
+    out[0] = 0;
+    const char *p = strchr(cmdline, ' '); /* skip argv[0] */
+    bool skip_next = false, jar = false;
+    while (p && *p) {
+        while (*p == ' ')
+            p++;
+        size_t l = strcspn(p, " ");
+        if (!l)
+            break;
+        if (skip_next) {
+            skip_next = false;
+        } else if (l == 4 && !memcmp(p, "-jar", 4)) {
+            jar = true;
+        } else if (*p == '-') {
+            static const char *const with_value[] = {"-cp", "-classpath", "--class-path", "-p",
+                                                     "--module-path", "--add-opens", "--add-exports"};
+            for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+                if (l == strlen(with_value[i]) && !memcmp(p, with_value[i], l))
+                    skip_next = true;
+        } else {
+            const char *name = p;
+            if (jar) { /* basename of the jar */
+                const char *sl = memrchr(p, '/', l);
+                if (sl) {
+                    l -= (size_t)(sl + 1 - p);
+                    name = sl + 1;
+                }
+            }
+            size_t o = 0;
+            for (size_t i = 0; i < l && o + 1 < cap; i++)
+                if (name[i] != ';')
+                    out[o++] = name[i];
+            out[o] = 0;
+            return;
+        }
+        p += l;
+    }
+}
+
 /* ---- I/O side ---- */
 
 ssize_t sc_read_bounded(int dirfd, const char *path, char *buf, size_t cap)

@@ -54,9 +54,17 @@ void sc_perfstream_feed(sc_perfstream *ps, const unsigned char *buf, size_t len)
         memcpy(ps->hdr + ps->have, buf + i, k);
         ps->have += k;
         i += k;
-        if (ps->have < want || (ps->started && want == 8 && ps->have == 8 &&
-                                (uint16_t)(ps->hdr[6] | ps->hdr[7] << 8) > 8))
-            continue; /* need more (the loop recomputes want from the header) */
+        if (ps->started && want == 8 && ps->have == 8) {
+            size = (uint16_t)(ps->hdr[6] | ps->hdr[7] << 8);
+            if (size < 8) {
+                ps->bad = true; /* would never advance: corrupt stream */
+                return;
+            }
+            if (size > 8)
+                continue; /* read the head of the body (the loop recomputes want) */
+        }
+        if (ps->have < want)
+            continue;
         if (!ps->started) {
             if (memcmp(ps->hdr, "PERFILE2", 8) != 0) {
                 ps->bad = true;

@@ -46,6 +46,9 @@ int sc_flag_preserve_fp(const char *opts, size_t len, char sep, int prev);
  * copies the quoted version into ver. -1 when absent. */
 int sc_parse_release(const char *buf, size_t len, char *ver, size_t cap);
 
+/* pure: the main class (or jar basename) from a space-joined java command line; "" if none. */
+void sc_main_class(const char *cmdline, char *out, size_t cap);
+
 typedef struct sc_jvm {
     sc_status st;
     char cmdline[1024]; /* printable, spaces between args, truncated */

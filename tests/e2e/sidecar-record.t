@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The sidecar image against real fixture JVMs (issue 3, "Done when"): Java names incl. an inlined
+# frame and a method first compiled mid-recording, >= 99% of JIT-leaf samples named, the
+# variants, three runs in a row, the copy fallback, and that the target is left as it was.
+# Runs `docker run` directly (no plugin) with the contract's HostConfig (docs/PROTOCOL.md).
+. "$(dirname "$0")/lib.sh"
+engine_up || bail "no Docker engine answers (tests/run starts one)"
+ensure_fixture_image || bail "cannot build the fixture image"
+[ -f "$BUILD/flame-sidecar.tar" ] || bail "build/flame-sidecar.tar missing: run make"
+IMG=docker-flame-sidecar:e2e-$$
+docker import "$BUILD/flame-sidecar.tar" "$IMG" >/dev/null || bail "docker import failed"
+trap '_cleanup; docker rmi -f "$IMG" >/dev/null 2>&1' EXIT
+CAPS=(--cap-drop ALL --cap-add SYS_ADMIN --cap-add SYS_PTRACE --cap-add SETUID --cap-add SETGID --cap-add SYS_CHROOT)
+
+# sidecar FIXTURE OUTFILE ARGS...: run the sidecar against a fixture, stdout to OUTFILE.
+sidecar() {
+    local fx=$1 out=$2; shift 2
+    timeout 120 docker run --rm --label docker-flame-test=1 --label docker-flame-test.owner="$FLAME_TEST_OWNER" \
+        --pid "container:$fx" --network none --read-only --tmpfs /tmp:rw,nosuid,nodev,size=512m \
+        "${CAPS[@]}" "$IMG" /flame-sidecar record "$@" >"$out" 2>"$out.err"
+}
+# What must be identical before and after a run: mounts and /tmp of the target, JVM alive.
+# /tmp/.java_pid<N> is the JVM's own attach socket: HotSpot creates it on the first attach and
+# keeps it while it runs (we cannot and must not remove it); it is listed apart.
+snapshot() { local hp; hp=$(host_pid "$1"); cut -d' ' -f5,9,10 "/proc/$hp/mountinfo" | sort; ls -A "/proc/$hp/root/tmp" | grep -v '^\.java_pid[0-9]*$' | sort; }
+field() { sed -n 's/^S //p' "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
+share_ok() { awk -v s="$(field "$1" named_share)" 'BEGIN { exit !(s >= 0.99) }'; }
+restored() { # restored FIXTURE BEFORE DESC
+    local now; now=$(snapshot "$1")
+    if [ "$now" = "$2" ]; then ok "$3: the target's mountinfo and /tmp are as before"
+    else nok "$3: the target's mountinfo and /tmp are as before"; diag "$(diff <(echo "$2") <(echo "$now"))"; fi
+    is "$(docker inspect -f '{{.State.Running}}' "$1")" true "$3: the JVM still runs"
+}
+
+# --- pid1: the full check, lateBloomer triggered once the first P line arrives ---
+fx=$(fixture pid1) || bail "fixture pid1 did not start"
+before=$(snapshot "$fx")
+o=$TMP/pid1.out
+t0=$(date +%s%N)
+timeout 120 docker run --rm --label docker-flame-test=1 --label docker-flame-test.owner="$FLAME_TEST_OWNER" \
+    --pid "container:$fx" --network none --read-only --tmpfs /tmp:rw,nosuid,nodev,size=512m \
+    "${CAPS[@]}" "$IMG" /flame-sidecar record --duration 10 2>"$o.err" |
+    tee "$o" | { grep -q -m1 '^P ' && docker kill -s HUP "$fx" >/dev/null; cat >/dev/null; }
+diag "pid1 run took $(( ($(date +%s%N) - t0) / 1000000 )) ms; $(grep '^S' "$o")"
+is "$(tail -1 "$o")" "D" "pid1: stream ends with D"
+like "$(grep '^J' "$o")" '"attach":"agent","inject":"mount"' "pid1: agent loaded through a mount injection"
+like "$(grep '^F' "$o")" 'FlameFixture\.countPrimes' "pid1: FlameFixture.countPrimes is named"
+like "$(grep '^F' "$o")" 'FlameFixture\.isPrime_\[i\]' "pid1: the inlined isPrime frame is shown (_[i])"
+like "$(grep '^F' "$o")" 'FlameFixture\.lateBloomer' "pid1: lateBloomer, first compiled during the recording, is named"
+check "pid1: >= 99% of JIT-leaf samples named ($(field "$o" named_share))" share_ok "$o"
+like "$(grep '^S' "$o")" '"process":"0000000000000000"' "pid1: no capability left while processing"
+restored "$fx" "$before" "pid1"
+docker logs "$fx" 2>&1 | grep -Ei 'error|exception|fatal' >"$TMP/jvmerr" && { nok "pid1: JVM output shows no errors"; diag "$(cat "$TMP/jvmerr")"; } || ok "pid1: JVM output shows no errors"
+
+# --- the same JVM twice more ---
+for run in 2 3; do
+    sidecar "$fx" "$TMP/run$run.out" --duration 2
+    is "$(tail -1 "$TMP/run$run.out")" "D" "run $run on the same JVM: stream ends with D"
+    like "$(grep '^F' "$TMP/run$run.out")" 'FlameFixture\.countPrimes' "run $run: countPrimes named"
+    check "run $run: >= 99% of JIT-leaf samples named" share_ok "$TMP/run$run.out"
+    restored "$fx" "$before" "run $run"
+done
+
+# --- the copy fallback, forced ---
+sidecar "$fx" "$TMP/copy.out" --duration 2 --inject copy
+like "$(grep '^J' "$TMP/copy.out")" '"attach":"agent","inject":"copy"' "inject=copy: agent loaded from a copy"
+like "$(grep '^F' "$TMP/copy.out")" 'FlameFixture\.countPrimes' "inject=copy: countPrimes named"
+restored "$fx" "$before" "inject=copy"
+docker rm -f "$fx" >/dev/null
+
+# --- variants ---
+fx=$(fixture notpid1) || bail "fixture notpid1 did not start"
+before=$(snapshot "$fx")
+sidecar "$fx" "$TMP/notpid1.out" --duration 2
+like "$(grep '^J' "$TMP/notpid1.out")" '"pid":[0-9]+' "notpid1: JVM found"
+unlike "$(grep '^J' "$TMP/notpid1.out")" '"pid":1,' "notpid1: the JVM is not pid 1"
+like "$(grep '^F' "$TMP/notpid1.out")" 'FlameFixture\.countPrimes' "notpid1: countPrimes named"
+restored "$fx" "$before" "notpid1"
+docker rm -f "$fx" >/dev/null
+
+fx=$(fixture two) || bail "fixture two did not start"
+before=$(snapshot "$fx")
+sidecar "$fx" "$TMP/two.out" --duration 3
+is "$(grep -c '^J' "$TMP/two.out")" 2 "two: both JVMs found"
+roots=$(grep '^F' "$TMP/two.out" | sed 's/^F //; s/;.*//' | sort -u | grep -c '^java-[0-9]* FlameFixture$')
+is "$roots" 2 "two: stacks rooted by two distinct JVM frames"
+restored "$fx" "$before" "two"
+docker rm -f "$fx" >/dev/null
+
+fx=$(fixture readonly) || bail "fixture readonly did not start"
+before=$(snapshot "$fx")
+sidecar "$fx" "$TMP/ro.out" --duration 2
+like "$(grep '^J' "$TMP/ro.out")" '"attach":"agent","inject":"mount"' "readonly: a mount is not noexec: agent loaded"
+like "$(grep '^F' "$TMP/ro.out")" 'FlameFixture\.countPrimes' "readonly: countPrimes named"
+restored "$fx" "$before" "readonly"
+sidecar "$fx" "$TMP/rocopy.out" --duration 2 --inject copy
+like "$(grep '^W' "$TMP/rocopy.out")" 'noexec' "readonly + copy: says the copy cannot work on a noexec /tmp"
+like "$(grep '^J' "$TMP/rocopy.out")" '"attach":"perfmap"' "readonly + copy: falls back to Compiler.perfmap"
+like "$(grep '^F' "$TMP/rocopy.out")" 'FlameFixture\.countPrimes' "readonly + copy: still named via Compiler.perfmap"
+restored "$fx" "$before" "readonly + copy"
+docker rm -f "$fx" >/dev/null
+
+fx=$(fixture nofp) || bail "fixture nofp did not start"
+sidecar "$fx" "$TMP/nofp.out" --duration 1
+like "$(grep '^W' "$TMP/nofp.out")" 'PreserveFramePointer' "nofp: a W line warns about PreserveFramePointer"
+like "$(grep '^J' "$TMP/nofp.out")" '"preserve_frame_pointer":false' "nofp: J says preserve_frame_pointer false"
+docker rm -f "$fx" >/dev/null
+
+fx=$(fixture noattach) || bail "fixture noattach did not start"
+before=$(snapshot "$fx")
+sidecar "$fx" "$TMP/noattach.out" --duration 1
+like "$(grep '^W' "$TMP/noattach.out")" 'DisableAttachMechanism' "noattach: says why Java names are missing"
+is "$(tail -1 "$TMP/noattach.out")" "D" "noattach: profiled anyway"
+restored "$fx" "$before" "noattach"
+docker rm -f "$fx" >/dev/null
+
+fx=$(fixture nojvm) || bail "fixture nojvm did not start"
+sidecar "$fx" "$TMP/nojvm.out" --duration 1; rc=$?
+like "$(grep '^E' "$TMP/nojvm.out")" '^E no_jvm .*1 init' "nojvm: E no_jvm listing the processes seen"
+is "$rc" 4 "nojvm: exit status 4"
+docker rm -f "$fx" >/dev/null
+done_testing

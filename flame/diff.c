@@ -391,9 +391,9 @@ int diff_new(profile *a, profile *b, const diff_opts *o, diff **out, flame_err *
                         profile_stacks(a) == 0 || profile_total(a) <= 0 ? "before" : "after");
         goto fail;
     }
-    /* Reuse the bigger input's tables as the result and add the other's stacks to it: this
-     * interns only the smaller side's frames again. Hex stripping rewrites every stack, so it
-     * builds a fresh profile from both. */
+    /* Reuse the bigger input's tables as the result and add the other's stacks to it by frame
+     * ids (add_into): only stacks the bigger one lacks are interned again. Hex stripping
+     * rewrites every stack, so it builds a fresh profile from the text of both. */
     profile *r;
     if (o->strip_hex) {
         r = profile_new();

@@ -227,7 +227,8 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
     int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, attach_child, &a, timeout_ms + 2000);
     if (rc == -ETIMEDOUT)
         return flame_fail(err, FLAME_EXIT_ATTACH,
-                          "pid %d: no attach socket /tmp/.java_pid%d within %d ms (attach disabled, or the JVM is hung)",
+                          "pid %d: no attach socket /tmp/.java_pid%d within %d ms (attach "
+                          "disabled, or the JVM is hung)",
                           (int)j->st.pid, (int)j->st.nspid, timeout_ms);
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: attach", (int)j->st.pid);
@@ -235,7 +236,8 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
     int r = sc_attach_parse_reply(sc_child_text, sc_child_text_len, strcmp(cmd, "load") == 0,
                                   &status, out, cap);
     if (r < 0)
-        return flame_fail(err, FLAME_EXIT_ATTACH, "pid %d: malformed attach answer", (int)j->st.pid);
+        return flame_fail(err, FLAME_EXIT_ATTACH, "pid %d: malformed attach answer",
+                          (int)j->st.pid);
     return r;
 }
 

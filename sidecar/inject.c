@@ -53,7 +53,8 @@ static int mount_child(void *arg)
         rc = -errno;
     else if (!S_ISDIR(st.st_mode) || st.st_uid != a->j->st.uid)
         rc = -EXDEV;
-    else if (move_mount(a->tree_fd, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    else if (move_mount(a->tree_fd, "", dir, "",
+                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
         rc = -errno;
     if (rc < 0)
         unlinkat(tmp, a->j->inject_dir, AT_REMOVEDIR);
@@ -72,7 +73,8 @@ static int umount_child(void *arg)
      * UMOUNT_NOFOLLOW refuses a symlink planted there anyway. MNT_DETACH: the JVM keeps its
      * mapping of the agent (a loaded library cannot be unloaded), the path disappears now. */
     int rc = 0;
-    if (umount2(a->j->inject_dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
+    if (umount2(a->j->inject_dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL &&
+        errno != ENOENT)
         rc = -errno;
     setfsgid(a->j->st.gid);
     setfsuid(a->j->st.uid);
@@ -97,7 +99,8 @@ static int copy_child(void *arg)
     _cleanup_close_ int dir = sc_open_beneath(tmp, a->j->inject_dir, O_PATH | O_DIRECTORY, 0);
     if (dir < 0)
         return dir;
-    _cleanup_close_ int out = sc_open_beneath(dir, SC_AGENT_NAME, O_WRONLY | O_CREAT | O_EXCL, 0700);
+    _cleanup_close_ int out =
+        sc_open_beneath(dir, SC_AGENT_NAME, O_WRONLY | O_CREAT | O_EXCL, 0700);
     if (out < 0)
         return out;
     char buf[65536];
@@ -151,8 +154,8 @@ static int inject_mount(sc_jvm *j, int ns_fd, flame_err *err)
 {
     /* A detached copy of our agent directory: it is not attached anywhere yet, so nobody in
      * our namespace sees it, and it carries its own mount flags. */
-    _cleanup_close_ int tree = (int)open_tree(AT_FDCWD, SC_AGENT_DIR,
-                                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    _cleanup_close_ int tree =
+        (int)open_tree(AT_FDCWD, SC_AGENT_DIR, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
     if (tree < 0)
         return flame_fail_errno(err, -errno, errno, "open_tree %s", SC_AGENT_DIR);
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
@@ -181,7 +184,8 @@ static int inject_copy(sc_jvm *j, int ns_fd, flame_err *err)
     struct inject_args a = {j, so};
     int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, copy_child, &a, 10000);
     if (rc == -ENOEXEC)
-        return flame_fail(err, rc, "the target's /tmp is mounted noexec: a copied agent cannot be loaded");
+        return flame_fail(err, rc,
+                          "the target's /tmp is mounted noexec: a copied agent cannot be loaded");
     if (rc < 0) {
         /* leave nothing half-made behind */
         sc_in_target(ns_fd, true, j->st.uid, j->st.gid, uncopy_child, &a, 10000);

@@ -91,41 +91,58 @@ static const char *json_esc(const char *s, char *buf, size_t cap)
 static const char *inject_name(enum sc_inject i)
 {
     switch (i) {
-    case SC_INJECT_MOUNT: return "mount";
-    case SC_INJECT_COPY: return "copy";
-    case SC_INJECT_NONE: break;
+    case SC_INJECT_MOUNT:
+        return "mount";
+    case SC_INJECT_COPY:
+        return "copy";
+    case SC_INJECT_NONE:
+        break;
     }
     return "none";
 }
 static const char *attach_name(enum sc_attach a)
 {
     switch (a) {
-    case SC_ATTACH_AGENT: return "agent";
-    case SC_ATTACH_PERFMAP: return "perfmap";
-    case SC_ATTACH_NONE: break;
+    case SC_ATTACH_AGENT:
+        return "agent";
+    case SC_ATTACH_PERFMAP:
+        return "perfmap";
+    case SC_ATTACH_NONE:
+        break;
     }
     return "none";
 }
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: flame-sidecar record [--duration SEC] [--frequency HZ] [--pid PID] [--no-inline]\n"
-               "                            [--signatures] [--attach-timeout SEC] [--inject auto|mount|copy]\n"
-               "Runs inside a container sharing the target's PID namespace; writes docs/PROTOCOL.md on stdout.\n");
+    fprintf(
+        f,
+        "usage: flame-sidecar record [--duration SEC] [--frequency HZ] [--pid PID] [--no-inline]\n"
+        "                            [--signatures] [--attach-timeout SEC] [--inject "
+        "auto|mount|copy]\n"
+        "Runs inside a container sharing the target's PID namespace; writes docs/PROTOCOL.md on "
+        "stdout.\n");
 }
 
 static int parse_opts(int argc, char **argv, opts *o, flame_err *err)
 {
-    *o = (opts){.duration = 30, .frequency = 99, .attach_timeout = 10, .pid = 0,
-                .inline_frames = true, .inject = INJ_AUTO};
+    *o = (opts){.duration = 30,
+                .frequency = 99,
+                .attach_timeout = 10,
+                .pid = 0,
+                .inline_frames = true,
+                .inject = INJ_AUTO};
     if (argc < 2 || strcmp(argv[1], "record") != 0)
         return flame_fail(err, FLAME_EXIT_USAGE, "expected the command 'record' (see --help)");
-    static const struct option lo[] = {
-        {"duration", required_argument, 0, 'd'}, {"frequency", required_argument, 0, 'F'},
-        {"pid", required_argument, 0, 'p'},      {"no-inline", no_argument, 0, 'n'},
-        {"signatures", no_argument, 0, 's'},     {"attach-timeout", required_argument, 0, 't'},
-        {"inject", required_argument, 0, 'i'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option lo[] = {{"duration", required_argument, 0, 'd'},
+                                       {"frequency", required_argument, 0, 'F'},
+                                       {"pid", required_argument, 0, 'p'},
+                                       {"no-inline", no_argument, 0, 'n'},
+                                       {"signatures", no_argument, 0, 's'},
+                                       {"attach-timeout", required_argument, 0, 't'},
+                                       {"inject", required_argument, 0, 'i'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
     int c;
     optind = 2;
     while ((c = getopt_long(argc, argv, "d:F:p:", lo, NULL)) != -1) {
@@ -136,32 +153,50 @@ static int parse_opts(int argc, char **argv, opts *o, flame_err *err)
             v = strtol(optarg, &e, 10);
             if (errno || *e || v < 0 || v > 86400)
                 return flame_fail(err, FLAME_EXIT_USAGE, "--%s: '%s' is not a number in 0..86400",
-                                  c == 'd' ? "duration" : c == 'F' ? "frequency" : c == 'p' ? "pid" : "attach-timeout",
+                                  c == 'd'   ? "duration"
+                                  : c == 'F' ? "frequency"
+                                  : c == 'p' ? "pid"
+                                             : "attach-timeout",
                                   optarg);
         }
         switch (c) {
-        case 'd': o->duration = (int)v; break;
+        case 'd':
+            o->duration = (int)v;
+            break;
         case 'F':
             if (v < 1 || v > 10000)
                 return flame_fail(err, FLAME_EXIT_USAGE, "--frequency must be 1..10000 Hz");
             o->frequency = (int)v;
             break;
-        case 'p': o->pid = v; break;
-        case 'n': o->inline_frames = false; break;
-        case 's': o->signatures = true; break;
+        case 'p':
+            o->pid = v;
+            break;
+        case 'n':
+            o->inline_frames = false;
+            break;
+        case 's':
+            o->signatures = true;
+            break;
         case 't':
             if (v < 1)
                 return flame_fail(err, FLAME_EXIT_USAGE, "--attach-timeout must be >= 1");
             o->attach_timeout = (int)v;
             break;
         case 'i':
-            if (!strcmp(optarg, "auto")) o->inject = INJ_AUTO;
-            else if (!strcmp(optarg, "mount")) o->inject = INJ_MOUNT;
-            else if (!strcmp(optarg, "copy")) o->inject = INJ_COPY;
-            else return flame_fail(err, FLAME_EXIT_USAGE, "--inject must be auto, mount or copy");
+            if (!strcmp(optarg, "auto"))
+                o->inject = INJ_AUTO;
+            else if (!strcmp(optarg, "mount"))
+                o->inject = INJ_MOUNT;
+            else if (!strcmp(optarg, "copy"))
+                o->inject = INJ_COPY;
+            else
+                return flame_fail(err, FLAME_EXIT_USAGE, "--inject must be auto, mount or copy");
             break;
-        case 'h': usage(stdout); exit(0);
-        default: return flame_fail(err, FLAME_EXIT_USAGE, "unknown option (see --help)");
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            return flame_fail(err, FLAME_EXIT_USAGE, "unknown option (see --help)");
         }
     }
     if (optind < argc)
@@ -203,23 +238,24 @@ static void prepare_jvm(session *s, int k)
              "(truncated or misattributed); restart it with that flag for usable flame graphs",
              (int)j->st.pid);
     if (j->attach_disabled) {
-        snprintf(j->reason, sizeof(j->reason),
-                 "the JVM was started with -XX:+DisableAttachMechanism: no agent, native frames only");
+        snprintf(
+            j->reason, sizeof(j->reason),
+            "the JVM was started with -XX:+DisableAttachMechanism: no agent, native frames only");
         warn("pid %d: %s", (int)j->st.pid, j->reason);
         return;
     }
     long t = now_ms();
     bool have_agent = access(SC_AGENT_DIR "/" SC_AGENT_NAME, R_OK) == 0;
     if (!have_agent) {
-        snprintf(j->reason, sizeof(j->reason), "the sidecar image has no agent (%s/%s)", SC_AGENT_DIR,
-                 SC_AGENT_NAME);
+        snprintf(j->reason, sizeof(j->reason), "the sidecar image has no agent (%s/%s)",
+                 SC_AGENT_DIR, SC_AGENT_NAME);
     } else {
         int r = -1;
         if (s->o.inject != INJ_COPY) {
             r = sc_inject(j, ns, SC_INJECT_MOUNT, &err);
             if (r < 0 && s->o.inject == INJ_AUTO)
-                warn("pid %d: mount injection failed (%s); copying the agent instead", (int)j->st.pid,
-                     err.msg);
+                warn("pid %d: mount injection failed (%s); copying the agent instead",
+                     (int)j->st.pid, err.msg);
         }
         if (r < 0 && s->o.inject != INJ_MOUNT) {
             err = (flame_err)FLAME_ERR_INIT;
@@ -234,8 +270,8 @@ static void prepare_jvm(session *s, int k)
     t = now_ms();
     if (j->inject != SC_INJECT_NONE) {
         char aopts[128];
-        snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp", s->o.inline_frames ? 1 : 0,
-                 s->o.signatures ? 1 : 0);
+        snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp",
+                 s->o.inline_frames ? 1 : 0, s->o.signatures ? 1 : 0);
         err = (flame_err)FLAME_ERR_INIT;
         int r = sc_attach_command(j, ns, s->o.attach_timeout * 1000, "load", j->agent_path, "true",
                                   aopts, msg, sizeof(msg), &err);
@@ -244,16 +280,20 @@ static void prepare_jvm(session *s, int k)
             j->agent_started = true;
         } else {
             snprintf(j->reason, sizeof(j->reason), "agent load failed: %.400s",
-                     r < 0 ? err.msg : msg[0] ? msg : "(no message)");
+                     r < 0    ? err.msg
+                     : msg[0] ? msg
+                              : "(no message)");
         }
     }
     j->attach_ms = now_ms() - t;
-    if (j->attach == SC_ATTACH_NONE && j->java_major >= 16 && !strstr(j->reason, "no attach socket")) {
+    if (j->attach == SC_ATTACH_NONE && j->java_major >= 16 &&
+        !strstr(j->reason, "no attach socket")) {
         /* Fallback: HotSpot's own perf map dump at the end of the recording (a snapshot: code
          * JITed and freed during the recording is missing, and no inlined frames). */
         j->attach = SC_ATTACH_PERFMAP;
         warn("pid %d: %s; using Compiler.perfmap instead: the map is a snapshot taken after "
-             "recording, without inlined frames", (int)j->st.pid, j->reason);
+             "recording, without inlined frames",
+             (int)j->st.pid, j->reason);
     } else if (j->attach == SC_ATTACH_NONE) {
         warn("pid %d: %s: Java frames will have no names", (int)j->st.pid, j->reason);
     }
@@ -277,8 +317,8 @@ static void finish_jvm(session *s, int k, bool fetch)
     }
     if (j->attach == SC_ATTACH_PERFMAP && fetch) {
         err = (flame_err)FLAME_ERR_INIT;
-        int r = sc_attach_command(j, ns, s->o.attach_timeout * 1000, "jcmd", "Compiler.perfmap", NULL,
-                                  NULL, msg, sizeof(msg), &err);
+        int r = sc_attach_command(j, ns, s->o.attach_timeout * 1000, "jcmd", "Compiler.perfmap",
+                                  NULL, NULL, msg, sizeof(msg), &err);
         if (r != 0) {
             warn("pid %d: Compiler.perfmap failed: %s", (int)j->st.pid, r < 0 ? err.msg : msg);
             j->attach = SC_ATTACH_NONE;
@@ -324,8 +364,8 @@ static int spawn_perf_record(session *s, int *out_fd, int *ctl_fd, pid_t *pid, f
          * survives exec. If that fails we stop: never record with more than we planned. */
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
-        if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-            setresuid(65534, 65534, 65534) < 0)
+        if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(0, NULL) < 0 ||
+            setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
             _exit(126);
         cap_t keep = cap_from_text("cap_sys_ptrace=eip");
         if (!keep || cap_set_proc(keep) < 0 || cap_set_ambient(CAP_SYS_PTRACE, CAP_SET) < 0)
@@ -387,8 +427,8 @@ static int record(session *s, flame_err *err)
             break;
         if (now - last_p >= 1000) {
             last_p = now;
-            out_line('P', "{\"elapsed_ms\":%ld,\"duration_ms\":%ld,\"samples\":%llu,\"jvms\":%d}", now - start,
-                     dur_ms, ps.samples, s->n);
+            out_line('P', "{\"elapsed_ms\":%ld,\"duration_ms\":%ld,\"samples\":%llu,\"jvms\":%d}",
+                     now - start, dur_ms, ps.samples, s->n);
         }
         struct pollfd pfd = {.fd = in, .events = POLLIN};
         int r = poll(&pfd, 1, 200);
@@ -426,12 +466,14 @@ static int record(session *s, flame_err *err)
     s->samples = ps.samples;
     s->lost = ps.lost;
     s->t_record = now_ms() - start;
-    out_line('P', "{\"elapsed_ms\":%ld,\"duration_ms\":%ld,\"samples\":%llu,\"jvms\":%d}", now_ms() - start,
-             dur_ms, ps.samples, s->n);
+    out_line('P', "{\"elapsed_ms\":%ld,\"duration_ms\":%ld,\"samples\":%llu,\"jvms\":%d}",
+             now_ms() - start, dur_ms, ps.samples, s->n);
     if (!ps.started) {
         if (WIFEXITED(status) && WEXITSTATUS(status) == 126)
-            return flame_fail(err, FLAME_EXIT_PERF, "perf_denied could not drop to the recorder's privileges");
-        return flame_fail(err, FLAME_EXIT_PERF, "perf_denied perf record produced no data (exit status %d); see stderr",
+            return flame_fail(err, FLAME_EXIT_PERF,
+                              "perf_denied could not drop to the recorder's privileges");
+        return flame_fail(err, FLAME_EXIT_PERF,
+                          "perf_denied perf record produced no data (exit status %d); see stderr",
                           WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     }
     return 0;
@@ -478,7 +520,8 @@ static int run_script(session *s, folder *f, flame_err *err)
         setenv("HOME", "/tmp", 1);
         /* comm,pid,tid,time,event + ip,sym,dso per frame: the classic layout fold parses;
          * `-i -` reads the pipe-format data from stdin (the file is ours, opened above). */
-        execl(PERF, "perf", "script", "-i", "-", "-F", "comm,pid,tid,time,event,ip,sym,dso", (char *)NULL);
+        execl(PERF, "perf", "script", "-i", "-", "-F", "comm,pid,tid,time,event,ip,sym,dso",
+              (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -549,13 +592,16 @@ static int process(session *s, int *map_fd, flame_err *err)
         map_lines += st.lines_out;
         map_bytes += st.bytes_out;
         if (st.dropped)
-            warn("map of pid %d: %llu malformed or overlapping lines dropped", (int)s->jvms[k].st.pid,
-                 st.dropped);
+            warn("map of pid %d: %llu malformed or overlapping lines dropped",
+                 (int)s->jvms[k].st.pid, st.dropped);
     }
     s->t_sanitize = now_ms() - t;
     t = now_ms();
-    fold_opts fo = {.inline_frames = s->o.inline_frames, .signatures = s->o.signatures,
-                    .jit = false, .root_for_pid = s->n > 1 ? root_for_pid : NULL, .root_ctx = s};
+    fold_opts fo = {.inline_frames = s->o.inline_frames,
+                    .signatures = s->o.signatures,
+                    .jit = false,
+                    .root_for_pid = s->n > 1 ? root_for_pid : NULL,
+                    .root_ctx = s};
     folder *f = folder_new(&fo);
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
@@ -571,13 +617,15 @@ static int process(session *s, int *map_fd, flame_err *err)
                  "\"finish\":%ld,\"sanitize\":%ld,\"script\":%ld,\"total\":%ld}",
                  s->t_scan, s->t_inject, s->t_attach, s->t_first_sample, s->t_record, s->t_finish,
                  s->t_sanitize, s->t_script, now_ms() - t0);
-        out_line('S',
-                 "{\"samples\":%llu,\"folded_samples\":%llu,\"lost\":%llu,\"jit_leaf_samples\":%llu,"
-                 "\"jit_leaf_named\":%llu,\"named_share\":%.4f,\"map_lines\":%llu,\"map_bytes\":%llu,"
-                 "\"timings_ms\":%s,\"jvms\":%d,\"caps\":{\"setup\":\"%s\",\"record\":\"%s\",\"process\":\"%s\"}}",
-                 s->samples, fs.samples, s->lost, fs.jit_leaf, fs.jit_leaf_named,
-                 fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0, map_lines, map_bytes,
-                 timings, s->n, s->cap_setup, s->cap_record, s->cap_process);
+        out_line(
+            'S',
+            "{\"samples\":%llu,\"folded_samples\":%llu,\"lost\":%llu,\"jit_leaf_samples\":%llu,"
+            "\"jit_leaf_named\":%llu,\"named_share\":%.4f,\"map_lines\":%llu,\"map_bytes\":%llu,"
+            "\"timings_ms\":%s,\"jvms\":%d,\"caps\":{\"setup\":\"%s\",\"record\":\"%s\","
+            "\"process\":\"%s\"}}",
+            s->samples, fs.samples, s->lost, fs.jit_leaf, fs.jit_leaf_named,
+            fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0, map_lines,
+            map_bytes, timings, s->n, s->cap_setup, s->cap_record, s->cap_process);
     }
     folder_free(f);
     return rc;
@@ -627,10 +675,13 @@ int main(int argc, char **argv)
             s.jvms[s.n++] = all[k];
     if (n == 0 || s.n == 0) {
         if (n == 0)
-            out_line('E', "no_jvm no HotSpot JVM (a process mapping libjvm.so) in the container; processes seen: %s",
+            out_line('E',
+                     "no_jvm no HotSpot JVM (a process mapping libjvm.so) in the container; "
+                     "processes seen: %s",
                      seen[0] ? seen : "(none)");
         else
-            out_line('E', "no_pid pid %ld is not a JVM in the container; processes seen: %s", s.o.pid, seen);
+            out_line('E', "no_pid pid %ld is not a JVM in the container; processes seen: %s",
+                     s.o.pid, seen);
         out_line('D', "%s", "");
         return FLAME_EXIT_NO_JVM;
     }
@@ -642,7 +693,8 @@ int main(int argc, char **argv)
         s.ns_fd[k] = open(path, O_RDONLY | O_CLOEXEC);
         snprintf(j->root_frame, sizeof(j->root_frame), "java-%d", (int)j->st.pid);
         if (s.ns_fd[k] < 0) {
-            snprintf(j->reason, sizeof(j->reason), "cannot open its mount namespace: %s", strerror(errno));
+            snprintf(j->reason, sizeof(j->reason), "cannot open its mount namespace: %s",
+                     strerror(errno));
             warn("pid %d: %s", (int)j->st.pid, j->reason);
         } else if (!stop_requested) {
             prepare_jvm(&s, k);
@@ -653,15 +705,17 @@ int main(int argc, char **argv)
         if (cls[0])
             snprintf(j->root_frame, sizeof(j->root_frame), "java-%d %s", (int)j->st.pid, cls);
         char e1[2200], e2[1100], e3[64];
-        out_line('J',
-                 "{\"pid\":%d,\"nspid\":%d,\"uid\":%u,\"gid\":%u,\"cmdline\":\"%s\",\"java_version\":\"%s\","
-                 "\"preserve_frame_pointer\":%s,\"attach\":\"%s\",\"inject\":\"%s\",\"reason\":%s%s%s,"
-                 "\"attach_ms\":%ld}",
-                 (int)j->st.pid, (int)j->st.nspid, (unsigned)j->st.uid, (unsigned)j->st.gid,
-                 json_esc(j->cmdline, e1, sizeof(e1)), json_esc(j->java_version, e3, sizeof(e3)),
-                 j->preserve_fp ? "true" : "false", attach_name(j->attach), inject_name(j->inject),
-                 j->reason[0] ? "\"" : "", j->reason[0] ? json_esc(j->reason, e2, sizeof(e2)) : "null",
-                 j->reason[0] ? "\"" : "", j->attach_ms);
+        out_line(
+            'J',
+            "{\"pid\":%d,\"nspid\":%d,\"uid\":%u,\"gid\":%u,\"cmdline\":\"%s\",\"java_version\":\"%"
+            "s\","
+            "\"preserve_frame_pointer\":%s,\"attach\":\"%s\",\"inject\":\"%s\",\"reason\":%s%s%s,"
+            "\"attach_ms\":%ld}",
+            (int)j->st.pid, (int)j->st.nspid, (unsigned)j->st.uid, (unsigned)j->st.gid,
+            json_esc(j->cmdline, e1, sizeof(e1)), json_esc(j->java_version, e3, sizeof(e3)),
+            j->preserve_fp ? "true" : "false", attach_name(j->attach), inject_name(j->inject),
+            j->reason[0] ? "\"" : "", j->reason[0] ? json_esc(j->reason, e2, sizeof(e2)) : "null",
+            j->reason[0] ? "\"" : "", j->attach_ms);
     }
     /* 3. record */
     int rc = 0;

@@ -10,8 +10,8 @@
 
 typedef struct entry {
     unsigned long long start, size;
-    size_t seq;        /* input order: later wins */
-    const char *name;  /* into the sanitized name pool */
+    size_t seq;       /* input order: later wins */
+    const char *name; /* into the sanitized name pool */
     size_t name_len;
 } entry;
 
@@ -119,7 +119,9 @@ int sc_map_sanitize(const char *in, size_t len, FILE *out, sc_map_stats *st, fla
             s = covered;
         }
         /* look ahead: the next distinct-start entry later than us truncates our end */
-        for (size_t k = i + 1; k < n && e[k].start < z; k++) {
+        /* bounded look-ahead (hostile nesting would make this quadratic); beyond it the
+         * entry is kept whole and the next ones are cut at its end instead */
+        for (size_t k = i + 1; k < n && k - i <= 4096 && e[k].start < z; k++) {
             if (e[k].seq > e[i].seq) {
                 z = e[k].start > s ? e[k].start : s;
                 break;

@@ -64,7 +64,8 @@ int sc_parse_status(const char *buf, size_t len, sc_status *out, flame_err *err)
             v++, vl--;
         size_t n = vl < sizeof(out->name) - 1 ? vl : sizeof(out->name) - 1;
         for (size_t i = 0; i < n; i++) /* comm is attacker chosen: keep it printable */
-            out->name[i] = (v[i] >= 0x20 && v[i] < 0x7f && v[i] != '"' && v[i] != '\\') ? v[i] : '?';
+            out->name[i] =
+                (v[i] >= 0x20 && v[i] < 0x7f && v[i] != '"' && v[i] != '\\') ? v[i] : '?';
     }
     if (!(v = line_value(buf, len, "PPid:", &vl)) || parse_fields(v, vl, f, 1) != 1)
         return flame_fail(err, FLAME_EXIT_ERROR, "status: no PPid");
@@ -145,8 +146,9 @@ int sc_parse_release(const char *buf, size_t len, char *ver, size_t cap)
     if (vl && *v == '"')
         v++, vl--;
     size_t n = 0;
-    while (n < vl && n + 1 < cap && (isalnum((unsigned char)v[n]) || v[n] == '.' || v[n] == '_' ||
-                                     v[n] == '-' || v[n] == '+'))
+    while (
+        n < vl && n + 1 < cap &&
+        (isalnum((unsigned char)v[n]) || v[n] == '.' || v[n] == '_' || v[n] == '-' || v[n] == '+'))
         n++;
     memcpy(ver, v, n);
     ver[n] = 0;
@@ -174,8 +176,9 @@ void sc_main_class(const char *cmdline, char *out, size_t cap)
         } else if (l == 4 && !memcmp(p, "-jar", 4)) {
             jar = true;
         } else if (*p == '-') {
-            static const char *const with_value[] = {"-cp", "-classpath", "--class-path", "-p",
-                                                     "--module-path", "--add-opens", "--add-exports"};
+            static const char *const with_value[] = {
+                "-cp",           "-classpath",  "--class-path", "-p",
+                "--module-path", "--add-opens", "--add-exports"};
             for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
                 if (l == strlen(with_value[i]) && !memcmp(p, with_value[i], l))
                     skip_next = true;

@@ -12,12 +12,12 @@
 #include "common/err.h"
 
 /* Bounds on everything read from the (hostile) target. */
-#define SC_STATUS_MAX (16 * 1024)        /* /proc/<pid>/status */
-#define SC_MAPS_MAX (8 * 1024 * 1024)    /* /proc/<pid>/maps: stop scanning after this */
-#define SC_CMDLINE_MAX (64 * 1024)       /* /proc/<pid>/cmdline and environ */
-#define SC_MAP_FILE_MAX (256ull << 20)   /* the JVM's perf map */
-#define SC_MAP_LINE_MAX 4096             /* one perf map line; longer lines are dropped */
-#define SC_ATTACH_REPLY_MAX (64 * 1024)  /* attach listener answer */
+#define SC_STATUS_MAX (16 * 1024)       /* /proc/<pid>/status */
+#define SC_MAPS_MAX (8 * 1024 * 1024)   /* /proc/<pid>/maps: stop scanning after this */
+#define SC_CMDLINE_MAX (64 * 1024)      /* /proc/<pid>/cmdline and environ */
+#define SC_MAP_FILE_MAX (256ull << 20)  /* the JVM's perf map */
+#define SC_MAP_LINE_MAX 4096            /* one perf map line; longer lines are dropped */
+#define SC_ATTACH_REPLY_MAX (64 * 1024) /* attach listener answer */
 #define SC_MAX_JVMS 16
 #define SC_AGENT_DIR "/opt/docker-flame/agent"
 #define SC_AGENT_NAME "libflameagent.so"
@@ -53,16 +53,16 @@ typedef struct sc_jvm {
     sc_status st;
     char cmdline[1024]; /* printable, spaces between args, truncated */
     char java_version[32];
-    int java_major;         /* -1 unknown */
+    int java_major; /* -1 unknown */
     bool preserve_fp;
-    bool attach_disabled;   /* -XX:+DisableAttachMechanism */
+    bool attach_disabled; /* -XX:+DisableAttachMechanism */
     char libjvm[512];
     /* state, for undo */
     enum sc_inject inject;
     enum sc_attach attach;
-    char inject_dir[64];    /* ".docker-flame-<hex>" under the target's /tmp */
-    char agent_path[128];   /* path of the agent as the JVM sees it */
-    char reason[512];       /* why Java names may be missing ("" = none) */
+    char inject_dir[64];  /* ".docker-flame-<hex>" under the target's /tmp */
+    char agent_path[128]; /* path of the agent as the JVM sees it */
+    char reason[512];     /* why Java names may be missing ("" = none) */
     bool agent_started;
     long attach_ms;
     unsigned long long map_lines, map_bytes;
@@ -106,7 +106,7 @@ int sc_attach_parse_reply(const char *buf, size_t len, bool is_load, int *status
 /* Run one attach command as the JVM's user; out gets a printable excerpt of the answer.
  * Returns 0 ok, 1 refused by JVM/agent, <0 when no connection could be made. */
 int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, const char *a0,
-                     const char *a1, const char *a2, char *out, size_t cap, flame_err *err);
+                      const char *a1, const char *a2, char *out, size_t cap, flame_err *err);
 /* Copy the JVM's /tmp/perf-<nspid>.map into out_fd (bounded) and delete it in the target. */
 int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err);
 /* Remove the target's /tmp/perf-<nspid>.map if present (as the JVM's user). */
@@ -124,9 +124,9 @@ int sc_map_sanitize(const char *in, size_t len, FILE *out, sc_map_stats *st, fla
 /* ---- perf pipe-mode stream counter (record.c), pure ---- */
 typedef struct sc_perfstream {
     unsigned char hdr[32];
-    size_t have;           /* bytes of the current header collected */
+    size_t have;             /* bytes of the current header collected */
     unsigned long long skip; /* bytes of the current record body still to skip */
-    bool started;          /* pipe file header consumed */
+    bool started;            /* pipe file header consumed */
     bool bad;
     unsigned long long samples, lost;
 } sc_perfstream;

@@ -27,7 +27,8 @@ int sc_open_beneath(int dirfd, const char *path, int flags, mode_t mode)
      * can plant any of them in /tmp while we work. */
     struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC | O_NOFOLLOW),
                            .mode = (flags & O_CREAT) ? mode : 0,
-                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
+                           .resolve =
+                               RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
     int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
     return fd < 0 ? -errno : fd;
 }
@@ -77,7 +78,8 @@ static __attribute__((noreturn)) void child_main(int wfd, int ns_fd, bool as_use
         /* Become the JVM's user for good: HotSpot only accepts attach peers with its own
          * euid/egid, and files we create in the target must belong to it, not to root.
          * Order matters: groups and gid first, while we still hold CAP_SETGID. */
-        if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0) {
+        if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+            setresuid(uid, uid, uid) < 0) {
             rc = -errno;
             goto out;
         }

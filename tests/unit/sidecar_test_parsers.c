@@ -8,9 +8,10 @@
 
 static void test_status(void)
 {
-    static const char st[] = "Name:\tjava\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nNgid:\t0\n"
-                             "Pid:\t4242\nPPid:\t4200\nTracerPid:\t0\nUid:\t10001\t10002\t10001\t10001\n"
-                             "Gid:\t20001\t20002\t20001\t20001\nNStgid:\t4242\t7\nNSpid:\t4242\t7\n";
+    static const char st[] =
+        "Name:\tjava\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nNgid:\t0\n"
+        "Pid:\t4242\nPPid:\t4200\nTracerPid:\t0\nUid:\t10001\t10002\t10001\t10001\n"
+        "Gid:\t20001\t20002\t20001\t20001\nNStgid:\t4242\t7\nNSpid:\t4242\t7\n";
     sc_status s;
     flame_err err = FLAME_ERR_INIT;
     is_int(sc_parse_status(st, sizeof(st) - 1, &s, &err), 0, "status parses");
@@ -20,7 +21,8 @@ static void test_status(void)
     is_int(s.uid, 10002, "effective uid");
     is_int(s.gid, 20002, "effective gid");
     is_str(s.name, "java", "name");
-    static const char hostile[] = "Name:\tx\"\\\x01y\nTgid:\t9\nPPid:\t1\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n";
+    static const char hostile[] =
+        "Name:\tx\"\\\x01y\nTgid:\t9\nPPid:\t1\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n";
     is_int(sc_parse_status(hostile, sizeof(hostile) - 1, &s, &err), 0, "hostile name parses");
     is_str(s.name, "x???y", "quotes/backslash/control bytes in comm replaced");
     is_int(s.nspid, 9, "no NStgid line: nspid = pid");
@@ -35,14 +37,18 @@ static void test_maps(void)
 {
     char path[64];
     static const char m[] = "7f0000000000-7f0000001000 r-xp 00000000 08:01 123 /usr/lib/libc.so.6\n"
-                            "7f0000002000-7f0000003000 r-xp 00000000 08:01 124 /opt/java/openjdk/lib/server/libjvm.so\n";
+                            "7f0000002000-7f0000003000 r-xp 00000000 08:01 124 "
+                            "/opt/java/openjdk/lib/server/libjvm.so\n";
     ok(sc_maps_find_libjvm(m, sizeof(m) - 1, path, sizeof(path)), "libjvm.so found");
     is_str(path, "/opt/java/openjdk/lib/server/libjvm.so", "its path");
-    static const char named[] = "7f0000000000-7f0000001000 r-xp 00000000 08:01 123 /usr/bin/java\n"
-                                "7f0000000000-7f0000001000 r-xp 00000000 08:01 123 /tmp/libjvm.so.bak\n";
-    ok(!sc_maps_find_libjvm(named, sizeof(named) - 1, path, sizeof(path)), "a process named java is not a JVM");
+    static const char named[] =
+        "7f0000000000-7f0000001000 r-xp 00000000 08:01 123 /usr/bin/java\n"
+        "7f0000000000-7f0000001000 r-xp 00000000 08:01 123 /tmp/libjvm.so.bak\n";
+    ok(!sc_maps_find_libjvm(named, sizeof(named) - 1, path, sizeof(path)),
+       "a process named java is not a JVM");
     static const char partial[] = "7f0000002000-7f0000003000 r-xp 00000000 08:01 124 /x/libjvm.so";
-    ok(!sc_maps_find_libjvm(partial, sizeof(partial) - 1, path, sizeof(path)), "partial line ignored");
+    ok(!sc_maps_find_libjvm(partial, sizeof(partial) - 1, path, sizeof(path)),
+       "partial line ignored");
     char small[8];
     ok(sc_maps_find_libjvm(m, sizeof(m) - 1, small, sizeof(small)), "found with a tiny buffer");
     is_int(strlen(small), 7, "path truncated to the buffer");
@@ -55,7 +61,8 @@ static void test_flags(void)
     static const char argv2[] = "java\0-XX:+PreserveFramePointer\0-XX:-PreserveFramePointer\0Main";
     is_int(sc_flag_preserve_fp(argv2, sizeof(argv2), '\0', -1), 0, "later -XX:- wins");
     static const char argv3[] = "java\0Main\0-XX:+PreserveFramePointerX";
-    is_int(sc_flag_preserve_fp(argv3, sizeof(argv3), '\0', -1), -1, "not mentioned (no prefix match)");
+    is_int(sc_flag_preserve_fp(argv3, sizeof(argv3), '\0', -1), -1,
+           "not mentioned (no prefix match)");
     static const char env[] = "-Xmx1g -XX:+PreserveFramePointer";
     is_int(sc_flag_preserve_fp(env, sizeof(env) - 1, ' ', 0), 1, "space-separated options");
 }
@@ -63,7 +70,9 @@ static void test_flags(void)
 static void test_main_class(void)
 {
     char c[64];
-    sc_main_class("/opt/java/bin/java -XX:+PreserveFramePointer -cp /app FlameFixture --slow countPrimes", c, sizeof(c));
+    sc_main_class(
+        "/opt/java/bin/java -XX:+PreserveFramePointer -cp /app FlameFixture --slow countPrimes", c,
+        sizeof(c));
     is_str(c, "FlameFixture", "main class after -cp value, program args ignored");
     sc_main_class("java -Xmx1g -jar /srv/app/server.jar --port 1", c, sizeof(c));
     is_str(c, "server.jar", "jar basename");
@@ -76,7 +85,8 @@ static void test_main_class(void)
 static void test_release(void)
 {
     char v[32];
-    static const char r17[] = "IMPLEMENTOR=\"Eclipse\"\nJAVA_VERSION=\"17.0.15\"\nOS_NAME=\"Linux\"\n";
+    static const char r17[] =
+        "IMPLEMENTOR=\"Eclipse\"\nJAVA_VERSION=\"17.0.15\"\nOS_NAME=\"Linux\"\n";
     is_int(sc_parse_release(r17, sizeof(r17) - 1, v, sizeof(v)), 17, "JDK 17");
     is_str(v, "17.0.15", "version text");
     static const char r8[] = "JAVA_VERSION=\"1.8.0_392\"\n";
@@ -94,8 +104,10 @@ static void test_attach(void)
     is_int(n, 2 + 5 + 6 + 5 + 6, "request length");
     ok(n > 0 && memcmp(buf, "1\0load\0/a.so\0true\0start\0", (size_t)n) == 0, "request bytes");
     n = sc_attach_request(buf, sizeof(buf), "jcmd", "Compiler.perfmap", NULL, NULL);
-    ok(n > 0 && memcmp(buf, "1\0jcmd\0Compiler.perfmap\0\0\0", (size_t)n) == 0, "jcmd: exactly three args");
-    ok(sc_attach_request(buf, 8, "load", "/long/path.so", "true", "x") < 0, "too long for the buffer");
+    ok(n > 0 && memcmp(buf, "1\0jcmd\0Compiler.perfmap\0\0\0", (size_t)n) == 0,
+       "jcmd: exactly three args");
+    ok(sc_attach_request(buf, 8, "load", "/long/path.so", "true", "x") < 0,
+       "too long for the buffer");
 
 #define R(s, load) sc_attach_parse_reply(s, sizeof(s) - 1, load, &st, msg, sizeof(msg))
     is_int(R("0\n", true), 0, "load ok (no text)");
@@ -138,11 +150,14 @@ static void test_map(void)
     is_int(st.lines_out, 2, "two lines");
     free(o);
     o = sanitize("zz 10 bad\n1000 0 zero\n1000 10\n1000  10 x\nffffffffffffffff 10 wrap\n"
-                 "1000 80000000 huge\n12345678901234567 1 long\n3000 10 ok\n", &st);
+                 "1000 80000000 huge\n12345678901234567 1 long\n3000 10 ok\n",
+                 &st);
     is_str(o, "3000 10 ok\n", "malformed, zero, overflowing and oversized entries dropped");
     is_int(st.dropped, 7, "seven dropped");
     free(o);
-    o = sanitize("1000 10 a\x01" "b\x1b[0m\r\n", &st);
+    o = sanitize("1000 10 a\x01"
+                 "b\x1b[0m\r\n",
+                 &st);
     is_str(o, "1000 10 a?b?[0m?\n", "control bytes in names replaced");
     free(o);
     o = sanitize("1000 100 old\n1000 100 new\n", &st);
@@ -193,12 +208,12 @@ static void test_stream(void)
     unsigned long long hs = 16;
     memcpy(b + 8, &hs, 8);
     o = 16;
-    put_rec(b, &o, 64, 40, 0);  /* HEADER_ATTR */
-    put_rec(b, &o, 9, 120, 0);  /* SAMPLE */
-    put_rec(b, &o, 9, 8, 0);    /* tiny SAMPLE */
-    put_rec(b, &o, 2, 24, 5);   /* LOST 5 */
-    put_rec(b, &o, 13, 16, 7);  /* LOST_SAMPLES 7 */
-    put_rec(b, &o, 9, 300, 0);  /* SAMPLE */
+    put_rec(b, &o, 64, 40, 0); /* HEADER_ATTR */
+    put_rec(b, &o, 9, 120, 0); /* SAMPLE */
+    put_rec(b, &o, 9, 8, 0);   /* tiny SAMPLE */
+    put_rec(b, &o, 2, 24, 5);  /* LOST 5 */
+    put_rec(b, &o, 13, 16, 7); /* LOST_SAMPLES 7 */
+    put_rec(b, &o, 9, 300, 0); /* SAMPLE */
     sc_perfstream ps = {0};
     sc_perfstream_feed(&ps, b, o);
     is_int(ps.samples, 3, "three samples in one chunk");

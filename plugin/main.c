@@ -127,6 +127,23 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
     if (lost)
         fprintf(stderr, ", %lld lost", lost);
     fputc('\n', stderr);
+    /* One line per JVM the sidecar found (all of it container data: sanitised). */
+    size_t ji;
+    json_t *jv;
+    json_array_foreach(p->jvms, ji, jv)
+    {
+        char ver[32], att[32], why[256];
+        proto_sanitize(json_string_value(json_object_get(jv, "java_version")) ?: "?", ver,
+                       sizeof ver);
+        proto_sanitize(json_string_value(json_object_get(jv, "attach")) ?: "?", att, sizeof att);
+        proto_sanitize(json_string_value(json_object_get(jv, "reason")) ?: "", why, sizeof why);
+        json_t *fp = json_object_get(jv, "preserve_frame_pointer");
+        fprintf(stderr, "  JVM pid %lld (java %s, names via %s%s)%s%s\n",
+                (long long)json_integer_value(json_object_get(jv, "nspid")), ver, att,
+                json_is_false(fp) ? ", no PreserveFramePointer" : "", *why ? ": " : "", why);
+        if (ji >= 15)
+            break;
+    }
     if (profile_top_self && total > 0) {
         const char *names[5];
         double counts[5];

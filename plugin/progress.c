@@ -71,6 +71,9 @@ void progress_update(progress *pg, const progress_item *items, int n, double now
             break;
     }
     if (pg->tty) {
+        if (pg->shown && !strcmp(line, pg->last))
+            return; /* nothing new: no flicker */
+        snprintf(pg->last, sizeof pg->last, "%s", line);
         /* One line, redrawn in place; clipped so it never wraps on an 80-column terminal. */
         fprintf(pg->out, "\r\033[Kdocker flame: %.100s", line);
         pg->shown = true;

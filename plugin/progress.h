@@ -19,6 +19,7 @@ typedef struct progress {
     bool tty, quiet, shown;
     double last_plain; /* monotonic seconds of the last plain line */
     double interval;   /* plain lines: seconds between them */
+    char last[1024];   /* TTY: the line on screen */
 } progress;
 
 void progress_init(progress *pg, FILE *out, bool quiet);

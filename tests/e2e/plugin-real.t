@@ -68,6 +68,19 @@ is "$rc" 0 "--context second endpoint: exit 0"
 like "$(cat ctx.svg 2>/dev/null)" 'FlameFixture' "--context: SVG with Java names"
 kill "$fwd"; wait "$fwd" 2>/dev/null
 
+# two JVMs in one container; --pid picks one; a --pid that is no JVM
+two=$(fixture two) || bail "fixture two did not start"
+$T docker flame -d 2 -o two.svg "$two" 2>err; rc=$?
+is "$rc" 0 "two JVMs: exit 0"
+is "$(grep -c '^  JVM pid' err)" 2 "two JVMs: both found"
+jp=$(sed -n 's/^  JVM pid \([0-9]*\) .*/\1/p' err | tail -1)
+$T docker flame --pid "$jp" -d 2 -o one.svg "$two" 2>err; rc=$?
+is "$rc" 0 "--pid: exit 0"
+is "$(grep '^  JVM pid' err | sed 's/ (.*//')" "  JVM pid $jp" "--pid: only that JVM"
+out=$($T docker flame --pid 4242 -d 2 "$two" 2>&1); rc=$?
+is "$rc" 4 "--pid of no JVM: exit 4"
+like "$out" 'no JVM with --pid in container' "--pid of no JVM: message"
+
 # no JVM
 nj=$(fixture nojvm) || bail "fixture nojvm did not start"
 out=$($T docker flame -d 2 "$nj" 2>&1); rc=$?

@@ -60,12 +60,23 @@ static json_t *parse_obj(const char *tag, const char *s, size_t n, flame_err *er
     return j;
 }
 
+/* A count from the sidecar: integers as they are, reals truncated; anything out of range
+ * (negative, NaN, 1e300 would overflow the cast) reads as 0 or the bound. */
 static long long jint(json_t *o, const char *k)
 {
+    const long long max = 1LL << 53;
     json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? json_integer_value(v)
-           : json_is_real(v)  ? (long long)json_real_value(v)
-                              : 0;
+    if (json_is_integer(v)) {
+        long long n = json_integer_value(v);
+        return n < 0 ? 0 : n > max ? max : n;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (!(d >= 0)) /* negative or NaN */
+            return 0;
+        return d >= (double)max ? max : (long long)d;
+    }
+    return 0;
 }
 
 int proto_line(proto *p, const char *line, size_t len, flame_err *err)

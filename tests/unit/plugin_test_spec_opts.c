@@ -223,6 +223,13 @@ int main(void)
     ok(LINE("P {\"elapsed_ms\":1500,\"duration_ms\":10000,\"samples\":120,\"jvms\":1}") == 0 &&
            p.elapsed_ms == 1500 && p.samples == 120 && p.njvms == 1 && p.progress,
        "P updates progress");
+    ok(LINE("P {\"elapsed_ms\":1e300,\"duration_ms\":-5,\"samples\":-1e300,\"jvms\":NaN}") < 0 ||
+           (p.elapsed_ms == 1LL << 53 && p.duration_ms == 0 && p.samples == 0),
+       "P: huge/negative numbers clamped, no overflow");
+    ok(LINE("P {\"elapsed_ms\":1e300,\"duration_ms\":-5,\"samples\":-1e300}") == 0 &&
+           p.elapsed_ms == 1LL << 53 && p.duration_ms == 0 && p.samples == 0,
+       "P: 1e300 and negatives clamped");
+    LINE("P {\"elapsed_ms\":1500,\"duration_ms\":10000,\"samples\":120,\"jvms\":1}");
     ok(LINE("W no \x1b[31mPreserveFramePointer") == 0 && p.nwarn == 1, "W kept");
     char clean[64];
     proto_sanitize(p.warnings[0], clean, sizeof clean);

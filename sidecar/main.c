@@ -151,13 +151,14 @@ static int parse_opts(int argc, char **argv, opts *o, flame_err *err)
         if (optarg && c != 'i') {
             errno = 0;
             v = strtol(optarg, &e, 10);
-            if (errno || *e || v < 0 || v > 86400)
-                return flame_fail(err, FLAME_EXIT_USAGE, "--%s: '%s' is not a number in 0..86400",
+            long max = c == 'p' ? 4194304 : 86400; /* PID_MAX_LIMIT; a day */
+            if (errno || *e || !*optarg || v < 0 || v > max)
+                return flame_fail(err, FLAME_EXIT_USAGE, "--%s: '%s' is not a number in 0..%ld",
                                   c == 'd'   ? "duration"
                                   : c == 'F' ? "frequency"
                                   : c == 'p' ? "pid"
                                              : "attach-timeout",
-                                  optarg);
+                                  optarg, max);
         }
         switch (c) {
         case 'd':

@@ -85,6 +85,12 @@ is "$(grep -c '^J' "$TMP/two.out")" 2 "two: both JVMs found"
 roots=$(grep '^F' "$TMP/two.out" | sed 's/^F //; s/;.*//' | sort -u | grep -c '^java-[0-9]* FlameFixture$')
 is "$roots" 2 "two: stacks rooted by two distinct JVM frames"
 restored "$fx" "$before" "two"
+one=$(sed -n 's/^J .*"pid":\([0-9]*\),.*/\1/p' "$TMP/two.out" | tail -1)
+sidecar "$fx" "$TMP/two-pid.out" --duration 1 --pid "$one"
+is "$(grep -c '^J' "$TMP/two-pid.out")" 1 "two + --pid $one: only that JVM"
+like "$(grep '^J' "$TMP/two-pid.out")" "\"pid\":$one," "two + --pid: the one asked for"
+sidecar "$fx" "$TMP/two-nopid.out" --duration 1 --pid 99999
+like "$(grep '^E' "$TMP/two-nopid.out")" '^E no_pid ' "--pid of no JVM: E no_pid"
 docker rm -f "$fx" >/dev/null
 
 fx=$(fixture readonly) || bail "fixture readonly did not start"

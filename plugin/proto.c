@@ -159,9 +159,9 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
         return 0;
     }
     case 'E': {
-        size_t cl = strcspn(pl, " ");
-        if (cl > pn)
-            cl = pn;
+        /* The line is length-delimited, not NUL-terminated: bounded search only. */
+        const char *sp = memchr(pl, ' ', pn);
+        size_t cl = sp ? (size_t)(sp - pl) : pn;
         snprintf(p->err_code, sizeof p->err_code, "%.*s", (int)cl, pl);
         free(p->err_text);
         p->err_text = strndup(cl < pn ? pl + cl + 1 : "",

@@ -245,6 +245,8 @@ struct map_args {
     sc_jvm *j;
     int out_fd;
     bool fetch;
+    bool keep;     /* top: read from `from` on and leave the map to the agent */
+    long long from;
 };
 
 static int map_child(void *arg)
@@ -266,6 +268,8 @@ static int map_child(void *arg)
             return -errno;
         if (!S_ISREG(st.st_mode))
             return -EINVAL;
+        if (a->from > 0 && lseek(fd, (off_t)a->from, SEEK_SET) < 0)
+            return -errno;
         char buf[65536];
         for (;;) {
             ssize_t n = TEMP_FAILURE_RETRY(read(fd, buf, sizeof(buf)));
@@ -284,6 +288,8 @@ static int map_child(void *arg)
             total += n;
         }
     }
+    if (a->keep)
+        return (int)total;
     if (unlinkat(tmp, name, 0) < 0 && errno != ENOENT)
         return -errno;
     return (int)total;
@@ -291,8 +297,18 @@ static int map_child(void *arg)
 
 int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
 {
-    struct map_args a = {j, out_fd, true};
+    struct map_args a = {.j = j, .out_fd = out_fd, .fetch = true};
     int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 60000);
+    if (rc < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/perf-%d.map",
+                                (int)j->st.pid, (int)j->st.nspid);
+    return rc;
+}
+
+int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_err *err)
+{
+    struct map_args a = {.j = (sc_jvm *)j, .out_fd = out_fd, .fetch = true, .keep = true, .from = from};
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000);
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/perf-%d.map",
                                 (int)j->st.pid, (int)j->st.nspid);
@@ -301,6 +317,6 @@ int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
 
 int sc_remove_map(sc_jvm *j, int ns_fd)
 {
-    struct map_args a = {j, -1, false};
+    struct map_args a = {.j = j, .out_fd = -1, .fetch = false};
     return sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000);
 }

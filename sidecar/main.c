@@ -21,6 +21,7 @@
 #include "common/cleanup.h"
 #include "flame/fold.h"
 #include "sidecar/sidecar.h"
+#include "sidecar/top.h"
 
 #define PERF "/usr/bin/perf"
 #define WORK_DATA "/tmp/perf.data"
@@ -40,6 +41,8 @@ typedef struct opts {
     long pid;
     bool inline_frames, signatures;
     enum { INJ_AUTO, INJ_MOUNT, INJ_COPY } inject;
+    bool top;        /* `top`: windows of interval_ms streamed live (top.c) */
+    int interval_ms;
 } opts;
 
 static long t0;
@@ -118,6 +121,7 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: flame-sidecar record [--duration SEC] [--frequency HZ] [--pid PID] [--no-inline]\n"
+        "       flame-sidecar top [--interval MS] [--frequency HZ] [--pid PID] [--no-inline]\n"
         "                            [--signatures] [--attach-timeout SEC] [--inject "
         "auto|mount|copy]\n"
         "Runs inside a container sharing the target's PID namespace; writes docs/PROTOCOL.md on "
@@ -132,8 +136,10 @@ static int parse_opts(int argc, char **argv, opts *o, flame_err *err)
                 .pid = 0,
                 .inline_frames = true,
                 .inject = INJ_AUTO};
-    if (argc < 2 || strcmp(argv[1], "record") != 0)
-        return flame_fail(err, FLAME_EXIT_USAGE, "expected the command 'record' (see --help)");
+    o->top = argc >= 2 && !strcmp(argv[1], "top");
+    o->interval_ms = 1000;
+    if (argc < 2 || (strcmp(argv[1], "record") != 0 && !o->top))
+        return flame_fail(err, FLAME_EXIT_USAGE, "expected the command 'record' or 'top' (see --help)");
     static const struct option lo[] = {{"duration", required_argument, 0, 'd'},
                                        {"frequency", required_argument, 0, 'F'},
                                        {"pid", required_argument, 0, 'p'},
@@ -141,6 +147,7 @@ static int parse_opts(int argc, char **argv, opts *o, flame_err *err)
                                        {"signatures", no_argument, 0, 's'},
                                        {"attach-timeout", required_argument, 0, 't'},
                                        {"inject", required_argument, 0, 'i'},
+                                       {"interval", required_argument, 0, 'I'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     int c;
@@ -192,6 +199,11 @@ static int parse_opts(int argc, char **argv, opts *o, flame_err *err)
                 o->inject = INJ_COPY;
             else
                 return flame_fail(err, FLAME_EXIT_USAGE, "--inject must be auto, mount or copy");
+            break;
+        case 'I': /* top: window length in ms */
+            if (v < 100 || v > 60000)
+                return flame_fail(err, FLAME_EXIT_USAGE, "--interval must be 100..60000 ms");
+            o->interval_ms = (int)v;
             break;
         case 'h':
             usage(stdout);
@@ -633,6 +645,29 @@ static int process(session *s, int *map_fd, flame_err *err)
     return rc;
 }
 
+/* `top` (top.c) reuses this session: the JVMs prepared above, record mode's perf launcher. */
+static int top_spawn(void *ctx, int *out_fd, int *ctl_fd, pid_t *pid, flame_err *err)
+{
+    return spawn_perf_record(ctx, out_fd, ctl_fd, pid, err);
+}
+
+static int top_run(session *s, flame_err *err)
+{
+    sc_top_env env = {.jvms = s->jvms,
+                      .ns_fd = s->ns_fd,
+                      .n = s->n,
+                      .interval_ms = s->o.interval_ms,
+                      .inline_frames = s->o.inline_frames,
+                      .signatures = s->o.signatures,
+                      .t0 = t0,
+                      .spawn = top_spawn,
+                      .ctx = s,
+                      .root_for_pid = s->n > 1 ? root_for_pid : NULL,
+                      .stop = &stop_requested,
+                      .abort = &abort_requested};
+    return sc_top_run(&env, err);
+}
+
 int main(int argc, char **argv)
 {
     t0 = now_ms();
@@ -722,13 +757,13 @@ int main(int argc, char **argv)
     /* 3. record */
     int rc = 0;
     if (!abort_requested) {
-        if (record(&s, &err) < 0) {
+        if (s.o.top ? top_run(&s, &err) < 0 : record(&s, &err) < 0) {
             rc = err.code;
         }
     }
     /* 4. finish in the target: complete maps, fetch, undo — on every path */
     long t = now_ms();
-    bool fetch = rc == 0 && !abort_requested;
+    bool fetch = rc == 0 && !abort_requested && !s.o.top;
     for (int k = 0; k < s.n; k++)
         if (s.ns_fd[k] >= 0)
             finish_jvm(&s, k, fetch);
@@ -745,6 +780,10 @@ int main(int argc, char **argv)
         out_line('E', "%s", err.msg);
         out_line('D', "%s", "");
         return rc;
+    }
+    if (s.o.top) { /* every window was processed and sent while recording */
+        out_line('D', "%s", "");
+        return 0;
     }
     /* 5. where perf looks for JIT symbols: /tmp/perf-<pid>.map. perf first tries the target's
      * mount namespace (where we just deleted the map) and then its own /tmp: ours. Created here,

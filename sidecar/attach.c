@@ -245,7 +245,7 @@ struct map_args {
     sc_jvm *j;
     int out_fd;
     bool fetch;
-    bool keep;     /* top: read from `from` on and leave the map to the agent */
+    bool keep; /* top: read from `from` on and leave the map to the agent */
     long long from;
 };
 
@@ -307,7 +307,8 @@ int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
 
 int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_err *err)
 {
-    struct map_args a = {.j = (sc_jvm *)j, .out_fd = out_fd, .fetch = true, .keep = true, .from = from};
+    struct map_args a = {
+        .j = (sc_jvm *)j, .out_fd = out_fd, .fetch = true, .keep = true, .from = from};
     int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000);
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/perf-%d.map",
@@ -319,4 +320,57 @@ int sc_remove_map(sc_jvm *j, int ns_fd)
 {
     struct map_args a = {.j = j, .out_fd = -1, .fetch = false};
     return sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000);
+}
+
+struct file_args {
+    const char *rel; /* path below the target's root, no leading '/' */
+    int out_fd;
+};
+
+static int file_child(void *arg)
+{
+    struct file_args *a = arg;
+    /* As the JVM user, below the target's root (our cwd after setns), no symlinks at all: the
+     * path comes from /proc/<pid>/maps, which shows resolved paths. */
+    _cleanup_close_ int fd = sc_open_beneath(AT_FDCWD, a->rel, O_RDONLY | O_NONBLOCK, 0);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL;
+    if ((unsigned long long)st.st_size > SC_MAP_FILE_MAX)
+        return -EFBIG;
+    char buf[65536];
+    long long total = 0;
+    for (;;) {
+        ssize_t n = TEMP_FAILURE_RETRY(read(fd, buf, sizeof(buf)));
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        if ((unsigned long long)(total + n) > SC_MAP_FILE_MAX)
+            return -EFBIG;
+        for (ssize_t w = 0; w < n;) {
+            ssize_t k = TEMP_FAILURE_RETRY(write(a->out_fd, buf + w, (size_t)(n - w)));
+            if (k <= 0)
+                return -EIO;
+            w += k;
+        }
+        total += n;
+    }
+    return 0;
+}
+
+int sc_fetch_file(sc_jvm *j, int ns_fd, const char *abs_path, int out_fd, flame_err *err)
+{
+    if (abs_path[0] != '/')
+        return flame_fail(err, FLAME_EXIT_ERROR, "not an absolute path: %s", abs_path);
+    struct file_args a = {abs_path + 1, out_fd};
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, file_child, &a, 30000);
+    if (rc < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, -rc, "pid %d: copy %s", (int)j->st.pid,
+                                abs_path);
+    return 0;
 }

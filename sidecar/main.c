@@ -25,6 +25,7 @@
 
 #define PERF "/usr/bin/perf"
 #define WORK_DATA "/tmp/perf.data"
+#define SYMFS "/tmp/symfs"
 
 static volatile sig_atomic_t stop_requested, abort_requested;
 
@@ -41,7 +42,7 @@ typedef struct opts {
     long pid;
     bool inline_frames, signatures;
     enum { INJ_AUTO, INJ_MOUNT, INJ_COPY } inject;
-    bool top;        /* `top`: windows of interval_ms streamed live (top.c) */
+    bool top; /* `top`: windows of interval_ms streamed live (top.c) */
     int interval_ms;
 } opts;
 
@@ -139,17 +140,14 @@ static int parse_opts(int argc, char **argv, opts *o, flame_err *err)
     o->top = argc >= 2 && !strcmp(argv[1], "top");
     o->interval_ms = 1000;
     if (argc < 2 || (strcmp(argv[1], "record") != 0 && !o->top))
-        return flame_fail(err, FLAME_EXIT_USAGE, "expected the command 'record' or 'top' (see --help)");
-    static const struct option lo[] = {{"duration", required_argument, 0, 'd'},
-                                       {"frequency", required_argument, 0, 'F'},
-                                       {"pid", required_argument, 0, 'p'},
-                                       {"no-inline", no_argument, 0, 'n'},
-                                       {"signatures", no_argument, 0, 's'},
-                                       {"attach-timeout", required_argument, 0, 't'},
-                                       {"inject", required_argument, 0, 'i'},
-                                       {"interval", required_argument, 0, 'I'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "expected the command 'record' or 'top' (see --help)");
+    static const struct option lo[] = {
+        {"duration", required_argument, 0, 'd'}, {"frequency", required_argument, 0, 'F'},
+        {"pid", required_argument, 0, 'p'},      {"no-inline", no_argument, 0, 'n'},
+        {"signatures", no_argument, 0, 's'},     {"attach-timeout", required_argument, 0, 't'},
+        {"inject", required_argument, 0, 'i'},   {"interval", required_argument, 0, 'I'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     int c;
     optind = 2;
     while ((c = getopt_long(argc, argv, "d:F:p:", lo, NULL)) != -1) {
@@ -313,6 +311,20 @@ static void prepare_jvm(session *s, int k)
     s->t_attach += j->attach_ms;
 }
 
+/* mkdir -p of the directories of path (in our own /tmp). */
+static int mkdirs_for(const char *path)
+{
+    char buf[600];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; (p = strchr(p, '/')); p++) {
+        *p = 0;
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
 /* After recording: make the map complete, bring it over, undo everything in the target. */
 static void finish_jvm(session *s, int k, bool fetch)
 {
@@ -347,6 +359,22 @@ static void finish_jvm(session *s, int k, bool fetch)
             warn("create %s: %s", path, strerror(errno));
         else if (sc_fetch_map(j, ns, s->raw_fd[k], &err) < 0)
             warn("%s", err.msg);
+    }
+    /* libjvm.so for perf's symbols: perf script runs without the privilege to enter the
+     * target's mount namespace, so it reads a copy below --symfs (same path, same build-id).
+     * Best effort: without it libjvm frames stay "[libjvm.so]". */
+    if (fetch && j->libjvm[0] == '/') {
+        char path[600];
+        snprintf(path, sizeof(path), "%s%s", SYMFS, j->libjvm);
+        int fd =
+            mkdirs_for(path) == 0 ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+        err = (flame_err)FLAME_ERR_INIT;
+        if (fd >= 0 && sc_fetch_file(j, ns, j->libjvm, fd, &err) < 0) {
+            warn("%s (libjvm frames stay unnamed)", err.msg);
+            unlink(path);
+        }
+        if (fd >= 0)
+            close(fd);
     }
     /* The map in the target is removed either way (fetch removes it; on abort remove here). */
     sc_remove_map(j, ns);
@@ -534,8 +562,8 @@ static int run_script(session *s, folder *f, flame_err *err)
         setenv("HOME", "/tmp", 1);
         /* comm,pid,tid,time,event + ip,sym,dso per frame: the classic layout fold parses;
          * `-i -` reads the pipe-format data from stdin (the file is ours, opened above). */
-        execl(PERF, "perf", "script", "-i", "-", "-F", "comm,pid,tid,time,event,ip,sym,dso",
-              (char *)NULL);
+        execl(PERF, "perf", "script", "-i", "-", "--symfs", SYMFS, "-F",
+              "comm,pid,tid,time,event,ip,sym,dso", (char *)NULL);
         _exit(127);
     }
     close(p[1]);

@@ -109,6 +109,9 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
                       const char *a1, const char *a2, char *out, size_t cap, flame_err *err);
 /* Copy the JVM's /tmp/perf-<nspid>.map into out_fd (bounded) and delete it in the target. */
 int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err);
+/* Copy a regular file of the target (absolute path as the JVM sees it, no symlinks on the way,
+ * <= SC_MAP_FILE_MAX) into out_fd, as the JVM's user. */
+int sc_fetch_file(sc_jvm *j, int ns_fd, const char *abs_path, int out_fd, flame_err *err);
 /* top: append the map's bytes from offset `from` on to out_fd, leaving the map in place (the
  * agent keeps writing it). Returns the number of bytes copied or <0. */
 int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_err *err);

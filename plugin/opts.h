@@ -22,6 +22,8 @@ typedef struct flame_opts {
     bool help, version;
     char **containers; /* points into argv (array malloc'd: free with opts_clear) */
     int ncontainers;
+    bool top;        /* `docker flame top` (plugin/top.c): the sidecar runs `top` */
+    int interval_ms; /* top: window length */
     char **cmd; /* after "--": NULL-terminated, points into argv */
     int ncmd;
 } flame_opts;

@@ -21,6 +21,8 @@ typedef struct spec_args {
     int frequency;
     long pid; /* 0 = all JVMs */
     bool no_inline, signatures;
+    bool top;        /* `flame-sidecar top --interval MS` instead of `record` */
+    int interval_ms;
     long owner_pid;
     long long created; /* unix time */
     const char

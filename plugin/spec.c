@@ -35,8 +35,12 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
     snprintf(created, sizeof created, "%lld", a->created);
     snprintf(pidmode, sizeof pidmode, "container:%s", a->target_id);
 
-    json_t *cmd = json_pack("[sssssss]", "/flame-sidecar", "record", "--duration", dur,
-                            "--frequency", freq, "--inject");
+    char ival[16];
+    snprintf(ival, sizeof ival, "%d", a->interval_ms);
+    json_t *cmd = a->top ? json_pack("[sssssss]", "/flame-sidecar", "top", "--interval", ival,
+                                     "--frequency", freq, "--inject")
+                         : json_pack("[sssssss]", "/flame-sidecar", "record", "--duration", dur,
+                                     "--frequency", freq, "--inject");
     json_array_append_new(cmd, json_string("auto"));
     if (a->pid) {
         json_array_append_new(cmd, json_string("--pid"));

@@ -42,6 +42,9 @@ typedef struct sess {
     long exit_status; /* sidecar's exit code, -1 unknown */
     bool stop_sent;
     bool debug;
+    /* top: sees each stdout line first (stream thread, lock held); 1 = consumed */
+    int (*line_hook)(void *ctx, const char *line, size_t len);
+    void *hook_ctx;
 } sess;
 
 typedef struct run_times {

@@ -148,7 +148,8 @@ static int on_line(void *ud, int stream, const char *line, size_t len, flame_err
         bool had_p = s->pr.progress;
         unsigned long long f = s->pr.f_lines;
         bool had_s = s->pr.summary != NULL;
-        rc = proto_line(&s->pr, line, len, err);
+        if (!s->line_hook || !s->line_hook(s->hook_ctx, line, len))
+            rc = proto_line(&s->pr, line, len, err);
         double now = sess_now();
         if (!had_p && s->pr.progress) {
             s->t_first_p = now;
@@ -257,6 +258,8 @@ static int create_sidecar(run_ctx *r, sess *s, flame_err *err)
                    .pid = r->o->pid,
                    .no_inline = r->o->no_inline,
                    .signatures = r->o->signatures,
+                   .top = r->o->top,
+                   .interval_ms = r->o->interval_ms,
                    .owner_pid = (long)getpid(),
                    .created = (long long)time(NULL),
                    .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),

@@ -16,6 +16,7 @@
 #include "plugin/opts.h"
 #include "plugin/output.h"
 #include "plugin/session.h"
+#include "plugin/top.h"
 #include "plugin/weak.h"
 
 #define URL "https://github.com/docker-flame/docker-flame"
@@ -534,6 +535,8 @@ int main(int argc, char **argv)
         rc = flame_cmd_merge ? cmd_with_profiler(&g, flame_cmd_merge, ac, av) : not_built(verb);
     else if (!strcmp(verb, "gc"))
         rc = cmd_gc(&g, ac, av);
+    else if (!strcmp(verb, "top"))
+        rc = top_cmd(&g, open_engine, ac, av);
     else
         rc = cmd_profile(&g, ac, av);
     curl_global_cleanup();

@@ -6,7 +6,7 @@ PLUGIN_OBJS := $(PLUGIN_SRCS:%.c=$(BUILD)/obj/%.o)
 PLUGIN_ASAN := $(PLUGIN_SRCS:%.c=$(BUILD)/asan/%.o)
 PLUGIN_PKGS := libcurl jansson libcrypto
 PLUGIN_CFLAGS := $(shell pkg-config --cflags $(PLUGIN_PKGS))
-PLUGIN_LIBS := $(shell pkg-config --libs $(PLUGIN_PKGS)) -lpthread -lm
+PLUGIN_LIBS := $(shell pkg-config --libs $(PLUGIN_PKGS)) $(shell pkg-config --libs ncursesw) -lpthread -lm
 
 $(BUILD)/obj/plugin/%.o $(BUILD)/asan/plugin/%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
 $(BUILD)/asan/tests/unit/plugin_test_%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)

@@ -26,7 +26,7 @@
 /* One window handed to the child: fixed size, far below PIPE_BUF, so one write is atomic. */
 typedef struct top_cmd {
     int window;
-    long start_ms, ms;
+    long start_ms, ms, end_mono_ms;
     unsigned long long samples, lost, skipped;
     long long raw_size[SC_MAX_JVMS]; /* bytes of each raw map valid for this window */
 } top_cmd;
@@ -144,9 +144,9 @@ static void child_window(const sc_top_env *env, const top_cmd *c, const int *raw
         /* T first: the plugin starts a new window, the F lines that follow belong to it. */
         printf("T {\"window\":%d,\"start_ms\":%ld,\"ms\":%ld,\"samples\":%llu,"
                "\"folded\":%llu,\"lost\":%llu,\"skipped\":%llu,\"jit_leaf\":%llu,"
-               "\"jit_leaf_named\":%llu,\"process_ms\":%ld}\n",
+               "\"jit_leaf_named\":%llu,\"process_ms\":%ld,\"end_mono_ms\":%ld}\n",
                c->window, c->start_ms, c->ms, c->samples, fs.samples, c->lost, c->skipped,
-               fs.jit_leaf, fs.jit_leaf_named, mono_ms() - t);
+               fs.jit_leaf, fs.jit_leaf_named, mono_ms() - t, c->end_mono_ms);
         folder_each(f, child_emit, NULL);
     }
     printf("P {\"elapsed_ms\":%ld,\"duration_ms\":0,\"samples\":%llu,\"jvms\":%d}\n",
@@ -383,6 +383,7 @@ int sc_top_run(const sc_top_env *env, flame_err *err)
         t.pend = (top_cmd){.window = w,
                            .start_ms = start - env->t0,
                            .ms = mono_ms() - start,
+                           .end_mono_ms = mono_ms(),
                            .samples = ps.samples,
                            .lost = ps.lost};
         t.pending = true;

@@ -42,7 +42,7 @@ FUZZ_ALL := fold fold_compat profile svg_xml svg_load diff perfmap proc attach d
 fuzz_main = $(or $(FUZZ_MAIN_$(1)),fuzz/fuzz_$(1).c)
 fuzz_ready = $(if $(strip $(foreach s,$(FUZZ_SRC_$(1)) $(call fuzz_main,$(1)),$(if $(wildcard $(s)),,x))),,$(1))
 FUZZ_HARNESSES ?= $(foreach h,$(FUZZ_ALL),$(call fuzz_ready,$(h)))
-FUZZ_HDRS := fuzz/fuzz.h fuzz/xmlcheck.h $(wildcard common/*.h flame/*.h sidecar/*.h plugin/*.h) \
+FUZZ_HDRS := fuzz/fuzz.h fuzz/xmlcheck.h fuzz/fuzz.mk $(wildcard common/*.h flame/*.h sidecar/*.h plugin/*.h) \
              $(wildcard flame/render_js.h)
 
 define fuzz_rules

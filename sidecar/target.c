@@ -9,7 +9,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/capability.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -86,12 +86,14 @@ static __attribute__((noreturn)) void child_main(int wfd, int ns_fd, bool as_use
         }
         /* A JVM running as root keeps us at uid 0, where setresuid leaves the capabilities in
          * place: clear them explicitly, so even then we act with no more than the JVM's uid. */
-        cap_t none = cap_init();
-        if (!none || cap_set_proc(none) < 0) {
+        /* Raw capset (not libcap): this file is also linked into the fuzz harness without
+         * libcap. Version 3, all sets empty. */
+        struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+        struct __user_cap_data_struct none[2] = {{0, 0, 0}, {0, 0, 0}};
+        if (syscall(SYS_capset, &hdr, none) < 0) {
             rc = -EPERM;
             goto out;
         }
-        cap_free(none);
         /* The euid change already cleared "dumpable"; make sure the JVM user cannot ptrace us
          * and steal the fds we inherited. */
         prctl(PR_SET_DUMPABLE, 0);

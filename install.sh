@@ -88,7 +88,7 @@ VERSION=$(sed -n 's/^VERSION *:= *//p' Makefile)
 want=$(sha256sum build/flame-sidecar.tar | cut -c1-16)
 have=$(docker image inspect -f '{{index .Config.Labels "com.docker-flame.tar-sha256"}}' "docker-flame-sidecar:$VERSION" 2>/dev/null || true)
 if [ "$have" != "$want" ]; then
-    docker import -q --change "LABEL com.docker-flame.tar-sha256=$want" build/flame-sidecar.tar "docker-flame-sidecar:$VERSION" >/dev/null \
+    docker import --change "LABEL com.docker-flame.tar-sha256=$want" build/flame-sidecar.tar "docker-flame-sidecar:$VERSION" >/dev/null \
         || die "could not load the sidecar image into the engine"
     say "loaded the sidecar image docker-flame-sidecar:$VERSION ($(du -m build/flame-sidecar.tar | cut -f1) MB)"
 fi

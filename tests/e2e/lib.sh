@@ -33,10 +33,15 @@ bail() { echo "Bail out! $*"; exit 1; }
 engine_up() { docker info >/dev/null 2>&1; }
 fixture() { "$ROOT/tests/fixtures/run.sh" "$@"; }
 ensure_fixture_image() { "$ROOT/tests/fixtures/build.sh" >/dev/null; }
+# Import build/flame-sidecar.tar as the sidecar image unless the engine already has exactly
+# this tarball (label com.docker-flame.tar-sha256, the same key install.sh uses).
 ensure_sidecar_image() {
-    docker image inspect "$SIDECAR_IMAGE" >/dev/null 2>&1 && return 0
     [ -f "$BUILD/flame-sidecar.tar" ] || return 1
-    docker import -q "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null
+    local want have
+    want=$(sha256sum "$BUILD/flame-sidecar.tar" | cut -c1-16)
+    have=$(docker image inspect -f '{{index .Config.Labels "com.docker-flame.tar-sha256"}}' "$SIDECAR_IMAGE" 2>/dev/null)
+    [ "$have" = "$want" ] && return 0
+    docker import --change "LABEL com.docker-flame.tar-sha256=$want" "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null
 }
 # Point the docker CLI at a private config dir whose only plugin is our build.
 plugin_env() {

@@ -819,8 +819,15 @@ int top_cmd(const ep_globals *g, top_open_engine_fn open_engine, int argc, char 
     r.tm.t0 = sess_now();
     progress_init(&r.pg, stderr, true);
 
+    /* a full container id is 64 hex digits: show docker's short form */
+    char shown[16];
+    const char *cname = a.container;
+    if (strlen(cname) == 64 && strspn(cname, "0123456789abcdef") == 64) {
+        snprintf(shown, sizeof shown, "%.12s", cname);
+        cname = shown;
+    }
     top_ui u = {.m = &m,
-                .container = a.container,
+                .container = cname,
                 .interval_s = a.interval_s,
                 .window_s = a.window_s,
                 .tty = isatty(1) && isatty(0) && getenv("TERM"),

@@ -251,6 +251,13 @@ static void print_timings(const run_ctx *r, double t_written)
         char clean[1024];
         proto_sanitize(js ? js : "", clean, sizeof clean);
         fprintf(stderr, "docker flame: sidecar timings (ms) %s: %s\n", r->s[i].name, clean);
+        /* CapEff per phase as the sidecar measured it (docs/HARDENING.md "Privileges") */
+        json_t *caps = json_object_get(r->s[i].pr.summary, "caps");
+        _cleanup_free_ char *cj = caps ? json_dumps(caps, JSON_COMPACT) : NULL;
+        if (cj) {
+            proto_sanitize(cj, clean, sizeof clean);
+            fprintf(stderr, "docker flame: sidecar caps %s: %s\n", r->s[i].name, clean);
+        }
     }
 }
 

@@ -696,6 +696,22 @@ static int top_run(session *s, flame_err *err)
     return sc_top_run(&env, err);
 }
 
+/* TEST ONLY (tests/e2e/privilege-phases.t): FLAME_SIDECAR_TEST_STOP=<phase>[,<phase>] makes
+ * the sidecar stop itself (SIGSTOP) on entering that phase ("setup": after the scan, before
+ * anything is done in the target; "process": right after the privilege drop + seccomp), so the
+ * test can read /proc/<pid>/status from the host and SIGCONT it. Unset in normal use (the
+ * plugin passes it only from $DOCKER_FLAME_SIDECAR_TEST_STOP). */
+static void test_stop_at(const char *phase)
+{
+    const char *v = getenv("FLAME_SIDECAR_TEST_STOP");
+    if (!v)
+        return;
+    size_t n = strlen(phase);
+    for (const char *p = v; (p = strstr(p, phase)) != NULL; p += n)
+        if ((p == v || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            raise(SIGSTOP);
+}
+
 int main(int argc, char **argv)
 {
     t0 = now_ms();
@@ -750,6 +766,7 @@ int main(int argc, char **argv)
         out_line('D', "%s", "");
         return FLAME_EXIT_NO_JVM;
     }
+    test_stop_at("setup");
     /* 2. per JVM: namespace fd, inject, attach */
     for (int k = 0; k < s.n; k++) {
         sc_jvm *j = &s.jvms[k];
@@ -840,6 +857,7 @@ int main(int argc, char **argv)
         return FLAME_EXIT_ERROR;
     }
     sc_cap_eff(s.cap_process, sizeof(s.cap_process));
+    test_stop_at("process");
     if (process(&s, map_fd, &err) < 0) {
         out_line('E', "internal %s", err.msg);
         out_line('D', "%s", "");

@@ -263,7 +263,8 @@ static int create_sidecar(run_ctx *r, sess *s, flame_err *err)
                    .owner_pid = (long)getpid(),
                    .created = (long long)time(NULL),
                    .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
-                   .test_owner = owner};
+                   .test_owner = owner,
+                   .test_stop = getenv("DOCKER_FLAME_SIDECAR_TEST_STOP")};
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
         return -1;

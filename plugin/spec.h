@@ -28,6 +28,10 @@ typedef struct spec_args {
     const char
         *caps; /* comma list replacing the default CapAdd ($DOCKER_FLAME_SIDECAR_CAPS), or NULL */
     const char *test_owner; /* $FLAME_TEST_OWNER: extra test labels so test cleanup finds it */
+    /* TEST ONLY: $DOCKER_FLAME_SIDECAR_TEST_STOP (comma list of sidecar phases) becomes the
+     * sidecar's env FLAME_SIDECAR_TEST_STOP: it SIGSTOPs itself there so a test can read its
+     * /proc status (tests/e2e/privilege-phases.t). NULL in normal use. */
+    const char *test_stop;
 } spec_args;
 
 /* The sidecar image: $DOCKER_FLAME_SIDECAR_IMAGE (tests: a stub sidecar) or SPEC_IMAGE. */

@@ -73,7 +73,12 @@ int main(void)
            "PidMode joins the target");
     is_str(json_string_value(json_object_get(hc, "NetworkMode")), "none", "no network");
     ok(json_is_true(json_object_get(hc, "ReadonlyRootfs")), "read-only rootfs");
-    ok(json_object_get(hc, "Privileged") == NULL, "never Privileged");
+    ok(json_object_get(hc, "Privileged") == NULL || json_is_false(json_object_get(hc, "Privileged")),
+       "never Privileged");
+    ok(json_array_size(json_object_get(hc, "SecurityOpt")) == 1 &&
+           has_str(json_object_get(hc, "SecurityOpt"), "no-new-privileges:true"),
+       "SecurityOpt: exactly no-new-privileges (engine's default seccomp profile)");
+    ok(json_object_get(s, "Env") == NULL, "no test env without DOCKER_FLAME_SIDECAR_TEST_STOP");
     ok(has_str(json_object_get(hc, "CapDrop"), "ALL"), "CapDrop ALL");
     ok(has_str(json_object_get(hc, "CapAdd"), "SYS_ADMIN") &&
            has_str(json_object_get(hc, "CapAdd"), "SYS_PTRACE") &&

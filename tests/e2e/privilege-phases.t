@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Least privilege, measured from the host: the sidecar's HostConfig as the engine applied it, and
+# CapEff/CapPrm/CapBnd/CapAmb/Seccomp/NoNewPrivs/Uid from /proc/<pid>/status of the sidecar's
+# processes in each phase (docs/HARDENING.md "Privileges", docs/SIDECAR.md). Phases are caught
+# by a TEST-ONLY hook: DOCKER_FLAME_SIDECAR_TEST_STOP=setup,process makes the sidecar SIGSTOP
+# itself on entering those phases (we read its status, then SIGCONT); the recording phase is
+# caught by its perf child, which lives for the whole recording. Every wait is bounded.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/fixtures/plugin-stub/lib.sh"
+engine_up || bail "no Docker engine answers"
+[ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
+[ -f "$BUILD/flame-sidecar.tar" ] || { skip_or_fail "build/flame-sidecar.tar missing (make)"; done_testing; }
+ensure_fixture_image || bail "cannot build the fixture image"
+ensure_sidecar_image || bail "cannot import the sidecar image"
+plugin_env
+unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS
+cd "$TMP"
+
+SETUP_CAPS=00000000002c00c0   # SETGID SETUID SYS_CHROOT SYS_PTRACE SYS_ADMIN
+RECORD_CAPS=0000000000080000  # SYS_PTRACE
+NONE=0000000000000000
+st() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null | head -1; }
+uid() { st "$1" Uid | awk '{print $2}'; }   # effective uid
+# wait (bounded, seconds) until pid $1 is stopped (State T)
+wait_stopped() {
+    local i
+    for ((i = 0; i < $2 * 20; i++)); do
+        case "$(st "$1" State)" in T*) return 0 ;; esac
+        sleep 0.05
+    done
+    return 1
+}
+# the host pid of the perf child of sidecar pid $1 (bounded)
+perf_child() {
+    local i c
+    for ((i = 0; i < $2 * 20; i++)); do
+        for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+            [ "$(cat /proc/"$c"/comm 2>/dev/null)" = perf ] && { echo "$c"; return 0; }
+        done
+        sleep 0.05
+    done
+    return 1
+}
+assert_status() { # PID PHASE UID CAPEFF CAPPRM
+    local p=$1 ph=$2
+    is "$(uid "$p")" "$3" "$ph: euid $3"
+    is "$(st "$p" CapEff)" "$4" "$ph: CapEff $4"
+    is "$(st "$p" CapPrm)" "$5" "$ph: CapPrm $5"
+    is "$(st "$p" CapBnd)" "$SETUP_CAPS" "$ph: CapBnd is exactly CapAdd (engine)"
+    is "$(st "$p" NoNewPrivs)" 1 "$ph: NoNewPrivs 1"
+    is "$(st "$p" Seccomp)" 2 "$ph: Seccomp 2 (filter)"
+    diag "$ph pid $p: $(grep -E '^(Uid|Cap|Seccomp|NoNewPrivs)' "/proc/$p/status" | tr '\n\t' '  ')"
+}
+
+fx=$(fixture pid1) || bail "fixture pid1 did not start"
+fxid=$(docker inspect -f '{{.Id}}' "$fx")
+for warm in 1; do  # a first run loads the agent, so the measured run is a normal one
+    timeout -k 5 90 docker flame -q -d 1 -o warm.svg "$fx" >/dev/null 2>&1
+done
+
+DOCKER_FLAME_SIDECAR_TEST_STOP=setup,process DOCKER_FLAME_TIMINGS=1 \
+    timeout -k 10 150 docker flame -d 3 -o p.svg "$fx" 2>err &
+bg=$!
+sc=
+for ((i = 0; i < 600; i++)); do
+    sc=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter "label=com.docker-flame.target=$fxid" \
+        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
+    [ -n "$sc" ] && break
+    sleep 0.1
+done
+[ -n "$sc" ] || { kill "$bg"; bail "no sidecar appeared"; }
+hc=$(docker inspect -f '{{.HostConfig.Privileged}} {{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{json .HostConfig.CapDrop}} {{json .HostConfig.CapAdd}} {{json .HostConfig.SecurityOpt}} {{.HostConfig.PidMode}}' "$sc")
+is "$hc" "false none true [\"ALL\"] [\"SYS_ADMIN\",\"SYS_PTRACE\",\"SETUID\",\"SETGID\",\"SYS_CHROOT\"] [\"no-new-privileges:true\"] container:$fxid" \
+    "HostConfig: not privileged, no network, read-only, CapDrop ALL + 5 caps, no-new-privileges, default seccomp"
+scpid=0
+for ((i = 0; i < 100; i++)); do
+    scpid=$(docker inspect -f '{{.State.Pid}}' "$sc" 2>/dev/null); [ "${scpid:-0}" -gt 0 ] && break; sleep 0.1
+done
+if wait_stopped "$scpid" 30; then
+    assert_status "$scpid" setup 0 "$SETUP_CAPS" "$SETUP_CAPS"
+    is "$(st "$scpid" CapAmb)" "$NONE" "setup: no ambient caps"
+    kill -CONT "$scpid"
+else nok "setup: sidecar did not stop at the setup hook"; fi
+if pp=$(perf_child "$scpid" 30); then
+    assert_status "$pp" "record (perf)" 65534 "$RECORD_CAPS" "$RECORD_CAPS"
+    is "$(st "$pp" CapAmb)" "$RECORD_CAPS" "record (perf): only SYS_PTRACE ambient"
+    is "$(st "$pp" Groups)" "" "record (perf): no supplementary groups"
+    assert_status "$scpid" "record (sidecar)" 0 "$SETUP_CAPS" "$SETUP_CAPS"
+else nok "record: no perf child seen"; fi
+if wait_stopped "$scpid" 60 && [ "$(uid "$scpid")" = 65534 ]; then
+    assert_status "$scpid" process 65534 "$NONE" "$NONE"
+    is "$(st "$scpid" CapAmb)" "$NONE" "process: no ambient caps"
+    f=$(st "$scpid" Seccomp_filters)
+    if [ -n "$f" ]; then check "process: own seccomp filter stacked on the engine's ($f filters)" test "$f" -ge 2
+    else ok "# SKIP kernel without Seccomp_filters"; fi
+    kill -CONT "$scpid"
+else nok "process: sidecar did not stop at the process hook"; kill -CONT "$scpid" 2>/dev/null; fi
+wait_pid "$bg" 120; rc=$RC
+is "$rc" 0 "profile with no-new-privileges: exit 0"
+like "$(cat p.svg 2>/dev/null)" 'FlameFixture\.countPrimes' "profile with no-new-privileges: Java names"
+caps=$(sed -n 's/^docker flame: sidecar caps [^:]*: //p' err | head -1)
+is "$caps" "{\"setup\":\"$SETUP_CAPS\",\"record\":\"$RECORD_CAPS\",\"process\":\"$NONE\"}" "S line (printed under -D) reports the same CapEff per phase"
+is "$(sidecars_left)" 0 "sidecar removed"
+check "the JVM still runs" test "$(docker inspect -f '{{.State.Running}}' "$fx")" = true
+done_testing

@@ -466,6 +466,8 @@ static void header_text(top_ui *u, char *buf, size_t n)
              u->m->last_latency_ms, u->paused ? "  [PAUSED]" : "");
 }
 
+static void request_quit(top_ui *u, const char *why);
+
 static void plain_snapshot(top_ui *u)
 {
     char hdr[512];
@@ -480,7 +482,8 @@ static void plain_snapshot(top_ui *u)
         printf("%6.1f%% %6.1f%% %8.0f  %-60s %s\n", 100 * r->self / tot, 100 * r->total / tot,
                u->by_total ? r->total : r->self, r->name, r->where);
     }
-    fflush(stdout);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        request_quit(u, "stdout closed"); /* `| head`: nobody reads any more */
 }
 
 static void draw(top_ui *u)

@@ -340,6 +340,15 @@ static void finish_jvm(session *s, int k, bool fetch)
             warn("pid %d: stopping the agent failed: %s", (int)j->st.pid, r < 0 ? err.msg : msg);
         j->agent_started = false;
     }
+    if (j->attach == SC_ATTACH_PERFMAP && fetch && sc_map_name_free(j, ns) < 0) {
+        /* HotSpot opens the map with fopen(): it would write through a planted symlink and
+         * its attach listener would block forever on a planted FIFO. */
+        warn("pid %d: /tmp/perf-%d.map in the target is not a regular file of the JVM user (a "
+             "symlink, FIFO or foreign file planted there): refused, no Compiler.perfmap; Java "
+             "frames will have no names",
+             (int)j->st.pid, (int)j->st.nspid);
+        j->attach = SC_ATTACH_NONE;
+    }
     if (j->attach == SC_ATTACH_PERFMAP && fetch) {
         err = (flame_err)FLAME_ERR_INIT;
         int r = sc_attach_command(j, ns, s->o.attach_timeout * 1000, "jcmd", "Compiler.perfmap",

@@ -164,6 +164,14 @@ static int attach_child(void *arg)
         bool created = tf >= 0;
         if (tf >= 0)
             close(tf);
+        /* Something else already has the trigger's name. A regular file of the JVM's user is a
+         * leftover of an earlier attach and harmless; anything else (a symlink planted by the
+         * target, a FIFO, another user's file) is refused: HotSpot would stat() through a link,
+         * and without a listener our SIGQUIT would only make the JVM print a thread dump. */
+        struct stat tst;
+        if (!created && (fstatat(tmp, trigger, &tst, AT_SYMLINK_NOFOLLOW) < 0 ||
+                         !S_ISREG(tst.st_mode) || tst.st_uid != j->st.uid))
+            return -EEXIST;
         if (kill(j->st.pid, SIGQUIT) < 0) {
             s = -errno;
         } else {
@@ -230,6 +238,17 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
                           "pid %d: no attach socket /tmp/.java_pid%d within %d ms (attach "
                           "disabled, or the JVM is hung)",
                           (int)j->st.pid, (int)j->st.nspid, timeout_ms);
+    if (rc == -EEXIST)
+        return flame_fail(err, FLAME_EXIT_ATTACH,
+                          "pid %d: no attach socket, and /tmp/.attach_pid%d in the target is not "
+                          "ours (a symlink or foreign file planted there): refused to use it, no "
+                          "SIGQUIT sent",
+                          (int)j->st.pid, (int)j->st.nspid);
+    if (rc == -EPERM)
+        return flame_fail(err, FLAME_EXIT_ATTACH,
+                          "pid %d: /tmp/.java_pid%d is served by another process than the JVM "
+                          "(SO_PEERCRED): refused",
+                          (int)j->st.pid, (int)j->st.nspid);
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: attach", (int)j->st.pid);
     int status = 0;
@@ -246,6 +265,7 @@ struct map_args {
     int out_fd;
     bool fetch;
     bool keep; /* top: read from `from` on and leave the map to the agent */
+    bool check; /* only say whether the name is free or a map we may replace */
     long long from;
 };
 
@@ -268,6 +288,9 @@ static int map_child(void *arg)
             return -errno;
         if (!S_ISREG(st.st_mode))
             return -EINVAL;
+        /* A sparse 2 GB file must not cost 256 MiB of copying before it is refused. */
+        if ((unsigned long long)st.st_size > SC_MAP_FILE_MAX)
+            return -EFBIG;
         if (a->from > 0 && lseek(fd, (off_t)a->from, SEEK_SET) < 0)
             return -errno;
         char buf[65536];
@@ -290,6 +313,15 @@ static int map_child(void *arg)
     }
     if (a->keep)
         return (int)total;
+    /* Remove only what can be the agent's or HotSpot's map: a regular file of the JVM's user.
+     * A symlink, FIFO or foreign file planted under that name is the target's own: left alone. */
+    struct stat ls;
+    if (fstatat(tmp, name, &ls, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? (int)total : -errno;
+    if (!S_ISREG(ls.st_mode) || ls.st_uid != a->j->st.uid)
+        return a->fetch ? -EINVAL : -EEXIST;
+    if (a->check)
+        return 0;
     if (unlinkat(tmp, name, 0) < 0 && errno != ENOENT)
         return -errno;
     return (int)total;
@@ -314,6 +346,12 @@ int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_er
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/perf-%d.map",
                                 (int)j->st.pid, (int)j->st.nspid);
     return rc;
+}
+
+int sc_map_name_free(sc_jvm *j, int ns_fd)
+{
+    struct map_args a = {.j = j, .out_fd = -1, .check = true};
+    return sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000);
 }
 
 int sc_remove_map(sc_jvm *j, int ns_fd)

@@ -115,7 +115,11 @@ int sc_fetch_file(sc_jvm *j, int ns_fd, const char *abs_path, int out_fd, flame_
 /* top: append the map's bytes from offset `from` on to out_fd, leaving the map in place (the
  * agent keeps writing it). Returns the number of bytes copied or <0. */
 int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_err *err);
-/* Remove the target's /tmp/perf-<nspid>.map if present (as the JVM's user). */
+/* 0 when the target's /tmp/perf-<nspid>.map is absent or a regular file of the JVM's user (a map
+ * the JVM may rewrite); -EEXIST when something else was planted there (HotSpot's
+ * Compiler.perfmap would write through a symlink or block on a FIFO). */
+int sc_map_name_free(sc_jvm *j, int ns_fd);
+/* Remove the target's /tmp/perf-<nspid>.map if it is a regular file of the JVM's user. */
 int sc_remove_map(sc_jvm *j, int ns_fd);
 
 /* ---- perf map sanitizer (perfmap.c), pure over buffers ---- */

@@ -61,6 +61,7 @@ static void usage(FILE *f)
           "  merge    merge profiles\n"
           "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
           "           removes running ones\n"
+          "  top      live view of the hottest Java methods (docker flame top --help)\n"
           "\n"
           "Examples:\n"
           "  docker flame web                         # 30 s, writes flame-web-<time>.svg\n"

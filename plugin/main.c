@@ -200,6 +200,11 @@ static int session_failure(const sess *s, bool stopping, flame_err *err)
         flame_wrap(err, "sidecar of %s", s->name);
         return err->code;
     }
+    if (!p->done && s->target_exit >= 0)
+        return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
+                          "container %s stopped during the profile (exit code %ld: its JVM "
+                          "exited or was killed): nothing could be saved",
+                          s->name, s->target_exit);
     if (!p->done) {
         const char *last = s->tail_n ? s->tail[(s->tail_n - 1) % SESS_TAIL] : "";
         return flame_fail(err, FLAME_EXIT_ERROR,

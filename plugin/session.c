@@ -483,6 +483,45 @@ static bool all_done(run_ctx *r, bool need_progress)
     return true;
 }
 
+static void check_target_gone(run_ctx *r, sess *s)
+{
+    json_t *j = NULL;
+    long st = 0;
+    flame_err e = FLAME_ERR_INIT;
+    if (!s->target_id || engine_json(r->e, "GET", NULL, &j, &st, &e, "/containers/%s/json",
+                                     s->target_id) < 0) {
+        if (st == 404)
+            s->target_exit = 0; /* removed meanwhile */
+        return;
+    }
+    json_t *state = json_object_get(j, "State");
+    if (!json_is_true(json_object_get(state, "Running")))
+        s->target_exit = (long)json_integer_value(json_object_get(state, "ExitCode"));
+    json_decref(j);
+}
+
+/* The engine notices a dead target a moment after its processes (ours included) are gone:
+ * ask for up to ~2 s. Only on the failure path. */
+static void check_target_gone_bounded(run_ctx *r, sess *s)
+{
+    for (int k = 0; k < 10 && s->target_exit < 0; k++) {
+        if (k)
+            nanosleep(&(struct timespec){0, 200 * 1000000}, NULL);
+        check_target_gone(r, s);
+    }
+}
+
+static bool any_recording(run_ctx *r)
+{
+    bool any = false;
+    for (int i = 0; i < r->n && !any; i++) {
+        pthread_mutex_lock(&r->s[i].lock);
+        any = r->s[i].pr.progress || r->s[i].pr.f_lines || r->s[i].pr.summary;
+        pthread_mutex_unlock(&r->s[i].lock);
+    }
+    return any;
+}
+
 static void stop_all(run_ctx *r, const char *sig)
 {
     for (int i = 0; i < r->n; i++) {
@@ -531,6 +570,12 @@ static void follow(run_ctx *r)
         }
         if (g_sigterm != seen_term) {
             seen_term = g_sigterm;
+            r->interrupts = 2;
+        }
+        /* A first Ctrl-C before any sidecar records has nothing to save: "stop and write"
+         * would only end in "no samples" (exit 1). It aborts (exit 130, nothing written). */
+        if (r->interrupts == 1 && !stopping && !r->aborted && !any_recording(r)) {
+            r->early = true;
             r->interrupts = 2;
         }
         if (r->interrupts >= 2 && !r->aborted) {
@@ -626,6 +671,7 @@ int run_profile(run_ctx *r, flame_err *err)
         pthread_cond_init(&r->s[i].cond, NULL);
         proto_init(&r->s[i].pr);
         r->s[i].exit_status = -1;
+        r->s[i].target_exit = -1;
     }
     for (int i = 0; i < r->n && rc == 0; i++)
         rc = inspect_target(r, &r->s[i], err);
@@ -654,12 +700,20 @@ int run_profile(run_ctx *r, flame_err *err)
                             "the sidecar did not deliver the profile within %.0f s of being "
                             "stopped: aborted, nothing written (see `docker flame -D ...`)",
                             STOP_DEADLINE_S);
+        else if (r->aborted && r->early)
+            rc = flame_fail(err, FLAME_EXIT_INTERRUPTED,
+                            "interrupted before recording started: nothing written");
         else if (r->aborted)
             rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "aborted: nothing written");
     } else if (rc < 0 && g_any && err->code != FLAME_EXIT_INTERRUPTED) {
         /* An error caused by our own cancellation reads as an interruption. */
         rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted: nothing was recorded");
     }
+    /* A sidecar that ended without its D line: was it the target that went away (the JVM
+     * exited or was killed, which kills every process of its PID namespace, ours too)? */
+    for (int i = 0; i < r->n && !r->aborted; i++)
+        if (r->s[i].started && !r->s[i].pr.done && !r->s[i].pr.err_code[0])
+            check_target_gone_bounded(r, &r->s[i]);
     /* Undo, in reverse: stop/remove sidecars (graceful when still running), join streams. */
     for (int i = r->n - 1; i >= 0; i--) {
         sess *s = &r->s[i];

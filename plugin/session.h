@@ -40,6 +40,7 @@ typedef struct sess {
     long long first_p_elapsed_ms; /* elapsed_ms of the first P line (recording start estimate) */
     volatile sig_atomic_t cancel;
     long exit_status; /* sidecar's exit code, -1 unknown */
+    long target_exit; /* >= 0: the target stopped during the run, with this exit code */
     bool stop_sent;
     bool debug;
     /* top: sees each stdout line first (stream thread, lock held); 1 = consumed */
@@ -67,6 +68,7 @@ typedef struct run_ctx {
     int interrupts;
     bool aborted;
     bool stuck; /* aborted because a sidecar ignored the stop */
+    bool early; /* aborted because the interrupt came before any sidecar recorded */
     bool image_imported;
 } run_ctx;
 

@@ -95,7 +95,9 @@ int sc_attach_parse_reply(const char *buf, size_t len, bool is_load, int *status
         t++;
     if (parse_int(t, end, &v))
         return v == 0 ? 0 : 1;
-    return 0;
+    /* Status 0 followed by text that is neither form (a listener streaming junk): not an
+     * answer from HotSpot, so not a loaded agent. */
+    return t == end ? 0 : -1;
 }
 
 struct attach_args {
@@ -216,7 +218,7 @@ static int attach_child(void *arg)
         got += (size_t)n;
     }
     if (got == 0)
-        return -ENODATA;
+        return -ENODATA; /* accepted, then silence until the deadline (or closed) */
     sc_child_reply(reply, got);
     return 0;
 }
@@ -244,6 +246,10 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
                           "ours (a symlink or foreign file planted there): refused to use it, no "
                           "SIGQUIT sent",
                           (int)j->st.pid, (int)j->st.nspid);
+    if (rc == -ENODATA)
+        return flame_fail(err, FLAME_EXIT_ATTACH,
+                          "pid %d: the listener on /tmp/.java_pid%d answered nothing within %d ms",
+                          (int)j->st.pid, (int)j->st.nspid, timeout_ms);
     if (rc == -EPERM)
         return flame_fail(err, FLAME_EXIT_ATTACH,
                           "pid %d: /tmp/.java_pid%d is served by another process than the JVM "
@@ -331,6 +337,13 @@ int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
 {
     struct map_args a = {.j = j, .out_fd = out_fd, .fetch = true};
     int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 60000);
+    if (rc == -ELOOP || rc == -EINVAL || rc == -EFBIG || rc == -ENXIO)
+        return flame_fail(err, FLAME_EXIT_ATTACH,
+                          "pid %d: /tmp/perf-%d.map in the target refused: %s", (int)j->st.pid,
+                          (int)j->st.nspid,
+                          rc == -ELOOP    ? "a symlink (not followed)"
+                          : rc == -EFBIG ? "larger than 256 MiB"
+                                         : "not a regular file");
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/perf-%d.map",
                                 (int)j->st.pid, (int)j->st.nspid);

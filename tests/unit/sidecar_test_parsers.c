@@ -121,6 +121,8 @@ static void test_attach(void)
     is_int(R("garbage\n", true), -1, "garbage status line");
     is_int(R("12x\n", false), -1, "trailing junk on the status line");
     is_int(R("", true), -1, "empty answer");
+    is_int(R("0\nAAAAAAAAAAAA", true), -1, "load: status 0 then junk is not a loaded agent");
+    is_int(R("0\n\xff\xfe<script>\n", true), -1, "load: status 0 then binary junk");
     is_int(R("0\nPerfmap written\n", false), 0, "jcmd ok");
     is_int(R("0\n\x1b[31mred\x07\n", false), 0, "escape bytes...");
     is_str(msg, "?[31mred?", "...are neutralised");

@@ -17,12 +17,13 @@ fid=$(docker inspect -f '{{.Id}}' "$fx")
 hp=$(host_pid "$fx")
 HOT='FlameFixture\.(countPrimes|isPrime)'
 
+t_start=$(now_ms)
 tm new-session -d -x 160 -y 40 -s top \
     "docker flame top $fx --interval 1s 2>$TMP/err; echo \$? >$TMP/exit; echo TOP-EXITED; sleep 600"
 # first refresh: the header counts at least one window (setup may import the image: generous)
 if wait_for 120 on_screen top '\([1-9][0-9]* x 1\.0s\)'; then
     t_first=$(now_ms)
-    ok "first refresh on screen"
+    ok "first refresh on screen $(( t_first - t_start )) ms after the start"
 else
     nok "first refresh on screen"; diag "$(screen top)" "$(cat "$TMP/err" 2>/dev/null)"
     done_testing

@@ -252,8 +252,8 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
                           (int)j->st.pid, (int)j->st.nspid, timeout_ms);
     if (rc == -EPERM)
         return flame_fail(err, FLAME_EXIT_ATTACH,
-                          "pid %d: /tmp/.java_pid%d is served by another process than the JVM "
-                          "(SO_PEERCRED): refused",
+                          "pid %d: no attach socket of the JVM: /tmp/.java_pid%d is served by "
+                          "another process (SO_PEERCRED): refused, not talked to",
                           (int)j->st.pid, (int)j->st.nspid);
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: attach", (int)j->st.pid);

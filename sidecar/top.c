@@ -161,6 +161,10 @@ static _Noreturn void child_main(const sc_top_env *env, int cmd_fd, int ack_fd,
     /* Ctrl-C and docker's signals are the parent's business; we end when it closes cmd_fd. */
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
+    /* The target's namespaces are the parent's business: keep no handle on them. */
+    for (int k = 0; k < env->n; k++)
+        if (env->ns_fd[k] >= 0)
+            close(env->ns_fd[k]);
     flame_err err = FLAME_ERR_INIT;
     if (sc_harden(&err) < 0) {
         fprintf(stderr, "flame-sidecar: top: %s\n", err.msg);

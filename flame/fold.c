@@ -737,7 +737,8 @@ static int push_frames(folder *f, const char *bytes, const uint32_t *lens, size_
     if (fbuf_reserve(f, total) < 0 ||
         grow((void **)&f->fr, &f->fr_cap, f->nfr + np, sizeof *f->fr) < 0)
         return -1;
-    memcpy(f->fbuf + f->fbuf_len, bytes, total);
+    if (total) /* fbuf may still be NULL when every frame is empty (found by fuzzing) */
+        memcpy(f->fbuf + f->fbuf_len, bytes, total);
     for (size_t k = 0; k < np; k++) {
         f->fr[f->nfr++] = (fold_span){(uint32_t)f->fbuf_len, lens[k]};
         f->fbuf_len += lens[k];

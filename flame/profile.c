@@ -346,15 +346,30 @@ static bool is_space(char c)
 /* A count as flamegraph.pl accepts it: digits, optionally '.' and more digits. */
 static bool parse_count(const char *s, size_t n, double *out)
 {
+    /* digits [. digits] [e|E [+|-] digits]: what prof_format_count writes (it uses an exponent
+     * for counts beyond 2^53 and for tiny fractions), so every profile we write reads back. */
     if (n == 0 || n > 64 || s[0] < '0' || s[0] > '9')
         return false;
-    bool dot = false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '.' && !dot)
-            dot = true;
-        else if (s[i] < '0' || s[i] > '9')
+    size_t i = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == d)
             return false;
     }
+    if (i != n)
+        return false;
     char buf[65];
     memcpy(buf, s, n);
     buf[n] = '\0';

@@ -308,6 +308,10 @@ static int cmd_profile(const ep_globals *g, int argc, char **argv)
     int rc = 0;
     for (int i = 0; i < o.ncontainers && rc == 0; i++)
         rc = out_paths(&o, o.containers[i], o.ncontainers, when, paths[i], &err);
+    for (int i = 0; i < o.ncontainers && rc == 0; i++)
+        for (int f = 0; f < FMT_COUNT && rc == 0; f++)
+            if (paths[i][f])
+                rc = out_check_dir(paths[i][f], &err);
 
     engine *e = NULL;
     sess *ss = calloc((size_t)o.ncontainers, sizeof *ss);
@@ -363,7 +367,12 @@ static int cmd_profile(const ep_globals *g, int argc, char **argv)
             for (int f = 0; f < FMT_COUNT; f++) {
                 if (!paths[i][f])
                     continue;
-                if (out_write_format(f, paths[i][f], &rr, &e2) < 0) {
+                int w = out_write_saved(f, &paths[i][f], &rr, &e2);
+                if (w > 0) { /* saved elsewhere: still an error, but the profile is kept */
+                    int c = fail(&e2);
+                    if (!exit_code)
+                        exit_code = c;
+                } else if (w < 0) {
                     if (!e2.msg[0])
                         flame_fail(&e2, FLAME_EXIT_INTERRUPTED, "aborted while writing %s",
                                    paths[i][f]);

@@ -1,7 +1,10 @@
 /* Output naming and atomic writing. */
 #include "plugin/output.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -204,4 +207,50 @@ int out_write_format(int fmt, const char *path, const out_render *r, flame_err *
                           opts_format_name(fmt));
     out_guard g = {fn, r};
     return out_write_atomic(path, guarded, &g, err);
+}
+
+int out_check_dir(const char *path, flame_err *err)
+{
+    const char *slash = strrchr(path, '/');
+    _cleanup_free_ char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+                                     : strdup(".");
+    if (!dir)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    /* access() as root still reports EROFS for a read-only mount, and ENOENT/ENOTDIR. */
+    if (access(dir, W_OK | X_OK) != 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno,
+                                "cannot write to %s (choose another -o)", dir);
+    return 0;
+}
+
+int out_write_saved(int fmt, char **path, const out_render *r, flame_err *err)
+{
+    if (out_write_format(fmt, *path, r, err) == 0)
+        return 0;
+    if (err->code == FLAME_EXIT_INTERRUPTED || !err->msg[0] || (r->cancelled && r->cancelled()))
+        return -1;
+    const char *t = getenv("TMPDIR");
+    const char *dir = t && t[0] == '/' ? t : "/tmp";
+    const char *slash = strrchr(*path, '/');
+    const char *base = slash ? slash + 1 : *path;
+    _cleanup_free_ char *alt = NULL;
+    if (asprintf(&alt, "%s/%s", dir, base) < 0) {
+        alt = NULL;
+        return -1;
+    }
+    char a[PATH_MAX], b[PATH_MAX];
+    _cleanup_free_ char *odir = slash ? strndup(*path, (size_t)(slash - *path)) : strdup(".");
+    /* the same directory again would fail the same way */
+    if (!odir || (realpath(odir, a) && realpath(dir, b) && !strcmp(a, b)))
+        return -1;
+    flame_err e2 = FLAME_ERR_INIT;
+    if (out_write_format(fmt, alt, r, &e2) < 0)
+        return -1;
+    char first[sizeof err->msg];
+    snprintf(first, sizeof first, "%s", err->msg);
+    flame_fail(err, FLAME_EXIT_ERROR, "%s; the profile was saved to %s instead", first, alt);
+    free(*path);
+    *path = alt;
+    alt = NULL;
+    return 1;
 }

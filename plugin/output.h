@@ -28,5 +28,12 @@ typedef struct out_render {
     bool (*cancelled)(void); /* checked before the rename; NULL = never */
 } out_render;
 int out_write_format(int fmt, const char *path, const out_render *r, flame_err *err);
+/* Before anything is started: the directory of path exists and is writable (a read-only or
+ * missing output dir fails in a second, not after the whole profile). */
+int out_check_dir(const char *path, flame_err *err);
+/* out_write_format; when that fails for a reason other than an interrupt (disk full, read-only,
+ * removed dir), the profile is saved under the same name in $TMPDIR (or /tmp) instead:
+ * returns 1, *path replaced by the new (malloc'd) path, err says both. 0 ok, <0 failed. */
+int out_write_saved(int fmt, char **path, const out_render *r, flame_err *err);
 /* Sanitise a container name for use in a file name ([A-Za-z0-9_.-], others -> '_'). */
 void out_safe_name(const char *in, char *out, size_t n);

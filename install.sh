@@ -74,6 +74,7 @@ install -m 0755 build/docker-flame "$plugdir/docker-flame.tmp" && mv -f "$plugdi
 # The sidecar image travels next to the plugin; the plugin imports it into whichever engine it
 # talks to when the image is missing there (docs/PROTOCOL.md).
 install -m 0644 build/flame-sidecar.tar "$plugdir/flame-sidecar.tar.tmp" && mv -f "$plugdir/flame-sidecar.tar.tmp" "$plugdir/flame-sidecar.tar"
+install -m 0644 build/flame-sidecar.tar.sha256 "$plugdir/flame-sidecar.tar.sha256"
 if [ -n "${SUDO_UID:-}" ] && [ "$system" = 0 ]; then chown -R "$SUDO_UID:$SUDO_GID" "$plugdir"; fi
 say "installed the plugin as $plugdir/docker-flame"
 

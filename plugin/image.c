@@ -9,6 +9,8 @@
 #include "common/cleanup.h"
 #include "plugin/spec.h"
 
+#define TAR_LABEL "com.docker-flame.tar-sha256"
+
 char *image_tar_path(void)
 {
     const char *env = getenv("DOCKER_FLAME_SIDECAR_TAR");
@@ -56,11 +58,37 @@ static int on_import(void *ud, const char *b, size_t n, flame_err *err)
     return 0;
 }
 
-static int image_present(engine *e, bool *present, flame_err *err)
+/* The tarball's identity: the first 16 hex digits of its sha256, written by `make` next to it
+ * (flame-sidecar.tar.sha256). An image with the same tag but another label is a stale build
+ * (same VERSION, newer sidecar) and is replaced. No identity file: presence is enough. */
+static void tar_identity(const char *tar, char id[17])
+{
+    id[0] = 0;
+    _cleanup_free_ char *p = NULL;
+    if (asprintf(&p, "%s.sha256", tar) < 0)
+        return;
+    _cleanup_fclose_ FILE *f = fopen(p, "re");
+    char buf[64] = {0};
+    if (!f || !fgets(buf, sizeof buf, f))
+        return;
+    size_t n = strspn(buf, "0123456789abcdef");
+    if (n >= 16) {
+        memcpy(id, buf, 16);
+        id[16] = 0;
+    }
+}
+
+static int image_present(engine *e, const char *want_id, bool *present, flame_err *err)
 {
     long st = 0;
     json_t *resp = NULL;
     int rc = engine_json(e, "GET", NULL, &resp, &st, err, "/images/%s/json", spec_image());
+    if (rc == 0 && want_id && *want_id) {
+        const char *have = json_string_value(json_object_get(
+            json_object_get(json_object_get(resp, "Config"), "Labels"), TAR_LABEL));
+        if (!have || strcmp(have, want_id) != 0)
+            rc = 1; /* stale: import again */
+    }
     json_decref(resp);
     if (rc < 0 && st != 404)
         return flame_wrap(err, "inspect image %s", spec_image());
@@ -72,13 +100,15 @@ int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported,
 {
     bool present;
     *imported = false;
-    if (image_present(e, &present, err) < 0)
-        return -1;
-    if (present)
-        return 0;
     _cleanup_free_ char *tar = image_tar_path();
     if (!tar)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    char id[17];
+    tar_identity(tar, id);
+    if (image_present(e, id, &present, err) < 0)
+        return -1;
+    if (present)
+        return 0;
     _cleanup_fclose_ FILE *f = fopen(tar, "rbe");
     if (!f)
         return flame_fail_errno(err, FLAME_EXIT_ENGINE, errno,
@@ -95,7 +125,8 @@ int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported,
     _cleanup_free_ char *etag = engine_escape(colon ? colon + 1 : "latest");
     _cleanup_free_ char *path = NULL;
     if (!erepo || !etag ||
-        asprintf(&path, "/images/create?fromSrc=-&repo=%s&tag=%s", erepo, etag) < 0)
+        asprintf(&path, "/images/create?fromSrc=-&repo=%s&tag=%s%s%s%s", erepo, etag,
+                 id[0] ? "&changes=LABEL%20" : "", id[0] ? TAR_LABEL "%3D" : "", id) < 0)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     engine_req rq = {.method = "POST",
                      .path = path,
@@ -113,7 +144,7 @@ int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported,
     if (c.error[0])
         return flame_fail(err, FLAME_EXIT_ENGINE, "load sidecar image %s from %s: %s", spec_image(),
                           tar, c.error);
-    if (image_present(e, &present, err) < 0)
+    if (image_present(e, id, &present, err) < 0)
         return -1;
     if (!present)
         return flame_fail(err, FLAME_EXIT_ENGINE,

@@ -308,10 +308,6 @@ static int cmd_profile(const ep_globals *g, int argc, char **argv)
     int rc = 0;
     for (int i = 0; i < o.ncontainers && rc == 0; i++)
         rc = out_paths(&o, o.containers[i], o.ncontainers, when, paths[i], &err);
-    for (int i = 0; i < o.ncontainers && rc == 0; i++)
-        for (int f = 0; f < FMT_COUNT && rc == 0; f++)
-            if (paths[i][f])
-                rc = out_check_dir(paths[i][f], &err);
 
     engine *e = NULL;
     sess *ss = calloc((size_t)o.ncontainers, sizeof *ss);
@@ -323,6 +319,12 @@ static int cmd_profile(const ep_globals *g, int argc, char **argv)
         rc = flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
     if (rc == 0)
         rc = open_engine(g, &e, &err);
+    /* after the engine (its errors come first), before any sidecar: a read-only or missing
+     * output dir fails now, not after the whole profile */
+    for (int i = 0; i < o.ncontainers && rc == 0; i++)
+        for (int f = 0; f < FMT_COUNT && rc == 0; f++)
+            if (paths[i][f])
+                rc = out_check_dir(paths[i][f], &err);
     r.tm.ping = sess_now();
     r.e = e;
     for (int i = 0; ss && i < o.ncontainers; i++)

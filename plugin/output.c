@@ -1,6 +1,8 @@
 /* Output naming and atomic writing. */
 #include "plugin/output.h"
 
+#include "common/atomic.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -93,45 +95,7 @@ int out_paths(const flame_opts *o, const char *container, int n, time_t when,
 
 int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *err)
 {
-    _cleanup_free_ char *tmp = NULL;
-    const char *slash = strrchr(path, '/');
-    /* Same directory as the target so rename() is atomic (same filesystem). */
-    if (asprintf(&tmp, "%.*s.%s.XXXXXX", slash ? (int)(slash - path + 1) : 0, path,
-                 slash ? slash + 1 : path) < 0) {
-        tmp = NULL;
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    }
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    /* mkstemp makes 0600; a normal new file is 0666 & ~umask. */
-    mode_t um = umask(0);
-    umask(um);
-    fchmod(fd, 0666 & ~um);
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    }
-    int rc = fn(ctx, f, err);
-    if (rc == 0 && (fflush(f) != 0 || ferror(f)))
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "writing %s", path);
-    if (rc == 0 && fsync(fileno(f)) != 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "writing %s", path);
-    /* Under sudo the user wants their own file, not root's. */
-    const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-    if (rc == 0 && geteuid() == 0 && su && sg && *su && *sg) {
-        if (fchown(fileno(f), (uid_t)strtoul(su, NULL, 10), (gid_t)strtoul(sg, NULL, 10)) != 0)
-            rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "chown %s to the sudo user", path);
-    }
-    if (fclose(f) != 0 && rc == 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "writing %s", path);
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    return atomic_write_file(path, fn, ctx, err);
 }
 
 static int write_svg(void *ud, FILE *f, flame_err *err)

@@ -297,7 +297,14 @@ static void prepare_jvm(session *s, int k)
         }
     }
     j->attach_ms = now_ms() - t;
-    if (j->attach == SC_ATTACH_NONE && j->java_major >= 16 &&
+    bool planted = j->attach == SC_ATTACH_NONE && j->java_major >= 16 &&
+                   !strstr(j->reason, "no attach socket") && sc_map_name_free(j, ns) < 0;
+    if (planted) /* HotSpot's fopen() would follow it (or block on a FIFO): no fallback */
+        snprintf(j->reason + strlen(j->reason), sizeof(j->reason) - strlen(j->reason),
+                 "; /tmp/perf-%d.map in the target is a symlink, FIFO or foreign file planted "
+                 "there: refused, no Compiler.perfmap",
+                 (int)j->st.nspid);
+    if (j->attach == SC_ATTACH_NONE && j->java_major >= 16 && !planted &&
         !strstr(j->reason, "no attach socket")) {
         /* Fallback: HotSpot's own perf map dump at the end of the recording (a snapshot: code
          * JITed and freed during the recording is missing, and no inlined frames). */

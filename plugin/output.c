@@ -95,7 +95,11 @@ int out_paths(const flame_opts *o, const char *container, int n, time_t when,
 
 int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *err)
 {
-    return atomic_write_file(path, fn, ctx, err);
+    int rc = atomic_write_file(path, fn, ctx, err);
+    /* the renderer's "write error: No space left on device" does not know the file */
+    if (rc < 0 && err->msg[0] && !strstr(err->msg, path))
+        flame_wrap(err, "cannot write %s", path);
+    return rc;
 }
 
 static int write_svg(void *ud, FILE *f, flame_err *err)

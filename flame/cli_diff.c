@@ -14,6 +14,8 @@
 
 #include "common/cleanup.h"
 #include "flame/cli.h"
+
+#include "common/atomic.h"
 #include "flame/diff.h"
 #include "flame/profile.h"
 #include "flame/render.h"
@@ -221,49 +223,17 @@ static int write_job(const out_job *j, FILE *f, flame_err *err)
     return flame_fail(err, FLAME_EXIT_ERROR, "no output format");
 }
 
-/* Write into a temporary file beside the target, then rename() it over the target: readers
- * never see half a graph, and a failure leaves an older file untouched. Same directory, so the
- * rename stays on one filesystem and is atomic. */
+static int write_job_cb(void *ctx, FILE *out, flame_err *err)
+{
+    return write_job(ctx, out, err);
+}
+
+/* Readers never see half a graph; a failure leaves an older file untouched. */
 static int write_atomic(const char *path, const out_job *j, flame_err *err)
 {
-    const char *slash = strrchr(path, '/');
-    _cleanup_free_ char *tmp = NULL;
-    if (asprintf(&tmp, "%.*s.%s.XXXXXX", slash ? (int)(slash - path + 1) : 0, path,
-                 slash ? slash + 1 : path) < 0) {
-        tmp = NULL;
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    }
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    /* mkostemp creates 0600; give the file the mode a plain create would (0666 & ~umask) */
-    mode_t um = umask(0);
-    umask(um);
-    if (fchmod(fd, 0666 & ~um) != 0) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "cannot write %s", path);
-    }
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "cannot write %s", path);
-    }
-    int rc = write_job(j, f, err);
-    if (rc < 0)
-        flame_wrap(err, "%s", path);
-    else if (fflush(f) != 0 || ferror(f))
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "writing %s", path);
-    if (fclose(f) != 0 && rc == 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "writing %s", path);
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    if (atomic_write_file(path, write_job_cb, (void *)j, err) < 0)
+        return flame_wrap(err, "%s", path);
+    return 0;
 }
 
 /* "-o -": standard output (no temporary file, no mirror). */

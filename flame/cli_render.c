@@ -10,6 +10,8 @@
 
 #include "common/cleanup.h"
 #include "flame/cli.h"
+
+#include "common/atomic.h"
 #include "flame/profile.h"
 #include "flame/render.h"
 
@@ -170,27 +172,25 @@ static int write_output(const profile *p, const render_opts *o, out_format fmt, 
     return flame_fail(err, FLAME_EXIT_ERROR, "unknown format");
 }
 
-/* Write to a temporary file beside the target and rename it: a reader never sees half a graph,
- * and a failed render leaves an older graph in place. */
+typedef struct write_ctx {
+    const profile *p;
+    const render_opts *o;
+    out_format fmt;
+    const char *name;
+} write_ctx;
+
+static int write_cb(void *ctx, FILE *out, flame_err *err)
+{
+    const write_ctx *w = ctx;
+    return write_output(w->p, w->o, w->fmt, w->name, out, err);
+}
+
+/* A reader never sees half a graph; a failed render leaves an older graph in place. */
 static int write_file(const profile *p, const render_opts *o, out_format fmt, const char *name,
                       const char *path, flame_err *err)
 {
-    size_t n = strlen(path) + 32;
-    _cleanup_free_ char *tmp = malloc(n);
-    if (!tmp)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wxe");
-    if (!f)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "%s", tmp);
-    int rc = write_output(p, o, fmt, name, f, err);
-    if (fclose(f) != 0 && rc == 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "%s", path);
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "%s", path);
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    write_ctx w = {p, o, fmt, name};
+    return atomic_write_file(path, write_cb, &w, err);
 }
 
 int flame_cmd_render(int argc, char **argv)

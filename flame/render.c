@@ -4,6 +4,8 @@
  * pruned. Every name is sanitised (UTF-8, XML-valid characters) and escaped. */
 #include "flame/render.h"
 
+#include "common/atomic.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -527,18 +529,10 @@ static const cp_entry *cp_find(const cp_file *f, const char *s, size_t n)
     return bsearch(&key, f->e, f->n, sizeof *f->e, cp_cmp);
 }
 
-/* Written to a temporary file and renamed, so a crash never leaves half a palette. */
-static int cp_write(cp_file *f, const char *path, flame_err *err)
+static int cp_write_cb(void *ctx, FILE *out, flame_err *err)
 {
-    qsort(f->e, f->n, sizeof *f->e, cp_cmp);
-    size_t pl = strlen(path);
-    _cleanup_free_ char *tmp = malloc(pl + 32);
-    if (!tmp)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *out = fopen(tmp, "we");
-    if (!out)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "palette file %s", tmp);
+    (void)err;
+    cp_file *f = ctx;
     const cp_entry *prev = NULL;
     for (size_t i = 0; i < f->n; i++) {
         const cp_entry *e = &f->e[i];
@@ -548,11 +542,15 @@ static int cp_write(cp_file *f, const char *path, flame_err *err)
         fprintf(out, "->rgb(%u,%u,%u)\n", e->colour >> 16, (e->colour >> 8) & 255, e->colour & 255);
         prev = e;
     }
-    if (fclose(out) != 0 || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "palette file %s", path);
-    }
+    return 0;
+}
+
+/* Written atomically, so a crash never leaves half a palette. */
+static int cp_write(cp_file *f, const char *path, flame_err *err)
+{
+    qsort(f->e, f->n, sizeof *f->e, cp_cmp);
+    if (atomic_write_file(path, cp_write_cb, f, err) < 0)
+        return flame_wrap(err, "palette file");
     return 0;
 }
 

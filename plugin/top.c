@@ -24,6 +24,8 @@
 #include "plugin/session.h"
 #include "plugin/top.h"
 
+#include "common/atomic.h"
+
 #define TOP_MAX_WINDOWS 120
 #define TOP_MAX_STACKS 200000 /* per window: a hostile sidecar cannot make us grow without end */
 #define TOP_MAX_FRAMES 4096
@@ -757,24 +759,16 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     return 0;
 }
 
+static int write_record_cb(void *ctx, FILE *out, flame_err *err)
+{
+    return profile_write_folded(ctx, out, err);
+}
+
 static int write_record(const char *path, profile *p, flame_err *err)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid()) >= (int)sizeof tmp)
-        return flame_fail(err, FLAME_EXIT_USAGE, "--record: path too long");
-    FILE *f = fopen(tmp, "wx");
-    if (!f)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "--record: create %s", tmp);
-    int rc = profile_write_folded(p, f, err);
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-        rc = rc < 0 ? rc : flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "write %s", tmp);
-    if (fclose(f) != 0 && rc == 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "write %s", tmp);
-    if (rc == 0 && rename(tmp, path) < 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "rename %s to %s", tmp, path);
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    if (atomic_write_file(path, write_record_cb, p, err) < 0)
+        return flame_wrap(err, "--record");
+    return 0;
 }
 
 int top_cmd(const ep_globals *g, top_open_engine_fn open_engine, int argc, char **argv)

@@ -1,0 +1,14 @@
+/* Writing an output file atomically: a reader never sees half a file, a failure leaves any older
+ * file untouched and no temporary file behind. Used by every writer of user-visible outputs. */
+#pragma once
+#include <stdio.h>
+
+#include "common/err.h"
+
+/* Writes the content into out; returns 0 or <0 with err set. */
+typedef int (*atomic_writer_fn)(void *ctx, FILE *out, flame_err *err);
+
+/* fn writes into a temporary file ".<name>.XXXXXX" in path's directory (same filesystem, so
+ * rename() is atomic); then fsync, mode 0666 & ~umask, owner = the sudo user when run as root
+ * under sudo (SUDO_UID/SUDO_GID), rename over path. On any failure the temporary is unlinked. */
+int atomic_write_file(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err);

@@ -171,8 +171,9 @@ static int attach_child(void *arg)
          * target, a FIFO, another user's file) is refused: HotSpot would stat() through a link,
          * and without a listener our SIGQUIT would only make the JVM print a thread dump. */
         struct stat tst;
-        if (!created && (fstatat(tmp, trigger, &tst, AT_SYMLINK_NOFOLLOW) < 0 ||
-                         !S_ISREG(tst.st_mode) || tst.st_uid != j->st.uid))
+        if (!created && fstatat(tmp, trigger, &tst, AT_SYMLINK_NOFOLLOW) < 0)
+            return tf; /* could not create it (read-only /tmp...): SIGQUIT would only dump */
+        if (!created && (!S_ISREG(tst.st_mode) || tst.st_uid != j->st.uid))
             return -EEXIST;
         if (kill(j->st.pid, SIGQUIT) < 0) {
             s = -errno;

@@ -762,6 +762,48 @@ void sess_clear(sess *s)
 
 /* ---- gc ---- */
 
+/* Is the plugin that created a sidecar still running here? kill(pid, 0) alone would keep a
+ * killed plugin's sidecar forever once its pid is reused: the process must also be a
+ * docker-flame and have started no later than the sidecar was created (label, unix time). */
+static bool owner_alive(long opid, long long created)
+{
+    if (opid <= 0 || (kill((pid_t)opid, 0) != 0 && errno != EPERM))
+        return false;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/comm", opid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return true; /* no /proc to ask: trust the pid */
+    bool ours = fgets(buf, sizeof buf, f) && !strncmp(buf, "docker-flame", 12);
+    fclose(f);
+    if (!ours)
+        return false;
+    /* start time: field 22 of /proc/<pid>/stat, in clock ticks after boot (btime in /proc/stat) */
+    snprintf(path, sizeof path, "/proc/%ld/stat", opid);
+    f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* comm may contain spaces and parentheses */
+    unsigned long long start = 0;
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                            "%*d %*d %llu",
+                     &start) != 1)
+        return true;
+    unsigned long long btime = 0;
+    f = fopen("/proc/stat", "re");
+    while (f && fgets(buf, sizeof buf, f))
+        if (sscanf(buf, "btime %llu", &btime) == 1)
+            break;
+    if (f)
+        fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!btime || hz <= 0 || created <= 0)
+        return true;
+    return (long long)(btime + start / (unsigned long long)hz) <= created + 1;
+}
+
 int sess_gc(engine *e, bool all, flame_err *err)
 {
     json_t *list = NULL;
@@ -786,10 +828,11 @@ int sess_gc(engine *e, bool all, flame_err *err)
         bool running = state && !strcmp(state, "running");
         /* A running sidecar whose plugin is alive (on this host) is someone's live profile. */
         long opid = owner ? strtol(owner, NULL, 10) : 0;
-        bool owner_alive = opid > 0 && (kill((pid_t)opid, 0) == 0 || errno == EPERM);
+        const char *cr = json_string_value(json_object_get(labels, SPEC_LABEL_CREATED));
+        bool alive = owner_alive(opid, cr ? strtoll(cr, NULL, 10) : 0);
         /* Not running but its owner alive: that plugin is between create and start, or
          * between exit and remove; it cleans up itself. */
-        if (owner_alive && !all) {
+        if (alive && !all) {
             kept++;
             continue;
         }

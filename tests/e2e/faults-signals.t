@@ -143,6 +143,9 @@ tmp0=$(target_tmp); m0=$(flame_mounts "$hp")
 $T docker flame -d 0 -o out/gc.svg "$fx" 2>gc.err &
 bg=$!; pp=$(flame_pid "$bg")
 wait_for 'recording [0-9]+s .* [1-9][0-9]* samples' gc.err 60 || nok "no samples within 60 s"
+out=$($T docker flame gc 2>&1)
+like "$out" 'kept: their docker flame is still running' "gc while the plugin lives: its sidecar is kept"
+is "$(sidecars_left)" 1 "gc while the plugin lives: the sidecar still runs"
 kill -KILL "$pp"; wait_pid "$bg" 30
 is "$(sidecars_left)" 1 "plugin SIGKILLed: its sidecar is left running"
 out=$($T docker flame gc 2>&1); rc=$?
@@ -151,6 +154,15 @@ like "$out" 'removed sidecar [0-9a-f]{12} \(was running\)' "gc: removed the runn
 clean "plugin SIGKILLed + gc"
 out=$($T docker flame gc 2>&1)
 like "$out" '^0 sidecars removed' "gc again: nothing to do"
+
+# 6b. a leftover whose owner pid was reused by another process (here: this shell, alive, not a
+# docker-flame): gc must not keep it
+fake=$(docker create --label com.docker-flame.sidecar=1 --label com.docker-flame.owner-pid=$$ \
+    --label com.docker-flame.created=$(date +%s) --label docker-flame-test=1 \
+    --label "docker-flame-test.owner=$FLAME_TEST_OWNER" --network none flame-fixture-jvm:latest /init --pause)
+out=$($T docker flame gc 2>&1)
+like "$out" "removed sidecar ${fake:0:12}" "gc: a leftover whose owner pid is reused by a non-docker-flame process is removed"
+is "$(sidecars_left)" 0 "gc: nothing of ours left"
 
 # 7. the JVM exits mid-recording (docker kill -s KILL the fixture): its container stops
 $T docker flame -d 0 -o out/jvm.svg "$fx" 2>jvm.err &

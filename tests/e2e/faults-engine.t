@@ -20,10 +20,11 @@ unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_C
 cd "$TMP"
 D=$TMP/d2
 mkdir -p "$D"
+echo "{}" > "$D/daemon.json"   # not the host's /etc/docker/daemon.json
 SOCK=unix://$D/sock
 DP=
 dockerd2() {
-    dockerd --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/pid" -H "$SOCK" --bridge=none \
+    dockerd --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/pid" -H "$SOCK" --bridge=none \
         --iptables=false --ip6tables=false --live-restore >>"$D/log" 2>&1 &
     DP=$!
     local i

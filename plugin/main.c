@@ -205,6 +205,12 @@ static int session_failure(const sess *s, bool stopping, flame_err *err)
                           "container %s stopped during the profile (exit code %ld: its JVM "
                           "exited or was killed): nothing could be saved",
                           s->name, s->target_exit);
+    if (!p->done && s->exit_status == 137)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "the sidecar of %s was killed (SIGKILL) before it could restore the "
+                          "target: its agent mount /tmp/.docker-flame-* may remain in %s until "
+                          "the container restarts; nothing written",
+                          s->name, s->name);
     if (!p->done) {
         const char *last = s->tail_n ? s->tail[(s->tail_n - 1) % SESS_TAIL] : "";
         return flame_fail(err, FLAME_EXIT_ERROR,

@@ -71,4 +71,14 @@ unlike "$(grep -a '^J' "$o")" 'fake/bin/java' "fakejava + JVM: the impostor is n
 like "$(grep -a '^F' "$o")" 'FlameFixture\.' "fakejava + JVM: the real JVM profiled with names"
 untouched "$fx" "$before" "fakejava + JVM"
 docker rm -f "$fx" >/dev/null
+
+# --- a comm built to break the one-line E message (ESC, BEL, newline, a fake "E x" line) ---
+fx=$(hstart "evilcomm ready" /init /fake/bin/java --- /hostile evilcomm) || bail "evilcomm"
+o=$TMP/evilcomm.out
+hsidecar "$fx" "$o" --duration 1; rc=$?
+common "$o" "evil comm" 4 "$rc"
+is "$(grep -ac '^E' "$o")" 1 "evil comm: exactly one E line (the newline did not start a second)"
+like "$(grep -a '^E' "$o")" '^E no_jvm .*java' "evil comm: E no_jvm lists what it saw"
+unlike "$(cat "$o")" $'[\x01-\x08\x0b-\x1f\x7f]' "evil comm: no control bytes in the stream"
+docker rm -f "$fx" >/dev/null
 done_testing

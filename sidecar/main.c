@@ -43,6 +43,7 @@ typedef struct opts {
     bool inline_frames, signatures;
     enum { INJ_AUTO, INJ_MOUNT, INJ_COPY } inject;
     bool top; /* `top`: windows of interval_ms streamed live (top.c) */
+    bool restore; /* `restore`: undo what a killed sidecar left in the target (no recording) */
     int interval_ms;
 } opts;
 
@@ -123,6 +124,7 @@ static void usage(FILE *f)
         f,
         "usage: flame-sidecar record [--duration SEC] [--frequency HZ] [--pid PID] [--no-inline]\n"
         "       flame-sidecar top [--interval MS] [--frequency HZ] [--pid PID] [--no-inline]\n"
+        "       flame-sidecar restore [--pid PID]   (undo what a killed sidecar left)\n"
         "                            [--signatures] [--attach-timeout SEC] [--inject "
         "auto|mount|copy]\n"
         "Runs inside a container sharing the target's PID namespace; writes docs/PROTOCOL.md on "
@@ -138,10 +140,11 @@ static int parse_opts(int argc, char **argv, opts *o, flame_err *err)
                 .inline_frames = true,
                 .inject = INJ_AUTO};
     o->top = argc >= 2 && !strcmp(argv[1], "top");
+    o->restore = argc >= 2 && !strcmp(argv[1], "restore");
     o->interval_ms = 1000;
-    if (argc < 2 || (strcmp(argv[1], "record") != 0 && !o->top))
+    if (argc < 2 || (strcmp(argv[1], "record") != 0 && !o->top && !o->restore))
         return flame_fail(err, FLAME_EXIT_USAGE,
-                          "expected the command 'record' or 'top' (see --help)");
+                          "expected the command 'record', 'top' or 'restore' (see --help)");
     static const struct option lo[] = {
         {"duration", required_argument, 0, 'd'}, {"frequency", required_argument, 0, 'F'},
         {"pid", required_argument, 0, 'p'},      {"no-inline", no_argument, 0, 'n'},
@@ -712,6 +715,71 @@ static int top_run(session *s, flame_err *err)
     return sc_top_run(&env, err);
 }
 
+/* `restore` (docs/HARDENING.md "Faults"): a sidecar killed by SIGKILL (docker kill, OOM, an
+ * engine dying without live-restore) could not undo its work: the agent mount
+ * /tmp/.docker-flame-<hex> stays in the target's mount namespace and the agent keeps writing
+ * /tmp/perf-<nspid>.map. Only mounts the KERNEL says are ours are touched: the JVM's mountinfo
+ * (the target cannot forge it) must show root SC_AGENT_DIR at /tmp/.docker-flame-<16 hex>.
+ * Then, as in finish_jvm: `load <that path> true stop` (the same path = the loaded agent),
+ * remove the map (only a regular file of the JVM's uid), unmount + rmdir. */
+static bool stale_mount_name(const char *mp, char *name, size_t cap)
+{
+    static const char pre[] = "/tmp/.docker-flame-";
+    if (strncmp(mp, pre, sizeof(pre) - 1) != 0 || strlen(mp) != sizeof(pre) - 1 + 16)
+        return false;
+    for (const char *h = mp + sizeof(pre) - 1; *h; h++)
+        if (!((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f')))
+            return false;
+    size_t l = strlen(mp + 5); /* ".docker-flame-<16 hex>" */
+    if (l >= cap)
+        return false;
+    memcpy(name, mp + 5, l + 1);
+    return true;
+}
+
+static int restore_jvm(session *s, int k)
+{
+    sc_jvm *j = &s->jvms[k];
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)j->st.pid);
+    _cleanup_free_ char *buf = malloc(1 << 20);
+    if (!buf)
+        return -1;
+    ssize_t n = sc_read_bounded(AT_FDCWD, path, buf, 1 << 20);
+    if (n < 0) {
+        warn("pid %d: cannot read its mountinfo: %s", (int)j->st.pid, strerror((int)-n));
+        return -1;
+    }
+    int found = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        /* id parent major:minor root mountpoint ... */
+        char root[256], mp[256], name[64];
+        if (sscanf(line, "%*s %*s %*s %255s %255s", root, mp) != 2 ||
+            strcmp(root, SC_AGENT_DIR) != 0 || !stale_mount_name(mp, name, sizeof(name)))
+            continue;
+        found++;
+        flame_err err = FLAME_ERR_INIT;
+        char msg[1024];
+        snprintf(j->inject_dir, sizeof(j->inject_dir), "%s", name);
+        snprintf(j->agent_path, sizeof(j->agent_path), "/tmp/%s/%s", name, SC_AGENT_NAME);
+        int r = sc_attach_command(j, s->ns_fd[k], s->o.attach_timeout * 1000, "load",
+                                  j->agent_path, "true", "stop", msg, sizeof(msg), &err);
+        if (r != 0)
+            warn("pid %d: stopping the stale agent failed: %s", (int)j->st.pid,
+                 r < 0 ? err.msg : msg);
+        sc_remove_map(j, s->ns_fd[k]);
+        j->inject = SC_INJECT_MOUNT;
+        err = (flame_err)FLAME_ERR_INIT;
+        if (sc_inject_undo(j, s->ns_fd[k], &err) < 0)
+            warn("%s", err.msg);
+        else
+            warn("pid %d: removed %s, left by a sidecar that was killed", (int)j->st.pid,
+                 j->agent_path);
+    }
+    return found;
+}
+
 /* TEST ONLY (tests/e2e/privilege-phases.t): FLAME_SIDECAR_TEST_STOP=<phase>[,<phase>] makes
  * the sidecar stop itself (SIGSTOP) on entering that phase ("setup": after the scan, before
  * anything is done in the target; "process": right after the privilege drop + seccomp), so the
@@ -783,6 +851,19 @@ int main(int argc, char **argv)
         return FLAME_EXIT_NO_JVM;
     }
     test_stop_at("setup");
+    if (s.o.restore) {
+        for (int k = 0; k < s.n; k++) {
+            char path[64];
+            snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)s.jvms[k].st.pid);
+            s.ns_fd[k] = open(path, O_RDONLY | O_CLOEXEC);
+            if (s.ns_fd[k] >= 0) {
+                restore_jvm(&s, k);
+                close(s.ns_fd[k]);
+            }
+        }
+        out_line('D', "%s", "");
+        return 0;
+    }
     /* 2. per JVM: namespace fd, inject, attach */
     for (int k = 0; k < s.n; k++) {
         sc_jvm *j = &s.jvms[k];

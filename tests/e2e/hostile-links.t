@@ -39,6 +39,7 @@ run_case map-to-secret 'symlink:/app/secret:/tmp/perf-%p.map' 'perf-1.map in the
 run_case map-to-environ 'symlink:/proc/self/environ:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
 run_case map-to-victim 'file:/tmp/victim:VICTIM symlink:/tmp/victim:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
 run_case map-to-sidecar 'symlink:/flame-sidecar:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
+run_case map-to-sparse-2G 'sparse:/tmp/big:2147483648 symlink:/tmp/big:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
 run_case map-fifo 'fifo:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
 
 # 2 GB sparse regular file of the JVM user at the map's name: the agent takes it over (O_TRUNC,

@@ -205,6 +205,11 @@ static int session_failure(const sess *s, bool stopping, flame_err *err)
                           "container %s stopped during the profile (exit code %ld: its JVM "
                           "exited or was killed): nothing could be saved",
                           s->name, s->target_exit);
+    if (!p->done && s->exit_status == 137 && s->restored)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "the sidecar of %s was killed (SIGKILL): nothing written; what it "
+                          "left in the target was removed by `flame-sidecar restore`",
+                          s->name);
     if (!p->done && s->exit_status == 137)
         return flame_fail(err, FLAME_EXIT_ERROR,
                           "the sidecar of %s was killed (SIGKILL) before it could restore the "

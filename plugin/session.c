@@ -511,6 +511,49 @@ static void check_target_gone_bounded(run_ctx *r, sess *s)
     }
 }
 
+/* A sidecar killed by SIGKILL could not undo its agent mount and map in the target: a short
+ * `flame-sidecar restore` sidecar does (docs/HARDENING.md "Faults"). Bounded (30 s); best
+ * effort: returns <0 with err set when it could not run. */
+static int restore_target(engine *e, const char *target_id, flame_err *err)
+{
+    spec_args a = {.image = spec_image(),
+                   .target_id = target_id,
+                   .restore = true,
+                   .owner_pid = (long)getpid(),
+                   .created = (long long)time(NULL),
+                   .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
+                   .test_owner = getenv("FLAME_TEST_OWNER")};
+    json_t *spec = spec_sidecar(&a, err);
+    if (!spec)
+        return -1;
+    json_t *resp = NULL;
+    long st = 0;
+    int rc = engine_json(e, "POST", spec, &resp, &st, err, "/containers/create");
+    json_decref(spec);
+    const char *cid = rc == 0 ? json_string_value(json_object_get(resp, "Id")) : NULL;
+    _cleanup_free_ char *id = cid ? strdup(cid) : NULL;
+    json_decref(resp);
+    if (!id)
+        return rc < 0 ? -1 : flame_fail(err, FLAME_EXIT_ENGINE, "no Id for the restore sidecar");
+    rc = engine_json(e, "POST", NULL, NULL, &st, err, "/containers/%s/start", id);
+    bool running = rc == 0;
+    for (int k = 0; running && k < 300; k++) { /* 30 s */
+        json_t *j = NULL;
+        flame_err e2 = FLAME_ERR_INIT;
+        if (engine_json(e, "GET", NULL, &j, &st, &e2, "/containers/%s/json", id) < 0)
+            break;
+        running = json_is_true(json_object_get(json_object_get(j, "State"), "Running"));
+        json_decref(j);
+        if (running)
+            nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+    }
+    flame_err e3 = FLAME_ERR_INIT;
+    engine_json(e, "DELETE", NULL, NULL, &st, &e3, "/containers/%s?force=1&v=1", id);
+    if (rc == 0 && running)
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "the restore sidecar did not finish within 30 s");
+    return rc;
+}
+
 static bool any_recording(run_ctx *r)
 {
     bool any = false;
@@ -729,6 +772,19 @@ int run_profile(run_ctx *r, flame_err *err)
         join_stream(s, 5);
     }
     r->tm.removed = sess_now();
+    /* A sidecar killed by SIGKILL (docker kill, OOM) while its target still runs left the agent
+     * mount and map there: undo them with a restore sidecar. */
+    for (int i = 0; i < r->n; i++) {
+        sess *s = &r->s[i];
+        if (!s->started || s->pr.done || s->exit_status != 137 || s->target_exit >= 0)
+            continue;
+        flame_err e = FLAME_ERR_INIT;
+        if (restore_target(r->e, s->target_id, &e) == 0)
+            s->restored = true;
+        else
+            progress_note(&r->pg, "could not restore %s after its sidecar was killed: %s",
+                          s->name, e.msg);
+    }
     if (r->cmd_pid > 0 && !r->cmd_done) {
         int st;
         for (int k = 0; k < 100 && waitpid(r->cmd_pid, &st, WNOHANG) == 0; k++) {

@@ -41,7 +41,12 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
                                      "--frequency", freq, "--inject")
                          : json_pack("[sssssss]", "/flame-sidecar", "record", "--duration", dur,
                                      "--frequency", freq, "--inject");
-    json_array_append_new(cmd, json_string("auto"));
+    if (a->restore) {
+        json_decref(cmd);
+        cmd = json_pack("[ss]", "/flame-sidecar", "restore");
+    } else {
+        json_array_append_new(cmd, json_string("auto"));
+    }
     if (a->pid) {
         json_array_append_new(cmd, json_string("--pid"));
         json_array_append_new(cmd, json_string(pid));

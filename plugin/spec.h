@@ -22,6 +22,7 @@ typedef struct spec_args {
     long pid; /* 0 = all JVMs */
     bool no_inline, signatures;
     bool top;        /* `flame-sidecar top --interval MS` instead of `record` */
+    bool restore;    /* `flame-sidecar restore`: undo what a killed sidecar left in the target */
     int interval_ms;
     long owner_pid;
     long long created; /* unix time */

@@ -903,6 +903,19 @@ int sess_gc(engine *e, bool all, flame_err *err)
         } else {
             printf("removed sidecar %.12s%s\n", id, running ? " (was running)" : "");
             removed++;
+            /* Killed (SIGKILL: "Exited (137)") it could not undo its work in the target. */
+            const char *status = json_string_value(json_object_get(c, "Status"));
+            const char *target = json_string_value(json_object_get(labels, SPEC_LABEL_TARGET));
+            if (!running && status && !strncmp(status, "Exited (137)", 12) && target) {
+                flame_err e3 = FLAME_ERR_INIT;
+                if (restore_target(e, target, &e3) == 0)
+                    printf("restored container %.12s (agent mount and map of the killed "
+                           "sidecar removed)\n",
+                           target);
+                else
+                    fprintf(stderr, "docker flame gc: could not restore container %.12s: %s\n",
+                            target, e3.msg);
+            }
         }
         pthread_mutex_destroy(&s.lock);
     }

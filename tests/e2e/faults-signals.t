@@ -153,6 +153,18 @@ clean "plugin SIGKILLed + gc"
 out=$($T docker flame gc 2>&1)
 like "$out" '^0 sidecars removed' "gc again: nothing to do"
 
+# 6a. plugin SIGKILLed, then its sidecar killed too (Exited (137)): gc removes it AND restores
+$T docker flame -d 0 -o out/gc2.svg "$fx" 2>gc2.err &
+bg=$!; pp=$(flame_pid "$bg")
+wait_for 'recording [0-9]+s .* [1-9][0-9]* samples' gc2.err 60 || nok "no samples within 60 s"
+kill -KILL "$pp"; wait_pid "$bg" 30
+docker kill "$(sidecar_of)" >/dev/null
+check "killed plugin + killed sidecar: the agent mount is left" test "$(flame_mounts "$hp")" -gt "$m0"
+out=$($T docker flame gc 2>&1); rc=$?
+is "$rc" 0 "gc (killed sidecar): exit 0"
+like "$out" "restored container ${fxid:0:12}" "gc restored the target of the killed sidecar"
+clean "killed plugin + killed sidecar + gc"
+
 # 6b. a leftover whose owner pid was reused by another process (here: this shell, alive, not a
 # docker-flame): gc must not keep it
 fake=$(docker create --label com.docker-flame.sidecar=1 --label com.docker-flame.owner-pid=$$ \

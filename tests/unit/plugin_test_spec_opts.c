@@ -120,6 +120,21 @@ int main(void)
        "cap override: list taken, ALL refused");
     json_decref(s);
     a.caps = NULL;
+    a.restore = true;
+    a.test_stop = "setup,process";
+    s = spec_sidecar(&a, &err);
+    json_t *rc = json_object_get(s, "Cmd");
+    ok(json_array_size(rc) == 2 && !strcmp(json_string_value(json_array_get(rc, 1)), "restore"),
+       "restore: Cmd is exactly /flame-sidecar restore");
+    ok(json_is_true(json_object_get(json_object_get(s, "HostConfig"), "ReadonlyRootfs")) &&
+           has_str(json_object_get(json_object_get(s, "HostConfig"), "SecurityOpt"),
+                   "no-new-privileges:true"),
+       "restore: same hardened HostConfig");
+    ok(has_str(json_object_get(s, "Env"), "FLAME_SIDECAR_TEST_STOP=setup,process"),
+       "test hook passed as the sidecar's env");
+    json_decref(s);
+    a.restore = false;
+    a.test_stop = NULL;
 
     /* ---- durations ---- */
     double d;

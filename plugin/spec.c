@@ -51,9 +51,9 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
         json_array_append_new(cmd, json_string("--pid"));
         json_array_append_new(cmd, json_string(pid));
     }
-    if (a->no_inline)
+    if (a->no_inline && !a->restore)
         json_array_append_new(cmd, json_string("--no-inline"));
-    if (a->signatures)
+    if (a->signatures && !a->restore)
         json_array_append_new(cmd, json_string("--signatures"));
 
     json_t *caps = json_array();

@@ -124,8 +124,9 @@ int main(void)
     a.test_stop = "setup,process";
     s = spec_sidecar(&a, &err);
     json_t *rc = json_object_get(s, "Cmd");
-    ok(json_array_size(rc) == 2 && !strcmp(json_string_value(json_array_get(rc, 1)), "restore"),
-       "restore: Cmd is exactly /flame-sidecar restore");
+    ok(json_array_size(rc) == 4 && !strcmp(json_string_value(json_array_get(rc, 1)), "restore") &&
+           has_str(rc, "--pid") && !has_str(rc, "--duration") && !has_str(rc, "--no-inline"),
+       "restore: Cmd is /flame-sidecar restore [--pid N], nothing else");
     ok(json_is_true(json_object_get(json_object_get(s, "HostConfig"), "ReadonlyRootfs")) &&
            has_str(json_object_get(json_object_get(s, "HostConfig"), "SecurityOpt"),
                    "no-new-privileges:true"),

@@ -276,6 +276,29 @@ struct map_args {
     long long from;
 };
 
+/* Copy in to out, at most SC_MAP_FILE_MAX bytes in all (*total counts them): a file in the
+ * target may grow while we read it. 0, -EFBIG past the bound, -errno/-EIO on I/O errors. */
+static int copy_bounded(int in, int out, long *total)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = TEMP_FAILURE_RETRY(read(in, buf, sizeof(buf)));
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return 0;
+        if ((unsigned long long)(*total + n) > SC_MAP_FILE_MAX)
+            return -EFBIG;
+        for (ssize_t w = 0; w < n;) {
+            ssize_t k = TEMP_FAILURE_RETRY(write(out, buf + w, (size_t)(n - w)));
+            if (k <= 0)
+                return -EIO;
+            w += k;
+        }
+        *total += n;
+    }
+}
+
 static int map_child(void *arg)
 {
     struct map_args *a = arg;
@@ -300,23 +323,9 @@ static int map_child(void *arg)
             return -EFBIG;
         if (a->from > 0 && lseek(fd, (off_t)a->from, SEEK_SET) < 0)
             return -errno;
-        char buf[65536];
-        for (;;) {
-            ssize_t n = TEMP_FAILURE_RETRY(read(fd, buf, sizeof(buf)));
-            if (n < 0)
-                return -errno;
-            if (n == 0)
-                break;
-            if ((unsigned long long)(total + n) > SC_MAP_FILE_MAX)
-                return -EFBIG;
-            for (ssize_t w = 0; w < n;) {
-                ssize_t k = TEMP_FAILURE_RETRY(write(a->out_fd, buf + w, (size_t)(n - w)));
-                if (k <= 0)
-                    return -EIO;
-                w += k;
-            }
-            total += n;
-        }
+        int rc = copy_bounded(fd, a->out_fd, &total);
+        if (rc < 0)
+            return rc;
     }
     if (a->keep)
         return (int)total;
@@ -394,25 +403,8 @@ static int file_child(void *arg)
         return -EINVAL;
     if ((unsigned long long)st.st_size > SC_MAP_FILE_MAX)
         return -EFBIG;
-    char buf[65536];
-    long long total = 0;
-    for (;;) {
-        ssize_t n = TEMP_FAILURE_RETRY(read(fd, buf, sizeof(buf)));
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            break;
-        if ((unsigned long long)(total + n) > SC_MAP_FILE_MAX)
-            return -EFBIG;
-        for (ssize_t w = 0; w < n;) {
-            ssize_t k = TEMP_FAILURE_RETRY(write(a->out_fd, buf + w, (size_t)(n - w)));
-            if (k <= 0)
-                return -EIO;
-            w += k;
-        }
-        total += n;
-    }
-    return 0;
+    long total = 0;
+    return copy_bounded(fd, a->out_fd, &total);
 }
 
 int sc_fetch_file(sc_jvm *j, int ns_fd, const char *abs_path, int out_fd, flame_err *err)

@@ -25,22 +25,56 @@ static inline uint64_t mix64(uint64_t h)
     return h;
 }
 
-/* Word-at-a-time hash: names are hashed once per input frame, so this is the hot loop. */
+static inline uint64_t load8(const char *s)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return w;
+}
+
+/* The bytes of s[0..n), n < 8, packed into one word that tells any two such strings of the same
+ * length apart: fixed-size loads only (a memcpy of a variable length is a libc call, and this
+ * runs for every frame of every input line). 4..7 bytes: two overlapping 4-byte loads; 1..3:
+ * the first, middle and last byte. */
+static inline uint64_t short_word(const char *s, size_t n)
+{
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, s, 4);
+        memcpy(&hi, s + n - 4, 4);
+        return (uint64_t)hi << 32 | lo;
+    }
+    if (n == 0)
+        return 0;
+    return (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[n / 2] << 8 |
+           (unsigned char)s[n - 1];
+}
+
+/* Word-at-a-time hash: names are hashed once per input frame, so this is the hot loop. A tail
+ * is hashed as the last 8 bytes (overlapping the previous word), which are fixed-size loads. */
 static uint64_t hash_bytes(const char *s, size_t n)
 {
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0x100000001b3ULL);
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0x87c37b91114253d5ULL;
+    if (n < 8)
+        return mix64((h ^ short_word(s, n)) * 0x4cf5ad432745937fULL);
+    const char *last = s + n - 8;
+    for (; s < last; s += 8) {
+        h = (h ^ load8(s)) * 0x87c37b91114253d5ULL;
         h ^= h >> 31;
-        s += 8;
-        n -= 8;
     }
-    uint64_t w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0x4cf5ad432745937fULL;
+    h = (h ^ load8(last)) * 0x4cf5ad432745937fULL;
     return mix64(h);
+}
+
+/* memcmp(a, b, n) == 0 for the short strings compared here (names, stacks of ids), inline. */
+static inline bool same_bytes(const char *a, const char *b, size_t n)
+{
+    if (n < 8)
+        return short_word(a, n) == short_word(b, n);
+    for (size_t i = 0; i + 8 < n; i += 8)
+        if (load8(a + i) != load8(b + i))
+            return false;
+    return load8(a + n - 8) == load8(b + n - 8);
 }
 
 /* Make room for `need` elements of size sz: returns the (maybe moved) array, or NULL on OOM
@@ -160,7 +194,7 @@ static uint32_t intern(profile *p, const char *s, size_t n)
     size_t j = h & p->name_tab_mask;
     for (uint32_t e; (e = p->name_tab[j]); j = (j + 1) & p->name_tab_mask) {
         const prof_name *nm = &p->names[e - 1];
-        if (nm->hash == h && nm->len == n && memcmp(p->text + nm->off, s, n) == 0)
+        if (nm->hash == h && nm->len == n && same_bytes(p->text + nm->off, s, n))
             return e - 1;
     }
     if (n > UINT32_MAX - 2 || p->nnames >= UINT32_MAX / 4)
@@ -206,11 +240,41 @@ static int stack_rehash(profile *p)
     return 0;
 }
 
-/* Add the stack made of ids[0..n) (already validated). The table keeps the high half of each
- * hash next to the index, so probing past other stacks touches no stack memory. */
-static int add_ids(profile *p, const uint32_t *ids, size_t n, double count, double before)
+/* A stack waiting to be counted: its ids already copied to the end of p->ids (past ids_len, so
+ * not yet part of the profile) and its table slot prefetched. The stack table is far bigger than
+ * the caches for a big profile, so its probe is a cache miss per input line; profile_load()
+ * commits a line's stack only after parsing the next line, and that work hides the miss. */
+typedef struct staged {
+    bool on;
+    uint32_t n;
+    uint64_t h;
+    double count, before;
+} staged;
+
+static int stage_ids(profile *p, const uint32_t *ids, size_t n, double count, double before,
+                     staged *s)
 {
-    uint64_t h = hash_ids(ids, n), tag = h >> 32 << 32;
+    if (n > UINT32_MAX - 1 || !GROW(p->ids, p->ids_cap, p->ids_len + n))
+        return -ENOMEM;
+    uint32_t *tail = p->ids + p->ids_len;
+    memcpy(tail, ids, n * sizeof *ids);
+    *s = (staged){
+        .on = true, .n = (uint32_t)n, .h = hash_ids(tail, n), .count = count, .before = before};
+    __builtin_prefetch(&p->stack_tab[s->h & p->stack_tab_mask]);
+    return 0;
+}
+
+/* Count the staged stack: add it to an equal stack, or make it a new one (its ids are in place
+ * already). The table keeps the high half of each hash next to the index, so probing past
+ * other stacks touches no stack memory. */
+static int commit_ids(profile *p, staged *s)
+{
+    if (!s->on)
+        return 0;
+    s->on = false;
+    const uint32_t *ids = p->ids + p->ids_len;
+    uint32_t n = s->n;
+    uint64_t h = s->h, tag = h >> 32 << 32;
     size_t j = h & p->stack_tab_mask;
     uint32_t idx = UINT32_MAX;
     for (uint64_t e; (e = p->stack_tab[j]); j = (j + 1) & p->stack_tab_mask) {
@@ -218,35 +282,40 @@ static int add_ids(profile *p, const uint32_t *ids, size_t n, double count, doub
             continue;
         const prof_stack *st = &p->stacks[(uint32_t)e - 1];
         if (st->hash == h && st->depth == n &&
-            memcmp(p->ids + st->off, ids, n * sizeof *ids) == 0) {
+            same_bytes((const char *)(p->ids + st->off), (const char *)ids, n * sizeof *ids)) {
             idx = (uint32_t)e - 1;
             break;
         }
     }
     if (idx == UINT32_MAX) {
-        if (n > UINT32_MAX - 1 || p->nstacks >= UINT32_MAX / 4)
+        if (p->nstacks >= UINT32_MAX / 4 || !GROW(p->stacks, p->stacks_cap, (size_t)p->nstacks + 1))
             return -ENOMEM;
-        if (!GROW(p->ids, p->ids_cap, p->ids_len + n) ||
-            !GROW(p->stacks, p->stacks_cap, (size_t)p->nstacks + 1))
-            return -ENOMEM;
-        memcpy(p->ids + p->ids_len, ids, n * sizeof *ids);
         idx = p->nstacks++;
-        p->stacks[idx] = (prof_stack){.off = p->ids_len, .depth = (uint32_t)n, .hash = h};
+        p->stacks[idx] = (prof_stack){.off = p->ids_len, .depth = n, .hash = h};
         p->ids_len += n;
         p->stack_tab[j] = tag | (idx + 1);
         if ((size_t)p->nstacks * 2 > p->stack_tab_mask && stack_rehash(p) < 0)
             return -ENOMEM;
     }
-    p->stacks[idx].count += count;
-    p->stacks[idx].before += before;
-    p->total += count;
-    p->total_before += before;
+    p->stacks[idx].count += s->count;
+    p->stacks[idx].before += s->before;
+    p->total += s->count;
+    p->total_before += s->before;
     if (p->keep_order) {
         if (!GROW(p->seq, p->seq_cap, p->nseq + 1))
             return -ENOMEM;
-        p->seq[p->nseq++] = (prof_seq){.stack = idx, .count = count, .before = before};
+        p->seq[p->nseq++] = (prof_seq){.stack = idx, .count = s->count, .before = s->before};
     }
     return 0;
+}
+
+/* Add the stack made of ids[0..n) (already validated) at once. */
+static int add_ids(profile *p, const uint32_t *ids, size_t n, double count, double before)
+{
+    staged s;
+    if (stage_ids(p, ids, n, count, before, &s) < 0)
+        return -ENOMEM;
+    return commit_ids(p, &s);
 }
 
 static size_t common_prefix(const char *a, size_t na, const char *b, size_t nb)
@@ -396,7 +465,9 @@ static bool last_token(const char *s, size_t *len, const char **tok, size_t *tok
     return true;
 }
 
-int profile_add_line(profile *p, const char *line, size_t len, flame_err *err)
+/* One folded line. With pend (profile_load), the line's stack is staged and the one staged
+ * before it committed; without, it is counted at once. */
+static int add_line(profile *p, const char *line, size_t len, staged *pend, flame_err *err)
 {
     while (len > 0 && (is_space(line[len - 1]) || line[len - 1] == '\n'))
         len--;
@@ -430,10 +501,17 @@ int profile_add_line(profile *p, const char *line, size_t len, flame_err *err)
     if (n == -E2BIG)
         return flame_fail(err, FLAME_EXIT_ERROR, "more than %d frames in one stack",
                           PROFILE_MAX_DEPTH);
-    if (n < 0 || add_ids(p, p->scratch, (size_t)n, c2, c1) < 0)
+    if (n < 0 ||
+        (pend ? commit_ids(p, pend) < 0 || stage_ids(p, p->scratch, (size_t)n, c2, c1, pend) < 0
+              : add_ids(p, p->scratch, (size_t)n, c2, c1) < 0))
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     p->columns = two ? 2 : 1;
     return 0;
+}
+
+int profile_add_line(profile *p, const char *line, size_t len, flame_err *err)
+{
+    return add_line(p, line, len, NULL, err);
 }
 
 /* ---- bounded line reader ------------------------------------------------------------------ */
@@ -730,6 +808,7 @@ int profile_load(profile *p, FILE *in, const char *name, flame_err *err)
     size_t n;
     int rc;
     bool first = true;
+    staged pend = {0};
     size_t before = p->nstacks;
     double total_before = p->total;
     while ((rc = reader_next(&r, &line, &n, err)) > 0) {
@@ -748,13 +827,15 @@ int profile_load(profile *p, FILE *in, const char *name, flame_err *err)
                 break;
             }
         }
-        if (profile_add_line(p, line, n, err) < 0) {
+        if (add_line(p, line, n, &pend, err) < 0) {
             rc = -1;
             flame_wrap(err, "line %lu", r.lineno);
             break;
         }
     }
     line_buf = r.line;
+    if (commit_ids(p, &pend) < 0 && rc >= 0)
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     if (rc < 0)
         return flame_wrap(err, "%s", name);
     if (p->nstacks == before && p->total == total_before)

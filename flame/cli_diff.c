@@ -262,6 +262,20 @@ static char *mirror_path(const char *path)
     return s;
 }
 
+typedef struct mirror_job {
+    const char *path;
+    out_job job;
+    flame_err err;
+    int rc;
+} mirror_job;
+
+static void *mirror_thread(void *ud)
+{
+    mirror_job *m = ud;
+    m->rc = write_atomic(m->path, &m->job, &m->err);
+    return NULL;
+}
+
 /* ---- inputs -------------------------------------------------------------------------------- */
 
 typedef struct input {
@@ -627,18 +641,27 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         ro.title = title;
     ro.subtitle = sub;
     out_job job = {diff_view(d, false), &ro, fmt, "diff"};
-    rc = write_out(output, &job, &err);
-    bool mirror = rc == 0 && !single && fmt == FMT_SVG && strcmp(output, "-") != 0;
-    if (mirror) {
-        mpath = mirror_path(output);
-        if (!mpath) {
-            rc = flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
-        } else {
-            render_opts rm = ro;
-            rm.negate = true; /* "after before" swapped back: red still means grew */
-            rm.subtitle = sub_m;
-            out_job mj = {diff_view(d, true), &rm, fmt, "diff"};
-            rc = write_atomic(mpath, &mj, &err);
+    bool mirror = !single && fmt == FMT_SVG && strcmp(output, "-") != 0;
+    render_opts rm = ro;
+    rm.negate = true; /* "after before" swapped back: red still means grew */
+    rm.subtitle = sub_m;
+    mirror_job mj = {.path = mirror ? (mpath = mirror_path(output)) : NULL,
+                     .job = {mirror ? diff_view(d, true) : NULL, &rm, fmt, "diff"},
+                     .err = FLAME_ERR_INIT};
+    if (mirror && (!mpath || !mj.job.p)) {
+        rc = flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
+    } else {
+        /* the two graphs are independent: render and write them on two threads */
+        pthread_t t;
+        bool threaded = mirror && pthread_create(&t, NULL, mirror_thread, &mj) == 0;
+        rc = write_out(output, &job, &err);
+        if (threaded)
+            pthread_join(t, NULL);
+        else if (mirror)
+            mirror_thread(&mj);
+        if (rc == 0 && mirror && mj.rc < 0) {
+            err = mj.err;
+            rc = -1;
         }
     }
     diff_free(d);

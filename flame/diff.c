@@ -14,7 +14,8 @@
 #include "flame/profile_impl.h"
 
 struct diff {
-    profile *r;    /* two columns; diff_view() rewrites its counts */
+    profile *r;    /* two columns; diff_view(d, false) rewrites its counts */
+    profile *m;    /* r's stacks with counts of their own, for the mirror: made on first use */
     double *a, *b; /* raw before/after count of each stack of r */
     double ta, tb; /* raw totals */
     bool norm;
@@ -129,26 +130,15 @@ static int add_all(profile *dst, const profile *src, int column, double factor, 
     return rc;
 }
 
-/* ---- adding one profile to another by frame ids ------------------------------------------------
- */
+/* ---- adding one profile to another by frame ids ------------------------------------------- */
 
-/* Our own hashes (profile.c's are private): only used for the lookup tables below. */
+/* Our own name hash (profile.c's is private): only for the movers' method table below. */
 static uint64_t hash_name(const char *s, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
     return h ^ (h >> 29);
-}
-
-static uint64_t hash_seq(const uint32_t *v, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ v[i]) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 31;
-    }
-    return h;
 }
 
 static size_t table_size(size_t n)
@@ -159,15 +149,13 @@ static size_t table_size(size_t n)
     return cap;
 }
 
-/* Work for one thread of add_into(): index dst stacks [from, to) (phase 1), then look up src
- * stacks [from, to) (phase 2). Each src stack maps to a distinct dst stack, so the threads
- * never update the same counts; totals are summed per thread and misses listed for later. */
+/* Work for one thread of add_into(): look up src stacks [from, to) in dst. Each src stack maps
+ * to a distinct dst stack (the name map is one-to-one), so the threads never update the same
+ * counts; totals are summed per thread and misses listed for later. */
 typedef struct union_job {
     profile *dst;
     const profile *src;
     const uint32_t *map;
-    uint32_t *stab;
-    size_t smask;
     uint32_t from, to;
     int column;
     double factor;
@@ -178,27 +166,21 @@ typedef struct union_job {
     bool oom;
 } union_job;
 
-static void *union_index(void *ud)
-{
-    union_job *j = ud;
-    for (uint32_t k = j->from; k < j->to; k++) {
-        const prof_stack *st = &j->dst->stacks[k];
-        size_t i = hash_seq(j->dst->ids + st->off, st->depth) & j->smask;
-        /* the table is shared by the two indexing threads: claim an empty slot atomically */
-        for (;; i = (i + 1) & j->smask) {
-            uint32_t empty = 0;
-            if (__atomic_compare_exchange_n(&j->stab[i], &empty, k + 1, false, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED))
-                break;
-        }
-    }
-    return NULL;
-}
-
 static double scaled(const union_job *j, double c)
 {
     c *= j->factor;
     return j->round ? floor(c + 0.5) : c;
+}
+
+/* src stack k in dst's name ids into seq (room for its depth); false if a name is not in dst. */
+static bool map_stack(const union_job *j, uint32_t k, uint32_t *seq)
+{
+    const prof_stack *st = &j->src->stacks[k];
+    const uint32_t *ids = j->src->ids + st->off;
+    for (uint32_t i = 0; i < st->depth; i++)
+        if ((seq[i] = j->map[ids[i]]) == UINT32_MAX)
+            return false;
+    return true;
 }
 
 static void *union_lookup(void *ud)
@@ -206,121 +188,81 @@ static void *union_lookup(void *ud)
     union_job *j = ud;
     const profile *src = j->src;
     profile *dst = j->dst;
-    uint32_t *seq = NULL;
-    size_t seq_cap = 0;
+    uint32_t maxdepth = 1;
+    for (uint32_t k = j->from; k < j->to; k++)
+        if (src->stacks[k].depth > maxdepth)
+            maxdepth = src->stacks[k].depth;
+    /* two buffers: stack k is looked up while stack k+1, already mapped and hashed, has its
+     * table slot on the way into the cache (dst's table is far bigger than the caches) */
+    uint32_t *seq[2] = {malloc(maxdepth * sizeof(uint32_t)), malloc(maxdepth * sizeof(uint32_t))};
     j->miss = malloc(((size_t)(j->to - j->from) + 1) * sizeof *j->miss);
-    if (!j->miss) {
+    if (!seq[0] || !seq[1] || !j->miss) {
         j->oom = true;
-        return NULL;
+        goto out;
     }
+    bool known = false;
+    uint64_t h = 0;
+    if (j->from < j->to && (known = map_stack(j, j->from, seq[0])))
+        h = prof_ids_hash(seq[0], src->stacks[j->from].depth);
     for (uint32_t k = j->from; k < j->to; k++) {
-        const prof_stack *st = &src->stacks[k];
-        if (st->depth > seq_cap) {
-            free(seq);
-            seq_cap = (size_t)st->depth * 2;
-            seq = malloc(seq_cap * sizeof *seq);
-            if (!seq) {
-                j->oom = true;
-                return NULL;
-            }
+        uint32_t *cur = seq[(k - j->from) & 1], *next = seq[(k - j->from + 1) & 1];
+        bool next_known = false;
+        uint64_t next_h = 0;
+        if (k + 1 < j->to && (next_known = map_stack(j, k + 1, next))) {
+            next_h = prof_ids_hash(next, src->stacks[k + 1].depth);
+            prof_stack_prefetch(dst, next_h);
         }
-        bool known = true;
-        for (uint32_t i = 0; i < st->depth && known; i++)
-            known = (seq[i] = j->map[src->ids[st->off + i]]) != UINT32_MAX;
-        uint32_t hit = UINT32_MAX;
-        if (known) {
-            for (size_t i = hash_seq(seq, st->depth) & j->smask; j->stab[i];
-                 i = (i + 1) & j->smask) {
-                const prof_stack *ds = &dst->stacks[j->stab[i] - 1];
-                if (ds->depth == st->depth &&
-                    memcmp(dst->ids + ds->off, seq, st->depth * sizeof *seq) == 0) {
-                    hit = j->stab[i] - 1;
-                    break;
-                }
-            }
-        }
+        uint32_t hit = known ? prof_stack_find(dst, cur, src->stacks[k].depth, h) : UINT32_MAX;
         if (hit == UINT32_MAX) {
             j->miss[j->nmiss++] = k;
-            continue;
+        } else {
+            double c = scaled(j, src->stacks[k].count);
+            if (j->column == 0)
+                dst->stacks[hit].before += c;
+            else
+                dst->stacks[hit].count += c;
+            j->added += c;
         }
-        double c = scaled(j, st->count);
-        if (j->column == 0)
-            dst->stacks[hit].before += c;
-        else
-            dst->stacks[hit].count += c;
-        j->added += c;
+        known = next_known;
+        h = next_h;
     }
-    free(seq);
+out:
+    free(seq[0]);
+    free(seq[1]);
     return NULL;
 }
 
-/* Run fn on both jobs, the second in a thread when there is enough work to pay for one. */
-static void run_pair(void *(*fn)(void *), union_job *j, bool threaded)
-{
-    pthread_t t;
-    if (threaded && pthread_create(&t, NULL, fn, &j[1]) == 0) {
-        fn(&j[0]);
-        pthread_join(t, NULL);
-        return;
-    }
-    fn(&j[0]);
-    fn(&j[1]);
-}
-
 /* Add every stack of src to dst: counts times factor (rounded when asked) into column 0
- * (before), 1 (after) or -1 (the only column). A stack that dst already has is updated in
- * place through a lookup table over dst's stacks keyed by frame ids (no text, no re-interning:
- * this is what makes a million-stack diff fast; two threads share the indexing and lookups);
- * only new stacks go through profile_add(), afterwards and on one thread. */
+ * (before), 1 (after) or -1 (the only column). A stack that dst already has is found through
+ * dst's own stack table by frame ids (no text, no re-interning: this is what makes a
+ * million-stack diff fast), by two threads at once; only the stacks dst lacks are added,
+ * afterwards and on one thread, still by ids (their new names interned into dst). */
 static int add_into(profile *dst, const profile *src, int column, double factor, bool round,
                     flame_err *err)
 {
-    size_t nmask = table_size(dst->nnames) - 1, smask = table_size(dst->nstacks) - 1;
-    _cleanup_free_ uint32_t *ntab = calloc(nmask + 1, sizeof *ntab);
-    _cleanup_free_ uint32_t *stab = calloc(smask + 1, sizeof *stab);
     _cleanup_free_ uint32_t *map = malloc((src->nnames ? src->nnames : 1) * sizeof *map);
-    if (!ntab || !stab || !map)
+    _cleanup_free_ uint32_t *seq = NULL;
+    if (!map)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    for (uint32_t id = 0; id < dst->nnames; id++) {
-        size_t j = hash_name(prof_name_str(dst, id), dst->names[id].len) & nmask;
-        while (ntab[j])
-            j = (j + 1) & nmask;
-        ntab[j] = id + 1;
-    }
-    /* src name id -> dst name id, UINT32_MAX when dst does not have the name */
-    for (uint32_t id = 0; id < src->nnames; id++) {
-        const char *nm = prof_name_str(src, id);
-        uint32_t len = src->names[id].len;
-        map[id] = UINT32_MAX;
-        for (size_t j = hash_name(nm, len) & nmask; ntab[j]; j = (j + 1) & nmask) {
-            uint32_t d = ntab[j] - 1;
-            if (dst->names[d].len == len && memcmp(prof_name_str(dst, d), nm, len) == 0) {
-                map[id] = d;
-                break;
-            }
-        }
-    }
+    /* src name id -> dst name id, UINT32_MAX when dst does not have the name (yet) */
+    for (uint32_t id = 0; id < src->nnames; id++)
+        map[id] = prof_name_find(dst, prof_name_str(src, id), src->names[id].len);
     union_job jobs[2];
     for (int i = 0; i < 2; i++)
-        jobs[i] = (union_job){.dst = dst,
-                              .src = src,
-                              .map = map,
-                              .stab = stab,
-                              .smask = smask,
-                              .column = column,
-                              .factor = factor,
-                              .round = round};
-    bool threaded = dst->nstacks + src->nstacks > 100000;
-    jobs[0].to = jobs[1].from = dst->nstacks / 2;
-    jobs[1].to = dst->nstacks;
-    run_pair(union_index, jobs, threaded);
-    jobs[0].from = 0;
+        jobs[i] = (union_job){
+            .dst = dst, .src = src, .map = map, .column = column, .factor = factor, .round = round};
     jobs[0].to = jobs[1].from = src->nstacks / 2;
     jobs[1].to = src->nstacks;
-    run_pair(union_lookup, jobs, threaded);
+    pthread_t t;
+    bool threaded = src->nstacks > 50000 && pthread_create(&t, NULL, union_lookup, &jobs[1]) == 0;
+    union_lookup(&jobs[0]);
+    if (threaded)
+        pthread_join(t, NULL);
+    else
+        union_lookup(&jobs[1]);
 
     int rc = 0;
-    textbuf t = {0};
+    size_t seq_cap = 0;
     for (int i = 0; i < 2; i++) {
         if (jobs[i].oom && rc == 0)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
@@ -329,22 +271,30 @@ static int add_into(profile *dst, const profile *src, int column, double factor,
         else
             dst->total += jobs[i].added;
         for (size_t m = 0; m < jobs[i].nmiss && rc == 0; m++) {
-            uint32_t k = jobs[i].miss[m];
-            double c = scaled(&jobs[i], src->stacks[k].count);
-            size_t len;
-            const char *txt = stack_text(src, k, false, &t, &len);
-            if (!txt || profile_add(dst, txt, len,
-                                    column == 0   ? c
-                                    : column == 1 ? 0
-                                                  : c,
-                                    column == 0   ? 0
-                                    : column == 1 ? c
-                                                  : PROFILE_ONE_COLUMN) < 0)
+            const prof_stack *st = &src->stacks[jobs[i].miss[m]];
+            if (st->depth > seq_cap) {
+                free(seq);
+                seq_cap = st->depth;
+                if (!(seq = malloc(seq_cap * sizeof *seq))) {
+                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                    break;
+                }
+            }
+            for (uint32_t f = 0; f < st->depth && rc == 0; f++) {
+                uint32_t id = src->ids[st->off + f];
+                if (map[id] == UINT32_MAX &&
+                    (map[id] = prof_name_intern(dst, prof_name_str(src, id), src->names[id].len)) ==
+                        UINT32_MAX)
+                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                seq[f] = map[id];
+            }
+            double c = scaled(&jobs[i], st->count);
+            if (rc == 0 &&
+                prof_stack_add(dst, seq, st->depth, column == 0 ? 0 : c, column == 0 ? c : 0) < 0)
                 rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         }
         free(jobs[i].miss);
     }
-    textbuf_free(&t);
     return rc;
 }
 
@@ -452,6 +402,7 @@ void diff_free(diff *d)
 {
     if (!d)
         return;
+    profile_free(d->m);
     profile_free(d->r);
     free(d->a);
     free(d->b);
@@ -476,7 +427,9 @@ bool diff_normalized(const diff *d)
 
 const profile *diff_view(diff *d, bool mirror)
 {
-    profile *r = d->r;
+    if (mirror && !d->m && !(d->m = prof_counts_copy(d->r)))
+        return NULL;
+    profile *r = mirror ? d->m : d->r;
     const double *base = mirror ? d->b : d->a, *shown = mirror ? d->a : d->b;
     double tbase = mirror ? d->tb : d->ta, tshown = mirror ? d->ta : d->tb;
     double sum = 0;
@@ -683,7 +636,7 @@ int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, 
     /* 2. sum each (method, host) entry: self = leaf frames, inclusive = every frame once per
      * stack (so recursion is not counted twice) */
     size_t emask = table_size(o->inclusive ? ng : r->nstacks + 1) - 1;
-    _cleanup_free_ uint32_t *etab = calloc(emask + 1, sizeof *etab);
+    _cleanup_free_ uint32_t *etab = prof_zalloc((emask + 1) * sizeof *etab);
     _cleanup_free_ mover_ent *e = malloc((emask + 1) / 2 * sizeof *e);
     if (!etab || !e)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");

@@ -31,7 +31,9 @@ double diff_total_before(const diff *d); /* raw totals, before any scaling */
 double diff_total_after(const diff *d);
 bool diff_normalized(const diff *d); /* normalisation applied (scale != 1) */
 
-/* The two-column profile to render or write, owned by d; valid until the next call.
+/* The two-column profile to render or write, owned by d; the forward and the mirrored view are
+ * two profiles, so both can be rendered at the same time (each is valid until the next call for
+ * the same direction). NULL on OOM (mirror only: its counts need a copy of the stacks).
  * Forward (mirror = false): "before after" with before scaled to the after total as difffolded.pl
  * -n does (int(), i.e. truncated); render it plainly: widths are the after profile.
  * Mirror: "after before" with after scaled to the before total; render it with negate = true:

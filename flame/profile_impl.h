@@ -50,6 +50,7 @@ struct profile {
     double total, total_before;
 
     bool keep_order;
+    bool shares; /* made by prof_counts_copy(): everything but the stacks is another's */
     prof_seq *seq;
     size_t nseq, seq_cap;
 
@@ -69,6 +70,30 @@ static inline const char *prof_name_str(const struct profile *p, uint32_t id)
     return p->text + p->names[id].off;
 }
 
+/* Zeroed memory for a hash table that is probed (read) before it is filled. Unlike calloc,
+ * whose big blocks come straight from mmap, the zeroes are written: a page read first is mapped
+ * to the shared zero page and its first write then faults again and, with a second thread
+ * running, flushes the other CPU's TLB (an IPI per 4 KiB page: measured as the bulk of a
+ * million-stack diff's system time on these VMs). */
+void *prof_zalloc(size_t n);
+
+/* A profile with p's names and stacks but counts of its own (a copy of p's stack array), for
+ * rendering two views of one set of stacks at the same time (diff's forward and mirrored
+ * graphs). Read-only apart from the counts: nothing may be added to it. Free it with
+ * profile_free() before p. NULL on OOM. */
+struct profile *prof_counts_copy(const struct profile *p);
+
+/* Stacks by frame ids, for flame/diff.c (adding one profile to another without going back to
+ * text). Names: the id of a name, UINT32_MAX when absent (find) or out of memory (intern).
+ * Stacks: ids[0..n) must be ids of p's names, 1 <= n <= PROFILE_MAX_DEPTH. prof_stack_find()
+ * only reads p, so threads may call it together while nothing adds to p. */
+uint32_t prof_name_find(const struct profile *p, const char *s, size_t n);
+uint32_t prof_name_intern(struct profile *p, const char *s, size_t n);
+uint64_t prof_ids_hash(const uint32_t *ids, size_t n);
+void prof_stack_prefetch(const struct profile *p, uint64_t hash);
+uint32_t prof_stack_find(const struct profile *p, const uint32_t *ids, size_t n, uint64_t hash);
+int prof_stack_add(struct profile *p, const uint32_t *ids, size_t n, double count, double before);
+
 /* A sorted view for renderers: names ranked by bytes, stacks as rank sequences (each stack's
  * frames at the same offsets as in profile.ids, reversed when asked), stack indexes in order
  * (sorted frame by frame, or insertion order). */
@@ -82,7 +107,9 @@ int prof_view_build(const struct profile *p, bool reverse, bool sort, prof_view 
 void prof_view_free(prof_view *v);
 int prof_format_count(char *buf, size_t n, double c);
 void prof_base64_write(FILE *out, const char *s, size_t n);
+/* With out NULL, only the size is computed; stop_above (0 = never) ends that count as soon as
+ * it exceeds the value (*size is then some number above it). */
 int prof_write_embedded(const struct profile *p, const prof_view *view, FILE *out, size_t *size,
-                        flame_err *err);
+                        size_t stop_above, flame_err *err);
 /* The comment an SVG carries instead of its data when the data exceeded the embed limit. */
 #define PROF_DATA_OMITTED "<!-- docker-flame-data omitted"

@@ -981,12 +981,11 @@ int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *
         const prof_view *sorted = o->reverse || o->flamechart ? NULL : &v;
         size_t size = 0;
         if (o->embed_limit && embed_bound(p) > o->embed_limit &&
-            prof_write_embedded(p, sorted, NULL, &size, err) < 0)
+            prof_write_embedded(p, sorted, NULL, &size, o->embed_limit, err) < 0)
             goto out;
         if (o->embed_limit && size > o->embed_limit)
-            fprintf(out, PROF_DATA_OMITTED ": %zu bytes, over the limit of %zu -->\n", size,
-                    o->embed_limit);
-        else if (prof_write_embedded(p, sorted, out, NULL, err) < 0)
+            fprintf(out, PROF_DATA_OMITTED ": over the limit of %zu bytes -->\n", o->embed_limit);
+        else if (prof_write_embedded(p, sorted, out, NULL, 0, err) < 0)
             goto out;
     }
     fputs("</svg>\n", out);

@@ -607,6 +607,13 @@ static void test_big_union(void)
     fclose(f);
     ok(bad == 0 && only_a == 30000 && both == 30000 && only_b == 30000,
        "big union: every stack has the right counts (%d bad)", bad);
+    /* the mirror is a profile of its own: both views hold their counts at once (the CLI renders
+     * them on two threads) */
+    const profile *m = diff_view(d, true);
+    ok(m && m != r, "big union: the mirror view is another profile");
+    is_int(m ? profile_total_before(m) : -1, 180000, "big union: mirror's first column = after");
+    is_int(m ? profile_total(m) : -1, 60000, "big union: mirror's second column = before");
+    is_int(profile_total_before(r), 60000, "big union: forward view unchanged by the mirror");
     diff_free(d);
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame/diff.h"
 #include "tests/unit/render_test_util.h"
 #include "tests/unit/tap.h"
 
@@ -186,6 +187,67 @@ static void test_folded_order(void)
     profile_free(p);
 }
 
+/* Output order does not depend on input order: inputs made of a few sorted runs (merged run by
+ * run) and inputs with no order at all (sorted outright) both come out sorted, every stack once.
+ * Checked for both sorts: bytewise (profile_write_folded) and by frame (diff_write_folded). */
+static bool lines_sorted(const char *s, int want_lines)
+{
+    int n = 0;
+    const char *prev = NULL;
+    size_t prev_len = 0;
+    for (const char *line = s; line && *line; n++) {
+        const char *nl = strchr(line, '\n'), *sp = memchr(line, ' ', (size_t)(nl - line));
+        size_t len = (size_t)(sp - line);
+        if (prev) {
+            int c = memcmp(prev, line, prev_len < len ? prev_len : len);
+            if (c > 0 || (c == 0 && prev_len >= len))
+                return false;
+        }
+        prev = line;
+        prev_len = len;
+        line = nl + 1;
+    }
+    return n == want_lines;
+}
+
+static void test_sort_runs(void)
+{
+    const int N = 9000;
+    for (int runs = 1; runs <= 5; runs += 2) {
+        profile *p = profile_new();
+        /* run k holds the stacks i = k mod runs, ascending: runs interleave */
+        for (int k = 0; k < runs; k++)
+            for (int i = k; i < N; i += runs) {
+                char st[64];
+                int n = snprintf(st, sizeof st, "root;m%02d;f%05d", i / 1000, i);
+                profile_add(p, st, (size_t)n, 1, PROFILE_ONE_COLUMN);
+            }
+        char *s = folded_str(p);
+        ok(lines_sorted(s, N), "%d sorted run(s) in: bytewise output sorted", runs);
+        free(s);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        flame_err err = FLAME_ERR_INIT;
+        diff_write_folded(p, f, &err);
+        fclose(f);
+        ok(lines_sorted(buf, N), "%d sorted run(s) in: frame-wise output sorted", runs);
+        free(buf);
+        profile_free(p);
+    }
+    /* descending: every stack a run of its own, too many to merge run by run */
+    profile *p = profile_new();
+    for (int i = N - 1; i >= 0; i--) {
+        char st[64];
+        int n = snprintf(st, sizeof st, "root;m%02d;f%05d", i / 1000, i);
+        profile_add(p, st, (size_t)n, 1, PROFILE_ONE_COLUMN);
+    }
+    char *s = folded_str(p);
+    ok(lines_sorted(s, N), "descending input: output sorted");
+    free(s);
+    profile_free(p);
+}
+
 static void test_roundtrip(void)
 {
     /* hostile names: markup, CDATA end, quotes, ampersands, control bytes, invalid UTF-8, a
@@ -325,6 +387,7 @@ int main(void)
     test_errors();
     test_add_api();
     test_folded_order();
+    test_sort_runs();
     test_roundtrip();
     test_top_self();
     test_keep_order();

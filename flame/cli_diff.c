@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -502,6 +503,25 @@ static enum unit guess_unit(const profile *p)
     return UNIT_UNKNOWN;
 }
 
+/* Where the time went (DOCKER_FLAME_TIMINGS=1, as for profiling): one line on stderr. */
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void print_timings(const char *verb, const char *combine, const double *t)
+{
+    if (!getenv("DOCKER_FLAME_TIMINGS"))
+        return;
+    fprintf(stderr,
+            "docker flame %s: timings (ms): load %.0f, %s %.0f, summary %.0f, write %.0f, "
+            "total %.0f\n",
+            verb, (t[1] - t[0]) * 1000, combine, (t[2] - t[1]) * 1000, (t[3] - t[2]) * 1000,
+            (t[4] - t[3]) * 1000, (t[4] - t[0]) * 1000);
+}
+
 /* 1234567 -> "1,234,567" */
 static const char *grouped(double v, char *buf, size_t n)
 {
@@ -581,8 +601,10 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
                                  "FILE.folded");
 
     flame_err err = FLAME_ERR_INIT;
+    double t[5] = {now_s()};
     input in[2] = {{.arg = argv[optind]}, {.arg = argv[optind + 1]}};
     int rc = load_inputs(in, 2, prof, co.duration, &err);
+    t[1] = now_s();
     if (rc == 0)
         rc = check_plain(&in[0], &err);
     if (rc == 0)
@@ -606,6 +628,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     in[0].p = in[1].p = NULL; /* consumed */
     if (rc < 0)
         return say_error(verb, &err);
+    t[2] = now_s();
     if (diff_normalized(d)) {
         char b1[64], b2[64];
         fprintf(stderr,
@@ -627,6 +650,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         }
     }
 
+    t[3] = now_s();
     render_opts ro;
     apply_render_opts(&co, &ro);
     _cleanup_free_ char *title = NULL, *sub = NULL, *sub_m = NULL, *mpath = NULL;
@@ -652,11 +676,11 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         rc = flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
     } else {
         /* the two graphs are independent: render and write them on two threads */
-        pthread_t t;
-        bool threaded = mirror && pthread_create(&t, NULL, mirror_thread, &mj) == 0;
+        pthread_t th;
+        bool threaded = mirror && pthread_create(&th, NULL, mirror_thread, &mj) == 0;
         rc = write_out(output, &job, &err);
         if (threaded)
-            pthread_join(t, NULL);
+            pthread_join(th, NULL);
         else if (mirror)
             mirror_thread(&mj);
         if (rc == 0 && mirror && mj.rc < 0) {
@@ -667,6 +691,8 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     diff_free(d);
     if (rc < 0)
         return say_error(verb, &err);
+    t[4] = now_s();
+    print_timings(verb, "union", t);
     if (mirror)
         fprintf(stderr, "docker flame diff: wrote %s (widths: %s) and %s (widths: %s)\n", output,
                 in[1].arg, mpath, in[0].arg);
@@ -723,7 +749,9 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     for (size_t i = 0; i < n; i++)
         in[i].arg = argv[optind + (int)i];
     flame_err err = FLAME_ERR_INIT;
+    double t[5] = {now_s()};
     int rc = load_inputs(in, n, prof, co.duration, &err);
+    t[1] = now_s();
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = check_plain(&in[i], &err);
     if (rc < 0) {
@@ -737,6 +765,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     profile *sum = NULL;
     if (diff_merge(ps, n, normalize, &sum, &err) < 0)
         return say_error(verb, &err);
+    t[2] = t[3] = now_s();
     render_opts ro;
     apply_render_opts(&co, &ro);
     /* a merged SVG is meant to be read back (diff it later): always carry the data, however
@@ -751,6 +780,8 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     profile_free(sum);
     if (rc < 0)
         return say_error(verb, &err);
+    t[4] = now_s();
+    print_timings(verb, "sum", t);
     fprintf(stderr, "docker flame merge: wrote %s (%zu inputs)\n", co.output, n);
     return FLAME_EXIT_OK;
 }

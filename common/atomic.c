@@ -194,11 +194,12 @@ static int write_through_thread(int fd, const char *path, atomic_writer_fn fn, v
     } else {
         setvbuf(f, NULL, _IOFBF, OUT_STDIO);
         rc = fn(ctx, f, err);
-        if (rc == 0 && (fflush(f) != 0 || ferror(f)))
-            rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "writing %s", path);
+        int flush_errno = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
+        /* the writer's errno is the cause of a failed flush, when it has one */
         int e = async_finish(&a, t);
-        if (rc == 0 && e)
-            rc = flame_fail_errno(err, FLAME_EXIT_ERROR, e, "writing %s", path);
+        if (rc == 0 && (e || flush_errno))
+            rc = flame_fail_errno(err, FLAME_EXIT_ERROR, e ? e : flush_errno, "cannot write %s",
+                                  path);
     }
     if (f) {
         if (rc < 0)
@@ -234,14 +235,14 @@ int atomic_write_file(const char *path, atomic_writer_fn fn, void *ctx, flame_er
         rc = write_through_thread(fd, path, fn, ctx, err);
     /* fsync before rename: after a crash the name points at the whole file or the old one. */
     if (rc == 0 && fsync(fd) != 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "writing %s", path);
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
     /* Under sudo the user wants their own file, not root's. */
     const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
     if (rc == 0 && geteuid() == 0 && su && sg && *su && *sg &&
         fchown(fd, (uid_t)strtoul(su, NULL, 10), (gid_t)strtoul(sg, NULL, 10)) != 0)
         rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "chown %s to the sudo user", path);
     if (close(fd) != 0 && rc == 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "writing %s", path);
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
     if (rc == 0 && rename(tmp, path) != 0)
         rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
     if (rc < 0)

@@ -192,43 +192,41 @@ static void *union_lookup(void *ud)
     for (uint32_t k = j->from; k < j->to; k++)
         if (src->stacks[k].depth > maxdepth)
             maxdepth = src->stacks[k].depth;
-    /* two buffers: stack k is looked up while stack k+1, already mapped and hashed, has its
-     * table slot on the way into the cache (dst's table is far bigger than the caches) */
-    uint32_t *seq[2] = {malloc(maxdepth * sizeof(uint32_t)), malloc(maxdepth * sizeof(uint32_t))};
+    /* stacks go to dst's table in batches, whose memory is fetched in parallel (dst's tables are
+     * far bigger than the caches: each lookup would otherwise wait for three misses in turn) */
+    _cleanup_free_ uint32_t *seq = malloc((size_t)PROF_FIND_BATCH * maxdepth * sizeof *seq);
     j->miss = malloc(((size_t)(j->to - j->from) + 1) * sizeof *j->miss);
-    if (!seq[0] || !seq[1] || !j->miss) {
+    if (!seq || !j->miss) {
         j->oom = true;
-        goto out;
+        return NULL;
     }
-    bool known = false;
-    uint64_t h = 0;
-    if (j->from < j->to && (known = map_stack(j, j->from, seq[0])))
-        h = prof_ids_hash(seq[0], src->stacks[j->from].depth);
-    for (uint32_t k = j->from; k < j->to; k++) {
-        uint32_t *cur = seq[(k - j->from) & 1], *next = seq[(k - j->from + 1) & 1];
-        bool next_known = false;
-        uint64_t next_h = 0;
-        if (k + 1 < j->to && (next_known = map_stack(j, k + 1, next))) {
-            next_h = prof_ids_hash(next, src->stacks[k + 1].depth);
-            prof_stack_prefetch(dst, next_h);
+    const uint32_t *ids[PROF_FIND_BATCH];
+    uint32_t n[PROF_FIND_BATCH], k_of[PROF_FIND_BATCH], hit[PROF_FIND_BATCH];
+    uint64_t h[PROF_FIND_BATCH];
+    for (uint32_t k = j->from; k < j->to;) {
+        size_t count = 0;
+        for (; k < j->to && count < PROF_FIND_BATCH; k++, count++) {
+            uint32_t *buf = seq + count * maxdepth;
+            ids[count] = buf;
+            k_of[count] = k;
+            /* a name dst lacks: dst lacks the stack (n = 0: not looked up) */
+            n[count] = map_stack(j, k, buf) ? src->stacks[k].depth : 0;
+            h[count] = n[count] ? prof_ids_hash(buf, n[count]) : 0;
         }
-        uint32_t hit = known ? prof_stack_find(dst, cur, src->stacks[k].depth, h) : UINT32_MAX;
-        if (hit == UINT32_MAX) {
-            j->miss[j->nmiss++] = k;
-        } else {
-            double c = scaled(j, src->stacks[k].count);
+        prof_stack_find_many(dst, count, ids, n, h, hit);
+        for (size_t i = 0; i < count; i++) {
+            if (hit[i] == UINT32_MAX) {
+                j->miss[j->nmiss++] = k_of[i];
+                continue;
+            }
+            double c = scaled(j, src->stacks[k_of[i]].count);
             if (j->column == 0)
-                dst->stacks[hit].before += c;
+                dst->stacks[hit[i]].before += c;
             else
-                dst->stacks[hit].count += c;
+                dst->stacks[hit[i]].count += c;
             j->added += c;
         }
-        known = next_known;
-        h = next_h;
     }
-out:
-    free(seq[0]);
-    free(seq[1]);
     return NULL;
 }
 

@@ -323,15 +323,35 @@ uint64_t prof_ids_hash(const uint32_t *ids, size_t n)
     return hash_ids(ids, n);
 }
 
-void prof_stack_prefetch(const profile *p, uint64_t hash)
-{
-    __builtin_prefetch(&p->stack_tab[hash & p->stack_tab_mask]);
-}
-
 uint32_t prof_stack_find(const profile *p, const uint32_t *ids, size_t n, uint64_t hash)
 {
     uint64_t e = p->stack_tab[stack_slot(p, ids, n, hash)];
     return e ? (uint32_t)e - 1 : UINT32_MAX;
+}
+
+void prof_stack_find_many(const profile *p, size_t count, const uint32_t *const *ids,
+                          const uint32_t *n, const uint64_t *hash, uint32_t *out)
+{
+    /* group prefetching: each stage's loads are issued for the whole batch before the next
+     * stage needs them, so the batch waits for memory about once per stage, not once per stack
+     * and stage (table slot -> stack record -> its frame ids are three dependent misses) */
+    uint32_t cand[PROF_FIND_BATCH];
+    for (size_t i = 0; i < count; i++)
+        __builtin_prefetch(&p->stack_tab[hash[i] & p->stack_tab_mask]);
+    for (size_t i = 0; i < count; i++) {
+        uint64_t e = n[i] ? p->stack_tab[hash[i] & p->stack_tab_mask] : 0;
+        cand[i] = e && (e >> 32) == (hash[i] >> 32) ? (uint32_t)e - 1 : UINT32_MAX;
+        if (cand[i] != UINT32_MAX)
+            __builtin_prefetch(&p->stacks[cand[i]]);
+    }
+    for (size_t i = 0; i < count; i++)
+        if (cand[i] != UINT32_MAX) {
+            const uint32_t *f = p->ids + p->stacks[cand[i]].off;
+            __builtin_prefetch(f);
+            __builtin_prefetch(f + n[i] - 1);
+        }
+    for (size_t i = 0; i < count; i++)
+        out[i] = n[i] ? prof_stack_find(p, ids[i], n[i], hash[i]) : UINT32_MAX;
 }
 
 /* A stack waiting to be counted: its ids already copied to the end of p->ids (past ids_len, so

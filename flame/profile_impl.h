@@ -90,8 +90,12 @@ struct profile *prof_counts_copy(const struct profile *p);
 uint32_t prof_name_find(const struct profile *p, const char *s, size_t n);
 uint32_t prof_name_intern(struct profile *p, const char *s, size_t n);
 uint64_t prof_ids_hash(const uint32_t *ids, size_t n);
-void prof_stack_prefetch(const struct profile *p, uint64_t hash);
 uint32_t prof_stack_find(const struct profile *p, const uint32_t *ids, size_t n, uint64_t hash);
+/* prof_stack_find() for up to PROF_FIND_BATCH stacks at once, their memory fetched in parallel
+ * (out[i] for stack i; n[i] = 0 is not looked up: out[i] = UINT32_MAX). */
+#define PROF_FIND_BATCH 16
+void prof_stack_find_many(const struct profile *p, size_t count, const uint32_t *const *ids,
+                          const uint32_t *n, const uint64_t *hash, uint32_t *out);
 int prof_stack_add(struct profile *p, const uint32_t *ids, size_t n, double count, double before);
 
 /* A sorted view for renderers: names ranked by bytes, stacks as rank sequences (each stack's

@@ -2,7 +2,8 @@
 # docker flame diff on two running containers: the fixture's two versions of the workload
 # (`pid1`, and `slow` where FlameFixture.countPrimes does 2x the work) are profiled at the same
 # time; the movers summary must name countPrimes as grown, both SVGs must be written and read
-# back as differential profiles. Then a container against a file, and merge of two containers.
+# back as differential profiles. Then a container against a file, a docker-flame SVG against a
+# container, and merge of two containers.
 . "$(dirname "$0")/lib.sh"
 engine_up || bail "no Docker engine answers (tests/run starts one)"
 ensure_fixture_image || bail "cannot build the fixture image"
@@ -44,6 +45,16 @@ check "merged folded written" test -s "$TMP/m.folded"
 timeout -k 30 "$T" docker flame diff "$TMP/m.folded" "$b" -d 3 --single -o "$TMP/f.svg" >/dev/null 2>"$TMP/f.err"
 is "$?" 0 "diff of a file against a container exits 0"
 [ -s "$TMP/f.svg" ] || diag "$(cat "$TMP/f.err")"
+
+# 3b. an SVG written by `docker flame` (read back from the data it embeds) against a container
+timeout -k 30 "$T" docker flame "$a" -d 3 -q -o "$TMP/a.svg" 2>"$TMP/a.err"
+is "$?" 0 "profile of pid1 written as an SVG"
+out=$(timeout -k 30 "$T" docker flame diff "$TMP/a.svg" "$b" -d 3 --single -o "$TMP/s.svg" 2>"$TMP/s.err")
+is "$?" 0 "diff of a docker-flame SVG against a container exits 0"
+[ -s "$TMP/s.svg" ] || diag "$(cat "$TMP/s.err")"
+grew=$(printf '%s\n' "$out" | sed -n '/grew most:/,/shrank most:/p')
+like "$grew" 'FlameFixture\.countPrimes' "SVG against container: countPrimes grew"
+like "$out" "^$TMP/a.svg -> $b " "SVG against container: summary names both sides"
 
 # 4. neither a file nor a container
 timeout -k 30 "$T" docker flame diff "$TMP/d.svg" no-such-container-$$ -o "$TMP/x.svg" 2>"$TMP/x.err"

@@ -58,6 +58,8 @@ static const char diff_usage[] =
     "  docker flame diff baseline.folded web --inclusive        # a container against a file\n"
     "  docker flame diff -s --no-normalize a.folded b.folded -o ab.folded\n"
     "\n"
+    "Environment: DOCKER_FLAME_TIMINGS=1 prints where the time went (load, union, write).\n"
+    "\n"
     "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line; profiling containers\n"
     "uses the exit codes of docker flame (3 no container, 4 no JVM, ...).\n";
 
@@ -83,6 +85,8 @@ static const char merge_usage[] =
     "  docker flame merge run1.folded run2.folded run3.folded -o all.svg\n"
     "  docker flame merge --normalize r99hz.svg r997hz.svg -o all.folded\n"
     "  docker flame merge web-1 web-2 web-3 -d 20 -o web.json   # three replicas, one profile\n"
+    "\n"
+    "Environment: DOCKER_FLAME_TIMINGS=1 prints where the time went (load, sum, write).\n"
     "\n"
     "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line.\n";
 

@@ -32,45 +32,77 @@ static inline uint64_t load8(const char *s)
     return w;
 }
 
-/* The bytes of s[0..n), n < 8, packed into one word that tells any two such strings of the same
- * length apart: fixed-size loads only (a memcpy of a variable length is a libc call, and this
- * runs for every frame of every input line). 4..7 bytes: two overlapping 4-byte loads; 1..3:
- * the first, middle and last byte. */
-static inline uint64_t short_word(const char *s, size_t n)
+/* Word-at-a-time hash: the 8-byte words of s, then the remaining n % 8 bytes as one zero-padded
+ * word, then the length. scan_frame() computes the same value while it looks for the end of a
+ * frame, so each input frame is read once for both. */
+#define HASH_SEED 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t hash_word(uint64_t h, uint64_t w)
 {
-    if (n >= 4) {
-        uint32_t lo, hi;
-        memcpy(&lo, s, 4);
-        memcpy(&hi, s + n - 4, 4);
-        return (uint64_t)hi << 32 | lo;
-    }
-    if (n == 0)
-        return 0;
-    return (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[n / 2] << 8 |
-           (unsigned char)s[n - 1];
+    h = (h ^ w) * 0x87c37b91114253d5ULL;
+    return h ^ (h >> 31);
 }
 
-/* Word-at-a-time hash: names are hashed once per input frame, so this is the hot loop. A tail
- * is hashed as the last 8 bytes (overlapping the previous word), which are fixed-size loads. */
+static inline uint64_t hash_end(uint64_t h, uint64_t tail, size_t n)
+{
+    return mix64((h ^ tail ^ (n * 0x100000001b3ULL)) * 0x4cf5ad432745937fULL);
+}
+
+/* s[0..r), r < 8, as a little-endian word padded with zero bytes, reading nothing past it. */
+static inline uint64_t tail_word(const char *s, size_t r)
+{
+    if (r >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, s, 4);
+        memcpy(&hi, s + r - 4, 4);
+        return lo | (uint64_t)hi << (8 * (r - 4));
+    }
+    uint64_t w = 0;
+    for (size_t i = 0; i < r; i++)
+        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return w;
+}
+
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0x100000001b3ULL);
-    if (n < 8)
-        return mix64((h ^ short_word(s, n)) * 0x4cf5ad432745937fULL);
-    const char *last = s + n - 8;
-    for (; s < last; s += 8) {
-        h = (h ^ load8(s)) * 0x87c37b91114253d5ULL;
-        h ^= h >> 31;
+    uint64_t h = HASH_SEED;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        h = hash_word(h, load8(s + i));
+    return hash_end(h, tail_word(s + i, n - i), n);
+}
+
+/* The frame starting at f: where it ends (the next ';', or end), and *hash = hash_bytes() of
+ * it. Looks for ';' a word at a time (a zero byte of w ^ ";;;;;;;;": the lowest flagged byte
+ * is always a true one) and hashes the words it passes; whole-word loads only while 8 bytes
+ * remain before end, so nothing past the stack is read. */
+static inline const char *scan_frame(const char *f, const char *end, uint64_t *hash)
+{
+    const uint64_t semis = 0x3b3b3b3b3b3b3b3bULL, ones = 0x0101010101010101ULL,
+                   highs = 0x8080808080808080ULL;
+    uint64_t h = HASH_SEED;
+    const char *q = f;
+    for (; end - q >= 8; q += 8) {
+        uint64_t w = load8(q), x = w ^ semis, z = (x - ones) & ~x & highs;
+        if (z) {
+            unsigned k = (unsigned)__builtin_ctzll(z) >> 3; /* bytes before the ';' */
+            *hash = hash_end(h, k ? w & (~0ULL >> (64 - 8 * k)) : 0, (size_t)(q - f) + k);
+            return q + k;
+        }
+        h = hash_word(h, w);
     }
-    h = (h ^ load8(last)) * 0x4cf5ad432745937fULL;
-    return mix64(h);
+    const char *e = q;
+    while (e < end && *e != ';')
+        e++;
+    *hash = hash_end(h, tail_word(q, (size_t)(e - q)), (size_t)(e - f));
+    return e;
 }
 
 /* memcmp(a, b, n) == 0 for the short strings compared here (names, stacks of ids), inline. */
 static inline bool same_bytes(const char *a, const char *b, size_t n)
 {
-    if (n < 8)
-        return short_word(a, n) == short_word(b, n);
+    if (n < 8) /* the bytes as one zero-padded word each: equal words, equal bytes */
+        return tail_word(a, n) == tail_word(b, n);
     for (size_t i = 0; i + 8 < n; i += 8)
         if (load8(a + i) != load8(b + i))
             return false;
@@ -228,7 +260,7 @@ static int rehash(uint32_t **tab, uint32_t *mask, uint32_t n, const void *items,
 
 /* The slot of name s[0..n) (hash h) in the name table: its entry, or the empty slot where it
  * would go. */
-static size_t name_slot(const profile *p, const char *s, size_t n, uint64_t h)
+static inline size_t name_slot(const profile *p, const char *s, size_t n, uint64_t h)
 {
     size_t j = h & p->name_tab_mask;
     for (uint32_t e; (e = p->name_tab[j]); j = (j + 1) & p->name_tab_mask) {
@@ -245,13 +277,11 @@ uint32_t prof_name_find(const profile *p, const char *s, size_t n)
     return e ? e - 1 : UINT32_MAX;
 }
 
-/* The id of name s[0..n), adding it if new; UINT32_MAX on OOM or too many names. */
-static uint32_t intern(profile *p, const char *s, size_t n)
+/* Add name s[0..n) (hash h), absent from the table, at its empty slot j: its id, or UINT32_MAX
+ * on OOM or too many names. Out of line: nearly every lookup finds its name. */
+static __attribute__((noinline)) uint32_t add_name(profile *p, const char *s, size_t n, uint64_t h,
+                                                   size_t j)
 {
-    uint64_t h = hash_bytes(s, n);
-    size_t j = name_slot(p, s, n, h);
-    if (p->name_tab[j])
-        return p->name_tab[j] - 1;
     if (n > UINT32_MAX - 2 || p->nnames >= UINT32_MAX / 4)
         return UINT32_MAX;
     if (!GROW(p->text, p->text_cap, p->text_len + n + 1) ||
@@ -269,6 +299,19 @@ static uint32_t intern(profile *p, const char *s, size_t n)
                offsetof(prof_name, hash)) < 0)
         return UINT32_MAX;
     return id;
+}
+
+/* The id of name s[0..n) (hash h = hash_bytes(s, n)), adding it if new; UINT32_MAX on OOM or
+ * too many names. */
+static inline uint32_t intern_hashed(profile *p, const char *s, size_t n, uint64_t h)
+{
+    size_t j = name_slot(p, s, n, h);
+    return p->name_tab[j] ? p->name_tab[j] - 1 : add_name(p, s, n, h, j);
+}
+
+static uint32_t intern(profile *p, const char *s, size_t n)
+{
+    return intern_hashed(p, s, n, hash_bytes(s, n));
 }
 
 uint32_t prof_name_intern(profile *p, const char *s, size_t n)
@@ -466,21 +509,22 @@ static long split_stack(profile *p, const char *s, size_t len)
         goto done;
     const char *end = s + len;
     for (const char *f = s + start;;) {
-        const char *semi = memchr(f, ';', (size_t)(end - f));
-        const char *fe = semi ? semi : end;
+        uint64_t h;
+        const char *fe = scan_frame(f, end, &h);
         if (n >= PROFILE_MAX_DEPTH)
             return -E2BIG;
-        if (!GROW(p->scratch, p->scratch_cap, n + 1) ||
-            !GROW(p->prev_ends, p->prev_ends_cap, n + 1))
+        if ((n >= p->scratch_cap || n >= p->prev_ends_cap) &&
+            (!GROW(p->scratch, p->scratch_cap, n + 1) ||
+             !GROW(p->prev_ends, p->prev_ends_cap, n + 1)))
             return -ENOMEM;
-        uint32_t id = intern(p, f, (size_t)(fe - f));
+        uint32_t id = intern_hashed(p, f, (size_t)(fe - f), h);
         if (id == UINT32_MAX)
             return -ENOMEM;
         p->prev_ends[n] = (uint32_t)(fe - s);
         p->scratch[n++] = id;
-        if (!semi)
+        if (fe == end)
             break;
-        f = semi + 1;
+        f = fe + 1;
     }
 done:
     if (!GROW(p->prev, p->prev_cap, len ? len : 1))
@@ -528,6 +572,16 @@ static bool parse_count(const char *s, size_t n, double *out)
      * for counts beyond 2^53 and for tiny fractions), so every profile we write reads back. */
     if (n == 0 || n > 64 || s[0] < '0' || s[0] > '9')
         return false;
+    if (n <= 15) { /* plain integers (nearly every count): exact without strtod */
+        uint64_t v = 0;
+        size_t d = 0;
+        while (d < n && s[d] >= '0' && s[d] <= '9')
+            v = v * 10 + (uint64_t)(s[d++] - '0');
+        if (d == n) {
+            *out = (double)v;
+            return true;
+        }
+    }
     size_t i = 0;
     while (i < n && s[i] >= '0' && s[i] <= '9')
         i++;
@@ -1006,24 +1060,24 @@ static int sort_indexes(uint32_t *a, size_t n, idx_cmp cmp, void *ctx)
 {
     if (n < 2)
         return 0;
-    size_t nruns = 1;
-    for (size_t i = 1; i < n; i++)
+    /* the runs' ends, as long as there are few enough runs to be worth merging */
+    size_t max_runs = n / 64 + 1, nruns = 0;
+    _cleanup_free_ size_t *ends = malloc(max_runs * sizeof *ends);
+    if (!ends)
+        return -1;
+    for (size_t i = 1; i < n && nruns < max_runs; i++)
         if (cmp(&a[i - 1], &a[i], ctx) > 0)
-            nruns++;
-    if (nruns == 1)
+            ends[nruns++] = i;
+    if (nruns == 0)
         return 0;
-    if (nruns > n / 64) {
+    if (nruns == max_runs) {
         qsort_r(a, n, sizeof *a, cmp, ctx);
         return 0;
     }
-    _cleanup_free_ size_t *ends = malloc(nruns * sizeof *ends);
+    ends[nruns++] = n;
     _cleanup_free_ uint32_t *tmp = malloc(n * sizeof *tmp);
-    if (!ends || !tmp)
+    if (!tmp)
         return -1;
-    for (size_t i = 1, r = 0; i < n; i++)
-        if (cmp(&a[i - 1], &a[i], ctx) > 0)
-            ends[r++] = i;
-    ends[nruns - 1] = n;
     uint32_t *src = a, *dst = tmp;
     while (nruns > 1) {
         size_t out = 0, start = 0;

@@ -20,14 +20,33 @@ static bool is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
+static bool digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* A token profile.c reads as a count: digits [. digits] [e|E [+|-] digits] (parse_count). */
 static bool count_token(const char *s, size_t n)
 {
-    if (n == 0 || s[0] < '0' || s[0] > '9')
+    size_t i = 0;
+    if (n == 0 || n > 64 || !digit(s[0]))
         return false;
-    for (size_t i = 0; i < n; i++)
-        if ((s[i] < '0' || s[i] > '9') && s[i] != '.')
+    while (i < n && digit(s[i]))
+        i++;
+    if (i < n && s[i] == '.')
+        for (i++; i < n && digit(s[i]); i++)
+            ;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t d = i;
+        while (i < n && digit(s[i]))
+            i++;
+        if (i == d)
             return false;
-    return true;
+    }
+    return i == n;
 }
 
 

@@ -156,6 +156,14 @@ static void test_file_diff(void)
            has(err_buf, "grew most:"),
        "-o - writes the diff to stdout, the summary to stderr");
 
+    ok(!has(err_buf, "timings (ms)"), "no timings unless asked");
+    setenv("DOCKER_FLAME_TIMINGS", "1", 1);
+    rc = RUN(flame_cmd_diff, "diff", path("a.folded"), path("b.folded"), "-o", path("t.svg"));
+    unsetenv("DOCKER_FLAME_TIMINGS");
+    ok(rc == 0 && has(err_buf, "docker flame diff: timings (ms): load ") &&
+           has(err_buf, ", union ") && has(err_buf, ", write ") && has(err_buf, ", total "),
+       "DOCKER_FLAME_TIMINGS=1: one line of phase timings");
+
     /* equal totals: auto normalisation is a no-op and says nothing */
     put("c.folded", "x 5\ny 3\n");
     rc = RUN(flame_cmd_diff, "diff", path("c.folded"), path("b.folded"), "-o", path("cb.folded"));

@@ -157,6 +157,12 @@ static int attach_child(void *arg)
     snprintf(sock, sizeof(sock), ".java_pid%d", (int)j->st.nspid);
     snprintf(trigger, sizeof(trigger), ".attach_pid%d", (int)j->st.nspid);
     int s = socket_ready(tmp, sock, j->st.uid) ? connect_jvm(j, sock) : -ENOENT;
+    /* Another process serves the JVM's socket name: refuse before any signal. A SIGQUIT now
+     * would make a JVM whose listener already runs print a thread dump (HotSpot dumps when the
+     * socket file exists, and the squatter's does). A dead JVM's leftover socket is refused
+     * (ECONNREFUSED), not served, so only squatting ends here. */
+    if (s == -EPERM)
+        return s;
     if (s < 0) {
         /* The listener is not running yet: ask for it. HotSpot starts it on SIGQUIT only when
          * .attach_pid<pid> exists (in its cwd or /tmp) and is owned by its euid; without the
@@ -179,9 +185,16 @@ static int attach_child(void *arg)
             s = -errno;
         } else {
             s = -ETIMEDOUT;
+            bool squatted = false;
             while (now_ms() < deadline) {
                 if (socket_ready(tmp, sock, j->st.uid) && (s = connect_jvm(j, sock)) >= 0)
                     break;
+                /* Once a foreign process was seen serving the name, that is the answer, not
+                 * whatever the last try met while the squatter took the name back (ENOENT,
+                 * ECONNREFUSED): the caller must not go on to a second attach and SIGQUIT. */
+                squatted |= s == -EPERM;
+                if (squatted)
+                    s = -EPERM;
                 /* No event to wait on across namespaces for a file we cannot watch cheaply:
                  * poll briefly, bounded by the deadline. */
                 struct timespec ts = {0, 20 * 1000000L};

@@ -46,6 +46,11 @@ for mode in garbage stream; do
     like "$(grep -a '^W' "$o")" 'is served by another process \(SO_PEERCRED\): refused' "squat $mode: W says the socket is not the JVM's"
     unlike "$(grep -a '^W' "$o")" 'Compiler.perfmap' "squat $mode: no second attempt through Compiler.perfmap"
     check "squat $mode: still a profile" grep -aq '^F ' "$o"
+    # no SIGQUIT reached the JVM: HotSpot starts its "Attach Listener" thread on the first one
+    # (with a squatter on the name, a later one prints a thread dump)
+    jpid=$(docker top "$fx" -eo pid,comm | awk '$2 == "java" { print $1; exit }')
+    check "squat $mode: no SIGQUIT sent (the JVM has no Attach Listener thread)" \
+        sh -c "[ -n '$jpid' ] && ! cat /proc/$jpid/task/*/comm | grep -q 'Attach Listener'"
     untouched "$fx" "$before" "squat $mode"
     docker rm -f "$fx" >/dev/null
 done

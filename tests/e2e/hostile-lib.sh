@@ -63,7 +63,7 @@ common() {
 untouched() {
     local now; now=$(tsnap "$1")
     if [ "$now" = "$2" ]; then ok "$3: target's mountinfo and /tmp (planted entries too) as before"
-    else nok "$3: target's mountinfo and /tmp (planted entries too) as before"; diag "$(diff <(echo "$2") <(echo "$now"))"; fi
+    else nok "$3: target's mountinfo and /tmp (planted entries too) as before"; fdiag "$(diff <(echo "$2") <(echo "$now"))"; fi
     is "$(docker inspect -f '{{.State.Running}}' "$1")" true "$3: the target still runs"
     unlike "$(docker logs "$1" 2>&1)" 'Full thread dump|fakejava: signal|fatal error|hs_err' "$3: no thread dump, no signal, no JVM error in the target's output"
 }

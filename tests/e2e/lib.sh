@@ -15,13 +15,16 @@ _tap_n=0
 _tap_fail=0
 
 ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
-nok()  { _tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1)); echo "not ok $_tap_n - $*"; }
+nok()  { _tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1)); echo "not ok $_tap_n - $*"; echo "# failed test $_tap_n: $*" >&2; }
+# diag: information (stdout, shown by prove -v); fdiag: why a check failed (stderr, which prove
+# always shows, so a CI log carries it)
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+fdiag() { printf '%s\n' "$@" | sed 's/^/# /' >&2; }
 # check DESC CMD...: ok when CMD succeeds
 check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
-is()   { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3"; diag "got:  '$1'" "want: '$2'"; fi; }
-like() { if printf '%s' "$1" | grep -Eq -- "$2"; then ok "$3"; else nok "$3"; diag "no match for /$2/ in:" "$(printf '%s' "$1" | head -c 2000)"; fi; }
-unlike() { if printf '%s' "$1" | grep -Eq -- "$2"; then nok "$3"; diag "unexpected /$2/ in:" "$(printf '%s' "$1" | head -c 2000)"; else ok "$3"; fi; }
+is()   { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3"; fdiag "got:  '$1'" "want: '$2'"; fi; }
+like() { if printf '%s' "$1" | grep -Eq -- "$2"; then ok "$3"; else nok "$3"; fdiag "no match for /$2/ in:" "$(printf '%s' "$1" | head -c 2000)"; fi; }
+unlike() { if printf '%s' "$1" | grep -Eq -- "$2"; then nok "$3"; fdiag "unexpected /$2/ in:" "$(printf '%s' "$1" | head -c 2000)"; else ok "$3"; fi; }
 # A test this machine cannot run: a skip on a laptop, a failure under CI=true.
 skip_or_fail() {
     if [ "${CI:-}" = true ]; then nok "$* (cannot run, and CI=true forbids skipping)"; else _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; fi

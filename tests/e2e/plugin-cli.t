@@ -75,13 +75,13 @@ docker image inspect "$DOCKER_FLAME_SIDECAR_IMAGE" >/dev/null 2>&1 || docker imp
 # (seen once in a full run, never alone: no leftover to remove. The diagnostics say why next time.)
 docker create --network none --label com.docker-flame.sidecar=1 --label com.docker-flame.owner-pid=999999 \
     --label docker-flame-test=1 --label docker-flame-test.owner="$FLAME_TEST_OWNER" "$DOCKER_FLAME_SIDECAR_IMAGE" /flame-sidecar \
-    >/dev/null 2>"$TMP/create.err" || diag "docker create failed: $(cat "$TMP/create.err")"
+    >/dev/null 2>"$TMP/create.err" || fdiag "docker create failed: $(cat "$TMP/create.err")"
 n=$(sidecars_left)
 is "$n" 1 "a leftover sidecar exists"
-[ "$n" = 1 ] || diag "containers: $(docker ps -a --format '{{.ID}} {{.Image}} {{.Status}} {{.Labels}}')"
+[ "$n" = 1 ] || fdiag "containers: $(docker ps -a --format '{{.ID}} {{.Image}} {{.Status}} {{.Labels}}')"
 out=$(docker flame gc 2>&1); rc=$?
 is "$rc" 0 "gc: exit 0"
 like "$out" 'removed sidecar' "gc: says what it removed"
-[ "$rc" = 0 ] && [[ "$out" == *"removed sidecar"* ]] || diag "gc said: $out"
+[ "$rc" = 0 ] && [[ "$out" == *"removed sidecar"* ]] || fdiag "gc said: $out"
 is "$(sidecars_left)" 0 "gc: leftover removed"
 done_testing

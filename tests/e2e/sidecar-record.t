@@ -28,7 +28,7 @@ share_ok() { awk -v s="$(field "$1" named_share)" 'BEGIN { exit !(s >= 0.99) }';
 restored() { # restored FIXTURE BEFORE DESC
     local now; now=$(snapshot "$1")
     if [ "$now" = "$2" ]; then ok "$3: the target's mountinfo and /tmp are as before"
-    else nok "$3: the target's mountinfo and /tmp are as before"; diag "$(diff <(echo "$2") <(echo "$now"))"; fi
+    else nok "$3: the target's mountinfo and /tmp are as before"; fdiag "$(diff <(echo "$2") <(echo "$now"))"; fi
     is "$(docker inspect -f '{{.State.Running}}' "$1")" true "$3: the JVM still runs"
 }
 
@@ -50,7 +50,7 @@ like "$(grep '^F' "$o")" 'FlameFixture\.lateBloomer' "pid1: lateBloomer, first c
 check "pid1: >= 99% of JIT-leaf samples named ($(field "$o" named_share))" share_ok "$o"
 like "$(grep '^S' "$o")" '"process":"0000000000000000"' "pid1: no capability left while processing"
 restored "$fx" "$before" "pid1"
-docker logs "$fx" 2>&1 | grep -Ei 'error|exception|fatal' >"$TMP/jvmerr" && { nok "pid1: JVM output shows no errors"; diag "$(cat "$TMP/jvmerr")"; } || ok "pid1: JVM output shows no errors"
+docker logs "$fx" 2>&1 | grep -Ei 'error|exception|fatal' >"$TMP/jvmerr" && { nok "pid1: JVM output shows no errors"; fdiag "$(cat "$TMP/jvmerr")"; } || ok "pid1: JVM output shows no errors"
 
 # --- the same JVM twice more ---
 for run in 2 3; do

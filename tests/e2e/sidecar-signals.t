@@ -34,7 +34,7 @@ for sig in INT TERM; do
     fi
     now=$(snapshot "$fx")
     if [ "$now" = "$before" ]; then ok "SIG$sig: the target's mountinfo and /tmp are as before"
-    else nok "SIG$sig: the target's mountinfo and /tmp are as before"; diag "$(diff <(echo "$before") <(echo "$now"))"; fi
+    else nok "SIG$sig: the target's mountinfo and /tmp are as before"; fdiag "$(diff <(echo "$before") <(echo "$now"))"; fi
     is "$(docker inspect -f '{{.State.Running}}' "$fx")" true "SIG$sig: the JVM still runs"
 done
 done_testing

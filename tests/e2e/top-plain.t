@@ -13,7 +13,7 @@ no_sidecar() { [ "$(sidecars_of "$fid")" -eq 0 ]; }
 
 timeout -k 10 300 docker flame top "$fx" --interval 1s --record rec.folded >snap.txt 2>err &
 pid=$!
-if wait_for 120 snapshots 2; then ok "two snapshots"; else nok "two snapshots"; diag "$(cat err)"; fi
+if wait_for 120 snapshots 2; then ok "two snapshots"; else nok "two snapshots"; fdiag "$(cat err)"; fi
 t_int=$(now_ms)
 kill -INT $pid
 wait $pid; rc=$?
@@ -37,7 +37,7 @@ is "$(flame_mounts "$hp")" 0 "no docker-flame mount left in the target"
 # The container stops under top: top must end (not hang) and remove its sidecar.
 timeout -k 10 300 docker flame top "$fx" --interval 1s >snap2.txt 2>err2 &
 pid=$!
-wait_for 120 grep -q '^--- docker flame top' snap2.txt && ok "second top running" || { nok "second top running"; diag "$(cat err2)"; }
+wait_for 120 grep -q '^--- docker flame top' snap2.txt && ok "second top running" || { nok "second top running"; fdiag "$(cat err2)"; }
 docker stop -t 2 "$fx" >/dev/null
 t_stop=$(now_ms)
 gone() { ! kill -0 $pid 2>/dev/null; }

@@ -25,20 +25,20 @@ if wait_for 120 on_screen top '\([1-9][0-9]* x 1\.0s\)'; then
     t_first=$(now_ms)
     ok "first refresh on screen $(( t_first - t_start )) ms after the start"
 else
-    nok "first refresh on screen"; diag "$(screen top)" "$(cat "$TMP/err" 2>/dev/null)"
+    nok "first refresh on screen"; fdiag "$(screen top)" "$(cat "$TMP/err" 2>/dev/null)"
     done_testing
 fi
 if wait_for 3 on_screen top "$HOT"; then
     ok "hot method on screen $(( $(now_ms) - t_first )) ms after the first refresh"
 else
-    nok "hot method on screen within 3 s of the first refresh"; diag "$(screen top)"
+    nok "hot method on screen within 3 s of the first refresh"; fdiag "$(screen top)"
 fi
 like "$(screen top)" 'JVMs: 1' "header names the JVM count"
 like "$(screen top)" 'sort: self' "sorted by self at start"
 tm send-keys -t top t
-if wait_for 5 on_screen top 'sort: total'; then ok "t: sort label says total"; else nok "t: sort label says total"; diag "$(screen top)"; fi
+if wait_for 5 on_screen top 'sort: total'; then ok "t: sort label says total"; else nok "t: sort label says total"; fdiag "$(screen top)"; fi
 tm send-keys -t top Enter
-if wait_for 5 on_screen top 'callers of '; then ok "Enter: callers view"; else nok "Enter: callers view"; diag "$(screen top)"; fi
+if wait_for 5 on_screen top 'callers of '; then ok "Enter: callers view"; else nok "Enter: callers view"; fdiag "$(screen top)"; fi
 tm send-keys -t top Escape
 wait_for 5 on_screen top 'METHOD' && ok "Esc: back to methods" || nok "Esc: back to methods"
 tm send-keys -t top s
@@ -49,11 +49,11 @@ tm send-keys -t top q
 if wait_for 60 test -s "$TMP/exit"; then
     is "$(cat "$TMP/exit")" 0 "q: exit status 0 ($(( $(now_ms) - t_q )) ms to exit)"
 else
-    nok "q: exited within 60 s"; diag "$(screen top)"
+    nok "q: exited within 60 s"; fdiag "$(screen top)"
 fi
 diag "$(cat "$TMP/err")"
 # the terminal is back to normal: the shell's line is visible, the ncurses screen is gone
-wait_for 5 on_screen top 'TOP-EXITED' && ok "terminal restored after q" || { nok "terminal restored after q"; diag "$(screen top)"; }
+wait_for 5 on_screen top 'TOP-EXITED' && ok "terminal restored after q" || { nok "terminal restored after q"; fdiag "$(screen top)"; }
 unlike "$(screen top)" 'sort: (self|total)' "no ncurses leftovers on the screen"
 is "$(sidecars_of "$fid")" 0 "q: no sidecar left"
 is "$(flame_mounts "$hp")" 0 "q: no docker-flame mount left in the target"
@@ -62,11 +62,11 @@ tm kill-session -t top
 # The terminal closes under a running top: SIGHUP -> the abort path, still restored.
 rm -f "$TMP/exit"
 tm new-session -d -x 160 -y 40 -s hup "docker flame top $fx --interval 1s 2>$TMP/err2"
-wait_for 120 on_screen hup '\([1-9][0-9]* x 1\.0s\)' && ok "second top running" || { nok "second top running"; diag "$(screen hup)"; }
+wait_for 120 on_screen hup '\([1-9][0-9]* x 1\.0s\)' && ok "second top running" || { nok "second top running"; fdiag "$(screen hup)"; }
 tm kill-session -t hup
 no_sidecar() { [ "$(sidecars_of "$fid")" -eq 0 ]; }
 no_mount() { [ "$(flame_mounts "$hp")" -eq 0 ]; }
-if wait_for 60 no_sidecar; then ok "SIGHUP: sidecar removed"; else nok "SIGHUP: sidecar removed"; diag "$(cat "$TMP/err2")"; fi
+if wait_for 60 no_sidecar; then ok "SIGHUP: sidecar removed"; else nok "SIGHUP: sidecar removed"; fdiag "$(cat "$TMP/err2")"; fi
 wait_for 10 no_mount && ok "SIGHUP: no docker-flame mount left" || nok "SIGHUP: no docker-flame mount left"
 like "$(docker inspect -f '{{.State.Running}}' "$fx")" true "the fixture JVM still runs"
 done_testing

@@ -49,7 +49,6 @@ static bool count_token(const char *s, size_t n)
     return i == n;
 }
 
-
 /* flamegraph.pl's format is ambiguous when a leaf name ends in " <number>": "a;f 2 3" is frame
  * "f 2" count 3 after single-column lines, but BEFORE 2 AFTER 3 at the start of a file. Such a
  * profile cannot round-trip; skip the check for it (the ambiguity is documented). */
@@ -122,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(mem);
         FUZZ_ASSERT(profile_write_folded(p, mem, &err) == 0);
         fclose(mem);
-        if ((!profile_is_diff(p) && ambiguous(txt, txt_len)) ) {
+        if ((!profile_is_diff(p) && ambiguous(txt, txt_len))) {
             free(txt);
             profile_free(p);
             return 0;

@@ -284,7 +284,7 @@ struct map_args {
     sc_jvm *j;
     int out_fd;
     bool fetch;
-    bool keep; /* top: read from `from` on and leave the map to the agent */
+    bool keep;  /* top: read from `from` on and leave the map to the agent */
     bool check; /* only say whether the name is free or a map we may replace */
     long long from;
 };
@@ -364,7 +364,7 @@ int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
         return flame_fail(err, FLAME_EXIT_ATTACH,
                           "pid %d: /tmp/perf-%d.map in the target refused: %s", (int)j->st.pid,
                           (int)j->st.nspid,
-                          rc == -ELOOP    ? "a symlink (not followed)"
+                          rc == -ELOOP   ? "a symlink (not followed)"
                           : rc == -EFBIG ? "larger than 256 MiB"
                                          : "not a regular file");
     if (rc < 0)

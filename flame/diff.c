@@ -687,7 +687,9 @@ int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, 
         if (!o->all_frames && !gjava[e[i].g])
             continue;
         e[i].delta = 100.0 * (e[i].sb / d->tb - e[i].sa / d->ta);
-        if (e[i].delta != 0)
+        /* a change that prints as 0.00 points (the same samples out of a slightly different
+         * total) is not a mover */
+        if (fabs(e[i].delta) >= MOVER_MIN_PTS)
             e[keep++] = e[i];
     }
     mover_ctx c = {gname, glen};

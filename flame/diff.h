@@ -57,7 +57,9 @@ typedef struct diff_movers_opts {
 } diff_movers_opts;
 
 /* The frames whose share grew most (grew[], delta > 0, largest first) and shrank most
- * (shrank[], delta < 0, most negative first), at most n each. Returns 0 or -1 on OOM. */
+ * (shrank[], delta < 0, most negative first), at most n each; changes smaller than
+ * MOVER_MIN_PTS percentage points (printed as 0.00) are left out. Returns 0 or -1 on OOM. */
+#define MOVER_MIN_PTS 0.005
 int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
                 diff_mover *shrank, size_t *nshrank, flame_err *err);
 /* The summary as aligned text (names with control bytes escaped). */

@@ -287,6 +287,14 @@ static void test_movers(void)
              path("m.svg"), "--single");
     ok(has(out_buf, "JVM::gc"), "--all-frames lists C++ frames");
 
+    /* the same samples out of a slightly bigger total: 0.2137% -> 0.2119%, prints as -0.00 */
+    put("z1.folded", "t;App.hash 1\nt;App.work 467\n");
+    put("z2.folded", "t;App.hash 1\nt;App.work 471\n");
+    rc = RUN(flame_cmd_diff, "diff", "--no-normalize", path("z1.folded"), path("z2.folded"), "-o",
+             path("z.svg"), "--single");
+    ok(rc == 0 && !has(out_buf, "App.hash") && !has(out_buf, "-0.00") && has(out_buf, "(none)"),
+       "a change that rounds to 0.00 points is not a mover");
+
     /* inlined leaves name the method they run in; annotations do not split a method */
     put("i1.folded", "t;Main.run_[j];App.countPrimes_[j];App.isPrime_[i] 100\n"
                      "t;Main.run_[j];App.mix_[j] 100\nt;Main.run_[j];App.mix 100\n");

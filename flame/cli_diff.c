@@ -15,6 +15,7 @@
 
 #include "common/cleanup.h"
 #include "flame/cli.h"
+#include "flame/cli_util.h"
 
 #include "common/atomic.h"
 #include "flame/diff.h"
@@ -147,30 +148,6 @@ static int say_error(const char *verb, const flame_err *err)
 {
     fprintf(stderr, "docker flame %s: %s\n", verb, err->msg[0] ? err->msg : "failed");
     return err->code ? err->code : FLAME_EXIT_ERROR;
-}
-
-static int usage_error(const char *verb, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int usage_error(const char *verb, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "docker flame %s: ", verb);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see docker flame %s --help)\n", verb);
-    return FLAME_EXIT_USAGE;
-}
-
-static bool parse_num(const char *s, double lo, double hi, double *out)
-{
-    char *e;
-    errno = 0;
-    double v = strtod(s, &e);
-    if (e == s || *e || errno || !isfinite(v) || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
 }
 
 /* ---- output ------------------------------------------------------------------------------------
@@ -430,11 +407,12 @@ static int common_opt(const char *verb, int c, common_opts *co)
     case OPT_FORMAT:
         co->fmt = parse_format(optarg);
         if (co->fmt == FMT_NONE)
-            return -usage_error(verb, "--format: '%s' is not svg, folded or speedscope", optarg);
+            return -cli_usage_error(verb, "--format: '%s' is not svg, folded or speedscope",
+                                    optarg);
         return 1;
     case 'd':
-        if (!parse_num(optarg, 0.1, 86400, &v))
-            return -usage_error(verb, "--duration: '%s' is not seconds (0.1..86400)", optarg);
+        if (!cli_parse_num(optarg, 0.1, 86400, &v))
+            return -cli_usage_error(verb, "--duration: '%s' is not seconds (0.1..86400)", optarg);
         co->duration = v;
         return 1;
     case OPT_TITLE:
@@ -442,13 +420,13 @@ static int common_opt(const char *verb, int c, common_opts *co)
         return 1;
     case OPT_COLORS:
         if (!render_palette_valid(optarg))
-            return -usage_error(verb, "--colors: unknown palette '%s'", optarg);
+            return -cli_usage_error(verb, "--colors: unknown palette '%s'", optarg);
         co->colors = optarg;
         return 1;
     case OPT_WIDTH:
-        if (!parse_num(optarg, 40, 1000000, &v) || v != floor(v))
-            return -usage_error(verb, "--width: '%s' is not a width in pixels (40..1000000)",
-                                optarg);
+        if (!cli_parse_num(optarg, 40, 1000000, &v) || v != floor(v))
+            return -cli_usage_error(verb, "--width: '%s' is not a width in pixels (40..1000000)",
+                                    optarg);
         co->width = (int)v;
         return 1;
     case OPT_MINWIDTH: {
@@ -456,8 +434,8 @@ static int common_opt(const char *verb, int c, common_opts *co)
         char buf[64];
         bool pct = l > 0 && optarg[l - 1] == '%';
         snprintf(buf, sizeof buf, "%.*s", (int)(pct ? l - 1 : l), optarg);
-        if (l >= sizeof buf || !parse_num(buf, 0, pct ? 100 : 1e9, &v))
-            return -usage_error(
+        if (l >= sizeof buf || !cli_parse_num(buf, 0, pct ? 100 : 1e9, &v))
+            return -cli_usage_error(
                 verb, "--minwidth: '%s' is not pixels (0.1) or a percentage (0.5%%)", optarg);
         co->minwidth = v;
         co->minwidth_pct = pct;
@@ -488,8 +466,8 @@ static int bad_option(const char *verb, int argc, char **argv)
 {
     (void)argc;
     if (optopt && optopt < 256)
-        return usage_error(verb, "unknown or incomplete option '-%c'", optopt);
-    return usage_error(verb, "unknown or incomplete option '%s'", argv[optind - 1]);
+        return cli_usage_error(verb, "unknown or incomplete option '-%c'", optopt);
+    return cli_usage_error(verb, "unknown or incomplete option '%s'", argv[optind - 1]);
 }
 
 /* The smallest count of a profile decides what it counts: sample counts always include small
@@ -575,8 +553,8 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
             single = true;
             break;
         case OPT_TOP:
-            if (!parse_num(optarg, 0, 100000, &top) || top != floor(top))
-                return usage_error(verb, "--top: '%s' is not a number of methods", optarg);
+            if (!cli_parse_num(optarg, 0, 100000, &top) || top != floor(top))
+                return cli_usage_error(verb, "--top: '%s' is not a number of methods", optarg);
             break;
         case OPT_INCLUSIVE:
             mopt.inclusive = true;
@@ -595,14 +573,15 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         }
     }
     if (argc - optind != 2)
-        return usage_error(verb, "expected two profiles, BEFORE and AFTER (got %d)", argc - optind);
+        return cli_usage_error(verb, "expected two profiles, BEFORE and AFTER (got %d)",
+                               argc - optind);
     const char *output = co.output ? co.output : "diff.svg";
     out_format fmt = co.fmt != FMT_NONE ? co.fmt : format_of_path(output);
     if (fmt == FMT_NONE)
         fmt = FMT_SVG;
     if (fmt == FMT_SPEEDSCOPE)
-        return usage_error(verb, "speedscope cannot show a differential; use -o FILE.svg or "
-                                 "FILE.folded");
+        return cli_usage_error(verb, "speedscope cannot show a differential; use -o FILE.svg or "
+                                     "FILE.folded");
 
     flame_err err = FLAME_ERR_INIT;
     double t[5] = {now_s()};
@@ -735,15 +714,15 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     }
     size_t n = (size_t)(argc - optind);
     if (n < 1)
-        return usage_error(verb, "no profiles to merge");
+        return cli_usage_error(verb, "no profiles to merge");
     if (!co.output)
-        return usage_error(verb, "-o OUT is required (all.svg, all.folded or all.json)");
+        return cli_usage_error(verb, "-o OUT is required (all.svg, all.folded or all.json)");
     out_format fmt = co.fmt != FMT_NONE ? co.fmt : format_of_path(co.output);
     if (fmt == FMT_NONE)
-        return usage_error(verb,
-                           "cannot tell the format of '%s' from its extension; use "
-                           "--format svg|folded|speedscope",
-                           co.output);
+        return cli_usage_error(verb,
+                               "cannot tell the format of '%s' from its extension; use "
+                               "--format svg|folded|speedscope",
+                               co.output);
     _cleanup_free_ input *in = calloc(n, sizeof *in);
     _cleanup_free_ profile **ps = calloc(n, sizeof *ps);
     if (!in || !ps) {

@@ -10,6 +10,7 @@
 
 #include "common/cleanup.h"
 #include "flame/cli.h"
+#include "flame/cli_util.h"
 
 #include "common/atomic.h"
 #include "flame/profile.h"
@@ -133,29 +134,6 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("docker flame render: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (see docker flame render --help)\n", stderr);
-    return FLAME_EXIT_USAGE;
-}
-
-static bool parse_num(const char *s, double lo, double hi, double *out)
-{
-    char *e;
-    errno = 0;
-    double v = strtod(s, &e);
-    if (e == s || *e || errno || !isfinite(v) || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
 typedef enum out_format { FMT_SVG, FMT_SPEEDSCOPE, FMT_FOLDED } out_format;
 
 static int write_output(const profile *p, const render_opts *o, out_format fmt, const char *name,
@@ -212,14 +190,15 @@ int flame_cmd_render(int argc, char **argv)
             o.subtitle = optarg;
             break;
         case OPT_WIDTH:
-            if (!parse_num(optarg, 40, 1000000, &v) || v != floor(v))
-                return usage_error("--width: '%s' is not a width in pixels (40..1000000)", optarg);
+            if (!cli_parse_num(optarg, 40, 1000000, &v) || v != floor(v))
+                return cli_usage_error(
+                    "render", "--width: '%s' is not a width in pixels (40..1000000)", optarg);
             o.width = (int)v;
             break;
         case OPT_HEIGHT:
-            if (!parse_num(optarg, 2, 10000, &v) || v != floor(v))
-                return usage_error("--height: '%s' is not a frame height in pixels (2..10000)",
-                                   optarg);
+            if (!cli_parse_num(optarg, 2, 10000, &v) || v != floor(v))
+                return cli_usage_error(
+                    "render", "--height: '%s' is not a frame height in pixels (2..10000)", optarg);
             o.height = (int)v;
             break;
         case OPT_MINWIDTH: {
@@ -227,9 +206,10 @@ int flame_cmd_render(int argc, char **argv)
             char buf[64];
             bool pct = l > 0 && optarg[l - 1] == '%';
             snprintf(buf, sizeof buf, "%.*s", (int)(pct ? l - 1 : l), optarg);
-            if (l >= sizeof buf || !parse_num(buf, 0, pct ? 100 : 1e9, &v))
-                return usage_error("--minwidth: '%s' is not pixels (0.1) or a percentage (0.5%%)",
-                                   optarg);
+            if (l >= sizeof buf || !cli_parse_num(buf, 0, pct ? 100 : 1e9, &v))
+                return cli_usage_error(
+                    "render", "--minwidth: '%s' is not pixels (0.1) or a percentage (0.5%%)",
+                    optarg);
             o.minwidth = v;
             o.minwidth_pct = pct;
             break;
@@ -238,13 +218,15 @@ int flame_cmd_render(int argc, char **argv)
             o.fonttype = optarg;
             break;
         case OPT_FONTSIZE:
-            if (!parse_num(optarg, 1, 500, &v))
-                return usage_error("--fontsize: '%s' is not a size in pixels (1..500)", optarg);
+            if (!cli_parse_num(optarg, 1, 500, &v))
+                return cli_usage_error("render",
+                                       "--fontsize: '%s' is not a size in pixels (1..500)", optarg);
             o.fontsize = v;
             break;
         case OPT_FONTWIDTH:
-            if (!parse_num(optarg, 0.01, 10, &v))
-                return usage_error("--fontwidth: '%s' is not a ratio (0.01..10)", optarg);
+            if (!cli_parse_num(optarg, 0.01, 10, &v))
+                return cli_usage_error("render", "--fontwidth: '%s' is not a ratio (0.01..10)",
+                                       optarg);
             o.fontwidth = v;
             break;
         case OPT_COUNTNAME:
@@ -255,15 +237,18 @@ int flame_cmd_render(int argc, char **argv)
             break;
         case OPT_COLORS:
             if (!render_palette_valid(optarg))
-                return usage_error("--colors: unknown palette '%s' (hot java mem io wakeup chain "
-                                   "js perl red green blue aqua yellow purple orange)",
-                                   optarg);
+                return cli_usage_error(
+                    "render",
+                    "--colors: unknown palette '%s' (hot java mem io wakeup chain "
+                    "js perl red green blue aqua yellow purple orange)",
+                    optarg);
             o.colors = optarg;
             break;
         case OPT_BGCOLORS:
             if (!render_bgcolor_valid(optarg))
-                return usage_error("--bgcolors: '%s' is not yellow, blue, green, grey or #rrggbb",
-                                   optarg);
+                return cli_usage_error(
+                    "render", "--bgcolors: '%s' is not yellow, blue, green, grey or #rrggbb",
+                    optarg);
             o.bgcolors = optarg;
             break;
         case OPT_HASH:
@@ -295,13 +280,13 @@ int flame_cmd_render(int argc, char **argv)
             o.notes = optarg;
             break;
         case OPT_TOTAL:
-            if (!parse_num(optarg, 0, 1e300, &v))
-                return usage_error("--total: '%s' is not a count", optarg);
+            if (!cli_parse_num(optarg, 0, 1e300, &v))
+                return cli_usage_error("render", "--total: '%s' is not a count", optarg);
             o.total = v;
             break;
         case OPT_FACTOR:
-            if (!parse_num(optarg, 1e-300, 1e300, &v))
-                return usage_error("--factor: '%s' is not a positive number", optarg);
+            if (!cli_parse_num(optarg, 1e-300, 1e300, &v))
+                return cli_usage_error("render", "--factor: '%s' is not a positive number", optarg);
             o.factor = v;
             break;
         case OPT_FORMAT:
@@ -312,7 +297,8 @@ int flame_cmd_render(int argc, char **argv)
             else if (strcmp(optarg, "folded") == 0)
                 fmt = FMT_FOLDED;
             else
-                return usage_error("--format: '%s' is not svg, speedscope or folded", optarg);
+                return cli_usage_error("render", "--format: '%s' is not svg, speedscope or folded",
+                                       optarg);
             break;
         case 'o':
             output = optarg;
@@ -321,9 +307,9 @@ int flame_cmd_render(int argc, char **argv)
             o.embed_folded = false;
             break;
         case OPT_EMBED_LIMIT:
-            if (!parse_num(optarg, 0, 1 << 20, &v))
-                return usage_error("--embed-limit: '%s' is not a size in MB (0 = no limit)",
-                                   optarg);
+            if (!cli_parse_num(optarg, 0, 1 << 20, &v))
+                return cli_usage_error(
+                    "render", "--embed-limit: '%s' is not a size in MB (0 = no limit)", optarg);
             o.embed_limit = (size_t)(v * 1048576);
             break;
         case 'h':
@@ -333,15 +319,17 @@ int flame_cmd_render(int argc, char **argv)
         case '?':
         default:
             if (optopt && optopt < 256)
-                return usage_error("unknown or incomplete option '-%s'", (char[]){(char)optopt, 0});
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+                return cli_usage_error("render", "unknown or incomplete option '-%s'",
+                                       (char[]){(char)optopt, 0});
+            return cli_usage_error("render", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (argc - optind > 1)
-        return usage_error("one input file at most, got '%s' too", argv[optind + 1]);
+        return cli_usage_error("render", "one input file at most, got '%s' too", argv[optind + 1]);
     const char *input = optind < argc ? argv[optind] : "-";
     if (strcmp(input, "-") == 0 && isatty(STDIN_FILENO))
-        return usage_error("%s", "no input: give a folded file, or pipe folded stacks in");
+        return cli_usage_error("render", "%s",
+                               "no input: give a folded file, or pipe folded stacks in");
 
     flame_err err = FLAME_ERR_INIT;
     profile *p = profile_new();

@@ -73,32 +73,13 @@ static void read_capture(int fd, char *buf, size_t cap)
     buf[n > 0 ? n : 0] = '\0';
 }
 
+static int run_prof(int (*fn)(int, char **, const flame_profiler *), const char *const *args,
+                    const flame_profiler *pr);
+
 /* Run a verb with stdout and stderr captured into out_buf / err_buf; returns its exit code. */
 static int run(int (*fn)(int, char **, const flame_profiler *), const char *const *args)
 {
-    char *argv[32];
-    int argc = 0;
-    for (; args[argc]; argc++)
-        argv[argc] = (char *)args[argc];
-    argv[argc] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    int so = dup(1), se = dup(2);
-    FILE *fo = tmpfile(), *fe = tmpfile();
-    dup2(fileno(fo), 1);
-    dup2(fileno(fe), 2);
-    int rc = fn(argc, argv, NULL);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(so, 1);
-    dup2(se, 2);
-    close(so);
-    close(se);
-    read_capture(fileno(fo), out_buf, sizeof out_buf);
-    read_capture(fileno(fe), err_buf, sizeof err_buf);
-    fclose(fo);
-    fclose(fe);
-    return rc;
+    return run_prof(fn, args, NULL);
 }
 
 #define RUN(fn, ...) run(fn, (const char *const[]){__VA_ARGS__, NULL})
@@ -495,10 +476,10 @@ static int fake_profile(void *ctx, const char *const *containers, size_t n, doub
     return 0;
 }
 
+/* run() with a profiler (containers): the verb's stdout and stderr captured. */
 static int run_prof(int (*fn)(int, char **, const flame_profiler *), const char *const *args,
                     const flame_profiler *pr)
 {
-    /* same capture as run(), with a profiler */
     char *argv[32];
     int argc = 0;
     for (; args[argc]; argc++)

@@ -1,0 +1,32 @@
+/* Helpers shared by the pure-code verbs' main()s: see cli_util.h. */
+#include "flame/cli_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/err.h"
+
+int cli_usage_error(const char *verb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "docker flame %s: ", verb);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see docker flame %s --help)\n", verb);
+    return FLAME_EXIT_USAGE;
+}
+
+bool cli_parse_num(const char *s, double lo, double hi, double *out)
+{
+    char *e;
+    errno = 0;
+    double v = strtod(s, &e);
+    if (e == s || *e || errno || !isfinite(v) || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}

@@ -3,43 +3,11 @@
 # a class name with a newline, a control byte and 3000 more characters, a method name with BEL
 # and TAB. Its compiled code must appear as one well-formed map line per range, names cut to
 # their bound with the method name kept, control bytes replaced, and the JVM must run on.
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SO="$ROOT/build/libflameagent.so"
-ATTACH="$ROOT/tests/agent/attach.py"
-n=0
-failed=0
-ok() {
-    local c=$1
-    shift
-    n=$((n + 1))
-    if [ "$c" -eq 0 ]; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi
-}
-check() {
-    local d=$1
-    shift
-    if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
-}
-[ -f "$SO" ] || make -C "$ROOT" -s build/libflameagent.so >&2 || { echo "Bail out! no $SO"; exit 1; }
-T=$(mktemp -d /tmp/agent-hostile.XXXXXX)
-JPID=
-cleanup() {
-    [ -n "$JPID" ] && kill "$JPID" 2>/dev/null && wait "$JPID" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-poll_grep() {
-    local deadline=$((SECONDS + $3))
-    until grep -aqF -- "$2" "$1" 2>/dev/null; do
-        [ "$SECONDS" -ge "$deadline" ] && return 1
-        sleep 0.1
-    done
-}
-mkdir -p "$T/classes"
-javac -d "$T/classes" "$ROOT/tests/agent/Hostile.java" 2>/dev/null || { echo "Bail out! javac Hostile"; exit 1; }
-cd "$T" || exit 1
+. "$(dirname "$0")/agent-lib.sh"
+compile_java "$ROOT/tests/agent/Hostile.java"
 java -cp "$T/classes" Hostile >"$T/jvm.out" 2>"$T/jvm.err" &
 JPID=$!
+PIDS+=("$JPID")
 check "hostile JVM ready" poll_grep "$T/jvm.out" "Hostile ready" 30
 out=$(python3 "$ATTACH" "$JPID" load "$SO" true "start,sig=1,dir=$T" 2>&1)
 ok $(grep -qx 'return code: 0' <<<"$out" && echo 0 || echo 1) "agent started"
@@ -55,5 +23,4 @@ out=$(python3 "$ATTACH" "$JPID" load "$SO" true stop 2>&1)
 ok $(grep -qx 'return code: 0' <<<"$out" && echo 0 || echo 1) "agent stopped"
 check "JVM still running" kill -0 "$JPID"
 check "JVM stderr empty" test ! -s "$T/jvm.err"
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -5,77 +5,9 @@
 # format and content (compiled, inlined, stubs, a method compiled mid-recording), three
 # start/stop cycles with replay, sig=1, inline=0, failures that must leave the JVM running, and
 # -agentpath loading. Prints the measured figures as TAP diagnostics.
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SO="$ROOT/build/libflameagent.so"
-ATTACH="$ROOT/tests/agent/attach.py"
+. "$(dirname "$0")/agent-lib.sh"
 CHECK="$ROOT/tests/agent/check_map.py"
-
-n=0
-failed=0
-ok() { # status description...
-    local c=$1
-    shift
-    n=$((n + 1))
-    if [ "$c" -eq 0 ]; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi
-}
-check() { # description command...
-    local d=$1
-    shift
-    if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
-}
-diag() { printf '# %s\n' "$@"; }
-# A check this machine cannot run: a skip on a laptop, a failure under CI=true.
-skip_or_fail() {
-    n=$((n + 1))
-    if [ "${CI:-}" = true ]; then
-        echo "not ok $n - $* (cannot run, and CI=true forbids skipping)"
-        failed=$((failed + 1))
-    else
-        echo "ok $n # SKIP $*"
-    fi
-}
-
-PIDS=()
-MOUNTS=()
-T=$(mktemp -d /tmp/agent-test.XXXXXX)
-cleanup() {
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-    for m in "${MOUNTS[@]}"; do [ -n "$m" ] && umount "$m" 2>/dev/null; done
-    rm -rf "$T"
-}
-trap cleanup EXIT
-
-if [ ! -f "$SO" ]; then
-    make -C "$ROOT" -s build/libflameagent.so >&2 || { echo "Bail out! cannot build $SO"; exit 1; }
-fi
-command -v javac >/dev/null && command -v python3 >/dev/null ||
-    { echo "Bail out! need javac and python3 on PATH"; exit 1; }
-mkdir -p "$T/classes"
-javac -nowarn -XDsuppressNotes -d "$T/classes" "$ROOT/tests/fixtures/java/FlameFixture.java" 2>/dev/null ||
-    { echo "Bail out! javac FlameFixture failed"; exit 1; }
-cd "$T" || exit 1 # the JVMs' cwd: attach.py drops its .attach_pid trigger there
-
-# Wait (bounded) until file $1 contains the fixed string $2; $3 = seconds.
-poll_grep() {
-    local deadline=$((SECONDS + $3))
-    until grep -qF -- "$2" "$1" 2>/dev/null; do
-        [ "$SECONDS" -ge "$deadline" ] && return 1
-        sleep 0.1
-    done
-}
-
-# load PID OPTIONS [LIB]: the agent's return code ("return code: N" in HotSpot's reply, whose status
-# is 0 whenever Agent_OnAttach ran); 100 if the attach itself failed. Reply in $LOAD_OUT.
-load() {
-    LOAD_OUT=$(python3 "$ATTACH" "$1" load "${3:-$SO}" true "$2" 2>&1) || return 100
-    local st rc
-    st=$(printf '%s\n' "$LOAD_OUT" | sed -n '1s/^status=//p')
-    rc=$(printf '%s\n' "$LOAD_OUT" | sed -n 's/^return code: //p')
-    [ "$st" = 0 ] && [ -n "$rc" ] || return 101
-    return "$rc"
-}
+compile_java "$ROOT/tests/fixtures/java/FlameFixture.java"
 
 fd_open() { ls -l "/proc/$1/fd" 2>/dev/null | grep -qF -- "$2"; }
 has() { grep -qF -- "$2" "$1"; }
@@ -316,5 +248,4 @@ suite() {
 while read -r j; do
     [ -x "$j" ] && suite "$j"
 done < <(java_list)
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

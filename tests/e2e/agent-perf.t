@@ -5,55 +5,16 @@
 # shows up as the leaf `FlameFixture.countPrimes->FlameFixture.isPrime`, that return addresses
 # in callers resolve too (HashMap.merge called from mixHashes), and that lateBloomer, compiled
 # after the agent started, is named.
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SO="$ROOT/build/libflameagent.so"
-ATTACH="$ROOT/tests/agent/attach.py"
-n=0
-failed=0
-ok() {
-    local c=$1
-    shift
-    n=$((n + 1))
-    if [ "$c" -eq 0 ]; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi
-}
-check() {
-    local d=$1
-    shift
-    if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
-}
+. "$(dirname "$0")/agent-lib.sh"
 if ! command -v perf >/dev/null || ! perf record -q -e cpu-clock -o /dev/null -- true 2>/dev/null; then
     if [ "${CI:-}" = true ]; then echo "Bail out! perf cannot record here"; exit 1; fi
     echo "1..0 # SKIP perf cannot record here"
     exit 0
 fi
-[ -f "$SO" ] || make -C "$ROOT" -s build/libflameagent.so >&2 || { echo "Bail out! no $SO"; exit 1; }
-
-T=$(mktemp -d /tmp/agent-perf.XXXXXX)
-JPID=
-cleanup() {
-    [ -n "$JPID" ] && kill "$JPID" 2>/dev/null && wait "$JPID" 2>/dev/null
-    [ -n "$JPID" ] && rm -f "/tmp/perf-$JPID.map"
-    rm -rf "$T"
-}
-trap cleanup EXIT
-poll_grep() {
-    local deadline=$((SECONDS + $3))
-    until grep -qF -- "$2" "$1" 2>/dev/null; do
-        [ "$SECONDS" -ge "$deadline" ] && return 1
-        sleep 0.1
-    done
-}
-load() {
-    local out
-    out=$(python3 "$ATTACH" "$1" load "$SO" true "$2" 2>&1) && grep -qx 'return code: 0' <<<"$out"
-}
-
-mkdir -p "$T/classes"
-javac -nowarn -d "$T/classes" "$ROOT/tests/fixtures/java/FlameFixture.java" 2>/dev/null || { echo "Bail out! javac"; exit 1; }
-cd "$T" || exit 1
+compile_java "$ROOT/tests/fixtures/java/FlameFixture.java"
 java -XX:+PreserveFramePointer -cp "$T/classes" FlameFixture >"$T/jvm.out" 2>"$T/jvm.err" &
 JPID=$!
+PIDS+=("$JPID")
 check "fixture JVM ready" poll_grep "$T/jvm.out" "FlameFixture ready pid=$JPID " 30
 # The map goes to /tmp: the only place host perf looks for perf-<pid>.map.
 check "agent started" load "$JPID" "start"
@@ -105,5 +66,4 @@ ok $([ "${checked:-0}" -ge 5 ] && [ $((good * 100)) -ge $((checked * 90)) ] && e
     "caller return addresses resolve to the calling method (${good:-0}/${checked:-0})"
 sort "$T/frames" | grep '^leaf' | uniq -c | sort -rn | head -6 | sed 's/^/# /'
 check "JVM still running" kill -0 "$JPID"
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs last: nothing the suite did may remain — no sidecar or test containers (other than this
-# run's own cleanup, which tests/run does after), no docker-flame mounts in any mount namespace.
+# run's own cleanup, which tests/run does after), no docker-flame mounts in any mount namespace,
+# no temporary file or directory of the tests in /tmp or /dev/shm.
 . "$(dirname "$0")/lib.sh"
 engine_up || bail "no Docker engine answers"
 is "$(docker ps -aq --filter label=com.docker-flame.sidecar=1 | wc -l)" 0 "no sidecar container left"
@@ -8,4 +9,13 @@ left=$(docker ps -a --filter label=docker-flame-test=1 --format '{{.ID}} {{.Labe
 is "$left" "" "no fixture container left by the tests"
 m=$(grep -l 'docker-flame' /proc/[0-9]*/mountinfo 2>/dev/null | head -3)
 is "$m" "" "no docker-flame mount left in any mount namespace"
+# the names the tests give their temporaries (browser profiles, scratch dirs, unit tests, JVM
+# perf maps), made since tests/run started; this test's own $TMP is still there, of course
+if [ -n "${FLAME_SUITE_START:-}" ] && [ -e "$FLAME_SUITE_START" ]; then
+    left=$(find /tmp /dev/shm -maxdepth 1 -newer "$FLAME_SUITE_START" \( -name 'flame-*' -o -name 'agent-*' \
+        -o -name 'test_*' -o -name 'perf-*.map' \) ! -path "$FLAME_SUITE_START" ! -path "$TMP" 2>/dev/null)
+    is "$left" "" "no temporary file or directory of the tests left in /tmp or /dev/shm"
+else
+    ok "# SKIP not run by tests/run: no start marker to compare with"
+fi
 done_testing

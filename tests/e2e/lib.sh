@@ -52,6 +52,15 @@ plugin_env() {
     mkdir -p "$DOCKER_CONFIG/cli-plugins"
     ln -sf "$BUILD/docker-flame" "$DOCKER_CONFIG/cli-plugins/docker-flame"
 }
+# The docker CLI of a backgrounded `timeout ... docker ...` (timeout's only child), or $1 itself.
+# A test's Ctrl-C goes to the CLI, not to timeout: timeout passes a signal on twice (to its child
+# and to its process group), and the CLI SIGKILLs its plugin after repeated signals (seen as a
+# flaky exit 130 with the sidecar left behind).
+cli_pid() {
+    local c
+    c=$(pgrep -P "$1" | head -1)
+    echo "${c:-$1}"
+}
 # The pid of a container's main process as the host sees it.
 host_pid() { docker inspect -f '{{.State.Pid}}' "$1"; }
 # Mounts in a process's mount namespace that mention docker-flame (should be none after a run).

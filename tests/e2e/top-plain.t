@@ -15,10 +15,10 @@ timeout -k 10 300 docker flame top "$fx" --interval 1s --record rec.folded >snap
 pid=$!
 if wait_for 120 snapshots 2; then ok "two snapshots"; else nok "two snapshots"; fdiag "$(cat err)"; fi
 t_int=$(now_ms)
-kill -INT $pid
+kill -INT "$(cli_pid $pid)"
 wait $pid; rc=$?
 is "$rc" 0 "SIGINT: exit status 0 ($(( $(now_ms) - t_int )) ms)"
-diag "$(cat err)"
+[ "$rc" = 0 ] && diag "$(cat err)" || fdiag "$(cat err)"
 like "$(cat snap.txt)" "$HOT" "a snapshot names the hot method"
 like "$(head -3 snap.txt)" 'SELF% +TOTAL% +SAMPLES +METHOD +JVM/THREAD' "snapshot table header"
 unlike "$(cat snap.txt)" $'\e' "no terminal escapes in the plain output"

@@ -490,8 +490,10 @@ static void check_target_gone(run_ctx *r, sess *s)
     flame_err e = FLAME_ERR_INIT;
     if (!s->target_id || engine_json(r->e, "GET", NULL, &j, &st, &e, "/containers/%s/json",
                                      s->target_id) < 0) {
-        if (st == 404)
+        if (st == 404) {
             s->target_exit = 0; /* removed meanwhile */
+            s->target_removed = true;
+        }
         return;
     }
     json_t *state = json_object_get(j, "State");
@@ -509,6 +511,26 @@ static void check_target_gone_bounded(run_ctx *r, sess *s)
             nanosleep(&(struct timespec){0, 200 * 1000000}, NULL);
         check_target_gone(r, s);
     }
+}
+
+/* Creating or starting the sidecar failed. When the target stopped since it was inspected, the
+ * engine's own message is about its runtime ("OCI runtime create failed: ... lstat
+ * /proc/N/ns/pid: no such file or directory"): say what happened instead, with the exit code of
+ * a target that is gone. Returns -1 (err replaced or kept). */
+static int explain_stopped_target(run_ctx *r, sess *s, flame_err *err)
+{
+    if (err->code == FLAME_EXIT_INTERRUPTED)
+        return -1;
+    check_target_gone(r, s);
+    if (s->target_exit < 0)
+        return -1;
+    if (s->target_removed)
+        return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
+                          "container %s was removed before its profile could start", s->name);
+    return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
+                      "container %s stopped before its profile could start (exit code %ld): "
+                      "start it again, then profile it",
+                      s->name, s->target_exit);
 }
 
 /* A sidecar killed by SIGKILL could not undo its agent mount and map in the target: a short
@@ -728,10 +750,12 @@ int run_profile(run_ctx *r, flame_err *err)
     }
     r->tm.image = sess_now();
     for (int i = 0; i < r->n && rc == 0; i++)
-        rc = create_sidecar(r, &r->s[i], err);
+        if ((rc = create_sidecar(r, &r->s[i], err)) < 0)
+            rc = explain_stopped_target(r, &r->s[i], err);
     r->tm.create = sess_now();
     for (int i = 0; i < r->n && rc == 0; i++)
-        rc = attach_and_start(r, &r->s[i], err);
+        if ((rc = attach_and_start(r, &r->s[i], err)) < 0)
+            rc = explain_stopped_target(r, &r->s[i], err);
     r->tm.start = sess_now();
     if (rc == 0) {
         if (g_any)

@@ -41,6 +41,7 @@ typedef struct sess {
     volatile sig_atomic_t cancel;
     long exit_status; /* sidecar's exit code, -1 unknown */
     long target_exit; /* >= 0: the target stopped during the run, with this exit code */
+    bool target_removed; /* ... and was removed (target_exit is then 0) */
     bool restored;    /* its sidecar was killed; a restore sidecar undid its work */
     bool stop_sent;
     bool debug;

@@ -77,14 +77,14 @@ check "engine stopped: the plugin ended within 60 s" test $(($(date +%s) - s)) -
 check "engine stopped: no temp output file" test -z "$(ls -A | grep '^\.e\.svg')"
 
 dockerd2 || bail "the private dockerd did not come back"
-hp=$(host_pid "$fx")
+hp=$(target_pid "$fx") || bail "the target's pid after the restart is not the container's"
 check "engine back: the JVM survived (live-restore)" test "$(docker inspect -f '{{.State.Running}}' "$fx")" = true
 out=$(timeout -k 10 120 docker flame gc 2>&1); rc=$?
 is "$rc" 0 "gc after the restart: exit 0"
 like "$out" 'removed sidecar [0-9a-f]{12} \(was running\)' "gc removed the orphaned sidecar"
 is "$(docker ps -aq --filter label=com.docker-flame.sidecar=1 | wc -l)" 0 "no sidecar left"
 is "$(flame_mounts "$hp")" 0 "no docker-flame mount in the target"
-is "$(ls -A "/proc/$hp/root/tmp" | grep -Ev '^(\.java_pid[0-9]+|hsperfdata_.*)$' | tr '\n' ' ')" "" "the target's /tmp is clean"
+tmp_is "$fx" "" "the target's /tmp is clean"
 timeout -k 10 120 docker flame -q -d 1 -o after.svg "$fx" >/dev/null 2>&1; rc=$?
 is "$rc" 0 "a new profile works after the restart"
 done_testing

@@ -20,19 +20,18 @@ T="timeout -k 10 150"
 
 fx=$(fixture pid1) || bail "fixture pid1 did not start"
 fxid=$(docker inspect -f '{{.Id}}' "$fx")
-hp=$(host_pid "$fx")
-# the target's /tmp as the host sees it, without what the JVM itself owns
-target_tmp() { ls -A "/proc/$hp/root/tmp" 2>/dev/null | grep -Ev '^(\.java_pid[0-9]+|hsperfdata_.*)$' | tr '\n' ' '; }
+hp=$(target_pid "$fx") || bail "cannot verify the fixture's pid"
 $T docker flame -q -d 1 -o warm.svg "$fx" >/dev/null 2>&1 || bail "a first profile fails"
 rm -f warm.svg
-tmp0=$(target_tmp)
+tmp0=$(target_tmp "$fx") || bail "cannot list the target's /tmp"
+tmp0=$(printf '%s' "$tmp0" | tr '\n' ' ')
 m0=$(flame_mounts "$hp")
 # nothing left: JVM alive, no sidecar, no mount, target /tmp as before, no temp/out files
 clean() { # LABEL
     check "$1: the JVM still runs" test "$(docker inspect -f '{{.State.Running}}' "$fx")" = true
     is "$(sidecars_left)" 0 "$1: no sidecar left"
     is "$(flame_mounts "$hp")" "$m0" "$1: no docker-flame mount in the target"
-    is "$(target_tmp)" "$tmp0" "$1: the target's /tmp as before"
+    tmp_is "$fx" "$tmp0" "$1: the target's /tmp as before"
     is "$(ls -A out | grep '^\.' | wc -l)" 0 "$1: no temp file in the output dir"
 }
 one_line() { # LABEL FILE: the last line is the clear one
@@ -131,7 +130,7 @@ check "docker kill sidecar: the JVM still runs" test "$(docker inspect -f '{{.St
 is "$(sidecars_left)" 0 "docker kill sidecar: no sidecar left"
 like "$(tail -1 kill.err)" 'removed by `flame-sidecar restore`' "docker kill sidecar: a restore sidecar undid its work"
 is "$(flame_mounts "$hp")" "$m0" "docker kill sidecar: no mount left (restored)"
-is "$(target_tmp)" "$tmp0" "docker kill sidecar: the target's /tmp as before (restored)"
+tmp_is "$fx" "$tmp0" "docker kill sidecar: the target's /tmp as before (restored)"
 # a later run on the same JVM still works (and removes the stale map)
 $T docker flame -q -d 1 -o out/after.svg "$fx" 2>after.err; rc=$?
 is "$rc" 0 "a run after the killed sidecar works"

@@ -42,7 +42,7 @@ hsidecar() {
 }
 # tsnap FX: the target's mountinfo and a listing of its /tmp (with link targets and sizes).
 tsnap() {
-    local hp; hp=$(host_pid "$1")
+    local hp; hp=$(target_pid "$1") || return 1
     cut -d' ' -f5,9,10 "/proc/$hp/mountinfo" | sort
     (cd "/proc/$hp/root/tmp" && find . -mindepth 1 -maxdepth 1 ! -name '.java_pid*' -printf '%p %y %s %l %U\n' | sort)
 }

@@ -10,7 +10,7 @@ BUILD=$ROOT/build
 VERSION=$(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")
 SIDECAR_IMAGE=docker-flame-sidecar:$VERSION
 export FLAME_TEST_OWNER="t$$-$(date +%s%N)"
-TMP=$(mktemp -d /tmp/flame-test.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/flame-test.XXXXXX")
 _tap_n=0
 _tap_fail=0
 
@@ -63,6 +63,35 @@ cli_pid() {
 }
 # The pid of a container's main process as the host sees it.
 host_pid() { docker inspect -f '{{.State.Pid}}' "$1"; }
+# target_pid CONTAINER: host_pid, checked to be a process of that container (its cgroup names
+# the container's id, its mount namespace is not ours). A pid of 0 (the engine still restoring
+# the container) or a stale one reused by a host process would make /proc/<pid>/root the host's
+# root, and a listing of "the target's /tmp" would silently read the host's /tmp. Fails with a
+# diagnostic instead.
+target_pid() {
+    local id pid
+    id=$(docker inspect -f '{{.Id}}' "$1" 2>/dev/null) && pid=$(host_pid "$1" 2>/dev/null)
+    if [ -z "${pid:-}" ] || [ "$pid" = 0 ] || ! grep -q "${id:-none}" "/proc/$pid/cgroup" 2>/dev/null ||
+        [ "$(readlink "/proc/$pid/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ]; then
+        fdiag "target_pid: pid '${pid:-}' of container $1 is not a process of that container"
+        return 1
+    fi
+    echo "$pid"
+}
+# target_tmp CONTAINER: the target's /tmp as its JVM sees it, one entry per line, sorted, without
+# what the JVM itself owns (its attach socket .java_pid<N>, hsperfdata_<user>). Fails (and prints
+# nothing) when the container's pid cannot be verified (target_pid).
+target_tmp() {
+    local pid
+    pid=$(target_pid "$1") || return 1
+    ls -A "/proc/$pid/root/tmp" | grep -Ev '^(\.java_pid[0-9]+|hsperfdata_.*)$' | sort
+    return 0
+}
+# tmp_is CONTAINER WANT DESC: the target's /tmp listing (target_tmp, space-joined) is WANT.
+tmp_is() {
+    local got
+    if got=$(target_tmp "$1"); then is "$(printf '%s' "$got" | tr '\n' ' ')" "$2" "$3"; else nok "$3"; fi
+}
 # Mounts in a process's mount namespace that mention docker-flame (should be none after a run).
 flame_mounts() { grep -c 'docker-flame' "/proc/$1/mountinfo" 2>/dev/null || true; }
 

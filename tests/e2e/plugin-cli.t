@@ -46,12 +46,18 @@ out=$(docker --context nosuchctx flame web 2>&1); rc=$?
 like "$rc" '^(1|125)$' "unknown context: fails"
 like "$out" 'nosuchctx' "unknown context: named"
 
-# permission denied on the socket: run the CLI as nobody
-if command -v setpriv >/dev/null && [ "$(stat -c %a /var/run/docker.sock)" != 666 ]; then
-    chmod 755 "$TMP" "$DOCKER_CONFIG" "$DOCKER_CONFIG/cli-plugins"
-    out=$(setpriv --reuid 65534 --regid 65534 --clear-groups env DOCKER_CONFIG="$DOCKER_CONFIG" HOME=/tmp "$BUILD/docker-flame" flame web 2>&1); rc=$?
+# permission denied on the socket: run the plugin as nobody. The clone may sit in a mode-0700
+# directory (`mktemp -d`): nobody cannot reach build/ there, so it runs a copy from this test's
+# own scratch dir.
+sock=${DOCKER_HOST:-unix:///var/run/docker.sock}
+sock=${sock#unix://}
+if command -v setpriv >/dev/null && [ "$(stat -c %a "$sock")" != 666 ]; then
+    mkdir -p "$TMP/nobody/cli-plugins"
+    install -m 0755 "$BUILD/docker-flame" "$TMP/nobody/cli-plugins/docker-flame"
+    chmod 755 "$TMP" "$TMP/nobody"
+    out=$(setpriv --reuid 65534 --regid 65534 --clear-groups env DOCKER_CONFIG="$TMP/nobody" HOME=/nonexistent "$TMP/nobody/cli-plugins/docker-flame" flame web 2>&1); rc=$?
     is "$rc" 125 "permission denied on the socket: exit 125"
-    like "$out" 'permission denied while trying to connect to the Docker daemon at unix:///var/run/docker.sock' "permission denied: message"
+    like "$out" "permission denied while trying to connect to the Docker daemon at unix://$sock" "permission denied: message"
 else
     skip_or_fail "setpriv missing or socket world-writable: cannot test permission denied"
 fi
@@ -71,7 +77,7 @@ ls "$PWD"/flame-* >/dev/null 2>&1 && nok "no output file written on errors" || o
 
 # gc removes leftovers by label
 stub_env || bail "cannot build the stub sidecar"
-docker image inspect "$DOCKER_FLAME_SIDECAR_IMAGE" >/dev/null 2>&1 || docker import -q "$DOCKER_FLAME_SIDECAR_TAR" "$DOCKER_FLAME_SIDECAR_IMAGE" >/dev/null
+docker image inspect "$DOCKER_FLAME_SIDECAR_IMAGE" >/dev/null 2>&1 || docker import "$DOCKER_FLAME_SIDECAR_TAR" "$DOCKER_FLAME_SIDECAR_IMAGE" >/dev/null
 # (seen once in a full run, never alone: no leftover to remove. The diagnostics say why next time.)
 docker create --network none --label com.docker-flame.sidecar=1 --label com.docker-flame.owner-pid=999999 \
     --label docker-flame-test=1 --label docker-flame-test.owner="$FLAME_TEST_OWNER" "$DOCKER_FLAME_SIDECAR_IMAGE" /flame-sidecar \

@@ -68,6 +68,23 @@ is "$rc" 0 "--context second endpoint: exit 0"
 like "$(cat ctx.svg 2>/dev/null)" 'FlameFixture' "--context: SVG with Java names"
 kill "$fwd"; wait "$fwd" 2>/dev/null
 
+# a target that stops between the sidecar's create and its start (the engine then fails the
+# start with its runtime's words, "... lstat /proc/N/ns/pid: no such file or directory"): the
+# plugin says the container stopped, exit 3, in one line, and leaves nothing behind
+race=$(fixture pid1) || bail "fixture for the race did not start"
+python3 "$STUB_DIR/forward.py" --before-start "docker kill $race >/dev/null; docker wait $race >/dev/null" \
+    "$TMP/race.sock" > race-fwd.log 2>&1 &
+rfwd=$!
+wait_for '^ready' race-fwd.log 10 || bail "forwarder did not start"
+out=$($T docker -H "unix://$TMP/race.sock" flame -q -d 3 -o race.svg "$race" 2>&1); rc=$?
+is "$rc" 3 "target stopped before its sidecar started: exit 3"
+like "$out" '^docker flame: container [^ ]+ stopped before its profile could start \(exit code [0-9]+\)' "... says the container stopped"
+is "$(printf '%s\n' "$out" | wc -l)" 1 "... in one line"
+like "$(cat race-fwd.log)" 'before-start ran, status 0' "... (the target was stopped right before the start request)"
+check "... and wrote nothing" test ! -e race.svg
+is "$(sidecars_left)" 0 "... and left no sidecar"
+kill "$rfwd"; wait "$rfwd" 2>/dev/null
+
 # two JVMs in one container; --pid picks one; a --pid that is no JVM
 two=$(fixture two) || bail "fixture two did not start"
 $T docker flame -d 2 -o two.svg "$two" 2>err; rc=$?

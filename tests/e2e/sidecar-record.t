@@ -22,7 +22,7 @@ sidecar() {
 # What must be identical before and after a run: mounts and /tmp of the target, JVM alive.
 # /tmp/.java_pid<N> is the JVM's own attach socket: HotSpot creates it on the first attach and
 # keeps it while it runs (we cannot and must not remove it); it is listed apart.
-snapshot() { local hp; hp=$(host_pid "$1"); cut -d' ' -f5,9,10 "/proc/$hp/mountinfo" | sort; ls -A "/proc/$hp/root/tmp" | grep -v '^\.java_pid[0-9]*$' | sort; }
+snapshot() { local hp; hp=$(target_pid "$1") || return 1; cut -d' ' -f5,9,10 "/proc/$hp/mountinfo" | sort; ls -A "/proc/$hp/root/tmp" | grep -v '^\.java_pid[0-9]*$' | sort; }
 field() { sed -n 's/^S //p' "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
 share_ok() { awk -v s="$(field "$1" named_share)" 'BEGIN { exit !(s >= 0.99) }'; }
 restored() { # restored FIXTURE BEFORE DESC

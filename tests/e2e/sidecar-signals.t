@@ -8,7 +8,7 @@ ensure_fixture_image || bail "cannot build the fixture image"
 IMG=docker-flame-sidecar:e2e-sig-$$
 docker import "$BUILD/flame-sidecar.tar" "$IMG" >/dev/null || bail "docker import failed"
 trap '_cleanup; docker rmi -f "$IMG" >/dev/null 2>&1' EXIT
-snapshot() { local hp; hp=$(host_pid "$1"); cut -d' ' -f5,9,10 "/proc/$hp/mountinfo" | sort; ls -A "/proc/$hp/root/tmp" | grep -v '^\.java_pid[0-9]*$' | sort; }
+snapshot() { local hp; hp=$(target_pid "$1") || return 1; cut -d' ' -f5,9,10 "/proc/$hp/mountinfo" | sort; ls -A "/proc/$hp/root/tmp" | grep -v '^\.java_pid[0-9]*$' | sort; }
 
 fx=$(fixture pid1) || bail "fixture pid1 did not start"
 before=$(snapshot "$fx")

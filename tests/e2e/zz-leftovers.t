@@ -12,7 +12,7 @@ is "$m" "" "no docker-flame mount left in any mount namespace"
 # the names the tests give their temporaries (browser profiles, scratch dirs, unit tests, JVM
 # perf maps), made since tests/run started; this test's own $TMP is still there, of course
 if [ -n "${FLAME_SUITE_START:-}" ] && [ -e "$FLAME_SUITE_START" ]; then
-    left=$(find /tmp /dev/shm -maxdepth 1 -newer "$FLAME_SUITE_START" \( -name 'flame-*' -o -name 'agent-*' \
+    left=$(find "${TMPDIR:-/tmp}" /dev/shm -maxdepth 1 -newer "$FLAME_SUITE_START" \( -name 'flame-*' -o -name 'agent-*' \
         -o -name 'test_*' -o -name 'perf-*.map' \) ! -path "$FLAME_SUITE_START" ! -path "$TMP" 2>/dev/null)
     is "$left" "" "no temporary file or directory of the tests left in /tmp or /dev/shm"
 else

@@ -15,6 +15,8 @@ CFLAGS   := -std=gnu11 -O2 -g $(WARN)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all test unit e2e bench fuzz clean check-format format install
+# Objects made through pattern chains (tests, archives) are kept: a rebuild recompiles only what changed.
+.SECONDARY:
 all:
 
 # Objects: release build in build/obj, sanitizer build (unit tests) in build/asan.

@@ -18,11 +18,11 @@ GOAL_S=2 GOAL_MB=1024
 
 # 1. Driver: flame_cmd_diff() as the plugin calls it (no container profiler), release core lib.
 cat >"$OUT/diff-driver.c" <<'EOF'
-#include "flame/cli.h"
+#include "plugin/cmd.h"
 int main(int argc, char **argv) { return flame_cmd_diff(argc - 1, argv + 1, NULL); }
 EOF
-make -s build/libflamecore.a >/dev/null
-cc -O2 -D_GNU_SOURCE -I. -o "$OUT/diff" "$OUT/diff-driver.c" build/libflamecore.a -lm -lpthread
+make -s build/libflamecmd.a build/libflamecore.a >/dev/null
+cc -O2 -D_GNU_SOURCE -I. -o "$OUT/diff" "$OUT/diff-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread
 
 # 2. Inputs (generated once, ~45 s, ~460 MB each).
 A=$OUT/diffpair-1m.a.folded B=$OUT/diffpair-1m.b.folded

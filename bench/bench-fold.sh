@@ -15,17 +15,17 @@ PERL_PER_MSAMPLE=68 # s per million real Java samples
 
 # 1. Our driver: flame_cmd_fold() as the plugin calls it, linked against the release core lib.
 cat >"$OUT/fold-driver.c" <<'EOF'
-#include "flame/cli.h"
+#include "plugin/cmd.h"
 int main(int argc, char **argv) { return flame_cmd_fold(argc, argv); }
 EOF
 DRIVER=$OUT/fold
-if make -s build/libflamecore.a >/dev/null 2>&1; then
-    cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/fold-driver.c" build/libflamecore.a -lm
+if make -s build/libflamecmd.a build/libflamecore.a >/dev/null 2>&1; then
+    cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/fold-driver.c" build/libflamecmd.a build/libflamecore.a -lm
 else
     # The core lib may be mid-change by another module: fold alone is enough here.
     echo "note: build/libflamecore.a did not build; compiling fold from source"
     cc -std=gnu11 -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/fold-driver.c" flame/fold.c \
-        flame/cli_fold.c common/err.c
+        plugin/cmd_fold.c plugin/cli_util.c common/err.c
 fi
 
 # 2. Inputs.

@@ -16,17 +16,17 @@ GOAL_100K_S=0.5 GOAL_1M_S=3 GOAL_1M_MB=1024
 
 # The standalone renderer: flame_cmd_render() linked against the release core library.
 cat >"$OUT/render-driver.c" <<'EOF'
-#include "flame/cli.h"
+#include "plugin/cmd.h"
 int main(int argc, char **argv) { return flame_cmd_render(argc, argv); }
 EOF
 DRIVER=$OUT/render
-if make -s build/libflamecore.a >/dev/null 2>&1; then
-    cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/render-driver.c" build/libflamecore.a -lm
+if make -s build/libflamecmd.a build/libflamecore.a >/dev/null 2>&1; then
+    cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/render-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread
 else
     # another module's work in progress may not compile: the renderer alone is enough here
     echo "note: build/libflamecore.a did not build; compiling the renderer from source"
     cc -std=gnu11 -O2 -D_GNU_SOURCE -I. -DFLAME_VERSION='"bench"' -o "$DRIVER" \
-        "$OUT/render-driver.c" flame/cli_render.c flame/cli_util.c flame/profile.c flame/render.c \
+        "$OUT/render-driver.c" plugin/cmd_render.c plugin/cli_util.c flame/profile.c flame/render.c \
         flame/speedscope.c common/err.c -lm
 fi
 

@@ -1,6 +1,6 @@
 /* Differential profiles (difffolded.pl semantics) and merging of profiles, plus the "movers"
  * summary: which frames' share of the samples grew or shrank most between two profiles.
- * Pure code: the CLI (flame/cli_diff.c) loads inputs, renders and prints. */
+ * Pure code: the CLI (plugin/cmd_diff.c) loads inputs, renders and prints. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

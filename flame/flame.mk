@@ -1,6 +1,5 @@
 # flame/ build fragment (owned by the flame module). Every flame/*.c is compiled into
-# build/libflamecore.a by the main Makefile; this file only adds the generated JS header and the
-# standalone render driver used by bench/bench-render.sh.
+# build/libflamecore.a by the main Makefile; this file only adds the generated JS header.
 
 # The SVG's JavaScript lives in flame/render.js and is embedded as a C string. The header is
 # committed (so a fresh clone builds without this rule) and regenerated when the .js changes.
@@ -12,8 +11,3 @@ flame/render_js.h: flame/render.js
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
 	  echo '    ;'; } > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/flame/render.o $(BUILD)/asan/flame/render.o: flame/render_js.h
-
-# flame-render: `docker flame render` without the plugin (bench, and users who only want SVGs).
-$(BUILD)/flame-render: $(BUILD)/obj/flame/tools/render_main.o $(BUILD)/libflamecore.a
-	$(CC) -o $@ $^ -lm
-all: $(BUILD)/flame-render

@@ -17,7 +17,8 @@
 #include "plugin/output.h"
 #include "plugin/session.h"
 #include "plugin/top.h"
-#include "plugin/weak.h"
+#include "flame/profile.h"
+#include "plugin/cmd.h"
 
 #define URL "https://github.com/docker-flame/docker-flame"
 
@@ -115,7 +116,7 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
     if (o->quiet)
         return;
     const proto *p = &s->pr;
-    double total = profile_total ? profile_total(p->prof) : 0;
+    double total = p->prof ? profile_total(p->prof) : 0;
     fprintf(stderr, "%s: %.0f samples", s->name, total);
     json_t *sum = p->summary;
     json_t *share = json_object_get(sum, "named_share");
@@ -146,7 +147,7 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
         if (ji >= 15)
             break;
     }
-    if (profile_top_self && total > 0) {
+    if (total > 0) {
         const char *names[5];
         double counts[5];
         size_t n = profile_top_self(p->prof, 5, true, names, counts);
@@ -222,7 +223,7 @@ static int session_failure(const sess *s, bool stopping, flame_err *err)
                           "the sidecar of %s stopped before finishing (exit status %ld)%s%s",
                           s->name, s->exit_status, *last ? ": " : "", last);
     }
-    if (!p->prof || !profile_total || profile_total(p->prof) <= 0)
+    if (!p->prof || profile_total(p->prof) <= 0)
         return flame_fail(err, FLAME_EXIT_ERROR,
                           "no samples recorded in %s%s: nothing written (is the JVM busy? try a "
                           "longer -d)",
@@ -429,7 +430,7 @@ static int cmd_profile(const ep_globals *g, int argc, char **argv)
     return exit_code;
 }
 
-/* ---- diff/merge: profiling containers for flame/cli.c ---- */
+/* ---- diff/merge: profiling containers for plugin/cmd_diff.c ---- */
 
 typedef struct prof_ctx {
     const ep_globals *g;
@@ -522,12 +523,6 @@ static int cmd_gc(const ep_globals *g, int argc, char **argv)
     return rc < 0 ? fail(&err) : 0;
 }
 
-static int not_built(const char *verb)
-{
-    fprintf(stderr, "docker flame: `%s` is not built into this docker-flame\n", verb);
-    return FLAME_EXIT_ERROR;
-}
-
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "docker-cli-plugin-metadata"))
@@ -561,13 +556,13 @@ int main(int argc, char **argv)
     const char *verb = av[0];
     int rc;
     if (!strcmp(verb, "fold"))
-        rc = flame_cmd_fold ? flame_cmd_fold(ac, av) : not_built(verb);
+        rc = flame_cmd_fold(ac, av);
     else if (!strcmp(verb, "render"))
-        rc = flame_cmd_render ? flame_cmd_render(ac, av) : not_built(verb);
+        rc = flame_cmd_render(ac, av);
     else if (!strcmp(verb, "diff"))
-        rc = flame_cmd_diff ? cmd_with_profiler(&g, flame_cmd_diff, ac, av) : not_built(verb);
+        rc = cmd_with_profiler(&g, flame_cmd_diff, ac, av);
     else if (!strcmp(verb, "merge"))
-        rc = flame_cmd_merge ? cmd_with_profiler(&g, flame_cmd_merge, ac, av) : not_built(verb);
+        rc = cmd_with_profiler(&g, flame_cmd_merge, ac, av);
     else if (!strcmp(verb, "gc"))
         rc = cmd_gc(&g, ac, av);
     else if (!strcmp(verb, "top"))

@@ -1,7 +1,11 @@
 # plugin/ build fragment (owned by the plugin module). Add targets to 'all' and tests to UNIT_TESTS.
-# build/docker-flame: the Docker CLI plugin. libflamecore.a is linked --whole-archive because
-# plugin/weak.h references flame/ weakly (weak references alone do not pull archive members).
-PLUGIN_SRCS := $(filter-out plugin/main.c,$(wildcard plugin/*.c))
+# build/docker-flame: the Docker CLI plugin. Its pure verbs (fold, render, diff, merge: plugin/cmd_*
+# and their argument helpers) need neither libcurl nor jansson and form build/libflamecmd.a, which
+# the standalone build/flame-render and the benchmarks link too.
+CMD_SRCS    := plugin/cmd_fold.c plugin/cmd_render.c plugin/cmd_diff.c plugin/cli_util.c
+CMD_OBJS    := $(CMD_SRCS:%.c=$(BUILD)/obj/%.o)
+CMD_ASAN    := $(CMD_SRCS:%.c=$(BUILD)/asan/%.o)
+PLUGIN_SRCS := $(filter-out plugin/main.c plugin/render_main.c $(CMD_SRCS),$(wildcard plugin/*.c))
 PLUGIN_OBJS := $(PLUGIN_SRCS:%.c=$(BUILD)/obj/%.o)
 PLUGIN_ASAN := $(PLUGIN_SRCS:%.c=$(BUILD)/asan/%.o)
 PLUGIN_PKGS := libcurl jansson libcrypto
@@ -11,19 +15,26 @@ PLUGIN_LIBS := $(shell pkg-config --libs $(PLUGIN_PKGS)) $(shell pkg-config --li
 $(BUILD)/obj/plugin/%.o $(BUILD)/asan/plugin/%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
 $(BUILD)/asan/tests/unit/plugin_test_%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
 
-all: $(BUILD)/docker-flame
+$(BUILD)/libflamecmd.a: $(CMD_OBJS)
+	@mkdir -p $(@D); rm -f $@; ar rcs $@ $^
+$(BUILD)/asan/libflamecmd.a: $(CMD_ASAN)
+	@mkdir -p $(@D); rm -f $@; ar rcs $@ $^
 
-$(BUILD)/docker-flame: $(BUILD)/obj/plugin/main.o $(PLUGIN_OBJS) $(BUILD)/libflamecore.a
-	$(CC) -o $@ $(BUILD)/obj/plugin/main.o $(PLUGIN_OBJS) \
-	    -Wl,--whole-archive $(BUILD)/libflamecore.a -Wl,--no-whole-archive $(PLUGIN_LIBS)
+all: $(BUILD)/docker-flame $(BUILD)/flame-render
+
+$(BUILD)/docker-flame: $(BUILD)/obj/plugin/main.o $(PLUGIN_OBJS) $(BUILD)/libflamecmd.a $(BUILD)/libflamecore.a
+	$(CC) -o $@ $^ $(PLUGIN_LIBS)
+
+# flame-render: `docker flame render` without the plugin (bench, and users who only want SVGs).
+$(BUILD)/flame-render: $(BUILD)/obj/plugin/render_main.o $(BUILD)/libflamecmd.a $(BUILD)/libflamecore.a
+	$(CC) -o $@ $^ -lm -lpthread
 
 PLUGIN_TEST_SRCS := $(wildcard tests/unit/plugin_test_*.c)
 UNIT_TESTS += $(PLUGIN_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
 
-$(BUILD)/tests/plugin_test_%.t: $(BUILD)/asan/tests/unit/plugin_test_%.o $(PLUGIN_ASAN) $(BUILD)/asan/libflamecore.a
+$(BUILD)/tests/plugin_test_%.t: $(BUILD)/asan/tests/unit/plugin_test_%.o $(PLUGIN_ASAN) $(BUILD)/asan/libflamecmd.a $(BUILD)/asan/libflamecore.a
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -o $@ $< $(PLUGIN_ASAN) \
-	    -Wl,--whole-archive $(BUILD)/asan/libflamecore.a -Wl,--no-whole-archive $(PLUGIN_LIBS)
+	$(CC) $(SANFLAGS) -o $@ $^ $(PLUGIN_LIBS)
 
 .PHONY: plugin-e2e
 plugin-e2e: $(BUILD)/docker-flame

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/weak.h"
 
 void proto_init(proto *p)
 {
@@ -19,7 +18,7 @@ void proto_clear(proto *p)
     for (size_t i = 0; i < p->nwarn; i++)
         free(p->warnings[i]);
     free(p->err_text);
-    if (p->prof && profile_free)
+    if (p->prof)
         profile_free(p->prof);
     memset(p, 0, sizeof *p);
 }
@@ -138,9 +137,6 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
         return 0;
     case 'F':
         if (!p->prof) {
-            if (!profile_new)
-                return flame_fail(err, FLAME_EXIT_ERROR,
-                                  "this docker-flame was built without flame/profile.c");
             p->prof = profile_new();
             if (!p->prof)
                 return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");

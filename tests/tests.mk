@@ -3,9 +3,9 @@
 CORE_TEST_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS += $(CORE_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
 
-$(BUILD)/tests/test_%.t: $(BUILD)/asan/tests/unit/test_%.o $(BUILD)/asan/libflamecore.a
+$(BUILD)/tests/test_%.t: $(BUILD)/asan/tests/unit/test_%.o $(BUILD)/asan/libflamecmd.a $(BUILD)/asan/libflamecore.a
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -o $@ $^ -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -lm -lpthread
 
 unit: $(UNIT_TESTS)
 	prove --exec '' $(UNIT_TESTS)

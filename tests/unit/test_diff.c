@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "flame/cli.h"
+#include "plugin/cmd.h"
 #include "flame/diff.h"
 #include "flame/profile.h"
 #include "flame/render.h"

@@ -1,6 +1,6 @@
 /* `docker flame fold` as the plugin dispatches it: flame_cmd_fold(argc, argv) with stdout and
  * stderr captured in temp files; exit codes 0 / 1 (bad input) / 2 (bad usage). */
-#include "flame/cli.h"
+#include "plugin/cmd.h"
 #include "tests/unit/tap.h"
 #include "tests/unit/test_fold_util.h"
 

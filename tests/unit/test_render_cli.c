@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "flame/cli.h"
+#include "plugin/cmd.h"
 #include "tests/unit/render_test_util.h"
 #include "tests/unit/tap.h"
 

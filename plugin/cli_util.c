@@ -1,5 +1,5 @@
 /* Helpers shared by the pure-code verbs' main()s: see cli_util.h. */
-#include "flame/cli_util.h"
+#include "plugin/cli_util.h"
 
 #include <errno.h>
 #include <math.h>

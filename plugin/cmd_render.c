@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "flame/cli.h"
-#include "flame/cli_util.h"
+#include "plugin/cmd.h"
+#include "plugin/cli_util.h"
 
 #include "common/atomic.h"
 #include "flame/profile.h"

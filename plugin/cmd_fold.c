@@ -8,7 +8,7 @@
 
 #include "common/cleanup.h"
 #include "common/err.h"
-#include "flame/cli.h"
+#include "plugin/cmd.h"
 #include "flame/fold.h"
 
 static const char fold_usage[] =

@@ -1,4 +1,4 @@
-/* Helpers shared by the pure-code verbs' main()s (flame/cli_*.c): the one usage line, numbers
+/* Helpers shared by the pure-code verbs' main()s (plugin/cmd_*.c): the one usage line, numbers
  * from the command line. */
 #pragma once
 #include <stdbool.h>

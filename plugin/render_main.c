@@ -1,6 +1,6 @@
 /* flame-render: `docker flame render` as a standalone program (benchmarks, and users who only
  * want to draw folded stacks). Not part of libflamecore.a. */
-#include "flame/cli.h"
+#include "plugin/cmd.h"
 
 int main(int argc, char **argv)
 {

@@ -25,7 +25,7 @@ else
     # The core lib may be mid-change by another module: fold alone is enough here.
     echo "note: build/libflamecore.a did not build; compiling fold from source"
     cc -std=gnu11 -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/fold-driver.c" flame/fold.c \
-        plugin/cmd_fold.c plugin/cli_util.c common/err.c
+        plugin/cmd_fold.c plugin/cli.c common/err.c
 fi
 
 # 2. Inputs.

@@ -26,7 +26,7 @@ else
     # another module's work in progress may not compile: the renderer alone is enough here
     echo "note: build/libflamecore.a did not build; compiling the renderer from source"
     cc -std=gnu11 -O2 -D_GNU_SOURCE -I. -DFLAME_VERSION='"bench"' -o "$DRIVER" \
-        "$OUT/render-driver.c" plugin/cmd_render.c plugin/cli_util.c flame/profile.c flame/render.c \
+        "$OUT/render-driver.c" plugin/cmd_render.c plugin/cli.c flame/profile.c flame/render.c \
         flame/speedscope.c common/err.c -lm
 fi
 

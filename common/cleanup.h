@@ -28,6 +28,46 @@ static inline void cleanup_fclosep(FILE **f)
 #define _cleanup_close_ __attribute__((cleanup(cleanup_closep)))
 #define _cleanup_fclose_ __attribute__((cleanup(cleanup_fclosep)))
 
+/* The libraries' own types, for the modules that use them (plugin: jansson, libcurl; sidecar:
+ * libcap, libseccomp). Each block exists only when that library's header was included first
+ * (its include guard is tested), so pure modules pull in no library at all. */
+#ifdef JANSSON_H
+static inline void cleanup_json_decrefp(json_t **j)
+{
+    json_decref(*j); /* NULL-safe */
+}
+#define _cleanup_json_ __attribute__((cleanup(cleanup_json_decrefp)))
+#endif
+#ifdef CURLINC_CURL_H
+static inline void cleanup_curlp(CURL **c)
+{
+    if (*c)
+        curl_easy_cleanup(*c);
+}
+static inline void cleanup_curl_slistp(struct curl_slist **l)
+{
+    curl_slist_free_all(*l); /* NULL-safe */
+}
+#define _cleanup_curl_ __attribute__((cleanup(cleanup_curlp)))
+#define _cleanup_curl_slist_ __attribute__((cleanup(cleanup_curl_slistp)))
+#endif
+#ifdef _SYS_CAPABILITY_H
+static inline void cleanup_capp(cap_t *c)
+{
+    if (*c)
+        cap_free(*c);
+}
+#define _cleanup_cap_ __attribute__((cleanup(cleanup_capp)))
+#endif
+#ifdef _SECCOMP_H
+static inline void cleanup_seccompp(scmp_filter_ctx *c)
+{
+    if (*c)
+        seccomp_release(*c);
+}
+#define _cleanup_seccomp_ __attribute__((cleanup(cleanup_seccompp)))
+#endif
+
 static inline void *steal_pointer_impl(void *pp)
 {
     void **p = pp;

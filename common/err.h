@@ -20,9 +20,10 @@ enum flame_exit {
 typedef struct flame_err {
     int code;       /* an enum flame_exit value; 0 while no error was set */
     char msg[1024]; /* one line, no trailing newline */
+    int detail;     /* optional finer cause a module may set (the sidecar: CT_ERR_* + 1); 0 none */
 } flame_err;
 
-#define FLAME_ERR_INIT {0, {0}}
+#define FLAME_ERR_INIT {0, {0}, 0}
 
 /* Set err (if not NULL) and return -1. */
 int flame_fail(flame_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -12,20 +12,21 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanit
 
 # Each harness: its sources under test (built straight into it) and its libraries. A harness
 # whose sources are not all there yet (a module still being written) is left out.
-FUZZ_SRC_fold        := flame/fold.c common/err.c common/atomic.c
+FUZZ_COMMON := common/err.c common/atomic.c common/args.c common/contract.c
+FUZZ_SRC_fold        := flame/fold.c $(FUZZ_COMMON)
 FUZZ_SRC_fold_compat := $(FUZZ_SRC_fold)
-FUZZ_SRC_profile     := flame/profile.c flame/render.c flame/speedscope.c common/err.c common/atomic.c
+FUZZ_SRC_profile     := flame/profile.c flame/render.c flame/speedscope.c $(FUZZ_COMMON)
 FUZZ_SRC_svg_xml     := $(FUZZ_SRC_profile)
 FUZZ_SRC_svg_load    := $(FUZZ_SRC_profile)
 FUZZ_SRC_diff        := flame/diff.c $(FUZZ_SRC_profile)
-FUZZ_SRC_perfmap     := sidecar/perfmap.c common/err.c common/atomic.c
-FUZZ_SRC_proc        := sidecar/proc.c sidecar/record.c common/err.c common/atomic.c
-FUZZ_SRC_attach      := sidecar/attach.c sidecar/target.c common/err.c common/atomic.c
-FUZZ_SRC_demux       := plugin/demux.c plugin/proto.c flame/profile.c common/err.c common/atomic.c
-FUZZ_SRC_proto       := plugin/proto.c flame/profile.c common/err.c common/atomic.c
-FUZZ_SRC_endpoint    := plugin/endpoint.c common/err.c common/atomic.c
+FUZZ_SRC_perfmap     := sidecar/perfmap.c $(FUZZ_COMMON)
+FUZZ_SRC_proc        := sidecar/discover.c sidecar/perfstream.c $(FUZZ_COMMON)
+FUZZ_SRC_attach      := sidecar/attach.c sidecar/target.c $(FUZZ_COMMON)
+FUZZ_SRC_demux       := plugin/demux.c plugin/proto.c flame/profile.c $(FUZZ_COMMON)
+FUZZ_SRC_proto       := plugin/proto.c flame/profile.c $(FUZZ_COMMON)
+FUZZ_SRC_endpoint    := plugin/endpoint.c $(FUZZ_COMMON)
 FUZZ_SRC_engine      := plugin/engine.c plugin/endpoint.c plugin/demux.c plugin/proto.c \
-                        flame/profile.c common/err.c common/atomic.c
+                        flame/profile.c $(FUZZ_COMMON)
 FUZZ_LIB_profile  := -lm
 FUZZ_LIB_svg_xml  := $(shell pkg-config --cflags --libs jansson 2>/dev/null) -lm
 FUZZ_LIB_svg_load := -lm

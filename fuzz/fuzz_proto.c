@@ -31,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (c.pr.err_text)
         proto_sanitize(c.pr.err_text, out, sizeof out);
-    (void)proto_err_exit(c.pr.err_code);
-    FUZZ_ASSERT(memchr(c.pr.err_code, '\0', sizeof c.pr.err_code));
+    FUZZ_ASSERT(!c.pr.failed || ct_error_exit(c.pr.err) > 0);
+    FUZZ_ASSERT(c.pr.njvms <= PROTO_MAX_JVMS);
     proto_clear(&c.pr);
     return 0;
 }

@@ -1,10 +1,14 @@
-/* Sub-commands that are pure code: `docker flame fold|render|diff|merge`. Each returns the
- * process exit code and prints its own error line (it is a main() for its verb). */
+/* The verbs of `docker flame`, each a main() for itself (plugin/cli.h): it returns the process
+ * exit code and prints its own messages. The pure ones (fold, render, diff and merge on files)
+ * need no engine and also form build/libflamecmd.a. */
 #pragma once
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "common/err.h"
 #include "flame/profile.h"
+#include "plugin/endpoint.h"
 
 int flame_cmd_fold(int argc, char **argv);
 int flame_cmd_render(int argc, char **argv);
@@ -14,12 +18,23 @@ int flame_cmd_render(int argc, char **argv);
 typedef struct flame_profiler {
     /* Is `arg` a running container on the engine? (called only when `arg` is not a file) */
     int (*is_container)(void *ctx, const char *arg);
-    /* Profile the n containers AT THE SAME TIME for duration_s seconds (one sidecar each);
-     * fill out[i] (caller frees with profile_free). Progress goes to stderr. */
-    int (*profile)(void *ctx, const char *const *containers, size_t n, double duration_s,
+    /* Profile the n containers AT THE SAME TIME for duration_ms (one sidecar each); fill out[i]
+     * (caller frees with profile_free). Progress goes to stderr. */
+    int (*profile)(void *ctx, const char *const *containers, size_t n, uint64_t duration_ms,
                    profile **out, flame_err *err);
     void *ctx;
 } flame_profiler;
 
 int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof);
 int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof);
+
+/* The verbs that talk to the engine; g: Docker's global flags. */
+int flame_cmd_profile(const ep_globals *g, int argc, char **argv);
+int flame_cmd_gc(const ep_globals *g, int argc, char **argv);
+int flame_cmd_top(const ep_globals *g, int argc, char **argv);
+/* diff and merge with the container profiler of this plugin. */
+int flame_cmd_with_profiler(const ep_globals *g,
+                            int (*fn)(int, char **, const flame_profiler *), int argc,
+                            char **argv);
+/* The general --help (`docker flame --help`, `docker help flame`). */
+void flame_usage(FILE *out);

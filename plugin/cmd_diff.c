@@ -15,7 +15,7 @@
 
 #include "common/cleanup.h"
 #include "plugin/cmd.h"
-#include "plugin/cli_util.h"
+#include "plugin/cli.h"
 
 #include "common/atomic.h"
 #include "flame/diff.h"
@@ -349,7 +349,7 @@ static int load_inputs(input *in, size_t n, const flame_profiler *prof, double d
     for (size_t i = 0; i < n; i++)
         if (in[i].container)
             names[k++] = in[i].arg;
-    if (prof->profile(prof->ctx, names, ncont, duration, out, err) < 0) {
+    if (prof->profile(prof->ctx, names, ncont, (uint64_t)(duration * 1000 + 0.5), out, err) < 0) {
         for (k = 0; k < ncont; k++)
             profile_free(out[k]);
         return -1;

@@ -10,7 +10,7 @@
 
 #include "common/cleanup.h"
 #include "plugin/cmd.h"
-#include "plugin/cli_util.h"
+#include "plugin/cli.h"
 
 #include "common/atomic.h"
 #include "flame/profile.h"

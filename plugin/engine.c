@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 
 /* The newest API we speak, and the oldest we accept (PidMode container:<id>, Tmpfs, CapAdd). */
 #define API_MAX_MINOR 43
@@ -120,7 +121,7 @@ void engine_free(engine *e)
         for (int k = 0; k < 50 && waitpid(e->dial_pids[i], &st, WNOHANG) == 0; k++) {
             if (k == 20)
                 kill(e->dial_pids[i], SIGTERM);
-            nanosleep(&(struct timespec){0, 20 * 1000000}, NULL);
+            sleep_ms(20);
         }
         if (waitpid(e->dial_pids[i], &st, WNOHANG) == 0) {
             kill(e->dial_pids[i], SIGKILL);
@@ -496,6 +497,20 @@ out:
 int engine_do(engine *e, const engine_req *rq, long *status, json_t **resp, flame_err *err)
 {
     return do_request(e, rq, true, status, resp, NULL, NULL, err);
+}
+
+int engine_open(const ep_globals *g, engine **e, flame_err *err)
+{
+    ep_endpoint ep;
+    int rc = ep_resolve(g, &ep, err);
+    if (rc == 0)
+        rc = engine_new(&ep, g->debug, e, err);
+    ep_endpoint_clear(&ep);
+    if (rc == 0 && (rc = engine_ping(*e, err)) < 0) {
+        engine_free(*e);
+        *e = NULL;
+    }
+    return rc;
 }
 
 int engine_ping(engine *e, flame_err *err)

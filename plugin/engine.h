@@ -28,6 +28,9 @@ typedef struct engine_req {
     long timeout_ms;                     /* whole transfer; 0 = unbounded (streams) */
 } engine_req;
 
+/* The engine Docker's global flags name (ep_resolve), reachable: a new engine that answered
+ * GET /_ping (API version negotiated). */
+int engine_open(const ep_globals *g, engine **out, flame_err *err);
 /* Does not touch the network. ep is copied. */
 int engine_new(const ep_endpoint *ep, bool debug, engine **out, flame_err *err);
 void engine_free(engine *e);

@@ -1,14 +1,18 @@
-/* Option parsing for the profile verb (getopt-free: options and container names interleave the
- * way docker's own commands allow, and "--" starts the load command). */
+/* The profile verb's options: one table for common/args.c, which also writes them into
+ * `docker flame --help`. Limits are the contract's (common/contract.h), so the sidecar accepts
+ * whatever passes here. */
 #include "plugin/opts.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *fmt_names[FMT_COUNT] = {"svg", "folded", "speedscope"};
+#include "common/args.h"
+#include "common/contract.h"
+#include "flame/render.h"
+
+static const char *fmt_names[] = {"svg", "folded", "speedscope", NULL};
 static const char *fmt_exts[FMT_COUNT] = {".svg", ".folded", ".speedscope.json"};
 
 const char *opts_format_name(int f)
@@ -20,12 +24,56 @@ const char *opts_format_ext(int f)
     return f >= 0 && f < FMT_COUNT ? fmt_exts[f] : "";
 }
 
+enum { O_DURATION, O_FREQUENCY, O_PID, O_OUTPUT, O_FORMAT, O_TITLE, O_COLORS, O_MINWIDTH,
+       O_NO_INLINE, O_SIGNATURES, O_QUIET, O_HELP, O_VERSION };
+
+static const arg_spec specs[] = {
+    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .id = O_DURATION, .meta = "DURATION",
+     .help = "how long to record (default 30s; 0 = until Ctrl-C;\ne.g. 10, 45s, 500ms, 2m, 1m30s)",
+     .lo = 0, .hi = CT_DURATION_MAX_MS},
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .id = O_FREQUENCY, .meta = "HZ",
+     .help = "samples per second per CPU (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
+    {.lng = "pid", .kind = ARG_INT, .id = O_PID, .meta = "PID",
+     .help = "profile only this JVM (pid as seen inside the container)", .lo = 1, .hi = CT_PID_MAX},
+    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .id = O_OUTPUT, .meta = "FILE",
+     .help = "output file (default flame-<container>-<YYYYmmdd-HHMMSS>.svg);\nwith several "
+             "containers: an existing directory",
+     .complete = "file"},
+    {.lng = "format", .kind = ARG_CHOICE, .id = O_FORMAT, .meta = "FORMAT",
+     .help = "svg, folded or speedscope; repeatable (file extension per\nformat: .svg .folded "
+             ".speedscope.json)",
+     .choices = fmt_names, .flags = ARG_LIST},
+    {.lng = "title", .kind = ARG_STR, .id = O_TITLE, .meta = "TEXT",
+     .help = "SVG title (default: the container name)"},
+    {.lng = "colors", .kind = ARG_STR, .id = O_COLORS, .meta = "PALETTE",
+     .help = "SVG palette (default java; see `docker flame render --help`)"},
+    {.lng = "minwidth", .kind = ARG_STR, .id = O_MINWIDTH, .meta = "W",
+     .help = "omit frames narrower than W pixels (or W% of the total)"},
+    {.lng = "no-inline", .kind = ARG_FLAG, .id = O_NO_INLINE,
+     .help = "do not show methods inlined by the JIT as frames"},
+    {.lng = "signatures", .kind = ARG_FLAG, .id = O_SIGNATURES,
+     .help = "keep Java parameter lists and return types"},
+    {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .id = O_QUIET,
+     .help = "no progress and no summary"},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = O_HELP, .help = "this help"},
+    {.lng = "version", .shrt = 'v', .kind = ARG_FLAG, .id = O_VERSION, .help = "print the version"},
+};
+
+static const args_verb verb = {
+    .name = "docker flame", .specs = specs, .nspecs = sizeof specs / sizeof *specs};
+
+void opts_help(FILE *out)
+{
+    args_help(&verb, out);
+}
+
 void opts_init(flame_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->duration_s = 30;
+    o->duration_ms = 30000;
     o->frequency = 99;
     o->colors = "java";
+    o->interval_ms = 1000;
 }
 
 void opts_clear(flame_opts *o)
@@ -34,90 +82,79 @@ void opts_clear(flame_opts *o)
     o->containers = NULL;
 }
 
-int opts_parse_duration(const char *s, double *out, flame_err *err)
+static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
 {
-    const char *p = s;
-    double total = 0;
-    bool any = false;
-    if (!*p)
-        goto bad;
-    while (*p) {
+    flame_opts *o = ctx;
+    switch (s->id) {
+    case O_DURATION:
+        o->duration_ms = v->ms;
+        o->duration_set = true;
+        break;
+    case O_FREQUENCY:
+        o->frequency = (uint32_t)v->i;
+        break;
+    case O_PID:
+        o->pid = (uint32_t)v->i;
+        break;
+    case O_OUTPUT:
+        o->output = v->str;
+        break;
+    case O_FORMAT:
+        if (!o->formats[v->choice])
+            o->nformats++;
+        o->formats[v->choice] = true;
+        break;
+    case O_TITLE:
+        o->title = v->str;
+        break;
+    case O_COLORS:
+        if (!render_palette_valid(v->str))
+            return flame_fail(err, FLAME_EXIT_USAGE,
+                              "--colors: unknown palette \"%.64s\" (see `docker flame render "
+                              "--help`)",
+                              v->str);
+        o->colors = v->str;
+        break;
+    case O_MINWIDTH: {
         char *end;
         errno = 0;
-        double v = strtod(p, &end);
-        if (end == p || errno || v < 0 || !isfinite(v))
-            goto bad;
-        p = end;
-        double mul;
-        if (!strncmp(p, "ms", 2)) {
-            mul = 0.001;
-            p += 2;
-        } else if (*p == 's') {
-            mul = 1;
-            p++;
-        } else if (*p == 'm') {
-            mul = 60;
-            p++;
-        } else if (*p == 'h') {
-            mul = 3600;
-            p++;
-        } else if (!*p && !any) {
-            mul = 1; /* a bare number is seconds */
-        } else {
-            goto bad;
-        }
-        total += v * mul;
-        any = true;
+        double mw = strtod(v->str, &end);
+        bool pct = *end == '%';
+        if (end == v->str || errno || mw < 0 || !isfinite(mw) || (pct ? end[1] : *end))
+            return flame_fail(err, FLAME_EXIT_USAGE,
+                              "--minwidth: \"%.64s\" is not pixels (0.1) or a percentage (0.5%%)",
+                              v->str);
+        o->minwidth = mw;
+        o->minwidth_pct = pct;
+        o->minwidth_set = true;
+        break;
     }
-    if (total > 7 * 24 * 3600.0)
-        return flame_fail(err, FLAME_EXIT_USAGE, "duration %s is longer than a week", s);
-    *out = total;
-    return 0;
-bad:
-    return flame_fail(err, FLAME_EXIT_USAGE,
-                      "invalid duration \"%s\": use e.g. 30, 30s, 500ms, 2m, 1m30s (0 = until "
-                      "Ctrl-C)",
-                      s);
-}
-
-/* Match "--name", "--name=v", "-x", "-xv". Sets *val when the value is inline. */
-static bool match(const char *a, const char *shrt, const char *lng, const char **val)
-{
-    *val = NULL;
-    size_t n = strlen(lng);
-    if (!strncmp(a, lng, n) && (a[n] == 0 || a[n] == '=')) {
-        if (a[n] == '=')
-            *val = a + n + 1;
-        return true;
+    case O_NO_INLINE:
+        o->no_inline = true;
+        break;
+    case O_SIGNATURES:
+        o->signatures = true;
+        break;
+    case O_QUIET:
+        o->quiet = true;
+        break;
+    case O_HELP:
+        o->help = true;
+        break;
+    case O_VERSION:
+        o->version = true;
+        break;
+    default:
+        break;
     }
-    if (shrt && !strncmp(a, shrt, 2)) {
-        if (a[2])
-            *val = a[2] == '=' ? a + 3 : a + 2;
-        return true;
-    }
-    return false;
-}
-
-static int need_value(int argc, char **argv, int *i, const char **val, const char *flag,
-                      flame_err *err)
-{
-    if (*val)
-        return 0;
-    if (*i + 1 >= argc)
-        return flame_fail(err, FLAME_EXIT_USAGE, "flag needs an argument: %s", flag);
-    *val = argv[++*i];
     return 0;
 }
 
-static int parse_long(const char *v, long lo, long hi, const char *flag, long *out, flame_err *err)
+static int on_operand(void *ctx, const char *operand, flame_err *err)
 {
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (!*v || *end || errno || n < lo || n > hi)
-        return flame_fail(err, FLAME_EXIT_USAGE, "invalid %s \"%s\": want a number from %ld to %ld",
-                          flag, v, lo, hi);
-    *out = n;
+    (void)err;
+    flame_opts *o = ctx;
+    o->containers[o->ncontainers++] = (char *)operand;
     return 0;
 }
 
@@ -126,98 +163,17 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
     o->containers = calloc((size_t)argc + 1, sizeof *o->containers);
     if (!o->containers)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        long n;
-        if (!strcmp(a, "--")) {
-            o->cmd = argv + i + 1;
-            o->ncmd = argc - i - 1;
-            if (o->ncmd == 0)
-                return flame_fail(err, FLAME_EXIT_USAGE, "\"--\" must be followed by a command");
-            break;
-        }
-        if (a[0] != '-' || !a[1]) {
-            o->containers[o->ncontainers++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            o->help = true;
-        } else if (!strcmp(a, "-v") || !strcmp(a, "--version")) {
-            o->version = true;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o->quiet = true;
-        } else if (!strcmp(a, "--no-inline")) {
-            o->no_inline = true;
-        } else if (!strcmp(a, "--signatures")) {
-            o->signatures = true;
-        } else if (match(a, "-d", "--duration", &v)) {
-            if (need_value(argc, argv, &i, &v, "--duration", err) < 0 ||
-                opts_parse_duration(v, &o->duration_s, err) < 0)
-                return -1;
-            o->duration_set = true;
-        } else if (match(a, "-F", "--frequency", &v)) {
-            if (need_value(argc, argv, &i, &v, "--frequency", err) < 0 ||
-                parse_long(v, 1, 10000, "--frequency", &n, err) < 0)
-                return -1;
-            o->frequency = (int)n;
-        } else if (match(a, NULL, "--pid", &v)) {
-            if (need_value(argc, argv, &i, &v, "--pid", err) < 0 ||
-                parse_long(v, 1, 0x3fffffff, "--pid", &n, err) < 0)
-                return -1;
-            o->pid = n;
-        } else if (match(a, "-o", "--output", &v)) {
-            if (need_value(argc, argv, &i, &v, "--output", err) < 0)
-                return -1;
-            if (!*v)
-                return flame_fail(err, FLAME_EXIT_USAGE, "--output needs a file name");
-            o->output = v;
-        } else if (match(a, NULL, "--format", &v)) {
-            if (need_value(argc, argv, &i, &v, "--format", err) < 0)
-                return -1;
-            /* Repeatable, and "svg,folded" is accepted too. */
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", v);
-            char *save = NULL;
-            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                int f = -1;
-                for (int k = 0; k < FMT_COUNT; k++)
-                    if (!strcmp(t, fmt_names[k]))
-                        f = k;
-                if (f < 0)
-                    return flame_fail(err, FLAME_EXIT_USAGE,
-                                      "unknown --format \"%s\": use svg, folded or speedscope", t);
-                if (!o->formats[f])
-                    o->nformats++;
-                o->formats[f] = true;
-            }
-        } else if (match(a, NULL, "--title", &v)) {
-            if (need_value(argc, argv, &i, &v, "--title", err) < 0)
-                return -1;
-            o->title = v;
-        } else if (match(a, NULL, "--colors", &v)) {
-            if (need_value(argc, argv, &i, &v, "--colors", err) < 0)
-                return -1;
-            o->colors = v;
-        } else if (match(a, NULL, "--minwidth", &v)) {
-            if (need_value(argc, argv, &i, &v, "--minwidth", err) < 0)
-                return -1;
-            char *end;
-            errno = 0;
-            double mw = strtod(v, &end);
-            bool pct = *end == '%';
-            if (end == v || errno || mw < 0 || !isfinite(mw) || (pct ? end[1] : *end))
-                return flame_fail(err, FLAME_EXIT_USAGE,
-                                  "invalid --minwidth \"%s\": pixels (0.1) or percent (0.5%%)", v);
-            o->minwidth = mw;
-            o->minwidth_pct = pct;
-            o->minwidth_set = true;
-        } else {
-            return flame_fail(err, FLAME_EXIT_USAGE, "unknown flag: %s (see `docker flame --help`)",
-                              a);
-        }
-    }
+    int rest = -1;
+    if (args_parse(&verb, argc, argv, on_opt, on_operand, o, &rest, err) < 0)
+        return -1;
     if (o->help || o->version)
         return 0;
+    if (rest >= 0) {
+        o->cmd = argv + rest;
+        o->ncmd = argc - rest;
+        if (o->ncmd == 0)
+            return flame_fail(err, FLAME_EXIT_USAGE, "\"--\" must be followed by a command");
+    }
     if (!o->nformats) {
         o->formats[FMT_SVG] = true;
         o->nformats = 1;
@@ -228,6 +184,6 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
                           "(see `docker flame --help`)");
     /* With a load command and no -d, profile exactly as long as the command runs. */
     if (o->cmd && !o->duration_set)
-        o->duration_s = 0;
+        o->duration_ms = 0;
     return 0;
 }

@@ -145,7 +145,7 @@ static int guarded(void *ud, FILE *f, flame_err *err)
     out_guard *g = ud;
     if (g->fn((void *)g->r, f, err) < 0)
         return -1;
-    if (g->r->cancelled && g->r->cancelled())
+    if (g->r->cancelled && g->r->cancelled(g->r->cancel_ctx))
         return flame_fail(err, FLAME_EXIT_INTERRUPTED,
                           "interrupted while writing: nothing written");
     return 0;
@@ -191,7 +191,7 @@ int out_write_saved(int fmt, char **path, const out_render *r, flame_err *err)
 {
     if (out_write_format(fmt, *path, r, err) == 0)
         return 0;
-    if (err->code == FLAME_EXIT_INTERRUPTED || !err->msg[0] || (r->cancelled && r->cancelled()))
+    if (err->code == FLAME_EXIT_INTERRUPTED || !err->msg[0] || (r->cancelled && r->cancelled(r->cancel_ctx)))
         return -1;
     const char *t = getenv("TMPDIR");
     const char *dir = t && t[0] == '/' ? t : "/tmp";

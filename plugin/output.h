@@ -25,7 +25,9 @@ typedef struct out_render {
     const flame_opts *o;
     const char *name;        /* container name: default title, speedscope profile name */
     const char *subtitle;    /* may be NULL */
-    bool (*cancelled)(void); /* checked before the rename; NULL = never */
+    /* checked before the rename; NULL = never */
+    bool (*cancelled)(void *cancel_ctx);
+    void *cancel_ctx;
 } out_render;
 int out_write_format(int fmt, const char *path, const out_render *r, flame_err *err);
 /* Before anything is started: the directory of path exists and is writable (a read-only or

@@ -2,7 +2,7 @@
 # build/docker-flame: the Docker CLI plugin. Its pure verbs (fold, render, diff, merge: plugin/cmd_*
 # and their argument helpers) need neither libcurl nor jansson and form build/libflamecmd.a, which
 # the standalone build/flame-render and the benchmarks link too.
-CMD_SRCS    := plugin/cmd_fold.c plugin/cmd_render.c plugin/cmd_diff.c plugin/cli_util.c
+CMD_SRCS    := plugin/cmd_fold.c plugin/cmd_render.c plugin/cmd_diff.c plugin/cli.c
 CMD_OBJS    := $(CMD_SRCS:%.c=$(BUILD)/obj/%.o)
 CMD_ASAN    := $(CMD_SRCS:%.c=$(BUILD)/asan/%.o)
 PLUGIN_SRCS := $(filter-out plugin/main.c plugin/render_main.c $(CMD_SRCS),$(wildcard plugin/*.c))
@@ -13,7 +13,7 @@ PLUGIN_CFLAGS := $(shell pkg-config --cflags $(PLUGIN_PKGS))
 PLUGIN_LIBS := $(shell pkg-config --libs $(PLUGIN_PKGS)) $(shell pkg-config --libs ncursesw) -lpthread -lm
 
 $(BUILD)/obj/plugin/%.o $(BUILD)/asan/plugin/%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
-$(BUILD)/asan/tests/unit/plugin_test_%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
+$(BUILD)/asan/tests/unit/plugin_%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
 
 $(BUILD)/libflamecmd.a: $(CMD_OBJS)
 	@mkdir -p $(@D); rm -f $@; ar rcs $@ $^
@@ -29,10 +29,17 @@ $(BUILD)/docker-flame: $(BUILD)/obj/plugin/main.o $(PLUGIN_OBJS) $(BUILD)/libfla
 $(BUILD)/flame-render: $(BUILD)/obj/plugin/render_main.o $(BUILD)/libflamecmd.a $(BUILD)/libflamecore.a
 	$(CC) -o $@ $^ -lm -lpthread
 
-PLUGIN_TEST_SRCS := $(wildcard tests/unit/plugin_test_*.c)
+# Unit tests named after the module they test: tests/unit/plugin_<module>.c, and the contract's
+# round trip (common_contract.c), which needs the plugin's reader of the stream.
+PLUGIN_TEST_SRCS := $(wildcard tests/unit/plugin_*.c) $(wildcard tests/unit/common_*.c)
 UNIT_TESTS += $(PLUGIN_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
+$(BUILD)/asan/tests/unit/common_%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
 
-$(BUILD)/tests/plugin_test_%.t: $(BUILD)/asan/tests/unit/plugin_test_%.o $(PLUGIN_ASAN) $(BUILD)/asan/libflamecmd.a $(BUILD)/asan/libflamecore.a
+PLUGIN_TEST_DEPS := $(PLUGIN_ASAN) $(BUILD)/asan/libflamecmd.a $(BUILD)/asan/libflamecore.a
+$(BUILD)/tests/plugin_%.t: $(BUILD)/asan/tests/unit/plugin_%.o $(PLUGIN_TEST_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $^ $(PLUGIN_LIBS)
+$(BUILD)/tests/common_%.t: $(BUILD)/asan/tests/unit/common_%.o $(PLUGIN_TEST_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $^ $(PLUGIN_LIBS)
 

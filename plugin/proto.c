@@ -1,20 +1,19 @@
-/* Parser for the sidecar result stream. */
+/* Parser for the sidecar's result stream (plugin/proto.h). */
 #include "plugin/proto.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cleanup.h"
 
 void proto_init(proto *p)
 {
     memset(p, 0, sizeof *p);
-    p->jvms = json_array();
 }
 
 void proto_clear(proto *p)
 {
-    json_decref(p->jvms);
-    json_decref(p->summary);
+    free(p->jvms);
     for (size_t i = 0; i < p->nwarn; i++)
         free(p->warnings[i]);
     free(p->err_text);
@@ -33,19 +32,6 @@ void proto_sanitize(const char *s, char *out, size_t n)
     out[o] = 0;
 }
 
-int proto_err_exit(const char *code)
-{
-    if (!strcmp(code, "no_jvm") || !strcmp(code, "no_pid"))
-        return FLAME_EXIT_NO_JVM;
-    if (!strcmp(code, "attach") || !strcmp(code, "inject"))
-        return FLAME_EXIT_ATTACH;
-    if (!strcmp(code, "perf_denied") || !strcmp(code, "perf_unsupported"))
-        return FLAME_EXIT_PERF;
-    if (!strcmp(code, "usage"))
-        return FLAME_EXIT_USAGE;
-    return FLAME_EXIT_ERROR;
-}
-
 static json_t *parse_obj(const char *tag, const char *s, size_t n, flame_err *err)
 {
     json_error_t je;
@@ -61,20 +47,130 @@ static json_t *parse_obj(const char *tag, const char *s, size_t n, flame_err *er
 
 /* A count from the sidecar: integers as they are, reals truncated; anything out of range
  * (negative, NaN, 1e300 would overflow the cast) reads as 0 or the bound. */
-static long long jint(json_t *o, const char *k)
+static uint64_t jint(json_t *o, const char *k)
 {
-    const long long max = 1LL << 53;
+    const uint64_t max = 1ULL << 53;
     json_t *v = json_object_get(o, k);
     if (json_is_integer(v)) {
         long long n = json_integer_value(v);
-        return n < 0 ? 0 : n > max ? max : n;
+        return n < 0 ? 0 : (uint64_t)n > max ? max : (uint64_t)n;
     }
     if (json_is_real(v)) {
         double d = json_real_value(v);
         if (!(d >= 0)) /* negative or NaN */
             return 0;
-        return d >= (double)max ? max : (long long)d;
+        return d >= (double)max ? max : (uint64_t)d;
     }
+    return 0;
+}
+
+static uint32_t jint32(json_t *o, const char *k)
+{
+    uint64_t v = jint(o, k);
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static void jstr(json_t *o, const char *k, char *out, size_t cap)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    snprintf(out, cap, "%s", v ? v : "");
+}
+
+/* The index of a name in names[0..n), or dflt. */
+static int jname(json_t *o, const char *k, const char *(*name)(int), int n, int dflt)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    for (int i = 0; v && i < n; i++)
+        if (!strcmp(v, name(i)))
+            return i;
+    return dflt;
+}
+static const char *attach_name(int i)
+{
+    return ct_attach_name((enum ct_attach)i);
+}
+static const char *injected_name(int i)
+{
+    return ct_injected_name((enum ct_injected)i);
+}
+
+int proto_read_jvm(const char *s, size_t n, ct_jvm *out, flame_err *err)
+{
+    json_t *j = parse_obj("J", s, n, err);
+    if (!j)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->pid = jint32(j, "pid");
+    out->nspid = jint32(j, "nspid");
+    out->uid = jint32(j, "uid");
+    out->gid = jint32(j, "gid");
+    jstr(j, "cmdline", out->cmdline, sizeof out->cmdline);
+    jstr(j, "java_version", out->java_version, sizeof out->java_version);
+    out->preserve_fp = json_is_true(json_object_get(j, "preserve_frame_pointer"));
+    out->attach = (enum ct_attach)jname(j, "attach", attach_name, CT_ATTACH_COUNT, 0);
+    out->inject = (enum ct_injected)jname(j, "inject", injected_name, CT_INJECTED_COUNT, 0);
+    jstr(j, "reason", out->reason, sizeof out->reason);
+    out->attach_ms = jint(j, "attach_ms");
+    json_decref(j);
+    return 0;
+}
+
+int proto_read_progress(const char *s, size_t n, ct_progress *out, flame_err *err)
+{
+    json_t *j = parse_obj("P", s, n, err);
+    if (!j)
+        return -1;
+    out->elapsed_ms = jint(j, "elapsed_ms");
+    out->duration_ms = jint(j, "duration_ms");
+    out->samples = jint(j, "samples");
+    out->jvms = jint32(j, "jvms");
+    json_decref(j);
+    return 0;
+}
+
+int proto_read_summary(const char *s, size_t n, ct_summary *out, flame_err *err)
+{
+    json_t *j = parse_obj("S", s, n, err);
+    if (!j)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->samples = jint(j, "samples");
+    out->folded_samples = jint(j, "folded_samples");
+    out->lost = jint(j, "lost");
+    out->jit_leaf_samples = jint(j, "jit_leaf_samples");
+    out->jit_leaf_named = jint(j, "jit_leaf_named");
+    double share = json_number_value(json_object_get(j, "named_share"));
+    out->named_share = share >= 0 && share <= 1 ? share : 0;
+    out->map_lines = jint(j, "map_lines");
+    out->map_bytes = jint(j, "map_bytes");
+    json_t *tm = json_object_get(j, "timings_ms");
+    for (int p = 0; p < CT_PH_COUNT; p++)
+        out->timings_ms[p] = jint(tm, ct_phase_name((enum ct_phase)p));
+    out->jvms = jint32(j, "jvms");
+    json_t *caps = json_object_get(j, "caps");
+    for (int p = 0; p < CT_CAPS_COUNT; p++)
+        jstr(caps, ct_cap_phase_name((enum ct_cap_phase)p), out->caps[p], sizeof out->caps[p]);
+    json_decref(j);
+    return 0;
+}
+
+int proto_read_window(const char *s, size_t n, ct_window *out, flame_err *err)
+{
+    json_t *j = parse_obj("T", s, n, err);
+    if (!j)
+        return -1;
+    out->window = jint(j, "window");
+    out->start_ms = jint(j, "start_ms");
+    out->ms = jint(j, "ms");
+    out->samples = jint(j, "samples");
+    out->folded = jint(j, "folded");
+    out->lost = jint(j, "lost");
+    out->skipped = jint(j, "skipped");
+    out->jit_leaf = jint(j, "jit_leaf");
+    out->jit_leaf_named = jint(j, "jit_leaf_named");
+    out->process_ms = jint(j, "process_ms");
+    out->end_mono_ms = jint(j, "end_mono_ms");
+    json_decref(j);
     return 0;
 }
 
@@ -84,48 +180,44 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
         return 0; /* tolerate blank lines */
     if (memchr(line, '\0', len))
         return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: NUL byte in a line");
-    char tag = line[0];
-    if (len > 1 && line[1] != ' ')
-        return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: bad line tag");
-    const char *pl = len > 1 ? line + 2 : "";
-    size_t pn = len > 1 ? len - 2 : 0;
-    if (tag != 'V' && p->version == 0)
+    enum ct_tag tag;
+    const char *pl;
+    size_t pn;
+    if (ct_line_split(line, len, &tag, &pl, &pn, err) < 0)
+        return -1;
+    if (tag != CT_TAG_VERSION && p->version == 0)
         return flame_fail(err, FLAME_EXIT_ERROR,
                           "sidecar protocol error: no version line (is the sidecar image from "
                           "another docker-flame version?)");
     if (p->done)
         return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: data after D");
     switch (tag) {
-    case 'V':
-        if (pn != 1 || pl[0] != '1')
+    case CT_TAG_VERSION: {
+        char want[16];
+        snprintf(want, sizeof want, "%d", CT_VERSION);
+        if (pn != strlen(want) || memcmp(pl, want, pn))
             return flame_fail(err, FLAME_EXIT_ERROR,
-                              "sidecar speaks protocol version %.*s, this plugin version 1: "
+                              "the sidecar speaks protocol version %.*s, this plugin version %d: "
                               "reinstall docker-flame so both match",
-                              (int)(pn < 16 ? pn : 16), pl);
-        p->version = 1;
-        return 0;
-    case 'J': {
-        json_t *j = parse_obj("J", pl, pn, err);
-        if (!j)
-            return -1;
-        if (json_array_size(p->jvms) < 4096)
-            json_array_append(p->jvms, j);
-        json_decref(j);
+                              (int)(pn < 16 ? pn : 16), pl, CT_VERSION);
+        p->version = CT_VERSION;
         return 0;
     }
-    case 'P': {
-        json_t *j = parse_obj("P", pl, pn, err);
-        if (!j)
+    case CT_TAG_JVM:
+        if (p->njvms >= PROTO_MAX_JVMS)
+            return 0;
+        if (!p->jvms && !(p->jvms = calloc(PROTO_MAX_JVMS, sizeof *p->jvms)))
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        if (proto_read_jvm(pl, pn, &p->jvms[p->njvms], err) < 0)
             return -1;
-        p->elapsed_ms = jint(j, "elapsed_ms");
-        p->duration_ms = jint(j, "duration_ms");
-        p->samples = jint(j, "samples");
-        p->njvms = jint(j, "jvms");
+        p->njvms++;
+        return 0;
+    case CT_TAG_PROGRESS:
+        if (proto_read_progress(pl, pn, &p->prog, err) < 0)
+            return -1;
         p->progress = true;
-        json_decref(j);
         return 0;
-    }
-    case 'W':
+    case CT_TAG_WARNING:
         if (p->nwarn >= PROTO_MAX_WARNINGS) {
             p->dropped_warn++;
             return 0;
@@ -135,40 +227,33 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
             return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         p->nwarn++;
         return 0;
-    case 'F':
-        if (!p->prof) {
-            p->prof = profile_new();
-            if (!p->prof)
-                return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        }
+    case CT_TAG_FOLDED:
+        if (!p->prof && !(p->prof = profile_new()))
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         p->f_lines++;
         if (profile_add_line(p->prof, pl, pn, err) < 0)
             return flame_wrap(err, "sidecar protocol error: F line %llu", p->f_lines);
         return 0;
-    case 'S': {
-        json_t *j = parse_obj("S", pl, pn, err);
-        if (!j)
+    case CT_TAG_SUMMARY:
+        if (proto_read_summary(pl, pn, &p->summary, err) < 0)
             return -1;
-        json_decref(p->summary);
-        p->summary = j;
-        p->samples = jint(j, "samples");
+        p->have_summary = true;
+        p->prog.samples = p->summary.samples;
         return 0;
-    }
-    case 'E': {
-        /* The line is length-delimited, not NUL-terminated: bounded search only. */
-        const char *sp = memchr(pl, ' ', pn);
-        size_t cl = sp ? (size_t)(sp - pl) : pn;
-        snprintf(p->err_code, sizeof p->err_code, "%.*s", (int)cl, pl);
+    case CT_TAG_ERROR: {
+        const char *text;
+        size_t tl;
+        ct_error_split(pl, pn, &p->err, &text, &tl);
+        p->failed = true;
         free(p->err_text);
-        p->err_text = strndup(cl < pn ? pl + cl + 1 : "",
-                              cl < pn ? (pn - cl - 1 < 2048 ? pn - cl - 1 : 2048) : 0);
+        p->err_text = strndup(text, tl < 2048 ? tl : 2048);
         return 0;
     }
-    case 'D':
+    case CT_TAG_DONE:
         p->done = true;
         return 0;
-    default:
-        return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: unknown tag '%c'",
-                          tag >= 0x20 && tag < 0x7f ? tag : '?');
+    case CT_TAG_WINDOW: /* top reads these itself (plugin/top.c) */
+        return 0;
     }
+    return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: unknown tag");
 }

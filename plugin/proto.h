@@ -1,27 +1,32 @@
-/* The sidecar's result stream (docs/PROTOCOL.md, version 1): one parser per sidecar, fed the
- * stdout lines of the attach stream. Everything in it came from a container: bounded, and only
- * ever printed through the plugin's own escaping. */
+/* The sidecar's result stream, read (docs/PROTOCOL.md, common/contract.h): one parser per
+ * sidecar, fed the stdout lines of its attach stream. Payloads are read back into the contract's
+ * structs. Everything in the stream came from a container: bounded, and only ever printed
+ * through proto_sanitize(). */
 #pragma once
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/contract.h"
 #include "common/err.h"
 #include "flame/profile.h"
 
 #define PROTO_MAX_WARNINGS 64
+#define PROTO_MAX_JVMS 64
 
 typedef struct proto {
-    int version;     /* from V; 0 before it */
-    bool done;       /* D seen */
-    bool progress;   /* at least one P seen: recording has started */
-    json_t *jvms;    /* array of the J objects */
-    json_t *summary; /* S object or NULL */
-    long long elapsed_ms, duration_ms, samples;
-    long long njvms;
+    int version;   /* from V; 0 before it */
+    bool done;     /* D seen */
+    bool progress; /* at least one P seen: recording has started */
+    ct_jvm *jvms;  /* the J lines (at most PROTO_MAX_JVMS kept) */
+    size_t njvms;
+    ct_progress prog; /* the last P line (samples also updated by S) */
+    bool have_summary;
+    ct_summary summary;
     char *warnings[PROTO_MAX_WARNINGS];
     size_t nwarn, dropped_warn;
-    char err_code[32]; /* E code, "" when none */
+    bool failed; /* E seen */
+    enum ct_error err;
     char *err_text;
     profile *prof; /* F lines; created on the first F */
     unsigned long long f_lines;
@@ -31,7 +36,10 @@ void proto_init(proto *p);
 void proto_clear(proto *p);
 /* One stdout line (no '\n'). Malformed input is an error: the stream is not trusted. */
 int proto_line(proto *p, const char *line, size_t len, flame_err *err);
-/* Exit code for an E code (FLAME_EXIT_*). */
-int proto_err_exit(const char *code);
+/* The payloads, read back into the contract's structs (0, or -1 with err). */
+int proto_read_jvm(const char *s, size_t n, ct_jvm *out, flame_err *err);
+int proto_read_progress(const char *s, size_t n, ct_progress *out, flame_err *err);
+int proto_read_summary(const char *s, size_t n, ct_summary *out, flame_err *err);
+int proto_read_window(const char *s, size_t n, ct_window *out, flame_err *err);
 /* Copy s into out (size n) keeping printable ASCII/UTF-8 only (for the terminal). */
 void proto_sanitize(const char *s, char *out, size_t n);

@@ -1,6 +1,7 @@
-/* One profiling run: the sidecars' lifecycle with an undo list (created/started/removed), their
- * attach streams (one thread each), signals (first Ctrl-C = stop early and still render, second
- * or SIGTERM = abort), the docker CLI's plugin socket, and the optional load command. */
+/* One profiling run: one sess per target (its sidecar's undo list: created, started, removed, and
+ * its attach stream, read by a thread), the interrupts (first Ctrl-C = stop early and still
+ * render, second or SIGTERM = abort: plugin/signals.c counts them) and the optional load
+ * command. The run itself: plugin/session.c; one sidecar's steps: plugin/sidecar.c. */
 #pragma once
 #include <pthread.h>
 #include <signal.h>
@@ -74,23 +75,7 @@ typedef struct run_ctx {
     bool image_imported;
 } run_ctx;
 
-/* Signal handling: handlers only count and wake the loop. Call once in main, early. */
-int sess_signals_install(flame_err *err);
-/* Connect to $DOCKER_CLI_PLUGIN_SOCKET (the CLI closes it to ask us to stop). */
-void sess_plugin_socket_connect(void);
-/* Has any SIGINT/SIGTERM or plugin-socket close arrived (setup phase: means abort)? */
-bool sess_interrupted(void);
-const volatile sig_atomic_t *sess_cancel_flag(void);
-double sess_now(void); /* monotonic seconds */
-/* Signals and socket closes seen so far (to notice new ones). */
-unsigned sess_event_count(void);
-
 /* Inspect targets, ensure image, create + attach + start sidecars, follow them to the end,
  * remove them. On return every sidecar is removed (or reported as left behind in err).
  * Returns 0 when every sidecar finished (each sess then carries its proto), -1 otherwise. */
 int run_profile(run_ctx *r, flame_err *err);
-void sess_clear(sess *s);
-
-/* `docker flame gc`: remove leftover sidecars (by label). all: also running ones whose owner
- * is alive. Prints what it removed. */
-int sess_gc(engine *e, bool all, flame_err *err);

@@ -24,37 +24,23 @@ static const char *const sidecar_caps[] = {"SYS_ADMIN", "SYS_PTRACE", "SETUID", 
 
 json_t *spec_sidecar(const spec_args *a, flame_err *err)
 {
-    char dur[32], freq[16], pid[24], owner[24], created[24], pidmode[128];
-    snprintf(dur, sizeof dur, "%.3f", a->duration_s);
-    /* trim "30.000" -> "30": the sidecar may parse integers only */
-    if (a->duration_s == (double)(long long)a->duration_s)
-        snprintf(dur, sizeof dur, "%lld", (long long)a->duration_s);
-    snprintf(freq, sizeof freq, "%d", a->frequency);
-    snprintf(pid, sizeof pid, "%ld", a->pid);
+    char owner[24], created[24], pidmode[128];
     snprintf(owner, sizeof owner, "%ld", a->owner_pid);
     snprintf(created, sizeof created, "%lld", a->created);
     snprintf(pidmode, sizeof pidmode, "container:%s", a->target_id);
 
-    char ival[16];
-    snprintf(ival, sizeof ival, "%d", a->interval_ms);
-    json_t *cmd = a->top ? json_pack("[sssssss]", "/flame-sidecar", "top", "--interval", ival,
-                                     "--frequency", freq, "--inject")
-                         : json_pack("[sssssss]", "/flame-sidecar", "record", "--duration", dur,
-                                     "--frequency", freq, "--inject");
-    if (a->restore) {
-        json_decref(cmd);
-        cmd = json_pack("[ss]", "/flame-sidecar", "restore");
-    } else {
-        json_array_append_new(cmd, json_string("auto"));
+    /* The sidecar's command line, built by the contract's one function (the sidecar parses it
+     * with the other one). */
+    const char *argv[CT_ARGV_MAX];
+    char argbuf[CT_ARGV_BUF];
+    int argc = ct_argv_build(&a->cmd, argv, CT_ARGV_MAX, argbuf, sizeof argbuf);
+    if (argc < 0) {
+        flame_fail(err, FLAME_EXIT_ERROR, "internal: the sidecar command line does not fit");
+        return NULL;
     }
-    if (a->pid) {
-        json_array_append_new(cmd, json_string("--pid"));
-        json_array_append_new(cmd, json_string(pid));
-    }
-    if (a->no_inline && !a->restore)
-        json_array_append_new(cmd, json_string("--no-inline"));
-    if (a->signatures && !a->restore)
-        json_array_append_new(cmd, json_string("--signatures"));
+    json_t *cmd = json_array();
+    for (int i = 0; cmd && i < argc; i++)
+        json_array_append_new(cmd, json_string(argv[i]));
 
     json_t *caps = json_array();
     if (a->caps && *a->caps) {

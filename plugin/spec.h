@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "common/contract.h"
 #include "common/err.h"
 
 #define SPEC_IMAGE_REPO "docker-flame-sidecar"
@@ -17,13 +18,7 @@
 typedef struct spec_args {
     const char *image; /* NULL = SPEC_IMAGE */
     const char *target_id;
-    double duration_s; /* 0 = until SIGINT */
-    int frequency;
-    long pid; /* 0 = all JVMs */
-    bool no_inline, signatures;
-    bool top;        /* `flame-sidecar top --interval MS` instead of `record` */
-    bool restore;    /* `flame-sidecar restore`: undo what a killed sidecar left in the target */
-    int interval_ms;
+    ct_args cmd; /* what the sidecar does: its command line (common/contract.h) */
     long owner_pid;
     long long created; /* unix time */
     const char

@@ -18,10 +18,17 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "flame/profile.h"
+#include "common/args.h"
+#include "common/contract.h"
+#include "plugin/cli.h"
+#include "plugin/cmd.h"
 #include "plugin/opts.h"
 #include "plugin/proto.h"
 #include "plugin/session.h"
+#include "plugin/sidecar.h"
+#include "plugin/signals.h"
 #include "plugin/top.h"
 
 #include "common/atomic.h"
@@ -301,19 +308,6 @@ static void win_complete(top_model *m)
     wake_ui(m);
 }
 
-static double mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static long long jint(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
-}
-
 /* The session's line hook (stream thread, sess lock held). 1 = consumed (T, F); 0 = let the
  * protocol parser have it too (V, J, P, W, E, D). Malformed T/F lines are ignored: the stream
  * is not trusted, but a bad window must not end the view. */
@@ -329,19 +323,19 @@ static int top_line(void *ctx, const char *line, size_t len)
     int rc = 0;
     if (tag == 'T' && len > 2) {
         win_complete(m);
-        json_error_t je;
-        json_t *o = json_loadb(line + 2, len - 2, 0, &je);
-        m->cur = (top_win){.id = jint(o, "window"),
-                           .start_ms = jint(o, "start_ms"),
-                           .ms = jint(o, "ms"),
-                           .samples = jint(o, "folded"),
-                           .end_mono_ms = jint(o, "end_mono_ms")};
-        m->skipped = jint(o, "skipped");
-        json_decref(o);
+        ct_window w = {0};
+        flame_err e = FLAME_ERR_INIT;
+        proto_read_window(line + 2, len - 2, &w, &e); /* malformed: zeroes, as documented */
+        m->cur = (top_win){.id = (long long)w.window,
+                           .start_ms = (long long)w.start_ms,
+                           .ms = (long long)w.ms,
+                           .samples = (double)w.folded,
+                           .end_mono_ms = (long long)w.end_mono_ms};
+        m->skipped = (long long)w.skipped;
         m->in_win = true;
         m->total_samples += m->cur.samples;
         if (m->cur.end_mono_ms > 0) {
-            double lat = mono_ms() - (double)m->cur.end_mono_ms;
+            double lat = (double)mono_ms() - (double)m->cur.end_mono_ms;
             m->last_latency_ms = lat;
             m->lat_sum += lat;
             m->lat_n++;
@@ -459,7 +453,7 @@ static void fmt_elapsed(double s, char *buf, size_t n)
 static void header_text(top_ui *u, char *buf, size_t n)
 {
     char el[32];
-    fmt_elapsed(sess_now() - u->t0, el, sizeof el);
+    fmt_elapsed(mono_s() - u->t0, el, sizeof el);
     double rate = u->span_ms > 0 ? u->samples * 1000.0 / u->span_ms : 0;
     snprintf(buf, n,
              "docker flame top - %s  JVMs: %d  elapsed %s  %.0f samples/s  window %.0fs (%d x "
@@ -638,9 +632,9 @@ static void *ui_main(void *arg)
                 plain_snapshot(u);
         }
         pthread_mutex_unlock(&m->lock);
-        if (u->tty && (dirty || sess_now() - last_draw >= 1.0)) {
+        if (u->tty && (dirty || mono_s() - last_draw >= 1.0)) {
             draw(u);
-            last_draw = sess_now();
+            last_draw = mono_s();
             dirty = false;
         }
         struct pollfd p[2] = {{.fd = m->wake[0], .events = POLLIN},
@@ -671,90 +665,102 @@ static void *ui_main(void *arg)
 
 /* ---- the command ---- */
 
+enum { T_INTERVAL, T_WINDOW, T_FREQUENCY, T_PID, T_RECORD, T_NO_INLINE, T_HELP };
+
+static const arg_spec top_specs[] = {
+    {.lng = "interval", .shrt = 'i', .kind = ARG_DURATION, .id = T_INTERVAL, .meta = "DURATION",
+     .help = "refresh interval (default 1s)", .lo = CT_INTERVAL_MIN_MS, .hi = CT_INTERVAL_MAX_MS},
+    {.lng = "window", .shrt = 'w', .kind = ARG_DURATION, .id = T_WINDOW, .meta = "DURATION",
+     .help = "sliding window the shares are computed over (default 5s)", .lo = CT_INTERVAL_MIN_MS,
+     .hi = (double)CT_INTERVAL_MAX_MS * TOP_MAX_WINDOWS},
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .id = T_FREQUENCY, .meta = "HZ",
+     .help = "sampling frequency (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
+    {.lng = "pid", .shrt = 'p', .kind = ARG_INT, .id = T_PID, .meta = "PID",
+     .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
+    {.lng = "record", .kind = ARG_STR, .id = T_RECORD, .meta = "FILE",
+     .help = "on exit, write every stack seen as folded text", .complete = "file"},
+    {.lng = "no-inline", .kind = ARG_FLAG, .id = T_NO_INLINE,
+     .help = "do not split inlined Java frames"},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = T_HELP, .help = "this help"},
+};
+static const args_verb top_verb = {.name = "docker flame top",
+                                   .specs = top_specs,
+                                   .nspecs = sizeof top_specs / sizeof *top_specs};
+
 static void top_usage(FILE *f)
 {
     fprintf(f, "Usage:  docker flame top [OPTIONS] CONTAINER\n\n"
                "A live view of the hottest Java methods in the container's JVM(s).\n\n"
-               "Options:\n"
-               "  -i, --interval DURATION  refresh interval (default 1s, 100ms..60s)\n"
-               "  -w, --window DURATION    sliding window the shares are computed over (default "
-               "5s)\n"
-               "  -F, --frequency HZ       sampling frequency (default 99)\n"
-               "  -p, --pid PID            only this JVM (pid in the container)\n"
-               "      --record FILE        on exit, write every stack seen as folded text\n"
-               "      --no-inline          do not split inlined Java frames\n\n"
-               "Keys: q quit, s/t sort by self/total, j Java-only/all frames, p pause,\n"
+               "Options:\n");
+    args_help(&top_verb, f);
+    fprintf(f, "\nKeys: q quit, s/t sort by self/total, j Java-only/all frames, p pause,\n"
                "Up/Down + Enter show a method's callers (Esc back).\n"
                "When stdout is not a terminal, a plain snapshot is printed every interval.\n");
 }
 
 typedef struct top_args {
-    double interval_s, window_s;
-    int frequency;
-    long pid;
+    uint64_t interval_ms, window_ms;
+    uint32_t frequency, pid;
     const char *record, *container;
-    bool no_inline;
+    bool no_inline, help;
 } top_args;
+
+static int top_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
+{
+    top_args *a = ctx;
+    (void)err;
+    switch (s->id) {
+    case T_INTERVAL:
+        a->interval_ms = v->ms;
+        break;
+    case T_WINDOW:
+        a->window_ms = v->ms;
+        break;
+    case T_FREQUENCY:
+        a->frequency = (uint32_t)v->i;
+        break;
+    case T_PID:
+        a->pid = (uint32_t)v->i;
+        break;
+    case T_RECORD:
+        a->record = v->str;
+        break;
+    case T_NO_INLINE:
+        a->no_inline = true;
+        break;
+    case T_HELP:
+        a->help = true;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int top_operand(void *ctx, const char *operand, flame_err *err)
+{
+    top_args *a = ctx;
+    if (a->container)
+        return flame_fail(err, FLAME_EXIT_USAGE, "one container at a time (\"%.64s\", \"%.64s\")",
+                          a->container, operand);
+    a->container = operand;
+    return 0;
+}
 
 static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
 {
-    *a = (top_args){.interval_s = 1, .window_s = 5, .frequency = 99};
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = !strcmp(s, "-i") || !strcmp(s, "--interval") || !strcmp(s, "-w") ||
-                     !strcmp(s, "--window") || !strcmp(s, "-F") || !strcmp(s, "--frequency") ||
-                     !strcmp(s, "-p") || !strcmp(s, "--pid") || !strcmp(s, "--record");
-        if (takes && !v)
-            return flame_fail(err, FLAME_EXIT_USAGE, "top: %s needs a value", s);
-        char *end = NULL;
-        if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-            return 1;
-        } else if (!strcmp(s, "-i") || !strcmp(s, "--interval")) {
-            if (opts_parse_duration(v, &a->interval_s, err) < 0)
-                return -1;
-            if (a->interval_s < 0.1 || a->interval_s > 60)
-                return flame_fail(err, FLAME_EXIT_USAGE, "top: --interval must be 100ms..60s");
-            i++;
-        } else if (!strcmp(s, "-w") || !strcmp(s, "--window")) {
-            if (opts_parse_duration(v, &a->window_s, err) < 0)
-                return -1;
-            i++;
-        } else if (!strcmp(s, "-F") || !strcmp(s, "--frequency")) {
-            long f = strtol(v, &end, 10);
-            if (!*v || *end || f < 1 || f > 10000)
-                return flame_fail(err, FLAME_EXIT_USAGE, "top: -F must be 1..10000 Hz, not '%s'",
-                                  v);
-            a->frequency = (int)f;
-            i++;
-        } else if (!strcmp(s, "-p") || !strcmp(s, "--pid")) {
-            long p = strtol(v, &end, 10);
-            if (!*v || *end || p < 1 || p > 4194304)
-                return flame_fail(err, FLAME_EXIT_USAGE, "top: --pid must be a pid, not '%s'", v);
-            a->pid = p;
-            i++;
-        } else if (!strcmp(s, "--record")) {
-            a->record = v;
-            i++;
-        } else if (!strcmp(s, "--no-inline")) {
-            a->no_inline = true;
-        } else if (s[0] == '-' && s[1]) {
-            return flame_fail(err, FLAME_EXIT_USAGE,
-                              "top: unknown option %s (see `docker flame top --help`)", s);
-        } else if (a->container) {
-            return flame_fail(err, FLAME_EXIT_USAGE, "top: one container at a time ('%s', '%s')",
-                              a->container, s);
-        } else {
-            a->container = s;
-        }
-    }
+    *a = (top_args){.interval_ms = 1000, .window_ms = 5000, .frequency = 99};
+    if (args_parse(&top_verb, argc - 1, argv + 1, top_opt, top_operand, a, NULL, err) < 0)
+        return -1;
+    if (a->help)
+        return 1;
     if (!a->container)
         return flame_fail(err, FLAME_EXIT_USAGE,
-                          "top: which container? usage: docker flame top [OPTIONS] CONTAINER");
-    if (a->window_s < a->interval_s)
-        a->window_s = a->interval_s;
-    if (a->window_s / a->interval_s > TOP_MAX_WINDOWS - 0.5)
-        return flame_fail(err, FLAME_EXIT_USAGE, "top: --window is at most %d intervals",
+                          "which container? usage: docker flame top [OPTIONS] CONTAINER");
+    if (a->window_ms < a->interval_ms)
+        a->window_ms = a->interval_ms;
+    if ((double)a->window_ms / (double)a->interval_ms > TOP_MAX_WINDOWS - 0.5)
+        return flame_fail(err, FLAME_EXIT_USAGE, "--window is at most %d intervals",
                           TOP_MAX_WINDOWS);
     return 0;
 }
@@ -771,7 +777,7 @@ static int write_record(const char *path, profile *p, flame_err *err)
     return 0;
 }
 
-int top_cmd(const ep_globals *g, top_open_engine_fn open_engine, int argc, char **argv)
+int flame_cmd_top(const ep_globals *g, int argc, char **argv)
 {
     flame_err err = FLAME_ERR_INIT;
     top_args a;
@@ -780,12 +786,11 @@ int top_cmd(const ep_globals *g, top_open_engine_fn open_engine, int argc, char 
         top_usage(stdout);
         return 0;
     }
-    if (pr < 0) {
-        fprintf(stderr, "docker flame: %s\n", err.msg);
-        return err.code ? err.code : FLAME_EXIT_USAGE;
-    }
+    if (pr < 0)
+        return cli_fail("top", &err);
     static top_model m; /* the stream thread may outlive nothing: joined in run_profile */
-    m = (top_model){.k = (int)(a.window_s / a.interval_s + 0.5), .wake = {-1, -1}};
+    m = (top_model){.k = (int)((double)a.window_ms / (double)a.interval_ms + 0.5),
+                    .wake = {-1, -1}};
     if (m.k < 1)
         m.k = 1;
     pthread_mutex_init(&m.lock, NULL);
@@ -803,17 +808,17 @@ int top_cmd(const ep_globals *g, top_open_engine_fn open_engine, int argc, char 
     char *containers[1] = {(char *)a.container};
     o.containers = containers;
     o.ncontainers = 1;
-    o.duration_s = 0;
+    o.duration_ms = 0;
     o.frequency = a.frequency;
     o.pid = a.pid;
     o.no_inline = a.no_inline;
     o.quiet = true; /* the view is the progress */
     o.top = true;
-    o.interval_ms = (int)(a.interval_s * 1000 + 0.5);
+    o.interval_ms = a.interval_ms;
 
     sess s = {.arg = a.container, .line_hook = top_line, .hook_ctx = &m};
     run_ctx r = {.o = &o, .s = &s, .n = 1, .debug = g->debug};
-    r.tm.t0 = sess_now();
+    r.tm.t0 = mono_s();
     progress_init(&r.pg, stderr, true);
 
     /* a full container id is 64 hex digits: show docker's short form */
@@ -825,13 +830,13 @@ int top_cmd(const ep_globals *g, top_open_engine_fn open_engine, int argc, char 
     }
     top_ui u = {.m = &m,
                 .container = cname,
-                .interval_s = a.interval_s,
-                .window_s = a.window_s,
+                .interval_s = (double)a.interval_ms / 1000,
+                .window_s = (double)a.window_ms / 1000,
                 .tty = isatty(1) && isatty(0) && getenv("TERM"),
                 .java_only = true,
-                .t0 = sess_now()};
+                .t0 = mono_s()};
     engine *e = NULL;
-    int rc = open_engine(g, &e, &err);
+    int rc = engine_open(g, &e, &err);
     r.e = e;
     pthread_t ui;
     bool ui_started = false;
@@ -864,11 +869,11 @@ int top_cmd(const ep_globals *g, top_open_engine_fn open_engine, int argc, char 
     if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED) {
         fprintf(stderr, "docker flame: %s\n", err.msg);
         exit_code = err.code ? err.code : FLAME_EXIT_ERROR;
-    } else if (s.pr.err_code[0]) {
+    } else if (s.pr.failed) {
         char text[1024];
         proto_sanitize(s.pr.err_text ? s.pr.err_text : "", text, sizeof text);
-        fprintf(stderr, "docker flame: top %s: %s: %s\n", s.name, s.pr.err_code, text);
-        exit_code = proto_err_exit(s.pr.err_code);
+        fprintf(stderr, "docker flame: top %s: %s: %s\n", s.name, ct_error_name(s.pr.err), text);
+        exit_code = ct_error_exit(s.pr.err);
     } else if (rc == 0 && !s.pr.done && !u.quit_sent && !sess_interrupted()) {
         fprintf(stderr, "docker flame: top %s: the sidecar ended without finishing (did the "
                         "container stop?)\n", s.name);

@@ -9,11 +9,6 @@
 #include "plugin/endpoint.h"
 #include "plugin/engine.h"
 
-typedef int (*top_open_engine_fn)(const ep_globals *g, engine **e, flame_err *err);
-
-/* argv[0] is "top". Returns the process exit code; prints its own errors. */
-int top_cmd(const ep_globals *g, top_open_engine_fn open_engine, int argc, char **argv);
-
 /* ---- aggregation over a set of folded stacks (pure, unit-testable) ---- */
 typedef struct top_row {
     char *name;          /* frame name (owned by the table) */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "sidecar/sidecar.h"
 
 ssize_t sc_attach_request(char *buf, size_t cap, const char *cmd, const char *a0, const char *a1,
@@ -107,13 +108,6 @@ struct attach_args {
     size_t req_len;
 };
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* The socket exists, is a socket (lstat: no symlink) and belongs to the JVM's user. */
 static bool socket_ready(int tmp, const char *name, uid_t uid)
 {
@@ -145,11 +139,11 @@ static int connect_jvm(sc_jvm *j, const char *name)
     return s;
 }
 
-static int attach_child(void *arg)
+static int attach_child(void *arg, sc_reply *reply)
 {
     struct attach_args *a = arg;
     sc_jvm *j = a->j;
-    long deadline = now_ms() + a->timeout_ms;
+    int64_t deadline = mono_ms() + a->timeout_ms;
     _cleanup_close_ int tmp = sc_open_beneath(AT_FDCWD, "tmp", O_PATH | O_DIRECTORY, 0);
     if (tmp < 0)
         return tmp;
@@ -186,7 +180,7 @@ static int attach_child(void *arg)
         } else {
             s = -ETIMEDOUT;
             bool squatted = false;
-            while (now_ms() < deadline) {
+            while (mono_ms() < deadline) {
                 if (socket_ready(tmp, sock, j->st.uid) && (s = connect_jvm(j, sock)) >= 0)
                     break;
                 /* Once a foreign process was seen serving the name, that is the answer, not
@@ -214,10 +208,9 @@ static int attach_child(void *arg)
         w += (size_t)n;
     }
     /* Bounded in size and time: a hostile listener may answer garbage, nothing, or forever. */
-    static char reply[SC_ATTACH_REPLY_MAX];
     size_t got = 0;
-    while (got < sizeof(reply)) {
-        long left = deadline - now_ms();
+    while (got < SC_ATTACH_REPLY_MAX) {
+        int64_t left = deadline - mono_ms();
         if (left <= 0)
             break;
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -226,29 +219,31 @@ static int attach_child(void *arg)
             continue;
         if (r <= 0)
             break;
-        ssize_t n = TEMP_FAILURE_RETRY(read(fd, reply + got, sizeof(reply) - got));
+        ssize_t n = TEMP_FAILURE_RETRY(read(fd, reply->text + got, SC_ATTACH_REPLY_MAX - got));
         if (n <= 0)
             break;
         got += (size_t)n;
     }
     if (got == 0)
         return -ENODATA; /* accepted, then silence until the deadline (or closed) */
-    sc_child_reply(reply, got);
+    reply->len = got;
     return 0;
 }
 
 int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, const char *a0,
                       const char *a1, const char *a2, char *out, size_t cap, flame_err *err)
 {
-    static struct attach_args a;
-    memset(&a, 0, sizeof(a));
-    a.j = j;
+    struct attach_args a = {.j = j};
     a.timeout_ms = timeout_ms;
     ssize_t l = sc_attach_request(a.req, sizeof(a.req), cmd, a0, a1, a2);
     if (l < 0)
         return flame_fail(err, FLAME_EXIT_ATTACH, "attach request too long");
     a.req_len = (size_t)l;
-    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, attach_child, &a, timeout_ms + 2000);
+    _cleanup_free_ sc_reply *reply = malloc(sizeof *reply);
+    if (!reply)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, attach_child, &a, timeout_ms + 2000,
+                          reply);
     if (rc == -ETIMEDOUT)
         return flame_fail(err, FLAME_EXIT_ATTACH,
                           "pid %d: no attach socket /tmp/.java_pid%d within %d ms (attach "
@@ -272,7 +267,7 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: attach", (int)j->st.pid);
     int status = 0;
-    int r = sc_attach_parse_reply(sc_child_text, sc_child_text_len, strcmp(cmd, "load") == 0,
+    int r = sc_attach_parse_reply(reply->text, reply->len, strcmp(cmd, "load") == 0,
                                   &status, out, cap);
     if (r < 0)
         return flame_fail(err, FLAME_EXIT_ATTACH, "pid %d: malformed attach answer",
@@ -312,8 +307,9 @@ static int copy_bounded(int in, int out, long *total)
     }
 }
 
-static int map_child(void *arg)
+static int map_child(void *arg, sc_reply *reply)
 {
+    (void)reply;
     struct map_args *a = arg;
     _cleanup_close_ int tmp = sc_open_beneath(AT_FDCWD, "tmp", O_PATH | O_DIRECTORY, 0);
     if (tmp < 0)
@@ -359,7 +355,7 @@ static int map_child(void *arg)
 int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
 {
     struct map_args a = {.j = j, .out_fd = out_fd, .fetch = true};
-    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 60000);
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 60000, NULL);
     if (rc == -ELOOP || rc == -EINVAL || rc == -EFBIG || rc == -ENXIO)
         return flame_fail(err, FLAME_EXIT_ATTACH,
                           "pid %d: /tmp/perf-%d.map in the target refused: %s", (int)j->st.pid,
@@ -377,7 +373,7 @@ int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_er
 {
     struct map_args a = {
         .j = (sc_jvm *)j, .out_fd = out_fd, .fetch = true, .keep = true, .from = from};
-    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000);
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000, NULL);
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/perf-%d.map",
                                 (int)j->st.pid, (int)j->st.nspid);
@@ -387,13 +383,13 @@ int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_er
 int sc_map_name_free(sc_jvm *j, int ns_fd)
 {
     struct map_args a = {.j = j, .out_fd = -1, .check = true};
-    return sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000);
+    return sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000, NULL);
 }
 
 int sc_remove_map(sc_jvm *j, int ns_fd)
 {
     struct map_args a = {.j = j, .out_fd = -1, .fetch = false};
-    return sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000);
+    return sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000, NULL);
 }
 
 struct file_args {
@@ -401,8 +397,9 @@ struct file_args {
     int out_fd;
 };
 
-static int file_child(void *arg)
+static int file_child(void *arg, sc_reply *reply)
 {
+    (void)reply;
     struct file_args *a = arg;
     /* As the JVM user, below the target's root (our cwd after setns), no symlinks at all: the
      * path comes from /proc/<pid>/maps, which shows resolved paths. */
@@ -425,7 +422,7 @@ int sc_fetch_file(sc_jvm *j, int ns_fd, const char *abs_path, int out_fd, flame_
     if (abs_path[0] != '/')
         return flame_fail(err, FLAME_EXIT_ERROR, "not an absolute path: %s", abs_path);
     struct file_args a = {abs_path + 1, out_fd};
-    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, file_child, &a, 30000);
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, file_child, &a, 30000, NULL);
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, -rc, "pid %d: copy %s", (int)j->st.pid,
                                 abs_path);

@@ -15,22 +15,15 @@
 
 #define SC_NOBODY 65534
 
-static void cap_freep(cap_t *c)
+void sc_cap_eff(pid_t pid, char *out, size_t cap)
 {
-    if (*c)
-        cap_free(*c);
-}
-static void seccomp_releasep(scmp_filter_ctx *c)
-{
-    if (*c)
-        seccomp_release(*c);
-}
-
-void sc_cap_eff(char *out, size_t cap)
-{
-    char buf[SC_STATUS_MAX];
+    char buf[SC_STATUS_MAX], path[64];
     snprintf(out, cap, "unknown");
-    ssize_t n = sc_read_bounded(AT_FDCWD, "/proc/self/status", buf, sizeof(buf));
+    if (pid)
+        snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/status");
+    ssize_t n = sc_read_bounded(AT_FDCWD, path, buf, sizeof(buf));
     if (n <= 0)
         return;
     char *p = strstr(buf, "\nCapEff:");
@@ -105,7 +98,7 @@ int sc_harden(flame_err *err)
     /* Belt and braces with libcap: an explicitly empty set, and no ambient capabilities. The
      * bounding set cannot be shrunk without CAP_SETPCAP (deliberately not granted); it no
      * longer matters for a non-root process under NO_NEW_PRIVS with no file capabilities. */
-    __attribute__((cleanup(cap_freep))) cap_t none = cap_init();
+    _cleanup_cap_ cap_t none = cap_init();
     if (!none || cap_set_proc(none) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cap_set_proc(empty)");
     cap_reset_ambient();
@@ -115,7 +108,7 @@ int sc_harden(flame_err *err)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "PR_SET_NO_NEW_PRIVS");
     /* 3. The seccomp deny-list, inherited by perf script. */
-    __attribute__((cleanup(seccomp_releasep))) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    _cleanup_seccomp_ scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx)
         return flame_fail(err, FLAME_EXIT_ERROR, "seccomp_init failed");
     for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {

@@ -29,8 +29,9 @@ static int open_target_tmp(void)
 }
 
 /* Child, in the target's mount ns, still root with CAP_SYS_ADMIN. */
-static int mount_child(void *arg)
+static int mount_child(void *arg, sc_reply *reply)
 {
+    (void)reply;
     struct inject_args *a = arg;
     _cleanup_close_ int tmp = open_target_tmp();
     if (tmp < 0)
@@ -61,8 +62,9 @@ static int mount_child(void *arg)
     return rc;
 }
 
-static int umount_child(void *arg)
+static int umount_child(void *arg, sc_reply *reply)
 {
+    (void)reply;
     struct inject_args *a = arg;
     _cleanup_close_ int tmp = open_target_tmp();
     if (tmp < 0)
@@ -84,8 +86,9 @@ static int umount_child(void *arg)
 }
 
 /* Child, in the target's mount ns, AS the JVM's user (no capabilities). */
-static int copy_child(void *arg)
+static int copy_child(void *arg, sc_reply *reply)
 {
+    (void)reply;
     struct inject_args *a = arg;
     _cleanup_close_ int tmp = open_target_tmp();
     if (tmp < 0)
@@ -126,8 +129,9 @@ static int copy_child(void *arg)
     return 0;
 }
 
-static int uncopy_child(void *arg)
+static int uncopy_child(void *arg, sc_reply *reply)
 {
+    (void)reply;
     struct inject_args *a = arg;
     _cleanup_close_ int tmp = open_target_tmp();
     if (tmp < 0)
@@ -169,10 +173,10 @@ static int inject_mount(sc_jvm *j, int ns_fd, flame_err *err)
             return flame_fail_errno(err, -e, e, "mount_setattr(RDONLY) and the source is writable");
     }
     struct inject_args a = {j, tree};
-    int rc = sc_in_target(ns_fd, false, 0, 0, mount_child, &a, 10000);
+    int rc = sc_in_target(ns_fd, false, 0, 0, mount_child, &a, 10000, NULL);
     if (rc < 0)
         return flame_fail_errno(err, rc, -rc, "mount the agent into the target's /tmp");
-    j->inject = SC_INJECT_MOUNT;
+    j->inject = CT_INJECTED_MOUNT;
     return 0;
 }
 
@@ -182,25 +186,25 @@ static int inject_copy(sc_jvm *j, int ns_fd, flame_err *err)
     if (so < 0)
         return flame_fail_errno(err, -errno, errno, "open %s/%s", SC_AGENT_DIR, SC_AGENT_NAME);
     struct inject_args a = {j, so};
-    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, copy_child, &a, 10000);
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, copy_child, &a, 10000, NULL);
     if (rc == -ENOEXEC)
         return flame_fail(err, rc,
                           "the target's /tmp is mounted noexec: a copied agent cannot be loaded");
     if (rc < 0) {
         /* leave nothing half-made behind */
-        sc_in_target(ns_fd, true, j->st.uid, j->st.gid, uncopy_child, &a, 10000);
+        sc_in_target(ns_fd, true, j->st.uid, j->st.gid, uncopy_child, &a, 10000, NULL);
         return flame_fail_errno(err, rc, -rc, "copy the agent into the target's /tmp");
     }
-    j->inject = SC_INJECT_COPY;
+    j->inject = CT_INJECTED_COPY;
     return 0;
 }
 
-int sc_inject(sc_jvm *j, int ns_fd, enum sc_inject how, flame_err *err)
+int sc_inject(sc_jvm *j, int ns_fd, enum ct_injected how, flame_err *err)
 {
     if (random_name(j->inject_dir, sizeof(j->inject_dir)) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "getrandom");
     snprintf(j->agent_path, sizeof(j->agent_path), "/tmp/%s/%s", j->inject_dir, SC_AGENT_NAME);
-    if (how == SC_INJECT_MOUNT)
+    if (how == CT_INJECTED_MOUNT)
         return inject_mount(j, ns_fd, err);
     return inject_copy(j, ns_fd, err);
 }
@@ -210,18 +214,19 @@ int sc_inject_undo(sc_jvm *j, int ns_fd, flame_err *err)
     struct inject_args a = {j, -1};
     int rc = 0;
     switch (j->inject) {
-    case SC_INJECT_MOUNT:
-        rc = sc_in_target(ns_fd, false, 0, 0, umount_child, &a, 10000);
+    case CT_INJECTED_MOUNT:
+        rc = sc_in_target(ns_fd, false, 0, 0, umount_child, &a, 10000, NULL);
         break;
-    case SC_INJECT_COPY:
-        rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, uncopy_child, &a, 10000);
+    case CT_INJECTED_COPY:
+        rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, uncopy_child, &a, 10000, NULL);
         break;
-    case SC_INJECT_NONE:
+    case CT_INJECTED_NONE:
+    case CT_INJECTED_COUNT:
         return 0;
     }
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, -rc, "remove the agent %s from pid %d",
                                 j->inject_dir, (int)j->st.pid);
-    j->inject = SC_INJECT_NONE;
+    j->inject = CT_INJECTED_NONE;
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "common/contract.h"
 #include "common/err.h"
 
 /* Bounds on everything read from the (hostile) target. */
@@ -22,8 +23,6 @@
 #define SC_AGENT_DIR "/opt/docker-flame/agent"
 #define SC_AGENT_NAME "libflameagent.so"
 
-enum sc_inject { SC_INJECT_NONE, SC_INJECT_MOUNT, SC_INJECT_COPY };
-enum sc_attach { SC_ATTACH_NONE, SC_ATTACH_AGENT, SC_ATTACH_PERFMAP };
 
 /* ---- /proc (proc.c) ---- */
 typedef struct sc_status {
@@ -58,8 +57,8 @@ typedef struct sc_jvm {
     bool attach_disabled; /* -XX:+DisableAttachMechanism */
     char libjvm[512];
     /* state, for undo */
-    enum sc_inject inject;
-    enum sc_attach attach;
+    enum ct_injected inject;
+    enum ct_attach attach;
     char inject_dir[64];  /* ".docker-flame-<hex>" under the target's /tmp */
     char agent_path[128]; /* path of the agent as the JVM sees it */
     char reason[512];     /* why Java names may be missing ("" = none) */
@@ -82,16 +81,18 @@ int sc_open_beneath(int dirfd, const char *path, int flags, mode_t mode);
  * to uid/gid (as_user), and runs fn(arg); its int result (or -errno) comes back through a pipe.
  * The caller must be single-threaded (setns(CLONE_NEWNS) refuses multithreaded callers).
  * Bounded: the child is killed after timeout_ms. */
-typedef int (*sc_child_fn)(void *arg);
+/* A short text the child sends back with its result (the attach listener's answer). */
+typedef struct sc_reply {
+    size_t len;
+    char text[SC_ATTACH_REPLY_MAX + 1]; /* NUL-terminated */
+} sc_reply;
+typedef int (*sc_child_fn)(void *arg, sc_reply *reply);
+/* reply may be NULL when the child sends no text. */
 int sc_in_target(int ns_fd, bool as_user, uid_t uid, gid_t gid, sc_child_fn fn, void *arg,
-                 int timeout_ms);
-/* The child can also send back a short text (attach output): */
-void sc_child_reply(const char *text, size_t len);
-extern char sc_child_text[SC_ATTACH_REPLY_MAX + 1];
-extern size_t sc_child_text_len;
+                 int timeout_ms, sc_reply *reply);
 
 /* ---- injection (inject.c) ---- */
-int sc_inject(sc_jvm *j, int ns_fd, enum sc_inject how, flame_err *err);
+int sc_inject(sc_jvm *j, int ns_fd, enum ct_injected how, flame_err *err);
 int sc_inject_undo(sc_jvm *j, int ns_fd, flame_err *err);
 
 /* ---- attach (attach.c) ---- */
@@ -143,8 +144,8 @@ typedef struct sc_perfstream {
 void sc_perfstream_feed(sc_perfstream *ps, const unsigned char *buf, size_t len);
 
 /* ---- hardening (harden.c) ---- */
-/* CapEff of this process as hex text, from /proc/self/status. */
-void sc_cap_eff(char *out, size_t cap);
+/* CapEff of process pid (0 = this one) as hex text, from its /proc status; "unknown" if unread. */
+void sc_cap_eff(pid_t pid, char *out, size_t cap);
 /* Drop to an unprivileged uid with no capabilities at all, set NO_NEW_PRIVS and load the
  * seccomp filter that denies mount/namespace/ptrace/bpf/module/key/kexec/perf_event_open. */
 int sc_harden(flame_err *err);

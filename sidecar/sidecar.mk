@@ -15,9 +15,9 @@ $(BUILD)/flame-sidecar: $(BUILD)/obj/sidecar/main.o $(SIDECAR_OBJS) $(BUILD)/lib
 $(BUILD)/flame-sidecar.tar: $(BUILD)/flame-sidecar sidecar/build-rootfs.sh $(wildcard $(BUILD)/libflameagent.so)
 	sidecar/build-rootfs.sh $(BUILD)/flame-sidecar $(BUILD)/libflameagent.so $@
 
-# Unit tests of the pure parsers, against the sanitizer build.
-SIDECAR_TEST_SRCS := $(wildcard tests/unit/sidecar_test_*.c)
+# Unit tests of the pure parsers, against the sanitizer build: tests/unit/sidecar_<module>.c.
+SIDECAR_TEST_SRCS := $(wildcard tests/unit/sidecar_*.c)
 UNIT_TESTS += $(SIDECAR_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
-$(BUILD)/tests/sidecar_test_%.t: $(BUILD)/asan/tests/unit/sidecar_test_%.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
+$(BUILD)/tests/sidecar_%.t: $(BUILD)/asan/tests/unit/sidecar_%.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $^ -lseccomp -lcap -lm

@@ -17,10 +17,8 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "sidecar/sidecar.h"
-
-char sc_child_text[SC_ATTACH_REPLY_MAX + 1];
-size_t sc_child_text_len;
 
 int sc_open_beneath(int dirfd, const char *path, int flags, mode_t mode)
 {
@@ -32,14 +30,6 @@ int sc_open_beneath(int dirfd, const char *path, int flags, mode_t mode)
                                RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
     int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
     return fd < 0 ? -errno : fd;
-}
-
-void sc_child_reply(const char *text, size_t len)
-{
-    if (len > SC_ATTACH_REPLY_MAX)
-        len = SC_ATTACH_REPLY_MAX;
-    memcpy(sc_child_text, text, len);
-    sc_child_text_len = len;
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -55,18 +45,13 @@ static int write_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 static __attribute__((noreturn)) void child_main(int wfd, int ns_fd, bool as_user, uid_t uid,
                                                  gid_t gid, sc_child_fn fn, void *arg)
 {
     int rc;
-    sc_child_text_len = 0;
+    /* The child's own reply buffer (a fresh fork: nothing shared with the parent's). */
+    static sc_reply reply;
+    reply.len = 0;
     /* Die with the parent: a child left behind inside the target's namespace must not linger. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* setns(CLONE_NEWNS) needs CAP_SYS_ADMIN and a single-threaded caller (we are: fresh fork
@@ -98,21 +83,21 @@ static __attribute__((noreturn)) void child_main(int wfd, int ns_fd, bool as_use
          * and steal the fds we inherited. */
         prctl(PR_SET_DUMPABLE, 0);
     }
-    rc = fn(arg);
+    rc = fn(arg, &reply);
 out:
     if (write_all(wfd, &rc, sizeof(rc)) == 0) {
-        uint32_t l = (uint32_t)sc_child_text_len;
+        uint32_t l = (uint32_t)(reply.len <= SC_ATTACH_REPLY_MAX ? reply.len : 0);
         if (write_all(wfd, &l, sizeof(l)) == 0)
-            write_all(wfd, sc_child_text, l);
+            write_all(wfd, reply.text, l);
     }
     _exit(0); /* never exit(): stdio buffers belong to the parent */
 }
 
-static int read_full(int fd, void *buf, size_t len, long deadline)
+static int read_full(int fd, void *buf, size_t len, int64_t deadline)
 {
     char *p = buf;
     while (len) {
-        long left = deadline - now_ms();
+        int64_t left = deadline - mono_ms();
         if (left <= 0)
             return -ETIMEDOUT;
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -131,7 +116,7 @@ static int read_full(int fd, void *buf, size_t len, long deadline)
 }
 
 int sc_in_target(int ns_fd, bool as_user, uid_t uid, gid_t gid, sc_child_fn fn, void *arg,
-                 int timeout_ms)
+                 int timeout_ms, sc_reply *reply)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
@@ -149,16 +134,18 @@ int sc_in_target(int ns_fd, bool as_user, uid_t uid, gid_t gid, sc_child_fn fn, 
     }
     close(p[1]);
     _cleanup_close_ int rfd = p[0];
-    long deadline = now_ms() + timeout_ms;
+    int64_t deadline = mono_ms() + timeout_ms;
     int rc = 0;
     uint32_t l = 0;
-    sc_child_text_len = 0;
+    static sc_reply discard; /* a reply nobody asked for is read and dropped */
+    sc_reply *rp = reply ? reply : &discard;
+    rp->len = 0;
     int r = read_full(rfd, &rc, sizeof(rc), deadline);
     if (r == 0)
         r = read_full(rfd, &l, sizeof(l), deadline);
-    if (r == 0 && l <= SC_ATTACH_REPLY_MAX && (r = read_full(rfd, sc_child_text, l, deadline)) == 0)
-        sc_child_text_len = l;
-    sc_child_text[sc_child_text_len] = 0;
+    if (r == 0 && l <= SC_ATTACH_REPLY_MAX && (r = read_full(rfd, rp->text, l, deadline)) == 0)
+        rp->len = l;
+    rp->text[rp->len] = 0;
     if (r < 0) {
         kill(pid, SIGKILL); /* stuck (e.g. on a hostile FIFO): bounded wait, then kill */
         rc = r;

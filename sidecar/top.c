@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "flame/fold.h"
-#include "sidecar/top.h"
+#include "sidecar/session.h"
 
-#define PERF "/usr/bin/perf"
 
 /* One window handed to the child: fixed size, far below PIPE_BUF, so one write is atomic. */
 typedef struct top_cmd {
@@ -31,13 +31,6 @@ typedef struct top_cmd {
     long long raw_size[SC_MAX_JVMS]; /* bytes of each raw map valid for this window */
 } top_cmd;
 
-static long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 static void data_path(char *buf, size_t cap, int window)
 {
     snprintf(buf, cap, "/tmp/w%d.data", window);
@@ -45,117 +38,62 @@ static void data_path(char *buf, size_t cap, int window)
 
 /* ---- the child: unprivileged, seccomp-filtered ---- */
 
-static int child_emit(void *ctx, const char *stack, size_t len, unsigned long long count)
-{
-    (void)ctx;
-    /* Frame names never carry a line break (fold replaces control bytes); belt and braces. */
-    fputs("F ", stdout);
-    for (size_t i = 0; i < len; i++)
-        putchar(stack[i] == '\n' || stack[i] == '\r' ? '?' : stack[i]);
-    printf(" %llu\n", count);
-    return 0;
-}
-
-/* Rewrite our /tmp/perf-<pid>.map from the raw copy of the agent's map (sanitized, as record
- * mode does). The file was created by root before we dropped privilege: perf trusts it. */
-static void child_refresh_map(const sc_top_env *env, int k, int raw_fd, int map_fd, long long sz)
-{
-    if (raw_fd < 0 || map_fd < 0 || sz <= 0)
-        return;
-    if ((unsigned long long)sz > SC_MAP_FILE_MAX)
-        sz = (long long)SC_MAP_FILE_MAX;
-    void *m = mmap(NULL, (size_t)sz, PROT_READ, MAP_PRIVATE, raw_fd, 0);
-    if (m == MAP_FAILED) {
-        fprintf(stderr, "flame-sidecar: top: map of pid %d: %s\n", (int)env->jvms[k].st.pid,
-                strerror(errno));
-        return;
-    }
-    if (ftruncate(map_fd, 0) == 0 && lseek(map_fd, 0, SEEK_SET) == 0) {
-        FILE *out = fdopen(dup(map_fd), "w");
-        sc_map_stats st;
-        flame_err e = FLAME_ERR_INIT;
-        if (!out || sc_map_sanitize(m, (size_t)sz, out, &st, &e) < 0)
-            fprintf(stderr, "flame-sidecar: top: sanitize map of pid %d: %s\n",
-                    (int)env->jvms[k].st.pid, e.msg);
-        if (out)
-            fclose(out);
-    }
-    munmap(m, (size_t)sz);
-}
-
-/* perf script over one window's data, folded. */
-static int child_script(const char *path, folder *f, flame_err *err)
-{
-    _cleanup_close_ int data = open(path, O_RDONLY | O_CLOEXEC);
-    if (data < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", path);
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "fork");
-    }
-    if (pid == 0) {
-        dup2(data, 0);
-        dup2(p[1], 1);
-        setenv("HOME", "/tmp", 1);
-        /* the field layout flame/fold.c parses (same as record mode) */
-        execl(PERF, "perf", "script", "-i", "-", "-F", "comm,pid,tid,time,event,ip,sym,dso",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(p[1]);
-    int rc = folder_read_fd(f, p[0], err);
-    close(p[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (rc == 0)
-        rc = folder_finish(f, err);
-    return rc;
-}
-
-static void child_window(const sc_top_env *env, const top_cmd *c, const int *raw_fd,
+static void child_window(const sc_session *env, const top_cmd *c, const int *raw_fd,
                          const int *map_fd, unsigned long long *total)
 {
-    long t = mono_ms();
-    for (int k = 0; k < env->n; k++)
-        child_refresh_map(env, k, raw_fd[k], map_fd[k], c->raw_size[k]);
-    fold_opts fo = {.inline_frames = env->inline_frames,
-                    .signatures = env->signatures,
-                    .root_for_pid = env->root_for_pid,
-                    .root_ctx = env->ctx};
+    int64_t t = mono_ms();
+    for (int k = 0; k < env->n; k++) {
+        if (raw_fd[k] < 0 || map_fd[k] < 0 || c->raw_size[k] <= 0)
+            continue;
+        sc_map_stats st;
+        flame_err e = FLAME_ERR_INIT;
+        if (sc_map_refresh(raw_fd[k], c->raw_size[k], map_fd[k], &st, &e) < 0)
+            fprintf(stderr, "flame-sidecar: top: map of pid %d: %s\n", (int)env->jvms[k].st.pid,
+                    e.msg);
+    }
+    fold_opts fo = {.inline_frames = !env->o.no_inline,
+                    .signatures = env->o.signatures,
+                    .root_for_pid = env->n > 1 ? sc_root_for_pid : NULL,
+                    .root_ctx = (void *)env};
     folder *f = folder_new(&fo);
     if (!f)
         return;
     char path[64];
     data_path(path, sizeof(path), c->window);
     flame_err err = FLAME_ERR_INIT;
-    int rc = child_script(path, f, &err);
+    int data = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
+                      : sc_perf_script(data, NULL, f, NULL, &err);
+    if (data >= 0)
+        close(data);
     fold_stats fs = {0};
     folder_get_stats(f, &fs);
     *total += c->samples;
     if (rc < 0) {
-        printf("W top: window %d: %s\n", c->window, err.msg);
+        sc_warn("top: window %d: %s", c->window, err.msg);
     } else {
         /* T first: the plugin starts a new window, the F lines that follow belong to it. */
-        printf("T {\"window\":%d,\"start_ms\":%ld,\"ms\":%ld,\"samples\":%llu,"
-               "\"folded\":%llu,\"lost\":%llu,\"skipped\":%llu,\"jit_leaf\":%llu,"
-               "\"jit_leaf_named\":%llu,\"process_ms\":%ld,\"end_mono_ms\":%ld}\n",
-               c->window, c->start_ms, c->ms, c->samples, fs.samples, c->lost, c->skipped,
-               fs.jit_leaf, fs.jit_leaf_named, mono_ms() - t, c->end_mono_ms);
-        folder_each(f, child_emit, NULL);
+        ct_window w = {.window = (uint64_t)c->window,
+                       .start_ms = (uint64_t)c->start_ms,
+                       .ms = (uint64_t)c->ms,
+                       .samples = c->samples,
+                       .folded = fs.samples,
+                       .lost = c->lost,
+                       .skipped = c->skipped,
+                       .jit_leaf = fs.jit_leaf,
+                       .jit_leaf_named = fs.jit_leaf_named,
+                       .process_ms = (uint64_t)(mono_ms() - t),
+                       .end_mono_ms = (uint64_t)c->end_mono_ms};
+        char buf[512];
+        if (ct_format_window(buf, sizeof buf, &w) >= 0)
+            sc_out(CT_TAG_WINDOW, buf);
+        sc_emit_folded(f);
     }
-    printf("P {\"elapsed_ms\":%ld,\"duration_ms\":0,\"samples\":%llu,\"jvms\":%d}\n",
-           c->start_ms + c->ms, *total, env->n);
-    fflush(stdout);
+    sc_out_progress((uint64_t)(c->start_ms + c->ms), 0, *total, env->n);
     folder_free(f);
 }
 
-static _Noreturn void child_main(const sc_top_env *env, int cmd_fd, int ack_fd,
+static _Noreturn void child_main(const sc_session *env, int cmd_fd, int ack_fd,
                                  const int *raw_fd, const int *map_fd)
 {
     /* Ctrl-C and docker's signals are the parent's business; we end when it closes cmd_fd. */
@@ -192,7 +130,7 @@ static _Noreturn void child_main(const sc_top_env *env, int cmd_fd, int ack_fd,
 /* ---- the parent: records windows, copies the growing maps, hands windows over ---- */
 
 typedef struct top_state {
-    const sc_top_env *env;
+    const sc_session *env;
     int raw_fd[SC_MAX_JVMS], map_fd[SC_MAX_JVMS];
     long long raw_size[SC_MAX_JVMS];
     int cmd_fd, ack_fd;
@@ -207,35 +145,26 @@ typedef struct top_state {
 /* Our /tmp/perf-<pid>.map (what perf script reads) and the raw copy of the agent's map. */
 static void open_maps(top_state *t)
 {
-    const sc_top_env *env = t->env;
+    const sc_session *env = t->env;
     for (int k = 0; k < env->n; k++) {
         t->raw_fd[k] = t->map_fd[k] = -1;
         t->raw_size[k] = 0;
         const sc_jvm *j = &env->jvms[k];
-        if (j->attach != SC_ATTACH_AGENT)
+        if (j->attach != CT_ATTACH_AGENT)
             continue; /* no live map: native frames only (docs/TOP.md) */
         char path[64];
         snprintf(path, sizeof(path), "/tmp/raw-%d.map", (int)j->st.pid);
         unlink(path);
         t->raw_fd[k] = open(path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-        snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)j->st.pid);
-        unlink(path);
         /* Created as root before the child drops privilege: perf accepts maps owned by root. */
-        t->map_fd[k] = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (t->map_fd[k] >= 0 && j->st.nspid != j->st.pid) {
-            char alt[64]; /* perfs that name the file by the in-namespace pid */
-            snprintf(alt, sizeof(alt), "/tmp/perf-%d.map", (int)j->st.nspid);
-            unlink(alt);
-            if (link(path, alt) < 0)
-                fprintf(stderr, "flame-sidecar: top: link %s: %s\n", alt, strerror(errno));
-        }
+        t->map_fd[k] = sc_create_map(j);
     }
 }
 
 /* Append what the agent wrote since last time to the raw copy, then hand the window over. */
 static void hand_over(top_state *t)
 {
-    const sc_top_env *env = t->env;
+    const sc_session *env = t->env;
     for (int k = 0; k < env->n; k++) {
         if (t->raw_fd[k] < 0)
             continue;
@@ -273,10 +202,10 @@ static void on_ack(top_state *t)
 
 /* One window: perf record for interval_ms, teeing its pipe-format output into the data file.
  * Acks from the child are served meanwhile. Returns <0 when perf produced nothing. */
-static int record_window(top_state *t, int window, sc_perfstream *ps, long *start_out,
+static int record_window(top_state *t, int window, sc_perfstream *ps, int64_t *start_out,
                          flame_err *err)
 {
-    const sc_top_env *env = t->env;
+    const sc_session *env = t->env;
     char path[64];
     data_path(path, sizeof(path), window);
     _cleanup_close_ int data = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -284,24 +213,24 @@ static int record_window(top_state *t, int window, sc_perfstream *ps, long *star
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", path);
     int rfd = -1, cfd = -1;
     pid_t pid = -1;
-    if (env->spawn(env->ctx, &rfd, &cfd, &pid, err) < 0)
+    if (sc_spawn_perf(env, &rfd, &cfd, &pid, err) < 0)
         return -1;
     _cleanup_close_ int in = rfd;
     _cleanup_close_ int ctl = cfd;
-    long start = mono_ms(), stop_sent = 0;
+    int64_t start = mono_ms(), stop_sent = 0;
     *start_out = start;
     static unsigned char buf[1 << 16];
     for (;;) {
-        long now = mono_ms();
+        int64_t now = mono_ms();
         /* perf runs as nobody and we hold no CAP_KILL: its control fd stops it (record.c). */
-        if (!stop_sent && (*env->stop || now - start >= env->interval_ms)) {
+        if (!stop_sent && (*env->stop || now - start >= (int64_t)env->o.interval_ms)) {
             if (write(ctl, "stop\n", 5) != 5)
                 kill(pid, SIGINT); /* best effort */
             stop_sent = now;
         }
         if (stop_sent && now - stop_sent > (*env->abort ? 1000 : 5000))
             break;
-        long wait = stop_sent ? 100 : env->interval_ms - (now - start);
+        int64_t wait = stop_sent ? 100 : (int64_t)env->o.interval_ms - (now - start);
         struct pollfd p[2] = {{.fd = in, .events = POLLIN}, {.fd = t->ack_fd, .events = POLLIN}};
         int r = poll(p, 2, wait < 1 ? 1 : (int)(wait > 200 ? 200 : wait));
         if (r < 0 && errno != EINTR)
@@ -327,7 +256,7 @@ static int record_window(top_state *t, int window, sc_perfstream *ps, long *star
     }
     close(steal_fd(&in)); /* a perf still writing gets EPIPE and exits */
     int status = 0;
-    for (long w0 = mono_ms(); waitpid(pid, &status, WNOHANG) == 0;) {
+    for (int64_t w0 = mono_ms(); waitpid(pid, &status, WNOHANG) == 0;) {
         if (mono_ms() - w0 > 5000)
             break; /* it dies with us (PDEATHSIG) */
         nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
@@ -341,7 +270,7 @@ static int record_window(top_state *t, int window, sc_perfstream *ps, long *star
     return 0;
 }
 
-int sc_top_run(const sc_top_env *env, flame_err *err)
+int sc_top_run(sc_session *env, flame_err *err)
 {
     top_state t = {.env = env, .cmd_fd = -1, .ack_fd = -1, .child = -1};
     open_maps(&t);
@@ -370,7 +299,7 @@ int sc_top_run(const sc_top_env *env, flame_err *err)
     int rc = 0;
     for (int w = 0; !*env->stop && t.ack_fd >= 0; w++) {
         sc_perfstream ps = {0};
-        long start = 0;
+        int64_t start = 0;
         if (record_window(&t, w, &ps, &start, err) < 0) {
             rc = -1;
             break;
@@ -398,7 +327,7 @@ int sc_top_run(const sc_top_env *env, flame_err *err)
         rc = flame_fail(err, FLAME_EXIT_ERROR, "internal the processing child died; see stderr");
     /* Closing the command pipe ends the child after its current window. */
     close(t.cmd_fd);
-    long w0 = mono_ms();
+    int64_t w0 = mono_ms();
     int status;
     while (waitpid(t.child, &status, WNOHANG) == 0) {
         if (mono_ms() - w0 > (*env->abort ? 1000 : 10000)) {

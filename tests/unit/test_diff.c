@@ -455,13 +455,13 @@ static int fake_is_container(void *ctx, const char *arg)
     return strncmp(arg, "ctr-", 4) == 0;
 }
 
-static int fake_profile(void *ctx, const char *const *containers, size_t n, double duration_s,
+static int fake_profile(void *ctx, const char *const *containers, size_t n, uint64_t duration_ms,
                         profile **out, flame_err *err)
 {
     (void)ctx;
     fake_calls++;
     fake_n = n;
-    fake_duration = duration_s;
+    fake_duration = (double)duration_ms / 1000;
     for (size_t i = 0; i < n; i++) {
         snprintf(fake_names[i % 4], sizeof fake_names[0], "%s", containers[i]);
         out[i] = profile_new();

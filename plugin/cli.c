@@ -1,5 +1,5 @@
-/* Helpers shared by the pure-code verbs' main()s: see cli_util.h. */
-#include "plugin/cli_util.h"
+/* The CLI layer's shared pieces: see plugin/cli.h. */
+#include "plugin/cli.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,7 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "common/err.h"
+int cli_fail(const char *verb, const flame_err *err)
+{
+    fprintf(stderr, "docker flame%s%s: %s\n", verb[0] ? " " : "", verb,
+            err->msg[0] ? err->msg : "failed");
+    return err->code ? err->code : FLAME_EXIT_ERROR;
+}
 
 int cli_usage_error(const char *verb, const char *fmt, ...)
 {
@@ -16,7 +21,7 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     fprintf(stderr, "docker flame %s: ", verb);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (see docker flame %s --help)\n", verb);
+    fprintf(stderr, " (see `docker flame %s --help`)\n", verb);
     return FLAME_EXIT_USAGE;
 }
 

@@ -1,0 +1,468 @@
+/* The plugin–sidecar contract (common/contract.h): the sidecar's argv, built and parsed with the
+ * one option table below, and the writers of every result-stream payload. */
+#include "common/contract.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* ---- names ---- */
+
+static const char *const verb_names[CT_VERB_COUNT] = {"record", "top", "restore"};
+static const char *const inject_names[] = {"auto", "mount", "copy", NULL};
+static const char *const error_names[CT_ERR_COUNT] = {
+    "no_jvm", "no_pid", "attach", "inject", "perf_denied", "perf_unsupported",
+    "usage",  "aborted", "internal"};
+static const char *const attach_names[CT_ATTACH_COUNT] = {"none", "agent", "perfmap"};
+static const char *const injected_names[CT_INJECTED_COUNT] = {"none", "mount", "copy"};
+static const char *const phase_names[CT_PH_COUNT] = {
+    "scan", "inject", "attach", "first_sample", "record", "finish", "sanitize", "script", "total"};
+static const char *const cap_phase_names[CT_CAPS_COUNT] = {"setup", "record", "process"};
+
+const char *ct_verb_name(enum ct_verb v)
+{
+    return v < CT_VERB_COUNT ? verb_names[v] : "?";
+}
+const char *ct_inject_name(enum ct_inject i)
+{
+    return i < CT_INJECT_COUNT ? inject_names[i] : "?";
+}
+const char *ct_error_name(enum ct_error e)
+{
+    return e < CT_ERR_COUNT ? error_names[e] : "internal";
+}
+const char *ct_attach_name(enum ct_attach a)
+{
+    return a < CT_ATTACH_COUNT ? attach_names[a] : "none";
+}
+const char *ct_injected_name(enum ct_injected i)
+{
+    return i < CT_INJECTED_COUNT ? injected_names[i] : "none";
+}
+const char *ct_phase_name(enum ct_phase p)
+{
+    return p < CT_PH_COUNT ? phase_names[p] : "?";
+}
+const char *ct_cap_phase_name(enum ct_cap_phase p)
+{
+    return p < CT_CAPS_COUNT ? cap_phase_names[p] : "?";
+}
+
+enum ct_error ct_error_parse(const char *s, size_t n)
+{
+    for (int e = 0; e < CT_ERR_COUNT; e++)
+        if (strlen(error_names[e]) == n && !memcmp(error_names[e], s, n))
+            return (enum ct_error)e;
+    return CT_ERR_INTERNAL;
+}
+
+int ct_error_exit(enum ct_error e)
+{
+    switch (e) {
+    case CT_ERR_NO_JVM:
+    case CT_ERR_NO_PID:
+        return FLAME_EXIT_NO_JVM;
+    case CT_ERR_ATTACH:
+    case CT_ERR_INJECT:
+        return FLAME_EXIT_ATTACH;
+    case CT_ERR_PERF_DENIED:
+    case CT_ERR_PERF_UNSUPPORTED:
+        return FLAME_EXIT_PERF;
+    case CT_ERR_USAGE:
+        return FLAME_EXIT_USAGE;
+    case CT_ERR_ABORTED:
+        return FLAME_EXIT_INTERRUPTED;
+    case CT_ERR_INTERNAL:
+    case CT_ERR_COUNT:
+        break;
+    }
+    return FLAME_EXIT_ERROR;
+}
+
+/* ---- the command line ---- */
+
+enum { O_DURATION, O_INTERVAL, O_FREQUENCY, O_PID, O_NO_INLINE, O_SIGNATURES, O_ATTACH_TIMEOUT,
+       O_INJECT, O_HELP };
+
+static const arg_spec sidecar_specs[] = {
+    {.lng = "duration", .kind = ARG_DURATION, .id = O_DURATION, .meta = "DURATION",
+     .help = "record: how long (0 = until SIGINT)", .lo = 0, .hi = CT_DURATION_MAX_MS},
+    {.lng = "interval", .kind = ARG_DURATION, .id = O_INTERVAL, .meta = "DURATION",
+     .help = "top: window length", .lo = CT_INTERVAL_MIN_MS, .hi = CT_INTERVAL_MAX_MS},
+    {.lng = "frequency", .kind = ARG_INT, .id = O_FREQUENCY, .meta = "HZ",
+     .help = "samples per second", .lo = 1, .hi = CT_FREQ_MAX},
+    {.lng = "pid", .kind = ARG_INT, .id = O_PID, .meta = "PID",
+     .help = "only this JVM (its pid in the container)", .lo = 1, .hi = CT_PID_MAX},
+    {.lng = "no-inline", .kind = ARG_FLAG, .id = O_NO_INLINE, .help = "no frames for inlined methods"},
+    {.lng = "signatures", .kind = ARG_FLAG, .id = O_SIGNATURES, .help = "keep Java signatures"},
+    {.lng = "attach-timeout", .kind = ARG_DURATION, .id = O_ATTACH_TIMEOUT, .meta = "DURATION",
+     .help = "bound of each attach command", .lo = 1000, .hi = 600000},
+    {.lng = "inject", .kind = ARG_CHOICE, .id = O_INJECT, .meta = "HOW",
+     .help = "how the agent becomes visible in the target", .choices = inject_names},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = O_HELP, .help = "this text"},
+};
+
+static const args_verb sidecar_verb = {
+    .name = "flame-sidecar",
+    .specs = sidecar_specs,
+    .nspecs = sizeof sidecar_specs / sizeof *sidecar_specs,
+};
+
+void ct_args_default(ct_args *a, enum ct_verb verb)
+{
+    *a = (ct_args){.verb = verb,
+                   .duration_ms = 30000,
+                   .interval_ms = 1000,
+                   .frequency = 99,
+                   .attach_timeout_ms = 10000,
+                   .inject = CT_INJECT_AUTO};
+}
+
+void ct_usage(FILE *out)
+{
+    fprintf(out, "Usage: %s record|top|restore [OPTIONS]\n"
+                 "Runs in a container that shares the target's PID namespace; writes the result\n"
+                 "stream of docs/PROTOCOL.md (version %d) on stdout.\n\nOptions:\n",
+            CT_SIDECAR_PATH, CT_VERSION);
+    args_help(&sidecar_verb, out);
+}
+
+static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
+{
+    ct_args *a = ctx;
+    (void)err;
+    switch (s->id) {
+    case O_DURATION:
+        a->duration_ms = v->ms;
+        break;
+    case O_INTERVAL:
+        a->interval_ms = v->ms;
+        break;
+    case O_FREQUENCY:
+        a->frequency = (uint32_t)v->i;
+        break;
+    case O_PID:
+        a->pid = (uint32_t)v->i;
+        break;
+    case O_NO_INLINE:
+        a->no_inline = true;
+        break;
+    case O_SIGNATURES:
+        a->signatures = true;
+        break;
+    case O_ATTACH_TIMEOUT:
+        a->attach_timeout_ms = v->ms;
+        break;
+    case O_INJECT:
+        a->inject = (enum ct_inject)v->choice;
+        break;
+    case O_HELP:
+        a->help = true;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_operand(void *ctx, const char *operand, flame_err *err)
+{
+    (void)ctx;
+    return flame_fail(err, FLAME_EXIT_USAGE, "unexpected argument \"%.100s\" (see `%s --help`)",
+                      operand, sidecar_verb.name);
+}
+
+int ct_argv_parse(int argc, char **argv, ct_args *a, flame_err *err)
+{
+    int verb = -1;
+    for (int v = 0; argc >= 2 && v < CT_VERB_COUNT; v++)
+        if (!strcmp(argv[1], verb_names[v]))
+            verb = v;
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        ct_args_default(a, CT_RECORD);
+        a->help = true;
+        return 0;
+    }
+    if (verb < 0)
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "expected the command record, top or restore (see `%s --help`)",
+                          sidecar_verb.name);
+    ct_args_default(a, (enum ct_verb)verb);
+    return args_parse(&sidecar_verb, argc - 2, argv + 2, on_opt, on_operand, a, NULL, err);
+}
+
+/* Appends one argument to argv/buf; false when full. */
+static bool push(const char **argv, size_t cap, int *argc, char *buf, size_t bufcap, size_t *used,
+                 const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static bool push(const char **argv, size_t cap, int *argc, char *buf, size_t bufcap, size_t *used,
+                 const char *fmt, ...)
+{
+    if ((size_t)*argc + 2 > cap || *used >= bufcap)
+        return false;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, bufcap - *used, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= bufcap - *used)
+        return false;
+    argv[(*argc)++] = buf + *used;
+    argv[*argc] = NULL;
+    *used += (size_t)n + 1;
+    return true;
+}
+
+int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, size_t bufcap)
+{
+    int n = 0;
+    size_t used = 0;
+    bool ok = push(argv, cap, &n, buf, bufcap, &used, "%s", CT_SIDECAR_PATH) &&
+              push(argv, cap, &n, buf, bufcap, &used, "%s", ct_verb_name(a->verb));
+    if (a->verb == CT_RESTORE) {
+        if (ok && a->pid)
+            ok = push(argv, cap, &n, buf, bufcap, &used, "--pid=%u", a->pid);
+        return ok ? n : -1;
+    }
+    /* Durations go over as whole milliseconds: the plugin checked them against the same
+     * bounds, so the sidecar can never refuse what the plugin accepted. */
+    if (ok && a->verb == CT_RECORD)
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--duration=%llums",
+                  (unsigned long long)a->duration_ms);
+    if (ok && a->verb == CT_TOP)
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--interval=%llums",
+                  (unsigned long long)a->interval_ms);
+    ok = ok && push(argv, cap, &n, buf, bufcap, &used, "--frequency=%u", a->frequency) &&
+         push(argv, cap, &n, buf, bufcap, &used, "--inject=%s", ct_inject_name(a->inject)) &&
+         push(argv, cap, &n, buf, bufcap, &used, "--attach-timeout=%llums",
+              (unsigned long long)a->attach_timeout_ms);
+    if (ok && a->pid)
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--pid=%u", a->pid);
+    if (ok && a->no_inline)
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--no-inline");
+    if (ok && a->signatures)
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--signatures");
+    return ok ? n : -1;
+}
+
+/* ---- lines ---- */
+
+bool ct_tag_valid(int tag)
+{
+    return tag && strchr("VJPWFSETD", tag) != NULL;
+}
+
+int ct_line_split(const char *line, size_t len, enum ct_tag *tag, const char **payload,
+                  size_t *plen, flame_err *err)
+{
+    if (len == 0 || !ct_tag_valid((unsigned char)line[0]))
+        return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: unknown tag '%c'",
+                          len && line[0] >= 0x20 && line[0] < 0x7f ? line[0] : '?');
+    if (len > 1 && line[1] != ' ')
+        return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: bad line tag");
+    *tag = (enum ct_tag)line[0];
+    *payload = len > 1 ? line + 2 : "";
+    *plen = len > 1 ? len - 2 : 0;
+    return 0;
+}
+
+int ct_line_format(char *buf, size_t cap, enum ct_tag tag, const char *payload)
+{
+    size_t n = payload ? strlen(payload) : 0;
+    if (cap < n + 4) {
+        if (cap)
+            buf[0] = 0;
+        return -1;
+    }
+    size_t o = 0;
+    buf[o++] = (char)tag;
+    if (n) {
+        buf[o++] = ' ';
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)payload[i];
+            buf[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        }
+    }
+    buf[o] = 0;
+    return (int)o;
+}
+
+/* ---- payloads ---- */
+
+/* A JSON writer over a fixed buffer: every call is a no-op once it has overflowed. `first`
+ * says whether the object being written has no member yet (no ',' before the next key). */
+typedef struct jw {
+    char *b;
+    size_t cap, n;
+    bool full, first;
+} jw;
+
+static void jw_raw(jw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jw_raw(jw *w, const char *fmt, ...)
+{
+    if (w->full)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(w->b + w->n, w->cap - w->n, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= w->cap - w->n)
+        w->full = true;
+    else
+        w->n += (size_t)k;
+}
+
+static void jw_key(jw *w, const char *key)
+{
+    jw_raw(w, "%s\"%s\":", w->first ? "" : ",", key);
+    w->first = false;
+}
+
+static void jw_open(jw *w, const char *key)
+{
+    if (key)
+        jw_key(w, key);
+    jw_raw(w, "{");
+    w->first = true;
+}
+
+static void jw_close(jw *w)
+{
+    jw_raw(w, "}");
+    w->first = false;
+}
+
+/* A JSON string, escaped: quotes, backslashes, and every byte outside printable ASCII as \u00XX
+ * (names from the target may hold anything; the plugin must get valid JSON). */
+static void jw_str(jw *w, const char *key, const char *s)
+{
+    jw_key(w, key);
+    jw_raw(w, "\"");
+    for (; s && *s && !w->full; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            jw_raw(w, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            jw_raw(w, "\\u%04x", c);
+        else
+            jw_raw(w, "%c", c);
+    }
+    jw_raw(w, "\"");
+}
+
+static void jw_u64(jw *w, const char *key, uint64_t v)
+{
+    jw_key(w, key);
+    jw_raw(w, "%llu", (unsigned long long)v);
+}
+
+static jw jw_begin(char *buf, size_t cap)
+{
+    jw w = {buf, cap, 0, cap == 0, true};
+    jw_open(&w, NULL);
+    return w;
+}
+
+static int jw_end(jw *w)
+{
+    jw_close(w);
+    if (w->full) {
+        if (w->cap)
+            w->b[0] = 0;
+        return -1;
+    }
+    return (int)w->n;
+}
+
+int ct_format_jvm(char *buf, size_t cap, const ct_jvm *j)
+{
+    jw w = jw_begin(buf, cap);
+    jw_u64(&w, "pid", j->pid);
+    jw_u64(&w, "nspid", j->nspid);
+    jw_u64(&w, "uid", j->uid);
+    jw_u64(&w, "gid", j->gid);
+    jw_str(&w, "cmdline", j->cmdline);
+    jw_str(&w, "java_version", j->java_version);
+    jw_key(&w, "preserve_frame_pointer");
+    jw_raw(&w, "%s", j->preserve_fp ? "true" : "false");
+    jw_str(&w, "attach", ct_attach_name(j->attach));
+    jw_str(&w, "inject", ct_injected_name(j->inject));
+    if (j->reason[0])
+        jw_str(&w, "reason", j->reason);
+    else {
+        jw_key(&w, "reason");
+        jw_raw(&w, "null");
+    }
+    jw_u64(&w, "attach_ms", j->attach_ms);
+    return jw_end(&w);
+}
+
+int ct_format_progress(char *buf, size_t cap, const ct_progress *p)
+{
+    jw w = jw_begin(buf, cap);
+    jw_u64(&w, "elapsed_ms", p->elapsed_ms);
+    jw_u64(&w, "duration_ms", p->duration_ms);
+    jw_u64(&w, "samples", p->samples);
+    jw_u64(&w, "jvms", p->jvms);
+    return jw_end(&w);
+}
+
+int ct_format_summary(char *buf, size_t cap, const ct_summary *s)
+{
+    jw w = jw_begin(buf, cap);
+    jw_u64(&w, "samples", s->samples);
+    jw_u64(&w, "folded_samples", s->folded_samples);
+    jw_u64(&w, "lost", s->lost);
+    jw_u64(&w, "jit_leaf_samples", s->jit_leaf_samples);
+    jw_u64(&w, "jit_leaf_named", s->jit_leaf_named);
+    double share = s->named_share >= 0 && s->named_share <= 1 ? s->named_share : 0;
+    jw_key(&w, "named_share");
+    jw_raw(&w, "%.4f", share);
+    jw_u64(&w, "map_lines", s->map_lines);
+    jw_u64(&w, "map_bytes", s->map_bytes);
+    jw_open(&w, "timings_ms");
+    for (int p = 0; p < CT_PH_COUNT; p++)
+        jw_u64(&w, phase_names[p], s->timings_ms[p]);
+    jw_close(&w);
+    jw_u64(&w, "jvms", s->jvms);
+    jw_open(&w, "caps");
+    for (int p = 0; p < CT_CAPS_COUNT; p++)
+        jw_str(&w, cap_phase_names[p], s->caps[p]);
+    jw_close(&w);
+    return jw_end(&w);
+}
+
+int ct_format_window(char *buf, size_t cap, const ct_window *t)
+{
+    jw w = jw_begin(buf, cap);
+    jw_u64(&w, "window", t->window);
+    jw_u64(&w, "start_ms", t->start_ms);
+    jw_u64(&w, "ms", t->ms);
+    jw_u64(&w, "samples", t->samples);
+    jw_u64(&w, "folded", t->folded);
+    jw_u64(&w, "lost", t->lost);
+    jw_u64(&w, "skipped", t->skipped);
+    jw_u64(&w, "jit_leaf", t->jit_leaf);
+    jw_u64(&w, "jit_leaf_named", t->jit_leaf_named);
+    jw_u64(&w, "process_ms", t->process_ms);
+    jw_u64(&w, "end_mono_ms", t->end_mono_ms);
+    return jw_end(&w);
+}
+
+int ct_format_error(char *buf, size_t cap, enum ct_error code, const char *text)
+{
+    int n = snprintf(buf, cap, "%s %s", ct_error_name(code), text ? text : "");
+    if (n < 0 || (size_t)n >= cap) {
+        if (cap) /* a long text is cut, never the code */
+            buf[cap - 1] = 0;
+        return cap ? (int)cap - 1 : -1;
+    }
+    return n;
+}
+
+void ct_error_split(const char *payload, size_t n, enum ct_error *code, const char **text,
+                    size_t *tlen)
+{
+    const char *sp = memchr(payload, ' ', n);
+    size_t cl = sp ? (size_t)(sp - payload) : n;
+    *code = ct_error_parse(payload, cl);
+    *text = sp ? sp + 1 : payload + n;
+    *tlen = sp ? n - cl - 1 : 0;
+}

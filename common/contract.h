@@ -1,0 +1,162 @@
+/* The contract between the plugin and the sidecar, in one place (docs/PROTOCOL.md): the
+ * sidecar's command line (built by the plugin, parsed by the sidecar, both here), the tags of
+ * its result stream, its error codes, and the payload of every line as a struct with its JSON
+ * writer. The plugin reads the JSON back into the same structs (plugin/proto.c);
+ * tests/unit/common_contract.c round-trips every option and message through both sides.
+ * Durations are integer milliseconds on both sides. Pure code. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/args.h"
+#include "common/err.h"
+
+/* The V line. Bump on any incompatible change; the plugin refuses another version. */
+#define CT_VERSION 2
+
+#define CT_SIDECAR_PATH "/flame-sidecar"
+#define CT_DURATION_MAX_MS (7ull * 24 * 3600 * 1000) /* one week, both for plugin and sidecar */
+#define CT_FREQ_MAX 10000
+#define CT_INTERVAL_MIN_MS 100
+#define CT_INTERVAL_MAX_MS 60000
+#define CT_PID_MAX 4194304 /* PID_MAX_LIMIT */
+#define CT_LINE_MAX (1u << 20) /* longest line of the result stream */
+
+/* ---- the sidecar's command line ---- */
+
+enum ct_verb { CT_RECORD, CT_TOP, CT_RESTORE, CT_VERB_COUNT };
+enum ct_inject { CT_INJECT_AUTO, CT_INJECT_MOUNT, CT_INJECT_COPY, CT_INJECT_COUNT };
+
+typedef struct ct_args {
+    enum ct_verb verb;
+    uint64_t duration_ms;       /* record: 0 = until SIGINT */
+    uint64_t interval_ms;       /* top: window length */
+    uint32_t frequency;         /* Hz */
+    uint64_t attach_timeout_ms; /* per attach command */
+    uint32_t pid;               /* 0 = every JVM; else its pid as seen in the container */
+    bool no_inline, signatures;
+    enum ct_inject inject;
+    bool help;
+} ct_args;
+
+void ct_args_default(ct_args *a, enum ct_verb verb);
+/* The sidecar's argv (argv[0] = CT_SIDECAR_PATH), NULL-terminated; the strings live in buf.
+ * Returns argc, or -1 when cap or bufcap is too small (CT_ARGV_MAX / CT_ARGV_BUF suffice). */
+#define CT_ARGV_MAX 24
+#define CT_ARGV_BUF 512
+int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, size_t bufcap);
+/* argv[0] is the program, argv[1] the verb. Errors are FLAME_EXIT_USAGE with one line. */
+int ct_argv_parse(int argc, char **argv, ct_args *a, flame_err *err);
+const char *ct_verb_name(enum ct_verb v);
+const char *ct_inject_name(enum ct_inject i);
+/* The sidecar's --help. */
+void ct_usage(FILE *out);
+
+/* ---- the result stream: "<TAG> <payload>\n" lines ---- */
+
+enum ct_tag {
+    CT_TAG_VERSION = 'V', /* CT_VERSION, first line */
+    CT_TAG_JVM = 'J',     /* ct_jvm: once per JVM found, before recording */
+    CT_TAG_PROGRESS = 'P',
+    CT_TAG_WARNING = 'W', /* free text */
+    CT_TAG_FOLDED = 'F',  /* "frame;frame;... count" */
+    CT_TAG_SUMMARY = 'S',
+    CT_TAG_ERROR = 'E', /* "<code name> <text>", instead of F/S */
+    CT_TAG_WINDOW = 'T', /* top: a window starts; its F lines and a P line follow */
+    CT_TAG_DONE = 'D',   /* last line; a stream without it was cut short */
+};
+bool ct_tag_valid(int tag);
+
+enum ct_error {
+    CT_ERR_NO_JVM,           /* no JVM in the container */
+    CT_ERR_NO_PID,           /* --pid names no JVM */
+    CT_ERR_ATTACH,           /* the JVM refused the attach */
+    CT_ERR_INJECT,           /* the agent could not be made visible */
+    CT_ERR_PERF_DENIED,      /* perf not permitted */
+    CT_ERR_PERF_UNSUPPORTED, /* perf not supported by the kernel */
+    CT_ERR_USAGE,            /* bad command line (a plugin/sidecar version mismatch) */
+    CT_ERR_ABORTED,          /* SIGTERM: stopped without a profile, target restored */
+    CT_ERR_INTERNAL,         /* anything else */
+    CT_ERR_COUNT
+};
+const char *ct_error_name(enum ct_error e); /* "no_jvm", ... */
+/* The code named by s[0..n); CT_ERR_INTERNAL for an unknown name. */
+enum ct_error ct_error_parse(const char *s, size_t n);
+int ct_error_exit(enum ct_error e); /* the plugin's exit code (common/err.h) */
+
+/* Split one line (without its '\n') into tag and payload. -1 (err set) when it is not one. */
+int ct_line_split(const char *line, size_t len, enum ct_tag *tag, const char **payload,
+                  size_t *plen, flame_err *err);
+/* "<tag> <payload>" (or "<tag>" alone) into buf, control bytes of the payload replaced by '?'
+ * so that a payload can never start a second line. Returns the length, or -1 when it does not fit
+ * (buf then holds nothing). */
+int ct_line_format(char *buf, size_t cap, enum ct_tag tag, const char *payload);
+
+/* ---- payloads ---- */
+
+enum ct_attach { CT_ATTACH_NONE, CT_ATTACH_AGENT, CT_ATTACH_PERFMAP, CT_ATTACH_COUNT };
+enum ct_injected { CT_INJECTED_NONE, CT_INJECTED_MOUNT, CT_INJECTED_COPY, CT_INJECTED_COUNT };
+const char *ct_attach_name(enum ct_attach a);
+const char *ct_injected_name(enum ct_injected i);
+
+typedef struct ct_jvm {
+    uint32_t pid, nspid, uid, gid;
+    char cmdline[1024];
+    char java_version[32];
+    bool preserve_fp;
+    enum ct_attach attach;
+    enum ct_injected inject;
+    char reason[512]; /* why Java names may be missing; "" = none */
+    uint64_t attach_ms;
+} ct_jvm;
+
+typedef struct ct_progress {
+    uint64_t elapsed_ms, duration_ms, samples;
+    uint32_t jvms;
+} ct_progress;
+
+/* Phases the sidecar times, in order (S.timings_ms). */
+enum ct_phase {
+    CT_PH_SCAN,
+    CT_PH_INJECT,
+    CT_PH_ATTACH,
+    CT_PH_FIRST_SAMPLE,
+    CT_PH_RECORD,
+    CT_PH_FINISH,
+    CT_PH_SANITIZE,
+    CT_PH_SCRIPT,
+    CT_PH_TOTAL,
+    CT_PH_COUNT
+};
+const char *ct_phase_name(enum ct_phase p);
+/* Privilege phases whose CapEff the sidecar reports (S.caps). */
+enum ct_cap_phase { CT_CAPS_SETUP, CT_CAPS_RECORD, CT_CAPS_PROCESS, CT_CAPS_COUNT };
+const char *ct_cap_phase_name(enum ct_cap_phase p);
+
+typedef struct ct_summary {
+    uint64_t samples, folded_samples, lost, jit_leaf_samples, jit_leaf_named;
+    double named_share; /* 0..1 */
+    uint64_t map_lines, map_bytes;
+    uint64_t timings_ms[CT_PH_COUNT];
+    uint32_t jvms;
+    char caps[CT_CAPS_COUNT][20]; /* CapEff as 16 hex digits, or "unknown" */
+} ct_summary;
+
+typedef struct ct_window {
+    uint64_t window, start_ms, ms, samples, folded, lost, skipped, jit_leaf, jit_leaf_named,
+        process_ms, end_mono_ms;
+} ct_window;
+
+/* JSON object text of each payload into buf; the length, or -1 when it does not fit. Strings are
+ * escaped (they come from the target). */
+int ct_format_jvm(char *buf, size_t cap, const ct_jvm *j);
+int ct_format_progress(char *buf, size_t cap, const ct_progress *p);
+int ct_format_summary(char *buf, size_t cap, const ct_summary *s);
+int ct_format_window(char *buf, size_t cap, const ct_window *w);
+/* "<code name> <text>" */
+int ct_format_error(char *buf, size_t cap, enum ct_error code, const char *text);
+/* The E payload split back: code and the text that follows it. */
+void ct_error_split(const char *payload, size_t n, enum ct_error *code, const char **text,
+                    size_t *tlen);

@@ -1,0 +1,181 @@
+/* `docker flame gc`: remove the sidecars a killed run left behind (by label), restoring the
+ * target of one that was itself killed, and never touching a live run's sidecar. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/args.h"
+#include "plugin/cli.h"
+#include "plugin/cmd.h"
+#include "plugin/sidecar.h"
+#include "plugin/spec.h"
+
+/* Is the plugin that created a sidecar still running here? kill(pid, 0) alone would keep a
+ * killed plugin's sidecar forever once its pid is reused: the process must also be a
+ * docker-flame and have started no later than the sidecar was created (label, unix time). */
+static bool owner_alive(long opid, long long created)
+{
+    if (opid <= 0 || (kill((pid_t)opid, 0) != 0 && errno != EPERM))
+        return false;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/comm", opid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return true; /* no /proc to ask: trust the pid */
+    bool ours = fgets(buf, sizeof buf, f) && !strncmp(buf, "docker-flame", 12);
+    fclose(f);
+    if (!ours)
+        return false;
+    /* start time: field 22 of /proc/<pid>/stat, in clock ticks after boot (btime in /proc/stat) */
+    snprintf(path, sizeof path, "/proc/%ld/stat", opid);
+    f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* comm may contain spaces and parentheses */
+    unsigned long long start = 0;
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                            "%*d %*d %llu",
+                     &start) != 1)
+        return true;
+    unsigned long long btime = 0;
+    f = fopen("/proc/stat", "re");
+    while (f && fgets(buf, sizeof buf, f))
+        if (sscanf(buf, "btime %llu", &btime) == 1)
+            break;
+    if (f)
+        fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!btime || hz <= 0 || created <= 0)
+        return true;
+    return (long long)(btime + start / (unsigned long long)hz) <= created + 1;
+}
+
+static int sess_gc(engine *e, bool all, flame_err *err)
+{
+    json_t *list = NULL;
+    long st = 0;
+    /* filters={"label":["com.docker-flame.sidecar=1"]}, URL-encoded */
+    if (engine_json(
+            e, "GET", NULL, &list, &st, err,
+            "/containers/json?all=1&filters=%%7B%%22label%%22%%3A%%5B%%22%s%%3D1%%22%%5D%%7D",
+            SPEC_LABEL_SIDECAR) < 0)
+        return flame_wrap(err, "list sidecars");
+    size_t i;
+    json_t *c;
+    int removed = 0, kept = 0, failed = 0;
+    json_array_foreach(list, i, c)
+    {
+        const char *id = json_string_value(json_object_get(c, "Id"));
+        const char *state = json_string_value(json_object_get(c, "State"));
+        json_t *labels = json_object_get(c, "Labels");
+        const char *owner = json_string_value(json_object_get(labels, SPEC_LABEL_OWNER));
+        if (!id)
+            continue;
+        bool running = state && !strcmp(state, "running");
+        /* A running sidecar whose plugin is alive (on this host) is someone's live profile. */
+        long opid = owner ? strtol(owner, NULL, 10) : 0;
+        const char *cr = json_string_value(json_object_get(labels, SPEC_LABEL_CREATED));
+        bool alive = owner_alive(opid, cr ? strtoll(cr, NULL, 10) : 0);
+        /* Not running but its owner alive: that plugin is between create and start, or
+         * between exit and remove; it cleans up itself. */
+        if (alive && !all) {
+            kept++;
+            continue;
+        }
+        run_ctx r = {.e = e};
+        sess s = {.sidecar_id = (char *)id, .created = true, .started = running, .exit_status = -1};
+        pthread_mutex_init(&s.lock, NULL);
+        snprintf(s.name, sizeof s.name, "%.12s", id);
+        flame_err e2 = FLAME_ERR_INIT;
+        if (sidecar_remove(&r, &s, &e2) < 0) {
+            fprintf(stderr, "docker flame gc: %s\n", e2.msg);
+            failed++;
+        } else {
+            printf("removed sidecar %.12s%s\n", id, running ? " (was running)" : "");
+            removed++;
+            /* Killed (SIGKILL: "Exited (137)") it could not undo its work in the target. */
+            const char *status = json_string_value(json_object_get(c, "Status"));
+            const char *target = json_string_value(json_object_get(labels, SPEC_LABEL_TARGET));
+            if (!running && status && !strncmp(status, "Exited (137)", 12) && target) {
+                flame_err e3 = FLAME_ERR_INIT;
+                if (sidecar_restore_target(e, target, &e3) == 0)
+                    printf("restored container %.12s (agent mount and map of the killed "
+                           "sidecar removed)\n",
+                           target);
+                else
+                    fprintf(stderr, "docker flame gc: could not restore container %.12s: %s\n",
+                            target, e3.msg);
+            }
+        }
+        pthread_mutex_destroy(&s.lock);
+    }
+    json_decref(list);
+    printf("%d sidecar%s removed", removed, removed == 1 ? "" : "s");
+    if (kept)
+        printf(", %d kept: their docker flame is still running (--all removes them too)", kept);
+    printf("\n");
+    if (failed)
+        return flame_fail(err, FLAME_EXIT_ENGINE, "%d sidecar%s could not be removed", failed,
+                          failed == 1 ? "" : "s");
+    return 0;
+}
+
+enum { G_ALL, G_HELP };
+static const arg_spec gc_specs[] = {
+    {.lng = "all", .shrt = 'a', .kind = ARG_FLAG, .id = G_ALL,
+     .help = "also remove running sidecars whose docker flame is alive\n(they are stopped with "
+             "SIGTERM first, so they restore their target)"},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = G_HELP, .help = "this help"},
+};
+static const args_verb gc_verb = {
+    .name = "docker flame gc", .specs = gc_specs, .nspecs = sizeof gc_specs / sizeof *gc_specs};
+
+typedef struct gc_args {
+    bool all, help;
+} gc_args;
+
+static int gc_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
+{
+    (void)v;
+    (void)err;
+    gc_args *a = ctx;
+    if (s->id == G_ALL)
+        a->all = true;
+    else
+        a->help = true;
+    return 0;
+}
+
+static int gc_operand(void *ctx, const char *operand, flame_err *err)
+{
+    (void)ctx;
+    return flame_fail(err, FLAME_EXIT_USAGE, "unexpected argument \"%.64s\" (see `%s --help`)",
+                      operand, gc_verb.name);
+}
+
+int flame_cmd_gc(const ep_globals *g, int argc, char **argv)
+{
+    flame_err err = FLAME_ERR_INIT;
+    gc_args a = {0};
+    if (args_parse(&gc_verb, argc - 1, argv + 1, gc_opt, gc_operand, &a, NULL, &err) < 0)
+        return cli_fail("gc", &err);
+    if (a.help) {
+        printf("Usage:  docker flame gc [--all]\n\nRemove sidecar containers left behind by "
+               "docker flame (label %s=1).\nSidecars whose docker-flame process is alive are "
+               "kept unless --all.\n\nOptions:\n",
+               SPEC_LABEL_SIDECAR);
+        args_help(&gc_verb, stdout);
+        return 0;
+    }
+    engine *e = NULL;
+    if (engine_open(g, &e, &err) < 0)
+        return cli_fail("gc", &err);
+    int rc = sess_gc(e, a.all, &err);
+    engine_free(e);
+    return rc < 0 ? cli_fail("gc", &err) : 0;
+}

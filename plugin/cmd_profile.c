@@ -1,0 +1,445 @@
+/* `docker flame [OPTIONS] CONTAINER...`: the profile verb. Output names are fixed before
+ * anything starts, the run (plugin/session.c) profiles every container at the same time, then
+ * each profile is written in every format asked for and summarised; a failed container does not
+ * cost the others their profile. Also the container profiler that diff and merge use. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/clock.h"
+#include "common/err.h"
+#include "flame/profile.h"
+#include "plugin/cmd.h"
+#include "plugin/cli.h"
+#include "plugin/engine.h"
+#include "plugin/opts.h"
+#include "plugin/output.h"
+#include "plugin/session.h"
+#include "plugin/sidecar.h"
+#include "plugin/signals.h"
+
+/* diff/merge: profiling containers for plugin/cmd_diff.c */
+typedef struct prof_ctx {
+    const ep_globals *g;
+    engine *e;
+} prof_ctx;
+
+void flame_usage(FILE *f)
+{
+    fputs("Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
+          "        docker flame fold|render|diff|merge|top|gc [ARGS...]\n"
+          "\n"
+          "Profile the JVMs running in a container with perf, from a sidecar container that\n"
+          "shares its PID namespace, and write an interactive flame graph (SVG). Nothing is\n"
+          "installed in or restarted in the container; the sidecar is removed afterwards.\n"
+          "\n"
+          "Options:\n",
+          f);
+    opts_help(f);
+    fputs("\n"
+          "  -- CMD [ARG...]          run CMD on this host while profiling; recording starts\n"
+          "                           before CMD and stops when it exits (no -d needed)\n"
+          "\n"
+          "Ctrl-C stops recording early and still writes the flame graph; a second Ctrl-C aborts.\n"
+          "\n"
+          "Other commands:\n"
+          "  fold     fold `perf script` output into folded stacks\n"
+          "  render   render folded stacks (or a docker-flame SVG) as SVG / speedscope\n"
+          "  diff     differential flame graph of two profiles (files or running containers)\n"
+          "  merge    merge profiles\n"
+          "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
+          "           removes running ones\n"
+          "  top      live view of the hottest Java methods (docker flame top --help)\n"
+          "\n"
+          "Examples:\n"
+          "  docker flame web                         # 30 s, writes flame-web-<time>.svg\n"
+          "  docker flame -d 10 -o web.svg web\n"
+          "  docker flame -d 0 web                    # until Ctrl-C\n"
+          "  docker flame --format svg --format folded -o out/web web\n"
+          "  docker flame web api -o profiles/        # both at the same time, one file each\n"
+          "  docker flame web -- ab -n 100000 http://localhost:8080/   # profile under load\n"
+          "  docker --context prod flame web          # any engine docker can reach\n"
+          "\n"
+          "Exit codes: 0 ok, 1 error, 2 usage, 3 no such container / not running, 4 no JVM,\n"
+          "5 attach refused, 6 perf not permitted or unsupported, 125 engine error or sidecar\n"
+          "image unavailable, 130 aborted.\n",
+          f);
+}
+
+static void print_summary(const sess *s, const flame_opts *o, char *const paths[FMT_COUNT])
+{
+    if (o->quiet)
+        return;
+    const proto *p = &s->pr;
+    double total = p->prof ? profile_total(p->prof) : 0;
+    fprintf(stderr, "%s: %.0f samples", s->name, total);
+    const ct_summary *sum = &p->summary;
+    if (p->have_summary && sum->jit_leaf_samples > 0)
+        fprintf(stderr, ", %.0f%% of %llu JIT samples have Java names", sum->named_share * 100,
+                (unsigned long long)sum->jit_leaf_samples);
+    if (p->have_summary && sum->lost)
+        fprintf(stderr, ", %llu lost", (unsigned long long)sum->lost);
+    fputc('\n', stderr);
+    /* One line per JVM the sidecar found (all of it container data: sanitised). */
+    for (size_t ji = 0; ji < p->njvms && ji < 16; ji++) {
+        const ct_jvm *jv = &p->jvms[ji];
+        char ver[32], why[256];
+        proto_sanitize(jv->java_version[0] ? jv->java_version : "?", ver, sizeof ver);
+        proto_sanitize(jv->reason, why, sizeof why);
+        fprintf(stderr, "  JVM pid %u (java %s, names via %s%s)%s%s\n", jv->nspid, ver,
+                ct_attach_name(jv->attach), jv->preserve_fp ? "" : ", no PreserveFramePointer",
+                *why ? ": " : "", why);
+    }
+    if (total > 0) {
+        const char *names[5];
+        double counts[5];
+        size_t n = profile_top_self(p->prof, 5, true, names, counts);
+        if (n)
+            fprintf(stderr, "  top Java methods (self time):\n");
+        for (size_t i = 0; i < n; i++) {
+            char clean[160];
+            proto_sanitize(names[i], clean, sizeof clean);
+            size_t cl = strlen(clean); /* drop the folder's _[j]/_[i] annotation */
+            if (cl > 4 && clean[cl - 4] == '_' && clean[cl - 3] == '[' && clean[cl - 1] == ']')
+                clean[cl - 4] = 0;
+            fprintf(stderr, "    %5.1f%%  %s\n", counts[i] * 100 / total, clean);
+        }
+    }
+    for (int f = 0; f < FMT_COUNT; f++)
+        if (paths[f])
+            fprintf(stderr, "  wrote %s\n", paths[f]);
+    for (size_t i = 0; i < p->nwarn; i++) {
+        char clean[512];
+        proto_sanitize(p->warnings[i], clean, sizeof clean);
+        fprintf(stderr, "  warning: %s\n", clean);
+    }
+    if (p->dropped_warn)
+        fprintf(stderr, "  (%zu more warnings)\n", p->dropped_warn);
+}
+
+/* Why did this sidecar not deliver a profile? Returns the exit code, err filled. */
+static int session_failure(const sess *s, bool stopping, flame_err *err)
+{
+    const proto *p = &s->pr;
+    char text[1024];
+    if (p->failed) {
+        proto_sanitize(p->err_text ? p->err_text : "", text, sizeof text);
+        int code = ct_error_exit(p->err);
+        switch (p->err) {
+        case CT_ERR_NO_JVM:
+            return flame_fail(err, code, "no JVM in container %s: %s", s->name, text);
+        case CT_ERR_NO_PID:
+            return flame_fail(err, code, "no JVM with --pid in container %s: %s", s->name, text);
+        case CT_ERR_ATTACH:
+        case CT_ERR_INJECT:
+            return flame_fail(err, code, "the JVM in %s refused the attach: %s", s->name, text);
+        case CT_ERR_PERF_DENIED:
+            return flame_fail(err, code, "perf is not permitted on this engine's host: %s", text);
+        case CT_ERR_PERF_UNSUPPORTED:
+            return flame_fail(err, code, "perf is not supported by this kernel: %s", text);
+        case CT_ERR_USAGE:
+        case CT_ERR_ABORTED:
+        case CT_ERR_INTERNAL:
+        case CT_ERR_COUNT:
+            break;
+        }
+        return flame_fail(err, code, "profiling %s failed (%s): %s", s->name,
+                          ct_error_name(p->err), text);
+    }
+    if (s->stream_rc < 0 && s->stream_err.code != FLAME_EXIT_INTERRUPTED) {
+        *err = s->stream_err;
+        flame_wrap(err, "sidecar of %s", s->name);
+        return err->code;
+    }
+    if (!p->done && s->target_exit >= 0)
+        return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
+                          "container %s stopped during the profile (exit code %ld: its JVM "
+                          "exited or was killed): nothing could be saved",
+                          s->name, s->target_exit);
+    if (!p->done && s->exit_status == 137 && s->restored)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "the sidecar of %s was killed (SIGKILL): nothing written; what it "
+                          "left in the target was removed by `flame-sidecar restore`",
+                          s->name);
+    if (!p->done && s->exit_status == 137)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "the sidecar of %s was killed (SIGKILL) before it could restore the "
+                          "target: its agent mount /tmp/.docker-flame-* may remain in %s until "
+                          "the container restarts; nothing written",
+                          s->name, s->name);
+    if (!p->done) {
+        const char *last = s->tail_n ? s->tail[(s->tail_n - 1) % SESS_TAIL] : "";
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "the sidecar of %s stopped before finishing (exit status %ld)%s%s",
+                          s->name, s->exit_status, *last ? ": " : "", last);
+    }
+    if (!p->prof || profile_total(p->prof) <= 0)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "no samples recorded in %s%s: nothing written (is the JVM busy? try a "
+                          "longer -d)",
+                          s->name, stopping ? " before the stop" : "");
+    return 0;
+}
+
+/* Where the time went (-D or DOCKER_FLAME_TIMINGS=1): the tool's own overhead around the
+ * recording itself. Recording start = first P line's arrival minus its elapsed_ms. */
+static void print_timings(const run_ctx *r, double t_written)
+{
+    const run_times *t = &r->tm;
+    double rec_start = 0, rec_end = 0, first_f = 0;
+    for (int i = 0; i < r->n; i++) {
+        const sess *s = &r->s[i];
+        if (s->t_first_p) {
+            double st = s->t_first_p - (double)s->first_p_elapsed_ms / 1000;
+            double en = st + (double)s->pr.prog.elapsed_ms / 1000;
+            if (st > rec_start)
+                rec_start = st;
+            if (en > rec_end)
+                rec_end = en;
+        }
+        if (s->t_first_f > first_f)
+            first_f = s->t_first_f;
+    }
+    fprintf(stderr,
+            "docker flame: timings (ms): ping %.0f, inspect %.0f, image %.0f, create %.0f, "
+            "attach+start %.0f, start->recording %.0f, recording %.0f, recording->profile "
+            "%.0f, profile stream %.0f, remove %.0f, write %.0f, total %.0f\n",
+            (t->ping - t->t0) * 1000, (t->inspect - t->ping) * 1000, (t->image - t->inspect) * 1000,
+            (t->create - t->image) * 1000, (t->start - t->create) * 1000,
+            rec_start ? (rec_start - t->start) * 1000 : 0,
+            rec_start ? (rec_end - rec_start) * 1000 : 0,
+            first_f && rec_end ? (first_f - rec_end) * 1000 : 0,
+            first_f ? (t->streams_done - first_f) * 1000 : 0, (t->removed - t->streams_done) * 1000,
+            (t_written - t->removed) * 1000, (t_written - t->t0) * 1000);
+    for (int i = 0; i < r->n; i++) {
+        const proto *p = &r->s[i].pr;
+        if (!p->have_summary)
+            continue;
+        fprintf(stderr, "docker flame: sidecar timings (ms) %s:", r->s[i].name);
+        for (int ph = 0; ph < CT_PH_COUNT; ph++)
+            fprintf(stderr, " %s %llu", ct_phase_name((enum ct_phase)ph),
+                    (unsigned long long)p->summary.timings_ms[ph]);
+        /* CapEff per phase as the sidecar measured it (docs/HARDENING.md "Privileges") */
+        fprintf(stderr, "\ndocker flame: sidecar caps %s:", r->s[i].name);
+        for (int ph = 0; ph < CT_CAPS_COUNT; ph++) {
+            char clean[24];
+            proto_sanitize(p->summary.caps[ph], clean, sizeof clean);
+            fprintf(stderr, " %s %s", ct_cap_phase_name((enum ct_cap_phase)ph), clean);
+        }
+        fputc('\n', stderr);
+    }
+}
+
+/* Ctrl-C/SIGTERM while the files are written: abort (the temp file goes, nothing is renamed).
+ * ctx: the event count when the recording ended. */
+static bool events_since_follow(void *ctx)
+{
+    return sess_event_count() != *(const unsigned *)ctx;
+}
+
+int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
+{
+    flame_err err = FLAME_ERR_INIT;
+    flame_opts o;
+    opts_init(&o);
+    double t0 = mono_s();
+    /* argv[0] is "flame" (the verb's own name, as for every verb) */
+    if (opts_parse(argc - 1, argv + 1, &o, &err) < 0) {
+        opts_clear(&o);
+        return cli_fail("", &err);
+    }
+    if (o.help) {
+        flame_usage(stdout);
+        opts_clear(&o);
+        return 0;
+    }
+    if (o.version) {
+        printf("docker-flame version %s\n", FLAME_VERSION);
+        opts_clear(&o);
+        return 0;
+    }
+    /* Output names are fixed before anything is started: a bad -o fails before the engine. */
+    time_t when = time(NULL);
+    char *paths[64][FMT_COUNT];
+    if (o.ncontainers > 64) {
+        opts_clear(&o);
+        flame_fail(&err, FLAME_EXIT_USAGE, "at most 64 containers at once");
+        return cli_fail("", &err);
+    }
+    memset(paths, 0, sizeof paths);
+    int rc = 0;
+    for (int i = 0; i < o.ncontainers && rc == 0; i++)
+        rc = out_paths(&o, o.containers[i], o.ncontainers, when, paths[i], &err);
+
+    engine *e = NULL;
+    sess *ss = calloc((size_t)o.ncontainers, sizeof *ss);
+    run_ctx r = {.o = &o, .s = ss, .n = o.ncontainers, .debug = g->debug};
+    r.tm.t0 = t0;
+    progress_init(&r.pg, stderr, o.quiet);
+    int exit_code = 0;
+    if (!ss)
+        rc = flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
+    if (rc == 0)
+        rc = engine_open(g, &e, &err);
+    /* after the engine (its errors come first), before any sidecar: a read-only or missing
+     * output dir fails now, not after the whole profile */
+    for (int i = 0; i < o.ncontainers && rc == 0; i++)
+        for (int f = 0; f < FMT_COUNT && rc == 0; f++)
+            if (paths[i][f])
+                rc = out_check_dir(paths[i][f], &err);
+    r.tm.ping = mono_s();
+    r.e = e;
+    for (int i = 0; ss && i < o.ncontainers; i++)
+        ss[i].arg = o.containers[i];
+    if (rc == 0)
+        rc = run_profile(&r, &err);
+    unsigned events_at_follow_end = sess_event_count();
+    if (rc < 0)
+        exit_code = cli_fail("", &err);
+
+    /* Outputs, per container: a failed sidecar does not cost the others their profile. */
+    if (rc == 0) {
+        for (int i = 0; i < r.n; i++) {
+            sess *s = &ss[i];
+            flame_err e2 = FLAME_ERR_INIT;
+            if (session_failure(s, r.interrupts > 0 || r.cmd_done, &e2)) {
+                int c = cli_fail("", &e2);
+                if (!exit_code)
+                    exit_code = c;
+                continue;
+            }
+            /* Default names use the container's name, known only after the inspect. */
+            char *np[FMT_COUNT];
+            if (out_paths(&o, s->name, o.ncontainers, when, np, &e2) == 0) {
+                for (int f = 0; f < FMT_COUNT; f++) {
+                    free(paths[i][f]);
+                    paths[i][f] = np[f];
+                }
+            }
+            char subtitle[256], date[64];
+            struct tm tm;
+            localtime_r(&when, &tm);
+            strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
+            snprintf(subtitle, sizeof subtitle, "%.0f samples at %d Hz, %s",
+                     profile_total(s->pr.prof), o.frequency, date);
+            out_render rr = {.prof = s->pr.prof,
+                             .o = &o,
+                             .name = s->name,
+                             .subtitle = subtitle,
+                             .cancelled = events_since_follow,
+                             .cancel_ctx = &events_at_follow_end};
+            bool wrote_all = true;
+            for (int f = 0; f < FMT_COUNT; f++) {
+                if (!paths[i][f])
+                    continue;
+                int w = out_write_saved(f, &paths[i][f], &rr, &e2);
+                if (w > 0) { /* saved elsewhere: still an error, but the profile is kept */
+                    int c = cli_fail("", &e2);
+                    if (!exit_code)
+                        exit_code = c;
+                } else if (w < 0) {
+                    if (!e2.msg[0])
+                        flame_fail(&e2, FLAME_EXIT_INTERRUPTED, "aborted while writing %s",
+                                   paths[i][f]);
+                    int c = cli_fail("", &e2);
+                    if (!exit_code)
+                        exit_code = c;
+                    free(paths[i][f]);
+                    paths[i][f] = NULL;
+                    wrote_all = false;
+                }
+            }
+            (void)wrote_all;
+            print_summary(s, &o, paths[i]);
+        }
+        if (r.cmd_pid > 0 && r.cmd_done) {
+            int st = r.cmd_status;
+            if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+                fprintf(stderr, "docker flame: %s failed: exit status %d\n", o.cmd[0],
+                        WEXITSTATUS(st));
+                if (!exit_code)
+                    exit_code = FLAME_EXIT_ERROR;
+            } else if (WIFSIGNALED(st)) {
+                fprintf(stderr, "docker flame: %s was killed by signal %d\n", o.cmd[0],
+                        WTERMSIG(st));
+                if (!exit_code)
+                    exit_code = FLAME_EXIT_ERROR;
+            }
+        }
+    }
+    if (g->debug || getenv("DOCKER_FLAME_TIMINGS"))
+        if (rc == 0)
+            print_timings(&r, mono_s());
+    for (int i = 0; ss && i < o.ncontainers; i++)
+        sess_clear(&ss[i]);
+    for (int i = 0; i < o.ncontainers && i < 64; i++)
+        for (int f = 0; f < FMT_COUNT; f++)
+            free(paths[i][f]);
+    free(ss);
+    engine_free(e);
+    opts_clear(&o);
+    return exit_code;
+}
+
+static int prof_engine(prof_ctx *c, flame_err *err)
+{
+    return c->e ? 0 : engine_open(c->g, &c->e, err);
+}
+
+static int prof_is_container(void *ud, const char *arg)
+{
+    prof_ctx *c = ud;
+    flame_err err = FLAME_ERR_INIT;
+    if (prof_engine(c, &err) < 0)
+        return 0;
+    _cleanup_free_ char *esc = engine_escape(arg);
+    json_t *j = NULL;
+    long st = 0;
+    int rc = esc ? engine_json(c->e, "GET", NULL, &j, &st, &err, "/containers/%s/json", esc) : -1;
+    json_decref(j);
+    return rc == 0;
+}
+
+static int prof_profile(void *ud, const char *const *containers, size_t n, uint64_t duration_ms,
+                        profile **out, flame_err *err)
+{
+    prof_ctx *c = ud;
+    if (prof_engine(c, err) < 0)
+        return -1;
+    flame_opts o;
+    opts_init(&o);
+    o.duration_ms = duration_ms;
+    sess *ss = calloc(n, sizeof *ss);
+    if (!ss)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    run_ctx r = {.e = c->e, .o = &o, .s = ss, .n = (int)n, .debug = c->g->debug};
+    progress_init(&r.pg, stderr, false);
+    for (size_t i = 0; i < n; i++)
+        ss[i].arg = containers[i];
+    int rc = run_profile(&r, err);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (session_failure(&ss[i], r.interrupts > 0, err)) {
+            rc = -1;
+            break;
+        }
+        out[i] = steal_pointer(&ss[i].pr.prof);
+    }
+    for (size_t i = 0; i < n; i++)
+        sess_clear(&ss[i]);
+    free(ss);
+    return rc;
+}
+
+int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
+                             int argc, char **argv)
+{
+    prof_ctx c = {.g = g};
+    flame_profiler pr = {.is_container = prof_is_container, .profile = prof_profile, .ctx = &c};
+    int rc = fn(argc, argv, &pr);
+    engine_free(c.e);
+    return rc;
+}

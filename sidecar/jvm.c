@@ -1,0 +1,241 @@
+/* What docker-flame does to each JVM in the target, and how it is undone: make the agent
+ * visible (inject.c), load it through the attach listener (attach.c) or fall back to HotSpot's
+ * own Compiler.perfmap; after recording, stop the agent, fetch the complete map and libjvm.so
+ * for perf's symbols, and undo everything; and `restore`, the undo a SIGKILLed sidecar missed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/clock.h"
+#include "sidecar/session.h"
+
+void sc_prepare_jvm(sc_session *s, int k)
+{
+    sc_jvm *j = &s->jvms[k];
+    int ns = s->ns_fd[k];
+    flame_err err = FLAME_ERR_INIT;
+    char msg[1024];
+    if (!j->preserve_fp)
+        sc_warn("pid %d: the JVM runs without -XX:+PreserveFramePointer: Java stacks will be broken "
+             "(truncated or misattributed); restart it with that flag for usable flame graphs",
+             (int)j->st.pid);
+    if (j->attach_disabled) {
+        snprintf(
+            j->reason, sizeof(j->reason),
+            "the JVM was started with -XX:+DisableAttachMechanism: no agent, native frames only");
+        sc_warn("pid %d: %s", (int)j->st.pid, j->reason);
+        return;
+    }
+    int64_t t = mono_ms();
+    bool have_agent = access(SC_AGENT_DIR "/" SC_AGENT_NAME, R_OK) == 0;
+    if (!have_agent) {
+        snprintf(j->reason, sizeof(j->reason), "the sidecar image has no agent (%s/%s)",
+                 SC_AGENT_DIR, SC_AGENT_NAME);
+    } else {
+        int r = -1;
+        if (s->o.inject != CT_INJECT_COPY) {
+            r = sc_inject(j, ns, CT_INJECTED_MOUNT, &err);
+            if (r < 0 && s->o.inject == CT_INJECT_AUTO)
+                sc_warn("pid %d: mount injection failed (%s); copying the agent instead",
+                     (int)j->st.pid, err.msg);
+        }
+        if (r < 0 && s->o.inject != CT_INJECT_MOUNT) {
+            err = (flame_err)FLAME_ERR_INIT;
+            r = sc_inject(j, ns, CT_INJECTED_COPY, &err);
+        }
+        if (r < 0)
+            snprintf(j->reason, sizeof(j->reason), "agent not injected: %.400s", err.msg);
+    }
+    s->t[CT_PH_INJECT] += mono_ms() - t;
+    if (*s->stop)
+        return;
+    t = mono_ms();
+    if (j->inject != CT_INJECTED_NONE) {
+        char aopts[128];
+        snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp",
+                 !s->o.no_inline ? 1 : 0, s->o.signatures ? 1 : 0);
+        err = (flame_err)FLAME_ERR_INIT;
+        int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "load", j->agent_path, "true",
+                                  aopts, msg, sizeof(msg), &err);
+        if (r == 0) {
+            j->attach = CT_ATTACH_AGENT;
+            j->agent_started = true;
+        } else {
+            snprintf(j->reason, sizeof(j->reason), "agent load failed: %.400s",
+                     r < 0    ? err.msg
+                     : msg[0] ? msg
+                              : "(no message)");
+        }
+    }
+    j->attach_ms = mono_ms() - t;
+    bool planted = j->attach == CT_ATTACH_NONE && j->java_major >= 16 &&
+                   !strstr(j->reason, "no attach socket") && sc_map_name_free(j, ns) < 0;
+    if (planted) /* HotSpot's fopen() would follow it (or block on a FIFO): no fallback */
+        snprintf(j->reason + strlen(j->reason), sizeof(j->reason) - strlen(j->reason),
+                 "; /tmp/perf-%d.map in the target is a symlink, FIFO or foreign file planted "
+                 "there: refused, no Compiler.perfmap",
+                 (int)j->st.nspid);
+    if (j->attach == CT_ATTACH_NONE && j->java_major >= 16 && !planted &&
+        !strstr(j->reason, "no attach socket")) {
+        /* Fallback: HotSpot's own perf map dump at the end of the recording (a snapshot: code
+         * JITed and freed during the recording is missing, and no inlined frames). */
+        j->attach = CT_ATTACH_PERFMAP;
+        sc_warn("pid %d: %s; using Compiler.perfmap instead: the map is a snapshot taken after "
+             "recording, without inlined frames",
+             (int)j->st.pid, j->reason);
+    } else if (j->attach == CT_ATTACH_NONE) {
+        sc_warn("pid %d: %s: Java frames will have no names", (int)j->st.pid, j->reason);
+    }
+    s->t[CT_PH_ATTACH] += j->attach_ms;
+}
+
+/* mkdir -p of the directories of path (in our own /tmp). */
+static int mkdirs_for(const char *path)
+{
+    char buf[600];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; (p = strchr(p, '/')); p++) {
+        *p = 0;
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+/* After recording: make the map complete, bring it over, undo everything in the target. */
+void sc_finish_jvm(sc_session *s, int k, bool fetch)
+{
+    sc_jvm *j = &s->jvms[k];
+    int ns = s->ns_fd[k];
+    flame_err err = FLAME_ERR_INIT;
+    char msg[1024];
+    if (j->agent_started) {
+        /* `stop`: the agent stops listening and closes its map, which is then complete. */
+        int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "load", j->agent_path, "true",
+                                  "stop", msg, sizeof(msg), &err);
+        if (r != 0)
+            sc_warn("pid %d: stopping the agent failed: %s", (int)j->st.pid, r < 0 ? err.msg : msg);
+        j->agent_started = false;
+    }
+    if (j->attach == CT_ATTACH_PERFMAP && fetch && sc_map_name_free(j, ns) < 0) {
+        /* HotSpot opens the map with fopen(): it would write through a planted symlink and
+         * its attach listener would block forever on a planted FIFO. */
+        sc_warn("pid %d: /tmp/perf-%d.map in the target is not a regular file of the JVM user (a "
+             "symlink, FIFO or foreign file planted there): refused, no Compiler.perfmap; Java "
+             "frames will have no names",
+             (int)j->st.pid, (int)j->st.nspid);
+        j->attach = CT_ATTACH_NONE;
+    }
+    if (j->attach == CT_ATTACH_PERFMAP && fetch) {
+        err = (flame_err)FLAME_ERR_INIT;
+        int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "jcmd", "Compiler.perfmap",
+                                  NULL, NULL, msg, sizeof(msg), &err);
+        if (r != 0) {
+            sc_warn("pid %d: Compiler.perfmap failed: %s", (int)j->st.pid, r < 0 ? err.msg : msg);
+            j->attach = CT_ATTACH_NONE;
+        }
+    }
+    if (fetch && j->attach != CT_ATTACH_NONE) {
+        char path[64];
+        snprintf(path, sizeof(path), "/tmp/raw-%d.map", (int)j->st.pid);
+        unlink(path);
+        s->raw_fd[k] = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        err = (flame_err)FLAME_ERR_INIT;
+        if (s->raw_fd[k] < 0)
+            sc_warn("create %s: %s", path, strerror(errno));
+        else if (sc_fetch_map(j, ns, s->raw_fd[k], &err) < 0)
+            sc_warn("%s", err.msg);
+    }
+    /* libjvm.so for perf's symbols: perf script runs without the privilege to enter the
+     * target's mount namespace, so it reads a copy below --symfs (same path, same build-id).
+     * Best effort: without it libjvm frames stay "[libjvm.so]". */
+    if (fetch && j->libjvm[0] == '/') {
+        char path[600];
+        snprintf(path, sizeof(path), "%s%s", SC_SYMFS, j->libjvm);
+        int fd =
+            mkdirs_for(path) == 0 ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+        err = (flame_err)FLAME_ERR_INIT;
+        if (fd >= 0 && sc_fetch_file(j, ns, j->libjvm, fd, &err) < 0) {
+            sc_warn("%s (libjvm frames stay unnamed)", err.msg);
+            unlink(path);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    /* The map in the target is removed either way (fetch removes it; on abort remove here). */
+    sc_remove_map(j, ns);
+    err = (flame_err)FLAME_ERR_INIT;
+    if (sc_inject_undo(j, ns, &err) < 0)
+        sc_warn("%s", err.msg);
+}
+
+/* `restore` (docs/HARDENING.md "Faults"): a sidecar killed by SIGKILL (docker kill, OOM, an
+ * engine dying without live-restore) could not undo its work: the agent mount
+ * /tmp/.docker-flame-<hex> stays in the target's mount namespace and the agent keeps writing
+ * /tmp/perf-<nspid>.map. Only mounts the KERNEL says are ours are touched: the JVM's mountinfo
+ * (the target cannot forge it) must show root SC_AGENT_DIR at /tmp/.docker-flame-<16 hex>.
+ * Then, as in finish_jvm: `load <that path> true stop` (the same path = the loaded agent),
+ * remove the map (only a regular file of the JVM's uid), unmount + rmdir. */
+static bool stale_mount_name(const char *mp, char *name, size_t cap)
+{
+    static const char pre[] = "/tmp/.docker-flame-";
+    if (strncmp(mp, pre, sizeof(pre) - 1) != 0 || strlen(mp) != sizeof(pre) - 1 + 16)
+        return false;
+    for (const char *h = mp + sizeof(pre) - 1; *h; h++)
+        if (!((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f')))
+            return false;
+    size_t l = strlen(mp + 5); /* ".docker-flame-<16 hex>" */
+    if (l >= cap)
+        return false;
+    memcpy(name, mp + 5, l + 1);
+    return true;
+}
+
+int sc_restore_jvm(sc_session *s, int k)
+{
+    sc_jvm *j = &s->jvms[k];
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)j->st.pid);
+    _cleanup_free_ char *buf = malloc(1 << 20);
+    if (!buf)
+        return -1;
+    ssize_t n = sc_read_bounded(AT_FDCWD, path, buf, 1 << 20);
+    if (n < 0) {
+        sc_warn("pid %d: cannot read its mountinfo: %s", (int)j->st.pid, strerror((int)-n));
+        return -1;
+    }
+    int found = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        /* id parent major:minor root mountpoint ... */
+        char root[256], mp[256], name[64];
+        if (sscanf(line, "%*s %*s %*s %255s %255s", root, mp) != 2 ||
+            strcmp(root, SC_AGENT_DIR) != 0 || !stale_mount_name(mp, name, sizeof(name)))
+            continue;
+        found++;
+        flame_err err = FLAME_ERR_INIT;
+        char msg[1024];
+        snprintf(j->inject_dir, sizeof(j->inject_dir), "%s", name);
+        snprintf(j->agent_path, sizeof(j->agent_path), "/tmp/%s/%s", name, SC_AGENT_NAME);
+        int r = sc_attach_command(j, s->ns_fd[k], (int)s->o.attach_timeout_ms, "load",
+                                  j->agent_path, "true", "stop", msg, sizeof(msg), &err);
+        if (r != 0)
+            sc_warn("pid %d: stopping the stale agent failed: %s", (int)j->st.pid,
+                 r < 0 ? err.msg : msg);
+        sc_remove_map(j, s->ns_fd[k]);
+        j->inject = CT_INJECTED_MOUNT;
+        err = (flame_err)FLAME_ERR_INIT;
+        if (sc_inject_undo(j, s->ns_fd[k], &err) < 0)
+            sc_warn("%s", err.msg);
+        else
+            sc_warn("pid %d: removed %s, left by a sidecar that was killed", (int)j->st.pid,
+                 j->agent_path);
+    }
+    return found;
+}

@@ -1,0 +1,216 @@
+/* Processing, the last phase: our copies of the JVMs' maps are published where perf looks
+ * (the rename step, as root), then, with no privilege left (harden.c), each map is sanitised,
+ * `perf script` turns the recording into text that flame/fold.c folds as it streams, and the
+ * folded stacks and the summary go out. top.c's windows use the same steps. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/clock.h"
+#include "sidecar/session.h"
+
+const char *sc_root_for_pid(void *ctx, long pid)
+{
+    const sc_session *s = ctx;
+    for (int k = 0; k < s->n; k++)
+        if (s->jvms[k].st.pid == pid)
+            return s->jvms[k].root_frame;
+    return NULL;
+}
+
+int sc_create_map(const sc_jvm *j)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)j->st.pid);
+    unlink(path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 && j->st.nspid != j->st.pid) {
+        char alt[64]; /* perfs that name the file by the in-namespace pid */
+        snprintf(alt, sizeof(alt), "/tmp/perf-%d.map", (int)j->st.nspid);
+        unlink(alt);
+        if (link(path, alt) < 0)
+            sc_warn("link %s: %s", alt, strerror(errno));
+    }
+    return fd;
+}
+
+void sc_publish_maps(sc_session *s, int *map_fd)
+{
+    /* perf script looks for JIT symbols in /tmp/perf-<pid>.map: first in the target's mount
+     * namespace (where the map was just deleted, and which it cannot enter without privilege),
+     * then in its own /tmp: ours. Created as root before the privilege drop (perf accepts maps
+     * owned by root or by itself). */
+    for (int k = 0; k < s->n; k++)
+        map_fd[k] = s->raw_fd[k] < 0 ? -1 : sc_create_map(&s->jvms[k]);
+}
+
+int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err)
+{
+    *st = (sc_map_stats){0};
+    if ((unsigned long long)size > SC_MAP_FILE_MAX)
+        size = (long long)SC_MAP_FILE_MAX;
+    if (size <= 0)
+        return 0;
+    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, raw_fd, 0);
+    if (m == MAP_FAILED)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "read the map");
+    int rc = -1;
+    FILE *out = NULL;
+    /* rewritten from the start: top refreshes the same map every window */
+    if (ftruncate(map_fd, 0) < 0 || lseek(map_fd, 0, SEEK_SET) < 0)
+        flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "truncate the map");
+    else if (!(out = fdopen(dup(map_fd), "w")))
+        flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "write the map");
+    else
+        rc = sc_map_sanitize(m, (size_t)size, out, st, err);
+    if (out && fclose(out) != 0 && rc == 0)
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "write the map");
+    munmap(m, (size_t)size);
+    return rc;
+}
+
+int sc_perf_script(int data_fd, const char *symfs, folder *f, const volatile sig_atomic_t *abort,
+                   flame_err *err)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "fork");
+    }
+    if (pid == 0) {
+        dup2(data_fd, 0);
+        dup2(p[1], 1);
+        setenv("HOME", "/tmp", 1);
+        /* comm,pid,tid,time,event + ip,sym,dso per frame: the classic layout fold parses;
+         * `-i -` reads the pipe-format data from stdin (the file is ours, opened by the caller). */
+        if (symfs)
+            execl(SC_PERF, "perf", "script", "-i", "-", "--symfs", symfs, "-F",
+                  "comm,pid,tid,time,event,ip,sym,dso", (char *)NULL);
+        else
+            execl(SC_PERF, "perf", "script", "-i", "-", "-F", "comm,pid,tid,time,event,ip,sym,dso",
+                  (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    _cleanup_fclose_ FILE *in = fdopen(p[0], "r");
+    if (!in) {
+        close(p[0]);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "fdopen");
+    }
+    _cleanup_free_ char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = 0;
+    while ((n = getline(&line, &cap, in)) >= 0) {
+        if (abort && *abort) {
+            kill(pid, SIGKILL);
+            break;
+        }
+        if (n && line[n - 1] == '\n')
+            n--;
+        if (n > (1 << 20))
+            continue; /* absurd line: skip rather than grow without end */
+        if (folder_feed(f, line, (size_t)n, err) < 0) {
+            rc = -1;
+            kill(pid, SIGKILL);
+            break;
+        }
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (rc == 0 && folder_finish(f, err) < 0)
+        rc = -1;
+    return rc;
+}
+
+static int emit_folded(void *ctx, const char *stack, size_t len, unsigned long long count)
+{
+    (void)ctx;
+    size_t cap = len + 32;
+    char *b = malloc(cap);
+    if (!b)
+        return -1;
+    /* ct_line_format (sc_out) turns any control byte into '?': one stack, one line */
+    memcpy(b, stack, len);
+    snprintf(b + len, cap - len, " %llu", count);
+    sc_out(CT_TAG_FOLDED, b);
+    free(b);
+    return 0;
+}
+
+int sc_emit_folded(const folder *f)
+{
+    return folder_each(f, emit_folded, NULL);
+}
+
+int sc_process(sc_session *s, const int *map_fd, flame_err *err)
+{
+    int64_t t = mono_ms();
+    uint64_t map_lines = 0, map_bytes = 0;
+    for (int k = 0; k < s->n; k++) {
+        if (s->raw_fd[k] < 0 || map_fd[k] < 0)
+            continue;
+        off_t sz = lseek(s->raw_fd[k], 0, SEEK_END);
+        sc_map_stats st;
+        flame_err e2 = FLAME_ERR_INIT;
+        if (sc_map_refresh(s->raw_fd[k], (long long)sz, map_fd[k], &st, &e2) < 0)
+            sc_warn("map of pid %d: %s", (int)s->jvms[k].st.pid, e2.msg);
+        s->jvms[k].map_lines = st.lines_out;
+        s->jvms[k].map_bytes = st.bytes_out;
+        map_lines += st.lines_out;
+        map_bytes += st.bytes_out;
+        if (st.dropped)
+            sc_warn("map of pid %d: %llu malformed or overlapping lines dropped",
+                    (int)s->jvms[k].st.pid, st.dropped);
+    }
+    s->t[CT_PH_SANITIZE] = (uint64_t)(mono_ms() - t);
+    t = mono_ms();
+    fold_opts fo = {.inline_frames = !s->o.no_inline,
+                    .signatures = s->o.signatures,
+                    .root_for_pid = s->n > 1 ? sc_root_for_pid : NULL,
+                    .root_ctx = s};
+    folder *f = folder_new(&fo);
+    if (!f)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
+    int rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
+                      : sc_perf_script(data, SC_SYMFS, f, s->abort, err);
+    s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
+    if (rc == 0 && !*s->abort) {
+        sc_emit_folded(f);
+        fold_stats fs;
+        folder_get_stats(f, &fs);
+        ct_summary sum = {.samples = s->samples,
+                          .folded_samples = fs.samples,
+                          .lost = s->lost,
+                          .jit_leaf_samples = fs.jit_leaf,
+                          .jit_leaf_named = fs.jit_leaf_named,
+                          .named_share =
+                              fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0,
+                          .map_lines = map_lines,
+                          .map_bytes = map_bytes,
+                          .jvms = (uint32_t)s->n};
+        s->t[CT_PH_TOTAL] = (uint64_t)(mono_ms() - s->t0);
+        memcpy(sum.timings_ms, s->t, sizeof sum.timings_ms);
+        memcpy(sum.caps, s->caps, sizeof sum.caps);
+        char buf[2048];
+        if (ct_format_summary(buf, sizeof buf, &sum) >= 0)
+            sc_out(CT_TAG_SUMMARY, buf);
+    }
+    folder_free(f);
+    return rc;
+}

@@ -1,0 +1,82 @@
+/* One run of the sidecar, shared by its phases in the order main.c calls them:
+ *   discover (proc.c) -> prepare each JVM: inject + attach (jvm.c) -> record (record.c, or the
+ *   windows of top.c) -> finish each JVM: complete and fetch its map, undo (jvm.c) -> publish the
+ *   maps and drop privilege (process.c, harden.c) -> process: perf script + fold (process.c)
+ * Everything it prints is the result stream of common/contract.h (output.c). */
+#pragma once
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/contract.h"
+#include "common/err.h"
+#include "flame/fold.h"
+#include "sidecar/sidecar.h"
+
+#define SC_PERF "/usr/bin/perf"
+#define SC_WORK_DATA "/tmp/perf.data" /* our tmpfs: the recording */
+#define SC_SYMFS "/tmp/symfs"         /* copies of the target's libraries, for perf script */
+
+typedef struct sc_session {
+    ct_args o;
+    sc_jvm jvms[SC_MAX_JVMS];
+    int ns_fd[SC_MAX_JVMS];  /* each JVM's mount namespace, -1 when it could not be opened */
+    int raw_fd[SC_MAX_JVMS]; /* the JVM's map as fetched, -1 when there is none */
+    int n;
+    int64_t t0; /* mono_ms() at start */
+    uint64_t t[CT_PH_COUNT];
+    char caps[CT_CAPS_COUNT][20];
+    uint64_t samples, lost;
+    /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
+    const volatile sig_atomic_t *stop, *abort;
+} sc_session;
+
+/* ---- output.c: the result stream on stdout ---- */
+void sc_out(enum ct_tag tag, const char *payload);
+void sc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sc_out_jvm(const sc_jvm *j);
+void sc_out_progress(uint64_t elapsed_ms, uint64_t duration_ms, uint64_t samples, int jvms);
+/* E line for err: its code is err->detail - 1 when set by sc_fail(), else CT_ERR_INTERNAL. */
+void sc_out_error(const flame_err *err);
+/* flame_fail() with the contract's error code (E line) and its exit code. */
+int sc_fail(flame_err *err, enum ct_error code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- jvm.c: what is done to each JVM in the target, and undone ---- */
+void sc_prepare_jvm(sc_session *s, int k);
+/* fetch: make the map complete and bring it (and libjvm.so) over; false on abort/error paths,
+ * which only undo. */
+void sc_finish_jvm(sc_session *s, int k, bool fetch);
+/* `restore`: undo what a SIGKILLed sidecar left in JVM k (only mounts the kernel shows as ours). */
+int sc_restore_jvm(sc_session *s, int k);
+
+/* ---- record.c ---- */
+/* perf record of every JVM as uid 65534 with CAP_SYS_PTRACE only: pipe-format data on *out_fd,
+ * "stop" written to *ctl_fd ends it. */
+int sc_spawn_perf(const sc_session *s, int *out_fd, int *ctl_fd, pid_t *pid, flame_err *err);
+/* Record for the duration (or until *stop) into SC_WORK_DATA, P lines every second. */
+int sc_record(sc_session *s, flame_err *err);
+
+/* ---- process.c ---- */
+/* The rename step: our /tmp/perf-<pid>.map for each JVM with a fetched map (as root, before the
+ * privilege drop); map_fd[k] is -1 for the others. */
+void sc_publish_maps(sc_session *s, int *map_fd);
+/* Create our /tmp/perf-<pid>.map for one JVM (and the link named by its in-namespace pid);
+ * the fd, or -1. */
+int sc_create_map(const sc_jvm *j);
+/* top (top.c): windows of interval_ms, each processed by a hardened child and streamed as T, F
+ * and P lines while the next one records. Runs until *stop. */
+int sc_top_run(sc_session *s, flame_err *err);
+/* Unprivileged: sanitise the maps, perf script + fold, F lines and the S line. */
+int sc_process(sc_session *s, const int *map_fd, flame_err *err);
+/* Rewrite map_fd with the sanitised first `size` bytes of the raw map (sc_map_sanitize). */
+int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err);
+/* perf script over the pipe-format data on data_fd (symfs: where copies of the target's
+ * libraries are, or NULL), fed to f line by line, then folder_finish. */
+int sc_perf_script(int data_fd, const char *symfs, folder *f, const volatile sig_atomic_t *abort,
+                   flame_err *err);
+/* Every folded stack of f as an F line. */
+int sc_emit_folded(const folder *f);
+/* The root frame of a JVM's stacks when there are several ("java-<pid> <Main>"), or NULL. */
+const char *sc_root_for_pid(void *ctx, long pid);

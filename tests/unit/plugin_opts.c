@@ -1,0 +1,76 @@
+/* plugin/opts.c: the profile verb's options (through common/args.c). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/opts.h"
+#include "tests/unit/plugin_test_tap.h"
+
+static int parse(flame_opts *o, flame_err *err, int argc, ...)
+{
+    static char *argv[32];
+    va_list ap;
+    va_start(ap, argc);
+    for (int i = 0; i < argc; i++)
+        argv[i] = va_arg(ap, char *);
+    va_end(ap);
+    opts_clear(o);
+    opts_init(o);
+    return opts_parse(argc, argv, o, err);
+}
+
+int main(void)
+{
+    flame_err err = FLAME_ERR_INIT;
+    flame_opts o;
+    opts_init(&o);
+    /* ---- options ---- */
+    ok(parse(&o, &err, 3, "-d", "10", "web") == 0 && o.duration_ms == 10000 && o.ncontainers == 1 &&
+           !strcmp(o.containers[0], "web"),
+       "-d 10 web");
+    ok(o.formats[FMT_SVG] && o.nformats == 1 && o.frequency == 99, "defaults: svg, 99 Hz");
+    ok(parse(&o, &err, 1, "web") == 0 && o.duration_ms == 30000, "default duration 30 s");
+    ok(parse(&o, &err, 6, "web", "-F49", "--format", "folded", "--format=speedscope,svg", "api") ==
+               0 &&
+           o.frequency == 49 && o.nformats == 3 && o.ncontainers == 2,
+       "interleaved options, repeatable --format, comma list");
+    ok(parse(&o, &err, 3, "--format", "png", "web") < 0 && err.code == FLAME_EXIT_USAGE &&
+           strstr(err.msg, "png"),
+       "unknown format: usage error naming it");
+    ok(parse(&o, &err, 5, "web", "--", "sh", "-c", "true") == 0 && o.ncmd == 3 &&
+           !strcmp(o.cmd[0], "sh") && o.duration_ms == 0 && o.ncontainers == 1,
+       "-- CMD: duration until the command exits");
+    ok(parse(&o, &err, 6, "-d", "5", "web", "--", "sleep", "1") == 0 && o.duration_ms == 5000,
+       "-- CMD with explicit -d keeps it");
+    ok(parse(&o, &err, 2, "web", "--") < 0, "-- without a command is an error");
+    ok(parse(&o, &err, 1, "-d") < 0 && strstr(err.msg, "needs an argument"), "-d without value");
+    ok(parse(&o, &err, 0) < 0 && strstr(err.msg, "no container"), "no container: usage error");
+    ok(parse(&o, &err, 2, "--bogus", "web") < 0 && strstr(err.msg, "--bogus"),
+       "unknown flag named");
+    ok(parse(&o, &err, 1, "--help") == 0 && o.help, "--help");
+    ok(parse(&o, &err, 3, "--minwidth", "0.5%", "web") == 0 && o.minwidth == 0.5 && o.minwidth_pct,
+       "--minwidth percent");
+    ok(parse(&o, &err, 3, "--minwidth", "x", "web") < 0, "--minwidth garbage");
+    ok(parse(&o, &err, 4, "--pid", "12", "-q", "web") == 0 && o.pid == 12 && o.quiet, "--pid -q");
+    ok(parse(&o, &err, 3, "--pid", "0", "web") < 0, "--pid 0 rejected");
+    ok(parse(&o, &err, 3, "-F", "0", "web") < 0, "-F 0 rejected");
+    ok(parse(&o, &err, 7, "--title", "T", "--colors", "hot", "--no-inline", "--signatures",
+             "web") == 0 &&
+           !strcmp(o.title, "T") && !strcmp(o.colors, "hot") && o.no_inline && o.signatures,
+       "--title --colors --no-inline --signatures");
+
+    /* durations: the contract's limits, the same as the sidecar's */
+    ok(parse(&o, &err, 3, "-d", "500ms", "web") == 0 && o.duration_ms == 500, "-d 500ms");
+    ok(parse(&o, &err, 3, "-d", "1m30s", "web") == 0 && o.duration_ms == 90000, "-d 1m30s");
+    ok(parse(&o, &err, 3, "-d", "25h", "web") == 0 && o.duration_ms == 25ull * 3600000, "-d 25h");
+    ok(parse(&o, &err, 3, "-d", "1.5s", "web") == 0 && o.duration_ms == 1500, "-d 1.5s");
+    ok(parse(&o, &err, 3, "-d", "8d", "web") < 0 && err.code == FLAME_EXIT_USAGE &&
+           strstr(err.msg, "7d"),
+       "-d 8d: over a week, refused naming the limit (%s)", err.msg);
+    ok(parse(&o, &err, 3, "-d", "bogus", "web") < 0 && strstr(err.msg, "invalid duration \"bogus\""),
+       "-d bogus: says what is wrong");
+    ok(parse(&o, &err, 3, "-d", "-5", "web") < 0, "negative duration rejected");
+    ok(parse(&o, &err, 3, "-d", "30 s", "web") < 0, "space in a duration rejected");
+    opts_clear(&o);
+    return tap_done();
+}

@@ -1,0 +1,55 @@
+/* plugin/proto.c: the sidecar's result stream, read defensively. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/proto.h"
+#include "tests/unit/plugin_test_tap.h"
+
+int main(void)
+{
+    flame_err err = FLAME_ERR_INIT;
+    /* ---- proto ---- */
+    proto p;
+    proto_init(&p);
+#define LINE(s) proto_line(&p, s, strlen(s), &err)
+    ok(LINE("J {}") < 0 && strstr(err.msg, "version"), "data before V is an error");
+    ok(LINE("V 1") < 0 && strstr(err.msg, "version 1"), "other versions rejected");
+    ok(LINE("V 2") == 0, "V 2");
+    ok(LINE("J {\"pid\":5,\"nspid\":1}") == 0 && p.njvms == 1 && p.jvms[0].nspid == 1, "J");
+    ok(LINE("J [1]") < 0, "J must be an object");
+    ok(LINE("P {\"elapsed_ms\":1500,\"duration_ms\":10000,\"samples\":120,\"jvms\":1}") == 0 &&
+           p.prog.elapsed_ms == 1500 && p.prog.samples == 120 && p.prog.jvms == 1 && p.progress,
+       "P updates progress");
+    ok(LINE("P {\"elapsed_ms\":1,\"jvms\":NaN}") < 0 && strstr(err.msg, "not a JSON object"),
+       "P with NaN is not JSON: a protocol error");
+    ok(LINE("P {\"elapsed_ms\":1e300,\"duration_ms\":-5,\"samples\":-1e300}") == 0 &&
+           p.prog.elapsed_ms == 1ULL << 53 && p.prog.duration_ms == 0 && p.prog.samples == 0,
+       "P: 1e300 and negatives clamped");
+    LINE("P {\"elapsed_ms\":1500,\"duration_ms\":10000,\"samples\":120,\"jvms\":1}");
+    ok(LINE("W no \x1b[31mPreserveFramePointer") == 0 && p.nwarn == 1, "W kept");
+    char clean[64];
+    proto_sanitize(p.warnings[0], clean, sizeof clean);
+    ok(!strchr(clean, 0x1b), "terminal escapes removed before printing");
+    ok(LINE("F a;b;c 10") == 0 && LINE("F a;b 5") == 0 && p.f_lines == 2, "F lines");
+    ok(LINE("F a;b;c notanumber") < 0, "bad F line is an error");
+    ok(LINE("S {\"samples\":15,\"named_share\":0.9}") == 0 && p.have_summary &&
+           p.prog.samples == 15 && p.summary.named_share == 0.9,
+       "S");
+    ok(LINE("X what") < 0 && strstr(err.msg, "unknown tag"), "unknown tag");
+    ok(LINE("D") == 0 && p.done, "D");
+    ok(LINE("W late") < 0, "nothing after D");
+    proto_clear(&p);
+    proto_init(&p);
+    LINE("V 2");
+    ok(LINE("E no_jvm found: 1 /init --pause") == 0 && p.failed && p.err == CT_ERR_NO_JVM &&
+           !strcmp(p.err_text, "found: 1 /init --pause"),
+       "E code and text");
+    for (int i = 0; i < 100; i++)
+        LINE("W w");
+    ok(p.nwarn == PROTO_MAX_WARNINGS && p.dropped_warn == 100 - PROTO_MAX_WARNINGS,
+       "warnings bounded");
+    ok(proto_line(&p, "W a\0b", 5, &err) < 0, "NUL byte rejected");
+    proto_clear(&p);
+    return tap_done();
+}

@@ -88,19 +88,28 @@ void args_format_duration(uint64_t ms, char *buf, size_t cap)
     }
 }
 
+/* The i-th option of the verb: its own, then the shared ones. */
+static const arg_spec *spec_at(const args_verb *v, size_t i)
+{
+    return i < v->nspecs ? &v->specs[i] : i - v->nspecs < v->nshared ? &v->shared[i - v->nspecs]
+                                                                      : NULL;
+}
+
 static const arg_spec *find_long(const args_verb *v, const char *name, size_t n)
 {
-    for (size_t i = 0; i < v->nspecs; i++)
-        if (v->specs[i].lng && strlen(v->specs[i].lng) == n && !strncmp(v->specs[i].lng, name, n))
-            return &v->specs[i];
+    const arg_spec *s;
+    for (size_t i = 0; (s = spec_at(v, i)); i++)
+        if (s->lng && strlen(s->lng) == n && !strncmp(s->lng, name, n))
+            return s;
     return NULL;
 }
 
 static const arg_spec *find_short(const args_verb *v, char c)
 {
-    for (size_t i = 0; i < v->nspecs; i++)
-        if (v->specs[i].shrt == c)
-            return &v->specs[i];
+    const arg_spec *s;
+    for (size_t i = 0; (s = spec_at(v, i)); i++)
+        if (s->shrt == c)
+            return s;
     return NULL;
 }
 
@@ -263,8 +272,8 @@ int args_parse(const args_verb *v, int argc, char **argv, args_opt_fn on_opt,
 
 void args_help(const args_verb *v, FILE *out)
 {
-    for (size_t i = 0; i < v->nspecs; i++) {
-        const arg_spec *s = &v->specs[i];
+    const arg_spec *s;
+    for (size_t i = 0; (s = spec_at(v, i)); i++) {
         if (s->flags & ARG_HIDDEN)
             continue;
         char left[96];

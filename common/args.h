@@ -61,6 +61,9 @@ typedef struct args_verb {
     const arg_spec *specs;
     size_t nspecs;
     unsigned flags;
+    /* options several verbs share (e.g. the graph options of plugin/graph.c), after specs */
+    const arg_spec *shared;
+    size_t nshared;
 } args_verb;
 
 /* Called for each option in order (also for -h/--help when the table has it). A negative return

@@ -1,17 +1,18 @@
 /* `docker flame fold`: perf script text in, folded stacks out (the verb's own main()). */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/err.h"
+#include "common/args.h"
+#include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "flame/fold.h"
 
-static const char fold_usage[] =
+static const char usage_head[] =
     "Usage: docker flame fold [OPTIONS] [FILE|-]\n"
     "\n"
     "Fold the text of `perf script` (a recording made with `perf record -g`) into folded\n"
@@ -23,21 +24,9 @@ static const char fold_usage[] =
     "`long Work.step(java.util.Random)` is shown as `Work.step`, and methods the JIT inlined\n"
     "(our agent writes `Outer.m->Inlined.m`) become frames of their own marked _[i].\n"
     "\n"
-    "Options:\n"
-    "  --pid              name the root frame comm-PID (needs `perf script -F +pid`)\n"
-    "  --tid              name the root frame comm-PID/TID\n"
-    "  --kernel           mark kernel frames with _[k]\n"
-    "  --jit              mark JIT frames (from a /tmp/perf-N.map) with _[j]\n"
-    "  --all              --kernel and --jit\n"
-    "  --addrs            show addresses of unknown frames: [libc.so.6 <7f12..>]\n"
-    "  --event-filter E   keep samples of event E only (default: the first event seen;\n"
-    "                     E matches with or without perf's modifiers, e.g. cpu-clock)\n"
-    "  --period           count summed periods (ns for cpu-clock) instead of samples\n"
-    "  --signatures       keep Java return types and parameter lists\n"
-    "  --no-inline        keep only the compiled method of `Outer.m->Inlined.m` symbols\n"
-    "  --compat           byte-for-byte the output of FlameGraph's stackcollapse-perf.pl\n"
-    "                     (counts are then summed periods, and none of our fixes apply)\n"
-    "  -h, --help         this text\n"
+    "Options:\n";
+
+static const char usage_tail[] =
     "\n"
     "Examples:\n"
     "  perf script | docker flame fold > app.folded\n"
@@ -45,93 +34,115 @@ static const char fold_usage[] =
     "\n"
     "Differences from stackcollapse-perf.pl are listed in docs/FOLDING.md.\n";
 
-enum { OPT_EVENT = 256, OPT_COMPAT, OPT_SIGNATURES, OPT_NO_INLINE, OPT_PERIOD };
+enum { F_PID, F_TID, F_KERNEL, F_JIT, F_ALL, F_ADDRS, F_EVENT, F_PERIOD, F_SIGNATURES,
+       F_NO_INLINE, F_COMPAT, F_HELP };
+
+static const arg_spec specs[] = {
+    {.lng = "pid", .kind = ARG_FLAG, .id = F_PID,
+     .help = "name the root frame comm-PID (needs `perf script -F +pid`)"},
+    {.lng = "tid", .kind = ARG_FLAG, .id = F_TID, .help = "name the root frame comm-PID/TID"},
+    {.lng = "kernel", .kind = ARG_FLAG, .id = F_KERNEL, .help = "mark kernel frames with _[k]"},
+    {.lng = "jit", .kind = ARG_FLAG, .id = F_JIT,
+     .help = "mark JIT frames (from a /tmp/perf-N.map) with _[j]"},
+    {.lng = "all", .kind = ARG_FLAG, .id = F_ALL, .help = "--kernel and --jit"},
+    {.lng = "addrs", .kind = ARG_FLAG, .id = F_ADDRS,
+     .help = "show addresses of unknown frames: [libc.so.6 <7f12..>]"},
+    {.lng = "event-filter", .kind = ARG_STR, .id = F_EVENT, .meta = "E",
+     .help = "keep samples of event E only (default: the first event seen;\nE matches with or "
+             "without perf's modifiers, e.g. cpu-clock)"},
+    {.lng = "period", .kind = ARG_FLAG, .id = F_PERIOD,
+     .help = "count summed periods (ns for cpu-clock) instead of samples"},
+    {.lng = "signatures", .kind = ARG_FLAG, .id = F_SIGNATURES,
+     .help = "keep Java return types and parameter lists"},
+    {.lng = "no-inline", .kind = ARG_FLAG, .id = F_NO_INLINE,
+     .help = "keep only the compiled method of `Outer.m->Inlined.m` symbols"},
+    {.lng = "compat", .kind = ARG_FLAG, .id = F_COMPAT,
+     .help = "byte-for-byte the output of FlameGraph's stackcollapse-perf.pl\n(counts are then "
+             "summed periods, and none of our fixes apply)"},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = F_HELP, .help = "this text"},
+};
+
+static const args_verb verb = {
+    .name = "docker flame fold", .specs = specs, .nspecs = sizeof specs / sizeof *specs};
+
+typedef struct fold_args {
+    fold_opts o;
+    const char *input;
+    bool help;
+} fold_args;
+
+static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
+{
+    (void)err;
+    fold_opts *o = &((fold_args *)ctx)->o;
+    switch (s->id) {
+    case F_PID:
+        o->pid = true;
+        break;
+    case F_TID:
+        o->tid = true;
+        break;
+    case F_KERNEL:
+        o->kernel = true;
+        break;
+    case F_JIT:
+        o->jit = true;
+        break;
+    case F_ALL:
+        o->kernel = o->jit = true;
+        break;
+    case F_ADDRS:
+        o->addrs = true;
+        break;
+    case F_EVENT:
+        o->event_filter = v->str;
+        break;
+    case F_PERIOD:
+        o->period = true;
+        break;
+    case F_SIGNATURES:
+        o->signatures = true;
+        break;
+    case F_NO_INLINE:
+        o->inline_frames = false;
+        break;
+    case F_COMPAT:
+        o->compat = true;
+        break;
+    case F_HELP:
+        ((fold_args *)ctx)->help = true;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_operand(void *ctx, const char *operand, flame_err *err)
+{
+    fold_args *a = ctx;
+    if (a->input)
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "one input file at most, got \"%.100s\" and \"%.100s\" (see `%s --help`)",
+                          a->input, operand, verb.name);
+    a->input = operand;
+    return 0;
+}
 
 int flame_cmd_fold(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"pid", no_argument, NULL, 'p'},
-        {"tid", no_argument, NULL, 't'},
-        {"kernel", no_argument, NULL, 'k'},
-        {"jit", no_argument, NULL, 'j'},
-        {"all", no_argument, NULL, 'a'},
-        {"addrs", no_argument, NULL, 'A'},
-        {"event-filter", required_argument, NULL, OPT_EVENT},
-        {"compat", no_argument, NULL, OPT_COMPAT},
-        {"signatures", no_argument, NULL, OPT_SIGNATURES},
-        {"no-inline", no_argument, NULL, OPT_NO_INLINE},
-        {"period", no_argument, NULL, OPT_PERIOD},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    fold_opts o = {.inline_frames = true};
-    /* Re-entrant use (tests, the plugin's dispatcher): optind = 0 makes glibc start over. */
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            o.pid = true;
-            break;
-        case 't':
-            o.tid = true;
-            break;
-        case 'k':
-            o.kernel = true;
-            break;
-        case 'j':
-            o.jit = true;
-            break;
-        case 'a':
-            o.kernel = o.jit = true;
-            break;
-        case 'A':
-            o.addrs = true;
-            break;
-        case OPT_EVENT:
-            if (!*optarg) {
-                fprintf(stderr, "docker flame fold: --event-filter needs an event name, e.g. "
-                                "--event-filter cpu-clock\n");
-                return FLAME_EXIT_USAGE;
-            }
-            o.event_filter = optarg;
-            break;
-        case OPT_COMPAT:
-            o.compat = true;
-            break;
-        case OPT_SIGNATURES:
-            o.signatures = true;
-            break;
-        case OPT_NO_INLINE:
-            o.inline_frames = false;
-            break;
-        case OPT_PERIOD:
-            o.period = true;
-            break;
-        case 'h':
-            fputs(fold_usage, stdout);
-            return FLAME_EXIT_OK;
-        default:
-            if (optopt == OPT_EVENT)
-                fprintf(stderr, "docker flame fold: --event-filter needs an event name "
-                                "(see 'docker flame fold --help')\n");
-            else
-                fprintf(stderr,
-                        "docker flame fold: unknown option '%s' (see 'docker flame fold "
-                        "--help')\n",
-                        argv[optind - 1]);
-            return FLAME_EXIT_USAGE;
-        }
+    fold_args a = {.o = {.inline_frames = true}};
+    flame_err err = FLAME_ERR_INIT;
+    if (args_parse(&verb, argc - 1, argv + 1, on_opt, on_operand, &a, NULL, &err) < 0)
+        return cli_fail("fold", &err);
+    if (a.help) {
+        fputs(usage_head, stdout);
+        args_help(&verb, stdout);
+        fputs(usage_tail, stdout);
+        return FLAME_EXIT_OK;
     }
-    if (argc - optind > 1) {
-        fprintf(stderr,
-                "docker flame fold: one input file at most, got '%s' and '%s' (see "
-                "'docker flame fold --help')\n",
-                argv[optind], argv[optind + 1]);
-        return FLAME_EXIT_USAGE;
-    }
-    const char *path = optind < argc ? argv[optind] : "-";
+    fold_opts o = a.o;
+    const char *path = a.input ? a.input : "-";
     bool is_stdin = strcmp(path, "-") == 0;
     if (is_stdin && isatty(STDIN_FILENO)) {
         fprintf(stderr, "docker flame fold: reading perf script text from the terminal; pipe it "
@@ -143,7 +154,6 @@ int flame_cmd_fold(int argc, char **argv)
         return FLAME_EXIT_ERROR;
     }
 
-    flame_err err = FLAME_ERR_INIT;
     folder *f = folder_new(&o);
     if (!f) {
         fprintf(stderr, "docker flame fold: out of memory\n");

@@ -219,17 +219,20 @@ static void print_timings(const run_ctx *r, double t_written)
         const proto *p = &r->s[i].pr;
         if (!p->have_summary)
             continue;
-        fprintf(stderr, "docker flame: sidecar timings (ms) %s:", r->s[i].name);
+        /* the sidecar's own phases and its CapEff per privilege phase (docs/HARDENING.md
+         * "Privileges"), as the JSON objects of its S line */
+        fprintf(stderr, "docker flame: sidecar timings (ms) %s: {", r->s[i].name);
         for (int ph = 0; ph < CT_PH_COUNT; ph++)
-            fprintf(stderr, " %s %llu", ct_phase_name((enum ct_phase)ph),
+            fprintf(stderr, "%s\"%s\":%llu", ph ? "," : "", ct_phase_name((enum ct_phase)ph),
                     (unsigned long long)p->summary.timings_ms[ph]);
-        /* CapEff per phase as the sidecar measured it (docs/HARDENING.md "Privileges") */
-        fprintf(stderr, "\ndocker flame: sidecar caps %s:", r->s[i].name);
+        fprintf(stderr, "}\ndocker flame: sidecar caps %s: {", r->s[i].name);
         for (int ph = 0; ph < CT_CAPS_COUNT; ph++) {
             char clean[24];
             proto_sanitize(p->summary.caps[ph], clean, sizeof clean);
-            fprintf(stderr, " %s %s", ct_cap_phase_name((enum ct_cap_phase)ph), clean);
+            fprintf(stderr, "%s\"%s\":\"%s\"", ph ? "," : "",
+                    ct_cap_phase_name((enum ct_cap_phase)ph), clean);
         }
+        fputc('}', stderr);
         fputc('\n', stderr);
     }
 }
@@ -239,6 +242,53 @@ static void print_timings(const run_ctx *r, double t_written)
 static bool events_since_follow(void *ctx)
 {
     return sess_event_count() != *(const unsigned *)ctx;
+}
+
+/* One container's profile in every format asked for; a file that cannot be written is saved
+ * in $TMPDIR instead (and still reported). Returns 0 or the exit code of the first failure;
+ * paths[f] of a file not written is freed and NULL. */
+static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *paths[FMT_COUNT],
+                         unsigned *events_at_follow_end)
+{
+    char subtitle[256], date[64], title[512];
+    struct tm tm;
+    localtime_r(&when, &tm);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(subtitle, sizeof subtitle, "%.0f samples at %u Hz, %s", profile_total(s->pr.prof),
+             o->frequency, date);
+    render_opts ro;
+    graph_apply(&o->graph, &ro);
+    snprintf(title, sizeof title, "%s", o->graph.title ? o->graph.title : s->name);
+    ro.title = title;
+    ro.subtitle = subtitle;
+    ro.embed_folded = true; /* `docker flame diff` reads SVGs back */
+    int exit_code = 0;
+    for (int f = 0; f < FMT_COUNT; f++) {
+        if (!paths[f])
+            continue;
+        out_job job = {.p = s->pr.prof,
+                       .fmt = f,
+                       .ro = &ro,
+                       .name = s->name,
+                       .cancelled = events_since_follow,
+                       .cancel_ctx = events_at_follow_end};
+        flame_err e2 = FLAME_ERR_INIT;
+        int w = out_write_saved(&paths[f], &job, &e2);
+        if (w > 0) { /* saved elsewhere: still an error, but the profile is kept */
+            int c = cli_fail("", &e2);
+            if (!exit_code)
+                exit_code = c;
+        } else if (w < 0) {
+            if (!e2.msg[0])
+                flame_fail(&e2, FLAME_EXIT_INTERRUPTED, "aborted while writing %s", paths[f]);
+            int c = cli_fail("", &e2);
+            if (!exit_code)
+                exit_code = c;
+            free(paths[f]);
+            paths[f] = NULL;
+        }
+    }
+    return exit_code;
 }
 
 int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
@@ -273,7 +323,8 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     memset(paths, 0, sizeof paths);
     int rc = 0;
     for (int i = 0; i < o.ncontainers && rc == 0; i++)
-        rc = out_paths(&o, o.containers[i], o.ncontainers, when, paths[i], &err);
+        rc = out_paths(o.output, o.formats, o.nformats, o.containers[i], o.ncontainers, when,
+                       paths[i], &err);
 
     engine *e = NULL;
     sess *ss = calloc((size_t)o.ncontainers, sizeof *ss);
@@ -314,46 +365,16 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
             }
             /* Default names use the container's name, known only after the inspect. */
             char *np[FMT_COUNT];
-            if (out_paths(&o, s->name, o.ncontainers, when, np, &e2) == 0) {
+            if (out_paths(o.output, o.formats, o.nformats, s->name, o.ncontainers, when, np,
+                          &e2) == 0) {
                 for (int f = 0; f < FMT_COUNT; f++) {
                     free(paths[i][f]);
                     paths[i][f] = np[f];
                 }
             }
-            char subtitle[256], date[64];
-            struct tm tm;
-            localtime_r(&when, &tm);
-            strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
-            snprintf(subtitle, sizeof subtitle, "%.0f samples at %d Hz, %s",
-                     profile_total(s->pr.prof), o.frequency, date);
-            out_render rr = {.prof = s->pr.prof,
-                             .o = &o,
-                             .name = s->name,
-                             .subtitle = subtitle,
-                             .cancelled = events_since_follow,
-                             .cancel_ctx = &events_at_follow_end};
-            bool wrote_all = true;
-            for (int f = 0; f < FMT_COUNT; f++) {
-                if (!paths[i][f])
-                    continue;
-                int w = out_write_saved(f, &paths[i][f], &rr, &e2);
-                if (w > 0) { /* saved elsewhere: still an error, but the profile is kept */
-                    int c = cli_fail("", &e2);
-                    if (!exit_code)
-                        exit_code = c;
-                } else if (w < 0) {
-                    if (!e2.msg[0])
-                        flame_fail(&e2, FLAME_EXIT_INTERRUPTED, "aborted while writing %s",
-                                   paths[i][f]);
-                    int c = cli_fail("", &e2);
-                    if (!exit_code)
-                        exit_code = c;
-                    free(paths[i][f]);
-                    paths[i][f] = NULL;
-                    wrote_all = false;
-                }
-            }
-            (void)wrote_all;
+            int c = write_outputs(s, &o, when, paths[i], &events_at_follow_end);
+            if (c && !exit_code)
+                exit_code = c;
             print_summary(s, &o, paths[i]);
         }
         if (r.cmd_pid > 0 && r.cmd_done) {

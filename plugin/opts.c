@@ -10,22 +10,9 @@
 
 #include "common/args.h"
 #include "common/contract.h"
-#include "flame/render.h"
 
-static const char *fmt_names[] = {"svg", "folded", "speedscope", NULL};
-static const char *fmt_exts[FMT_COUNT] = {".svg", ".folded", ".speedscope.json"};
-
-const char *opts_format_name(int f)
-{
-    return f >= 0 && f < FMT_COUNT ? fmt_names[f] : "?";
-}
-const char *opts_format_ext(int f)
-{
-    return f >= 0 && f < FMT_COUNT ? fmt_exts[f] : "";
-}
-
-enum { O_DURATION, O_FREQUENCY, O_PID, O_OUTPUT, O_FORMAT, O_TITLE, O_COLORS, O_MINWIDTH,
-       O_NO_INLINE, O_SIGNATURES, O_QUIET, O_HELP, O_VERSION };
+enum { O_DURATION, O_FREQUENCY, O_PID, O_OUTPUT, O_FORMAT, O_NO_INLINE, O_SIGNATURES, O_QUIET,
+       O_HELP, O_VERSION };
 
 static const arg_spec specs[] = {
     {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .id = O_DURATION, .meta = "DURATION",
@@ -42,13 +29,7 @@ static const arg_spec specs[] = {
     {.lng = "format", .kind = ARG_CHOICE, .id = O_FORMAT, .meta = "FORMAT",
      .help = "svg, folded or speedscope; repeatable (file extension per\nformat: .svg .folded "
              ".speedscope.json)",
-     .choices = fmt_names, .flags = ARG_LIST},
-    {.lng = "title", .kind = ARG_STR, .id = O_TITLE, .meta = "TEXT",
-     .help = "SVG title (default: the container name)"},
-    {.lng = "colors", .kind = ARG_STR, .id = O_COLORS, .meta = "PALETTE",
-     .help = "SVG palette (default java; see `docker flame render --help`)"},
-    {.lng = "minwidth", .kind = ARG_STR, .id = O_MINWIDTH, .meta = "W",
-     .help = "omit frames narrower than W pixels (or W% of the total)"},
+     .choices = out_fmt_names, .flags = ARG_LIST},
     {.lng = "no-inline", .kind = ARG_FLAG, .id = O_NO_INLINE,
      .help = "do not show methods inlined by the JIT as frames"},
     {.lng = "signatures", .kind = ARG_FLAG, .id = O_SIGNATURES,
@@ -59,8 +40,11 @@ static const arg_spec specs[] = {
     {.lng = "version", .shrt = 'v', .kind = ARG_FLAG, .id = O_VERSION, .help = "print the version"},
 };
 
-static const args_verb verb = {
-    .name = "docker flame", .specs = specs, .nspecs = sizeof specs / sizeof *specs};
+static const args_verb verb = {.name = "docker flame",
+                               .specs = specs,
+                               .nspecs = sizeof specs / sizeof *specs,
+                               .shared = graph_specs,
+                               .nshared = GRAPH_NSPECS};
 
 void opts_help(FILE *out)
 {
@@ -72,7 +56,7 @@ void opts_init(flame_opts *o)
     memset(o, 0, sizeof *o);
     o->duration_ms = 30000;
     o->frequency = 99;
-    o->colors = "java";
+    o->graph.colors = "java";
     o->interval_ms = 1000;
 }
 
@@ -85,6 +69,9 @@ void opts_clear(flame_opts *o)
 static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
 {
     flame_opts *o = ctx;
+    int g = graph_opt(&o->graph, s, v, err);
+    if (g != 0)
+        return g < 0 ? -1 : 0;
     switch (s->id) {
     case O_DURATION:
         o->duration_ms = v->ms;
@@ -104,31 +91,6 @@ static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err
             o->nformats++;
         o->formats[v->choice] = true;
         break;
-    case O_TITLE:
-        o->title = v->str;
-        break;
-    case O_COLORS:
-        if (!render_palette_valid(v->str))
-            return flame_fail(err, FLAME_EXIT_USAGE,
-                              "--colors: unknown palette \"%.64s\" (see `docker flame render "
-                              "--help`)",
-                              v->str);
-        o->colors = v->str;
-        break;
-    case O_MINWIDTH: {
-        char *end;
-        errno = 0;
-        double mw = strtod(v->str, &end);
-        bool pct = *end == '%';
-        if (end == v->str || errno || mw < 0 || !isfinite(mw) || (pct ? end[1] : *end))
-            return flame_fail(err, FLAME_EXIT_USAGE,
-                              "--minwidth: \"%.64s\" is not pixels (0.1) or a percentage (0.5%%)",
-                              v->str);
-        o->minwidth = mw;
-        o->minwidth_pct = pct;
-        o->minwidth_set = true;
-        break;
-    }
     case O_NO_INLINE:
         o->no_inline = true;
         break;

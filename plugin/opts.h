@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 #include "common/err.h"
-
-enum opt_format { FMT_SVG, FMT_FOLDED, FMT_SPEEDSCOPE, FMT_COUNT };
+#include "plugin/graph.h"
+#include "plugin/output.h"
 
 typedef struct flame_opts {
     uint64_t duration_ms; /* 0 = until Ctrl-C (or until CMD exits) */
@@ -18,9 +18,7 @@ typedef struct flame_opts {
     const char *output; /* -o */
     bool formats[FMT_COUNT];
     int nformats;
-    const char *title, *colors;
-    double minwidth;
-    bool minwidth_pct, minwidth_set;
+    graph_opts graph; /* --title, --colors, --minwidth, --width */
     bool no_inline, signatures, quiet;
     bool help, version;
     char **containers; /* points into argv (array malloc'd: free with opts_clear) */
@@ -37,5 +35,3 @@ void opts_clear(flame_opts *o);
 int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err);
 /* The options part of `docker flame --help`. */
 void opts_help(FILE *out);
-const char *opts_format_name(int fmt);
-const char *opts_format_ext(int fmt); /* ".svg", ".folded", ".speedscope.json" */

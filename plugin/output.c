@@ -1,20 +1,49 @@
-/* Output naming and atomic writing. */
+/* Output files for every verb (plugin/output.h). */
 #include "plugin/output.h"
 
-#include "common/atomic.h"
-
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/atomic.h"
 #include "common/cleanup.h"
-#include "flame/profile.h"
-#include "flame/render.h"
+#include "flame/diff.h"
+
+const char *const out_fmt_names[] = {"svg", "folded", "speedscope", NULL};
+static const char *const fmt_exts[FMT_COUNT] = {".svg", ".folded", ".speedscope.json"};
+
+const char *out_fmt_name(int f)
+{
+    return f >= 0 && f < FMT_COUNT ? out_fmt_names[f] : "?";
+}
+
+const char *out_fmt_ext(int f)
+{
+    return f >= 0 && f < FMT_COUNT ? fmt_exts[f] : "";
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+int out_fmt_of_path(const char *path)
+{
+    if (has_suffix(path, ".svg"))
+        return FMT_SVG;
+    if (has_suffix(path, ".folded") || has_suffix(path, ".txt") || has_suffix(path, ".collapsed"))
+        return FMT_FOLDED;
+    if (has_suffix(path, ".json"))
+        return FMT_SPEEDSCOPE;
+    return -1;
+}
 
 void out_safe_name(const char *in, char *out, size_t n)
 {
@@ -41,7 +70,7 @@ static char *stem_of(const char *out)
 {
     size_t n = strlen(out);
     for (int f = 0; f < FMT_COUNT; f++) {
-        const char *ext = opts_format_ext(f);
+        const char *ext = out_fmt_ext(f);
         size_t e = strlen(ext);
         if (n > e && !strcmp(out + n - e, ext))
             return strndup(out, n - e);
@@ -51,8 +80,8 @@ static char *stem_of(const char *out)
     return strdup(out);
 }
 
-int out_paths(const flame_opts *o, const char *container, int n, time_t when,
-              char *paths[FMT_COUNT], flame_err *err)
+int out_paths(const char *output, const bool formats[FMT_COUNT], int nformats,
+              const char *container, int n, time_t when, char *paths[FMT_COUNT], flame_err *err)
 {
     char safe[128], stamp[32];
     struct tm tm;
@@ -64,28 +93,28 @@ int out_paths(const flame_opts *o, const char *container, int n, time_t when,
 
     _cleanup_free_ char *dir = NULL, *stem = NULL;
     bool verbatim = false;
-    if (o->output && (is_dir(o->output) || o->output[strlen(o->output) - 1] == '/')) {
-        dir = strdup(o->output);
-    } else if (o->output) {
+    if (output && (is_dir(output) || output[strlen(output) - 1] == '/')) {
+        dir = strdup(output);
+    } else if (output) {
         if (n > 1)
             return flame_fail(err, FLAME_EXIT_USAGE,
                               "-o %s: with several containers, -o must be an existing directory",
-                              o->output);
-        stem = stem_of(o->output);
-        verbatim = o->nformats == 1; /* one format: the name exactly as given */
+                              output);
+        stem = stem_of(output);
+        verbatim = nformats == 1; /* one format: the name exactly as given */
     }
     for (int f = 0; f < FMT_COUNT; f++) {
-        if (!o->formats[f])
+        if (!formats[f])
             continue;
         int r;
         if (verbatim)
-            r = asprintf(&paths[f], "%s", o->output);
+            r = asprintf(&paths[f], "%s", output);
         else if (stem)
-            r = asprintf(&paths[f], "%s%s", stem, opts_format_ext(f));
+            r = asprintf(&paths[f], "%s%s", stem, out_fmt_ext(f));
         else
             r = asprintf(&paths[f], "%s%sflame-%s-%s%s", dir ? dir : "",
                          dir && dir[strlen(dir) - 1] != '/' ? "/" : "", safe, stamp,
-                         opts_format_ext(f));
+                         out_fmt_ext(f));
         if (r < 0) {
             paths[f] = NULL;
             return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
@@ -103,74 +132,45 @@ int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *e
     return rc;
 }
 
-static int write_svg(void *ud, FILE *f, flame_err *err)
+/* One job, in its format. Two-column (differential) profiles go through diff_write_folded, which
+ * writes them in big blocks (a 1M-stack diff is ~500 MB of text). */
+static int write_job(void *ud, FILE *f, flame_err *err)
 {
-    const out_render *r = ud;
-    render_opts ro;
-    render_opts_default(&ro);
-    char title[512];
-    snprintf(title, sizeof title, "%s", r->o->title ? r->o->title : r->name);
-    ro.title = title;
-    if (r->subtitle)
-        ro.subtitle = r->subtitle;
-    if (r->o->colors)
-        ro.colors = r->o->colors;
-    if (r->o->minwidth_set) {
-        ro.minwidth = r->o->minwidth;
-        ro.minwidth_pct = r->o->minwidth_pct;
-    }
-    ro.embed_folded = true; /* `docker flame diff` reads SVGs back */
-    return render_svg(r->prof, &ro, f, err);
-}
-
-static int write_folded(void *ud, FILE *f, flame_err *err)
-{
-    const out_render *r = ud;
-    return profile_write_folded(r->prof, f, err);
-}
-
-static int write_speedscope(void *ud, FILE *f, flame_err *err)
-{
-    const out_render *r = ud;
-    return export_speedscope(r->prof, r->name, f, err);
-}
-
-typedef struct out_guard {
-    out_writer_fn fn;
-    const out_render *r;
-} out_guard;
-
-static int guarded(void *ud, FILE *f, flame_err *err)
-{
-    out_guard *g = ud;
-    if (g->fn((void *)g->r, f, err) < 0)
-        return -1;
-    if (g->r->cancelled && g->r->cancelled(g->r->cancel_ctx))
-        return flame_fail(err, FLAME_EXIT_INTERRUPTED,
-                          "interrupted while writing: nothing written");
-    return 0;
-}
-
-int out_write_format(int fmt, const char *path, const out_render *r, flame_err *err)
-{
-    out_writer_fn fn = NULL;
-    switch ((enum opt_format)fmt) {
-    case FMT_SVG:
-        fn = write_svg;
+    const out_job *j = ud;
+    int rc;
+    switch ((enum out_fmt)j->fmt) {
+    case FMT_SVG: {
+        render_opts ro;
+        if (!j->ro)
+            render_opts_default(&ro);
+        rc = render_svg(j->p, j->ro ? j->ro : &ro, f, err);
         break;
+    }
     case FMT_FOLDED:
-        fn = write_folded;
+        rc = profile_is_diff(j->p) ? diff_write_folded(j->p, f, err)
+                                   : profile_write_folded(j->p, f, err);
         break;
     case FMT_SPEEDSCOPE:
-        fn = write_speedscope;
+        rc = export_speedscope(j->p, j->name ? j->name : "profile", f, err);
         break;
     case FMT_COUNT:
+    default:
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "unknown output format %d", j->fmt);
         break;
     }
-    if (!fn)
-        return flame_fail(err, FLAME_EXIT_ERROR, "unknown output format %d", fmt);
-    out_guard g = {fn, r};
-    return out_write_atomic(path, guarded, &g, err);
+    if (rc == 0 && j->cancelled && j->cancelled(j->cancel_ctx))
+        rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted while writing: nothing written");
+    return rc;
+}
+
+int out_write(const char *path, const out_job *j, flame_err *err)
+{
+    if (strcmp(path, "-") != 0)
+        return out_write_atomic(path, write_job, (void *)j, err);
+    int rc = write_job((void *)j, stdout, err);
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "writing stdout");
+    return rc;
 }
 
 int out_check_dir(const char *path, flame_err *err)
@@ -187,11 +187,12 @@ int out_check_dir(const char *path, flame_err *err)
     return 0;
 }
 
-int out_write_saved(int fmt, char **path, const out_render *r, flame_err *err)
+int out_write_saved(char **path, const out_job *j, flame_err *err)
 {
-    if (out_write_format(fmt, *path, r, err) == 0)
+    if (out_write(*path, j, err) == 0)
         return 0;
-    if (err->code == FLAME_EXIT_INTERRUPTED || !err->msg[0] || (r->cancelled && r->cancelled(r->cancel_ctx)))
+    if (err->code == FLAME_EXIT_INTERRUPTED || !err->msg[0] ||
+        (j->cancelled && j->cancelled(j->cancel_ctx)) || !strcmp(*path, "-"))
         return -1;
     const char *t = getenv("TMPDIR");
     const char *dir = t && t[0] == '/' ? t : "/tmp";
@@ -208,7 +209,7 @@ int out_write_saved(int fmt, char **path, const out_render *r, flame_err *err)
     if (!odir || (realpath(odir, a) && realpath(dir, b) && !strcmp(a, b)))
         return -1;
     flame_err e2 = FLAME_ERR_INIT;
-    if (out_write_format(fmt, alt, r, &e2) < 0)
+    if (out_write(alt, j, &e2) < 0)
         return -1;
     char first[sizeof err->msg];
     snprintf(first, sizeof first, "%s", err->msg);

@@ -1,6 +1,7 @@
-/* Output files: names (flame-<container>-<YYYYmmdd-HHMMSS>.<ext>), atomic writes (temp file in
- * the same directory + fsync + rename: never a truncated SVG), ownership under sudo, and the
- * three formats through flame/render.h and flame/profile.h. */
+/* Output files, for every verb: the three formats (SVG through flame/render.h, folded text,
+ * speedscope JSON), names (flame-<container>-<YYYYmmdd-HHMMSS>.<ext>), atomic writes (temp file
+ * in the same directory + fsync + rename: never half a graph; a failure leaves an older file as
+ * it was), "-" for standard output, ownership under sudo, and a fallback to $TMPDIR. */
 #pragma once
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,34 +9,44 @@
 
 #include "common/err.h"
 #include "flame/profile.h"
-#include "plugin/opts.h"
+#include "flame/render.h"
 
-/* Paths for one container (index i of n). paths[f] is set (malloc'd) for each chosen format, NULL
- * otherwise. Errors: -o given for several containers without being a directory. */
-int out_paths(const flame_opts *o, const char *container, int n, time_t when,
-              char *paths[FMT_COUNT], flame_err *err);
+enum out_fmt { FMT_SVG, FMT_FOLDED, FMT_SPEEDSCOPE, FMT_COUNT };
+extern const char *const out_fmt_names[]; /* "svg", "folded", "speedscope", NULL */
+const char *out_fmt_name(int fmt);
+const char *out_fmt_ext(int fmt); /* ".svg", ".folded", ".speedscope.json" */
+/* By the file's extension (.svg; .folded .txt .collapsed; .json): the format, or -1. */
+int out_fmt_of_path(const char *path);
 
-typedef int (*out_writer_fn)(void *ctx, FILE *f, flame_err *err);
-/* Write through fn into a temp file next to path, fsync, rename. chown to SUDO_UID/SUDO_GID
- * when running as root under sudo. On any failure the temp file is removed. */
-int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *err);
-
-typedef struct out_render {
-    const profile *prof;
-    const flame_opts *o;
-    const char *name;        /* container name: default title, speedscope profile name */
-    const char *subtitle;    /* may be NULL */
-    /* checked before the rename; NULL = never */
+typedef struct out_job {
+    const profile *p;
+    int fmt;
+    const render_opts *ro; /* SVG; NULL = defaults */
+    const char *name;      /* the speedscope profile's name */
+    /* checked before the rename (an interrupt while writing: nothing written); NULL = never */
     bool (*cancelled)(void *cancel_ctx);
     void *cancel_ctx;
-} out_render;
-int out_write_format(int fmt, const char *path, const out_render *r, flame_err *err);
+} out_job;
+
+/* Write j to path ("-" = standard output, no temporary file). Errors name the path. */
+int out_write(const char *path, const out_job *j, flame_err *err);
+/* out_write; when that fails for a reason other than an interrupt (disk full, read-only, removed
+ * dir), the output is saved under the same name in $TMPDIR (or /tmp) instead: returns 1, *path
+ * replaced by the new (malloc'd) path, err says both. 0 ok, <0 failed. */
+int out_write_saved(char **path, const out_job *j, flame_err *err);
+
+typedef int (*out_writer_fn)(void *ctx, FILE *f, flame_err *err);
+/* Write through fn into a temp file next to path, fsync, rename; chown to SUDO_UID/SUDO_GID
+ * under sudo. On any failure the temp file is removed. */
+int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *err);
+
+/* The profile verb's names for one container (index i of n): paths[f] (malloc'd) for each
+ * format chosen, NULL for the others. output: -o (a file, or an existing directory), or NULL.
+ * Errors: a file -o for several containers. */
+int out_paths(const char *output, const bool formats[FMT_COUNT], int nformats,
+              const char *container, int n, time_t when, char *paths[FMT_COUNT], flame_err *err);
 /* Before anything is started: the directory of path exists and is writable (a read-only or
  * missing output dir fails in a second, not after the whole profile). */
 int out_check_dir(const char *path, flame_err *err);
-/* out_write_format; when that fails for a reason other than an interrupt (disk full, read-only,
- * removed dir), the profile is saved under the same name in $TMPDIR (or /tmp) instead:
- * returns 1, *path replaced by the new (malloc'd) path, err says both. 0 ok, <0 failed. */
-int out_write_saved(int fmt, char **path, const out_render *r, flame_err *err);
-/* Sanitise a container name for use in a file name ([A-Za-z0-9_.-], others -> '_'). */
+/* A container name in a file name ([A-Za-z0-9_.-], others -> '_', never hidden). */
 void out_safe_name(const char *in, char *out, size_t n);

@@ -53,6 +53,26 @@ like "$(cat int.svg 2>/dev/null)" 'FlameFixture' "Ctrl-C mid-recording: partial 
 is "$(sidecars_left)" 0 "Ctrl-C: sidecar removed"
 is "$(flame_mounts "$hp")" "$mounts_before" "Ctrl-C: no mount left"
 
+# durations: one contract, whole milliseconds on both sides: what the plugin accepts the sidecar
+# accepts (it would print "E usage" otherwise), and what it refuses it refuses before any
+# container is created
+$T docker flame -q -d 500ms -o d500ms.svg "$fx"; rc=$?
+is "$rc" 0 "-d 500ms: accepted end to end"
+like "$(cat d500ms.svg 2>/dev/null)" 'FlameFixture' "-d 500ms: a profile with Java names"
+for d in 1m30s 25h; do
+    $T docker flame -d "$d" -o "d$d.svg" "$fx" 2>"d$d.err" &
+    pid=$!
+    wait_for 'recording [0-9]+s.*[1-9][0-9]* samples' "d$d.err" 60 || nok "-d $d: no samples within 60 s"
+    kill -INT "$(cli_pid "$pid")"
+    wait_pid "$pid" 180
+    is "$RC" 0 "-d $d: the sidecar records (stopped early with Ctrl-C), exit 0"
+    like "$(cat "d$d.svg" 2>/dev/null)" 'FlameFixture' "-d $d: profile written"
+done
+out=$(docker flame -d 8d -o d8d.svg "$fx" 2>&1); rc=$?
+is "$rc" 2 "-d 8d: over the contract's week, refused (exit 2)"
+like "$out" 'invalid duration "8d": want 0 to 7d' "-d 8d: says the limit"
+is "$(sidecars_left)" 0 "-d 8d: no sidecar was created"
+
 # -- CMD
 $T docker flame -q -o cmd.svg "$fx" -- sh -c 'sleep 3'; rc=$?
 is "$rc" 0 "-- CMD: exit 0"

@@ -29,7 +29,7 @@ for sig in INT TERM; do
         like "$(grep '^F' "$o")" 'FlameFixture\.countPrimes' "SIGINT: folded stacks are delivered"
     else
         is "$rc" 130 "SIGTERM: exit status 130"
-        like "$(grep '^E' "$o")" '^E internal aborted' "SIGTERM: E line, no profile"
+        like "$(grep '^E' "$o")" '^E aborted ' "SIGTERM: E aborted, no profile"
         is "$(grep -c '^F' "$o")" 0 "SIGTERM: no F lines"
     fi
     now=$(snapshot "$fx")

@@ -83,7 +83,7 @@ static int run(unsigned flags, got *g, flame_err *err, int *rest, int argc, ...)
     va_end(ap);
     memset(g, 0, sizeof *g);
     *err = (flame_err)FLAME_ERR_INIT;
-    args_verb v = {"tool verb", specs, sizeof specs / sizeof *specs, flags};
+    args_verb v = {.name = "tool verb", .specs = specs, .nspecs = sizeof specs / sizeof *specs, .flags = flags};
     return args_parse(&v, argc, argv, on_opt, on_operand, g, rest, err);
 }
 
@@ -160,7 +160,7 @@ int main(void)
     char *help = NULL;
     size_t hl = 0;
     FILE *f = open_memstream(&help, &hl);
-    args_verb v = {"tool verb", specs, sizeof specs / sizeof *specs, 0};
+    args_verb v = {.name = "tool verb", .specs = specs, .nspecs = sizeof specs / sizeof *specs};
     args_help(&v, f);
     fclose(f);
     ok(strstr(help, "-q, --quiet") && strstr(help, "-d, --time DURATION") &&

@@ -90,13 +90,14 @@ int main(void)
 
     r = run_fold(perf, 2, (char *[]){"fold", "--bogus", NULL});
     is_int(r.rc, 2, "unknown option: exit 2");
-    ok(r.err && strstr(r.err, "unknown option '--bogus'") && lines(r.err) == 1,
+    ok(r.err && strstr(r.err, "unknown flag: --bogus") && lines(r.err) == 1,
        "... one line naming it: %.*s", r.err ? (int)strcspn(r.err, "\n") : 0, r.err ? r.err : "");
     run_free(&r);
 
     r = run_fold(perf, 2, (char *[]){"fold", "--event-filter", NULL});
     is_int(r.rc, 2, "--event-filter without a value: exit 2");
-    ok(r.err && strstr(r.err, "--event-filter needs") && lines(r.err) == 1, "... one line");
+    ok(r.err && strstr(r.err, "needs an argument: --event-filter") && lines(r.err) == 1,
+       "... one line");
     run_free(&r);
 
     r = run_fold(perf, 3, (char *[]){"fold", "a", "b", NULL});

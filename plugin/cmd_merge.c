@@ -1,0 +1,185 @@
+/* `docker flame merge`: several profiles (files, SVGs, running containers) added into one. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/args.h"
+#include "common/cleanup.h"
+#include "common/clock.h"
+#include "flame/diff.h"
+#include "flame/profile.h"
+#include "flame/render.h"
+#include "plugin/cli.h"
+#include "plugin/cmd.h"
+#include "plugin/graph.h"
+#include "plugin/inputs.h"
+#include "plugin/output.h"
+
+static const char usage_head[] =
+    "Usage: docker flame merge [OPTIONS] INPUT INPUT... -o OUT\n"
+    "\n"
+    "Add several profiles into one: several runs of one configuration, runs at several\n"
+    "frequencies, several containers. Rare code paths caught by one run show up in the sum.\n"
+    "Each INPUT is a folded file, an SVG written by docker flame, - for standard input, or a\n"
+    "running container (all containers are profiled at the same time). The result can be\n"
+    "given to docker flame diff.\n"
+    "\n"
+    "Options:\n";
+
+static const char usage_tail[] =
+    "\n"
+    "Examples:\n"
+    "  docker flame merge run1.folded run2.folded run3.folded -o all.svg\n"
+    "  docker flame merge --normalize r99hz.svg r997hz.svg -o all.folded\n"
+    "  docker flame merge web-1 web-2 web-3 -d 20 -o web.json   # three replicas, one profile\n"
+    "\n"
+    "Environment: DOCKER_FLAME_TIMINGS=1 prints where the time went (load, sum, write).\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line.\n";
+
+
+enum { M_OUTPUT, M_FORMAT, M_NORMALIZE, M_NORMALISE, M_HELP };
+
+static const arg_spec specs[] = {
+    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .id = M_OUTPUT, .meta = "OUT",
+     .help = "required; the format follows the extension: .svg (flame graph with\nits data), "
+             ".folded or .txt (folded stacks), .json (speedscope)",
+     .complete = "file"},
+    {.lng = "format", .kind = ARG_CHOICE, .id = M_FORMAT, .meta = "FMT",
+     .help = "svg, folded or speedscope, whatever the extension", .choices = out_fmt_names},
+    {.lng = "normalize", .kind = ARG_FLAG, .id = M_NORMALIZE,
+     .help = "scale every input to the same total before adding, so each run\nweighs the same "
+             "(counts rounded; without it, longer runs weigh more)"},
+    {.lng = "normalise", .kind = ARG_FLAG, .id = M_NORMALISE, .flags = ARG_HIDDEN},
+    INPUTS_DURATION_SPEC,
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = M_HELP, .help = "this help"},
+};
+
+static const args_verb verb = {.name = "docker flame merge",
+                               .specs = specs,
+                               .nspecs = sizeof specs / sizeof *specs,
+                               .shared = graph_specs,
+                               .nshared = GRAPH_NSPECS};
+
+typedef struct merge_args {
+    graph_opts g;
+    const char *output;
+    int fmt;
+    uint64_t duration_ms;
+    bool normalize, help;
+    char **in;
+    size_t nin;
+} merge_args;
+
+static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
+{
+    merge_args *a = ctx;
+    int g = graph_opt(&a->g, s, v, err);
+    if (g != 0)
+        return g < 0 ? -1 : 0;
+    switch (s->id) {
+    case M_OUTPUT:
+        a->output = v->str;
+        break;
+    case M_FORMAT:
+        a->fmt = v->choice;
+        break;
+    case M_NORMALIZE:
+    case M_NORMALISE:
+        a->normalize = true;
+        break;
+    case INPUTS_ID_DURATION:
+        a->duration_ms = v->ms;
+        break;
+    case M_HELP:
+        a->help = true;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_operand(void *ctx, const char *operand, flame_err *err)
+{
+    (void)err;
+    merge_args *a = ctx;
+    a->in[a->nin++] = (char *)operand;
+    return 0;
+}
+
+int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
+{
+    const char *vname = "merge";
+    merge_args a = {.fmt = -1, .duration_ms = 30000};
+    flame_err err = FLAME_ERR_INIT;
+    _cleanup_free_ char **names = calloc((size_t)argc + 1, sizeof *names);
+    if (!names) {
+        flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
+        return cli_fail(vname, &err);
+    }
+    a.in = names;
+    if (args_parse(&verb, argc - 1, argv + 1, on_opt, on_operand, &a, NULL, &err) < 0)
+        return cli_fail(vname, &err);
+    if (a.help) {
+        fputs(usage_head, stdout);
+        args_help(&verb, stdout);
+        fputs(usage_tail, stdout);
+        return FLAME_EXIT_OK;
+    }
+    size_t n = a.nin;
+    if (n < 1)
+        return cli_usage_error(vname, "no profiles to merge");
+    if (!a.output)
+        return cli_usage_error(vname, "-o OUT is required (all.svg, all.folded or all.json)");
+    int fmt = a.fmt >= 0 ? a.fmt : out_fmt_of_path(a.output);
+    if (fmt < 0)
+        return cli_usage_error(vname,
+                               "cannot tell the format of '%s' from its extension; use "
+                               "--format svg|folded|speedscope",
+                               a.output);
+    _cleanup_free_ input *in = calloc(n, sizeof *in);
+    _cleanup_free_ profile **ps = calloc(n, sizeof *ps);
+    if (!in || !ps) {
+        flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
+        return cli_fail(vname, &err);
+    }
+    for (size_t i = 0; i < n; i++)
+        in[i].arg = a.in[i];
+    double t[5] = {mono_s()};
+    int rc = load_inputs(in, n, prof, a.duration_ms, &err);
+    t[1] = mono_s();
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = check_plain(&in[i], &err);
+    if (rc < 0) {
+        free_inputs(in, n);
+        return cli_fail(vname, &err);
+    }
+    for (size_t i = 0; i < n; i++) {
+        ps[i] = in[i].p;
+        in[i].p = NULL;
+    }
+    profile *sum = NULL;
+    if (diff_merge(ps, n, a.normalize, &sum, &err) < 0)
+        return cli_fail(vname, &err);
+    t[2] = t[3] = mono_s();
+    render_opts ro;
+    graph_apply(&a.g, &ro);
+    /* a merged SVG is meant to be read back (diff it later): always carry the data, however
+     * big (the render default leaves out more than RENDER_EMBED_LIMIT bytes) */
+    ro.embed_limit = 0;
+    _cleanup_free_ char *title = NULL;
+    if (!a.g.title && asprintf(&title, "Merged profile (%zu inputs%s)", n,
+                               a.normalize ? ", each weighted the same" : "") >= 0)
+        ro.title = title;
+    out_job job = {.p = sum, .fmt = fmt, .ro = &ro, .name = "merged"};
+    rc = out_write(a.output, &job, &err);
+    profile_free(sum);
+    if (rc < 0)
+        return cli_fail(vname, &err);
+    t[4] = mono_s();
+    print_timings(vname, "sum", t);
+    fprintf(stderr, "docker flame merge: wrote %s (%zu inputs)\n", a.output, n);
+    return FLAME_EXIT_OK;
+}

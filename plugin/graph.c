@@ -1,0 +1,81 @@
+/* The shared graph options (plugin/graph.h). */
+#include "plugin/graph.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { G_TITLE = GRAPH_ID_BASE, G_COLORS, G_COLOURS, G_MINWIDTH, G_WIDTH };
+
+const arg_spec graph_specs[GRAPH_NSPECS] = {
+    {.lng = "title", .kind = ARG_STR, .id = G_TITLE, .meta = "TEXT",
+     .help = "graph title (default: the container or input name)"},
+    {.lng = "colors", .kind = ARG_STR, .id = G_COLORS, .meta = "PALETTE",
+     .help = "palette: java (default for profiles), hot, mem, io, ...\n(see `docker flame render "
+             "--help`)"},
+    {.lng = "colours", .kind = ARG_STR, .id = G_COLOURS, .flags = ARG_HIDDEN},
+    {.lng = "minwidth", .kind = ARG_STR, .id = G_MINWIDTH, .meta = "W",
+     .help = "omit frames narrower than W pixels (0.1) or W% of the total"},
+    {.lng = "width", .kind = ARG_INT, .id = G_WIDTH, .meta = "PX", .help = "image width (1200)",
+     .lo = 40, .hi = 1000000},
+};
+
+int graph_parse_minwidth(const char *s, double *v, bool *pct)
+{
+    char *end;
+    errno = 0;
+    double mw = strtod(s, &end);
+    bool p = *end == '%';
+    if (end == s || errno || mw < 0 || !isfinite(mw) || (p ? end[1] : *end) || (p && mw > 100))
+        return -1;
+    *v = mw;
+    *pct = p;
+    return 0;
+}
+
+int graph_opt(graph_opts *g, const arg_spec *s, const arg_val *v, flame_err *err)
+{
+    switch (s->id) {
+    case G_TITLE:
+        g->title = v->str;
+        return 1;
+    case G_COLORS:
+    case G_COLOURS:
+        if (!render_palette_valid(v->str))
+            return flame_fail(err, FLAME_EXIT_USAGE,
+                              "--colors: unknown palette \"%.64s\": use hot, java, mem, io, wakeup, "
+                              "chain, js, perl, red, green, blue, aqua, yellow, purple or orange",
+                              v->str);
+        g->colors = v->str;
+        return 1;
+    case G_MINWIDTH:
+        if (graph_parse_minwidth(v->str, &g->minwidth, &g->minwidth_pct) < 0)
+            return flame_fail(err, FLAME_EXIT_USAGE,
+                              "--minwidth: \"%.64s\" is not pixels (0.1) or a percentage (0.5%%)",
+                              v->str);
+        g->minwidth_set = true;
+        return 1;
+    case G_WIDTH:
+        g->width = (int)v->i;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void graph_apply(const graph_opts *g, render_opts *ro)
+{
+    render_opts_default(ro);
+    if (g->title)
+        ro->title = g->title;
+    if (g->colors)
+        ro->colors = g->colors;
+    if (g->width)
+        ro->width = g->width;
+    if (g->minwidth_set) {
+        ro->minwidth = g->minwidth;
+        ro->minwidth_pct = g->minwidth_pct;
+    }
+}

@@ -1,0 +1,43 @@
+/* The inputs of diff and merge: each argument a folded file, a docker-flame SVG, "-" for
+ * standard input, or a running container (profiled through the plugin's profiler, all of them at
+ * the same time, over one window). Plus the little checks both verbs make of what they loaded. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/args.h"
+#include "common/contract.h"
+#include "common/err.h"
+#include "flame/profile.h"
+#include "plugin/cmd.h"
+
+typedef struct input {
+    const char *arg;
+    bool container;
+    profile *p;
+    flame_err err;
+    int rc;
+} input;
+
+/* -d/--duration for the containers among the inputs (the contract's limits), as an entry of a
+ * verb's option table. */
+#define INPUTS_ID_DURATION 900
+#define INPUTS_DURATION_SPEC                                                                       \
+    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .id = INPUTS_ID_DURATION,              \
+     .meta = "DURATION", .help = "how long to profile the containers among the inputs (30s)",     \
+     .lo = 1, .hi = CT_DURATION_MAX_MS}
+
+/* Resolve and load every input (files two at a time in parallel, then every container in one
+ * profiling call). On error some in[i].p may be set: free_inputs() in every case. */
+int load_inputs(input *in, size_t n, const flame_profiler *prof, uint64_t duration_ms,
+                flame_err *err);
+void free_inputs(input *in, size_t n);
+/* A plain (one-column), non-empty profile. */
+int check_plain(const input *in, flame_err *err);
+/* Refuse to compare a profile of sample counts with one of summed periods (unless ignored). */
+int check_units(const input *a, const input *b, flame_err *err);
+/* 1234567 -> "1,234,567" */
+const char *grouped(double v, char *buf, size_t n);
+/* DOCKER_FLAME_TIMINGS=1: "load, <combine>, summary, write, total" on one line (t[0..4] in s). */
+void print_timings(const char *verb, const char *combine, const double *t);

@@ -8,7 +8,7 @@ engine_up || bail "no Docker engine answers (tests/run starts one)"
 ensure_fixture_image || bail "cannot build the fixture image"
 
 fx=$(fixture pid1) || bail "fixture did not start"
-ok "fixture JVM container started"
+is "$(docker inspect -f '{{.State.Running}}' "$fx")" true "fixture JVM container runs"
 is "$(docker inspect -f '{{.Config.User}}' "$fx")" "10001:10001" "fixture runs as 10001:10001"
 hp=$(host_pid "$fx")
 like "$(tr '\0' ' ' < /proc/$hp/cmdline)" '^/opt/java/openjdk/bin/java ' "JVM is PID 1 and lives at /opt/java/openjdk"

@@ -47,14 +47,14 @@ suite() {
     mkdir -p "$L"
     diag "=== $tag ($java)"
     if ! start_fixture "$java" "$L/jvm"; then
-        ok 1 "$tag: fixture JVM starts"
+        okif 1 "$tag: fixture JVM starts"
         return
     fi
     pid=$JPID
 
     # --- the very first load fails: HotSpot (16+) dlclose()s the library; it must stay ----
     load "$pid" "start,dir=/nonexistent/first"
-    ok $(($? == 2 ? 0 : 1)) "$tag: a failing first load returns 2"
+    okif $(($? == 2 ? 0 : 1)) "$tag: a failing first load returns 2"
     expected_fail=$((expected_fail + 1))
     check "$tag: ... and the library stays mapped (-z nodelete)" grep -qF "$SO" "/proc/$pid/maps"
 
@@ -63,7 +63,7 @@ suite() {
     m="$L/c1/perf-$pid.map"
     local t0=$SECONDS
     load "$pid" "start,dir=$L/c1,verbose=1"
-    ok $? "$tag: load start returns 0 ($(echo $LOAD_OUT))"
+    okif $? "$tag: load start returns 0 ($(echo $LOAD_OUT))"
     check "$tag: map created and open in the JVM" fd_open "$pid" "$m"
     check "$tag: Interpreter (DynamicCodeGenerated replay) in the map when load returns" has "$m" " Interpreter"
     check "$tag: FlameFixture.countPrimes appears" poll_grep "$m" " FlameFixture.countPrimes" 30
@@ -79,7 +79,7 @@ suite() {
     diag "$tag: map after ~5 s: $(wc -l <"$m") lines, $(wc -c <"$m") bytes, $(grep -c -- '->' "$m") inlined ranges"
     check "$tag: map lines parse, no control bytes, no overlaps" valid_map "$m"
     load "$pid" "stop"
-    ok $? "$tag: load stop returns 0"
+    okif $? "$tag: load stop returns 0"
     check "$tag: map closed after stop" eval "! fd_open $pid '$m'"
     local size1
     size1=$(wc -c <"$m")
@@ -87,50 +87,50 @@ suite() {
     # --- cycles 2 and 3: replay right after start; sig=1; inline=0 -------------------------
     mkdir -p "$L/c2" "$L/c3"
     load "$pid" "start,sig=1,dir=$L/c2"
-    ok $? "$tag: second start returns 0"
+    okif $? "$tag: second start returns 0"
     m="$L/c2/perf-$pid.map"
     check "$tag: replay: countPrimes in the map as soon as load returns" has "$m" " FlameFixture.countPrimes"
     check "$tag: sig=1 gives parameter lists" has "$m" "FlameFixture.mixHashes(java.util.Random, int)"
     check "$tag: sig=1 inlined chain" has "$m" "FlameFixture.countPrimes(int)->FlameFixture.isPrime(int)"
     check "$tag: sig=1 map valid" valid_map "$m"
     load "$pid" "stop"
-    ok $? "$tag: second stop returns 0"
+    okif $? "$tag: second stop returns 0"
     check "$tag: second map closed" eval "! fd_open $pid '$m'"
     load "$pid" "start,inline=0,dir=$L/c3"
-    ok $? "$tag: third start (inline=0) returns 0"
+    okif $? "$tag: third start (inline=0) returns 0"
     m="$L/c3/perf-$pid.map"
     check "$tag: inline=0: countPrimes present" has "$m" " FlameFixture.countPrimes"
     check "$tag: inline=0: no inlined chains" hasnt "$m" "->"
     check "$tag: inline=0 map valid" valid_map "$m"
     load "$pid" "stop,verbose=1"
-    ok $? "$tag: third stop returns 0"
+    okif $? "$tag: third stop returns 0"
     check "$tag: third map closed" eval "! fd_open $pid '$m'"
     check "$tag: first map untouched since its stop" test "$(wc -c <"$L/c1/perf-$pid.map")" = "$size1"
 
     # --- failures: error code, one stderr line, JVM keeps running, next start works -------
     load "$pid" "start,dir=/nonexistent/dir"
-    ok $(($? == 2 ? 0 : 1)) "$tag: nonexistent dir: return code 2 ($(echo $LOAD_OUT))"
+    okif $(($? == 2 ? 0 : 1)) "$tag: nonexistent dir: return code 2 ($(echo $LOAD_OUT))"
     expected_fail=$((expected_fail + 1))
     load "$pid" "start,dir=/proc/self"
-    ok $(($? == 2 ? 0 : 1)) "$tag: non-writable dir: return code 2"
+    okif $(($? == 2 ? 0 : 1)) "$tag: non-writable dir: return code 2"
     expected_fail=$((expected_fail + 1))
     mkdir -p "$L/evil" "$L/fifo"
     echo precious >"$L/victim"
     ln -s "$L/victim" "$L/evil/perf-$pid.map"
     load "$pid" "start,dir=$L/evil"
-    ok $(($? == 2 ? 0 : 1)) "$tag: symlink at the map path refused (O_NOFOLLOW)"
+    okif $(($? == 2 ? 0 : 1)) "$tag: symlink at the map path refused (O_NOFOLLOW)"
     expected_fail=$((expected_fail + 1))
     check "$tag: symlink target untouched" test "$(cat "$L/victim")" = precious
     mkfifo "$L/fifo/perf-$pid.map"
     load "$pid" "start,dir=$L/fifo"
-    ok $(($? == 2 ? 0 : 1)) "$tag: FIFO at the map path refused without blocking"
+    okif $(($? == 2 ? 0 : 1)) "$tag: FIFO at the map path refused without blocking"
     expected_fail=$((expected_fail + 1))
     # A full file system during the replay (a tiny tmpfs; needs root and CAP_SYS_ADMIN).
     mkdir -p "$L/full"
     if mount -t tmpfs -o size=4k tmpfs "$L/full" 2>/dev/null; then
         MOUNTS+=("$L/full")
         load "$pid" "start,dir=$L/full"
-        ok $(($? == 2 ? 0 : 1)) "$tag: full file system during the replay: return code 2"
+        okif $(($? == 2 ? 0 : 1)) "$tag: full file system during the replay: return code 2"
         expected_fail=$((expected_fail + 2)) # the write error, then the failed start
         check "$tag: incomplete map removed" test ! -e "$L/full/perf-$pid.map"
         umount "$L/full" && MOUNTS=("${MOUNTS[@]/$L\/full/}")
@@ -139,52 +139,52 @@ suite() {
         skip_or_fail "cannot mount a tmpfs here"
     fi
     load "$pid" "start,frobnicate=1"
-    ok $(($? == 1 ? 0 : 1)) "$tag: unknown option: return code 1"
+    okif $(($? == 1 ? 0 : 1)) "$tag: unknown option: return code 1"
     expected_fail=$((expected_fail + 1))
     check "$tag: JVM alive after the failures" kill -0 "$pid"
     mkdir -p "$L/c4"
     load "$pid" "start,dir=$L/c4"
-    ok $? "$tag: start after failures returns 0"
+    okif $? "$tag: start after failures returns 0"
     check "$tag: re-armed: countPrimes replayed" has "$L/c4/perf-$pid.map" " FlameFixture.countPrimes"
     load "$pid" "stop"
-    ok $? "$tag: stop after failures returns 0"
+    okif $? "$tag: stop after failures returns 0"
 
     # --- the same file by another path (a new mount of the agent dir), and a copy ---------
     mkdir -p "$L/other" "$L/copy" "$L/c5" "$L/c6"
     ln "$SO" "$L/other/libflameagent.so" 2>/dev/null || ln -s "$SO" "$L/other/libflameagent.so"
     cp "$SO" "$L/copy/libflameagent.so"
     load "$pid" "start,dir=$L/c5" "$L/other/libflameagent.so"
-    ok $? "$tag: start through another path to the same file returns 0"
+    okif $? "$tag: start through another path to the same file returns 0"
     check "$tag: ... and replays" has "$L/c5/perf-$pid.map" " FlameFixture.countPrimes"
     load "$pid" "stop" "$L/other/libflameagent.so"
-    ok $? "$tag: ... stop returns 0"
+    okif $? "$tag: ... stop returns 0"
     check "$tag: ... map closed" eval "! fd_open $pid '$L/c5/perf-$pid.map'"
     load "$pid" "start,dir=$L/c6" "$L/copy/libflameagent.so"
-    ok $? "$tag: start through a copy of the library returns 0"
+    okif $? "$tag: start through a copy of the library returns 0"
     check "$tag: ... and replays" has "$L/c6/perf-$pid.map" " FlameFixture.countPrimes->FlameFixture.isPrime"
     load "$pid" "stop" "$L/copy/libflameagent.so"
-    ok $? "$tag: ... stop returns 0"
+    okif $? "$tag: ... stop returns 0"
     check "$tag: ... map closed" eval "! fd_open $pid '$L/c6/perf-$pid.map'"
 
     # --- start while started (a profile that never sent stop): re-open, replay -------------
     mkdir -p "$L/c7" "$L/c8"
     load "$pid" "start,dir=$L/c7"
-    ok $? "$tag: start returns 0"
+    okif $? "$tag: start returns 0"
     load "$pid" "start,dir=$L/c8"
-    ok $? "$tag: start again without stop returns 0"
+    okif $? "$tag: start again without stop returns 0"
     check "$tag: ... the first map is closed" eval "! fd_open $pid '$L/c7/perf-$pid.map'"
     check "$tag: ... the new map has the replay" has "$L/c8/perf-$pid.map" " FlameFixture.countPrimes"
     load "$pid" "stop"
-    ok $? "$tag: ... stop returns 0"
+    okif $? "$tag: ... stop returns 0"
     load "$pid" "stop"
-    ok $? "$tag: a second stop (already quiet) returns 0"
+    okif $? "$tag: a second stop (already quiet) returns 0"
 
     # --- default dir (/tmp) --------------------------------------------------------------
     load "$pid" "start"
-    ok $? "$tag: start with default options returns 0"
+    okif $? "$tag: start with default options returns 0"
     check "$tag: default map is /tmp/perf-<pid>.map" has "/tmp/perf-$pid.map" " Interpreter"
     load "$pid" "stop"
-    ok $? "$tag: stop returns 0"
+    okif $? "$tag: stop returns 0"
     check "$tag: /tmp map closed" eval "! fd_open $pid /tmp/perf-$pid.map"
     rm -f "/tmp/perf-$pid.map"
 
@@ -192,14 +192,14 @@ suite() {
     check "$tag: JVM still running" kill -0 "$pid"
     local errors unexpected
     errors=$(grep -c '^docker-flame agent: [^i]' "$L/jvm.err")
-    ok $((errors == expected_fail ? 0 : 1)) "$tag: one stderr line per provoked failure ($errors/$expected_fail)"
+    okif $((errors == expected_fail ? 0 : 1)) "$tag: one stderr line per provoked failure ($errors/$expected_fail)"
     unexpected=$(grep -vE '^docker-flame agent: |^WARNING: (A JVM TI agent has been loaded dynamically|If a serviceability tool is in use|Dynamic loading of agents)' "$L/jvm.err")
-    ok $([ -z "$unexpected" ] && echo 0 || echo 1) "$tag: no other output on the JVM's stderr"
+    okif $([ -z "$unexpected" ] && echo 0 || echo 1) "$tag: no other output on the JVM's stderr"
     [ -n "$unexpected" ] && diag "unexpected stderr:" "$unexpected"
     grep -h '^docker-flame agent: info' "$L/jvm.err" | while read -r l; do diag "$tag: $l"; done
     local per
     per=$(sed -n 's/.*, \([0-9.]*\) us per method$/\1/p' "$L/jvm.err" | sort -n | tail -1)
-    ok $(awk -v p="${per:-x}" 'BEGIN { exit !(p ~ /^[0-9.]+$/ && p + 0 < 5000) }' && echo 0 || echo 1) "$tag: time per compiled-method event is sane (${per:-?} us)"
+    okif $(awk -v p="${per:-x}" 'BEGIN { exit !(p ~ /^[0-9.]+$/ && p + 0 < 5000) }' && echo 0 || echo 1) "$tag: time per compiled-method event is sane (${per:-?} us)"
     kill "$pid"
 
     # --- -agentpath at startup (Agent_OnLoad) ---------------------------------------------
@@ -217,7 +217,7 @@ suite() {
             kill "$JPID"
             wait "$JPID" 2>/dev/null
         else
-            ok 1 "$tag: JVM starts with -agentpath on a small tmpfs"
+            okif 1 "$tag: JVM starts with -agentpath on a small tmpfs"
         fi
         umount "$L/fills"
     else
@@ -241,11 +241,11 @@ suite() {
         check "$tag: ... the JVM keeps running" kill -0 "$JPID"
         kill "$JPID"
     else
-        ok 1 "$tag: JVM starts with -agentpath"
+        okif 1 "$tag: JVM starts with -agentpath"
     fi
 }
 
 while read -r j; do
     [ -x "$j" ] && suite "$j"
 done < <(java_list)
-finish
+done_testing

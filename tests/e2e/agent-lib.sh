@@ -1,50 +1,20 @@
-# Shared by the agent's host-level tests (tests/e2e/agent-*.t: a JVM on this host, no Docker):
-# TAP helpers, a scratch dir, cleanup of what the test started, the agent library, bounded waits,
-# loading the agent through tests/agent/attach.py. Source it first; it leaves the cwd in $T.
-#   ok STATUS DESC | check DESC CMD... | diag TEXT... | skip_or_fail DESC | finish
+# Shared by the agent's host-level tests (tests/e2e/agent-*.t: a JVM on this host, no Docker),
+# on top of lib.sh (TAP, scratch dir $TMP = $T): cleanup of what the test started, the agent
+# library, bounded waits, loading the agent through tests/agent/attach.py. Source it first; it
+# leaves the cwd in $T.
 #   PIDS+=(pid)   background children killed and waited for at exit (those not reaped yet),
 #                 their /tmp/perf-<pid>.map removed
 #   test_cleanup  a function the test may define: called first at exit
 #   MOUNTS+=(dir) unmounted at exit
 #   compile_java SRC...   javac into $T/classes (bails out on failure)
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SO="$ROOT/build/libflameagent.so"
+. "$(dirname "$0")/lib.sh"
+SO="$BUILD/libflameagent.so"
 ATTACH="$ROOT/tests/agent/attach.py"
-
-n=0
-failed=0
-ok() { # status description...
-    local c=$1
-    shift
-    n=$((n + 1))
-    if [ "$c" -eq 0 ]; then echo "ok $n - $*"; else echo "not ok $n - $*"; failed=$((failed + 1)); fi
-}
-check() { # description command...
-    local d=$1
-    shift
-    if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
-}
-diag() { printf '# %s\n' "$@"; }
-# A check this machine cannot run: a skip on a laptop, a failure under CI=true.
-skip_or_fail() {
-    n=$((n + 1))
-    if [ "${CI:-}" = true ]; then
-        echo "not ok $n - $* (cannot run, and CI=true forbids skipping)"
-        failed=$((failed + 1))
-    else
-        echo "ok $n # SKIP $*"
-    fi
-}
-finish() {
-    echo "1..$n"
-    [ "$failed" -eq 0 ]
-}
 
 PIDS=()
 MOUNTS=()
-T=$(mktemp -d "/tmp/$(basename "$0" .t).XXXXXX")
-cleanup() {
+T=$TMP
+lib_cleanup_extra() {
     local p m
     declare -F test_cleanup >/dev/null && test_cleanup # the test's own, first
     # only children not reaped yet: a pid the test already waited for may be another's by now
@@ -53,9 +23,7 @@ cleanup() {
     for p in "${PIDS[@]}"; do [[ $live == *" $p "* ]] && wait "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do rm -f "/tmp/perf-$p.map"; done
     for m in "${MOUNTS[@]}"; do [ -n "$m" ] && umount "$m" 2>/dev/null; done
-    rm -rf "$T"
 }
-trap cleanup EXIT
 
 if [ ! -f "$SO" ]; then
     make -C "$ROOT" -s build/libflameagent.so >&2 || { echo "Bail out! cannot build $SO"; exit 1; }

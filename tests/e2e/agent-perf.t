@@ -40,8 +40,8 @@ awk -v map="perf-$JPID.map" 'BEGIN { RS = "" }
 END { printf "%d %d %d\n", n, jit, unnamed }' "$T/script.txt" >"$T/counts" 2>"$T/frames"
 read -r samples jit unnamed <"$T/counts"
 echo "# samples=$samples jit_leaf=$jit unnamed_jit_leaf=${unnamed:-0}"
-ok $([ "$jit" -gt 100 ] && echo 0 || echo 1) "more than 100 samples with a JIT leaf ($jit)"
-ok $([ $(( (jit - ${unnamed:-0}) * 100 )) -ge $((jit * 99)) ] && echo 0 || echo 1) \
+okif $([ "$jit" -gt 100 ] && echo 0 || echo 1) "more than 100 samples with a JIT leaf ($jit)"
+okif $([ $(( (jit - ${unnamed:-0}) * 100 )) -ge $((jit * 99)) ] && echo 0 || echo 1) \
     ">= 99% of JIT-leaf samples carry a Java name ($((jit - ${unnamed:-0}))/$jit)"
 check "inlined leaf FlameFixture.countPrimes->FlameFixture.isPrime sampled" \
     grep -qx 'leaf FlameFixture.countPrimes->FlameFixture.isPrime' "$T/frames"
@@ -62,8 +62,8 @@ awk '$1 == "pair" && $3 == "<-" && $4 != "Interpreter" && index($4, ".") {
 }
 END { printf "%d %d\n", checked, good > "/dev/stderr" }' "$T/frames" 2>"$T/callers"
 read -r checked good <"$T/callers"
-ok $([ "${checked:-0}" -ge 5 ] && [ $((good * 100)) -ge $((checked * 90)) ] && echo 0 || echo 1) \
+okif $([ "${checked:-0}" -ge 5 ] && [ $((good * 100)) -ge $((checked * 90)) ] && echo 0 || echo 1) \
     "caller return addresses resolve to the calling method (${good:-0}/${checked:-0})"
 sort "$T/frames" | grep '^leaf' | uniq -c | sort -rn | head -6 | sed 's/^/# /'
 check "JVM still running" kill -0 "$JPID"
-finish
+done_testing

@@ -15,7 +15,7 @@ T=${FLAME_E2E_TIMEOUT:-180}
 
 a=$(fixture pid1) || bail "fixture pid1 did not start"
 b=$(fixture slow) || bail "fixture slow did not start"
-ok "fixtures pid1 and slow started"
+is "$(docker inspect -f '{{.State.Running}}' "$a" "$b" | tr '\n' ' ')" "true true " "fixtures pid1 and slow run"
 
 # 1. container vs container, self movers
 start=$(date +%s)

@@ -1,6 +1,8 @@
-# Shared helpers for end-to-end tests (bash, TAP). Source it first:
+# The one library of the end-to-end tests (bash, TAP). Source it first:
 #   . "$(dirname "$0")/lib.sh"
-# Gives: ROOT BUILD VERSION, TAP (ok/nok/is/like/unlike/diag/skip_or_fail/done_testing),
+# Gives: ROOT BUILD VERSION, TAP (ok/nok/okif/check/is/like/unlike/diag/fdiag/skip_or_fail/bail/
+# done_testing), $TMP (this test's scratch dir, removed at exit; lib_cleanup_extra, when the test
+# or a helper library defines it, runs first),
 # fixture VARIANT (starts a fixture container owned by this test, prints its id),
 # ensure_sidecar_image, plugin_env (DOCKER_CONFIG with our plugin), and a cleanup trap that
 # removes every container this test started and its temp dir.
@@ -20,6 +22,8 @@ nok()  { _tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1)); echo "not ok $_ta
 # always shows, so a CI log carries it)
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 fdiag() { printf '%s\n' "$@" | sed 's/^/# /' >&2; }
+# okif STATUS DESC: ok when STATUS is 0 (for `cmd; okif $? "desc"`)
+okif() { local c=$1; shift; if [ "$c" -eq 0 ]; then ok "$*"; else nok "$*"; fi; }
 # check DESC CMD...: ok when CMD succeeds
 check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 is()   { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3"; fdiag "got:  '$1'" "want: '$2'"; fi; }
@@ -96,6 +100,7 @@ tmp_is() {
 flame_mounts() { grep -c 'docker-flame' "/proc/$1/mountinfo" 2>/dev/null || true; }
 
 _cleanup() {
+    declare -F lib_cleanup_extra >/dev/null && lib_cleanup_extra
     local ids
     ids=$(docker ps -aq --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" 2>/dev/null)
     [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1

@@ -91,8 +91,9 @@ void args_format_duration(uint64_t ms, char *buf, size_t cap)
 /* The i-th option of the verb: its own, then the shared ones. */
 static const arg_spec *spec_at(const args_verb *v, size_t i)
 {
-    return i < v->nspecs ? &v->specs[i] : i - v->nspecs < v->nshared ? &v->shared[i - v->nspecs]
-                                                                      : NULL;
+    return i < v->nspecs                ? &v->specs[i]
+           : i - v->nspecs < v->nshared ? &v->shared[i - v->nspecs]
+                                        : NULL;
 }
 
 static const arg_spec *find_long(const args_verb *v, const char *name, size_t n)
@@ -148,8 +149,7 @@ static int deliver(const args_verb *v, const arg_spec *s, const char *flag, cons
         errno = 0;
         double d = strtod(val, &end);
         if (!*val || *end || errno || !isfinite(d) || d < s->lo || d > s->hi) {
-            return bad(v, err, "%s: \"%s\" is not a number from %g to %g", flag, val, s->lo,
-                       s->hi);
+            return bad(v, err, "%s: \"%s\" is not a number from %g to %g", flag, val, s->lo, s->hi);
         }
         av.num = d;
         break;

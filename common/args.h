@@ -34,10 +34,10 @@ typedef struct arg_spec {
     const char *lng; /* long name without dashes */
     char shrt;       /* short letter, 0 for none */
     arg_kind kind;
-    int id;           /* handed to the verb's callback */
-    const char *meta; /* value placeholder in --help ("DURATION"); NULL for flags */
-    const char *help; /* may hold '\n' for more lines */
-    double lo, hi;    /* ARG_INT, ARG_NUM; ARG_DURATION in ms */
+    int id;                     /* handed to the verb's callback */
+    const char *meta;           /* value placeholder in --help ("DURATION"); NULL for flags */
+    const char *help;           /* may hold '\n' for more lines */
+    double lo, hi;              /* ARG_INT, ARG_NUM; ARG_DURATION in ms */
     const char *const *choices; /* ARG_CHOICE: NULL-terminated */
     unsigned flags;
     /* What a value is, for shell completion: "file", "dir", "container", NULL = nothing */
@@ -54,7 +54,8 @@ typedef struct arg_val {
 } arg_val;
 
 #define ARGS_SINGLE_DASH_LONG 1u /* -title works like --title (flamegraph.pl's spelling) */
-#define ARGS_STOP_AT_OPERAND 2u  /* the first operand ends the options (it and the rest are operands) */
+#define ARGS_STOP_AT_OPERAND                                                                       \
+    2u /* the first operand ends the options (it and the rest are operands) */
 
 typedef struct args_verb {
     const char *name; /* "docker flame render": named in every message's --help hint */

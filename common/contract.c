@@ -9,9 +9,9 @@
 
 static const char *const verb_names[CT_VERB_COUNT] = {"record", "top", "restore"};
 static const char *const inject_names[] = {"auto", "mount", "copy", NULL};
-static const char *const error_names[CT_ERR_COUNT] = {
-    "no_jvm", "no_pid", "attach", "inject", "perf_denied", "perf_unsupported",
-    "usage",  "aborted", "internal"};
+static const char *const error_names[CT_ERR_COUNT] = {"no_jvm", "no_pid",      "attach",
+                                                      "inject", "perf_denied", "perf_unsupported",
+                                                      "usage",  "aborted",     "internal"};
 static const char *const attach_names[CT_ATTACH_COUNT] = {"none", "agent", "perfmap"};
 static const char *const injected_names[CT_INJECTED_COUNT] = {"none", "mount", "copy"};
 static const char *const phase_names[CT_PH_COUNT] = {
@@ -80,24 +80,65 @@ int ct_error_exit(enum ct_error e)
 
 /* ---- the command line ---- */
 
-enum { O_DURATION, O_INTERVAL, O_FREQUENCY, O_PID, O_NO_INLINE, O_SIGNATURES, O_ATTACH_TIMEOUT,
-       O_INJECT, O_HELP };
+enum {
+    O_DURATION,
+    O_INTERVAL,
+    O_FREQUENCY,
+    O_PID,
+    O_NO_INLINE,
+    O_SIGNATURES,
+    O_ATTACH_TIMEOUT,
+    O_INJECT,
+    O_HELP
+};
 
 static const arg_spec sidecar_specs[] = {
-    {.lng = "duration", .kind = ARG_DURATION, .id = O_DURATION, .meta = "DURATION",
-     .help = "record: how long (0 = until SIGINT)", .lo = 0, .hi = CT_DURATION_MAX_MS},
-    {.lng = "interval", .kind = ARG_DURATION, .id = O_INTERVAL, .meta = "DURATION",
-     .help = "top: window length", .lo = CT_INTERVAL_MIN_MS, .hi = CT_INTERVAL_MAX_MS},
-    {.lng = "frequency", .kind = ARG_INT, .id = O_FREQUENCY, .meta = "HZ",
-     .help = "samples per second", .lo = 1, .hi = CT_FREQ_MAX},
-    {.lng = "pid", .kind = ARG_INT, .id = O_PID, .meta = "PID",
-     .help = "only this JVM (its pid in the container)", .lo = 1, .hi = CT_PID_MAX},
-    {.lng = "no-inline", .kind = ARG_FLAG, .id = O_NO_INLINE, .help = "no frames for inlined methods"},
+    {.lng = "duration",
+     .kind = ARG_DURATION,
+     .id = O_DURATION,
+     .meta = "DURATION",
+     .help = "record: how long (0 = until SIGINT)",
+     .lo = 0,
+     .hi = CT_DURATION_MAX_MS},
+    {.lng = "interval",
+     .kind = ARG_DURATION,
+     .id = O_INTERVAL,
+     .meta = "DURATION",
+     .help = "top: window length",
+     .lo = CT_INTERVAL_MIN_MS,
+     .hi = CT_INTERVAL_MAX_MS},
+    {.lng = "frequency",
+     .kind = ARG_INT,
+     .id = O_FREQUENCY,
+     .meta = "HZ",
+     .help = "samples per second",
+     .lo = 1,
+     .hi = CT_FREQ_MAX},
+    {.lng = "pid",
+     .kind = ARG_INT,
+     .id = O_PID,
+     .meta = "PID",
+     .help = "only this JVM (its pid in the container)",
+     .lo = 1,
+     .hi = CT_PID_MAX},
+    {.lng = "no-inline",
+     .kind = ARG_FLAG,
+     .id = O_NO_INLINE,
+     .help = "no frames for inlined methods"},
     {.lng = "signatures", .kind = ARG_FLAG, .id = O_SIGNATURES, .help = "keep Java signatures"},
-    {.lng = "attach-timeout", .kind = ARG_DURATION, .id = O_ATTACH_TIMEOUT, .meta = "DURATION",
-     .help = "bound of each attach command", .lo = 1000, .hi = 600000},
-    {.lng = "inject", .kind = ARG_CHOICE, .id = O_INJECT, .meta = "HOW",
-     .help = "how the agent becomes visible in the target", .choices = inject_names},
+    {.lng = "attach-timeout",
+     .kind = ARG_DURATION,
+     .id = O_ATTACH_TIMEOUT,
+     .meta = "DURATION",
+     .help = "bound of each attach command",
+     .lo = 1000,
+     .hi = 600000},
+    {.lng = "inject",
+     .kind = ARG_CHOICE,
+     .id = O_INJECT,
+     .meta = "HOW",
+     .help = "how the agent becomes visible in the target",
+     .choices = inject_names},
     {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = O_HELP, .help = "this text"},
 };
 
@@ -119,9 +160,10 @@ void ct_args_default(ct_args *a, enum ct_verb verb)
 
 void ct_usage(FILE *out)
 {
-    fprintf(out, "Usage: %s record|top|restore [OPTIONS]\n"
-                 "Runs in a container that shares the target's PID namespace; writes the result\n"
-                 "stream of docs/PROTOCOL.md (version %d) on stdout.\n\nOptions:\n",
+    fprintf(out,
+            "Usage: %s record|top|restore [OPTIONS]\n"
+            "Runs in a container that shares the target's PID namespace; writes the result\n"
+            "stream of docs/PROTOCOL.md (version %d) on stdout.\n\nOptions:\n",
             CT_SIDECAR_PATH, CT_VERSION);
     args_help(&sidecar_verb, out);
 }

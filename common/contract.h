@@ -21,7 +21,7 @@
 #define CT_FREQ_MAX 10000
 #define CT_INTERVAL_MIN_MS 100
 #define CT_INTERVAL_MAX_MS 60000
-#define CT_PID_MAX 4194304 /* PID_MAX_LIMIT */
+#define CT_PID_MAX 4194304     /* PID_MAX_LIMIT */
 #define CT_LINE_MAX (1u << 20) /* longest line of the result stream */
 
 /* ---- the sidecar's command line ---- */
@@ -63,7 +63,7 @@ enum ct_tag {
     CT_TAG_WARNING = 'W', /* free text */
     CT_TAG_FOLDED = 'F',  /* "frame;frame;... count" */
     CT_TAG_SUMMARY = 'S',
-    CT_TAG_ERROR = 'E', /* "<code name> <text>", instead of F/S */
+    CT_TAG_ERROR = 'E',  /* "<code name> <text>", instead of F/S */
     CT_TAG_WINDOW = 'T', /* top: a window starts; its F lines and a P line follow */
     CT_TAG_DONE = 'D',   /* last line; a stream without it was cut short */
 };

@@ -23,10 +23,14 @@ typedef struct flame_err {
     int detail;     /* optional finer cause a module may set (the sidecar: CT_ERR_* + 1); 0 none */
 } flame_err;
 
-#define FLAME_ERR_INIT {0, {0}, 0}
+#define FLAME_ERR_INIT                                                                             \
+    {                                                                                              \
+        0, {0}, 0                                                                                  \
+    }
 
 /* Set err (if not NULL) and return -1. */
-int flame_fail(flame_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int flame_fail(flame_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Same, appending ": <strerror(errnum)>". */
 int flame_fail_errno(flame_err *err, int code, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

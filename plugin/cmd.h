@@ -33,8 +33,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv);
 int flame_cmd_gc(const ep_globals *g, int argc, char **argv);
 int flame_cmd_top(const ep_globals *g, int argc, char **argv);
 /* diff and merge with the container profiler of this plugin. */
-int flame_cmd_with_profiler(const ep_globals *g,
-                            int (*fn)(int, char **, const flame_profiler *), int argc,
-                            char **argv);
+int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
+                            int argc, char **argv);
 /* The general --help (`docker flame --help`, `docker help flame`). */
 void flame_usage(FILE *out);

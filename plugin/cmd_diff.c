@@ -47,35 +47,74 @@ static const char usage_tail[] =
     "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line; profiling containers\n"
     "uses the exit codes of docker flame (3 no container, 4 no JVM, ...).\n";
 
-
-enum { D_OUTPUT, D_FORMAT, D_SINGLE, D_NORMALIZE, D_NORMALISE, D_NO_NORMALIZE, D_NO_NORMALISE,
-       D_STRIP_HEX, D_TOP, D_INCLUSIVE, D_ALL_FRAMES, D_IGNORE_UNITS, D_HELP };
+enum {
+    D_OUTPUT,
+    D_FORMAT,
+    D_SINGLE,
+    D_NORMALIZE,
+    D_NORMALISE,
+    D_NO_NORMALIZE,
+    D_NO_NORMALISE,
+    D_STRIP_HEX,
+    D_TOP,
+    D_INCLUSIVE,
+    D_ALL_FRAMES,
+    D_IGNORE_UNITS,
+    D_HELP
+};
 static const char *const diff_fmts[] = {"svg", "folded", NULL};
 
 static const arg_spec specs[] = {
-    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .id = D_OUTPUT, .meta = "FILE",
+    {.lng = "output",
+     .shrt = 'o',
+     .kind = ARG_STR,
+     .id = D_OUTPUT,
+     .meta = "FILE",
      .help = "diff.svg (default); FILE.folded or FILE.txt writes 'stack BEFORE\nAFTER' lines "
              "instead (what difffolded.pl prints); - = stdout",
      .complete = "file"},
-    {.lng = "format", .kind = ARG_CHOICE, .id = D_FORMAT, .meta = "FMT",
-     .help = "svg or folded (default: from the extension of FILE)", .choices = diff_fmts},
-    {.lng = "single", .kind = ARG_FLAG, .id = D_SINGLE,
+    {.lng = "format",
+     .kind = ARG_CHOICE,
+     .id = D_FORMAT,
+     .meta = "FMT",
+     .help = "svg or folded (default: from the extension of FILE)",
+     .choices = diff_fmts},
+    {.lng = "single",
+     .kind = ARG_FLAG,
+     .id = D_SINGLE,
      .help = "write only FILE, not the mirrored graph"},
-    {.lng = "normalize", .shrt = 'n', .kind = ARG_FLAG, .id = D_NORMALIZE,
+    {.lng = "normalize",
+     .shrt = 'n',
+     .kind = ARG_FLAG,
+     .id = D_NORMALIZE,
      .help = "scale BEFORE to AFTER's total (default when the totals differ;\ncounts are "
              "truncated to integers as difffolded.pl -n does)"},
     {.lng = "normalise", .kind = ARG_FLAG, .id = D_NORMALISE, .flags = ARG_HIDDEN},
     {.lng = "no-normalize", .kind = ARG_FLAG, .id = D_NO_NORMALIZE, .help = "compare raw counts"},
     {.lng = "no-normalise", .kind = ARG_FLAG, .id = D_NO_NORMALISE, .flags = ARG_HIDDEN},
-    {.lng = "strip-hex", .shrt = 's', .kind = ARG_FLAG, .id = D_STRIP_HEX,
+    {.lng = "strip-hex",
+     .shrt = 's',
+     .kind = ARG_FLAG,
+     .id = D_STRIP_HEX,
      .help = "turn every 0x1234abcd in frame names into 0x... (difffolded.pl -s)"},
-    {.lng = "top", .kind = ARG_INT, .id = D_TOP, .meta = "N",
-     .help = "movers to list each way (10); 0 = no summary", .lo = 0, .hi = 100000},
-    {.lng = "inclusive", .kind = ARG_FLAG, .id = D_INCLUSIVE,
+    {.lng = "top",
+     .kind = ARG_INT,
+     .id = D_TOP,
+     .meta = "N",
+     .help = "movers to list each way (10); 0 = no summary",
+     .lo = 0,
+     .hi = 100000},
+    {.lng = "inclusive",
+     .kind = ARG_FLAG,
+     .id = D_INCLUSIVE,
      .help = "movers by total (inclusive) share instead of self share"},
-    {.lng = "all-frames", .kind = ARG_FLAG, .id = D_ALL_FRAMES,
+    {.lng = "all-frames",
+     .kind = ARG_FLAG,
+     .id = D_ALL_FRAMES,
      .help = "movers among all frames, not only Java methods"},
-    {.lng = "ignore-units", .kind = ARG_FLAG, .id = D_IGNORE_UNITS,
+    {.lng = "ignore-units",
+     .kind = ARG_FLAG,
+     .id = D_IGNORE_UNITS,
      .help = "compare even if one profile counts samples and the other periods"},
     INPUTS_DURATION_SPEC,
     {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = D_HELP, .help = "this help"},
@@ -191,7 +230,8 @@ static void *mirror_thread(void *ud)
 int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
 {
     const char *vname = "diff";
-    diff_args a = {.fmt = -1, .duration_ms = 30000, .top = 10, .dopt = {.normalize = DIFF_NORM_AUTO}};
+    diff_args a = {
+        .fmt = -1, .duration_ms = 30000, .top = 10, .dopt = {.normalize = DIFF_NORM_AUTO}};
     flame_err err = FLAME_ERR_INIT;
     if (args_parse(&verb, argc - 1, argv + 1, on_opt, on_operand, &a, NULL, &err) < 0)
         return cli_fail(vname, &err);
@@ -271,12 +311,10 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     render_opts rm = ro;
     rm.negate = true; /* "after before" swapped back: red still means grew */
     rm.subtitle = sub_m;
-    mirror_job mj = {.path = mirror ? (mpath = mirror_path(output)) : NULL,
-                     .job = {.p = mirror ? diff_view(d, true) : NULL,
-                             .fmt = fmt,
-                             .ro = &rm,
-                             .name = "diff"},
-                     .err = FLAME_ERR_INIT};
+    mirror_job mj = {
+        .path = mirror ? (mpath = mirror_path(output)) : NULL,
+        .job = {.p = mirror ? diff_view(d, true) : NULL, .fmt = fmt, .ro = &rm, .name = "diff"},
+        .err = FLAME_ERR_INIT};
     if (mirror && (!mpath || !mj.job.p)) {
         rc = flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
     } else {
@@ -305,4 +343,3 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         fprintf(stderr, "docker flame diff: wrote %s\n", output);
     return FLAME_EXIT_OK;
 }
-

@@ -38,8 +38,9 @@ static bool owner_alive(long opid, long long created)
     buf[n] = '\0';
     const char *p = strrchr(buf, ')'); /* comm may contain spaces and parentheses */
     unsigned long long start = 0;
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-                            "%*d %*d %llu",
+    if (!p || sscanf(p + 1,
+                     " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                     "%*d %*d %llu",
                      &start) != 1)
         return true;
     unsigned long long btime = 0;
@@ -127,7 +128,10 @@ static int sess_gc(engine *e, bool all, flame_err *err)
 
 enum { G_ALL, G_HELP };
 static const arg_spec gc_specs[] = {
-    {.lng = "all", .shrt = 'a', .kind = ARG_FLAG, .id = G_ALL,
+    {.lng = "all",
+     .shrt = 'a',
+     .kind = ARG_FLAG,
+     .id = G_ALL,
      .help = "also remove running sidecars whose docker flame is alive\n(they are stopped with "
              "SIGTERM first, so they restore their target)"},
     {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = G_HELP, .help = "this help"},

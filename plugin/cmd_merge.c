@@ -38,17 +38,26 @@ static const char usage_tail[] =
     "\n"
     "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line.\n";
 
-
 enum { M_OUTPUT, M_FORMAT, M_NORMALIZE, M_NORMALISE, M_HELP };
 
 static const arg_spec specs[] = {
-    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .id = M_OUTPUT, .meta = "OUT",
+    {.lng = "output",
+     .shrt = 'o',
+     .kind = ARG_STR,
+     .id = M_OUTPUT,
+     .meta = "OUT",
      .help = "required; the format follows the extension: .svg (flame graph with\nits data), "
              ".folded or .txt (folded stacks), .json (speedscope)",
      .complete = "file"},
-    {.lng = "format", .kind = ARG_CHOICE, .id = M_FORMAT, .meta = "FMT",
-     .help = "svg, folded or speedscope, whatever the extension", .choices = out_fmt_names},
-    {.lng = "normalize", .kind = ARG_FLAG, .id = M_NORMALIZE,
+    {.lng = "format",
+     .kind = ARG_CHOICE,
+     .id = M_FORMAT,
+     .meta = "FMT",
+     .help = "svg, folded or speedscope, whatever the extension",
+     .choices = out_fmt_names},
+    {.lng = "normalize",
+     .kind = ARG_FLAG,
+     .id = M_NORMALIZE,
      .help = "scale every input to the same total before adding, so each run\nweighs the same "
              "(counts rounded; without it, longer runs weigh more)"},
     {.lng = "normalise", .kind = ARG_FLAG, .id = M_NORMALISE, .flags = ARG_HIDDEN},

@@ -147,8 +147,8 @@ static int session_failure(const sess *s, bool stopping, flame_err *err)
         case CT_ERR_COUNT:
             break;
         }
-        return flame_fail(err, code, "profiling %s failed (%s): %s", s->name,
-                          ct_error_name(p->err), text);
+        return flame_fail(err, code, "profiling %s failed (%s): %s", s->name, ct_error_name(p->err),
+                          text);
     }
     if (s->stream_rc < 0 && s->stream_err.code != FLAME_EXIT_INTERRUPTED) {
         *err = s->stream_err;
@@ -365,8 +365,8 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
             }
             /* Default names use the container's name, known only after the inspect. */
             char *np[FMT_COUNT];
-            if (out_paths(o.output, o.formats, o.nformats, s->name, o.ncontainers, when, np,
-                          &e2) == 0) {
+            if (out_paths(o.output, o.formats, o.nformats, s->name, o.ncontainers, when, np, &e2) ==
+                0) {
                 for (int f = 0; f < FMT_COUNT; f++) {
                     free(paths[i][f]);
                     paths[i][f] = np[f];
@@ -456,7 +456,7 @@ static int prof_profile(void *ud, const char *const *containers, size_t n, uint6
 }
 
 int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
-                             int argc, char **argv)
+                            int argc, char **argv)
 {
     prof_ctx c = {.g = g};
     flame_profiler pr = {.is_container = prof_is_container, .profile = prof_profile, .ctx = &c};

@@ -10,16 +10,30 @@
 enum { G_TITLE = GRAPH_ID_BASE, G_COLORS, G_COLOURS, G_MINWIDTH, G_WIDTH };
 
 const arg_spec graph_specs[GRAPH_NSPECS] = {
-    {.lng = "title", .kind = ARG_STR, .id = G_TITLE, .meta = "TEXT",
+    {.lng = "title",
+     .kind = ARG_STR,
+     .id = G_TITLE,
+     .meta = "TEXT",
      .help = "graph title (default: the container or input name)"},
-    {.lng = "colors", .kind = ARG_STR, .id = G_COLORS, .meta = "PALETTE",
+    {.lng = "colors",
+     .kind = ARG_STR,
+     .id = G_COLORS,
+     .meta = "PALETTE",
      .help = "palette: java (default for profiles), hot, mem, io, ...\n(see `docker flame render "
              "--help`)"},
     {.lng = "colours", .kind = ARG_STR, .id = G_COLOURS, .flags = ARG_HIDDEN},
-    {.lng = "minwidth", .kind = ARG_STR, .id = G_MINWIDTH, .meta = "W",
+    {.lng = "minwidth",
+     .kind = ARG_STR,
+     .id = G_MINWIDTH,
+     .meta = "W",
      .help = "omit frames narrower than W pixels (0.1) or W% of the total"},
-    {.lng = "width", .kind = ARG_INT, .id = G_WIDTH, .meta = "PX", .help = "image width (1200)",
-     .lo = 40, .hi = 1000000},
+    {.lng = "width",
+     .kind = ARG_INT,
+     .id = G_WIDTH,
+     .meta = "PX",
+     .help = "image width (1200)",
+     .lo = 40,
+     .hi = 1000000},
 };
 
 int graph_parse_minwidth(const char *s, double *v, bool *pct)
@@ -44,10 +58,11 @@ int graph_opt(graph_opts *g, const arg_spec *s, const arg_val *v, flame_err *err
     case G_COLORS:
     case G_COLOURS:
         if (!render_palette_valid(v->str))
-            return flame_fail(err, FLAME_EXIT_USAGE,
-                              "--colors: unknown palette \"%.64s\": use hot, java, mem, io, wakeup, "
-                              "chain, js, perl, red, green, blue, aqua, yellow, purple or orange",
-                              v->str);
+            return flame_fail(
+                err, FLAME_EXIT_USAGE,
+                "--colors: unknown palette \"%.64s\": use hot, java, mem, io, wakeup, "
+                "chain, js, perl, red, green, blue, aqua, yellow, purple or orange",
+                v->str);
         g->colors = v->str;
         return 1;
     case G_MINWIDTH:

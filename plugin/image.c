@@ -84,8 +84,8 @@ static int image_present(engine *e, const char *want_id, bool *present, flame_er
     json_t *resp = NULL;
     int rc = engine_json(e, "GET", NULL, &resp, &st, err, "/images/%s/json", spec_image());
     if (rc == 0 && want_id && *want_id) {
-        const char *have = json_string_value(json_object_get(
-            json_object_get(json_object_get(resp, "Config"), "Labels"), TAR_LABEL));
+        const char *have = json_string_value(
+            json_object_get(json_object_get(json_object_get(resp, "Config"), "Labels"), TAR_LABEL));
         if (!have || strcmp(have, want_id) != 0)
             rc = 1; /* stale: import again */
     }

@@ -24,9 +24,11 @@ typedef struct input {
  * verb's option table. */
 #define INPUTS_ID_DURATION 900
 #define INPUTS_DURATION_SPEC                                                                       \
-    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .id = INPUTS_ID_DURATION,              \
-     .meta = "DURATION", .help = "how long to profile the containers among the inputs (30s)",     \
-     .lo = 1, .hi = CT_DURATION_MAX_MS}
+    {                                                                                              \
+        .lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .id = INPUTS_ID_DURATION,            \
+        .meta = "DURATION", .help = "how long to profile the containers among the inputs (30s)",   \
+        .lo = 1, .hi = CT_DURATION_MAX_MS                                                          \
+    }
 
 /* Resolve and load every input (files two at a time in parallel, then every container in one
  * profiling call). On error some in[i].p may be set: free_inputs() in every case. */

@@ -14,7 +14,7 @@ typedef struct flame_opts {
     uint64_t duration_ms; /* 0 = until Ctrl-C (or until CMD exits) */
     bool duration_set;
     uint32_t frequency;
-    uint32_t pid; /* 0 = every JVM */
+    uint32_t pid;       /* 0 = every JVM */
     const char *output; /* -o */
     bool formats[FMT_COUNT];
     int nformats;

@@ -176,8 +176,8 @@ int out_write(const char *path, const out_job *j, flame_err *err)
 int out_check_dir(const char *path, flame_err *err)
 {
     const char *slash = strrchr(path, '/');
-    _cleanup_free_ char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
-                                     : strdup(".");
+    _cleanup_free_ char *dir =
+        slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!dir)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     /* access() as root still reports EROFS for a read-only mount, and ENOENT/ENOTDIR. */

@@ -314,8 +314,8 @@ int run_profile(run_ctx *r, flame_err *err)
         if (sidecar_restore_target(r->e, s->target_id, &e) == 0)
             s->restored = true;
         else
-            progress_note(&r->pg, "could not restore %s after its sidecar was killed: %s",
-                          s->name, e.msg);
+            progress_note(&r->pg, "could not restore %s after its sidecar was killed: %s", s->name,
+                          e.msg);
     }
     if (r->cmd_pid > 0 && !r->cmd_done) {
         int st;
@@ -335,5 +335,3 @@ int run_profile(run_ctx *r, flame_err *err)
     }
     return rc;
 }
-
-

@@ -318,8 +318,8 @@ static void sidecar_target_gone(run_ctx *r, sess *s)
     json_t *j = NULL;
     long st = 0;
     flame_err e = FLAME_ERR_INIT;
-    if (!s->target_id || engine_json(r->e, "GET", NULL, &j, &st, &e, "/containers/%s/json",
-                                     s->target_id) < 0) {
+    if (!s->target_id ||
+        engine_json(r->e, "GET", NULL, &j, &st, &e, "/containers/%s/json", s->target_id) < 0) {
         if (st == 404) {
             s->target_exit = 0; /* removed meanwhile */
             s->target_removed = true;

@@ -90,7 +90,6 @@ unsigned sess_event_count(void)
     return (unsigned)(g_sigint + g_sigterm + g_sock_closed);
 }
 
-
 /* The CLI closes its end when the user interrupts it (or when it dies). */
 static void check_plugin_socket(void)
 {

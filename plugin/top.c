@@ -504,8 +504,7 @@ static void draw(top_ui *u)
         snprintf(buf, sizeof buf, "callers of %s (%.0f samples)", u->focus, u->tab.samples),
             mvaddnstr(2, 0, buf, cols);
     else if (!u->wins)
-        mvaddnstr(2, 0, "waiting for the first window (injecting the agent, attaching)...",
-                  cols);
+        mvaddnstr(2, 0, "waiting for the first window (injecting the agent, attaching)...", cols);
     int namew = cols - 7 - 8 - 9 - 4 - 28;
     if (namew < 20)
         namew = 20;
@@ -668,24 +667,52 @@ static void *ui_main(void *arg)
 enum { T_INTERVAL, T_WINDOW, T_FREQUENCY, T_PID, T_RECORD, T_NO_INLINE, T_HELP };
 
 static const arg_spec top_specs[] = {
-    {.lng = "interval", .shrt = 'i', .kind = ARG_DURATION, .id = T_INTERVAL, .meta = "DURATION",
-     .help = "refresh interval (default 1s)", .lo = CT_INTERVAL_MIN_MS, .hi = CT_INTERVAL_MAX_MS},
-    {.lng = "window", .shrt = 'w', .kind = ARG_DURATION, .id = T_WINDOW, .meta = "DURATION",
-     .help = "sliding window the shares are computed over (default 5s)", .lo = CT_INTERVAL_MIN_MS,
+    {.lng = "interval",
+     .shrt = 'i',
+     .kind = ARG_DURATION,
+     .id = T_INTERVAL,
+     .meta = "DURATION",
+     .help = "refresh interval (default 1s)",
+     .lo = CT_INTERVAL_MIN_MS,
+     .hi = CT_INTERVAL_MAX_MS},
+    {.lng = "window",
+     .shrt = 'w',
+     .kind = ARG_DURATION,
+     .id = T_WINDOW,
+     .meta = "DURATION",
+     .help = "sliding window the shares are computed over (default 5s)",
+     .lo = CT_INTERVAL_MIN_MS,
      .hi = (double)CT_INTERVAL_MAX_MS * TOP_MAX_WINDOWS},
-    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .id = T_FREQUENCY, .meta = "HZ",
-     .help = "sampling frequency (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
-    {.lng = "pid", .shrt = 'p', .kind = ARG_INT, .id = T_PID, .meta = "PID",
-     .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
-    {.lng = "record", .kind = ARG_STR, .id = T_RECORD, .meta = "FILE",
-     .help = "on exit, write every stack seen as folded text", .complete = "file"},
-    {.lng = "no-inline", .kind = ARG_FLAG, .id = T_NO_INLINE,
+    {.lng = "frequency",
+     .shrt = 'F',
+     .kind = ARG_INT,
+     .id = T_FREQUENCY,
+     .meta = "HZ",
+     .help = "sampling frequency (default 99)",
+     .lo = 1,
+     .hi = CT_FREQ_MAX},
+    {.lng = "pid",
+     .shrt = 'p',
+     .kind = ARG_INT,
+     .id = T_PID,
+     .meta = "PID",
+     .help = "only this JVM (pid in the container)",
+     .lo = 1,
+     .hi = CT_PID_MAX},
+    {.lng = "record",
+     .kind = ARG_STR,
+     .id = T_RECORD,
+     .meta = "FILE",
+     .help = "on exit, write every stack seen as folded text",
+     .complete = "file"},
+    {.lng = "no-inline",
+     .kind = ARG_FLAG,
+     .id = T_NO_INLINE,
      .help = "do not split inlined Java frames"},
     {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = T_HELP, .help = "this help"},
 };
-static const args_verb top_verb = {.name = "docker flame top",
-                                   .specs = top_specs,
-                                   .nspecs = sizeof top_specs / sizeof *top_specs};
+static const args_verb top_verb = {
+    .name = "docker flame top", .specs = top_specs, .nspecs = sizeof top_specs / sizeof *top_specs};
 
 static void top_usage(FILE *f)
 {
@@ -875,8 +902,10 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         fprintf(stderr, "docker flame: top %s: %s: %s\n", s.name, ct_error_name(s.pr.err), text);
         exit_code = ct_error_exit(s.pr.err);
     } else if (rc == 0 && !s.pr.done && !u.quit_sent && !sess_interrupted()) {
-        fprintf(stderr, "docker flame: top %s: the sidecar ended without finishing (did the "
-                        "container stop?)\n", s.name);
+        fprintf(stderr,
+                "docker flame: top %s: the sidecar ended without finishing (did the "
+                "container stop?)\n",
+                s.name);
         exit_code = FLAME_EXIT_ERROR;
     }
     if (m.rec) {

@@ -11,11 +11,11 @@
 
 /* ---- aggregation over a set of folded stacks (pure, unit-testable) ---- */
 typedef struct top_row {
-    char *name;          /* frame name (owned by the table) */
-    double self, total;  /* samples */
-    char where[96];      /* JVM/thread with the largest share of this frame */
+    char *name;         /* frame name (owned by the table) */
+    double self, total; /* samples */
+    char where[96];     /* JVM/thread with the largest share of this frame */
     double where_best;
-    unsigned stamp;      /* internal: last stack counted in total */
+    unsigned stamp; /* internal: last stack counted in total */
 } top_row;
 
 typedef struct top_table {

@@ -242,8 +242,8 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
     _cleanup_free_ sc_reply *reply = malloc(sizeof *reply);
     if (!reply)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, attach_child, &a, timeout_ms + 2000,
-                          reply);
+    int rc =
+        sc_in_target(ns_fd, true, j->st.uid, j->st.gid, attach_child, &a, timeout_ms + 2000, reply);
     if (rc == -ETIMEDOUT)
         return flame_fail(err, FLAME_EXIT_ATTACH,
                           "pid %d: no attach socket /tmp/.java_pid%d within %d ms (attach "
@@ -267,8 +267,8 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: attach", (int)j->st.pid);
     int status = 0;
-    int r = sc_attach_parse_reply(reply->text, reply->len, strcmp(cmd, "load") == 0,
-                                  &status, out, cap);
+    int r =
+        sc_attach_parse_reply(reply->text, reply->len, strcmp(cmd, "load") == 0, &status, out, cap);
     if (r < 0)
         return flame_fail(err, FLAME_EXIT_ATTACH, "pid %d: malformed attach answer",
                           (int)j->st.pid);

@@ -21,9 +21,10 @@ void sc_prepare_jvm(sc_session *s, int k)
     flame_err err = FLAME_ERR_INIT;
     char msg[1024];
     if (!j->preserve_fp)
-        sc_warn("pid %d: the JVM runs without -XX:+PreserveFramePointer: Java stacks will be broken "
-             "(truncated or misattributed); restart it with that flag for usable flame graphs",
-             (int)j->st.pid);
+        sc_warn(
+            "pid %d: the JVM runs without -XX:+PreserveFramePointer: Java stacks will be broken "
+            "(truncated or misattributed); restart it with that flag for usable flame graphs",
+            (int)j->st.pid);
     if (j->attach_disabled) {
         snprintf(
             j->reason, sizeof(j->reason),
@@ -42,7 +43,7 @@ void sc_prepare_jvm(sc_session *s, int k)
             r = sc_inject(j, ns, CT_INJECTED_MOUNT, &err);
             if (r < 0 && s->o.inject == CT_INJECT_AUTO)
                 sc_warn("pid %d: mount injection failed (%s); copying the agent instead",
-                     (int)j->st.pid, err.msg);
+                        (int)j->st.pid, err.msg);
         }
         if (r < 0 && s->o.inject != CT_INJECT_MOUNT) {
             err = (flame_err)FLAME_ERR_INIT;
@@ -57,8 +58,8 @@ void sc_prepare_jvm(sc_session *s, int k)
     t = mono_ms();
     if (j->inject != CT_INJECTED_NONE) {
         char aopts[128];
-        snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp",
-                 !s->o.no_inline ? 1 : 0, s->o.signatures ? 1 : 0);
+        snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp", !s->o.no_inline ? 1 : 0,
+                 s->o.signatures ? 1 : 0);
         err = (flame_err)FLAME_ERR_INIT;
         int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "load", j->agent_path, "true",
                                   aopts, msg, sizeof(msg), &err);
@@ -86,8 +87,8 @@ void sc_prepare_jvm(sc_session *s, int k)
          * JITed and freed during the recording is missing, and no inlined frames). */
         j->attach = CT_ATTACH_PERFMAP;
         sc_warn("pid %d: %s; using Compiler.perfmap instead: the map is a snapshot taken after "
-             "recording, without inlined frames",
-             (int)j->st.pid, j->reason);
+                "recording, without inlined frames",
+                (int)j->st.pid, j->reason);
     } else if (j->attach == CT_ATTACH_NONE) {
         sc_warn("pid %d: %s: Java frames will have no names", (int)j->st.pid, j->reason);
     }
@@ -127,9 +128,9 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
         /* HotSpot opens the map with fopen(): it would write through a planted symlink and
          * its attach listener would block forever on a planted FIFO. */
         sc_warn("pid %d: /tmp/perf-%d.map in the target is not a regular file of the JVM user (a "
-             "symlink, FIFO or foreign file planted there): refused, no Compiler.perfmap; Java "
-             "frames will have no names",
-             (int)j->st.pid, (int)j->st.nspid);
+                "symlink, FIFO or foreign file planted there): refused, no Compiler.perfmap; Java "
+                "frames will have no names",
+                (int)j->st.pid, (int)j->st.nspid);
         j->attach = CT_ATTACH_NONE;
     }
     if (j->attach == CT_ATTACH_PERFMAP && fetch) {
@@ -227,7 +228,7 @@ int sc_restore_jvm(sc_session *s, int k)
                                   j->agent_path, "true", "stop", msg, sizeof(msg), &err);
         if (r != 0)
             sc_warn("pid %d: stopping the stale agent failed: %s", (int)j->st.pid,
-                 r < 0 ? err.msg : msg);
+                    r < 0 ? err.msg : msg);
         sc_remove_map(j, s->ns_fd[k]);
         j->inject = CT_INJECTED_MOUNT;
         err = (flame_err)FLAME_ERR_INIT;
@@ -235,7 +236,7 @@ int sc_restore_jvm(sc_session *s, int k)
             sc_warn("%s", err.msg);
         else
             sc_warn("pid %d: removed %s, left by a sidecar that was killed", (int)j->st.pid,
-                 j->agent_path);
+                    j->agent_path);
     }
     return found;
 }

@@ -136,8 +136,7 @@ int sc_record(sc_session *s, flame_err *err)
     sc_out_progress((uint64_t)(mono_ms() - start), (uint64_t)dur_ms, ps.samples, s->n);
     if (!ps.started) {
         if (WIFEXITED(status) && WEXITSTATUS(status) == 126)
-            return sc_fail(err, CT_ERR_PERF_DENIED,
-                           "could not drop to the recorder's privileges");
+            return sc_fail(err, CT_ERR_PERF_DENIED, "could not drop to the recorder's privileges");
         return sc_fail(err, CT_ERR_PERF_DENIED,
                        "perf record produced no data (exit status %d); see stderr",
                        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

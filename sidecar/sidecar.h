@@ -23,7 +23,6 @@
 #define SC_AGENT_DIR "/opt/docker-flame/agent"
 #define SC_AGENT_NAME "libflameagent.so"
 
-
 /* ---- /proc (proc.c) ---- */
 typedef struct sc_status {
     pid_t pid, ppid;

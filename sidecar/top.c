@@ -22,7 +22,6 @@
 #include "flame/fold.h"
 #include "sidecar/session.h"
 
-
 /* One window handed to the child: fixed size, far below PIPE_BUF, so one write is atomic. */
 typedef struct top_cmd {
     int window;
@@ -93,8 +92,8 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
     folder_free(f);
 }
 
-static _Noreturn void child_main(const sc_session *env, int cmd_fd, int ack_fd,
-                                 const int *raw_fd, const int *map_fd)
+static _Noreturn void child_main(const sc_session *env, int cmd_fd, int ack_fd, const int *raw_fd,
+                                 const int *map_fd)
 {
     /* Ctrl-C and docker's signals are the parent's business; we end when it closes cmd_fd. */
     signal(SIGINT, SIG_IGN);
@@ -135,9 +134,9 @@ typedef struct top_state {
     long long raw_size[SC_MAX_JVMS];
     int cmd_fd, ack_fd;
     pid_t child;
-    bool busy;             /* the child works on busy_window */
+    bool busy; /* the child works on busy_window */
     int busy_window;
-    bool pending;          /* a recorded window waits for the child */
+    bool pending; /* a recorded window waits for the child */
     top_cmd pend;
     unsigned long long skipped;
 } top_state;

@@ -12,13 +12,36 @@ static const arg_spec specs[] = {
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .id = A_QUIET, .help = "be quiet"},
     {.lng = "verbose", .shrt = 'v', .kind = ARG_FLAG, .id = A_VERBOSE, .help = "say more"},
     {.lng = "name", .shrt = 'n', .kind = ARG_STR, .id = A_NAME, .meta = "NAME", .help = "a name"},
-    {.lng = "count", .shrt = 'c', .kind = ARG_INT, .id = A_COUNT, .meta = "N", .help = "how many",
-     .lo = 1, .hi = 10},
-    {.lng = "ratio", .kind = ARG_NUM, .id = A_RATIO, .meta = "R", .help = "a ratio", .lo = 0, .hi = 1},
-    {.lng = "time", .shrt = 'd', .kind = ARG_DURATION, .id = A_TIME, .meta = "DURATION",
-     .help = "how long\nsecond line", .lo = 0, .hi = 3600000},
-    {.lng = "format", .kind = ARG_CHOICE, .id = A_FMT, .meta = "F", .help = "formats",
-     .choices = fmts, .flags = ARG_LIST},
+    {.lng = "count",
+     .shrt = 'c',
+     .kind = ARG_INT,
+     .id = A_COUNT,
+     .meta = "N",
+     .help = "how many",
+     .lo = 1,
+     .hi = 10},
+    {.lng = "ratio",
+     .kind = ARG_NUM,
+     .id = A_RATIO,
+     .meta = "R",
+     .help = "a ratio",
+     .lo = 0,
+     .hi = 1},
+    {.lng = "time",
+     .shrt = 'd',
+     .kind = ARG_DURATION,
+     .id = A_TIME,
+     .meta = "DURATION",
+     .help = "how long\nsecond line",
+     .lo = 0,
+     .hi = 3600000},
+    {.lng = "format",
+     .kind = ARG_CHOICE,
+     .id = A_FMT,
+     .meta = "F",
+     .help = "formats",
+     .choices = fmts,
+     .flags = ARG_LIST},
     {.lng = "title", .kind = ARG_STR, .id = A_TITLE, .help = "hidden", .flags = ARG_HIDDEN},
 };
 
@@ -83,7 +106,10 @@ static int run(unsigned flags, got *g, flame_err *err, int *rest, int argc, ...)
     va_end(ap);
     memset(g, 0, sizeof *g);
     *err = (flame_err)FLAME_ERR_INIT;
-    args_verb v = {.name = "tool verb", .specs = specs, .nspecs = sizeof specs / sizeof *specs, .flags = flags};
+    args_verb v = {.name = "tool verb",
+                   .specs = specs,
+                   .nspecs = sizeof specs / sizeof *specs,
+                   .flags = flags};
     return args_parse(&v, argc, argv, on_opt, on_operand, g, rest, err);
 }
 
@@ -140,10 +166,10 @@ int main(void)
     struct {
         const char *s;
         long long ms;
-    } d[] = {{"30", 30000}, {"45s", 45000},     {"500ms", 500}, {"1m30s", 90000},
-             {"1.5s", 1500}, {"2h", 7200000},   {"7d", 604800000}, {"0", 0},
-             {"abc", -1},   {"-5", -1},         {"5x", -1},        {"30 s", -1},
-             {"", -1},      {".5s", -1},        {"1s2", -1},       {"1e3", -1}};
+    } d[] = {{"30", 30000},  {"45s", 45000},  {"500ms", 500},    {"1m30s", 90000},
+             {"1.5s", 1500}, {"2h", 7200000}, {"7d", 604800000}, {"0", 0},
+             {"abc", -1},    {"-5", -1},      {"5x", -1},        {"30 s", -1},
+             {"", -1},       {".5s", -1},     {"1s2", -1},       {"1e3", -1}};
     for (size_t i = 0; i < sizeof d / sizeof *d; i++) {
         int r = args_duration_ms(d[i].s, &ms);
         ok(d[i].ms < 0 ? r < 0 : (r == 0 && ms == (uint64_t)d[i].ms), "duration \"%s\" -> %lld",
@@ -153,8 +179,8 @@ int main(void)
     for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {
         char buf[64];
         args_format_duration(samples[i], buf, sizeof buf);
-        ok(args_duration_ms(buf, &ms) == 0 && ms == samples[i], "format %llu ms as \"%s\" reads back",
-           (unsigned long long)samples[i], buf);
+        ok(args_duration_ms(buf, &ms) == 0 && ms == samples[i],
+           "format %llu ms as \"%s\" reads back", (unsigned long long)samples[i], buf);
     }
 
     char *help = NULL;

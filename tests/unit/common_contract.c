@@ -25,9 +25,9 @@ static bool same_args(const ct_args *a, const ct_args *b)
     if (a->verb == CT_RESTORE)
         return true; /* restore carries nothing else */
     return (a->verb != CT_RECORD || a->duration_ms == b->duration_ms) &&
-           (a->verb != CT_TOP || a->interval_ms == b->interval_ms) && a->frequency == b->frequency &&
-           a->attach_timeout_ms == b->attach_timeout_ms && a->no_inline == b->no_inline &&
-           a->signatures == b->signatures && a->inject == b->inject;
+           (a->verb != CT_TOP || a->interval_ms == b->interval_ms) &&
+           a->frequency == b->frequency && a->attach_timeout_ms == b->attach_timeout_ms &&
+           a->no_inline == b->no_inline && a->signatures == b->signatures && a->inject == b->inject;
 }
 
 int main(void)

@@ -48,7 +48,8 @@ int main(void)
     ok(parse(&o, &err, 2, "--bogus", "web") < 0 && strstr(err.msg, "--bogus"),
        "unknown flag named");
     ok(parse(&o, &err, 1, "--help") == 0 && o.help, "--help");
-    ok(parse(&o, &err, 3, "--minwidth", "0.5%", "web") == 0 && o.graph.minwidth == 0.5 && o.graph.minwidth_pct,
+    ok(parse(&o, &err, 3, "--minwidth", "0.5%", "web") == 0 && o.graph.minwidth == 0.5 &&
+           o.graph.minwidth_pct,
        "--minwidth percent");
     ok(parse(&o, &err, 3, "--minwidth", "x", "web") < 0, "--minwidth garbage");
     ok(parse(&o, &err, 4, "--pid", "12", "-q", "web") == 0 && o.pid == 12 && o.quiet, "--pid -q");
@@ -56,7 +57,8 @@ int main(void)
     ok(parse(&o, &err, 3, "-F", "0", "web") < 0, "-F 0 rejected");
     ok(parse(&o, &err, 7, "--title", "T", "--colors", "hot", "--no-inline", "--signatures",
              "web") == 0 &&
-           !strcmp(o.graph.title, "T") && !strcmp(o.graph.colors, "hot") && o.no_inline && o.signatures,
+           !strcmp(o.graph.title, "T") && !strcmp(o.graph.colors, "hot") && o.no_inline &&
+           o.signatures,
        "--title --colors --no-inline --signatures");
 
     /* durations: the contract's limits, the same as the sidecar's */
@@ -67,7 +69,8 @@ int main(void)
     ok(parse(&o, &err, 3, "-d", "8d", "web") < 0 && err.code == FLAME_EXIT_USAGE &&
            strstr(err.msg, "7d"),
        "-d 8d: over a week, refused naming the limit (%s)", err.msg);
-    ok(parse(&o, &err, 3, "-d", "bogus", "web") < 0 && strstr(err.msg, "invalid duration \"bogus\""),
+    ok(parse(&o, &err, 3, "-d", "bogus", "web") < 0 &&
+           strstr(err.msg, "invalid duration \"bogus\""),
        "-d bogus: says what is wrong");
     ok(parse(&o, &err, 3, "-d", "-5", "web") < 0, "negative duration rejected");
     ok(parse(&o, &err, 3, "-d", "30 s", "web") < 0, "space in a duration rejected");

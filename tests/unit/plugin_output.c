@@ -47,22 +47,26 @@ int main(void)
     char *paths[FMT_COUNT];
     time_t when = 1700000000;
     parse(&o, &err, 1, "web");
-    ok(out_paths(o.output, o.formats, o.nformats, "web", 1, when, paths, &err) == 0 && paths[FMT_SVG] &&
-           !strncmp(paths[FMT_SVG], "flame-web-2023", 14) && strstr(paths[FMT_SVG], ".svg"),
+    ok(out_paths(o.output, o.formats, o.nformats, "web", 1, when, paths, &err) == 0 &&
+           paths[FMT_SVG] && !strncmp(paths[FMT_SVG], "flame-web-2023", 14) &&
+           strstr(paths[FMT_SVG], ".svg"),
        "default name flame-<container>-<time>.svg (%s)", paths[FMT_SVG]);
     free(paths[FMT_SVG]);
     parse(&o, &err, 7, "-o", "out/x.svg", "--format", "svg", "--format", "speedscope", "web");
-    ok(out_paths(o.output, o.formats, o.nformats, "web", 1, when, paths, &err) == 0 && !strcmp(paths[FMT_SVG], "out/x.svg") &&
+    ok(out_paths(o.output, o.formats, o.nformats, "web", 1, when, paths, &err) == 0 &&
+           !strcmp(paths[FMT_SVG], "out/x.svg") &&
            !strcmp(paths[FMT_SPEEDSCOPE], "out/x.speedscope.json") && !paths[FMT_FOLDED],
        "-o with several formats: extension per format");
     free(paths[FMT_SVG]);
     free(paths[FMT_SPEEDSCOPE]);
     parse(&o, &err, 3, "-o", "prof.txt", "web");
-    ok(out_paths(o.output, o.formats, o.nformats, "web", 1, when, paths, &err) == 0 && !strcmp(paths[FMT_SVG], "prof.txt"),
+    ok(out_paths(o.output, o.formats, o.nformats, "web", 1, when, paths, &err) == 0 &&
+           !strcmp(paths[FMT_SVG], "prof.txt"),
        "-o with one format: the name as given");
     free(paths[FMT_SVG]);
     parse(&o, &err, 4, "-o", "x.svg", "a", "b");
-    ok(out_paths(o.output, o.formats, o.nformats, "a", 2, when, paths, &err) < 0 && err.code == FLAME_EXIT_USAGE,
+    ok(out_paths(o.output, o.formats, o.nformats, "a", 2, when, paths, &err) < 0 &&
+           err.code == FLAME_EXIT_USAGE,
        "-o file with several containers: usage error");
     parse(&o, &err, 4, "-o", "/tmp/", "a", "b");
     ok(out_paths(o.output, o.formats, o.nformats, "we/b\n..", 2, when, paths, &err) == 0 &&

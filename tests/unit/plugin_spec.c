@@ -20,10 +20,8 @@ int main(void)
 {
     flame_err err = FLAME_ERR_INIT;
     /* ---- spec ---- */
-    spec_args a = {.target_id = "abc123",
-                   .owner_pid = 42,
-                   .created = 1700000000,
-                   .test_owner = "t1"};
+    spec_args a = {
+        .target_id = "abc123", .owner_pid = 42, .created = 1700000000, .test_owner = "t1"};
     ct_args_default(&a.cmd, CT_RECORD);
     a.cmd.duration_ms = 10000;
     a.cmd.frequency = 49;
@@ -38,7 +36,8 @@ int main(void)
            "PidMode joins the target");
     is_str(json_string_value(json_object_get(hc, "NetworkMode")), "none", "no network");
     ok(json_is_true(json_object_get(hc, "ReadonlyRootfs")), "read-only rootfs");
-    ok(json_object_get(hc, "Privileged") == NULL || json_is_false(json_object_get(hc, "Privileged")),
+    ok(json_object_get(hc, "Privileged") == NULL ||
+           json_is_false(json_object_get(hc, "Privileged")),
        "never Privileged");
     ok(json_array_size(json_object_get(hc, "SecurityOpt")) == 1 &&
            has_str(json_object_get(hc, "SecurityOpt"), "no-new-privileges:true"),

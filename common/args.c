@@ -9,9 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int bad(const args_verb *v, flame_err *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int bad(const args_verb *v, flame_err *err, const char *fmt, ...)
+int args_error(const args_verb *v, flame_err *err, const char *fmt, ...)
 {
     char what[768];
     va_list ap;
@@ -122,9 +120,54 @@ static void choices_text(const arg_spec *s, char *buf, size_t cap)
         o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", s->choices[i]);
 }
 
-/* Check one value and hand it to the verb. */
+/* Store one checked value where the table says (or through the spec's own store()). */
+static int put(const args_verb *v, const arg_spec *s, void *dest, const arg_val *av, flame_err *err)
+{
+    bool shared = s >= v->shared && s < v->shared + v->nshared;
+    char *base = (char *)dest + (shared ? v->shared_off : 0);
+    if (s->store) {
+        if (s->store(base, av, err) < 0) {
+            if (!err->msg[0])
+                return args_error(v, err, "--%s: refused", s->lng);
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            return args_error(v, err, "%s", msg); /* the store's words, the verb's hint */
+        }
+        return 0;
+    }
+    void *f = base + s->off;
+    switch (s->kind) {
+    case ARG_FLAG:
+        if (s->flags & ARG_SET)
+            *(int *)f = s->set;
+        else
+            *(bool *)f = true;
+        break;
+    case ARG_STR:
+        *(const char **)f = av->str;
+        break;
+    case ARG_INT:
+        *(int64_t *)f = av->i;
+        break;
+    case ARG_NUM:
+        *(double *)f = av->num;
+        break;
+    case ARG_DURATION:
+        *(uint64_t *)f = av->ms;
+        break;
+    case ARG_CHOICE:
+        if (s->flags & ARG_LIST)
+            *(unsigned *)f |= 1u << av->choice;
+        else
+            *(int *)f = av->choice;
+        break;
+    }
+    return 0;
+}
+
+/* Check one value by its kind, then store it. */
 static int deliver(const args_verb *v, const arg_spec *s, const char *flag, const char *val,
-                   args_opt_fn on_opt, void *ctx, flame_err *err)
+                   void *dest, flame_err *err)
 {
     arg_val av = {.str = val};
     char *end;
@@ -133,36 +176,37 @@ static int deliver(const args_verb *v, const arg_spec *s, const char *flag, cons
         break;
     case ARG_STR:
         if (!*val)
-            return bad(v, err, "%s needs a non-empty value", flag);
+            return args_error(v, err, "%s needs a non-empty value", flag);
         break;
     case ARG_INT: {
         errno = 0;
         long long n = strtoll(val, &end, 10);
-        if (!*val || *end || errno || (double)n < s->lo || (double)n > s->hi) {
-            return bad(v, err, "%s: \"%s\" is not a whole number from %.0f to %.0f", flag, val,
-                       s->lo, s->hi);
-        }
+        if (!*val || *end || errno || (double)n < s->lo || (double)n > s->hi)
+            return args_error(v, err, "%s: \"%.100s\" is not a whole number from %.0f to %.0f",
+                              flag, val, s->lo, s->hi);
         av.i = n;
         break;
     }
     case ARG_NUM: {
         errno = 0;
         double d = strtod(val, &end);
-        if (!*val || *end || errno || !isfinite(d) || d < s->lo || d > s->hi) {
-            return bad(v, err, "%s: \"%s\" is not a number from %g to %g", flag, val, s->lo, s->hi);
-        }
+        if (!*val || *end || errno || !isfinite(d) || d < s->lo || d > s->hi)
+            return args_error(v, err, "%s: \"%.100s\" is not a number from %g to %g", flag, val,
+                              s->lo, s->hi);
         av.num = d;
         break;
     }
     case ARG_DURATION: {
         char lo[32], hi[32];
         if (args_duration_ms(val, &av.ms) < 0)
-            return bad(v, err, "%s: invalid duration \"%s\": use e.g. 30, 30s, 500ms, 2m, 1m30s%s",
-                       flag, val, s->lo == 0 ? " (0 = until Ctrl-C)" : "");
+            return args_error(
+                v, err, "%s: invalid duration \"%.100s\": use e.g. 30, 30s, 500ms, 2m, 1m30s%s",
+                flag, val, s->lo == 0 ? " (0 = until Ctrl-C)" : "");
         if ((double)av.ms > s->hi || (double)av.ms < s->lo) {
             args_format_duration((uint64_t)s->lo, lo, sizeof lo);
             args_format_duration((uint64_t)s->hi, hi, sizeof hi);
-            return bad(v, err, "%s: invalid duration \"%s\": want %s to %s", flag, val, lo, hi);
+            return args_error(v, err, "%s: invalid duration \"%.100s\": want %s to %s", flag, val,
+                              lo, hi);
         }
         break;
     }
@@ -171,32 +215,43 @@ static int deliver(const args_verb *v, const arg_spec *s, const char *flag, cons
         snprintf(buf, sizeof buf, "%s", val);
         char *save = NULL;
         int count = 0;
-        for (char *t = (s->flags & ARG_LIST) ? strtok_r(buf, ",", &save) : buf; t;
-             t = (s->flags & ARG_LIST) ? strtok_r(NULL, ",", &save) : NULL) {
+        bool list = s->flags & ARG_LIST;
+        for (char *t = list ? strtok_r(buf, ",", &save) : buf; t;
+             t = list ? strtok_r(NULL, ",", &save) : NULL) {
             int k = -1;
             for (int i = 0; s->choices && s->choices[i]; i++)
                 if (!strcmp(t, s->choices[i]))
                     k = i;
             if (k < 0) {
-                char list[400];
-                choices_text(s, list, sizeof list);
-                return bad(v, err, "%s: unknown value \"%.100s\": use %s", flag, t, list);
+                char choices[400];
+                choices_text(s, choices, sizeof choices);
+                return args_error(v, err, "%s: unknown value \"%.100s\": use %s", flag, t, choices);
             }
             av.choice = k;
             count++;
-            if (on_opt(ctx, s, &av, err) < 0)
+            if (put(v, s, dest, &av, err) < 0)
                 return -1;
         }
         if (!count)
-            return bad(v, err, "%s needs a value", flag);
+            return args_error(v, err, "%s needs a value", flag);
         return 0;
     }
     }
-    return on_opt(ctx, s, &av, err);
+    return put(v, s, dest, &av, err);
 }
 
-int args_parse(const args_verb *v, int argc, char **argv, args_opt_fn on_opt,
-               args_operand_fn on_operand, void *ctx, int *rest, flame_err *err)
+static int operand(const args_verb *v, const char *a, void *dest, flame_err *err)
+{
+    if (v->operands_off == ARGS_NO_OPERANDS)
+        return args_error(v, err, "unexpected argument \"%.100s\"", a);
+    args_operands *ops = (args_operands *)((char *)dest + v->operands_off);
+    if (ops->n >= ARGS_MAX_OPERANDS)
+        return args_error(v, err, "too many arguments (at most %d)", ARGS_MAX_OPERANDS);
+    ops->v[ops->n++] = a;
+    return 0;
+}
+
+int args_parse(const args_verb *v, int argc, char **argv, void *dest, int *rest, flame_err *err)
 {
     int i = 0;
     bool operands_only = false, dashdash = false;
@@ -208,7 +263,7 @@ int args_parse(const args_verb *v, int argc, char **argv, args_opt_fn on_opt,
             break;
         }
         if (operands_only || a[0] != '-' || !a[1]) { /* "-" alone names stdin: an operand */
-            if (on_operand(ctx, a, err) < 0)
+            if (operand(v, a, dest, err) < 0)
                 return -1;
             if (v->flags & ARGS_STOP_AT_OPERAND)
                 operands_only = true;
@@ -225,17 +280,17 @@ int args_parse(const args_verb *v, int argc, char **argv, args_opt_fn on_opt,
             char flag[96];
             snprintf(flag, sizeof flag, "--%.*s", (int)(nl < 80 ? nl : 80), name);
             if (!s)
-                return bad(v, err, "unknown flag: %s", flag);
+                return args_error(v, err, "unknown flag: %s", flag);
             const char *val = eq ? eq + 1 : NULL;
             if (s->kind == ARG_FLAG) {
                 if (val)
-                    return bad(v, err, "%s takes no value", flag);
+                    return args_error(v, err, "%s takes no value", flag);
             } else if (!val) {
                 if (i + 1 >= argc)
-                    return bad(v, err, "flag needs an argument: %s", flag);
+                    return args_error(v, err, "flag needs an argument: %s", flag);
                 val = argv[++i];
             }
-            if (deliver(v, s, flag, val, on_opt, ctx, err) < 0)
+            if (deliver(v, s, flag, val, dest, err) < 0)
                 return -1;
             continue;
         }
@@ -244,28 +299,28 @@ int args_parse(const args_verb *v, int argc, char **argv, args_opt_fn on_opt,
             char flag[4] = {'-', *p, 0, 0};
             s = find_short(v, *p);
             if (!s)
-                return bad(v, err, "unknown flag: %s", flag);
+                return args_error(v, err, "unknown flag: %s", flag);
             if (s->kind == ARG_FLAG) {
-                if (deliver(v, s, flag, NULL, on_opt, ctx, err) < 0)
+                if (deliver(v, s, flag, NULL, dest, err) < 0)
                     return -1;
                 continue;
             }
             const char *val = p[1] ? p + 1 + (p[1] == '=') : NULL;
             if (!val) {
                 if (i + 1 >= argc)
-                    return bad(v, err, "flag needs an argument: %s", flag);
+                    return args_error(v, err, "flag needs an argument: %s", flag);
                 val = argv[++i];
             }
-            if (deliver(v, s, flag, val, on_opt, ctx, err) < 0)
+            if (deliver(v, s, flag, val, dest, err) < 0)
                 return -1;
             break;
         }
     }
     if (rest)
         *rest = dashdash ? i : -1;
-    else if (i < argc)
+    else
         for (; i < argc; i++) /* no "--" command: what follows it is operands */
-            if (on_operand(ctx, argv[i], err) < 0)
+            if (operand(v, argv[i], dest, err) < 0)
                 return -1;
     return 0;
 }

@@ -5,7 +5,8 @@
  *   (-qv); options and operands interleave, as docker's own commands allow; "--" ends the
  *   options; long names are exact (no abbreviations); a verb may also accept them with one dash
  *   (flamegraph.pl's -title) when it says so (ARGS_SINGLE_DASH_LONG).
- * Every value is checked by its kind before the verb sees it, and every error is one line,
+ * Every value is checked by its kind and stored in the verb's struct (the table says where), and
+ * every error is one line,
  * "<flag>: <what is wrong and what is wanted> (see `<verb> --help`)", which the verb prints
  * after its own name. The same tables write the options part
  * of --help, so help text and parser cannot drift apart. Pure code: no I/O but the FILE given. */
@@ -29,55 +30,78 @@ typedef enum arg_kind {
 /* spec flags */
 #define ARG_LIST 1u   /* ARG_CHOICE: a comma-separated list, each checked; repeatable */
 #define ARG_HIDDEN 2u /* parsed, not listed in --help (aliases, test hooks) */
+#define ARG_SET 4u    /* ARG_FLAG: store `set` into an int instead of true into a bool */
 
+/* The value of one occurrence, already checked. */
+typedef struct arg_val {
+    const char *str; /* the text as given (NULL for flags) */
+    int64_t i;       /* ARG_INT */
+    double num;      /* ARG_NUM */
+    uint64_t ms;     /* ARG_DURATION */
+    int choice;      /* ARG_CHOICE: index into choices */
+} arg_val;
+
+/* One option. Its value is stored at `off` (offsetof) in the verb's struct, by kind:
+ *   ARG_FLAG: bool = true (with ARG_SET: int = set)   ARG_STR: const char * (points into argv)
+ *   ARG_INT: int64_t   ARG_NUM: double   ARG_DURATION: uint64_t (ms)
+ *   ARG_CHOICE: int (the index); with ARG_LIST: unsigned (one bit per choice given)
+ * or, when `store` is set, handed to it instead (validation beyond the kind's, or an option that
+ * sets several fields); `store` gets the base of the struct the offset is relative to. */
 typedef struct arg_spec {
     const char *lng; /* long name without dashes */
     char shrt;       /* short letter, 0 for none */
     arg_kind kind;
-    int id;                     /* handed to the verb's callback */
+    size_t off;
+    int set;
     const char *meta;           /* value placeholder in --help ("DURATION"); NULL for flags */
     const char *help;           /* may hold '\n' for more lines */
     double lo, hi;              /* ARG_INT, ARG_NUM; ARG_DURATION in ms */
     const char *const *choices; /* ARG_CHOICE: NULL-terminated */
     unsigned flags;
+    int (*store)(void *base, const arg_val *v, flame_err *err);
     /* What a value is, for shell completion: "file", "dir", "container", NULL = nothing */
     const char *complete;
 } arg_spec;
 
-/* The value of one occurrence, already checked. */
-typedef struct arg_val {
-    const char *str; /* the text as given (always set, except for flags) */
-    long long i;     /* ARG_INT */
-    double num;      /* ARG_NUM */
-    uint64_t ms;     /* ARG_DURATION */
-    int choice;      /* ARG_CHOICE: index into choices (each list element calls back once) */
-} arg_val;
+/* offsetof(type, field), refused at compile time unless the field has type T: a table entry
+ * whose kind stores an int64_t cannot point at an int. */
+#define ARG_FIELD(type, field, T)                                                                  \
+    __builtin_choose_expr(__builtin_types_compatible_p(__typeof__(((type *)0)->field), T),         \
+                          offsetof(type, field), (void)0)
+
+/* Operands (arguments that are not options), collected in order. */
+#define ARGS_MAX_OPERANDS 64
+typedef struct args_operands {
+    const char *v[ARGS_MAX_OPERANDS];
+    int n;
+} args_operands;
+#define ARGS_NO_OPERANDS ((size_t)-1)
 
 #define ARGS_SINGLE_DASH_LONG 1u /* -title works like --title (flamegraph.pl's spelling) */
-#define ARGS_STOP_AT_OPERAND                                                                       \
-    2u /* the first operand ends the options (it and the rest are operands) */
+/* the first operand ends the options (it and the rest are operands) */
+#define ARGS_STOP_AT_OPERAND 2u
 
 typedef struct args_verb {
     const char *name; /* "docker flame render": named in every message's --help hint */
     const arg_spec *specs;
     size_t nspecs;
     unsigned flags;
-    /* options several verbs share (e.g. the graph options of plugin/graph.c), after specs */
+    /* options several verbs share (e.g. the graph options of plugin/graph.c), after specs; their
+     * offsets are relative to the struct at shared_off in the verb's */
     const arg_spec *shared;
-    size_t nshared;
+    size_t nshared, shared_off;
+    /* where the operands go (an args_operands), or ARGS_NO_OPERANDS: any operand is an error */
+    size_t operands_off;
 } args_verb;
 
-/* Called for each option in order (also for -h/--help when the table has it). A negative return
- * stops parsing; err must then be set. */
-typedef int (*args_opt_fn)(void *ctx, const arg_spec *spec, const arg_val *v, flame_err *err);
-/* Called for each operand (argument that is not an option). */
-typedef int (*args_operand_fn)(void *ctx, const char *operand, flame_err *err);
+/* Parse argv[0..argc) (argv[0] is the first argument, not the verb) into the struct at dest.
+ * With rest, "--" ends the parse: *rest is then the index just after it, or -1 when there was
+ * none; without rest, what follows "--" is operands. Errors are FLAME_EXIT_USAGE, one line. */
+int args_parse(const args_verb *v, int argc, char **argv, void *dest, int *rest, flame_err *err);
 
-/* Parse argv[0..argc) (argv[0] is the first argument, not the verb). With rest, "--" ends the
- * parse: *rest is then the index just after it, or -1 when there was none; without rest, what
- * follows "--" is operands. Errors are FLAME_EXIT_USAGE. */
-int args_parse(const args_verb *v, int argc, char **argv, args_opt_fn on_opt,
-               args_operand_fn on_operand, void *ctx, int *rest, flame_err *err);
+/* A verb's own error in the same form: "<message> (see `<verb> --help`)", FLAME_EXIT_USAGE. */
+int args_error(const args_verb *v, flame_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The options part of --help, from the table: "  -d, --duration DURATION  help..." */
 void args_help(const args_verb *v, FILE *out);

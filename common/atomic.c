@@ -46,6 +46,7 @@ typedef struct async_out {
     /* writer thread only */
     off_t pos;
     bool direct, no_direct; /* O_DIRECT on; O_DIRECT refused by the filesystem */
+    bool stream;            /* a pipe or device: plain write(), no offsets, no O_DIRECT */
 } async_out;
 
 static bool set_direct(async_out *a, bool on)
@@ -64,10 +65,12 @@ static int write_block(async_out *a, const char *p, size_t n)
     bool aligned = n % OUT_ALIGN == 0 && a->pos % OUT_ALIGN == 0;
     if (a->direct && !aligned && !set_direct(a, false))
         return errno;
-    if (!a->direct && aligned && !a->no_direct && a->pos >= OUT_DIRECT_FROM && !set_direct(a, true))
+    if (!a->direct && aligned && !a->no_direct && !a->stream && a->pos >= OUT_DIRECT_FROM &&
+        !set_direct(a, true))
         a->no_direct = true;
     while (n > 0) {
-        ssize_t w = pwrite(a->fd, p, n, a->pos);
+        /* pwrite on a pipe fails with ESPIPE: streams take write() */
+        ssize_t w = a->stream ? write(a->fd, p, n) : pwrite(a->fd, p, n, a->pos);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && errno == EINVAL && a->direct) {
@@ -162,10 +165,10 @@ static int async_finish(async_out *a, pthread_t t)
 }
 
 /* The generator writes into an async FILE on fd; 0 or <0 with err set (naming path). */
-static int write_through_thread(int fd, const char *path, atomic_writer_fn fn, void *ctx,
-                                flame_err *err)
+static int write_through_thread(int fd, bool stream, const char *path, atomic_writer_fn fn,
+                                void *ctx, flame_err *err)
 {
-    async_out a = {.fd = fd, .queued = -1, .busy = -1};
+    async_out a = {.fd = fd, .queued = -1, .busy = -1, .stream = stream};
     if (posix_memalign((void **)&a.buf[0], OUT_ALIGN, OUT_BUF) != 0)
         a.buf[0] = NULL;
     if (posix_memalign((void **)&a.buf[1], OUT_ALIGN, OUT_BUF) != 0)
@@ -213,7 +216,71 @@ static int write_through_thread(int fd, const char *path, atomic_writer_fn fn, v
     return rc;
 }
 
+/* A device, FIFO or socket given as the output (-o /dev/null, -o /dev/stdout, a named pipe): it
+ * is written in place. A temporary file renamed over it would replace /dev/null itself with a
+ * regular file; and there is no half-written state to protect in a stream anyway. */
+static int write_special(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err)
+{
+    /* O_NOCTTY: a terminal device must not become our controlling terminal; no O_CREAT, no
+     * O_TRUNC: it exists and is not ours to recreate */
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+    int rc = write_through_thread(fd, true, path, fn, ctx, err);
+    if (close(fd) != 0 && rc == 0)
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+    return rc;
+}
+
+bool atomic_is_special(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+static int write_atomic(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err);
+
+/* The path a symbolic link names, relative to the link's directory; NULL when unreadable. */
+static char *link_target(const char *path)
+{
+    char buf[4096];
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    if (n <= 0)
+        return NULL;
+    buf[n] = 0;
+    const char *slash = strrchr(path, '/');
+    char *out = NULL;
+    if (buf[0] == '/' || !slash)
+        return strdup(buf);
+    if (asprintf(&out, "%.*s/%s", (int)(slash - path), path, buf) < 0)
+        return NULL;
+    return out;
+}
+
+static int write_file(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err, int depth)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return flame_fail(err, FLAME_EXIT_ERROR, "cannot write %s: it is a directory", path);
+    if (atomic_is_special(path))
+        return write_special(path, fn, ctx, err);
+    /* A symbolic link (-o /dev/stdout redirected to a file, a link a user keeps to the latest
+     * graph) stays a link: the file it names is replaced, never the link itself. */
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        _cleanup_free_ char *target = link_target(path);
+        if (!target || depth >= 8) /* e.g. a pipe behind /proc/self/fd: write through it */
+            return write_special(path, fn, ctx, err);
+        return write_file(target, fn, ctx, err, depth + 1);
+    }
+    return write_atomic(path, fn, ctx, err);
+}
+
 int atomic_write_file(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err)
+{
+    return write_file(path, fn, ctx, err, 0);
+}
+
+static int write_atomic(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err)
 {
     _cleanup_free_ char *tmp = NULL;
     const char *slash = strrchr(path, '/');
@@ -232,7 +299,7 @@ int atomic_write_file(const char *path, atomic_writer_fn fn, void *ctx, flame_er
     if (fchmod(fd, 0666 & ~um) != 0)
         rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
     if (rc == 0)
-        rc = write_through_thread(fd, path, fn, ctx, err);
+        rc = write_through_thread(fd, false, path, fn, ctx, err);
     /* fsync before rename: after a crash the name points at the whole file or the old one. */
     if (rc == 0 && fsync(fd) != 0)
         rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);

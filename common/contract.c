@@ -3,6 +3,7 @@
 #include "common/contract.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <string.h>
 
 /* ---- names ---- */
@@ -80,73 +81,34 @@ int ct_error_exit(enum ct_error e)
 
 /* ---- the command line ---- */
 
-enum {
-    O_DURATION,
-    O_INTERVAL,
-    O_FREQUENCY,
-    O_PID,
-    O_NO_INLINE,
-    O_SIGNATURES,
-    O_ATTACH_TIMEOUT,
-    O_INJECT,
-    O_HELP
-};
-
+#define F(field, T) ARG_FIELD(ct_args, field, T)
+// clang-format off
 static const arg_spec sidecar_specs[] = {
-    {.lng = "duration",
-     .kind = ARG_DURATION,
-     .id = O_DURATION,
-     .meta = "DURATION",
-     .help = "record: how long (0 = until SIGINT)",
-     .lo = 0,
-     .hi = CT_DURATION_MAX_MS},
-    {.lng = "interval",
-     .kind = ARG_DURATION,
-     .id = O_INTERVAL,
-     .meta = "DURATION",
-     .help = "top: window length",
-     .lo = CT_INTERVAL_MIN_MS,
-     .hi = CT_INTERVAL_MAX_MS},
-    {.lng = "frequency",
-     .kind = ARG_INT,
-     .id = O_FREQUENCY,
-     .meta = "HZ",
-     .help = "samples per second",
-     .lo = 1,
-     .hi = CT_FREQ_MAX},
-    {.lng = "pid",
-     .kind = ARG_INT,
-     .id = O_PID,
-     .meta = "PID",
-     .help = "only this JVM (its pid in the container)",
-     .lo = 1,
-     .hi = CT_PID_MAX},
-    {.lng = "no-inline",
-     .kind = ARG_FLAG,
-     .id = O_NO_INLINE,
+    {.lng = "duration", .kind = ARG_DURATION, .off = F(duration_ms, uint64_t), .meta = "DURATION",
+     .help = "record: how long (0 = until SIGINT)", .lo = 0, .hi = CT_DURATION_MAX_MS},
+    {.lng = "interval", .kind = ARG_DURATION, .off = F(interval_ms, uint64_t), .meta = "DURATION",
+     .help = "top: window length", .lo = CT_INTERVAL_MIN_MS, .hi = CT_INTERVAL_MAX_MS},
+    {.lng = "frequency", .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+     .help = "samples per second", .lo = 1, .hi = CT_FREQ_MAX},
+    {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
+     .help = "only this JVM (its pid in the container)", .lo = 1, .hi = CT_PID_MAX},
+    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "no frames for inlined methods"},
-    {.lng = "signatures", .kind = ARG_FLAG, .id = O_SIGNATURES, .help = "keep Java signatures"},
-    {.lng = "attach-timeout",
-     .kind = ARG_DURATION,
-     .id = O_ATTACH_TIMEOUT,
-     .meta = "DURATION",
-     .help = "bound of each attach command",
-     .lo = 1000,
-     .hi = 600000},
-    {.lng = "inject",
-     .kind = ARG_CHOICE,
-     .id = O_INJECT,
-     .meta = "HOW",
-     .help = "how the agent becomes visible in the target",
-     .choices = inject_names},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = O_HELP, .help = "this text"},
+    {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
+     .help = "keep Java signatures"},
+    {.lng = "attach-timeout", .kind = ARG_DURATION, .off = F(attach_timeout_ms, uint64_t),
+     .meta = "DURATION", .help = "bound of each attach command", .lo = 1000, .hi = 600000},
+    {.lng = "inject", .kind = ARG_CHOICE, .off = F(inject, int), .meta = "HOW",
+     .help = "how the agent becomes visible in the target", .choices = inject_names},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this text"},
 };
+// clang-format on
+#undef F
 
-static const args_verb sidecar_verb = {
-    .name = "flame-sidecar",
-    .specs = sidecar_specs,
-    .nspecs = sizeof sidecar_specs / sizeof *sidecar_specs,
-};
+static const args_verb sidecar_verb = {.name = "flame-sidecar",
+                                       .specs = sidecar_specs,
+                                       .nspecs = sizeof sidecar_specs / sizeof *sidecar_specs,
+                                       .operands_off = ARGS_NO_OPERANDS};
 
 void ct_args_default(ct_args *a, enum ct_verb verb)
 {
@@ -168,51 +130,6 @@ void ct_usage(FILE *out)
     args_help(&sidecar_verb, out);
 }
 
-static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
-{
-    ct_args *a = ctx;
-    (void)err;
-    switch (s->id) {
-    case O_DURATION:
-        a->duration_ms = v->ms;
-        break;
-    case O_INTERVAL:
-        a->interval_ms = v->ms;
-        break;
-    case O_FREQUENCY:
-        a->frequency = (uint32_t)v->i;
-        break;
-    case O_PID:
-        a->pid = (uint32_t)v->i;
-        break;
-    case O_NO_INLINE:
-        a->no_inline = true;
-        break;
-    case O_SIGNATURES:
-        a->signatures = true;
-        break;
-    case O_ATTACH_TIMEOUT:
-        a->attach_timeout_ms = v->ms;
-        break;
-    case O_INJECT:
-        a->inject = (enum ct_inject)v->choice;
-        break;
-    case O_HELP:
-        a->help = true;
-        break;
-    default:
-        break;
-    }
-    return 0;
-}
-
-static int on_operand(void *ctx, const char *operand, flame_err *err)
-{
-    (void)ctx;
-    return flame_fail(err, FLAME_EXIT_USAGE, "unexpected argument \"%.100s\" (see `%s --help`)",
-                      operand, sidecar_verb.name);
-}
-
 int ct_argv_parse(int argc, char **argv, ct_args *a, flame_err *err)
 {
     int verb = -1;
@@ -229,7 +146,7 @@ int ct_argv_parse(int argc, char **argv, ct_args *a, flame_err *err)
                           "expected the command record, top or restore (see `%s --help`)",
                           sidecar_verb.name);
     ct_args_default(a, (enum ct_verb)verb);
-    return args_parse(&sidecar_verb, argc - 2, argv + 2, on_opt, on_operand, a, NULL, err);
+    return args_parse(&sidecar_verb, argc - 2, argv + 2, a, NULL, err);
 }
 
 /* Appends one argument to argv/buf; false when full. */
@@ -260,7 +177,7 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
               push(argv, cap, &n, buf, bufcap, &used, "%s", ct_verb_name(a->verb));
     if (a->verb == CT_RESTORE) {
         if (ok && a->pid)
-            ok = push(argv, cap, &n, buf, bufcap, &used, "--pid=%u", a->pid);
+            ok = push(argv, cap, &n, buf, bufcap, &used, "--pid=%lld", (long long)a->pid);
         return ok ? n : -1;
     }
     /* Durations go over as whole milliseconds: the plugin checked them against the same
@@ -271,12 +188,13 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
     if (ok && a->verb == CT_TOP)
         ok = push(argv, cap, &n, buf, bufcap, &used, "--interval=%llums",
                   (unsigned long long)a->interval_ms);
-    ok = ok && push(argv, cap, &n, buf, bufcap, &used, "--frequency=%u", a->frequency) &&
+    ok = ok &&
+         push(argv, cap, &n, buf, bufcap, &used, "--frequency=%lld", (long long)a->frequency) &&
          push(argv, cap, &n, buf, bufcap, &used, "--inject=%s", ct_inject_name(a->inject)) &&
          push(argv, cap, &n, buf, bufcap, &used, "--attach-timeout=%llums",
               (unsigned long long)a->attach_timeout_ms);
     if (ok && a->pid)
-        ok = push(argv, cap, &n, buf, bufcap, &used, "--pid=%u", a->pid);
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--pid=%lld", (long long)a->pid);
     if (ok && a->no_inline)
         ok = push(argv, cap, &n, buf, bufcap, &used, "--no-inline");
     if (ok && a->signatures)

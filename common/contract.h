@@ -33,11 +33,11 @@ typedef struct ct_args {
     enum ct_verb verb;
     uint64_t duration_ms;       /* record: 0 = until SIGINT */
     uint64_t interval_ms;       /* top: window length */
-    uint32_t frequency;         /* Hz */
+    int64_t frequency;          /* Hz */
     uint64_t attach_timeout_ms; /* per attach command */
-    uint32_t pid;               /* 0 = every JVM; else its pid as seen in the container */
+    int64_t pid;                /* 0 = every JVM; else its pid as seen in the container */
     bool no_inline, signatures;
-    enum ct_inject inject;
+    int inject; /* enum ct_inject */
     bool help;
 } ct_args;
 

@@ -1,11 +1,13 @@
 /* `docker flame diff`: two profiles (folded files, docker-flame SVGs, running containers) in,
  * a differential flame graph and its mirror out, plus the movers summary on stdout. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/args.h"
+#include "common/atomic.h"
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "flame/diff.h"
@@ -47,156 +49,64 @@ static const char usage_tail[] =
     "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line; profiling containers\n"
     "uses the exit codes of docker flame (3 no container, 4 no JVM, ...).\n";
 
-enum {
-    D_OUTPUT,
-    D_FORMAT,
-    D_SINGLE,
-    D_NORMALIZE,
-    D_NORMALISE,
-    D_NO_NORMALIZE,
-    D_NO_NORMALISE,
-    D_STRIP_HEX,
-    D_TOP,
-    D_INCLUSIVE,
-    D_ALL_FRAMES,
-    D_IGNORE_UNITS,
-    D_HELP
-};
 static const char *const diff_fmts[] = {"svg", "folded", NULL};
 
+typedef struct diff_args {
+    graph_opts g;
+    const char *output;
+    int fmt, normalize;
+    uint64_t duration_ms;
+    diff_opts dopt;
+    diff_movers_opts mopt;
+    bool single, ignore_units, help;
+    int64_t top;
+    args_operands in;
+} diff_args;
+
+#define F(field, T) ARG_FIELD(diff_args, field, T)
+// clang-format off
 static const arg_spec specs[] = {
-    {.lng = "output",
-     .shrt = 'o',
-     .kind = ARG_STR,
-     .id = D_OUTPUT,
-     .meta = "FILE",
+    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .off = F(output, const char *), .meta = "FILE",
      .help = "diff.svg (default); FILE.folded or FILE.txt writes 'stack BEFORE\nAFTER' lines "
-             "instead (what difffolded.pl prints); - = stdout",
+     "instead (what difffolded.pl prints); - = stdout",
      .complete = "file"},
-    {.lng = "format",
-     .kind = ARG_CHOICE,
-     .id = D_FORMAT,
-     .meta = "FMT",
-     .help = "svg or folded (default: from the extension of FILE)",
-     .choices = diff_fmts},
-    {.lng = "single",
-     .kind = ARG_FLAG,
-     .id = D_SINGLE,
+    {.lng = "format", .kind = ARG_CHOICE, .off = F(fmt, int), .meta = "FMT",
+     .help = "svg or folded (default: from the extension of FILE)", .choices = diff_fmts},
+    {.lng = "single", .kind = ARG_FLAG, .off = F(single, bool),
      .help = "write only FILE, not the mirrored graph"},
-    {.lng = "normalize",
-     .shrt = 'n',
-     .kind = ARG_FLAG,
-     .id = D_NORMALIZE,
+    {.lng = "normalize", .shrt = 'n', .kind = ARG_FLAG, .off = F(normalize, int), .flags = ARG_SET,
+     .set = DIFF_NORM_ON,
      .help = "scale BEFORE to AFTER's total (default when the totals differ;\ncounts are "
-             "truncated to integers as difffolded.pl -n does)"},
-    {.lng = "normalise", .kind = ARG_FLAG, .id = D_NORMALISE, .flags = ARG_HIDDEN},
-    {.lng = "no-normalize", .kind = ARG_FLAG, .id = D_NO_NORMALIZE, .help = "compare raw counts"},
-    {.lng = "no-normalise", .kind = ARG_FLAG, .id = D_NO_NORMALISE, .flags = ARG_HIDDEN},
-    {.lng = "strip-hex",
-     .shrt = 's',
-     .kind = ARG_FLAG,
-     .id = D_STRIP_HEX,
+     "truncated to integers as difffolded.pl -n does)"},
+    {.lng = "normalise", .kind = ARG_FLAG, .off = F(normalize, int), .flags = ARG_SET | ARG_HIDDEN,
+     .set = DIFF_NORM_ON},
+    {.lng = "no-normalize", .kind = ARG_FLAG, .off = F(normalize, int), .flags = ARG_SET,
+     .set = DIFF_NORM_OFF, .help = "compare raw counts"},
+    {.lng = "no-normalise", .kind = ARG_FLAG, .off = F(normalize, int),
+     .flags = ARG_SET | ARG_HIDDEN, .set = DIFF_NORM_OFF},
+    {.lng = "strip-hex", .shrt = 's', .kind = ARG_FLAG, .off = F(dopt.strip_hex, bool),
      .help = "turn every 0x1234abcd in frame names into 0x... (difffolded.pl -s)"},
-    {.lng = "top",
-     .kind = ARG_INT,
-     .id = D_TOP,
-     .meta = "N",
-     .help = "movers to list each way (10); 0 = no summary",
-     .lo = 0,
-     .hi = 100000},
-    {.lng = "inclusive",
-     .kind = ARG_FLAG,
-     .id = D_INCLUSIVE,
+    {.lng = "top", .kind = ARG_INT, .off = F(top, int64_t), .meta = "N",
+     .help = "movers to list each way (10); 0 = no summary", .lo = 0, .hi = 100000},
+    {.lng = "inclusive", .kind = ARG_FLAG, .off = F(mopt.inclusive, bool),
      .help = "movers by total (inclusive) share instead of self share"},
-    {.lng = "all-frames",
-     .kind = ARG_FLAG,
-     .id = D_ALL_FRAMES,
+    {.lng = "all-frames", .kind = ARG_FLAG, .off = F(mopt.all_frames, bool),
      .help = "movers among all frames, not only Java methods"},
-    {.lng = "ignore-units",
-     .kind = ARG_FLAG,
-     .id = D_IGNORE_UNITS,
+    {.lng = "ignore-units", .kind = ARG_FLAG, .off = F(ignore_units, bool),
      .help = "compare even if one profile counts samples and the other periods"},
-    INPUTS_DURATION_SPEC,
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = D_HELP, .help = "this help"},
+    INPUTS_DURATION_SPEC(F(duration_ms, uint64_t)),
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
 };
+// clang-format on
 
 static const args_verb verb = {.name = "docker flame diff",
                                .specs = specs,
                                .nspecs = sizeof specs / sizeof *specs,
                                .shared = graph_specs,
-                               .nshared = GRAPH_NSPECS};
-
-typedef struct diff_args {
-    graph_opts g;
-    const char *output, *in[3];
-    int fmt, nin;
-    uint64_t duration_ms;
-    diff_opts dopt;
-    diff_movers_opts mopt;
-    bool single, ignore_units, help;
-    long long top;
-} diff_args;
-
-static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
-{
-    diff_args *a = ctx;
-    int g = graph_opt(&a->g, s, v, err);
-    if (g != 0)
-        return g < 0 ? -1 : 0;
-    switch (s->id) {
-    case D_OUTPUT:
-        a->output = v->str;
-        break;
-    case D_FORMAT:
-        a->fmt = v->choice; /* svg = FMT_SVG, folded = FMT_FOLDED */
-        break;
-    case D_SINGLE:
-        a->single = true;
-        break;
-    case D_NORMALIZE:
-    case D_NORMALISE:
-        a->dopt.normalize = DIFF_NORM_ON;
-        break;
-    case D_NO_NORMALIZE:
-    case D_NO_NORMALISE:
-        a->dopt.normalize = DIFF_NORM_OFF;
-        break;
-    case D_STRIP_HEX:
-        a->dopt.strip_hex = true;
-        break;
-    case D_TOP:
-        a->top = v->i;
-        break;
-    case D_INCLUSIVE:
-        a->mopt.inclusive = true;
-        break;
-    case D_ALL_FRAMES:
-        a->mopt.all_frames = true;
-        break;
-    case D_IGNORE_UNITS:
-        a->ignore_units = true;
-        break;
-    case INPUTS_ID_DURATION:
-        a->duration_ms = v->ms;
-        break;
-    case D_HELP:
-        a->help = true;
-        break;
-    default:
-        break;
-    }
-    return 0;
-}
-
-static int on_operand(void *ctx, const char *operand, flame_err *err)
-{
-    (void)err;
-    diff_args *a = ctx;
-    if (a->nin < 3)
-        a->in[a->nin] = operand;
-    a->nin++;
-    return 0;
-}
+                               .nshared = GRAPH_NSPECS,
+                               .shared_off = F(g, graph_opts),
+                               .operands_off = F(in, args_operands)};
+#undef F
 
 /* "dir/diff.svg" -> "dir/diff.mirror.svg"; no extension -> "NAME.mirror". Caller frees. */
 static char *mirror_path(const char *path)
@@ -230,19 +140,19 @@ static void *mirror_thread(void *ud)
 int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
 {
     const char *vname = "diff";
-    diff_args a = {
-        .fmt = -1, .duration_ms = 30000, .top = 10, .dopt = {.normalize = DIFF_NORM_AUTO}};
+    diff_args a = {.fmt = -1, .duration_ms = 30000, .top = 10, .normalize = DIFF_NORM_AUTO};
     flame_err err = FLAME_ERR_INIT;
-    if (args_parse(&verb, argc - 1, argv + 1, on_opt, on_operand, &a, NULL, &err) < 0)
+    if (args_parse(&verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
         return cli_fail(vname, &err);
+    a.dopt.normalize = (enum diff_norm)a.normalize;
     if (a.help) {
         fputs(usage_head, stdout);
         args_help(&verb, stdout);
         fputs(usage_tail, stdout);
         return FLAME_EXIT_OK;
     }
-    if (a.nin != 2)
-        return cli_usage_error(vname, "expected two profiles, BEFORE and AFTER (got %d)", a.nin);
+    if (a.in.n != 2)
+        return cli_usage_error(vname, "expected two profiles, BEFORE and AFTER (got %d)", a.in.n);
     const char *output = a.output ? a.output : "diff.svg";
     int fmt = a.fmt >= 0 ? a.fmt : out_fmt_of_path(output);
     if (fmt < 0)
@@ -252,7 +162,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
                                       "FILE.folded");
 
     double t[5] = {mono_s()};
-    input in[2] = {{.arg = a.in[0]}, {.arg = a.in[1]}};
+    input in[2] = {{.arg = a.in.v[0]}, {.arg = a.in.v[1]}};
     int rc = load_inputs(in, 2, prof, a.duration_ms, &err);
     t[1] = mono_s();
     if (rc == 0)
@@ -307,7 +217,9 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         ro.title = title;
     ro.subtitle = sub;
     out_job job = {.p = diff_view(d, false), .fmt = fmt, .ro = &ro, .name = "diff"};
-    bool mirror = !a.single && fmt == FMT_SVG && strcmp(output, "-") != 0;
+    /* no mirror next to a device or pipe (-o /dev/null: there is no "/dev/null.mirror") */
+    bool mirror =
+        !a.single && fmt == FMT_SVG && strcmp(output, "-") != 0 && !atomic_is_special(output);
     render_opts rm = ro;
     rm.negate = true; /* "after before" swapped back: red still means grew */
     rm.subtitle = sub_m;

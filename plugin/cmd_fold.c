@@ -1,6 +1,7 @@
 /* `docker flame fold`: perf script text in, folded stacks out (the verb's own main()). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,136 +35,73 @@ static const char usage_tail[] =
     "\n"
     "Differences from stackcollapse-perf.pl are listed in docs/FOLDING.md.\n";
 
-enum {
-    F_PID,
-    F_TID,
-    F_KERNEL,
-    F_JIT,
-    F_ALL,
-    F_ADDRS,
-    F_EVENT,
-    F_PERIOD,
-    F_SIGNATURES,
-    F_NO_INLINE,
-    F_COMPAT,
-    F_HELP
-};
-
-static const arg_spec specs[] = {
-    {.lng = "pid",
-     .kind = ARG_FLAG,
-     .id = F_PID,
-     .help = "name the root frame comm-PID (needs `perf script -F +pid`)"},
-    {.lng = "tid", .kind = ARG_FLAG, .id = F_TID, .help = "name the root frame comm-PID/TID"},
-    {.lng = "kernel", .kind = ARG_FLAG, .id = F_KERNEL, .help = "mark kernel frames with _[k]"},
-    {.lng = "jit",
-     .kind = ARG_FLAG,
-     .id = F_JIT,
-     .help = "mark JIT frames (from a /tmp/perf-N.map) with _[j]"},
-    {.lng = "all", .kind = ARG_FLAG, .id = F_ALL, .help = "--kernel and --jit"},
-    {.lng = "addrs",
-     .kind = ARG_FLAG,
-     .id = F_ADDRS,
-     .help = "show addresses of unknown frames: [libc.so.6 <7f12..>]"},
-    {.lng = "event-filter",
-     .kind = ARG_STR,
-     .id = F_EVENT,
-     .meta = "E",
-     .help = "keep samples of event E only (default: the first event seen;\nE matches with or "
-             "without perf's modifiers, e.g. cpu-clock)"},
-    {.lng = "period",
-     .kind = ARG_FLAG,
-     .id = F_PERIOD,
-     .help = "count summed periods (ns for cpu-clock) instead of samples"},
-    {.lng = "signatures",
-     .kind = ARG_FLAG,
-     .id = F_SIGNATURES,
-     .help = "keep Java return types and parameter lists"},
-    {.lng = "no-inline",
-     .kind = ARG_FLAG,
-     .id = F_NO_INLINE,
-     .help = "keep only the compiled method of `Outer.m->Inlined.m` symbols"},
-    {.lng = "compat",
-     .kind = ARG_FLAG,
-     .id = F_COMPAT,
-     .help = "byte-for-byte the output of FlameGraph's stackcollapse-perf.pl\n(counts are then "
-             "summed periods, and none of our fixes apply)"},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = F_HELP, .help = "this text"},
-};
-
-static const args_verb verb = {
-    .name = "docker flame fold", .specs = specs, .nspecs = sizeof specs / sizeof *specs};
-
 typedef struct fold_args {
     fold_opts o;
-    const char *input;
+    args_operands in;
     bool help;
 } fold_args;
 
-static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
+static int store_all(void *base, const arg_val *v, flame_err *err)
 {
-    (void)err;
-    fold_opts *o = &((fold_args *)ctx)->o;
-    switch (s->id) {
-    case F_PID:
-        o->pid = true;
-        break;
-    case F_TID:
-        o->tid = true;
-        break;
-    case F_KERNEL:
-        o->kernel = true;
-        break;
-    case F_JIT:
-        o->jit = true;
-        break;
-    case F_ALL:
-        o->kernel = o->jit = true;
-        break;
-    case F_ADDRS:
-        o->addrs = true;
-        break;
-    case F_EVENT:
-        o->event_filter = v->str;
-        break;
-    case F_PERIOD:
-        o->period = true;
-        break;
-    case F_SIGNATURES:
-        o->signatures = true;
-        break;
-    case F_NO_INLINE:
-        o->inline_frames = false;
-        break;
-    case F_COMPAT:
-        o->compat = true;
-        break;
-    case F_HELP:
-        ((fold_args *)ctx)->help = true;
-        break;
-    default:
-        break;
-    }
+    (void)v, (void)err;
+    ((fold_args *)base)->o.kernel = ((fold_args *)base)->o.jit = true;
     return 0;
 }
 
-static int on_operand(void *ctx, const char *operand, flame_err *err)
+static int store_no_inline(void *base, const arg_val *v, flame_err *err)
 {
-    fold_args *a = ctx;
-    if (a->input)
-        return flame_fail(err, FLAME_EXIT_USAGE,
-                          "one input file at most, got \"%.100s\" and \"%.100s\" (see `%s --help`)",
-                          a->input, operand, verb.name);
-    a->input = operand;
+    (void)v, (void)err;
+    ((fold_args *)base)->o.inline_frames = false;
     return 0;
 }
+
+#define F(field, T) ARG_FIELD(fold_args, field, T)
+// clang-format off
+static const arg_spec specs[] = {
+    {.lng = "pid", .kind = ARG_FLAG, .off = F(o.pid, bool),
+     .help = "name the root frame comm-PID (needs `perf script -F +pid`)"},
+    {.lng = "tid", .kind = ARG_FLAG, .off = F(o.tid, bool),
+     .help = "name the root frame comm-PID/TID"},
+    {.lng = "kernel", .kind = ARG_FLAG, .off = F(o.kernel, bool),
+     .help = "mark kernel frames with _[k]"},
+    {.lng = "jit", .kind = ARG_FLAG, .off = F(o.jit, bool),
+     .help = "mark JIT frames (from a /tmp/perf-N.map) with _[j]"},
+    {.lng = "all", .kind = ARG_FLAG, .store = store_all, .help = "--kernel and --jit"},
+    {.lng = "addrs", .kind = ARG_FLAG, .off = F(o.addrs, bool),
+     .help = "show addresses of unknown frames: [libc.so.6 <7f12..>]"},
+    {.lng = "event-filter", .kind = ARG_STR, .off = F(o.event_filter, const char *), .meta = "E",
+     .help = "keep samples of event E only (default: the first event seen;\nE matches with or "
+     "without perf's modifiers, e.g. cpu-clock)"},
+    {.lng = "period", .kind = ARG_FLAG, .off = F(o.period, bool),
+     .help = "count summed periods (ns for cpu-clock) instead of samples"},
+    {.lng = "signatures", .kind = ARG_FLAG, .off = F(o.signatures, bool),
+     .help = "keep Java return types and parameter lists"},
+    {.lng = "no-inline", .kind = ARG_FLAG, .store = store_no_inline,
+     .help = "keep only the compiled method of `Outer.m->Inlined.m` symbols"},
+    {.lng = "compat", .kind = ARG_FLAG, .off = F(o.compat, bool),
+     .help = "byte-for-byte the output of FlameGraph's stackcollapse-perf.pl\n(counts are then "
+     "summed periods, and none of our fixes apply)"},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this text"},
+};
+// clang-format on
+
+static const args_verb verb = {.name = "docker flame fold",
+                               .specs = specs,
+                               .nspecs = sizeof specs / sizeof *specs,
+                               .operands_off = F(in, args_operands)};
+#undef F
 
 int flame_cmd_fold(int argc, char **argv)
 {
     fold_args a = {.o = {.inline_frames = true}};
     flame_err err = FLAME_ERR_INIT;
-    if (args_parse(&verb, argc - 1, argv + 1, on_opt, on_operand, &a, NULL, &err) < 0)
+    if (args_parse(&verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
         return cli_fail("fold", &err);
+    if (a.in.n > 1) {
+        args_error(&verb, &err, "one input file at most, got \"%.100s\" and \"%.100s\"", a.in.v[0],
+                   a.in.v[1]);
+        return cli_fail("fold", &err);
+    }
     if (a.help) {
         fputs(usage_head, stdout);
         args_help(&verb, stdout);
@@ -171,7 +109,7 @@ int flame_cmd_fold(int argc, char **argv)
         return FLAME_EXIT_OK;
     }
     fold_opts o = a.o;
-    const char *path = a.input ? a.input : "-";
+    const char *path = a.in.n ? a.in.v[0] : "-";
     bool is_stdin = strcmp(path, "-") == 0;
     if (is_stdin && isatty(STDIN_FILENO)) {
         fprintf(stderr, "docker flame fold: reading perf script text from the terminal; pipe it "

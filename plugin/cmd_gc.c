@@ -2,6 +2,7 @@
  * target of one that was itself killed, and never touching a live run's sidecar. */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,47 +127,30 @@ static int sess_gc(engine *e, bool all, flame_err *err)
     return 0;
 }
 
-enum { G_ALL, G_HELP };
-static const arg_spec gc_specs[] = {
-    {.lng = "all",
-     .shrt = 'a',
-     .kind = ARG_FLAG,
-     .id = G_ALL,
-     .help = "also remove running sidecars whose docker flame is alive\n(they are stopped with "
-             "SIGTERM first, so they restore their target)"},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = G_HELP, .help = "this help"},
-};
-static const args_verb gc_verb = {
-    .name = "docker flame gc", .specs = gc_specs, .nspecs = sizeof gc_specs / sizeof *gc_specs};
-
 typedef struct gc_args {
     bool all, help;
 } gc_args;
 
-static int gc_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
-{
-    (void)v;
-    (void)err;
-    gc_args *a = ctx;
-    if (s->id == G_ALL)
-        a->all = true;
-    else
-        a->help = true;
-    return 0;
-}
-
-static int gc_operand(void *ctx, const char *operand, flame_err *err)
-{
-    (void)ctx;
-    return flame_fail(err, FLAME_EXIT_USAGE, "unexpected argument \"%.64s\" (see `%s --help`)",
-                      operand, gc_verb.name);
-}
+#define F(field, T) ARG_FIELD(gc_args, field, T)
+// clang-format off
+static const arg_spec gc_specs[] = {
+    {.lng = "all", .shrt = 'a', .kind = ARG_FLAG, .off = F(all, bool),
+     .help = "also remove running sidecars whose docker flame is alive\n(they are stopped with "
+     "SIGTERM first, so they restore their target)"},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+};
+// clang-format on
+#undef F
+static const args_verb gc_verb = {.name = "docker flame gc",
+                                  .specs = gc_specs,
+                                  .nspecs = sizeof gc_specs / sizeof *gc_specs,
+                                  .operands_off = ARGS_NO_OPERANDS};
 
 int flame_cmd_gc(const ep_globals *g, int argc, char **argv)
 {
     flame_err err = FLAME_ERR_INIT;
     gc_args a = {0};
-    if (args_parse(&gc_verb, argc - 1, argv + 1, gc_opt, gc_operand, &a, NULL, &err) < 0)
+    if (args_parse(&gc_verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
         return cli_fail("gc", &err);
     if (a.help) {
         printf("Usage:  docker flame gc [--all]\n\nRemove sidecar containers left behind by "

@@ -1,5 +1,6 @@
 /* `docker flame merge`: several profiles (files, SVGs, running containers) added into one. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,98 +39,48 @@ static const char usage_tail[] =
     "\n"
     "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line.\n";
 
-enum { M_OUTPUT, M_FORMAT, M_NORMALIZE, M_NORMALISE, M_HELP };
-
-static const arg_spec specs[] = {
-    {.lng = "output",
-     .shrt = 'o',
-     .kind = ARG_STR,
-     .id = M_OUTPUT,
-     .meta = "OUT",
-     .help = "required; the format follows the extension: .svg (flame graph with\nits data), "
-             ".folded or .txt (folded stacks), .json (speedscope)",
-     .complete = "file"},
-    {.lng = "format",
-     .kind = ARG_CHOICE,
-     .id = M_FORMAT,
-     .meta = "FMT",
-     .help = "svg, folded or speedscope, whatever the extension",
-     .choices = out_fmt_names},
-    {.lng = "normalize",
-     .kind = ARG_FLAG,
-     .id = M_NORMALIZE,
-     .help = "scale every input to the same total before adding, so each run\nweighs the same "
-             "(counts rounded; without it, longer runs weigh more)"},
-    {.lng = "normalise", .kind = ARG_FLAG, .id = M_NORMALISE, .flags = ARG_HIDDEN},
-    INPUTS_DURATION_SPEC,
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = M_HELP, .help = "this help"},
-};
-
-static const args_verb verb = {.name = "docker flame merge",
-                               .specs = specs,
-                               .nspecs = sizeof specs / sizeof *specs,
-                               .shared = graph_specs,
-                               .nshared = GRAPH_NSPECS};
-
 typedef struct merge_args {
     graph_opts g;
     const char *output;
     int fmt;
     uint64_t duration_ms;
     bool normalize, help;
-    char **in;
-    size_t nin;
+    args_operands in;
 } merge_args;
 
-static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
-{
-    merge_args *a = ctx;
-    int g = graph_opt(&a->g, s, v, err);
-    if (g != 0)
-        return g < 0 ? -1 : 0;
-    switch (s->id) {
-    case M_OUTPUT:
-        a->output = v->str;
-        break;
-    case M_FORMAT:
-        a->fmt = v->choice;
-        break;
-    case M_NORMALIZE:
-    case M_NORMALISE:
-        a->normalize = true;
-        break;
-    case INPUTS_ID_DURATION:
-        a->duration_ms = v->ms;
-        break;
-    case M_HELP:
-        a->help = true;
-        break;
-    default:
-        break;
-    }
-    return 0;
-}
+#define F(field, T) ARG_FIELD(merge_args, field, T)
+// clang-format off
+static const arg_spec specs[] = {
+    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .off = F(output, const char *), .meta = "OUT",
+     .help = "required; the format follows the extension: .svg (flame graph with\nits data), "
+     ".folded or .txt (folded stacks), .json (speedscope)",
+     .complete = "file"},
+    {.lng = "format", .kind = ARG_CHOICE, .off = F(fmt, int), .meta = "FMT",
+     .help = "svg, folded or speedscope, whatever the extension", .choices = out_fmt_names},
+    {.lng = "normalize", .kind = ARG_FLAG, .off = F(normalize, bool),
+     .help = "scale every input to the same total before adding, so each run\nweighs the same "
+     "(counts rounded; without it, longer runs weigh more)"},
+    {.lng = "normalise", .kind = ARG_FLAG, .off = F(normalize, bool), .flags = ARG_HIDDEN},
+    INPUTS_DURATION_SPEC(F(duration_ms, uint64_t)),
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+};
+// clang-format on
 
-static int on_operand(void *ctx, const char *operand, flame_err *err)
-{
-    (void)err;
-    merge_args *a = ctx;
-    a->in[a->nin++] = (char *)operand;
-    return 0;
-}
+static const args_verb verb = {.name = "docker flame merge",
+                               .specs = specs,
+                               .nspecs = sizeof specs / sizeof *specs,
+                               .shared = graph_specs,
+                               .nshared = GRAPH_NSPECS,
+                               .shared_off = F(g, graph_opts),
+                               .operands_off = F(in, args_operands)};
+#undef F
 
 int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
 {
     const char *vname = "merge";
     merge_args a = {.fmt = -1, .duration_ms = 30000};
     flame_err err = FLAME_ERR_INIT;
-    _cleanup_free_ char **names = calloc((size_t)argc + 1, sizeof *names);
-    if (!names) {
-        flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
-        return cli_fail(vname, &err);
-    }
-    a.in = names;
-    if (args_parse(&verb, argc - 1, argv + 1, on_opt, on_operand, &a, NULL, &err) < 0)
+    if (args_parse(&verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
         return cli_fail(vname, &err);
     if (a.help) {
         fputs(usage_head, stdout);
@@ -137,7 +88,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         fputs(usage_tail, stdout);
         return FLAME_EXIT_OK;
     }
-    size_t n = a.nin;
+    size_t n = (size_t)a.in.n;
     if (n < 1)
         return cli_usage_error(vname, "no profiles to merge");
     if (!a.output)
@@ -155,7 +106,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         return cli_fail(vname, &err);
     }
     for (size_t i = 0; i < n; i++)
-        in[i].arg = a.in[i];
+        in[i].arg = a.in.v[i];
     double t[5] = {mono_s()};
     int rc = load_inputs(in, n, prof, a.duration_ms, &err);
     t[1] = mono_s();

@@ -254,8 +254,8 @@ static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *
     struct tm tm;
     localtime_r(&when, &tm);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
-    snprintf(subtitle, sizeof subtitle, "%.0f samples at %u Hz, %s", profile_total(s->pr.prof),
-             o->frequency, date);
+    snprintf(subtitle, sizeof subtitle, "%.0f samples at %lld Hz, %s", profile_total(s->pr.prof),
+             (long long)o->frequency, date);
     render_opts ro;
     graph_apply(&o->graph, &ro);
     snprintf(title, sizeof title, "%s", o->graph.title ? o->graph.title : s->name);
@@ -299,36 +299,28 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     double t0 = mono_s();
     /* argv[0] is "flame" (the verb's own name, as for every verb) */
     if (opts_parse(argc - 1, argv + 1, &o, &err) < 0) {
-        opts_clear(&o);
         return cli_fail("", &err);
     }
     if (o.help) {
         flame_usage(stdout);
-        opts_clear(&o);
         return 0;
     }
     if (o.version) {
         printf("docker-flame version %s\n", FLAME_VERSION);
-        opts_clear(&o);
         return 0;
     }
     /* Output names are fixed before anything is started: a bad -o fails before the engine. */
     time_t when = time(NULL);
     char *paths[64][FMT_COUNT];
-    if (o.ncontainers > 64) {
-        opts_clear(&o);
-        flame_fail(&err, FLAME_EXIT_USAGE, "at most 64 containers at once");
-        return cli_fail("", &err);
-    }
     memset(paths, 0, sizeof paths);
     int rc = 0;
-    for (int i = 0; i < o.ncontainers && rc == 0; i++)
-        rc = out_paths(o.output, o.formats, o.nformats, o.containers[i], o.ncontainers, when,
-                       paths[i], &err);
+    for (int i = 0; i < o.containers.n && rc == 0; i++)
+        rc =
+            out_paths(o.output, o.formats, o.containers.v[i], o.containers.n, when, paths[i], &err);
 
     engine *e = NULL;
-    sess *ss = calloc((size_t)o.ncontainers, sizeof *ss);
-    run_ctx r = {.o = &o, .s = ss, .n = o.ncontainers, .debug = g->debug};
+    sess *ss = calloc((size_t)o.containers.n, sizeof *ss);
+    run_ctx r = {.o = &o, .s = ss, .n = o.containers.n, .debug = g->debug};
     r.tm.t0 = t0;
     progress_init(&r.pg, stderr, o.quiet);
     int exit_code = 0;
@@ -338,14 +330,14 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
         rc = engine_open(g, &e, &err);
     /* after the engine (its errors come first), before any sidecar: a read-only or missing
      * output dir fails now, not after the whole profile */
-    for (int i = 0; i < o.ncontainers && rc == 0; i++)
+    for (int i = 0; i < o.containers.n && rc == 0; i++)
         for (int f = 0; f < FMT_COUNT && rc == 0; f++)
             if (paths[i][f])
                 rc = out_check_dir(paths[i][f], &err);
     r.tm.ping = mono_s();
     r.e = e;
-    for (int i = 0; ss && i < o.ncontainers; i++)
-        ss[i].arg = o.containers[i];
+    for (int i = 0; ss && i < o.containers.n; i++)
+        ss[i].arg = o.containers.v[i];
     if (rc == 0)
         rc = run_profile(&r, &err);
     unsigned events_at_follow_end = sess_event_count();
@@ -365,8 +357,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
             }
             /* Default names use the container's name, known only after the inspect. */
             char *np[FMT_COUNT];
-            if (out_paths(o.output, o.formats, o.nformats, s->name, o.ncontainers, when, np, &e2) ==
-                0) {
+            if (out_paths(o.output, o.formats, s->name, o.containers.n, when, np, &e2) == 0) {
                 for (int f = 0; f < FMT_COUNT; f++) {
                     free(paths[i][f]);
                     paths[i][f] = np[f];
@@ -395,14 +386,13 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     if (g->debug || getenv("DOCKER_FLAME_TIMINGS"))
         if (rc == 0)
             print_timings(&r, mono_s());
-    for (int i = 0; ss && i < o.ncontainers; i++)
+    for (int i = 0; ss && i < o.containers.n; i++)
         sess_clear(&ss[i]);
-    for (int i = 0; i < o.ncontainers && i < 64; i++)
+    for (int i = 0; i < o.containers.n && i < 64; i++)
         for (int f = 0; f < FMT_COUNT; f++)
             free(paths[i][f]);
     free(ss);
     engine_free(e);
-    opts_clear(&o);
     return exit_code;
 }
 

@@ -1,5 +1,6 @@
 /* `docker flame render`: folded stacks (or a docker-flame SVG) in, an SVG flame graph,
  * speedscope JSON or folded text out. Options follow flamegraph.pl's names. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,283 +43,113 @@ static const char usage_tail[] =
     "right. The URL keeps the search (?s=) and the zoom (?x=&y=).\n"
     "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line.\n";
 
-enum {
-    R_FORMAT,
-    R_OUTPUT,
-    R_NO_EMBED,
-    R_EMBED_LIMIT,
-    R_SUBTITLE,
-    R_HEIGHT,
-    R_FONTTYPE,
-    R_FONTSIZE,
-    R_FONTWIDTH,
-    R_COUNTNAME,
-    R_NAMETYPE,
-    R_BGCOLORS,
-    R_HASH,
-    R_RANDOM,
-    R_CP,
-    R_PALETTE_FILE,
-    R_REVERSE,
-    R_INVERTED,
-    R_FLAMECHART,
-    R_NEGATE,
-    R_NOTES,
-    R_TOTAL,
-    R_FACTOR,
-    R_HELP,
-};
+typedef struct render_args {
+    render_opts o;
+    graph_opts g;
+    int fmt;
+    const char *output;
+    double embed_mb;
+    int64_t height; /* render_opts.height is an int */
+    args_operands in;
+    bool help;
+} render_args;
 
+static int store_bgcolors(void *base, const arg_val *v, flame_err *err)
+{
+    if (!render_bgcolor_valid(v->str))
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "--bgcolors: \"%.64s\" is not yellow, blue, green, grey or #rrggbb",
+                          v->str);
+    ((render_args *)base)->o.bgcolors = v->str;
+    return 0;
+}
+
+static int store_cp(void *base, const arg_val *v, flame_err *err)
+{
+    (void)v, (void)err;
+    ((render_args *)base)->o.palette_file = "palette.map";
+    return 0;
+}
+
+static int store_no_embed(void *base, const arg_val *v, flame_err *err)
+{
+    (void)v, (void)err;
+    ((render_args *)base)->o.embed_folded = false;
+    return 0;
+}
+
+#define F(field, T) ARG_FIELD(render_args, field, T)
+// clang-format off
 static const arg_spec specs[] = {
-    {.lng = "format",
-     .kind = ARG_CHOICE,
-     .id = R_FORMAT,
-     .meta = "FMT",
+    {.lng = "format", .kind = ARG_CHOICE, .off = F(fmt, int), .meta = "FMT",
      .help = "svg (default), speedscope (JSON for speedscope.app), folded",
      .choices = out_fmt_names},
-    {.lng = "output",
-     .shrt = 'o',
-     .kind = ARG_STR,
-     .id = R_OUTPUT,
-     .meta = "FILE",
-     .help = "write FILE (atomically) instead of standard output",
-     .complete = "file"},
-    {.lng = "no-embed",
-     .kind = ARG_FLAG,
-     .id = R_NO_EMBED,
+    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .off = F(output, const char *), .meta = "FILE",
+     .help = "write FILE (atomically) instead of standard output", .complete = "file"},
+    {.lng = "no-embed", .kind = ARG_FLAG, .store = store_no_embed,
      .help = "do not embed the folded data in the SVG (smaller; cannot be re-read)"},
-    {.lng = "embed-limit",
-     .kind = ARG_NUM,
-     .id = R_EMBED_LIMIT,
-     .meta = "MB",
-     .help = "embed the data only when it takes at most MB megabytes (32; 0 = any)",
-     .lo = 0,
+    {.lng = "embed-limit", .kind = ARG_NUM, .off = F(embed_mb, double), .meta = "MB",
+     .help = "embed the data only when it takes at most MB megabytes (32; 0 = any)", .lo = 0,
      .hi = 1 << 20},
-    {.lng = "subtitle",
-     .kind = ARG_STR,
-     .id = R_SUBTITLE,
-     .meta = "TEXT",
+    {.lng = "subtitle", .kind = ARG_STR, .off = F(o.subtitle, const char *), .meta = "TEXT",
      .help = "second title line"},
-    {.lng = "height",
-     .kind = ARG_INT,
-     .id = R_HEIGHT,
-     .meta = "PX",
-     .help = "frame height (16)",
-     .lo = 2,
-     .hi = 10000},
-    {.lng = "fonttype",
-     .kind = ARG_STR,
-     .id = R_FONTTYPE,
-     .meta = "FONT",
+    {.lng = "height", .kind = ARG_INT, .off = F(height, int64_t), .meta = "PX",
+     .help = "frame height (16)", .lo = 2, .hi = 10000},
+    {.lng = "fonttype", .kind = ARG_STR, .off = F(o.fonttype, const char *), .meta = "FONT",
      .help = "font family (Verdana)"},
-    {.lng = "fontsize",
-     .kind = ARG_NUM,
-     .id = R_FONTSIZE,
-     .meta = "PX",
-     .help = "font size (12)",
-     .lo = 1,
-     .hi = 500},
-    {.lng = "fontwidth",
-     .kind = ARG_NUM,
-     .id = R_FONTWIDTH,
-     .meta = "RATIO",
-     .help = "average character width / font size, to cut labels (0.59)",
-     .lo = 0.01,
-     .hi = 10},
-    {.lng = "countname",
-     .kind = ARG_STR,
-     .id = R_COUNTNAME,
-     .meta = "UNIT",
+    {.lng = "fontsize", .kind = ARG_NUM, .off = F(o.fontsize, double), .meta = "PX",
+     .help = "font size (12)", .lo = 1, .hi = 500},
+    {.lng = "fontwidth", .kind = ARG_NUM, .off = F(o.fontwidth, double), .meta = "RATIO",
+     .help = "average character width / font size, to cut labels (0.59)", .lo = 0.01, .hi = 10},
+    {.lng = "countname", .kind = ARG_STR, .off = F(o.countname, const char *), .meta = "UNIT",
      .help = "unit shown in tooltips (samples)"},
-    {.lng = "nametype",
-     .kind = ARG_STR,
-     .id = R_NAMETYPE,
-     .meta = "TEXT",
+    {.lng = "nametype", .kind = ARG_STR, .off = F(o.nametype, const char *), .meta = "TEXT",
      .help = "prefix of the details line (Function:)"},
-    {.lng = "bgcolors",
-     .kind = ARG_STR,
-     .id = R_BGCOLORS,
-     .meta = "COLOR",
+    {.lng = "bgcolors", .kind = ARG_STR, .store = store_bgcolors, .meta = "COLOR",
      .help = "yellow, blue, green, grey or #rrggbb"},
-    {.lng = "hash",
-     .kind = ARG_FLAG,
-     .id = R_HASH,
+    {.lng = "hash", .kind = ARG_FLAG, .off = F(o.hash, bool),
      .help = "colours by name hash (similar names, similar colours)"},
-    {.lng = "random",
-     .kind = ARG_FLAG,
-     .id = R_RANDOM,
+    {.lng = "random", .kind = ARG_FLAG, .off = F(o.random, bool),
      .help = "random colours (not reproducible)"},
-    {.lng = "cp",
-     .kind = ARG_FLAG,
-     .id = R_CP,
+    {.lng = "cp", .kind = ARG_FLAG, .store = store_cp,
      .help = "consistent palette: read and update ./palette.map"},
-    {.lng = "palette-file",
-     .kind = ARG_STR,
-     .id = R_PALETTE_FILE,
-     .meta = "F",
-     .help = "same with another file",
-     .complete = "file"},
-    {.lng = "reverse",
-     .kind = ARG_FLAG,
-     .id = R_REVERSE,
+    {.lng = "palette-file", .kind = ARG_STR, .off = F(o.palette_file, const char *), .meta = "F",
+     .help = "same with another file", .complete = "file"},
+    {.lng = "reverse", .kind = ARG_FLAG, .off = F(o.reverse, bool),
      .help = "reverse stacks (leaf at the bottom): merges callers of hot leaves"},
-    {.lng = "inverted",
-     .shrt = 'i',
-     .kind = ARG_FLAG,
-     .id = R_INVERTED,
+    {.lng = "inverted", .shrt = 'i', .kind = ARG_FLAG, .off = F(o.inverted, bool),
      .help = "icicle graph (root at the top)"},
-    {.lng = "flamechart",
-     .kind = ARG_FLAG,
-     .id = R_FLAMECHART,
+    {.lng = "flamechart", .kind = ARG_FLAG, .off = F(o.flamechart, bool),
      .help = "keep input order (time order) instead of sorting"},
-    {.lng = "negate",
-     .kind = ARG_FLAG,
-     .id = R_NEGATE,
+    {.lng = "negate", .kind = ARG_FLAG, .off = F(o.negate, bool),
      .help = "differential: swap red/blue and the sign of the change"},
-    {.lng = "notes",
-     .kind = ARG_STR,
-     .id = R_NOTES,
-     .meta = "TEXT",
+    {.lng = "notes", .kind = ARG_STR, .off = F(o.notes, const char *), .meta = "TEXT",
      .help = "add a note to the SVG source"},
-    {.lng = "total",
-     .kind = ARG_NUM,
-     .id = R_TOTAL,
-     .meta = "N",
-     .help = "width of 100% in counts (to compare graphs); ignored if too small",
-     .lo = 0,
+    {.lng = "total", .kind = ARG_NUM, .off = F(o.total, double), .meta = "N",
+     .help = "width of 100% in counts (to compare graphs); ignored if too small", .lo = 0,
      .hi = 1e300},
-    {.lng = "factor",
-     .kind = ARG_NUM,
-     .id = R_FACTOR,
-     .meta = "N",
-     .help = "multiply counts in tooltips (e.g. samples to ms)",
-     .lo = 1e-300,
-     .hi = 1e300},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = R_HELP, .help = "this help"},
+    {.lng = "factor", .kind = ARG_NUM, .off = F(o.factor, double), .meta = "N",
+     .help = "multiply counts in tooltips (e.g. samples to ms)", .lo = 1e-300, .hi = 1e300},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
 };
+// clang-format on
 
 static const args_verb verb = {.name = "docker flame render",
                                .specs = specs,
                                .nspecs = sizeof specs / sizeof *specs,
                                .flags = ARGS_SINGLE_DASH_LONG,
                                .shared = graph_specs,
-                               .nshared = GRAPH_NSPECS};
-
-typedef struct render_args {
-    render_opts o;
-    graph_opts g;
-    int fmt;
-    const char *output, *input, *extra;
-    bool help;
-} render_args;
-
-static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
-{
-    render_args *a = ctx;
-    render_opts *o = &a->o;
-    int g = graph_opt(&a->g, s, v, err);
-    if (g != 0)
-        return g < 0 ? -1 : 0;
-    switch (s->id) {
-    case R_FORMAT:
-        a->fmt = v->choice;
-        break;
-    case R_OUTPUT:
-        a->output = v->str;
-        break;
-    case R_NO_EMBED:
-        o->embed_folded = false;
-        break;
-    case R_EMBED_LIMIT:
-        o->embed_limit = (size_t)(v->num * 1048576);
-        break;
-    case R_SUBTITLE:
-        o->subtitle = v->str;
-        break;
-    case R_HEIGHT:
-        o->height = (int)v->i;
-        break;
-    case R_FONTTYPE:
-        o->fonttype = v->str;
-        break;
-    case R_FONTSIZE:
-        o->fontsize = v->num;
-        break;
-    case R_FONTWIDTH:
-        o->fontwidth = v->num;
-        break;
-    case R_COUNTNAME:
-        o->countname = v->str;
-        break;
-    case R_NAMETYPE:
-        o->nametype = v->str;
-        break;
-    case R_BGCOLORS:
-        if (!render_bgcolor_valid(v->str))
-            return flame_fail(err, FLAME_EXIT_USAGE,
-                              "--bgcolors: \"%.64s\" is not yellow, blue, green, grey or #rrggbb",
-                              v->str);
-        o->bgcolors = v->str;
-        break;
-    case R_HASH:
-        o->hash = true;
-        break;
-    case R_RANDOM:
-        o->random = true;
-        break;
-    case R_CP:
-        o->palette_file = "palette.map";
-        break;
-    case R_PALETTE_FILE:
-        o->palette_file = v->str;
-        break;
-    case R_REVERSE:
-        o->reverse = true;
-        break;
-    case R_INVERTED:
-        o->inverted = true;
-        break;
-    case R_FLAMECHART:
-        o->flamechart = true;
-        break;
-    case R_NEGATE:
-        o->negate = true;
-        break;
-    case R_NOTES:
-        o->notes = v->str;
-        break;
-    case R_TOTAL:
-        o->total = v->num;
-        break;
-    case R_FACTOR:
-        o->factor = v->num;
-        break;
-    case R_HELP:
-        a->help = true;
-        break;
-    default:
-        break;
-    }
-    return 0;
-}
-
-static int on_operand(void *ctx, const char *operand, flame_err *err)
-{
-    render_args *a = ctx;
-    if (a->input)
-        return flame_fail(err, FLAME_EXIT_USAGE,
-                          "one input file at most, got \"%.100s\" too (see `%s --help`)", operand,
-                          verb.name);
-    a->input = operand;
-    return 0;
-}
+                               .nshared = GRAPH_NSPECS,
+                               .shared_off = F(g, graph_opts),
+                               .operands_off = F(in, args_operands)};
+#undef F
 
 int flame_cmd_render(int argc, char **argv)
 {
-    render_args a = {.fmt = FMT_SVG};
+    render_args a = {.fmt = FMT_SVG, .embed_mb = -1};
     render_opts_default(&a.o);
     flame_err err = FLAME_ERR_INIT;
-    if (args_parse(&verb, argc - 1, argv + 1, on_opt, on_operand, &a, NULL, &err) < 0)
+    if (args_parse(&verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
         return cli_fail("render", &err);
     if (a.help) {
         fputs(usage_head, stdout);
@@ -326,6 +157,14 @@ int flame_cmd_render(int argc, char **argv)
         fputs(usage_tail, stdout);
         return FLAME_EXIT_OK;
     }
+    if (a.in.n > 1) {
+        args_error(&verb, &err, "one input file at most, got \"%.100s\" too", a.in.v[1]);
+        return cli_fail("render", &err);
+    }
+    if (a.embed_mb >= 0)
+        a.o.embed_limit = (size_t)(a.embed_mb * 1048576);
+    if (a.height)
+        a.o.height = (int)a.height;
     /* the graph options over the render defaults, the others as set */
     render_opts o = a.o;
     render_opts go;
@@ -335,7 +174,7 @@ int flame_cmd_render(int argc, char **argv)
     o.width = go.width;
     o.minwidth = go.minwidth;
     o.minwidth_pct = go.minwidth_pct;
-    const char *input = a.input ? a.input : "-";
+    const char *input = a.in.n ? a.in.v[0] : "-";
     if (strcmp(input, "-") == 0 && isatty(STDIN_FILENO))
         return cli_usage_error("render", "%s",
                                "no input: give a folded file, or pipe folded stacks in");

@@ -3,38 +3,49 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { G_TITLE = GRAPH_ID_BASE, G_COLORS, G_COLOURS, G_MINWIDTH, G_WIDTH };
+static int store_colors(void *base, const arg_val *v, flame_err *err)
+{
+    if (!render_palette_valid(v->str))
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "--colors: unknown palette \"%.64s\": use hot, java, mem, io, wakeup, "
+                          "chain, js, perl, red, green, blue, aqua, yellow, purple or orange",
+                          v->str);
+    ((graph_opts *)base)->colors = v->str;
+    return 0;
+}
 
+static int store_minwidth(void *base, const arg_val *v, flame_err *err)
+{
+    graph_opts *g = base;
+    if (graph_parse_minwidth(v->str, &g->minwidth, &g->minwidth_pct) < 0)
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "--minwidth: \"%.64s\" is not pixels (0.1) or a percentage (0.5%%)",
+                          v->str);
+    g->minwidth_set = true;
+    return 0;
+}
+
+#define F(field, T) ARG_FIELD(graph_opts, field, T)
+// clang-format off
 const arg_spec graph_specs[GRAPH_NSPECS] = {
-    {.lng = "title",
-     .kind = ARG_STR,
-     .id = G_TITLE,
-     .meta = "TEXT",
+    {.lng = "title", .kind = ARG_STR, .off = F(title, const char *), .meta = "TEXT",
      .help = "graph title (default: the container or input name)"},
-    {.lng = "colors",
-     .kind = ARG_STR,
-     .id = G_COLORS,
-     .meta = "PALETTE",
+    {.lng = "colors", .kind = ARG_STR, .store = store_colors, .meta = "PALETTE",
      .help = "palette: java (default for profiles), hot, mem, io, ...\n(see `docker flame render "
-             "--help`)"},
-    {.lng = "colours", .kind = ARG_STR, .id = G_COLOURS, .flags = ARG_HIDDEN},
-    {.lng = "minwidth",
-     .kind = ARG_STR,
-     .id = G_MINWIDTH,
-     .meta = "W",
+     "--help`)"},
+    {.lng = "colours", .kind = ARG_STR, .store = store_colors, .flags = ARG_HIDDEN},
+    {.lng = "minwidth", .kind = ARG_STR, .store = store_minwidth, .meta = "W",
      .help = "omit frames narrower than W pixels (0.1) or W% of the total"},
-    {.lng = "width",
-     .kind = ARG_INT,
-     .id = G_WIDTH,
-     .meta = "PX",
-     .help = "image width (1200)",
-     .lo = 40,
-     .hi = 1000000},
+    {.lng = "width", .kind = ARG_INT, .off = F(width, int64_t), .meta = "PX",
+     .help = "image width (1200)", .lo = 40, .hi = 1000000},
 };
+// clang-format on
+#undef F
 
 int graph_parse_minwidth(const char *s, double *v, bool *pct)
 {
@@ -49,37 +60,6 @@ int graph_parse_minwidth(const char *s, double *v, bool *pct)
     return 0;
 }
 
-int graph_opt(graph_opts *g, const arg_spec *s, const arg_val *v, flame_err *err)
-{
-    switch (s->id) {
-    case G_TITLE:
-        g->title = v->str;
-        return 1;
-    case G_COLORS:
-    case G_COLOURS:
-        if (!render_palette_valid(v->str))
-            return flame_fail(
-                err, FLAME_EXIT_USAGE,
-                "--colors: unknown palette \"%.64s\": use hot, java, mem, io, wakeup, "
-                "chain, js, perl, red, green, blue, aqua, yellow, purple or orange",
-                v->str);
-        g->colors = v->str;
-        return 1;
-    case G_MINWIDTH:
-        if (graph_parse_minwidth(v->str, &g->minwidth, &g->minwidth_pct) < 0)
-            return flame_fail(err, FLAME_EXIT_USAGE,
-                              "--minwidth: \"%.64s\" is not pixels (0.1) or a percentage (0.5%%)",
-                              v->str);
-        g->minwidth_set = true;
-        return 1;
-    case G_WIDTH:
-        g->width = (int)v->i;
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 void graph_apply(const graph_opts *g, render_opts *ro)
 {
     render_opts_default(ro);
@@ -88,7 +68,7 @@ void graph_apply(const graph_opts *g, render_opts *ro)
     if (g->colors)
         ro->colors = g->colors;
     if (g->width)
-        ro->width = g->width;
+        ro->width = (int)g->width;
     if (g->minwidth_set) {
         ro->minwidth = g->minwidth;
         ro->minwidth_pct = g->minwidth_pct;

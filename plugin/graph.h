@@ -3,6 +3,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/args.h"
 #include "common/err.h"
@@ -12,16 +13,13 @@ typedef struct graph_opts {
     const char *title, *colors;
     double minwidth;
     bool minwidth_pct, minwidth_set;
-    int width;
+    int64_t width;
 } graph_opts;
 
-/* ids GRAPH_ID_BASE.. are the table's; a verb's own ids stay below */
-#define GRAPH_ID_BASE 1000
+/* The table, for args_verb.shared (with shared_off = the offset of a graph_opts in the verb's
+ * struct). */
 #define GRAPH_NSPECS 5
 extern const arg_spec graph_specs[GRAPH_NSPECS];
-
-/* 1 when s was one of the graph options (stored in g), 0 when not, -1 (err) when refused. */
-int graph_opt(graph_opts *g, const arg_spec *s, const arg_val *v, flame_err *err);
 /* Defaults, then the options given. */
 void graph_apply(const graph_opts *g, render_opts *ro);
 /* "0.5%" / "0.1": minwidth in percent or pixels; -1 on bad syntax. */

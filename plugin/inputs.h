@@ -21,14 +21,11 @@ typedef struct input {
 } input;
 
 /* -d/--duration for the containers among the inputs (the contract's limits), as an entry of a
- * verb's option table. */
-#define INPUTS_ID_DURATION 900
-#define INPUTS_DURATION_SPEC                                                                       \
-    {                                                                                              \
-        .lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .id = INPUTS_ID_DURATION,            \
-        .meta = "DURATION", .help = "how long to profile the containers among the inputs (30s)",   \
-        .lo = 1, .hi = CT_DURATION_MAX_MS                                                          \
-    }
+ * verb's option table; off: where its uint64_t (ms) is. */
+#define INPUTS_DURATION_SPEC(offset)                                                               \
+    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = (offset), .meta = "DURATION",   \
+     .help = "how long to profile the containers among the inputs (30s)", .lo = 1,               \
+     .hi = CT_DURATION_MAX_MS}
 
 /* Resolve and load every input (files two at a time in parallel, then every container in one
  * profiling call). On error some in[i].p may be set: free_inputs() in every case. */

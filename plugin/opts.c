@@ -3,94 +3,60 @@
  * whatever passes here. */
 #include "plugin/opts.h"
 
-#include <errno.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/args.h"
 #include "common/contract.h"
 
-enum {
-    O_DURATION,
-    O_FREQUENCY,
-    O_PID,
-    O_OUTPUT,
-    O_FORMAT,
-    O_NO_INLINE,
-    O_SIGNATURES,
-    O_QUIET,
-    O_HELP,
-    O_VERSION
-};
-
+#define F(field, T) ARG_FIELD(flame_opts, field, T)
+// clang-format off
 static const arg_spec specs[] = {
-    {.lng = "duration",
-     .shrt = 'd',
-     .kind = ARG_DURATION,
-     .id = O_DURATION,
+    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = F(duration_ms, uint64_t),
      .meta = "DURATION",
      .help = "how long to record (default 30s; 0 = until Ctrl-C;\ne.g. 10, 45s, 500ms, 2m, 1m30s)",
-     .lo = 0,
-     .hi = CT_DURATION_MAX_MS},
-    {.lng = "frequency",
-     .shrt = 'F',
-     .kind = ARG_INT,
-     .id = O_FREQUENCY,
-     .meta = "HZ",
-     .help = "samples per second per CPU (default 99)",
-     .lo = 1,
-     .hi = CT_FREQ_MAX},
-    {.lng = "pid",
-     .kind = ARG_INT,
-     .id = O_PID,
-     .meta = "PID",
-     .help = "profile only this JVM (pid as seen inside the container)",
-     .lo = 1,
-     .hi = CT_PID_MAX},
-    {.lng = "output",
-     .shrt = 'o',
-     .kind = ARG_STR,
-     .id = O_OUTPUT,
-     .meta = "FILE",
+     .lo = 0, .hi = CT_DURATION_MAX_MS},
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+     .help = "samples per second per CPU (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
+    {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
+     .help = "profile only this JVM (pid as seen inside the container)", .lo = 1, .hi = CT_PID_MAX},
+    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .off = F(output, const char *), .meta = "FILE",
      .help = "output file (default flame-<container>-<YYYYmmdd-HHMMSS>.svg);\nwith several "
-             "containers: an existing directory",
+     "containers: an existing directory",
      .complete = "file"},
-    {.lng = "format",
-     .kind = ARG_CHOICE,
-     .id = O_FORMAT,
-     .meta = "FORMAT",
+    {.lng = "format", .kind = ARG_CHOICE, .off = F(formats, unsigned), .meta = "FORMAT",
      .help = "svg, folded or speedscope; repeatable (file extension per\nformat: .svg .folded "
-             ".speedscope.json)",
-     .choices = out_fmt_names,
-     .flags = ARG_LIST},
-    {.lng = "no-inline",
-     .kind = ARG_FLAG,
-     .id = O_NO_INLINE,
+     ".speedscope.json)",
+     .choices = out_fmt_names, .flags = ARG_LIST},
+    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
-    {.lng = "signatures",
-     .kind = ARG_FLAG,
-     .id = O_SIGNATURES,
+    {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
      .help = "keep Java parameter lists and return types"},
-    {.lng = "quiet",
-     .shrt = 'q',
-     .kind = ARG_FLAG,
-     .id = O_QUIET,
+    {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
      .help = "no progress and no summary"},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = O_HELP, .help = "this help"},
-    {.lng = "version", .shrt = 'v', .kind = ARG_FLAG, .id = O_VERSION, .help = "print the version"},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+    {.lng = "version", .shrt = 'v', .kind = ARG_FLAG, .off = F(version, bool),
+     .help = "print the version"},
 };
+// clang-format on
 
 static const args_verb verb = {.name = "docker flame",
                                .specs = specs,
                                .nspecs = sizeof specs / sizeof *specs,
                                .shared = graph_specs,
-                               .nshared = GRAPH_NSPECS};
+                               .nshared = GRAPH_NSPECS,
+                               .shared_off = F(graph, graph_opts),
+                               .operands_off = F(containers, args_operands)};
+#undef F
 
 void opts_help(FILE *out)
 {
     args_help(&verb, out);
 }
+
+/* duration_ms before parsing: "not given" (the default is chosen after, see opts_parse) */
+#define DURATION_UNSET UINT64_MAX
 
 void opts_init(flame_opts *o)
 {
@@ -101,90 +67,32 @@ void opts_init(flame_opts *o)
     o->interval_ms = 1000;
 }
 
-void opts_clear(flame_opts *o)
-{
-    free(o->containers);
-    o->containers = NULL;
-}
-
-static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
-{
-    flame_opts *o = ctx;
-    int g = graph_opt(&o->graph, s, v, err);
-    if (g != 0)
-        return g < 0 ? -1 : 0;
-    switch (s->id) {
-    case O_DURATION:
-        o->duration_ms = v->ms;
-        o->duration_set = true;
-        break;
-    case O_FREQUENCY:
-        o->frequency = (uint32_t)v->i;
-        break;
-    case O_PID:
-        o->pid = (uint32_t)v->i;
-        break;
-    case O_OUTPUT:
-        o->output = v->str;
-        break;
-    case O_FORMAT:
-        if (!o->formats[v->choice])
-            o->nformats++;
-        o->formats[v->choice] = true;
-        break;
-    case O_NO_INLINE:
-        o->no_inline = true;
-        break;
-    case O_SIGNATURES:
-        o->signatures = true;
-        break;
-    case O_QUIET:
-        o->quiet = true;
-        break;
-    case O_HELP:
-        o->help = true;
-        break;
-    case O_VERSION:
-        o->version = true;
-        break;
-    default:
-        break;
-    }
-    return 0;
-}
-
-static int on_operand(void *ctx, const char *operand, flame_err *err)
-{
-    (void)err;
-    flame_opts *o = ctx;
-    o->containers[o->ncontainers++] = (char *)operand;
-    return 0;
-}
-
 int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
 {
-    o->containers = calloc((size_t)argc + 1, sizeof *o->containers);
-    if (!o->containers)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     int rest = -1;
-    if (args_parse(&verb, argc, argv, on_opt, on_operand, o, &rest, err) < 0)
+    uint64_t dflt = o->duration_ms;
+    o->duration_ms = DURATION_UNSET;
+    if (args_parse(&verb, argc, argv, o, &rest, err) < 0)
         return -1;
+    o->duration_set = o->duration_ms != DURATION_UNSET;
+    if (!o->duration_set)
+        o->duration_ms = dflt;
     if (o->help || o->version)
         return 0;
     if (rest >= 0) {
         o->cmd = argv + rest;
         o->ncmd = argc - rest;
         if (o->ncmd == 0)
-            return flame_fail(err, FLAME_EXIT_USAGE, "\"--\" must be followed by a command");
+            return args_error(&verb, err, "\"--\" must be followed by a command");
     }
+    o->nformats = __builtin_popcount(o->formats);
     if (!o->nformats) {
-        o->formats[FMT_SVG] = true;
+        o->formats = 1u << FMT_SVG;
         o->nformats = 1;
     }
-    if (o->ncontainers == 0)
-        return flame_fail(err, FLAME_EXIT_USAGE,
-                          "no container given: docker flame [OPTIONS] CONTAINER [CONTAINER...] "
-                          "(see `docker flame --help`)");
+    if (o->containers.n == 0)
+        return args_error(&verb, err,
+                          "no container given: docker flame [OPTIONS] CONTAINER [CONTAINER...]");
     /* With a load command and no -d, profile exactly as long as the command runs. */
     if (o->cmd && !o->duration_set)
         o->duration_ms = 0;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/args.h"
 #include "common/err.h"
 #include "plugin/graph.h"
 #include "plugin/output.h"
@@ -13,16 +14,15 @@
 typedef struct flame_opts {
     uint64_t duration_ms; /* 0 = until Ctrl-C (or until CMD exits) */
     bool duration_set;
-    uint32_t frequency;
-    uint32_t pid;       /* 0 = every JVM */
+    int64_t frequency;
+    int64_t pid;        /* 0 = every JVM */
     const char *output; /* -o */
-    bool formats[FMT_COUNT];
+    unsigned formats;   /* bit per enum out_fmt */
     int nformats;
     graph_opts graph; /* --title, --colors, --minwidth, --width */
     bool no_inline, signatures, quiet;
     bool help, version;
-    char **containers; /* points into argv (array malloc'd: free with opts_clear) */
-    int ncontainers;
+    args_operands containers; /* points into argv */
     bool top;             /* `docker flame top` (plugin/top.c): the sidecar runs `top` */
     uint64_t interval_ms; /* top: window length */
     char **cmd;           /* after "--": NULL-terminated, points into argv */
@@ -30,7 +30,6 @@ typedef struct flame_opts {
 } flame_opts;
 
 void opts_init(flame_opts *o);
-void opts_clear(flame_opts *o);
 /* argv[0] is the first argument after "flame". */
 int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err);
 /* The options part of `docker flame --help`. */

@@ -80,8 +80,8 @@ static char *stem_of(const char *out)
     return strdup(out);
 }
 
-int out_paths(const char *output, const bool formats[FMT_COUNT], int nformats,
-              const char *container, int n, time_t when, char *paths[FMT_COUNT], flame_err *err)
+int out_paths(const char *output, unsigned formats, const char *container, int n, time_t when,
+              char *paths[FMT_COUNT], flame_err *err)
 {
     char safe[128], stamp[32];
     struct tm tm;
@@ -101,10 +101,10 @@ int out_paths(const char *output, const bool formats[FMT_COUNT], int nformats,
                               "-o %s: with several containers, -o must be an existing directory",
                               output);
         stem = stem_of(output);
-        verbatim = nformats == 1; /* one format: the name exactly as given */
+        verbatim = __builtin_popcount(formats) == 1; /* one format: the name exactly as given */
     }
     for (int f = 0; f < FMT_COUNT; f++) {
-        if (!formats[f])
+        if (!(formats & (1u << f)))
             continue;
         int r;
         if (verbatim)

@@ -41,10 +41,11 @@ typedef int (*out_writer_fn)(void *ctx, FILE *f, flame_err *err);
 int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *err);
 
 /* The profile verb's names for one container (index i of n): paths[f] (malloc'd) for each
- * format chosen, NULL for the others. output: -o (a file, or an existing directory), or NULL.
+ * format in the formats mask (bit 1 << FMT_*), NULL for the others. output: -o (a file, or an
+ * existing directory), or NULL.
  * Errors: a file -o for several containers. */
-int out_paths(const char *output, const bool formats[FMT_COUNT], int nformats,
-              const char *container, int n, time_t when, char *paths[FMT_COUNT], flame_err *err);
+int out_paths(const char *output, unsigned formats, const char *container, int n, time_t when,
+              char *paths[FMT_COUNT], flame_err *err);
 /* Before anything is started: the directory of path exists and is writable (a read-only or
  * missing output dir fails in a second, not after the whole profile). */
 int out_check_dir(const char *path, flame_err *err);

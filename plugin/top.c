@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -664,55 +665,39 @@ static void *ui_main(void *arg)
 
 /* ---- the command ---- */
 
-enum { T_INTERVAL, T_WINDOW, T_FREQUENCY, T_PID, T_RECORD, T_NO_INLINE, T_HELP };
+typedef struct top_args {
+    uint64_t interval_ms, window_ms;
+    int64_t frequency, pid;
+    const char *record, *container;
+    bool no_inline, help;
+    args_operands ops;
+} top_args;
 
+#define F(field, T) ARG_FIELD(top_args, field, T)
+// clang-format off
 static const arg_spec top_specs[] = {
-    {.lng = "interval",
-     .shrt = 'i',
-     .kind = ARG_DURATION,
-     .id = T_INTERVAL,
-     .meta = "DURATION",
-     .help = "refresh interval (default 1s)",
-     .lo = CT_INTERVAL_MIN_MS,
+    {.lng = "interval", .shrt = 'i', .kind = ARG_DURATION, .off = F(interval_ms, uint64_t),
+     .meta = "DURATION", .help = "refresh interval (default 1s)", .lo = CT_INTERVAL_MIN_MS,
      .hi = CT_INTERVAL_MAX_MS},
-    {.lng = "window",
-     .shrt = 'w',
-     .kind = ARG_DURATION,
-     .id = T_WINDOW,
-     .meta = "DURATION",
-     .help = "sliding window the shares are computed over (default 5s)",
-     .lo = CT_INTERVAL_MIN_MS,
-     .hi = (double)CT_INTERVAL_MAX_MS * TOP_MAX_WINDOWS},
-    {.lng = "frequency",
-     .shrt = 'F',
-     .kind = ARG_INT,
-     .id = T_FREQUENCY,
-     .meta = "HZ",
-     .help = "sampling frequency (default 99)",
-     .lo = 1,
-     .hi = CT_FREQ_MAX},
-    {.lng = "pid",
-     .shrt = 'p',
-     .kind = ARG_INT,
-     .id = T_PID,
-     .meta = "PID",
-     .help = "only this JVM (pid in the container)",
-     .lo = 1,
-     .hi = CT_PID_MAX},
-    {.lng = "record",
-     .kind = ARG_STR,
-     .id = T_RECORD,
-     .meta = "FILE",
-     .help = "on exit, write every stack seen as folded text",
-     .complete = "file"},
-    {.lng = "no-inline",
-     .kind = ARG_FLAG,
-     .id = T_NO_INLINE,
+    {.lng = "window", .shrt = 'w', .kind = ARG_DURATION, .off = F(window_ms, uint64_t),
+     .meta = "DURATION", .help = "sliding window the shares are computed over (default 5s)",
+     .lo = CT_INTERVAL_MIN_MS, .hi = (double)CT_INTERVAL_MAX_MS * TOP_MAX_WINDOWS},
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+     .help = "sampling frequency (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
+    {.lng = "pid", .shrt = 'p', .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
+     .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
+    {.lng = "record", .kind = ARG_STR, .off = F(record, const char *), .meta = "FILE",
+     .help = "on exit, write every stack seen as folded text", .complete = "file"},
+    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not split inlined Java frames"},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .id = T_HELP, .help = "this help"},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
 };
-static const args_verb top_verb = {
-    .name = "docker flame top", .specs = top_specs, .nspecs = sizeof top_specs / sizeof *top_specs};
+// clang-format on
+static const args_verb top_verb = {.name = "docker flame top",
+                                   .specs = top_specs,
+                                   .nspecs = sizeof top_specs / sizeof *top_specs,
+                                   .operands_off = F(ops, args_operands)};
+#undef F
 
 static void top_usage(FILE *f)
 {
@@ -725,70 +710,23 @@ static void top_usage(FILE *f)
                "When stdout is not a terminal, a plain snapshot is printed every interval.\n");
 }
 
-typedef struct top_args {
-    uint64_t interval_ms, window_ms;
-    uint32_t frequency, pid;
-    const char *record, *container;
-    bool no_inline, help;
-} top_args;
-
-static int top_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
-{
-    top_args *a = ctx;
-    (void)err;
-    switch (s->id) {
-    case T_INTERVAL:
-        a->interval_ms = v->ms;
-        break;
-    case T_WINDOW:
-        a->window_ms = v->ms;
-        break;
-    case T_FREQUENCY:
-        a->frequency = (uint32_t)v->i;
-        break;
-    case T_PID:
-        a->pid = (uint32_t)v->i;
-        break;
-    case T_RECORD:
-        a->record = v->str;
-        break;
-    case T_NO_INLINE:
-        a->no_inline = true;
-        break;
-    case T_HELP:
-        a->help = true;
-        break;
-    default:
-        break;
-    }
-    return 0;
-}
-
-static int top_operand(void *ctx, const char *operand, flame_err *err)
-{
-    top_args *a = ctx;
-    if (a->container)
-        return flame_fail(err, FLAME_EXIT_USAGE, "one container at a time (\"%.64s\", \"%.64s\")",
-                          a->container, operand);
-    a->container = operand;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
 {
     *a = (top_args){.interval_ms = 1000, .window_ms = 5000, .frequency = 99};
-    if (args_parse(&top_verb, argc - 1, argv + 1, top_opt, top_operand, a, NULL, err) < 0)
+    if (args_parse(&top_verb, argc - 1, argv + 1, a, NULL, err) < 0)
         return -1;
     if (a->help)
         return 1;
-    if (!a->container)
-        return flame_fail(err, FLAME_EXIT_USAGE,
+    if (a->ops.n == 0)
+        return args_error(&top_verb, err,
                           "which container? usage: docker flame top [OPTIONS] CONTAINER");
+    if (a->ops.n > 1)
+        return args_error(&top_verb, err, "one container at a time");
+    a->container = a->ops.v[0];
     if (a->window_ms < a->interval_ms)
         a->window_ms = a->interval_ms;
     if ((double)a->window_ms / (double)a->interval_ms > TOP_MAX_WINDOWS - 0.5)
-        return flame_fail(err, FLAME_EXIT_USAGE, "--window is at most %d intervals",
-                          TOP_MAX_WINDOWS);
+        return args_error(&top_verb, err, "--window is at most %d intervals", TOP_MAX_WINDOWS);
     return 0;
 }
 
@@ -832,9 +770,8 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
 
     flame_opts o;
     opts_init(&o);
-    char *containers[1] = {(char *)a.container};
-    o.containers = containers;
-    o.ncontainers = 1;
+    o.containers.v[0] = a.container;
+    o.containers.n = 1;
     o.duration_ms = 0;
     o.frequency = a.frequency;
     o.pid = a.pid;

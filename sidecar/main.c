@@ -69,7 +69,8 @@ static int discover(sc_session *s, flame_err *err)
                        seen[0] ? seen : "(none)");
     if (s->n == 0)
         return sc_fail(err, CT_ERR_NO_PID,
-                       "pid %u is not a JVM in the container; processes seen: %s", s->o.pid, seen);
+                       "pid %lld is not a JVM in the container; processes seen: %s",
+                       (long long)s->o.pid, seen);
     return 0;
 }
 

@@ -23,7 +23,7 @@ int sc_spawn_perf(const sc_session *s, int *out_fd, int *ctl_fd, pid_t *pid, fla
     for (int k = 0; k < s->n; k++)
         snprintf(pids + strlen(pids), sizeof(pids) - strlen(pids), "%s%d", k ? "," : "",
                  (int)s->jvms[k].st.pid);
-    snprintf(freq, sizeof(freq), "%u", s->o.frequency);
+    snprintf(freq, sizeof(freq), "%lld", (long long)s->o.frequency);
     int p[2], c[2];
     if (pipe2(p, O_CLOEXEC) < 0 || pipe2(c, O_CLOEXEC) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");

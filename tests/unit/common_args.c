@@ -6,111 +6,73 @@
 #include "common/args.h"
 #include "tests/unit/plugin_test_tap.h"
 
-enum { A_QUIET, A_VERBOSE, A_NAME, A_COUNT, A_RATIO, A_TIME, A_FMT, A_TITLE };
 static const char *fmts[] = {"svg", "folded", "speedscope", NULL};
-static const arg_spec specs[] = {
-    {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .id = A_QUIET, .help = "be quiet"},
-    {.lng = "verbose", .shrt = 'v', .kind = ARG_FLAG, .id = A_VERBOSE, .help = "say more"},
-    {.lng = "name", .shrt = 'n', .kind = ARG_STR, .id = A_NAME, .meta = "NAME", .help = "a name"},
-    {.lng = "count",
-     .shrt = 'c',
-     .kind = ARG_INT,
-     .id = A_COUNT,
-     .meta = "N",
-     .help = "how many",
-     .lo = 1,
-     .hi = 10},
-    {.lng = "ratio",
-     .kind = ARG_NUM,
-     .id = A_RATIO,
-     .meta = "R",
-     .help = "a ratio",
-     .lo = 0,
-     .hi = 1},
-    {.lng = "time",
-     .shrt = 'd',
-     .kind = ARG_DURATION,
-     .id = A_TIME,
-     .meta = "DURATION",
-     .help = "how long\nsecond line",
-     .lo = 0,
-     .hi = 3600000},
-    {.lng = "format",
-     .kind = ARG_CHOICE,
-     .id = A_FMT,
-     .meta = "F",
-     .help = "formats",
-     .choices = fmts,
-     .flags = ARG_LIST},
-    {.lng = "title", .kind = ARG_STR, .id = A_TITLE, .help = "hidden", .flags = ARG_HIDDEN},
-};
 
 typedef struct got {
-    int quiet, verbose, fmts, operands;
-    const char *name, *ops[8];
-    long long count;
+    bool quiet, verbose, help;
+    int mode;
+    const char *name, *title;
+    int64_t count;
     double ratio;
     uint64_t ms;
+    unsigned fmts;
+    int one;
+    args_operands ops;
 } got;
 
-static int on_opt(void *ctx, const arg_spec *s, const arg_val *v, flame_err *err)
+static int store_upper(void *base, const arg_val *v, flame_err *err)
 {
-    (void)err;
-    got *g = ctx;
-    switch (s->id) {
-    case A_QUIET:
-        g->quiet++;
-        break;
-    case A_VERBOSE:
-        g->verbose++;
-        break;
-    case A_NAME:
-    case A_TITLE:
-        g->name = v->str;
-        break;
-    case A_COUNT:
-        g->count = v->i;
-        break;
-    case A_RATIO:
-        g->ratio = v->num;
-        break;
-    case A_TIME:
-        g->ms = v->ms;
-        break;
-    case A_FMT:
-        g->fmts |= 1 << v->choice;
-        break;
-    default:
-        break;
-    }
+    if (v->str[0] < 'A' || v->str[0] > 'Z')
+        return flame_fail(err, FLAME_EXIT_USAGE, "--upper: \"%s\" is not capitalised", v->str);
+    ((got *)base)->title = v->str;
     return 0;
 }
 
-static int on_operand(void *ctx, const char *op, flame_err *err)
+#define F(field, T) ARG_FIELD(got, field, T)
+// clang-format off
+static const arg_spec specs[] = {
+    {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool), .help = "be quiet"},
+    {.lng = "verbose", .shrt = 'v', .kind = ARG_FLAG, .off = F(verbose, bool), .help = "say more"},
+    {.lng = "fast", .kind = ARG_FLAG, .off = F(mode, int), .flags = ARG_SET, .set = 7, .help = "mode 7"},
+    {.lng = "name", .shrt = 'n', .kind = ARG_STR, .off = F(name, const char *), .meta = "NAME",
+     .help = "a name"},
+    {.lng = "count", .shrt = 'c', .kind = ARG_INT, .off = F(count, int64_t), .meta = "N",
+     .help = "how many", .lo = 1, .hi = 10},
+    {.lng = "ratio", .kind = ARG_NUM, .off = F(ratio, double), .meta = "R", .help = "a ratio",
+     .lo = 0, .hi = 1},
+    {.lng = "time", .shrt = 'd', .kind = ARG_DURATION, .off = F(ms, uint64_t), .meta = "DURATION",
+     .help = "how long\nsecond line", .lo = 0, .hi = 3600000},
+    {.lng = "format", .kind = ARG_CHOICE, .off = F(fmts, unsigned), .meta = "F", .help = "formats",
+     .choices = fmts, .flags = ARG_LIST},
+    {.lng = "one", .kind = ARG_CHOICE, .off = F(one, int), .meta = "F", .help = "one format",
+     .choices = fmts},
+    {.lng = "upper", .kind = ARG_STR, .store = store_upper, .meta = "T", .help = "checked"},
+    {.lng = "title", .kind = ARG_STR, .off = F(title, const char *), .flags = ARG_HIDDEN},
+};
+// clang-format on
+
+static args_verb verb(unsigned flags, size_t operands_off)
 {
-    (void)err;
-    got *g = ctx;
-    if (g->operands < 8)
-        g->ops[g->operands] = op;
-    g->operands++;
-    return 0;
+    return (args_verb){.name = "tool verb",
+                       .specs = specs,
+                       .nspecs = sizeof specs / sizeof *specs,
+                       .flags = flags,
+                       .operands_off = operands_off};
 }
 
 static int run(unsigned flags, got *g, flame_err *err, int *rest, int argc, ...)
 {
-    static char *argv[32];
+    static char *argv[80];
     va_list ap;
     va_start(ap, argc);
     for (int i = 0; i < argc; i++)
         argv[i] = va_arg(ap, char *);
     va_end(ap);
     memset(g, 0, sizeof *g);
+    g->one = -1;
     *err = (flame_err)FLAME_ERR_INIT;
-    args_verb v = {.name = "tool verb",
-                   .specs = specs,
-                   .nspecs = sizeof specs / sizeof *specs,
-                   .flags = flags};
-    return args_parse(&v, argc, argv, on_opt, on_operand, g, rest, err);
+    args_verb v = verb(flags, F(ops, args_operands));
+    return args_parse(&v, argc, argv, g, rest, err);
 }
 
 int main(void)
@@ -119,23 +81,23 @@ int main(void)
     flame_err err;
     int rest;
     ok(run(0, &g, &err, NULL, 7, "-qv", "a", "--name", "x", "-c5", "b", "--ratio=0.25") == 0 &&
-           g.quiet == 1 && g.verbose == 1 && !strcmp(g.name, "x") && g.count == 5 &&
-           g.ratio == 0.25 && g.operands == 2 && !strcmp(g.ops[1], "b"),
+           g.quiet && g.verbose && !strcmp(g.name, "x") && g.count == 5 && g.ratio == 0.25 &&
+           g.ops.n == 2 && !strcmp(g.ops.v[1], "b"),
        "clustered flags, --name VALUE, -cVALUE, --opt=VALUE, interleaved operands");
     ok(run(0, &g, &err, NULL, 2, "-n", "y") == 0 && !strcmp(g.name, "y"), "-n VALUE");
     ok(run(0, &g, &err, NULL, 1, "-n=z") == 0 && !strcmp(g.name, "z"), "-n=VALUE");
-    ok(run(0, &g, &err, NULL, 1, "-") == 0 && g.operands == 1, "a lone '-' is an operand (stdin)");
-    ok(run(0, &g, &err, &rest, 4, "a", "--", "-q", "x") == 0 && rest == 2 && g.quiet == 0,
+    ok(run(0, &g, &err, NULL, 1, "-") == 0 && g.ops.n == 1, "a lone '-' is an operand (stdin)");
+    ok(run(0, &g, &err, &rest, 4, "a", "--", "-q", "x") == 0 && rest == 2 && !g.quiet,
        "with rest: \"--\" ends the parse, rest points after it");
     ok(run(0, &g, &err, &rest, 1, "a") == 0 && rest == -1, "with rest: -1 without \"--\"");
-    ok(run(0, &g, &err, NULL, 3, "--", "-q", "x") == 0 && g.operands == 2 && !g.quiet,
+    ok(run(0, &g, &err, NULL, 3, "--", "-q", "x") == 0 && g.ops.n == 2 && !g.quiet,
        "without rest: what follows \"--\" is operands");
-    ok(run(ARGS_STOP_AT_OPERAND, &g, &err, NULL, 3, "a", "-q", "b") == 0 && g.operands == 3 &&
+    ok(run(ARGS_STOP_AT_OPERAND, &g, &err, NULL, 3, "a", "-q", "b") == 0 && g.ops.n == 3 &&
            !g.quiet,
        "ARGS_STOP_AT_OPERAND: options end at the first operand");
     ok(run(ARGS_SINGLE_DASH_LONG, &g, &err, NULL, 2, "-name", "w") == 0 && !strcmp(g.name, "w"),
        "ARGS_SINGLE_DASH_LONG: -name works like --name");
-    ok(run(0, &g, &err, NULL, 2, "-name", "w") == 0 && !strcmp(g.name, "ame") && g.operands == 1,
+    ok(run(0, &g, &err, NULL, 2, "-name", "w") == 0 && !strcmp(g.name, "ame") && g.ops.n == 1,
        "without it, -name is -n with the value \"ame\" (getopt's reading)");
     ok(run(0, &g, &err, NULL, 1, "--nam") < 0 && strstr(err.msg, "unknown flag: --nam"),
        "no abbreviations of long names");
@@ -151,7 +113,7 @@ int main(void)
     ok(run(0, &g, &err, NULL, 2, "-c", "3x") < 0, "an int with junk is refused");
     ok(run(0, &g, &err, NULL, 2, "--ratio", "nan") < 0, "NaN is not a number here");
     ok(run(0, &g, &err, NULL, 2, "--ratio", "1.5") < 0, "a number out of range");
-    ok(run(0, &g, &err, NULL, 2, "--format", "svg,folded") == 0 && g.fmts == 3,
+    ok(run(0, &g, &err, NULL, 2, "--format", "svg,folded") == 0 && g.fmts == 3u,
        "a choice list calls back per element");
     ok(run(0, &g, &err, NULL, 2, "--format", "svg,png") < 0 &&
            strstr(err.msg, "unknown value \"png\": use svg, folded, speedscope"),
@@ -160,8 +122,30 @@ int main(void)
     ok(run(0, &g, &err, NULL, 2, "-d", "1m30s") == 0 && g.ms == 90000, "-d 1m30s");
     ok(run(0, &g, &err, NULL, 2, "-d", "2h") < 0 && strstr(err.msg, "want 0 to 1h"),
        "a duration over the limit names it (%s)", err.msg);
-    ok(run(0, &g, &err, NULL, 1, "--title=t") == 0 && !strcmp(g.name, "t"), "hidden options parse");
+    ok(run(0, &g, &err, NULL, 1, "--title=t") == 0 && !strcmp(g.title, "t"),
+       "hidden options parse");
 
+    ok(run(0, &g, &err, NULL, 1, "--fast") == 0 && g.mode == 7, "ARG_SET stores its value");
+    ok(run(0, &g, &err, NULL, 2, "--one", "folded") == 0 && g.one == 1,
+       "a single choice: its index");
+    ok(run(0, &g, &err, NULL, 2, "--upper", "Web") == 0 && !strcmp(g.title, "Web"),
+       "a store() function takes the value");
+    ok(run(0, &g, &err, NULL, 2, "--upper", "web") < 0 && strstr(err.msg, "not capitalised") &&
+           strstr(err.msg, "see `tool verb --help`") && !strchr(err.msg, '\n'),
+       "... and its refusal is one line with the verb's hint (%s)", err.msg);
+    {
+        static char *many[70];
+        for (int i = 0; i < 70; i++)
+            many[i] = "x";
+        memset(&g, 0, sizeof g);
+        err = (flame_err)FLAME_ERR_INIT;
+        args_verb v = verb(0, F(ops, args_operands));
+        ok(args_parse(&v, 70, many, &g, NULL, &err) < 0 && strstr(err.msg, "too many"),
+           "operands are bounded (%s)", err.msg);
+        args_verb none = verb(0, ARGS_NO_OPERANDS);
+        ok(args_parse(&none, 1, many, &g, NULL, &err) < 0 && strstr(err.msg, "unexpected argument"),
+           "a verb without operands refuses one");
+    }
     uint64_t ms;
     struct {
         const char *s;
@@ -186,7 +170,7 @@ int main(void)
     char *help = NULL;
     size_t hl = 0;
     FILE *f = open_memstream(&help, &hl);
-    args_verb v = {.name = "tool verb", .specs = specs, .nspecs = sizeof specs / sizeof *specs};
+    args_verb v = verb(0, ARGS_NO_OPERANDS);
     args_help(&v, f);
     fclose(f);
     ok(strstr(help, "-q, --quiet") && strstr(help, "-d, --time DURATION") &&

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT=$ROOT/build/bench
 mkdir -p "$OUT"
-SHARED=${FLAME_SHARED:-$ROOT/../shared}
+GEN=$ROOT/bench/gen_synthetic_inputs.py
 PL_100K_S=11.9 PL_100K_MB=660 PL_1M_S=117.6 PL_1M_MB=5500
 GOAL_100K_S=0.5 GOAL_1M_S=3 GOAL_1M_MB=1024
 
@@ -26,8 +26,7 @@ else
     # another module's work in progress may not compile: the renderer alone is enough here
     echo "note: build/libflamecore.a did not build; compiling the renderer from source"
     cc -std=gnu11 -O2 -D_GNU_SOURCE -I. -DFLAME_VERSION='"bench"' -o "$DRIVER" \
-        "$OUT/render-driver.c" plugin/cmd_render.c plugin/cli_util.c flame/profile.c flame/render.c \
-        flame/speedscope.c common/err.c -lm
+        "$OUT/render-driver.c" plugin/cmd_render.c plugin/cli_util.c flame/*.c common/*.c -lm -lpthread
 fi
 
 # measure OUTFILE CMD...: wall time (s), peak RSS (MB) and CPU time (s) of one run: "T M C".
@@ -57,7 +56,7 @@ for N in 100000 1000000; do
     IN=$OUT/folded-$N.txt
     if [ ! -s "$IN" ]; then
         echo "generating $N unique folded stacks (once)..."
-        PYTHONHASHSEED=0 python3 "$SHARED/bench/gen_synthetic_inputs.py" folded "$N" "$IN.tmp"
+        PYTHONHASHSEED=0 python3 "$GEN" folded "$N" "$IN.tmp"
         mv "$IN.tmp" "$IN"
     fi
     cat "$IN" >/dev/null # warm the page cache: measure rendering, not the disk

@@ -107,14 +107,3 @@ __attribute__((unused)) static int frame_fill(const char *svg, const char *title
         return -1;
     return 0;
 }
-
-/* String equality check (tap.h's is_str shadows its own variable under -Werror=shadow). */
-#define same_str(got, want, ...)                                                                   \
-    do {                                                                                           \
-        const char *_sg = (got), *_sw = (want);                                                    \
-        int _same = _sg && _sw && strcmp(_sg, _sw) == 0;                                           \
-        ok(_same, __VA_ARGS__);                                                                    \
-        if (!_same)                                                                                \
-            printf("#   got:  '%s'\n#   want: '%s'\n", _sg ? _sg : "(null)",                       \
-                   _sw ? _sw : "(null)");                                                          \
-    } while (0)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "flame/alloc.h"
 #include "flame/profile_impl.h"
 
 struct diff {
@@ -211,7 +212,7 @@ static void *union_lookup(void *ud)
             k_of[count] = k;
             /* a name dst lacks: dst lacks the stack (n = 0: not looked up) */
             n[count] = map_stack(j, k, buf) ? src->stacks[k].depth : 0;
-            h[count] = n[count] ? prof_ids_hash(buf, n[count]) : 0;
+            h[count] = n[count] ? prof_ids_hash(dst, buf, n[count]) : 0;
         }
         prof_stack_find_many(dst, count, ids, n, h, hit);
         for (size_t i = 0; i < count; i++) {
@@ -443,78 +444,11 @@ const profile *diff_view(diff *d, bool mirror)
     return r;
 }
 
-/* ---- folded output
- * ------------------------------------------------------------------------------- */
-
-/* Integral counts (nearly all of them) without snprintf: this runs twice per stack. */
-static size_t format_count(char *b, double c)
-{
-    if (c >= 0 && c < 1e15 && c == floor(c)) {
-        char tmp[24];
-        size_t n = 0;
-        unsigned long long v = (unsigned long long)c;
-        do
-            tmp[n++] = (char)('0' + v % 10);
-        while ((v /= 10));
-        for (size_t i = 0; i < n; i++)
-            b[i] = tmp[n - 1 - i];
-        return n;
-    }
-    return (size_t)prof_format_count(b, 64, c);
-}
+/* ---- folded output ------------------------------------------------------------------------ */
 
 int diff_write_folded(const profile *p, FILE *out, flame_err *err)
 {
-    prof_view v;
-    if (prof_view_build(p, false, true, &v) < 0)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    /* lines are assembled in one buffer and written in large blocks: stdio's per-character
-     * path was most of the cost of writing a million stacks */
-    size_t cap = 1 << 20, len = 0;
-    _cleanup_free_ char *buf = malloc(cap);
-    int rc = buf ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    for (uint32_t k = 0; k < p->nstacks && rc == 0; k++) {
-        const prof_stack *st = &p->stacks[v.order[k]];
-        const uint32_t *ids = p->ids + st->off;
-        size_t need = 2 * 64 + 3;
-        for (uint32_t i = 0; i < st->depth; i++)
-            need += p->names[ids[i]].len + 1;
-        if (len + need > cap) {
-            if (len && fwrite(buf, 1, len, out) != len) {
-                rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
-                break;
-            }
-            len = 0;
-            if (need > cap) {
-                char *q = realloc(buf, need);
-                if (!q) {
-                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-                    break;
-                }
-                buf = q;
-                cap = need;
-            }
-        }
-        for (uint32_t i = 0; i < st->depth; i++) {
-            if (i)
-                buf[len++] = ';';
-            memcpy(buf + len, prof_name_str(p, ids[i]), p->names[ids[i]].len);
-            len += p->names[ids[i]].len;
-        }
-        if (p->columns == 2) {
-            buf[len++] = ' ';
-            len += format_count(buf + len, st->before);
-        }
-        buf[len++] = ' ';
-        len += format_count(buf + len, st->count);
-        buf[len++] = '\n';
-    }
-    if (rc == 0 && len && fwrite(buf, 1, len, out) != len)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
-    prof_view_free(&v);
-    if (rc == 0 && (fflush(out) != 0 || ferror(out)))
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
-    return rc;
+    return prof_write_folded(p, PROF_ORDER_FRAMES, out, err);
 }
 
 /* ---- movers ---------------------------------------------------------------------------------- */
@@ -634,7 +568,7 @@ int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, 
     /* 2. sum each (method, host) entry: self = leaf frames, inclusive = every frame once per
      * stack (so recursion is not counted twice) */
     size_t emask = table_size(o->inclusive ? ng : r->nstacks + 1) - 1;
-    _cleanup_free_ uint32_t *etab = prof_zalloc((emask + 1) * sizeof *etab);
+    _cleanup_free_ uint32_t *etab = flame_zalloc((emask + 1) * sizeof *etab);
     _cleanup_free_ mover_ent *e = malloc((emask + 1) / 2 * sizeof *e);
     if (!etab || !e)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");

@@ -935,7 +935,8 @@ int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *
 
     bool use_seq = o->flamechart && p->keep_order && p->nseq > 0;
     prof_view v;
-    if (prof_view_build(p, o->reverse, !o->flamechart, &v) < 0)
+    if (prof_view_build(p, o->reverse, o->flamechart ? PROF_ORDER_INPUT : PROF_ORDER_FRAMES, &v) <
+        0)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     c.v = &v;
     _cleanup_free_ uint32_t *colours = calloc(p->nnames ? p->nnames : 1, sizeof *colours);

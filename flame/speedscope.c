@@ -63,7 +63,7 @@ int export_speedscope(const profile *p, const char *name, FILE *out, flame_err *
     if (p->nstacks == 0)
         return flame_fail(err, FLAME_EXIT_ERROR, "empty profile: nothing to export");
     prof_view v;
-    if (prof_view_build(p, false, true, &v) < 0)
+    if (prof_view_build(p, false, PROF_ORDER_FRAMES, &v) < 0)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     if (!name)
         name = "docker-flame";

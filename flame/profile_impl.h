@@ -216,3 +216,12 @@ int prof_write_folded(const struct profile *p, enum prof_order order, FILE *out,
  * count as soon as it exceeds the value (*size is then some number above it). */
 int prof_write_embedded(const struct profile *p, const prof_view *view, FILE *out, size_t *size,
                         size_t stop_above, flame_err *err);
+
+/* ---- per-method aggregation with given counts (methods.c) ---- */
+
+struct methods;
+/* methods_add() with each stack's counts taken from after[k] (and before[k], NULL for one
+ * column) instead of the profile's: diff keeps the raw columns apart from the counts it
+ * rewrites for rendering. */
+int methods_add_columns(struct methods *m, const struct profile *p, const double *before,
+                        const double *after, flame_err *err);

@@ -217,8 +217,8 @@ int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, 
         methods_free(m);
         return -1;
     }
-    const methods_row *rows = methods_rows(m);
-    size_t nrows = methods_count(m), keep = 0;
+    size_t nrows, keep = 0;
+    const methods_row *rows = methods_rows(m, &nrows);
     _cleanup_free_ mover_ent *e = malloc((nrows ? nrows : 1) * sizeof *e);
     if (!e) {
         methods_free(m);

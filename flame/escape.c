@@ -51,36 +51,54 @@ size_t escape_utf8_chars(const char *s, size_t n)
     return k;
 }
 
-/* Write s[0..n), at most maxchars code points (SIZE_MAX = all), escaped for XML text and
- * attributes; invalid UTF-8 and forbidden characters become U+FFFD. */
-void escape_xml(FILE *out, const char *s, size_t n, size_t maxchars)
+/* Copy s[0..n) (at most maxchars code points) to out, each code point for which rep() gives a
+ * replacement written as that instead; the runs between are copied as they are. */
+typedef const char *(*replace_fn)(int32_t cp, char buf[16]);
+
+static void escape_with(FILE *out, const char *s, size_t n, size_t maxchars, replace_fn rep)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, run = 0; /* run: start of bytes that can be copied verbatim */
+    char buf[16];
     for (size_t k = 0; i < n && k < maxchars; k++) {
         size_t l;
-        int32_t cp = escape_utf8_next(u + i, n - i, &l);
-        const char *rep = NULL;
-        if (cp < 0 || escape_xml_bad(cp))
-            rep = "\xef\xbf\xbd";
-        else if (cp == '<')
-            rep = "&lt;";
-        else if (cp == '>')
-            rep = "&gt;";
-        else if (cp == '&')
-            rep = "&amp;";
-        else if (cp == '"')
-            rep = "&quot;";
-        else if (cp == '\'')
-            rep = "&apos;";
-        if (rep) {
+        const char *r = rep(escape_utf8_next(u + i, n - i, &l), buf);
+        if (r) {
             fwrite(s + run, 1, i - run, out);
-            fputs(rep, out);
+            fputs(r, out);
             run = i + l;
         }
         i += l;
     }
     fwrite(s + run, 1, i - run, out);
+}
+
+static const char *xml_replacement(int32_t cp, char buf[16])
+{
+    (void)buf;
+    if (cp < 0 || escape_xml_bad(cp))
+        return "\xef\xbf\xbd";
+    switch (cp) {
+    case '<':
+        return "&lt;";
+    case '>':
+        return "&gt;";
+    case '&':
+        return "&amp;";
+    case '"':
+        return "&quot;";
+    case '\'':
+        return "&apos;";
+    default:
+        return NULL;
+    }
+}
+
+/* Write s[0..n), at most maxchars code points (SIZE_MAX = all), escaped for XML text and
+ * attributes; invalid UTF-8 and forbidden characters become U+FFFD. */
+void escape_xml(FILE *out, const char *s, size_t n, size_t maxchars)
+{
+    escape_with(out, s, n, maxchars, xml_replacement);
 }
 
 void escape_xml_str(FILE *out, const char *s)
@@ -140,33 +158,24 @@ void escape_xml_comment(FILE *out, const char *s)
         putc(' ', out);
 }
 
+static const char *json_replacement(int32_t cp, char buf[16])
+{
+    if (cp < 0)
+        return "\\ufffd";
+    if (cp == '"')
+        return "\\\"";
+    if (cp == '\\')
+        return "\\\\";
+    if (cp < 0x20 || cp == 0x7f) {
+        snprintf(buf, 16, "\\u%04x", (unsigned)cp);
+        return buf;
+    }
+    return NULL;
+}
+
 void escape_json_string(FILE *out, const char *s, size_t n)
 {
-    const unsigned char *u = (const unsigned char *)s;
     putc('"', out);
-    size_t run = 0, i = 0; /* run: start of bytes that can be copied verbatim */
-    while (i < n) {
-        size_t l;
-        int32_t cp = escape_utf8_next(u + i, n - i, &l);
-        const char *rep = NULL;
-        char esc[8];
-        if (cp < 0)
-            rep = "\\ufffd";
-        else if (cp == '"')
-            rep = "\\\"";
-        else if (cp == '\\')
-            rep = "\\\\";
-        else if (cp < 0x20 || cp == 0x7f) {
-            snprintf(esc, sizeof esc, "\\u%04x", (unsigned)cp);
-            rep = esc;
-        }
-        if (rep) {
-            fwrite(s + run, 1, i - run, out);
-            fputs(rep, out);
-            run = i + l;
-        }
-        i += l;
-    }
-    fwrite(s + run, 1, i - run, out);
+    escape_with(out, s, n, SIZE_MAX, json_replacement);
     putc('"', out);
 }

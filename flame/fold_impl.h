@@ -34,6 +34,28 @@ static inline bool is_hex(unsigned char c)
     return fold_cls[c] & C_HEX;
 }
 
+/* Runs of a byte class (Perl's \s* \d+ \w+ ...): run_fwd() is where the run of class c that
+ * starts at s[i] ends, run_to() where the next byte of class c is (n if none), run_back() where
+ * the run of class c that ends just before s[i] starts. */
+static inline size_t run_fwd(const char *s, size_t i, size_t n, unsigned c)
+{
+    while (i < n && (fold_cls[(unsigned char)s[i]] & c))
+        i++;
+    return i;
+}
+static inline size_t run_to(const char *s, size_t i, size_t n, unsigned c)
+{
+    while (i < n && !(fold_cls[(unsigned char)s[i]] & c))
+        i++;
+    return i;
+}
+static inline size_t run_back(const char *s, size_t i, unsigned c)
+{
+    while (i > 0 && (fold_cls[(unsigned char)s[i - 1]] & c))
+        i--;
+    return i;
+}
+
 /* A text span inside the current line; len 0 with p NULL means "absent" (Perl's undef). */
 typedef struct span {
     const char *p;

@@ -41,20 +41,14 @@ bool header_perl(const char *s, size_t n, size_t min_comm, header *h)
             continue;
         if (e > min_comm && pl_space((unsigned char)s[e - 1]))
             continue;
-        size_t w = e;
-        while (w < n && pl_space((unsigned char)s[w]))
-            w++;
-        size_t d = w;
-        while (d < n && pl_digit((unsigned char)s[d]))
-            d++;
+        size_t w = run_fwd(s, e, n, C_SPACE);
+        size_t d = run_fwd(s, w, n, C_DIGIT);
         if (d == w)
             continue;
         size_t sl = d;
         while (sl < n && s[sl] == '/')
             sl++;
-        size_t t = sl;
-        while (t < n && pl_digit((unsigned char)s[t]))
-            t++;
+        size_t t = run_fwd(s, sl, n, C_DIGIT);
         if (t >= n || !pl_space((unsigned char)s[t]))
             continue;
         h->comm = (span){s, e};
@@ -71,9 +65,7 @@ bool header_perl(const char *s, size_t n, size_t min_comm, header *h)
 void event_perl(const char *s, size_t n, header *h)
 {
     h->event = h->period = (span){NULL, 0};
-    size_t e = n;
-    while (e > 0 && pl_space((unsigned char)s[e - 1]))
-        e--;
+    size_t e = run_back(s, n, C_SPACE);
     if (e < 2 || s[e - 1] != ':')
         return;
     size_t t = e - 1;
@@ -81,16 +73,11 @@ void event_perl(const char *s, size_t n, header *h)
         t--;
     if (t == e - 1 || t == 0)
         return;
-    size_t w = t;
-    while (w > 0 && pl_space((unsigned char)s[w - 1]))
-        w--;
-    size_t d = w;
-    while (d > 0 && pl_digit((unsigned char)s[d - 1]))
-        d--;
+    size_t w = run_back(s, t, C_SPACE);
+    size_t d = run_back(s, w, C_DIGIT);
     size_t x = d;
     if (d < w) /* a number: blanks may sit between ':' and it */
-        while (x > 0 && pl_space((unsigned char)s[x - 1]))
-            x--;
+        x = run_back(s, x, C_SPACE);
     if (x == 0 || s[x - 1] != ':')
         return;
     h->event = (span){s + t, e - 1 - t};
@@ -136,13 +123,11 @@ bool header_ours(const char *s, size_t n, header *h)
     size_t ntok = 0, first = n;
     size_t i = 0;
     while (i < n) {
-        while (i < n && pl_space((unsigned char)s[i]))
-            i++;
+        i = run_fwd(s, i, n, C_SPACE);
         if (i >= n)
             break;
         size_t b = i;
-        while (i < n && !pl_space((unsigned char)s[i]))
-            i++;
+        i = run_to(s, i, n, C_SPACE);
         span cur = {s + b, i - b};
         if (first == n)
             first = b;
@@ -177,11 +162,9 @@ bool header_ours(const char *s, size_t n, header *h)
 after_time:
     h->event = h->period = h->rest = (span){NULL, 0};
     for (int k = 0; k < 2; k++) {
-        while (i < n && pl_space((unsigned char)s[i]))
-            i++;
+        i = run_fwd(s, i, n, C_SPACE);
         size_t b = i;
-        while (i < n && !pl_space((unsigned char)s[i]))
-            i++;
+        i = run_to(s, i, n, C_SPACE);
         if (i == b)
             return true;
         if (k == 0 && all_digits(s + b, i - b)) {
@@ -190,8 +173,7 @@ after_time:
         }
         if (i - b >= 2 && s[i - 1] == ':') {
             h->event = (span){s + b, i - b - 1};
-            while (i < n && pl_space((unsigned char)s[i]))
-                i++;
+            i = run_fwd(s, i, n, C_SPACE);
             if (i < n)
                 h->rest = (span){s + i, n - i};
         }
@@ -207,17 +189,11 @@ after_time:
  * shortened only when the symbol would otherwise be empty. */
 bool parse_frame(const char *s, size_t n, frame_line *fl)
 {
-    size_t a = 0;
-    while (a < n && pl_space((unsigned char)s[a]))
-        a++;
-    size_t b = a;
-    while (b < n && pl_word((unsigned char)s[b]))
-        b++;
+    size_t a = run_fwd(s, 0, n, C_SPACE);
+    size_t b = run_fwd(s, a, n, C_WORD);
     if (b == a)
         return false;
-    size_t c = b;
-    while (c < n && pl_space((unsigned char)s[c]))
-        c++;
+    size_t c = run_fwd(s, b, n, C_SPACE);
     const char *rp = memrchr(s, ')', n);
     if (!rp)
         return false;

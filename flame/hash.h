@@ -73,5 +73,15 @@ static inline bool hash_same_bytes(const char *a, const char *b, size_t n)
     return hash_load8(a + n - 8) == hash_load8(b + n - 8);
 }
 
+/* Open addressing with linear probing over mask + 1 uint32 slots (0 = empty): put v at the first
+ * empty slot from h. The rebuilds of every index table go through here. */
+static inline void hash_slot_put(uint32_t *t, size_t mask, uint64_t h, uint32_t v)
+{
+    size_t j = h & mask;
+    while (t[j])
+        j = (j + 1) & mask;
+    t[j] = v;
+}
+
 /* A seed from getrandom(); early in boot, when the pool is not ready, one that still varies. */
 uint64_t hash_random_seed(void);

@@ -1,7 +1,8 @@
 /* Per-method aggregation (flame/methods.h): profile names map to methods once per profile, then
  * one pass over the stacks adds self time (leaf, or innermost Java frame, maybe with its host)
  * and inclusive time (each method once per stack, so recursion is not counted twice). The
- * table owns its strings, so tables of different profiles (top's windows) merge by name. */
+ * table interns its strings (methods, hosts, wheres) in a profile's name table of its own, so
+ * tables of different profiles (top's windows) merge by name. */
 #include "flame/methods.h"
 
 #include <stdint.h>
@@ -15,14 +16,6 @@
 
 #define NONE UINT32_MAX
 
-/* An interned string: a method, a host, a `where`. */
-typedef struct mstr {
-    const char *s; /* in the arena, NUL-terminated */
-    uint32_t len;
-    bool java; /* methods: one of its names looks like Java */
-    uint64_t hash;
-} mstr;
-
 /* What identifies a row, and the best single count seen for its `where`. */
 typedef struct rkey {
     uint32_t name, host, where;
@@ -32,12 +25,9 @@ typedef struct rkey {
 struct methods {
     methods_opts o;
     uint64_t seed;
-    flame_arena arena;
-    mstr *strs;
-    uint32_t nstrs;
-    size_t strs_cap;
-    uint32_t *str_tab; /* open addressing: 0 = empty, else index + 1 */
-    size_t str_mask;
+    profile *str;   /* only its names: methods, hosts, wheres, by id */
+    uint32_t *java; /* by string: 1 for a method one of whose names looks like Java */
+    size_t java_len, java_cap;
 
     methods_row *rows; /* the public rows, and their keys at the same index */
     rkey *keys;
@@ -60,44 +50,20 @@ static int fail_oom(flame_err *err)
 
 /* ---- strings ---------------------------------------------------------------------------- */
 
-static int str_rehash(methods *m)
+static uint32_t str_count(const methods *m)
 {
-    size_t mask = m->str_mask ? m->str_mask * 2 + 1 : 1023;
-    uint32_t *t = calloc(mask + 1, sizeof *t);
-    if (!t)
-        return -1;
-    for (uint32_t i = 0; i < m->nstrs; i++) {
-        size_t j = m->strs[i].hash & mask;
-        while (t[j])
-            j = (j + 1) & mask;
-        t[j] = i + 1;
-    }
-    free(m->str_tab);
-    m->str_tab = t;
-    m->str_mask = mask;
-    return 0;
+    return m->str->nnames;
 }
 
-/* The index of string s[0..n), added if new; NONE on OOM. */
+static const char *str_of(const methods *m, uint32_t id)
+{
+    return prof_name_str(m->str, id);
+}
+
+/* The id of string s[0..n), added if new; NONE on OOM. */
 static uint32_t str_intern(methods *m, const char *s, size_t n)
 {
-    if (n > UINT32_MAX - 1 || m->nstrs >= UINT32_MAX / 4)
-        return NONE;
-    if (((size_t)m->nstrs + 1) * 2 > m->str_mask && str_rehash(m) < 0)
-        return NONE;
-    uint64_t h = hash_bytes(s, n, m->seed);
-    size_t j = h & m->str_mask;
-    for (uint32_t e; (e = m->str_tab[j]); j = (j + 1) & m->str_mask) {
-        const mstr *x = &m->strs[e - 1];
-        if (x->hash == h && x->len == n && hash_same_bytes(x->s, s, n))
-            return e - 1;
-    }
-    const char *copy = flame_arena_strdup(&m->arena, s, n);
-    if (!copy || !GROW(m->strs, m->strs_cap, (size_t)m->nstrs + 1))
-        return NONE;
-    m->strs[m->nstrs] = (mstr){.s = copy, .len = (uint32_t)n, .hash = h};
-    m->str_tab[j] = m->nstrs + 1;
-    return m->nstrs++;
+    return prof_name_intern(m->str, s, n);
 }
 
 static uint32_t str_intern_c(methods *m, const char *s)
@@ -138,14 +104,11 @@ static int rows_index(methods *m, size_t n)
     m->row_tab = t;
     m->row_mask = mask;
     m->plain_len = 0;
-    if (!fill_to(&m->plain, &m->plain_len, &m->plain_cap, m->nstrs, NONE))
+    if (!fill_to(&m->plain, &m->plain_len, &m->plain_cap, str_count(m), NONE))
         return -1;
     for (size_t r = 0; r < m->nrows; r++) {
         const rkey *k = &m->keys[r];
-        size_t j = row_hash(m, k->name, k->host) & mask;
-        while (t[j])
-            j = (j + 1) & mask;
-        t[j] = (uint32_t)r + 1;
+        hash_slot_put(t, mask, row_hash(m, k->name, k->host), (uint32_t)r + 1);
         if (k->host == NONE)
             m->plain[k->name] = (uint32_t)r;
     }
@@ -169,8 +132,7 @@ static uint32_t row_get(methods *m, uint32_t name, uint32_t host)
         !fill_to(&m->plain, &m->plain_len, &m->plain_cap, (size_t)name + 1, NONE))
         return NONE;
     uint32_t r = (uint32_t)m->nrows++;
-    m->rows[r] =
-        (methods_row){.name = m->strs[name].s, .host = host == NONE ? NULL : m->strs[host].s};
+    m->rows[r] = (methods_row){0}; /* its strings are set by publish() */
     m->keys[r] = (rkey){.name = name, .host = host, .where = NONE};
     m->row_tab[j] = r + 1;
     if (host == NONE)
@@ -184,8 +146,28 @@ static void note_where(methods *m, uint32_t r, uint32_t where, double count)
     if (where != NONE && count > k->where_best) {
         k->where_best = count;
         k->where = where;
-        m->rows[r].where = m->strs[where].s;
     }
+}
+
+/* A stack's counts into the row of (name, host): as self time, total time or both
+ * (METHODS_SELF | METHODS_TOTAL). -1 on OOM. */
+static int count_row(methods *m, uint32_t name, uint32_t host, unsigned what, double cnt,
+                     double before, uint32_t where)
+{
+    uint32_t r = row_get(m, name, host);
+    if (r == NONE)
+        return -1;
+    methods_row *row = &m->rows[r];
+    if (what & METHODS_SELF) {
+        row->self += cnt;
+        row->self_before += before;
+    }
+    if (what & METHODS_TOTAL) {
+        row->total += cnt;
+        row->total_before += before;
+    }
+    note_where(m, r, where, cnt);
+    return 0;
 }
 
 /* ---- adding a profile ------------------------------------------------------------------- */
@@ -202,7 +184,7 @@ typedef struct add_ctx {
 
 static bool kept(const add_ctx *c, uint32_t id)
 {
-    return !c->m->o.java_only || c->m->strs[c->method[id]].java;
+    return !c->m->o.java_only || c->m->java[c->method[id]];
 }
 
 /* The `where` of a stack: its root frames joined by '/', interned (consecutive stacks usually
@@ -245,29 +227,18 @@ static int add_self(add_ctx *c, const uint32_t *ids, uint32_t depth, double cnt,
         if (self < (long)roots)
             self = -1;
     }
-    uint32_t r;
-    if (self < 0) { /* nothing below the roots, or no Java frame: a row says so */
-        if ((r = row_get(m, c->no_frame, NONE)) == NONE)
-            return -1;
-        if (m->o.measure != METHODS_SELF) {
-            m->rows[r].total += cnt;
-            m->rows[r].total_before += before;
-        }
-    } else {
-        uint32_t host = NONE;
-        if (m->o.inlined_hosts && c->inlined[ids[self]])
-            for (long i = self - 1; i >= (long)roots; i--)
-                if (!c->inlined[ids[i]]) {
-                    host = c->method[ids[i]];
-                    break;
-                }
-        if ((r = row_get(m, c->method[ids[self]], host)) == NONE)
-            return -1;
-    }
-    m->rows[r].self += cnt;
-    m->rows[r].self_before += before;
-    note_where(m, r, where, cnt);
-    return 0;
+    if (self < 0) /* nothing below the roots, or no Java frame: a row says so */
+        return count_row(m, c->no_frame, NONE,
+                         METHODS_SELF | (m->o.measure != METHODS_SELF ? METHODS_TOTAL : 0), cnt,
+                         before, where);
+    uint32_t host = NONE;
+    if (m->o.inlined_hosts && c->inlined[ids[self]])
+        for (long i = self - 1; i >= (long)roots; i--)
+            if (!c->inlined[ids[i]]) {
+                host = c->method[ids[i]];
+                break;
+            }
+    return count_row(m, c->method[ids[self]], host, METHODS_SELF, cnt, before, where);
 }
 
 static int add_total(add_ctx *c, const uint32_t *ids, uint32_t depth, double cnt, double before,
@@ -279,12 +250,8 @@ static int add_total(add_ctx *c, const uint32_t *ids, uint32_t depth, double cnt
         if (!kept(c, ids[i]) || m->seen[g] == m->stamp)
             continue; /* recursion: a method counts once per stack */
         m->seen[g] = m->stamp;
-        uint32_t r = row_get(m, g, NONE);
-        if (r == NONE)
+        if (count_row(m, g, NONE, METHODS_TOTAL, cnt, before, where) < 0)
             return -1;
-        m->rows[r].total += cnt;
-        m->rows[r].total_before += before;
-        note_where(m, r, where, cnt);
     }
     return 0;
 }
@@ -300,23 +267,28 @@ static int add_caller(add_ctx *c, const uint32_t *ids, uint32_t depth, double cn
         long up = i - 1;
         while (m->o.java_only && up >= roots && !kept(c, ids[up]))
             up--;
-        uint32_t r = row_get(m, up >= roots ? c->method[ids[up]] : c->root, NONE);
-        if (r == NONE)
-            return -1;
-        m->rows[r].self += cnt;
-        m->rows[r].total += cnt;
-        m->rows[r].self_before += before;
-        m->rows[r].total_before += before;
-        note_where(m, r, where, cnt);
         m->samples += cnt;
         m->samples_before += before;
-        return 0;
+        return count_row(m, up >= roots ? c->method[ids[up]] : c->root, NONE,
+                         METHODS_SELF | METHODS_TOTAL, cnt, before, where);
     }
     return 0;
 }
 
-int methods_add_columns(methods *m, const profile *p, const double *before, const double *after,
-                        flame_err *err)
+/* The rows' strings point into the string table, which moves as it grows: set them once the
+ * table has its strings. */
+static void publish(methods *m)
+{
+    for (size_t r = 0; r < m->nrows; r++) {
+        const rkey *k = &m->keys[r];
+        m->rows[r].name = str_of(m, k->name);
+        m->rows[r].host = k->host == NONE ? NULL : str_of(m, k->host);
+        m->rows[r].where = k->where == NONE ? NULL : str_of(m, k->where);
+    }
+}
+
+static int add_columns(methods *m, const profile *p, const double *before, const double *after,
+                       flame_err *err)
 {
     add_ctx c = {.m = m, .p = p, .target = NONE, .last_where = NONE};
     size_t nn = p->nnames ? p->nnames : 1;
@@ -332,8 +304,10 @@ int methods_add_columns(methods *m, const profile *p, const double *before, cons
         uint32_t len = p->names[id].len;
         if ((method[id] = str_intern(m, s, frame_strip_annotation(s, len))) == NONE)
             return fail_oom(err);
-        if (!m->strs[method[id]].java && methods_is_java(s, len))
-            m->strs[method[id]].java = true;
+        if (!fill_to(&m->java, &m->java_len, &m->java_cap, (size_t)method[id] + 1, 0))
+            return fail_oom(err);
+        if (!m->java[method[id]] && methods_is_java(s, len))
+            m->java[method[id]] = 1;
         if (inlined)
             inlined[id] = frame_is_inlined(s, len);
     }
@@ -341,7 +315,7 @@ int methods_add_columns(methods *m, const profile *p, const double *before, cons
         (c.root = str_intern_c(m, "(root)")) == NONE ||
         (m->o.callers_of && (c.target = str_intern_c(m, m->o.callers_of)) == NONE))
         return fail_oom(err);
-    if (!fill_to(&m->seen, &m->seen_len, &m->seen_cap, m->nstrs, 0))
+    if (!fill_to(&m->seen, &m->seen_len, &m->seen_cap, str_count(m), 0))
         return fail_oom(err);
     /* 2. the stacks */
     for (uint32_t k = 0; k < p->nstacks; k++) {
@@ -368,6 +342,14 @@ int methods_add_columns(methods *m, const profile *p, const double *before, cons
     return 0;
 }
 
+int methods_add_columns(methods *m, const profile *p, const double *before, const double *after,
+                        flame_err *err)
+{
+    int rc = add_columns(m, p, before, after, err);
+    publish(m);
+    return rc;
+}
+
 int methods_add(methods *m, const profile *p, flame_err *err)
 {
     return methods_add_columns(m, p, NULL, NULL, err);
@@ -375,19 +357,24 @@ int methods_add(methods *m, const profile *p, flame_err *err)
 
 int methods_merge(methods *m, const methods *from, flame_err *err)
 {
-    for (size_t i = 0; i < from->nrows; i++) {
+    int rc = 0;
+    for (size_t i = 0; i < from->nrows && rc == 0; i++) {
         const rkey *k = &from->keys[i];
-        const mstr *name = &from->strs[k->name];
-        uint32_t n = str_intern(m, name->s, name->len), h = NONE, w = NONE;
-        if (n == NONE ||
-            (k->host != NONE && (h = str_intern_c(m, from->strs[k->host].s)) == NONE) ||
-            (k->where != NONE && (w = str_intern_c(m, from->strs[k->where].s)) == NONE))
-            return fail_oom(err);
-        m->strs[n].java |= name->java;
-        uint32_t r = row_get(m, n, h);
-        if (r == NONE)
-            return fail_oom(err);
+        uint32_t n = str_intern(m, str_of(from, k->name), from->str->names[k->name].len);
+        uint32_t h = k->host == NONE ? NONE : str_intern_c(m, str_of(from, k->host));
+        uint32_t w = k->where == NONE ? NONE : str_intern_c(m, str_of(from, k->where));
+        if (n == NONE || (k->host != NONE && h == NONE) || (k->where != NONE && w == NONE) ||
+            !fill_to(&m->java, &m->java_len, &m->java_cap, (size_t)n + 1, 0)) {
+            rc = fail_oom(err);
+            break;
+        }
+        m->java[n] |= k->name < from->java_len && from->java[k->name];
         const methods_row *src = &from->rows[i];
+        uint32_t r = row_get(m, n, h);
+        if (r == NONE) {
+            rc = fail_oom(err);
+            break;
+        }
         m->rows[r].self += src->self;
         m->rows[r].total += src->total;
         m->rows[r].self_before += src->self_before;
@@ -396,7 +383,8 @@ int methods_merge(methods *m, const methods *from, flame_err *err)
     }
     m->samples += from->samples;
     m->samples_before += from->samples_before;
-    return 0;
+    publish(m);
+    return rc;
 }
 
 /* ---- the table -------------------------------------------------------------------------- */
@@ -407,10 +395,11 @@ methods *methods_new(const methods_opts *o)
     if (!m)
         return NULL;
     m->o = *o;
+    m->o.callers_of = o->callers_of ? strdup(o->callers_of) : NULL;
     m->seed = hash_random_seed();
-    m->o.callers_of = NULL;
-    if (o->callers_of && !(m->o.callers_of = strdup(o->callers_of))) {
-        free(m);
+    m->str = profile_new();
+    if (!m->str || (o->callers_of && !m->o.callers_of)) {
+        methods_free(m);
         return NULL;
     }
     return m;
@@ -418,11 +407,12 @@ methods *methods_new(const methods_opts *o)
 
 void methods_clear(methods *m)
 {
-    flame_arena_clear(&m->arena);
-    free(m->str_tab);
-    m->str_tab = NULL;
-    m->str_mask = 0;
-    m->nstrs = 0;
+    profile *fresh = profile_new();
+    if (fresh) { /* else the old strings stay: only memory, the rows go anyway */
+        profile_free(m->str);
+        m->str = fresh;
+        m->java_len = m->seen_len = 0;
+    }
     free(m->row_tab);
     m->row_tab = NULL;
     m->nrows = 0;
@@ -433,33 +423,25 @@ void methods_free(methods *m)
 {
     if (!m)
         return;
-    methods_clear(m);
+    profile_free(m->str);
     free((char *)m->o.callers_of);
-    free(m->strs);
+    free(m->java);
     free(m->rows);
     free(m->keys);
+    free(m->row_tab);
     free(m->plain);
     free(m->seen);
     free(m);
 }
 
-double methods_samples(const methods *m)
+double methods_samples(const methods *m, bool before)
 {
-    return m->samples;
+    return before ? m->samples_before : m->samples;
 }
 
-double methods_samples_before(const methods *m)
+const methods_row *methods_rows(const methods *m, size_t *n)
 {
-    return m->samples_before;
-}
-
-size_t methods_count(const methods *m)
-{
-    return m->nrows;
-}
-
-const methods_row *methods_rows(const methods *m)
-{
+    *n = m->nrows;
     return m->rows;
 }
 

@@ -56,12 +56,12 @@ int methods_add(methods *m, const profile *p, flame_err *err);
 /* Add the rows and samples of a table made with the same options (`where` keeps the larger
  * single count). */
 int methods_merge(methods *m, const methods *from, flame_err *err);
-/* The counts of the stacks counted (with callers_of: of the stacks containing the method). */
-double methods_samples(const methods *m);
-double methods_samples_before(const methods *m);
-/* The rows: first-seen order, or the last methods_sort()'s. Valid until the table changes. */
-size_t methods_count(const methods *m);
-const methods_row *methods_rows(const methods *m);
+/* The counts of the stacks counted (with callers_of: of the stacks containing the method), of
+ * the last column, or of a differential's first (before). */
+double methods_samples(const methods *m, bool before);
+/* The rows and their number: first-seen order, or the last methods_sort()'s. Valid until the
+ * table changes. */
+const methods_row *methods_rows(const methods *m, size_t *n);
 /* Largest first by self (by_total false) or total, then by the other, then by name and host
  * bytewise (no host last). */
 void methods_sort(methods *m, bool by_total);

@@ -198,6 +198,28 @@ uint32_t palette_rgb(double r, double g, double b)
     return ((uint32_t)r & 255) << 16 | ((uint32_t)g & 255) << 8 | ((uint32_t)b & 255);
 }
 
+/* flamegraph.pl's flat hues: each channel is base + (int)(scale * v), v one of the name's three
+ * values (hot and mem mix them, the others use the first; v 0 is 0). The palettes that classify
+ * names (java, js, ...) map to these and have no hue of their own: all zero, black. */
+typedef struct hue {
+    struct {
+        int base, scale, v;
+    } ch[3];
+} hue;
+
+static const hue hues[] = {
+    [PAL_HOT] = {{{205, 50, 3}, {0, 230, 1}, {0, 55, 2}}},
+    [PAL_MEM] = {{{0, 0, 1}, {190, 50, 2}, {0, 210, 1}}},
+    [PAL_IO] = {{{80, 60, 1}, {80, 60, 1}, {190, 55, 2}}},
+    [PAL_RED] = {{{200, 55, 1}, {50, 80, 1}, {50, 80, 1}}},
+    [PAL_GREEN] = {{{50, 60, 1}, {200, 55, 1}, {50, 60, 1}}},
+    [PAL_BLUE] = {{{80, 60, 1}, {80, 60, 1}, {205, 50, 1}}},
+    [PAL_YELLOW] = {{{175, 55, 1}, {175, 55, 1}, {50, 20, 1}}},
+    [PAL_PURPLE] = {{{190, 65, 1}, {80, 60, 1}, {190, 65, 1}}},
+    [PAL_AQUA] = {{{50, 60, 1}, {165, 55, 1}, {165, 55, 1}}},
+    [PAL_ORANGE] = {{{190, 65, 1}, {90, 65, 1}, {0, 0, 1}}},
+};
+
 uint32_t palette_colour(palette pal, const render_opts *o, const char *s, size_t n, palette_rng *rr)
 {
     if (n == 1 && s[0] == '-')
@@ -213,35 +235,12 @@ uint32_t palette_colour(palette pal, const render_opts *o, const char *s, size_t
     } else {
         v1 = v2 = v3 = name_seeded(s, n);
     }
-    switch (classify(pal, s, n)) {
-    case PAL_HOT:
-        return palette_rgb(205 + (int)(50 * v3), (int)(230 * v1), (int)(55 * v2));
-    case PAL_MEM:
-        return palette_rgb(0, 190 + (int)(50 * v2), (int)(210 * v1));
-    case PAL_IO:
-        return palette_rgb(80 + (int)(60 * v1), 80 + (int)(60 * v1), 190 + (int)(55 * v2));
-    case PAL_RED:
-        return palette_rgb(200 + (int)(55 * v1), 50 + (int)(80 * v1), 50 + (int)(80 * v1));
-    case PAL_GREEN:
-        return palette_rgb(50 + (int)(60 * v1), 200 + (int)(55 * v1), 50 + (int)(60 * v1));
-    case PAL_BLUE:
-        return palette_rgb(80 + (int)(60 * v1), 80 + (int)(60 * v1), 205 + (int)(50 * v1));
-    case PAL_YELLOW:
-        return palette_rgb(175 + (int)(55 * v1), 175 + (int)(55 * v1), 50 + (int)(20 * v1));
-    case PAL_PURPLE:
-        return palette_rgb(190 + (int)(65 * v1), 80 + (int)(60 * v1), 190 + (int)(65 * v1));
-    case PAL_AQUA:
-        return palette_rgb(50 + (int)(60 * v1), 165 + (int)(55 * v1), 165 + (int)(55 * v1));
-    case PAL_ORANGE:
-        return palette_rgb(190 + (int)(65 * v1), 90 + (int)(65 * v1), 0);
-    case PAL_WAKEUP:
-    case PAL_CHAIN:
-    case PAL_JAVA:
-    case PAL_JS:
-    case PAL_PERL:
-        break;
-    }
-    return palette_rgb(0, 0, 0);
+    const hue *h = &hues[classify(pal, s, n)];
+    const double v[4] = {0, v1, v2, v3};
+    int c[3];
+    for (int k = 0; k < 3; k++)
+        c[k] = h->ch[k].base + (int)(h->ch[k].scale * v[h->ch[k].v]);
+    return palette_rgb(c[0], c[1], c[2]);
 }
 
 /* Differential: red grew, blue shrank, white unchanged; saturation relative to the largest
@@ -256,36 +255,17 @@ uint32_t palette_diff_colour(double delta, double maxdelta)
     return delta > 0 ? palette_rgb(255, x, x) : palette_rgb(x, x, 255);
 }
 
+/* flamegraph.pl's background for each palette when --bgcolors is not given */
+static const char *const default_bg[] = {
+    [PAL_HOT] = "yellow",  [PAL_JAVA] = "yellow", [PAL_JS] = "yellow",   [PAL_PERL] = "yellow",
+    [PAL_MEM] = "green",   [PAL_IO] = "blue",     [PAL_WAKEUP] = "blue", [PAL_CHAIN] = "blue",
+    [PAL_RED] = "grey",    [PAL_GREEN] = "grey",  [PAL_BLUE] = "grey",   [PAL_AQUA] = "grey",
+    [PAL_YELLOW] = "grey", [PAL_PURPLE] = "grey", [PAL_ORANGE] = "grey",
+};
+
 void palette_background(const render_opts *o, palette pal, const char **c1, const char **c2)
 {
-    const char *bg = o->bgcolors;
-    if (!bg || !*bg) {
-        switch (pal) {
-        case PAL_MEM:
-            bg = "green";
-            break;
-        case PAL_IO:
-        case PAL_WAKEUP:
-        case PAL_CHAIN:
-            bg = "blue";
-            break;
-        case PAL_RED:
-        case PAL_GREEN:
-        case PAL_BLUE:
-        case PAL_AQUA:
-        case PAL_YELLOW:
-        case PAL_PURPLE:
-        case PAL_ORANGE:
-            bg = "grey";
-            break;
-        case PAL_HOT:
-        case PAL_JAVA:
-        case PAL_JS:
-        case PAL_PERL:
-            bg = "yellow";
-            break;
-        }
-    }
+    const char *bg = o->bgcolors && *o->bgcolors ? o->bgcolors : default_bg[pal];
     if (strcmp(bg, "yellow") == 0)
         *c1 = "#eeeeee", *c2 = "#eeeeb0";
     else if (strcmp(bg, "blue") == 0)

@@ -108,12 +108,8 @@ static int name_rehash(profile *p, uint32_t newmask)
     uint32_t *t = flame_zalloc(((size_t)newmask + 1) * sizeof *t);
     if (!t)
         return -1;
-    for (uint32_t i = 0; i < p->nnames; i++) {
-        size_t j = p->names[i].hash & newmask;
-        while (t[j])
-            j = (j + 1) & newmask;
-        t[j] = i + 1;
-    }
+    for (uint32_t i = 0; i < p->nnames; i++)
+        hash_slot_put(t, newmask, p->names[i].hash, i + 1);
     free(p->name_tab);
     p->name_tab = t;
     p->name_tab_mask = newmask;
@@ -342,11 +338,7 @@ int prof_drop_unused_names(profile *p)
     p->prev_n = 0; /* scratch held ids of the old numbering */
     /* the name table is rebuilt in place: same size, fewer names, nothing to allocate */
     memset(p->name_tab, 0, ((size_t)p->name_tab_mask + 1) * sizeof *p->name_tab);
-    for (uint32_t i = 0; i < p->nnames; i++) {
-        size_t j = p->names[i].hash & p->name_tab_mask;
-        while (p->name_tab[j])
-            j = (j + 1) & p->name_tab_mask;
-        p->name_tab[j] = i + 1;
-    }
+    for (uint32_t i = 0; i < p->nnames; i++)
+        hash_slot_put(p->name_tab, p->name_tab_mask, p->names[i].hash, i + 1);
     return 0;
 }

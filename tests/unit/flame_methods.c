@@ -10,12 +10,27 @@
 
 static const methods_row *find(const methods *m, const char *name, const char *host)
 {
-    const methods_row *r = methods_rows(m);
-    for (size_t i = 0; i < methods_count(m); i++)
+    size_t n;
+    const methods_row *r = methods_rows(m, &n);
+    for (size_t i = 0; i < n; i++)
         if (!strcmp(r[i].name, name) &&
             (host ? r[i].host && !strcmp(r[i].host, host) : r[i].host == NULL))
             return &r[i];
     return NULL;
+}
+
+static size_t count(const methods *m)
+{
+    size_t n;
+    methods_rows(m, &n);
+    return n;
+}
+
+static const methods_row *row_at(const methods *m, size_t i)
+{
+    size_t n;
+    const methods_row *r = methods_rows(m, &n);
+    return i < n ? &r[i] : NULL;
 }
 
 /* A table of one profile given as folded text. */
@@ -50,7 +65,7 @@ static void test_self_total(void)
 {
     methods_opts o = {0};
     methods *m = table("t;A.a;A.b 3\nt;A.a 2\nt;A.a;A.b_[j] 1\nt;A.f;A.f;A.f 4\n", &o);
-    is_num(methods_samples(m), 10, "samples: every stack's count");
+    is_num(methods_samples(m, false), 10, "samples: every stack's count");
     const methods_row *b = find(m, "A.b", NULL);
     ok(b && b->self == 4 && b->total == 4, "A.b and A.b_[j] are one method: self 4, total 4");
     ok(!find(m, "A.b_[j]", NULL), "no row keeps the annotation");
@@ -61,11 +76,11 @@ static void test_self_total(void)
     const methods_row *t = find(m, "t", NULL);
     ok(t && t->self == 0 && t->total == 10, "no roots: the first frame is a method too");
     methods_sort(m, false);
-    is_str(methods_rows(m)[0].name, "A.b", "by self: A.b (4, total 4) before A.f (4, total 4)?");
-    is_str(methods_rows(m)[1].name, "A.f", "equal self and total: by name");
+    is_str(row_at(m, 0)->name, "A.b", "by self, equal self and total: by name (A.b)");
+    is_str(row_at(m, 1)->name, "A.f", "then A.f");
     methods_sort(m, true);
-    is_str(methods_rows(m)[0].name, "t", "by total: t first");
-    is_str(methods_rows(m)[1].name, "A.a", "then A.a (6)");
+    is_str(row_at(m, 0)->name, "t", "by total: t first");
+    is_str(row_at(m, 1)->name, "A.a", "then A.a (6)");
     methods_free(m);
 
     o.measure = METHODS_SELF;
@@ -92,7 +107,7 @@ static void test_java_only(void)
     ok(!find(m, "(no Java frame)", NULL), "and no '(no Java frame)' row");
     ok(find(m, "A.d", NULL)->self == 1 && find(m, "A.c", NULL)->total == 1,
        "native frames between Java ones do not matter");
-    is_num(methods_samples(m), 11, "samples still count every stack");
+    is_num(methods_samples(m, false), 11, "samples still count every stack");
     methods_free(m);
 
     o.self_to_java = true;
@@ -116,7 +131,8 @@ static void test_inlined_hosts(void)
     ok(find(m, "A.isPrime", NULL)->self == 2, "the method's own code is a row of its own");
     ok(find(m, "A.isPrime", NULL)->total == 13, "total: one row per method, hosts merged");
     methods_sort(m, false);
-    const methods_row *rows = methods_rows(m);
+    size_t nrows;
+    const methods_row *rows = methods_rows(m, &nrows);
     is_str(rows[0].name, "A.isPrime", "largest self first");
     is_str(rows[0].host, "A.count", "its host");
     is_str(rows[1].host, "A.work", "equal names: by self first");
@@ -152,7 +168,7 @@ static void test_callers(void)
     methods_opts o = {.java_only = true, .roots = 1, .callers_of = "A.m"};
     methods *m =
         table("t;A.x;A.m 1\nt;A.y;N::f;A.m;A.z 1\nt;A.m 1\nt;A.q 1\nt;A.m_[j];A.m 5\n", &o);
-    is_num(methods_samples(m), 8, "callers: only stacks containing the method count");
+    is_num(methods_samples(m, false), 8, "callers: only stacks containing the method count");
     ok(find(m, "A.x", NULL) && find(m, "A.x", NULL)->self == 1, "the direct Java caller");
     ok(find(m, "A.y", NULL) && !find(m, "N::f", NULL), "native frames skipped");
     ok(find(m, "(root)", NULL) && find(m, "(root)", NULL)->self == 1, "no Java caller: (root)");
@@ -169,8 +185,8 @@ static void test_two_columns_merge(void)
     const methods_row *x = find(m, "B.x", NULL);
     ok(x && x->self_before == 3 && x->self == 5 && x->total_before == 3,
        "two columns: before and after");
-    is_num(methods_samples_before(m), 5, "samples before");
-    is_num(methods_samples(m), 5, "samples after");
+    is_num(methods_samples(m, true), 5, "samples before");
+    is_num(methods_samples(m, false), 5, "samples after");
     methods_free(m);
 
     o.roots = 1;
@@ -178,13 +194,13 @@ static void test_two_columns_merge(void)
     methods *one = table("w1;A.a 2\n", &o), *two = table("w2;A.b 1\nw2;A.a 4\n", &o);
     flame_err err = FLAME_ERR_INIT;
     ok(methods_merge(one, two, &err) == 0, "merge");
-    is_num(methods_samples(one), methods_samples(all), "merged samples");
-    ok(methods_count(one) == methods_count(all), "same rows");
+    is_num(methods_samples(one, false), methods_samples(all, false), "merged samples");
+    ok(count(one) == count(all), "same rows");
     const methods_row *a = find(one, "A.a", NULL);
     ok(a && a->self == 6 && a->total == 6, "counts summed");
     is_str(a ? a->where : NULL, "w2", "where: the larger single count of both tables");
     methods_clear(one);
-    ok(methods_count(one) == 0 && methods_samples(one) == 0, "clear");
+    ok(count(one) == 0 && methods_samples(one, false) == 0, "clear");
     profile *p = load_str("w3;A.c 1\n");
     ok(p && methods_add(one, p, &err) == 0 && find(one, "A.c", NULL), "a cleared table is reused");
     profile_free(p);

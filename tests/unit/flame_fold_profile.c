@@ -29,49 +29,14 @@ static folder *folded(const char *text, const fold_opts *o)
 
 static char *written(const folder *f)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    flame_err err = FLAME_ERR_INIT;
-    int rc = folder_write(f, m, &err);
-    fclose(m);
-    if (rc < 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return out_str(out_folder, f, NULL, NULL);
 }
 
 static char *exported(const profile *p, bool svg)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    flame_err err = FLAME_ERR_INIT;
     render_opts ro;
     render_opts_default(&ro);
-    int rc = svg ? render_svg(p, &ro, m, &err) : export_speedscope(p, "x", m, &err);
-    fclose(m);
-    if (rc < 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
-static char *profile_text(const profile *p)
-{
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
-    flame_err err = FLAME_ERR_INIT;
-    int rc = profile_write_folded(p, m, &err);
-    fclose(m);
-    if (rc < 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return svg ? out_str(out_svg, p, &ro, NULL) : out_str(out_speedscope, p, "x", NULL);
 }
 
 /* folder_profile(f) against profile_load(folder_write(f)). */
@@ -86,7 +51,7 @@ static void same_as_text(folder *f, const char *what)
         profile_free(q);
         return;
     }
-    char *pt = profile_text(p);
+    char *pt = out_str(out_folded, p, NULL, NULL);
     is_str(pt, text, "%s: profile_write_folded(folder_profile) = folder_write", what);
     is_int(profile_stacks(p), profile_stacks(q), "%s: same stacks", what);
     ok(profile_total(p) == profile_total(q), "%s: same total", what);

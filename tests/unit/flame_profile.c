@@ -1,5 +1,5 @@
 /* Unit tests for flame/profile.c: parsing folded text, summing, two columns, errors, folded
- * output order, the SVG round trip, top self frames. */
+ * output order, the SVG round trip (top self frames: flame_methods.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,18 +13,7 @@ static size_t folded_len; /* size of the last folded_str() result (names may hol
 
 static char *folded_str(const profile *p)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    flame_err err = FLAME_ERR_INIT;
-    int rc = profile_write_folded(p, f, &err);
-    fclose(f);
-    if (rc < 0) {
-        free(buf);
-        return NULL;
-    }
-    folded_len = n;
-    return buf;
+    return out_str(out_folded, p, NULL, &folded_len);
 }
 
 static void expect_error(const char *text, size_t len, const char *want, const char *what)
@@ -346,25 +335,6 @@ static void test_roundtrip(void)
     profile_free(p);
 }
 
-static void test_top_self(void)
-{
-    profile *p = load_str("t;Work.step 10\nt;Work.step;memcpy 4\nt;a/b/C:.m 6\nt;JVM::gc 20\n"
-                          "t;foo_[j] 3\nt;x_[k] 1\n");
-    const char *names[8];
-    double counts[8];
-    size_t n = profile_top_self(p, 8, false, names, counts);
-    is_int(n, 6, "six leaf names");
-    is_str(names[0], "JVM::gc", "largest self first");
-    ok(counts[0] == 20, "its self count");
-    n = profile_top_self(p, 2, true, names, counts);
-    is_int(n, 2, "java_only, limited to 2");
-    is_str(names[0], "Work.step", "top Java frame");
-    is_str(names[1], "a/b/C:.m", "second Java frame");
-    n = profile_top_self(p, 8, true, names, counts);
-    is_int(n, 3, "java_only keeps Work.step, a/b/C:.m and foo_[j]");
-    profile_free(p);
-}
-
 static void test_keep_order(void)
 {
     profile *p = profile_new();
@@ -389,7 +359,6 @@ int main(void)
     test_folded_order();
     test_sort_runs();
     test_roundtrip();
-    test_top_self();
     test_keep_order();
     return tap_done();
 }

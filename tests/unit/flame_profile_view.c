@@ -10,19 +10,15 @@
 #include "tests/unit/render_test_util.h"
 #include "tests/unit/tap.h"
 
+static int out_frames(const void *p, const void *arg, FILE *out, flame_err *err)
+{
+    (void)arg;
+    return diff_write_folded(p, out, err);
+}
+
 static char *written(const profile *p, bool frames)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    flame_err err = FLAME_ERR_INIT;
-    int rc = frames ? diff_write_folded(p, f, &err) : profile_write_folded(p, f, &err);
-    fclose(f);
-    if (rc < 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return out_str(frames ? out_frames : out_folded, p, NULL, NULL);
 }
 
 /* Compare two stacks (the text before the count) bytewise, or frame by frame. */

@@ -9,33 +9,35 @@
 #include <unistd.h>
 
 #include "flame/fold.h"
+#include "tests/unit/render_test_util.h"
+
+static int out_folder(const void *f, const void *arg, FILE *out, flame_err *err)
+{
+    (void)arg;
+    return folder_write(f, out, err);
+}
+
+/* The end of folding: finish f (when r, what feeding it returned, is 0), its text, its stats;
+ * f is freed. NULL when anything failed. */
+static inline char *fold_done(folder *f, int r, flame_err *err, fold_stats *st)
+{
+    if (r == 0)
+        r = folder_finish(f, err);
+    char *text = r == 0 ? out_str(out_folder, f, NULL, NULL) : NULL;
+    if (r < 0)
+        printf("# fold failed: %s\n", err->msg);
+    if (st)
+        folder_get_stats(f, st);
+    folder_free(f);
+    return text;
+}
 
 /* Fold everything in fd; returns the folded text (caller frees) or NULL. */
 static inline char *fold_fd(int fd, const fold_opts *o, fold_stats *st)
 {
     flame_err err = FLAME_ERR_INIT;
     folder *f = folder_new(o);
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    int r = m ? folder_read_fd(f, fd, &err) : -1;
-    if (r == 0)
-        r = folder_finish(f, &err);
-    if (r == 0)
-        r = folder_write(f, m, &err);
-    if (st)
-        folder_get_stats(f, st);
-    folder_free(f);
-    if (m)
-        fclose(m);
-    if (r < 0) {
-        printf("# fold failed: %s\n", err.msg);
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return f ? fold_done(f, folder_read_fd(f, fd, &err), &err, st) : NULL;
 }
 
 static inline char *fold_path(const char *path, const fold_opts *o, fold_stats *st)
@@ -63,19 +65,7 @@ static inline char *fold_str(const char *text, const fold_opts *o, fold_stats *s
         r = folder_feed(f, p, n, &err);
         p += n + (nl ? 1 : 0);
     }
-    if (r == 0)
-        r = folder_finish(f, &err);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (r == 0 && m)
-        r = folder_write(f, m, &err);
-    if (st)
-        folder_get_stats(f, st);
-    folder_free(f);
-    if (m)
-        fclose(m);
-    return buf;
+    return fold_done(f, r, &err, st);
 }
 
 static inline char *slurp(const char *path, size_t *len)

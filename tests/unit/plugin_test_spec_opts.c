@@ -73,8 +73,7 @@ int main(void)
            "PidMode joins the target");
     is_str(json_string_value(json_object_get(hc, "NetworkMode")), "none", "no network");
     ok(json_is_true(json_object_get(hc, "ReadonlyRootfs")), "read-only rootfs");
-    ok(json_object_get(hc, "Privileged") == NULL ||
-           json_is_false(json_object_get(hc, "Privileged")),
+    ok(json_object_get(hc, "Privileged") == NULL || json_is_false(json_object_get(hc, "Privileged")),
        "never Privileged");
     ok(json_array_size(json_object_get(hc, "SecurityOpt")) == 1 &&
            has_str(json_object_get(hc, "SecurityOpt"), "no-new-privileges:true"),

@@ -306,6 +306,13 @@ static void jw_fields(jw *w, const void *obj, const ct_field *f, size_t n)
         jw_u64(w, f[i].key, *CT_FIELD_U64(obj, &f[i]));
 }
 
+#define PF(field)                                                                                  \
+    {                                                                                              \
+#field, offsetof(ct_progress, field)                                                       \
+    }
+const ct_field ct_progress_fields[CT_PROGRESS_NFIELDS] = {PF(elapsed_ms), PF(duration_ms),
+                                                          PF(samples), PF(jvms)};
+#undef PF
 #define WF(field)                                                                                  \
     {                                                                                              \
 #field, offsetof(ct_window, field)                                                         \
@@ -368,10 +375,7 @@ int ct_format_jvm(char *buf, size_t cap, const ct_jvm *j)
 int ct_format_progress(char *buf, size_t cap, const ct_progress *p)
 {
     jw w = jw_begin(buf, cap);
-    jw_u64(&w, "elapsed_ms", p->elapsed_ms);
-    jw_u64(&w, "duration_ms", p->duration_ms);
-    jw_u64(&w, "samples", p->samples);
-    jw_u64(&w, "jvms", p->jvms);
+    jw_fields(&w, p, ct_progress_fields, CT_PROGRESS_NFIELDS);
     return jw_end(&w);
 }
 

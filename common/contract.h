@@ -113,8 +113,7 @@ typedef struct ct_jvm {
 } ct_jvm;
 
 typedef struct ct_progress {
-    uint64_t elapsed_ms, duration_ms, samples;
-    uint32_t jvms;
+    uint64_t elapsed_ms, duration_ms, samples, jvms;
 } ct_progress;
 
 /* Phases the sidecar times, in order (S.timings_ms). */
@@ -156,6 +155,8 @@ typedef struct ct_field {
     const char *key;
     size_t off;
 } ct_field;
+#define CT_PROGRESS_NFIELDS 4
+extern const ct_field ct_progress_fields[CT_PROGRESS_NFIELDS];
 #define CT_WINDOW_NFIELDS 11
 extern const ct_field ct_window_fields[CT_WINDOW_NFIELDS];
 #define CT_SUMMARY_NFIELDS 7 /* the counters; named_share, timings, jvms and caps apart */

@@ -126,10 +126,7 @@ int proto_read_progress(const char *s, size_t n, ct_progress *out, flame_err *er
     json_t *j = parse_obj("P", s, n, err);
     if (!j)
         return -1;
-    out->elapsed_ms = jint(j, "elapsed_ms");
-    out->duration_ms = jint(j, "duration_ms");
-    out->samples = jint(j, "samples");
-    out->jvms = jint32(j, "jvms");
+    jfields(j, out, ct_progress_fields, CT_PROGRESS_NFIELDS);
     json_decref(j);
     return 0;
 }

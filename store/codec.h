@@ -1,6 +1,6 @@
 /* The store's byte encodings, shared by its backends: a window's (stack id, count) pairs as one
- * blob of varints (docs/STORE.md, "Pairs"), the stack key (a hash of the folded text), and the
- * bounds put on what a container gave us. Pure code. */
+ * blob of varints, deflated (docs/STORE.md, "Pairs"), the stack key (a hash of the folded text),
+ * and the bounds put on what a container gave us. Pure code (zlib, libcrypto's SHA-256). */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,20 +15,23 @@ size_t pairs_normalize(store_pair *p, size_t n);
 /* The most bytes pairs_encode() writes for n pairs. */
 size_t pairs_bound(size_t n);
 /* p: sorted by id, ids distinct and >= 1, counts >= 1 (pairs_normalize, then drop zeroes).
- * Writes varint(n), then per pair varint(id - previous id) varint(count). Returns the length. */
+ * Writes a format byte, varint(n), then the ids as varint gaps (id - previous id) followed by
+ * the counts as varints; that body is deflated when that makes it smaller (format 1) and stored
+ * as is otherwise (format 0). Returns the length; 0 when out of memory. */
 size_t pairs_encode(const store_pair *p, size_t n, uint8_t *out);
 
-/* Reading a blob back without allocating; every byte is checked (a damaged or hostile blob is
- * refused, never read past). */
-typedef struct pairs_reader {
-    const uint8_t *p, *end;
-    uint64_t left, id;
-} pairs_reader;
-/* 1 ready, -1 when the header is bad; *n (may be NULL) = the number of pairs announced. Read
- * all with: for (got = pairs_open(..); got == 1 && (got = pairs_next(..)) == 1;) ... */
-int pairs_open(pairs_reader *r, const void *blob, size_t len, uint64_t *n);
-/* 1 = a pair in *pair, 0 = the end (every byte used), -1 = damaged. */
-int pairs_next(pairs_reader *r, store_pair *pair);
+/* Decoded pairs, the buffers reused from one blob to the next. */
+typedef struct pairs_buf {
+    store_pair *p;
+    size_t n, cap;
+    uint8_t *raw; /* the inflated body */
+    size_t raw_cap;
+} pairs_buf;
+/* Decode a blob into b->p[0..b->n) (in id order). Every byte is checked: a damaged or hostile
+ * blob is refused (-1), never read past, and cannot inflate beyond what its pair count allows.
+ * -2 when out of memory. */
+int pairs_decode(const void *blob, size_t len, pairs_buf *b);
+void pairs_buf_free(pairs_buf *b);
 
 /* The key of a stack: SHA-256 of its folded text, first 63 bits (a signed 64-bit column in
  * SQLite, an unsigned one in ClickHouse: the same number in both). */

@@ -284,9 +284,9 @@ static int put_one(put_ctx *c, const store_window *w, sqlite3_stmt *win)
         return c->err->code ? -1 : flame_fail(c->err, FLAME_EXIT_ERROR, "out of memory");
     c->n = pairs_normalize(c->pairs, c->n);
     _cleanup_free_ uint8_t *blob = malloc(pairs_bound(c->n));
-    if (!blob)
+    size_t len = blob ? pairs_encode(c->pairs, c->n, blob) : 0;
+    if (!len)
         return flame_fail(c->err, FLAME_EXIT_ERROR, "out of memory");
-    size_t len = pairs_encode(c->pairs, c->n, blob);
     sqlite3_reset(win);
     sqlite3_bind_int64(win, 1, src);
     sqlite3_bind_int64(win, 2, w->start_ms);
@@ -363,18 +363,18 @@ int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
         sq_prepare(q, "DELETE FROM stacks WHERE id = ?1", &del, err) < 0)
         return -1;
     int rc;
+    pairs_buf b = {0};
     while ((rc = sqlite3_step(wins)) == SQLITE_ROW) {
-        pairs_reader r;
-        store_pair p;
-        int got = pairs_open(&r, sqlite3_column_blob(wins, 0),
-                             (size_t)sqlite3_column_bytes(wins, 0), NULL);
-        while (got == 1 && (got = pairs_next(&r, &p)) == 1)
-            if (p.id <= (uint64_t)maxid)
-                used[p.id / 8] |= (uint8_t)(1u << (p.id % 8));
-        if (got < 0) /* never free what a damaged window might name */
-            return store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (a window's stacks)",
-                              q->path);
+        /* a damaged window fails the whole collection: never free what it might name */
+        if (sq_decode(q, wins, 0, &b, err) < 0) {
+            pairs_buf_free(&b);
+            return -1;
+        }
+        for (size_t i = 0; i < b.n; i++)
+            if (b.p[i].id <= (uint64_t)maxid)
+                used[b.p[i].id / 8] |= (uint8_t)(1u << (b.p[i].id % 8));
     }
+    pairs_buf_free(&b);
     if (rc != SQLITE_DONE)
         return sq_fail(q, err, rc, "reading windows");
     /* collect first: deleting rows of the table being scanned is best avoided */
@@ -404,6 +404,16 @@ int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
     if (freed)
         *freed += n;
     return 0;
+}
+
+int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err)
+{
+    int rc = pairs_decode(sqlite3_column_blob(st, col), (size_t)sqlite3_column_bytes(st, col), b);
+    if (rc == -2)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    return rc < 0 ? store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (a window's stacks)",
+                               q->path)
+                  : 0;
 }
 
 void sq_release_space(sq *q)

@@ -69,29 +69,24 @@ static int find_groups(sq *q, int64_t cut, int64_t size, int level, group **out,
 typedef struct merge {
     store_pair *pairs;
     size_t n, cap;
+    pairs_buf one; /* the window being added */
     int64_t start, end, freq, samples, rows, below;
 } merge;
 
-static int merge_row(merge *m, sqlite3_stmt *st, int level)
+static int merge_row(sq *q, merge *m, sqlite3_stmt *st, int level, flame_err *err)
 {
-    pairs_reader r;
-    store_pair p;
-    uint64_t n;
-    if (pairs_open(&r, sqlite3_column_blob(st, 5), (size_t)sqlite3_column_bytes(st, 5), &n) < 0)
+    if (sq_decode(q, st, 5, &m->one, err) < 0)
         return -1;
-    if (m->n + n > m->cap) {
-        size_t nc = (m->n + n) * 2;
+    if (m->n + m->one.n > m->cap) {
+        size_t nc = (m->n + m->one.n) * 2;
         store_pair *np = realloc(m->pairs, nc * sizeof *np);
         if (!np)
-            return -2;
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         m->pairs = np;
         m->cap = nc;
     }
-    int got;
-    while ((got = pairs_next(&r, &p)) == 1)
-        m->pairs[m->n++] = p;
-    if (got < 0)
-        return -1;
+    memcpy(m->pairs + m->n, m->one.p, m->one.n * sizeof *m->pairs);
+    m->n += m->one.n;
     int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
     m->start = m->rows && m->start < s ? m->start : s;
     m->end = m->rows && m->end > e ? m->end : e;
@@ -128,25 +123,20 @@ static int merge_bucket(sq *q, const group *g, int64_t size, int level, merge *m
         sqlite3_bind_int64(both[i], 3, g->bucket + size);
         sqlite3_bind_int(both[i], 4, level);
     }
-    *m = (merge){.pairs = m->pairs, .cap = m->cap};
+    *m = (merge){.pairs = m->pairs, .cap = m->cap, .one = m->one};
     int rc;
-    while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-        int r = merge_row(m, sel, level);
-        if (r == -2)
-            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        if (r < 0)
-            return store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (a window's stacks)",
-                              q->path);
-    }
+    while ((rc = sqlite3_step(sel)) == SQLITE_ROW)
+        if (merge_row(q, m, sel, level, err) < 0)
+            return -1;
     if (rc != SQLITE_DONE)
         return sq_fail(q, err, rc, "reading windows");
     if (m->below == 0) /* another compaction did it meanwhile */
         return 0;
     m->n = pairs_normalize(m->pairs, m->n);
     _cleanup_free_ uint8_t *blob = malloc(pairs_bound(m->n));
-    if (!blob)
+    size_t len = blob ? pairs_encode(m->pairs, m->n, blob) : 0;
+    if (!len)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    size_t len = pairs_encode(m->pairs, m->n, blob);
     if ((rc = sqlite3_step(del)) != SQLITE_DONE)
         return sq_fail(q, err, rc, "merging windows");
     int64_t vals[] = {g->source, m->start, m->end, m->freq, m->samples, level};
@@ -180,6 +170,7 @@ static int compact_level(sq *q, int64_t cutoff, int64_t size, int level, store_c
             sq_rollback(q);
     }
     free(m.pairs);
+    pairs_buf_free(&m.one);
     return rc;
 }
 

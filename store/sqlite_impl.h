@@ -51,6 +51,8 @@ int sq_int(sq *q, const char *sql, int64_t *out, flame_err *err);
 int sq_profile(store *s, const store_query *qq, profile *out, store_info *info, flame_err *err);
 int sq_timeline(store *s, const store_query *qq, store_series_list *out, flame_err *err);
 int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err);
+/* The pairs of column col of row st into b (a damaged blob: STORE_ERR_CORRUPT). */
+int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err);
 /* Add the stacks of pairs (ids of the stacks table, counts) into out. */
 int sq_add_stacks(sq *q, const store_pair *pairs, size_t n, profile *out, flame_err *err);
 /* Bytes in use (pages holding data, the WAL included) and on disk. */

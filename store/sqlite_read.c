@@ -103,23 +103,20 @@ static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *i
     if (!acc)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     int rc;
+    pairs_buf b = {0};
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        pairs_reader r;
-        store_pair p;
-        int got =
-            pairs_open(&r, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), NULL);
-        while (got == 1 && (got = pairs_next(&r, &p)) == 1) {
-            if (p.id > (uint64_t)maxid)
-                got = -1;
-            else
-                acc[p.id] += p.count;
+        if (sq_decode(q, st, 0, &b, err) < 0 || (b.n && b.p[b.n - 1].id > (uint64_t)maxid)) {
+            pairs_buf_free(&b);
+            return err->code ? -1
+                             : store_fail(err, STORE_ERR_CORRUPT,
+                                          "%s: damaged store (a window names no stack)", q->path);
         }
-        if (got < 0)
-            return store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (a window's stacks)",
-                              q->path);
+        for (size_t i = 0; i < b.n; i++)
+            acc[b.p[i].id] += b.p[i].count;
         store_info_add(info, 1, (uint64_t)sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
                        sqlite3_column_int64(st, 3));
     }
+    pairs_buf_free(&b);
     if (rc != SQLITE_DONE)
         return sq_fail(q, err, rc, "reading windows");
     size_t n = 0;

@@ -59,19 +59,12 @@ static int read_window(sq *q, sqlite3_stmt *st, sq_batch *b, flame_err *err)
     b->n++; /* owned by the batch from here on, whatever follows */
     if (!p || !b->labels[i])
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    pairs_reader r;
-    uint64_t n;
-    if (pairs_open(&r, sqlite3_column_blob(st, 11), (size_t)sqlite3_column_bytes(st, 11), &n) < 0)
-        return store_fail(err, STORE_ERR_CORRUPT, "%s: damaged spool", q->path);
-    _cleanup_free_ store_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
-    if (!pairs)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    size_t k = 0;
-    while (k < n && pairs_next(&r, &pairs[k]) == 1)
-        k++;
-    if (k < n || pairs_next(&r, &(store_pair){0}) != 0)
-        return store_fail(err, STORE_ERR_CORRUPT, "%s: damaged spool", q->path);
-    return sq_add_stacks(q, pairs, k, p, err);
+    pairs_buf pb = {0};
+    int rc = sq_decode(q, st, 11, &pb, err);
+    if (rc == 0)
+        rc = sq_add_stacks(q, pb.p, pb.n, p, err);
+    pairs_buf_free(&pb);
+    return rc;
 }
 
 int sq_take(store *s, size_t max, sq_batch *out, flame_err *err)

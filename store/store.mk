@@ -6,7 +6,7 @@
 STORE_SRCS := $(wildcard store/*.c)
 STORE_OBJS := $(STORE_SRCS:%.c=$(BUILD)/obj/%.o)
 STORE_ASAN := $(STORE_SRCS:%.c=$(BUILD)/asan/%.o)
-STORE_PKGS := sqlite3 libcurl libcrypto
+STORE_PKGS := sqlite3 libcurl libcrypto zlib
 STORE_CFLAGS := $(shell pkg-config --cflags $(STORE_PKGS))
 STORE_LIBS := $(shell pkg-config --libs $(STORE_PKGS))
 
@@ -26,7 +26,7 @@ $(BUILD)/tests/flame_timeline.t: $(BUILD)/asan/tests/unit/flame_timeline.o $(BUI
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $^ -lm -lpthread
 
-#all: $(BUILD)/store-gen
+all: $(BUILD)/store-gen
 $(BUILD)/obj/bench/store-gen.o: EXTRA_CFLAGS += $(STORE_CFLAGS)
 $(BUILD)/store-gen: $(BUILD)/obj/bench/store-gen.o $(STORE_OBJS) $(BUILD)/libflamecore.a
 	$(CC) -o $@ $^ $(STORE_LIBS) -lm -lpthread

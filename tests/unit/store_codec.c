@@ -21,6 +21,18 @@ static uint64_t next_rand(void)
     return rng;
 }
 
+/* 1 when blob[0..len) is refused, decoded from an exact-size copy (ASan sees any overread) */
+static int refused(const uint8_t *blob, size_t len)
+{
+    uint8_t *exact = malloc(len ? len : 1);
+    memcpy(exact, blob, len);
+    pairs_buf b = {0};
+    int r = pairs_decode(len ? exact : NULL, len, &b);
+    pairs_buf_free(&b);
+    free(exact);
+    return r == -1;
+}
+
 /* encode then decode n random pairs; 1 when they come back equal */
 static int round_trip(size_t n, uint64_t id_span, uint64_t count_span, size_t *bytes)
 {
@@ -30,17 +42,14 @@ static int round_trip(size_t n, uint64_t id_span, uint64_t count_span, size_t *b
     n = pairs_normalize(p, n);
     uint8_t *blob = malloc(pairs_bound(n));
     size_t len = pairs_encode(p, n, blob);
-    /* an exact-size copy: ASan sees any read past the end */
     uint8_t *exact = malloc(len);
     memcpy(exact, blob, len);
-    pairs_reader r;
-    uint64_t announced;
-    int same = pairs_open(&r, exact, len, &announced) == 1 && announced == n;
-    store_pair q;
+    pairs_buf b = {0};
+    int same = len > 0 && pairs_decode(exact, len, &b) == 0 && b.n == n;
     for (size_t i = 0; same && i < n; i++)
-        same = pairs_next(&r, &q) == 1 && q.id == p[i].id && q.count == p[i].count;
-    same = same && pairs_next(&r, &q) == 0;
+        same = b.p[i].id == p[i].id && b.p[i].count == p[i].count;
     *bytes = len;
+    pairs_buf_free(&b);
     free(p);
     free(blob);
     free(exact);
@@ -50,69 +59,59 @@ static int round_trip(size_t n, uint64_t id_span, uint64_t count_span, size_t *b
 static void test_pairs(void)
 {
     size_t bytes;
-    ok(round_trip(0, 10, 10, &bytes) && bytes == 1, "no pairs: one byte");
+    ok(round_trip(0, 10, 10, &bytes) && bytes == 2, "no pairs: two bytes");
     ok(round_trip(1, 1, 1, &bytes), "one pair");
-    ok(round_trip(1000, 2000, 50, &bytes), "1000 pairs among 2000 ids");
-    ok(bytes < 1000 * 3, "dense ids and small counts: under 3 bytes a pair (%zu bytes)", bytes);
+    ok(round_trip(1300, 20000, 4, &bytes), "1300 pairs among 20000 ids");
+    ok(bytes < 1300 * 2, "a window's worth: under 2 bytes a pair (%zu bytes)", bytes);
     ok(round_trip(500, UINT64_MAX - 1, UINT64_MAX - 1, &bytes), "full 64-bit ids and counts");
     int all = 1;
     for (int k = 0; k < 200; k++)
         all &=
             round_trip(next_rand() % 300, 1 + next_rand() % 100000, 1 + next_rand() % 1000, &bytes);
-    ok(all, "200 random windows");
+    ok(all, "200 random windows, plain and deflated");
 
     store_pair p[] = {{5, 2}, {3, 1}, {5, 4}, {9, 1}};
     size_t n = pairs_normalize(p, 4);
     ok(n == 3 && p[0].id == 3 && p[1].id == 5 && p[1].count == 6 && p[2].id == 9,
        "normalize sorts and adds equal ids");
 
-    /* every truncation of a valid blob, and every single-byte corruption, is refused or decoded
-     * within bounds */
-    uint8_t blob[64];
-    size_t len = pairs_encode(p, n, blob);
-    int refused = 1;
-    for (size_t cut = 0; cut < len; cut++) {
-        uint8_t *b = malloc(cut ? cut : 1);
-        memcpy(b, blob, cut);
-        pairs_reader r;
-        store_pair q;
-        int got = pairs_open(&r, cut ? b : NULL, cut, NULL);
-        while (got == 1 && (got = pairs_next(&r, &q)) == 1)
-            ;
-        refused &= got < 0;
-        free(b);
+    /* damage: every truncation, every byte changed, of a plain and of a deflated blob */
+    store_pair big[64];
+    for (int i = 0; i < 64; i++)
+        big[i] = (store_pair){(uint64_t)(i * 3 + 1), 1 + (uint64_t)(i % 3)};
+    uint8_t blobs[2][2048];
+    size_t lens[2] = {pairs_encode(p, n, blobs[0]), pairs_encode(big, 64, blobs[1])};
+    ok(blobs[0][0] == 0 && blobs[1][0] == 1, "a small window is stored plain, a larger deflated");
+    for (int k = 0; k < 2; k++) {
+        int all_cut = 1, bounded = 1;
+        for (size_t cut = 0; cut < lens[k]; cut++)
+            all_cut &= refused(blobs[k], cut);
+        for (size_t i = 0; i < lens[k]; i++)
+            for (int v = 0; v < 256; v += 5) {
+                uint8_t b[2048];
+                memcpy(b, blobs[k], lens[k]);
+                b[i] = (uint8_t)v;
+                pairs_buf pb = {0};
+                int r = pairs_decode(b, lens[k], &pb);
+                bounded &= r == -1 || (r == 0 && pb.n <= 64);
+                pairs_buf_free(&pb);
+            }
+        ok(all_cut, "%s: every truncation is refused", k ? "deflated" : "plain");
+        ok(bounded, "%s: a changed byte is refused or decodes within bounds",
+           k ? "deflated" : "plain");
     }
-    ok(refused, "every truncated blob is refused");
-    int bounded = 1;
-    for (size_t i = 0; i < len; i++)
-        for (int v = 0; v < 256; v += 3) {
-            uint8_t *b = malloc(len);
-            memcpy(b, blob, len);
-            b[i] = (uint8_t)v;
-            pairs_reader r;
-            store_pair q;
-            int got = pairs_open(&r, b, len, NULL), count = 0;
-            while (got == 1 && (got = pairs_next(&r, &q)) == 1)
-                count++;
-            bounded &= count <= (int)len;
-            free(b);
-        }
-    ok(bounded, "corrupted blobs decode within their bytes or are refused");
-    uint8_t zero_delta[] = {2, 1, 1, 0, 1};
-    pairs_reader r;
-    store_pair q;
-    ok(pairs_open(&r, zero_delta, sizeof zero_delta, NULL) == 1 && pairs_next(&r, &q) == 1 &&
-           pairs_next(&r, &q) < 0,
-       "a repeated id (delta 0) is damage");
-    uint8_t overflow[] = {1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 1};
-    ok(pairs_open(&r, overflow, sizeof overflow, NULL) == 1 && pairs_next(&r, &q) < 0,
-       "a varint above 64 bits is damage");
-    uint8_t trailing[] = {1, 1, 1, 7};
-    ok(pairs_open(&r, trailing, sizeof trailing, NULL) == 1 && pairs_next(&r, &q) == 1 &&
-           pairs_next(&r, &q) < 0,
-       "bytes after the last pair are damage");
-    uint8_t too_many[] = {100, 1, 1};
-    ok(pairs_open(&r, too_many, sizeof too_many, NULL) < 0, "more pairs announced than bytes");
+    uint8_t zero_gap[] = {0, 2, 1, 0, 1, 1};
+    ok(refused(zero_gap, sizeof zero_gap), "a repeated id (gap 0) is damage");
+    uint8_t overflow[] = {0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 1};
+    ok(refused(overflow, sizeof overflow), "a varint above 64 bits is damage");
+    uint8_t trailing[] = {0, 1, 1, 1, 7};
+    ok(refused(trailing, sizeof trailing), "bytes after the last count are damage");
+    uint8_t too_many[] = {0, 100, 1, 1};
+    ok(refused(too_many, sizeof too_many), "more pairs announced than bytes");
+    uint8_t format[] = {7, 1, 1, 1};
+    ok(refused(format, sizeof format), "an unknown format");
+    uint8_t bomb[] = {1, 1, 0xe8, 0x07, 0x63, 0x00, 0x00};
+    ok(refused(bomb, sizeof bomb), "a body longer than its pair count allows is not inflated");
 }
 
 static void test_keys_and_bounds(void)

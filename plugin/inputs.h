@@ -1,6 +1,7 @@
 /* The inputs of diff and merge: each argument a folded file, a docker-flame SVG, "-" for
- * standard input, or a running container (profiled through the plugin's profiler, all of them at
- * the same time, over one window). Plus the little checks both verbs make of what they loaded. */
+ * standard input, a stored range CONTAINER@SINCE..UNTIL (read from the profile store), or a
+ * running container (profiled through the plugin's profiler, all of them at the same time, over
+ * one window). Plus the little checks both verbs make of what they loaded. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@
 
 typedef struct input {
     const char *arg;
-    bool container;
+    bool container, stored;
     profile *p;
     flame_err err;
     int rc;
@@ -23,9 +24,11 @@ typedef struct input {
 /* -d/--duration for the containers among the inputs (the contract's limits), as an entry of a
  * verb's option table; off: where its uint64_t (ms) is. */
 #define INPUTS_DURATION_SPEC(offset)                                                               \
-    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = (offset), .meta = "DURATION",   \
-     .help = "how long to profile the containers among the inputs (30s)", .lo = 1,               \
-     .hi = CT_DURATION_MAX_MS}
+    {                                                                                              \
+        .lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = (offset), .meta = "DURATION", \
+        .help = "how long to profile the containers among the inputs (30s)", .lo = 1,              \
+        .hi = CT_DURATION_MAX_MS                                                                   \
+    }
 
 /* Resolve and load every input (files two at a time in parallel, then every container in one
  * profiling call). On error some in[i].p may be set: free_inputs() in every case. */

@@ -67,7 +67,10 @@ static void print_table(const store_listing *l)
         when_format(e->last_ms - e->last_ms % 1000, cell[r][5], 48);
         grouped((double)e->windows, cell[r][6], 48);
         grouped((double)e->samples, cell[r][7], 48);
-        stored_size_text(e->bytes, cell[r][8], 48);
+        if (l->sizes_unknown)
+            snprintf(cell[r][8], 48, "?");
+        else
+            stored_size_text(e->bytes, cell[r][8], 48);
         for (int c = 0; c < COLS; c++)
             w[c] = (int)strlen(cell[r][c]) > w[c] ? (int)strlen(cell[r][c]) : w[c];
     }
@@ -100,8 +103,9 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
         char b1[32], b2[32];
         print_table(&l);
         stored_size_text(l.disk_bytes, b2, sizeof b2);
-        printf("%s stacks, %s on disk (%s)\n", grouped((double)l.stacks, b1, sizeof b1), b2,
-               store_name(s));
+        printf("%s stacks, %s%s (%s)\n", grouped((double)l.stacks, b1, sizeof b1),
+               l.sizes_unknown ? "sizes: see each shard's database" : b2,
+               l.sizes_unknown ? "" : " on disk", store_name(s));
         if (l.spooled)
             printf("%llu windows wait in the local spool for the server\n",
                    (unsigned long long)l.spooled);

@@ -76,7 +76,7 @@ int ch_ready(store *s, flame_err *err)
                         "SELECT name, engine FROM system.tables WHERE database = currentDatabase()"
                         " FORMAT TabSeparated",
                         &b, err);
-    while (rc == 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1)
+    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1)
         for (int i = 0; i < 3; i++)
             if (!strcmp(f[0], tables[i][0])) {
                 have[i] = true;
@@ -95,7 +95,7 @@ int ch_ready(store *s, flame_err *err)
         rc = ch_strings(
             s, "SELECT value FROM meta WHERE key = 'schema_version' FORMAT TabSeparated", &b, err);
     int64_t version = 0;
-    for (pos = 0; rc == 0 && (rc = ch_next_row(&b, &pos, f, l, 1)) == 1;)
+    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 1)) == 1;)
         version = ch_int(f[0]) > version ? ch_int(f[0]) : version;
     free(b.p);
     if (rc < 0)
@@ -435,6 +435,7 @@ static int ch_list(store *s, const store_query *q, store_listing *out, flame_err
     }
     free(b.p);
     out->disk_bytes += disk;
+    out->sizes_unknown |= ch_of(s)->distributed;
     if (rc < 0 && !err->code)
         return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
     return rc < 0 ? -1 : 0;

@@ -79,9 +79,11 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
     _cleanup_free_ char *url = NULL;
     _cleanup_curl_slist_ struct curl_slist *hdr = curl_slist_append(NULL, "Expect:");
     char *q = body ? curl_easy_escape(c->curl, sql, 0) : NULL;
-    int r =
-        asprintf(&url, "%s?%s%s%s%s", c->base, c->no_db ? "" : "database=", c->no_db ? "" : c->db,
-                 q ? "&query=" : "", q ? q : "");
+    /* into Distributed tables, an INSERT returns once the shards have the rows: a shard that
+     * is down fails the put (which the spool then keeps) instead of a queue on this node */
+    int r = asprintf(&url, "%s?%s%s%s%s%s", c->base,
+                     c->no_db ? "" : "database=", c->no_db ? "" : c->db, q ? "&query=" : "",
+                     q ? q : "", q && c->distributed ? "&insert_distributed_sync=1" : "");
     curl_free(q);
     if (r < 0)
         url = NULL;

@@ -108,6 +108,7 @@ typedef struct store_listing {
     size_t n;
     uint64_t stacks;     /* distinct stacks stored */
     uint64_t disk_bytes; /* the file(s) on disk; ClickHouse: the server's parts of our tables */
+    bool sizes_unknown;  /* Distributed tables: the sizes are on the shards */
     uint64_t spooled;    /* windows waiting in the local spool (ClickHouse) */
 } store_listing;
 /* q: only host/container filter (NULL = everything). Free with store_listing_free. */

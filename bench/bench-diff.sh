@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT=$ROOT/build/bench
 mkdir -p "$OUT"
-SHARED=${FLAME_SHARED:-$ROOT/../shared}
+GEN=$ROOT/bench/gen_synthetic_inputs.py
 PL_DIFF_S=9.8 PL_DIFF_MB=1024 PL_GRAPH_S=173
 GOAL_S=2 GOAL_MB=1024
 
@@ -28,7 +28,7 @@ cc -O2 -D_GNU_SOURCE -I. -o "$OUT/diff" "$OUT/diff-driver.c" build/libflamecmd.a
 A=$OUT/diffpair-1m.a.folded B=$OUT/diffpair-1m.b.folded
 if [ ! -s "$A" ] || [ ! -s "$B" ]; then
     echo "generating the 1M-line diff pair (once, ~45 s)..."
-    PYTHONHASHSEED=0 python3 "$SHARED/bench/gen_synthetic_inputs.py" diffpair 1000000 "$A.tmp" "$B.tmp"
+    PYTHONHASHSEED=0 python3 "$GEN" diffpair 1000000 "$A.tmp" "$B.tmp"
     mv "$A.tmp" "$A"
     mv "$B.tmp" "$B"
 fi

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT=$ROOT/build/bench
 mkdir -p "$OUT"
-SHARED=${FLAME_SHARED:-$ROOT/../shared}
+GEN=$ROOT/bench/gen_synthetic_inputs.py
 PERL_1M=3.9      # s, stackcollapse-perf.pl on the 1M-line synthetic perf script
 PERL_1M_ALL=6.3  # s, the same with --all
 PERL_PER_MSAMPLE=68 # s per million real Java samples
@@ -19,24 +19,17 @@ cat >"$OUT/fold-driver.c" <<'EOF'
 int main(int argc, char **argv) { return flame_cmd_fold(argc, argv); }
 EOF
 DRIVER=$OUT/fold
-if make -s build/libflamecmd.a build/libflamecore.a >/dev/null 2>&1; then
-    cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/fold-driver.c" build/libflamecmd.a build/libflamecore.a -lm
-else
-    # The core lib may be mid-change by another module: fold alone is enough here.
-    echo "note: build/libflamecore.a did not build; compiling fold from source"
-    cc -std=gnu11 -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/fold-driver.c" flame/fold.c \
-        plugin/cmd_fold.c plugin/cli.c common/err.c
-fi
+make -s build/libflamecmd.a build/libflamecore.a >/dev/null || { echo "bench: the build failed (make)" >&2; exit 1; }
+cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/fold-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread
 
 # 2. Inputs.
 SYN=$OUT/perfscript-1m.txt
 if [ ! -s "$SYN" ]; then
     echo "generating the 1M-line synthetic perf script (once, ~20 s)..."
-    PYTHONHASHSEED=0 python3 "$SHARED/bench/gen_synthetic_inputs.py" perfscript 1000000 "$SYN.tmp"
+    PYTHONHASHSEED=0 python3 "$GEN" perfscript 1000000 "$SYN.tmp"
     mv "$SYN.tmp" "$SYN"
 fi
-JDK=$SHARED/testdata/stackcollapse/inputs/perf-jdk17-container-work.txt
-[ -s "$JDK" ] || JDK=$ROOT/tests/data/stackcollapse/inputs/perf-jdk17-container-work.txt
+JDK=$ROOT/tests/data/stackcollapse/inputs/perf-jdk17-container-work.txt
 
 # best of 3: prints "wall cpu rss_kb" (cpu = user + sys), input from the page cache
 best3() {

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT=$ROOT/build/bench
 mkdir -p "$OUT"
-SHARED=${FLAME_SHARED:-$ROOT/../shared}
+GEN=$ROOT/bench/gen_synthetic_inputs.py
 PL_100K_S=11.9 PL_100K_MB=660 PL_1M_S=117.6 PL_1M_MB=5500
 GOAL_100K_S=0.5 GOAL_1M_S=3 GOAL_1M_MB=1024
 
@@ -20,15 +20,8 @@ cat >"$OUT/render-driver.c" <<'EOF'
 int main(int argc, char **argv) { return flame_cmd_render(argc, argv); }
 EOF
 DRIVER=$OUT/render
-if make -s build/libflamecmd.a build/libflamecore.a >/dev/null 2>&1; then
-    cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/render-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread
-else
-    # another module's work in progress may not compile: the renderer alone is enough here
-    echo "note: build/libflamecore.a did not build; compiling the renderer from source"
-    cc -std=gnu11 -O2 -D_GNU_SOURCE -I. -DFLAME_VERSION='"bench"' -o "$DRIVER" \
-        "$OUT/render-driver.c" plugin/cmd_render.c plugin/cli.c flame/profile.c flame/render.c \
-        flame/speedscope.c common/err.c -lm
-fi
+make -s build/libflamecmd.a build/libflamecore.a >/dev/null || { echo "bench: the build failed (make)" >&2; exit 1; }
+cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/render-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread
 
 # measure OUTFILE CMD...: wall time (s), peak RSS (MB) and CPU time (s) of one run: "T M C".
 measure() {
@@ -57,7 +50,7 @@ for N in 100000 1000000; do
     IN=$OUT/folded-$N.txt
     if [ ! -s "$IN" ]; then
         echo "generating $N unique folded stacks (once)..."
-        PYTHONHASHSEED=0 python3 "$SHARED/bench/gen_synthetic_inputs.py" folded "$N" "$IN.tmp"
+        PYTHONHASHSEED=0 python3 "$GEN" folded "$N" "$IN.tmp"
         mv "$IN.tmp" "$IN"
     fi
     cat "$IN" >/dev/null # warm the page cache: measure rendering, not the disk

@@ -1,17 +1,18 @@
-/* Differential profiles with difffolded.pl's semantics (union of stacks, -n, -s), the movers
- * summary, and merging. Works on the profile's interned layout (flame/profile_impl.h) so a
- * million-stack diff reuses the larger input's tables instead of re-parsing both. */
+/* Differential profiles with difffolded.pl's semantics (union of stacks, -n, -s) and the movers
+ * (per-method shares before and after, from flame/methods.c). The union reuses the larger
+ * input's tables (flame/union.c) instead of re-parsing both. */
 #include "flame/diff.h"
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "flame/methods.h"
 #include "flame/profile_impl.h"
+#include "flame/union.h"
 
 struct diff {
     profile *r;    /* two columns; diff_view(d, false) rewrites its counts */
@@ -48,278 +49,6 @@ size_t diff_strip_hex(const char *s, size_t n, char *buf)
     return o;
 }
 
-typedef struct textbuf {
-    char *s, *tmp;
-    size_t cap, tmp_cap;
-} textbuf;
-
-static void textbuf_free(textbuf *t)
-{
-    free(t->s);
-    free(t->tmp);
-}
-
-static bool reserve(char **s, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return true;
-    size_t n = *cap ? *cap : 4096;
-    while (n < need)
-        n *= 2;
-    char *q = realloc(*s, n);
-    if (!q)
-        return false;
-    *s = q;
-    *cap = n;
-    return true;
-}
-
-/* Stack k of p as "a;b;c" (hex-stripped when asked): a pointer into t, its length in *len.
- * NULL on OOM. */
-static const char *stack_text(const profile *p, uint32_t k, bool strip, textbuf *t, size_t *len)
-{
-    const prof_stack *st = &p->stacks[k];
-    const uint32_t *ids = p->ids + st->off;
-    size_t n = 0;
-    for (uint32_t i = 0; i < st->depth; i++)
-        n += p->names[ids[i]].len + 1;
-    if (!reserve(&t->s, &t->cap, n + 1))
-        return NULL;
-    char *o = t->s;
-    for (uint32_t i = 0; i < st->depth; i++) {
-        if (i)
-            *o++ = ';';
-        memcpy(o, prof_name_str(p, ids[i]), p->names[ids[i]].len);
-        o += p->names[ids[i]].len;
-    }
-    *o = '\0';
-    *len = (size_t)(o - t->s);
-    if (!strip)
-        return t->s;
-    if (!reserve(&t->tmp, &t->tmp_cap, 2 * *len + 1))
-        return NULL;
-    *len = diff_strip_hex(t->s, *len, t->tmp);
-    return t->tmp;
-}
-
-/* Add every stack of src to dst, counts multiplied by factor (rounded when round is set),
- * into the before (column 0), after (column 1) or only (column -1) column. */
-static int add_all(profile *dst, const profile *src, int column, double factor, bool round,
-                   bool strip, flame_err *err)
-{
-    textbuf t = {0};
-    int rc = 0;
-    for (uint32_t k = 0; k < src->nstacks; k++) {
-        size_t len;
-        const char *s = stack_text(src, k, strip, &t, &len);
-        double c = src->stacks[k].count * factor;
-        if (round)
-            c = floor(c + 0.5);
-        if (!s || profile_add(dst, s, len,
-                              column == 0   ? c
-                              : column == 1 ? 0
-                                            : c,
-                              column == 0   ? 0
-                              : column == 1 ? c
-                                            : PROFILE_ONE_COLUMN) < 0) {
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            break;
-        }
-    }
-    textbuf_free(&t);
-    return rc;
-}
-
-/* ---- adding one profile to another by frame ids ------------------------------------------- */
-
-/* Our own name hash (profile.c's is private): only for the movers' method table below. */
-static uint64_t hash_name(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-    return h ^ (h >> 29);
-}
-
-static size_t table_size(size_t n)
-{
-    size_t cap = 64;
-    while (cap < 2 * n)
-        cap *= 2;
-    return cap;
-}
-
-/* Work for one thread of add_into(): look up src stacks [from, to) in dst. Each src stack maps
- * to a distinct dst stack (the name map is one-to-one), so the threads never update the same
- * counts; totals are summed per thread and misses listed for later. */
-typedef struct union_job {
-    profile *dst;
-    const profile *src;
-    const uint32_t *map;
-    uint32_t from, to;
-    int column;
-    double factor;
-    bool round;
-    double added;
-    uint32_t *miss;
-    size_t nmiss;
-    bool oom;
-} union_job;
-
-static double scaled(const union_job *j, double c)
-{
-    c *= j->factor;
-    return j->round ? floor(c + 0.5) : c;
-}
-
-/* src stack k in dst's name ids into seq (room for its depth); false if a name is not in dst. */
-static bool map_stack(const union_job *j, uint32_t k, uint32_t *seq)
-{
-    const prof_stack *st = &j->src->stacks[k];
-    const uint32_t *ids = j->src->ids + st->off;
-    for (uint32_t i = 0; i < st->depth; i++)
-        if ((seq[i] = j->map[ids[i]]) == UINT32_MAX)
-            return false;
-    return true;
-}
-
-static void *union_lookup(void *ud)
-{
-    union_job *j = ud;
-    const profile *src = j->src;
-    profile *dst = j->dst;
-    uint32_t maxdepth = 1;
-    for (uint32_t k = j->from; k < j->to; k++)
-        if (src->stacks[k].depth > maxdepth)
-            maxdepth = src->stacks[k].depth;
-    /* stacks go to dst's table in batches, whose memory is fetched in parallel (dst's tables are
-     * far bigger than the caches: each lookup would otherwise wait for three misses in turn) */
-    _cleanup_free_ uint32_t *seq = malloc((size_t)PROF_FIND_BATCH * maxdepth * sizeof *seq);
-    j->miss = malloc(((size_t)(j->to - j->from) + 1) * sizeof *j->miss);
-    if (!seq || !j->miss) {
-        j->oom = true;
-        return NULL;
-    }
-    const uint32_t *ids[PROF_FIND_BATCH];
-    uint32_t n[PROF_FIND_BATCH], k_of[PROF_FIND_BATCH], hit[PROF_FIND_BATCH];
-    uint64_t h[PROF_FIND_BATCH];
-    for (uint32_t k = j->from; k < j->to;) {
-        size_t count = 0;
-        for (; k < j->to && count < PROF_FIND_BATCH; k++, count++) {
-            uint32_t *buf = seq + count * maxdepth;
-            ids[count] = buf;
-            k_of[count] = k;
-            /* a name dst lacks: dst lacks the stack (n = 0: not looked up) */
-            n[count] = map_stack(j, k, buf) ? src->stacks[k].depth : 0;
-            h[count] = n[count] ? prof_ids_hash(buf, n[count]) : 0;
-        }
-        prof_stack_find_many(dst, count, ids, n, h, hit);
-        for (size_t i = 0; i < count; i++) {
-            if (hit[i] == UINT32_MAX) {
-                j->miss[j->nmiss++] = k_of[i];
-                continue;
-            }
-            double c = scaled(j, src->stacks[k_of[i]].count);
-            if (j->column == 0)
-                dst->stacks[hit[i]].before += c;
-            else
-                dst->stacks[hit[i]].count += c;
-            j->added += c;
-        }
-    }
-    return NULL;
-}
-
-/* Add every stack of src to dst: counts times factor (rounded when asked) into column 0
- * (before), 1 (after) or -1 (the only column). A stack that dst already has is found through
- * dst's own stack table by frame ids (no text, no re-interning: this is what makes a
- * million-stack diff fast), by two threads at once; only the stacks dst lacks are added,
- * afterwards and on one thread, still by ids (their new names interned into dst). */
-static int add_into(profile *dst, const profile *src, int column, double factor, bool round,
-                    flame_err *err)
-{
-    _cleanup_free_ uint32_t *map = malloc((src->nnames ? src->nnames : 1) * sizeof *map);
-    _cleanup_free_ uint32_t *seq = NULL;
-    if (!map)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    /* src name id -> dst name id, UINT32_MAX when dst does not have the name (yet) */
-    for (uint32_t id = 0; id < src->nnames; id++)
-        map[id] = prof_name_find(dst, prof_name_str(src, id), src->names[id].len);
-    union_job jobs[2];
-    for (int i = 0; i < 2; i++)
-        jobs[i] = (union_job){
-            .dst = dst, .src = src, .map = map, .column = column, .factor = factor, .round = round};
-    jobs[0].to = jobs[1].from = src->nstacks / 2;
-    jobs[1].to = src->nstacks;
-    pthread_t t;
-    bool threaded = src->nstacks > 50000 && pthread_create(&t, NULL, union_lookup, &jobs[1]) == 0;
-    union_lookup(&jobs[0]);
-    if (threaded)
-        pthread_join(t, NULL);
-    else
-        union_lookup(&jobs[1]);
-
-    int rc = 0;
-    size_t seq_cap = 0;
-    for (int i = 0; i < 2; i++) {
-        if (jobs[i].oom && rc == 0)
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        if (column == 0)
-            dst->total_before += jobs[i].added;
-        else
-            dst->total += jobs[i].added;
-        for (size_t m = 0; m < jobs[i].nmiss && rc == 0; m++) {
-            const prof_stack *st = &src->stacks[jobs[i].miss[m]];
-            if (st->depth > seq_cap) {
-                free(seq);
-                seq_cap = st->depth;
-                if (!(seq = malloc(seq_cap * sizeof *seq))) {
-                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-                    break;
-                }
-            }
-            for (uint32_t f = 0; f < st->depth && rc == 0; f++) {
-                uint32_t id = src->ids[st->off + f];
-                if (map[id] == UINT32_MAX &&
-                    (map[id] = prof_name_intern(dst, prof_name_str(src, id), src->names[id].len)) ==
-                        UINT32_MAX)
-                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-                seq[f] = map[id];
-            }
-            double c = scaled(&jobs[i], st->count);
-            if (rc == 0 &&
-                prof_stack_add(dst, seq, st->depth, column == 0 ? 0 : c, column == 0 ? c : 0) < 0)
-                rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        }
-        free(jobs[i].miss);
-    }
-    return rc;
-}
-
-/* Turn a one-column profile into a two-column one in place, its counts in column `column`. */
-static void make_two_columns(profile *p, int column)
-{
-    for (uint32_t k = 0; k < p->nstacks; k++) {
-        prof_stack *st = &p->stacks[k];
-        if (column == 0) {
-            st->before = st->count;
-            st->count = 0;
-        } else {
-            st->before = 0;
-        }
-    }
-    if (column == 0) {
-        p->total_before = p->total;
-        p->total = 0;
-    } else {
-        p->total_before = 0;
-    }
-    p->columns = 2;
-    /* input order (flame charts) means nothing for a union of two profiles */
-    p->keep_order = false;
-    p->nseq = 0;
-}
-
 /* ---- diff ------------------------------------------------------------------------------------ */
 
 int diff_new(profile *a, profile *b, const diff_opts *o, diff **out, flame_err *err)
@@ -340,13 +69,13 @@ int diff_new(profile *a, profile *b, const diff_opts *o, diff **out, flame_err *
         goto fail;
     }
     /* Reuse the bigger input's tables as the result and add the other's stacks to it by frame
-     * ids (add_into): only stacks the bigger one lacks are interned again. Hex stripping
+     * ids (union_add_ids): only stacks the bigger one lacks are interned again. Hex stripping
      * rewrites every stack, so it builds a fresh profile from the text of both. */
     profile *r;
     if (o->strip_hex) {
         r = profile_new();
-        if (!r || add_all(r, a, 0, 1, false, true, err) < 0 ||
-            add_all(r, b, 1, 1, false, true, err) < 0) {
+        if (!r || union_add_text(r, a, 0, 1, false, true, err) < 0 ||
+            union_add_text(r, b, 1, 1, false, true, err) < 0) {
             if (!r)
                 flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
             profile_free(r);
@@ -359,8 +88,8 @@ int diff_new(profile *a, profile *b, const diff_opts *o, diff **out, flame_err *
         bool base_a = a->nstacks >= b->nstacks;
         r = base_a ? a : b;
         profile *other = base_a ? b : a;
-        make_two_columns(r, base_a ? 0 : 1);
-        if (add_into(r, other, base_a ? 1 : 0, 1, false, err) < 0) {
+        union_two_columns(r, base_a ? 0 : 1);
+        if (union_add_ids(r, other, base_a ? 1 : 0, 1, false, err) < 0) {
             rc = -1;
             goto fail; /* r is a or b: freed there */
         }
@@ -443,342 +172,94 @@ const profile *diff_view(diff *d, bool mirror)
     return r;
 }
 
-/* ---- folded output
- * ------------------------------------------------------------------------------- */
-
-/* Integral counts (nearly all of them) without snprintf: this runs twice per stack. */
-static size_t format_count(char *b, double c)
-{
-    if (c >= 0 && c < 1e15 && c == floor(c)) {
-        char tmp[24];
-        size_t n = 0;
-        unsigned long long v = (unsigned long long)c;
-        do
-            tmp[n++] = (char)('0' + v % 10);
-        while ((v /= 10));
-        for (size_t i = 0; i < n; i++)
-            b[i] = tmp[n - 1 - i];
-        return n;
-    }
-    return (size_t)prof_format_count(b, 64, c);
-}
+/* ---- folded output ----------------------------------------------------------------------------
+ */
 
 int diff_write_folded(const profile *p, FILE *out, flame_err *err)
 {
-    prof_view v;
-    if (prof_view_build(p, false, true, &v) < 0)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    /* lines are assembled in one buffer and written in large blocks: stdio's per-character
-     * path was most of the cost of writing a million stacks */
-    size_t cap = 1 << 20, len = 0;
-    _cleanup_free_ char *buf = malloc(cap);
-    int rc = buf ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    for (uint32_t k = 0; k < p->nstacks && rc == 0; k++) {
-        const prof_stack *st = &p->stacks[v.order[k]];
-        const uint32_t *ids = p->ids + st->off;
-        size_t need = 2 * 64 + 3;
-        for (uint32_t i = 0; i < st->depth; i++)
-            need += p->names[ids[i]].len + 1;
-        if (len + need > cap) {
-            if (len && fwrite(buf, 1, len, out) != len) {
-                rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
-                break;
-            }
-            len = 0;
-            if (need > cap) {
-                char *q = realloc(buf, need);
-                if (!q) {
-                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-                    break;
-                }
-                buf = q;
-                cap = need;
-            }
-        }
-        for (uint32_t i = 0; i < st->depth; i++) {
-            if (i)
-                buf[len++] = ';';
-            memcpy(buf + len, prof_name_str(p, ids[i]), p->names[ids[i]].len);
-            len += p->names[ids[i]].len;
-        }
-        if (p->columns == 2) {
-            buf[len++] = ' ';
-            len += format_count(buf + len, st->before);
-        }
-        buf[len++] = ' ';
-        len += format_count(buf + len, st->count);
-        buf[len++] = '\n';
-    }
-    if (rc == 0 && len && fwrite(buf, 1, len, out) != len)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
-    prof_view_free(&v);
-    if (rc == 0 && (fflush(out) != 0 || ferror(out)))
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
-    return rc;
+    return prof_write_folded(p, PROF_ORDER_FRAMES, out, err);
 }
 
 /* ---- movers ---------------------------------------------------------------------------------- */
 
-static bool ends_with(const char *s, size_t n, const char *suffix)
-{
-    size_t k = strlen(suffix);
-    return n >= k && memcmp(s + n - k, suffix, k) == 0;
-}
-
-static bool ident_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '$';
-}
-
-/* A frame that looks like a Java method: JIT/inline-annotated, a slashed class path, or an
- * identifier '.' identifier (Cls.method) that is neither kernel, C++ (Foo::bar), a [dso]
- * placeholder nor a stripped address (0x...). */
-static bool looks_java(const char *s, size_t n)
-{
-    if (ends_with(s, n, "_[j]") || ends_with(s, n, "_[i]"))
-        return true;
-    if (ends_with(s, n, "_[k]") || n == 0 || s[0] == '[')
-        return false;
-    if (memmem(s, n, "::", 2) && !memmem(s, n, ":::", 3) && !memchr(s, '/', n))
-        return false;
-    if (memchr(s, '/', n))
-        return true;
-    /* GCC clones of C functions (foo.isra.0, bar.constprop.1, baz.part.2, qux.cold) */
-    if (memmem(s, n, ".isra", 5) || memmem(s, n, ".constprop", 10) || memmem(s, n, ".part.", 6) ||
-        ends_with(s, n, ".cold"))
-        return false;
-    for (size_t i = 1; i + 1 < n; i++)
-        if (s[i] == '.' && ident_char(s[i - 1]) && ident_char(s[i + 1]) &&
-            !(s[i + 1] >= '0' && s[i + 1] <= '9'))
-            return true;
-    return false;
-}
-
-/* The annotation suffixes folding adds (JIT, inlined, kernel, waker): a method's interpreted,
- * compiled and inlined frames are one method to a reader. */
-static size_t strip_annotation(const char *s, size_t n)
-{
-    if (n > 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' && strchr("jikw", s[n - 2]))
-        return n - 4;
-    return n;
-}
-
-/* One line of the summary: a method (group of names equal without annotation), and for self
- * time of inlined code, the compiled method it was inlined into (UINT32_MAX: none). */
+/* A mover: a row of the methods table and its change. */
 typedef struct mover_ent {
-    uint32_t g, host;
+    const methods_row *row;
     double sa, sb, delta;
 } mover_ent;
 
-typedef struct mover_ctx {
-    const char *const *gname;
-    const uint32_t *glen;
-} mover_ctx;
-
-static int cmp_mover(const void *x, const void *y, void *ctx)
+static int cmp_mover(const void *x, const void *y)
 {
-    const mover_ctx *c = ctx;
     const mover_ent *a = x, *b = y;
     if (a->delta != b->delta)
         return a->delta > b->delta ? -1 : 1;
-    uint32_t n = c->glen[a->g] < c->glen[b->g] ? c->glen[a->g] : c->glen[b->g];
-    int r = memcmp(c->gname[a->g], c->gname[b->g], n);
-    if (r || c->glen[a->g] != c->glen[b->g])
-        return r ? r : c->glen[a->g] < c->glen[b->g] ? -1 : 1;
-    return a->host < b->host ? -1 : a->host > b->host;
-}
-
-static bool is_inlined(const profile *r, uint32_t id)
-{
-    const char *s = prof_name_str(r, id);
-    uint32_t n = r->names[id].len;
-    return n > 4 && memcmp(s + n - 4, "_[i]", 4) == 0;
+    int r = strcmp(a->row->name, b->row->name);
+    if (r)
+        return r;
+    if (!a->row->host || !b->row->host) /* the method itself after its inlined copies */
+        return !a->row->host - !b->row->host;
+    return strcmp(a->row->host, b->row->host);
 }
 
 int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
                 diff_mover *shrank, size_t *nshrank, flame_err *err)
 {
-    const profile *r = d->r;
     *ngrew = *nshrank = 0;
-    size_t nn = r->nnames ? r->nnames : 1;
-    /* 1. groups: names equal once the annotation suffix is dropped */
-    size_t gmask = table_size(nn) - 1;
-    _cleanup_free_ uint32_t *gtab = calloc(gmask + 1, sizeof *gtab);
-    _cleanup_free_ uint32_t *grp = malloc(nn * sizeof *grp);
-    _cleanup_free_ const char **gname = malloc(nn * sizeof *gname);
-    _cleanup_free_ uint32_t *glen = malloc(nn * sizeof *glen);
-    _cleanup_free_ bool *gjava = calloc(nn, sizeof *gjava);
-    _cleanup_free_ uint32_t *seen = calloc(nn, sizeof *seen);
-    if (!gtab || !grp || !gname || !glen || !gjava || !seen)
+    /* self share of each method (inlined code as "X (inlined into H)"), or its inclusive share;
+     * raw counts (d->a, d->b), each over its own raw total: independent of normalisation */
+    methods_opts mo = {.java_only = !o->all_frames,
+                       .inlined_hosts = !o->inclusive,
+                       .measure = o->inclusive ? METHODS_TOTAL : METHODS_SELF};
+    methods *m = methods_new(&mo);
+    if (!m)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    uint32_t ng = 0;
-    for (uint32_t id = 0; id < r->nnames; id++) {
-        const char *nm = prof_name_str(r, id);
-        size_t len = strip_annotation(nm, r->names[id].len);
-        size_t j = hash_name(nm, len) & gmask;
-        for (; gtab[j]; j = (j + 1) & gmask) {
-            uint32_t g = gtab[j] - 1;
-            if (glen[g] == len && memcmp(gname[g], nm, len) == 0)
-                break;
-        }
-        if (!gtab[j]) {
-            gname[ng] = nm;
-            glen[ng] = (uint32_t)len;
-            gtab[j] = ++ng;
-        }
-        grp[id] = gtab[j] - 1;
-        if (looks_java(nm, r->names[id].len))
-            gjava[grp[id]] = true;
+    if (methods_add_columns(m, d->r, d->a, d->b, err) < 0) {
+        methods_free(m);
+        return -1;
     }
-    /* 2. sum each (method, host) entry: self = leaf frames, inclusive = every frame once per
-     * stack (so recursion is not counted twice) */
-    size_t emask = table_size(o->inclusive ? ng : r->nstacks + 1) - 1;
-    _cleanup_free_ uint32_t *etab = prof_zalloc((emask + 1) * sizeof *etab);
-    _cleanup_free_ mover_ent *e = malloc((emask + 1) / 2 * sizeof *e);
-    if (!etab || !e)
+    size_t nrows, keep = 0;
+    const methods_row *rows = methods_rows(m, &nrows);
+    _cleanup_free_ mover_ent *e = malloc((nrows ? nrows : 1) * sizeof *e);
+    if (!e) {
+        methods_free(m);
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    size_t m = 0;
-#define ENTRY(G, HOST)                                                                             \
-    ({                                                                                             \
-        uint32_t g_ = (G), h_ = (HOST);                                                            \
-        size_t j_ = (size_t)((g_ * 0x9e3779b97f4a7c15ULL) ^ (h_ * 0xc2b2ae3d27d4eb4fULL)) >> 7;    \
-        for (j_ &= emask; etab[j_] && (e[etab[j_] - 1].g != g_ || e[etab[j_] - 1].host != h_);     \
-             j_ = (j_ + 1) & emask)                                                                \
-            ;                                                                                      \
-        if (!etab[j_]) {                                                                           \
-            e[m] = (mover_ent){.g = g_, .host = h_};                                               \
-            etab[j_] = (uint32_t)++m;                                                              \
-        }                                                                                          \
-        &e[etab[j_] - 1];                                                                          \
-    })
-    for (uint32_t k = 0; k < r->nstacks; k++) {
-        const prof_stack *st = &r->stacks[k];
-        const uint32_t *ids = r->ids + st->off;
-        if (!o->inclusive) {
-            uint32_t leaf = ids[st->depth - 1], host = UINT32_MAX;
-            /* inlined code runs inside the nearest caller that is not itself inlined */
-            if (is_inlined(r, leaf)) {
-                for (uint32_t i = st->depth - 1; i-- > 0;)
-                    if (!is_inlined(r, ids[i])) {
-                        host = grp[ids[i]];
-                        break;
-                    }
-            }
-            mover_ent *x = ENTRY(grp[leaf], host);
-            x->sa += d->a[k];
-            x->sb += d->b[k];
-            continue;
-        }
-        for (uint32_t i = 0; i < st->depth; i++) {
-            uint32_t g = grp[ids[i]];
-            if (seen[g] == k + 1)
-                continue;
-            seen[g] = k + 1;
-            mover_ent *x = ENTRY(g, UINT32_MAX);
-            x->sa += d->a[k];
-            x->sb += d->b[k];
-        }
     }
-#undef ENTRY
-    /* 3. shares (each side over its own raw total: independent of normalisation), sorted */
-    size_t keep = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (!o->all_frames && !gjava[e[i].g])
-            continue;
-        e[i].delta = 100.0 * (e[i].sb / d->tb - e[i].sa / d->ta);
+    for (size_t i = 0; i < nrows; i++) {
+        double sa = o->inclusive ? rows[i].total_before : rows[i].self_before;
+        double sb = o->inclusive ? rows[i].total : rows[i].self;
+        double delta = 100.0 * (sb / d->tb - sa / d->ta);
         /* a change that prints as 0.00 points (the same samples out of a slightly different
          * total) is not a mover */
-        if (fabs(e[i].delta) >= MOVER_MIN_PTS)
-            e[keep++] = e[i];
+        if (fabs(delta) >= MOVER_MIN_PTS)
+            e[keep++] = (mover_ent){&rows[i], sa, sb, delta};
     }
-    mover_ctx c = {gname, glen};
-    qsort_r(e, keep, sizeof *e, cmp_mover, &c);
-    /* 4. names into one buffer owned by d: "method" or "method (inlined into host)" */
+    qsort(e, keep, sizeof *e, cmp_mover);
+    /* names into one buffer owned by d: "method" or "method (inlined into host)" */
     size_t want = 0, pick[2] = {0, 0};
     for (size_t i = 0; i < keep && pick[0] < n && e[i].delta > 0; i++, pick[0]++)
-        want += glen[e[i].g] + (e[i].host != UINT32_MAX ? glen[e[i].host] + 20 : 0) + 1;
+        want += strlen(e[i].row->name) + (e[i].row->host ? strlen(e[i].row->host) + 20 : 0) + 1;
     for (size_t i = keep; i > 0 && pick[1] < n && e[i - 1].delta < 0; i--, pick[1]++)
-        want += glen[e[i - 1].g] + (e[i - 1].host != UINT32_MAX ? glen[e[i - 1].host] + 20 : 0) + 1;
+        want += strlen(e[i - 1].row->name) +
+                (e[i - 1].row->host ? strlen(e[i - 1].row->host) + 20 : 0) + 1;
     free(d->mover_text);
     d->mover_text = malloc(want + 1);
-    if (!d->mover_text)
+    if (!d->mover_text) {
+        methods_free(m);
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
     char *t = d->mover_text;
     for (int side = 0; side < 2; side++) {
         for (size_t q = 0; q < pick[side]; q++) {
             const mover_ent *x = side == 0 ? &e[q] : &e[keep - 1 - q];
             diff_mover *out = side == 0 ? &grew[(*ngrew)++] : &shrank[(*nshrank)++];
             *out = (diff_mover){t, 100.0 * x->sa / d->ta, 100.0 * x->sb / d->tb, x->delta};
-            memcpy(t, gname[x->g], glen[x->g]);
-            t += glen[x->g];
-            if (x->host != UINT32_MAX)
-                t += sprintf(t, " (inlined into %.*s)", (int)glen[x->host], gname[x->host]);
+            t = stpcpy(t, x->row->name);
+            if (x->row->host)
+                t += sprintf(t, " (inlined into %s)", x->row->host);
             *t++ = '\0';
         }
     }
-    return 0;
-}
-
-enum { NAME_COLS_MAX = 70 };
-
-/* Frame names come from the profiled container: never send control bytes to a terminal. Long
- * names keep their end (the method name) and lose their start. */
-static void print_name(FILE *out, const char *s, int width)
-{
-    size_t n = strlen(s);
-    int shown = 0;
-    if (n > (size_t)width) {
-        fputs("...", out);
-        s += n - (size_t)(width - 3);
-        while ((*s & 0xc0) == 0x80) /* do not start inside a UTF-8 sequence */
-            s++;
-        shown = 3;
-    }
-    for (; *s; s++, shown++)
-        putc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
-    for (; shown < width; shown++)
-        putc(' ', out);
-}
-
-static void print_table(FILE *out, const char *head, const diff_mover *m, size_t n, int w)
-{
-    fprintf(out, "  %s\n", head);
-    if (n == 0) {
-        fputs("    (none)\n", out);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        fputs("    ", out);
-        print_name(out, m[i].name, w);
-        fprintf(out, "  %7.2f%%  %7.2f%%  %+8.2f\n", m[i].before_pct, m[i].after_pct,
-                m[i].delta_pts);
-    }
-}
-
-int diff_print_movers(diff *d, const diff_movers_opts *o, size_t n, FILE *out, flame_err *err)
-{
-    _cleanup_free_ diff_mover *g = calloc(n ? n : 1, sizeof *g);
-    _cleanup_free_ diff_mover *s = calloc(n ? n : 1, sizeof *s);
-    size_t ng, ns;
-    if (!g || !s)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (diff_movers(d, o, n, g, &ng, s, &ns, err) < 0)
-        return -1;
-    int w = 24;
-    for (size_t i = 0; i < ng + ns; i++) {
-        size_t l = strlen(i < ng ? g[i].name : s[i - ng].name);
-        if (l > (size_t)w)
-            w = l > NAME_COLS_MAX ? NAME_COLS_MAX : (int)l;
-    }
-    fprintf(out, "%s share of %s (%% of each profile's samples):\n",
-            o->inclusive ? "Inclusive (total)" : "Self",
-            o->all_frames ? "all frames" : "Java methods");
-    fprintf(out, "    %-*s  %8s  %8s  %8s\n", w, "", "before", "after", "pts");
-    print_table(out, "grew most:", g, ng, w);
-    print_table(out, "shrank most:", s, ns, w);
-    if (fflush(out) != 0 || ferror(out))
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write summary");
+    methods_free(m);
     return 0;
 }
 
@@ -791,67 +272,4 @@ double diff_smallest_count(const profile *p)
             m = c;
     }
     return m;
-}
-
-/* ---- merge ------------------------------------------------------------------------------------
- */
-
-int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err *err)
-{
-    *out = NULL;
-    int rc = 0;
-    double tmax = 0;
-    size_t base = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (profile_is_diff(in[i])) {
-            rc = flame_fail(err, FLAME_EXIT_ERROR,
-                            "input %zu is a differential profile (two count columns); merge "
-                            "plain profiles",
-                            i + 1);
-            goto done;
-        }
-        if (profile_stacks(in[i]) == 0 || profile_total(in[i]) <= 0) {
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "input %zu is empty (no samples)", i + 1);
-            goto done;
-        }
-        if (profile_total(in[i]) > tmax)
-            tmax = profile_total(in[i]);
-        if (in[i]->nstacks > in[base]->nstacks)
-            base = i;
-    }
-    if (n == 0) {
-        rc = flame_fail(err, FLAME_EXIT_USAGE, "nothing to merge");
-        goto done;
-    }
-    /* the input with the most stacks becomes the sum: only the others are interned again */
-    profile *r = in[base];
-    if (normalize && r->total != tmax) {
-        double f = tmax / r->total, sum = 0;
-        for (uint32_t k = 0; k < r->nstacks; k++) {
-            r->stacks[k].count = floor(r->stacks[k].count * f + 0.5);
-            sum += r->stacks[k].count;
-        }
-        r->total = sum;
-    }
-    r->keep_order = false; /* input order means nothing for a sum of profiles */
-    r->nseq = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == base)
-            continue;
-        double f = normalize ? tmax / in[i]->total : 1;
-        if (add_into(r, in[i], -1, f, normalize, err) < 0) {
-            rc = -1;
-            goto done;
-        }
-        profile_free(in[i]);
-        in[i] = NULL;
-    }
-    in[base] = NULL;
-    *out = r;
-done:
-    for (size_t i = 0; i < n; i++) {
-        profile_free(in[i]);
-        in[i] = NULL;
-    }
-    return rc;
 }

@@ -1,6 +1,6 @@
-/* Differential profiles (difffolded.pl semantics) and merging of profiles, plus the "movers"
- * summary: which frames' share of the samples grew or shrank most between two profiles.
- * Pure code: the CLI (plugin/cmd_diff.c) loads inputs, renders and prints. */
+/* Differential profiles (difffolded.pl semantics) and merging of profiles, plus the "movers":
+ * which methods' share of the samples grew or shrank most between two profiles. Pure code: the
+ * CLI (plugin/cmd_diff.c) loads inputs, renders, and prints the movers table. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,13 +41,16 @@ bool diff_normalized(const diff *d); /* normalisation applied (scale != 1) */
  * red = grew from before to after. */
 const profile *diff_view(diff *d, bool mirror);
 
-/* Folded text of any profile, sorted by stack like profile_write_folded(), written in large
- * blocks (a 1M-stack diff is ~500 MB of text). */
+/* Folded text of any profile, stacks sorted frame by frame (names compared whole, as renderers
+ * merge them; profile_write_folded() sorts by text instead), written in large blocks (a
+ * 1M-stack diff is ~500 MB of text). */
 int diff_write_folded(const profile *p, FILE *out, flame_err *err);
 
-/* One frame name and its share of all samples before and after, in percent. */
+/* One method and its share of all samples before and after, in percent. */
 typedef struct diff_mover {
-    const char *name; /* owned by d; valid until the next diff_movers() or diff_free() */
+    const char *name; /* "method" or "method (inlined into host)", raw bytes from the profile
+                       * (escape them for a terminal): owned by d, valid until the next
+                       * diff_movers() or diff_free() */
     double before_pct, after_pct, delta_pts;
 } diff_mover;
 
@@ -56,14 +59,14 @@ typedef struct diff_movers_opts {
     bool all_frames; /* every frame, not only the ones that look like Java methods */
 } diff_movers_opts;
 
-/* The frames whose share grew most (grew[], delta > 0, largest first) and shrank most
+/* The methods whose share grew most (grew[], delta > 0, largest first) and shrank most
  * (shrank[], delta < 0, most negative first), at most n each; changes smaller than
- * MOVER_MIN_PTS percentage points (printed as 0.00) are left out. Returns 0 or -1 on OOM. */
+ * MOVER_MIN_PTS percentage points (printed as 0.00) are left out. Self share: a method's leaf
+ * samples, inlined code listed with its host; inclusive: each method once per stack. Returns 0
+ * or -1 on OOM. */
 #define MOVER_MIN_PTS 0.005
 int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
                 diff_mover *shrank, size_t *nshrank, flame_err *err);
-/* The summary as aligned text (names with control bytes escaped). */
-int diff_print_movers(diff *d, const diff_movers_opts *o, size_t n, FILE *out, flame_err *err);
 
 /* Replace every 0x[0-9a-fA-F]+ in s[0..n) by "0x..." into buf, which must hold 2 * n + 1 bytes
  * (a 3-byte "0x0" becomes 5 bytes); returns the new length. NUL-terminates buf. */
@@ -73,7 +76,8 @@ size_t diff_strip_hex(const char *s, size_t n, char *buf);
  * 1, sums of periods never below one period (the CLI's check for mismatched units). */
 double diff_smallest_count(const profile *p);
 
-/* Sum profiles. normalize: scale each input to the largest input total first (counts rounded
- * to integers; every factor is >= 1 so no non-zero count becomes 0), so each input weighs the
- * same. Consumes in[0..n) (freed, also on error; the array itself is not freed). */
+/* Sum profiles (flame/union.c). normalize: scale each input to the largest input total first
+ * (counts rounded to integers; every factor is >= 1 so no non-zero count becomes 0), so each
+ * input weighs the same. Consumes in[0..n) (freed, also on error; the array itself is not freed).
+ */
 int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err *err);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
+#include "flame/profile.h"
 
 typedef struct fold_opts {
     bool pid, tid;      /* append -PID / -PID/TID to the process name (stackcollapse --pid/--tid) */
@@ -52,12 +53,22 @@ void folder_free(folder *f);
 int folder_feed(folder *f, const char *line, size_t len, flame_err *err);
 /* End of input: flushes the last sample. */
 int folder_finish(folder *f, flame_err *err);
-/* Visit every folded stack in stackcollapse order (sorted by stack bytes). A non-zero return
- * from fn stops the walk and is returned. */
+/* Visit every folded stack in stackcollapse order (sorted by the bytes of the folded text). A
+ * non-zero return from fn stops the walk and is returned (-ENOMEM: out of memory). Counts are
+ * exact up to 2^53 per stack (a sum of periods that large is 1.8 billion 5-ms samples in one
+ * stack), rounded beyond, and saturate at 2^64 - 1. */
 typedef int (*fold_emit_fn)(void *ctx, const char *stack, size_t len, unsigned long long count);
 int folder_each(const folder *f, fold_emit_fn fn, void *ctx);
 /* "stack count\n" lines, sorted. */
 int folder_write(const folder *f, FILE *out, flame_err *err);
+/* The folded stacks as a profile (one count column): render, export or diff them without
+ * printing and parsing them again. After folder_finish(); valid until folder_free() or the next
+ * folder_feed(). It holds the names its stacks use, as profile_load() of folder_write()'s text
+ * would. NULL on OOM. */
+const profile *folder_profile(folder *f);
+/* The same, handed over (the caller frees it with profile_free()); the folder goes on with an
+ * empty profile. NULL on OOM. */
+profile *folder_steal_profile(folder *f);
 void folder_get_stats(const folder *f, fold_stats *st);
 /* Feed everything readable from fd (until EOF) line by line; does not call folder_finish. Lines
  * longer than FOLD_MAX_LINE are cut. Retries EINTR. */

@@ -11,31 +11,37 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanit
                 -fno-omit-frame-pointer -Wall -Wextra
 
 # Each harness: its sources under test (built straight into it) and its libraries. A harness
-# whose sources are not all there yet (a module still being written) is left out.
-FUZZ_COMMON := common/err.c common/atomic.c common/args.c common/contract.c
-FUZZ_SRC_fold        := flame/fold.c $(FUZZ_COMMON)
-FUZZ_SRC_fold_compat := $(FUZZ_SRC_fold)
-FUZZ_SRC_profile     := flame/profile.c flame/render.c flame/speedscope.c $(FUZZ_COMMON)
-FUZZ_SRC_svg_xml     := $(FUZZ_SRC_profile)
-FUZZ_SRC_svg_load    := $(FUZZ_SRC_profile)
-FUZZ_SRC_diff        := flame/diff.c $(FUZZ_SRC_profile)
+# whose sources are not all there yet (a module still being written) is left out. flame/ is one
+# library (the profile table is shared by folding, loading, rendering, diff): its harnesses take
+# all of it.
+FUZZ_COMMON          := common/err.c common/atomic.c common/args.c common/contract.c
+FUZZ_FLAME           := $(wildcard flame/*.c) $(FUZZ_COMMON)
+FUZZ_SRC_fold        := $(FUZZ_FLAME)
+FUZZ_SRC_fold_compat := $(FUZZ_FLAME)
+FUZZ_SRC_profile     := $(FUZZ_FLAME)
+FUZZ_SRC_svg_xml     := $(FUZZ_FLAME)
+FUZZ_SRC_svg_load    := $(FUZZ_FLAME)
+FUZZ_SRC_diff        := $(FUZZ_FLAME)
 FUZZ_SRC_perfmap     := sidecar/perfmap.c $(FUZZ_COMMON)
 FUZZ_SRC_proc        := sidecar/discover.c sidecar/perfstream.c $(FUZZ_COMMON)
 FUZZ_SRC_attach      := sidecar/attach.c sidecar/target.c $(FUZZ_COMMON)
-FUZZ_SRC_demux       := plugin/demux.c plugin/proto.c flame/profile.c $(FUZZ_COMMON)
-FUZZ_SRC_proto       := plugin/proto.c flame/profile.c $(FUZZ_COMMON)
+FUZZ_SRC_demux       := plugin/demux.c plugin/proto.c $(FUZZ_FLAME)
+FUZZ_SRC_proto       := plugin/proto.c $(FUZZ_FLAME)
 FUZZ_SRC_endpoint    := plugin/endpoint.c $(FUZZ_COMMON)
 FUZZ_SRC_engine      := plugin/engine.c plugin/endpoint.c plugin/demux.c plugin/proto.c \
-                        flame/profile.c $(FUZZ_COMMON)
-FUZZ_LIB_profile  := -lm
-FUZZ_LIB_svg_xml  := $(shell pkg-config --cflags --libs jansson 2>/dev/null) -lm
-FUZZ_LIB_svg_load := -lm
-FUZZ_LIB_diff     := -lm -lpthread
-FUZZ_LIB_demux    := $(shell pkg-config --cflags --libs jansson 2>/dev/null) -lm
+                        $(FUZZ_FLAME)
+FUZZ_LIB_FLAME    := -lm -lpthread
+FUZZ_LIB_fold     := $(FUZZ_LIB_FLAME)
+FUZZ_LIB_fold_compat := $(FUZZ_LIB_FLAME)
+FUZZ_LIB_profile  := $(FUZZ_LIB_FLAME)
+FUZZ_LIB_svg_xml  := $(shell pkg-config --cflags --libs jansson 2>/dev/null) $(FUZZ_LIB_FLAME)
+FUZZ_LIB_svg_load := $(FUZZ_LIB_FLAME)
+FUZZ_LIB_diff     := $(FUZZ_LIB_FLAME)
+FUZZ_LIB_demux    := $(shell pkg-config --cflags --libs jansson 2>/dev/null) $(FUZZ_LIB_FLAME)
 FUZZ_LIB_proto    := $(FUZZ_LIB_demux)
 FUZZ_LIB_endpoint := $(shell pkg-config --cflags --libs jansson libcrypto 2>/dev/null)
 FUZZ_LIB_engine   := $(shell pkg-config --cflags --libs jansson libcurl libcrypto 2>/dev/null) \
-                     -lpthread -lm
+                     $(FUZZ_LIB_FLAME)
 FUZZ_DEF_fold_compat := -DFUZZ_COMPAT
 FUZZ_MAIN_fold_compat := fuzz/fuzz_fold.c
 

@@ -1,6 +1,6 @@
 /* libFuzzer harness: two folded profiles (a user's `docker flame diff A B` / `merge`) -> the
  * differential and merge code (flame/diff.h): union, normalisation, both views, rendering of the
- * view, folded output, the movers summary. Input: one options byte, BEFORE, a NUL byte, AFTER.
+ * view, folded output, the movers. Input: one options byte, BEFORE, a NUL byte, AFTER.
  * Invariant: the forward view's AFTER total is the after profile's total. */
 #include "fuzz/fuzz.h"
 
@@ -73,7 +73,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)render_svg(v, &ro, sink, &err);
         (void)diff_write_folded(v, sink, &err);
         diff_movers_opts mo = {.inclusive = bits & 16, .all_frames = bits & 32};
-        (void)diff_print_movers(d, &mo, 5, sink, &err);
+        diff_mover g[5], s[5];
+        size_t ng, ns;
+        if (diff_movers(d, &mo, 5, g, &ng, s, &ns, &err) == 0) {
+            FUZZ_ASSERT(ng <= 5 && ns <= 5);
+            for (size_t i = 0; i < ng; i++)
+                FUZZ_ASSERT(g[i].delta_pts >= MOVER_MIN_PTS &&
+                            (i == 0 || g[i].delta_pts <= g[i - 1].delta_pts));
+            for (size_t i = 0; i < ns; i++)
+                FUZZ_ASSERT(s[i].delta_pts <= -MOVER_MIN_PTS &&
+                            (i == 0 || s[i].delta_pts >= s[i - 1].delta_pts));
+        }
         diff_free(d);
     }
     fclose(sink);

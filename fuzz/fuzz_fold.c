@@ -1,10 +1,12 @@
 /* libFuzzer harness: `perf script` text -> folder (flame/fold.h). The first byte picks the
  * options (fuzz_fold_compat is this file built with FUZZ_COMPAT: compat mode always on), the rest
  * is fed line by line, each line in an exact-size buffer. Checks that what comes out is a
- * well-formed folded stack that fits the sidecar protocol's 1 MiB line. */
+ * well-formed folded stack that fits the sidecar protocol's 1 MiB line, and that the folder's
+ * profile holds the same stacks and renders. */
 #include "fuzz/fuzz.h"
 
 #include "flame/fold.h"
+#include "flame/render.h"
 
 static const char *root_for(void *ctx, long pid)
 {
@@ -69,6 +71,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(s.n == st.stacks);
         FILE *sink = fuzz_sink();
         (void)folder_write(f, sink, &err);
+        /* the profile the folder counted into holds exactly those stacks, and renders */
+        const profile *p = folder_profile(f);
+        FUZZ_ASSERT(p && profile_stacks(p) == st.stacks);
+        if (st.stacks) {
+            render_opts ro;
+            render_opts_default(&ro);
+            ro.embed_limit = 1 << 20;
+            (void)render_svg(p, &ro, sink, &err);
+        }
         fclose(sink);
     }
     folder_free(f);

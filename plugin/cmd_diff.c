@@ -141,6 +141,69 @@ static void *mirror_thread(void *ud)
     return NULL;
 }
 
+enum { NAME_COLS_MAX = 70 };
+
+/* Frame names come from the profiled container: never send control bytes to a terminal. Long
+ * names keep their end (the method name) and lose their start. */
+static void print_name(FILE *out, const char *s, int width)
+{
+    size_t n = strlen(s);
+    int shown = 0;
+    if (n > (size_t)width) {
+        fputs("...", out);
+        s += n - (size_t)(width - 3);
+        while ((*s & 0xc0) == 0x80) /* do not start inside a UTF-8 sequence */
+            s++;
+        shown = 3;
+    }
+    for (; *s; s++, shown++)
+        putc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+    for (; shown < width; shown++)
+        putc(' ', out);
+}
+
+static void print_mover_table(FILE *out, const char *head, const diff_mover *m, size_t n, int w)
+{
+    fprintf(out, "  %s\n", head);
+    if (n == 0) {
+        fputs("    (none)\n", out);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fputs("    ", out);
+        print_name(out, m[i].name, w);
+        fprintf(out, "  %7.2f%%  %7.2f%%  %+8.2f\n", m[i].before_pct, m[i].after_pct,
+                m[i].delta_pts);
+    }
+}
+
+/* The movers summary as aligned text. */
+static int print_movers(diff *d, const diff_movers_opts *o, size_t n, FILE *out, flame_err *err)
+{
+    _cleanup_free_ diff_mover *g = calloc(n ? n : 1, sizeof *g);
+    _cleanup_free_ diff_mover *s = calloc(n ? n : 1, sizeof *s);
+    size_t ng, ns;
+    if (!g || !s)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (diff_movers(d, o, n, g, &ng, s, &ns, err) < 0)
+        return -1;
+    int w = 24;
+    for (size_t i = 0; i < ng + ns; i++) {
+        size_t l = strlen(i < ng ? g[i].name : s[i - ng].name);
+        if (l > (size_t)w)
+            w = l > NAME_COLS_MAX ? NAME_COLS_MAX : (int)l;
+    }
+    fprintf(out, "%s share of %s (%% of each profile's samples):\n",
+            o->inclusive ? "Inclusive (total)" : "Self",
+            o->all_frames ? "all frames" : "Java methods");
+    fprintf(out, "    %-*s  %8s  %8s  %8s\n", w, "", "before", "after", "pts");
+    print_mover_table(out, "grew most:", g, ng, w);
+    print_mover_table(out, "shrank most:", s, ns, w);
+    if (fflush(out) != 0 || ferror(out))
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write summary");
+    return 0;
+}
+
 int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
 {
     const char *vname = "diff";
@@ -200,7 +263,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         fprintf(sout, "%s -> %s (totals %s -> %s)\n", in[0].arg, in[1].arg,
                 grouped(diff_total_before(d), b1, sizeof b1),
                 grouped(diff_total_after(d), b2, sizeof b2));
-        if (diff_print_movers(d, &a.mopt, (size_t)a.top, sout, &err) < 0) {
+        if (print_movers(d, &a.mopt, (size_t)a.top, sout, &err) < 0) {
             diff_free(d);
             return cli_fail(vname, &err);
         }

@@ -1,42 +1,71 @@
-/* `docker flame top [OPTIONS] CONTAINER`: a live view of the hottest methods (docs/TOP.md).
- * Runs the same sidecar as profiling (session.c) with the `top` command and shows its windows
- * (protocol tag T) with ncurses, or as plain snapshots when stdout is not a terminal. */
+/* `docker flame top` (docs/TOP.md): the same sidecar as profiling (plugin/session.c), run with
+ * the contract's `top` verb, streams one window of folded stacks per interval (T, F..., P). The
+ * model (top_model.c) keeps the last windows as profiles, fed by the stream thread; the screen
+ * (top_screen.c) aggregates them with flame/methods and draws them (ncurses on a terminal, plain
+ * snapshots otherwise); the verb (cmd_top.c) ties them to the ordinary sidecar lifecycle. */
 #pragma once
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/err.h"
-#include "plugin/endpoint.h"
-#include "plugin/engine.h"
+#include "flame/methods.h"
+#include "flame/profile.h"
 
-/* ---- aggregation over a set of folded stacks (pure, unit-testable) ---- */
-typedef struct top_row {
-    char *name;         /* frame name (owned by the table) */
-    double self, total; /* samples */
-    char where[96];     /* JVM/thread with the largest share of this frame */
-    double where_best;
-    unsigned stamp; /* internal: last stack counted in total */
-} top_row;
+#define TOP_MAX_WINDOWS 120
+#define TOP_MAX_STACKS 200000 /* per window: a hostile sidecar cannot make us grow without end */
 
-typedef struct top_table {
-    top_row *rows;
-    size_t n, cap;
-    size_t *slots; /* hash -> row index + 1 */
-    size_t nslots;
-    double samples;
-} top_table;
+typedef struct top_win {
+    long long id, start_ms, ms, end_mono_ms;
+    profile *p; /* this window's stacks (NULL until the first F line) */
+    size_t stacks;
+} top_win;
 
-void top_table_clear(top_table *t);
-/* Add one folded stack ("root;...;leaf", no count). roots = number of leading frames that name
- * the JVM/thread (1, or 2 with several JVMs); java_only: self goes to the innermost Java frame,
- * total counts Java frames only. Returns 0 or -1 (out of memory). */
-int top_table_add(top_table *t, const char *stack, size_t len, double count, int roots,
-                  bool java_only);
-/* Callers of `method`: each stack containing it adds its count once to the frame above its
- * innermost occurrence ("(root)" when there is none). */
-int top_table_add_callers(top_table *t, const char *stack, size_t len, double count, int roots,
-                          bool java_only, const char *method);
-/* Sort rows by self (by_total false) or total, descending. */
-void top_table_sort(top_table *t, bool by_total);
-/* Does this frame name look like a Java method ("pkg.Class.method", maybe with "_[i]")? */
-bool top_is_java(const char *frame, size_t len);
+typedef struct top_model {
+    pthread_mutex_t lock; /* guards everything below */
+    int k;                /* windows in the sliding window */
+    top_win ring[TOP_MAX_WINDOWS];
+    int nring; /* filled slots, newest at (head - 1) */
+    int head;
+    top_win cur;
+    bool in_win;
+    unsigned gen; /* completed windows so far */
+    int jvms;
+    long long total_samples, skipped;
+    double last_latency_ms; /* T arrival minus the window's end (same host clocks) */
+    double lat_sum, lat_max;
+    long long lat_n;
+    profile *rec; /* --record: every stack seen, or NULL */
+    bool ended;   /* E or D seen */
+    int wake[2];  /* the screen's wake-up pipe */
+} top_model;
+
+/* k windows; with_record: keep every stack for --record. 0 or -1 (out of resources). */
+int top_model_init(top_model *m, int k, bool with_record);
+void top_model_free(top_model *m);
+/* The session's line hook (stream thread): 1 = consumed (T, F); 0 = the protocol parser has it
+ * too (V, J, P, W, E, D). Malformed T/F lines are ignored: the stream is not trusted, but a bad
+ * window must not end the view. */
+int top_model_line(void *ctx, const char *line, size_t len);
+/* The completed windows in the ring, aggregated into t (caller holds m->lock). */
+int top_model_aggregate(const top_model *m, methods *t, double *span_ms, int *wins, flame_err *err);
+
+/* The screen: runs until *main_done (a thread). */
+typedef struct top_ui {
+    top_model *m;
+    const char *container;
+    double interval_s, window_s;
+    bool tty, by_total, java_only, paused;
+    bool callers; /* showing the callers of `focus` */
+    char focus[512];
+    int sel, scroll;
+    methods *tab;
+    double span_ms;
+    int wins;
+    double t0;
+    volatile bool main_done; /* run_profile returned */
+    bool quit_sent;
+    const char *status; /* "stopping ..." */
+} top_ui;
+void *top_screen_main(void *arg);
+void top_screen_start(void); /* ncurses on (the terminal is restored by top_screen_end) */
+void top_screen_end(void);

@@ -1,9 +1,12 @@
-# Unit tests: tests/unit/test_*.c are pure-code tests linked against the sanitizer build of the
-# core library; other fragments append their own binaries to UNIT_TESTS.
-CORE_TEST_SRCS := $(wildcard tests/unit/test_*.c)
+# Unit tests, named after the module they test: tests/unit/<dir>_<module>.c tests <dir>/<module>.c
+# (flame_, common_, plugin_, sidecar_; plugin_cmd_<verb> tests the verb plugin/cmd_<verb>.c). The
+# flame_ ones are linked here against the sanitizer build of the core library; the other
+# fragments (plugin.mk, sidecar.mk, mounts.mk) build theirs and append them to UNIT_TESTS.
+CORE_TEST_SRCS := $(wildcard tests/unit/flame_*.c)
 UNIT_TESTS += $(CORE_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
+CORE_TEST_LIBS := $(BUILD)/asan/libflamecmd.a $(BUILD)/asan/libflamecore.a
 
-$(BUILD)/tests/test_%.t: $(BUILD)/asan/tests/unit/test_%.o $(BUILD)/asan/libflamecmd.a $(BUILD)/asan/libflamecore.a
+$(BUILD)/tests/flame_%.t: $(BUILD)/asan/tests/unit/flame_%.o $(CORE_TEST_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $^ -lm -lpthread
 

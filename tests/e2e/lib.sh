@@ -65,6 +65,16 @@ cli_pid() {
     c=$(pgrep -P "$1" | head -1)
     echo "${c:-$1}"
 }
+# ctrl_c PID: what a terminal's Ctrl-C does to a `docker flame` run: SIGINT to every process of
+# the foreground group, i.e. the docker CLI and the plugin it runs. PID: the CLI, or a `timeout`
+# wrapping it. (Docker CLI 28 without a terminal also closes the plugin socket on SIGINT; CLI
+# 20.10 ignores the signal and relies on the plugin getting it: both see one Ctrl-C.)
+ctrl_c() {
+    local cli p
+    cli=$(cli_pid "$1")
+    p=$(pgrep -P "$cli" | head -1)
+    kill -INT "$cli" ${p:+"$p"} 2>/dev/null
+}
 # The pid of a container's main process as the host sees it.
 host_pid() { docker inspect -f '{{.State.Pid}}' "$1"; }
 # target_pid CONTAINER: host_pid, checked to be a process of that container (its cgroup names

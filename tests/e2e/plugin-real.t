@@ -46,7 +46,7 @@ check "the JVM still runs" test "$(docker inspect -f '{{.State.Running}}' "$fx")
 $T docker flame -d 0 -o int.svg "$fx" 2>int.err &
 pid=$!
 wait_for 'recording [0-9]+s .*[1-9][0-9]* samples' int.err 60 || wait_for 'recording' int.err 5
-kill -INT "$(cli_pid "$pid")"
+ctrl_c "$pid"
 wait_pid "$pid" 180; rc=$RC
 is "$rc" 0 "Ctrl-C mid-recording: exit 0"
 like "$(cat int.svg 2>/dev/null)" 'FlameFixture' "Ctrl-C mid-recording: partial SVG with Java names"
@@ -63,7 +63,7 @@ for d in 1m30s 25h; do
     $T docker flame -d "$d" -o "d$d.svg" "$fx" 2>"d$d.err" &
     pid=$!
     wait_for 'recording [0-9]+s.*[1-9][0-9]* samples' "d$d.err" 60 || nok "-d $d: no samples within 60 s"
-    kill -INT "$(cli_pid "$pid")"
+    ctrl_c "$pid"
     wait_pid "$pid" 180
     is "$RC" 0 "-d $d: the sidecar records (stopped early with Ctrl-C), exit 0"
     like "$(cat "d$d.svg" 2>/dev/null)" 'FlameFixture' "-d $d: profile written"

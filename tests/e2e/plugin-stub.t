@@ -95,7 +95,7 @@ check "-- failing CMD: profile still written" test -s cmdfail.svg
 docker flame -d 0 -o int.svg "$fx" 2>int.err &
 pid=$!
 wait_for 'recording' int.err 30 || diag "$(cat int.err)"
-kill -INT "$pid"
+ctrl_c "$pid"
 wait_pid "$pid" 60; rc=$RC
 is "$rc" 0 "Ctrl-C mid-recording: exit 0"
 check "Ctrl-C mid-recording: partial SVG written" test -s int.svg
@@ -136,7 +136,7 @@ is "$(sidecars_left)" 0 "second Ctrl-C: sidecar removed"
 docker flame -d 0 -o early.svg "$fx" 2>early.err &
 pid=$!
 wait_for 'starting|recording' early.err 30
-kill -INT "$pid"
+ctrl_c "$pid"
 wait_pid "$pid" 60; rc=$RC
 like "$rc" '^(0|130)$' "Ctrl-C at start: clean exit ($rc)"
 is "$(sidecars_left)" 0 "Ctrl-C at start: sidecar removed"

@@ -15,7 +15,7 @@ timeout -k 10 300 docker flame top "$fx" --interval 1s --record rec.folded >snap
 pid=$!
 if wait_for 120 snapshots 2; then ok "two snapshots"; else nok "two snapshots"; fdiag "$(cat err)"; fi
 t_int=$(now_ms)
-kill -INT "$(cli_pid $pid)"
+ctrl_c "$pid"
 wait $pid; rc=$?
 is "$rc" 0 "SIGINT: exit status 0 ($(( $(now_ms) - t_int )) ms)"
 [ "$rc" = 0 ] && diag "$(cat err)" || fdiag "$(cat err)"

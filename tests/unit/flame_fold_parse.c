@@ -1,11 +1,12 @@
-/* fold.c emulates stackcollapse-perf.pl's regexes by hand (linear time, no backtracking engine).
- * This test checks the emulation against Perl's own regex engine on random hostile lines: the
- * oracle tests/data/fold/regex-oracle.pl prints what each regex captures, and so do we. It
- * includes fold.c to reach its static parsers (the library's fold.o is then not linked in). */
-#include "flame/fold.c"
+/* flame/fold_parse.c emulates stackcollapse-perf.pl's regexes by hand (linear time, no
+ * backtracking engine). This test checks the emulation against Perl's own regex engine on random
+ * hostile lines: the oracle tests/data/fold/regex-oracle.pl prints what each regex captures, and
+ * so do we (through the folder's internal header, flame/fold_impl.h). */
+#include "flame/fold_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "tests/unit/tap.h"
 
@@ -51,7 +52,7 @@ static void describe(FILE *o, const char *line, size_t n)
     fputs("]", o);
     span func = fl.func;
     size_t e = func.len;
-    while (e > 0 && (cls[(unsigned char)func.p[e - 1]] & C_XLOWER))
+    while (e > 0 && (fold_cls[(unsigned char)func.p[e - 1]] & C_XLOWER))
         e--;
     if (e < func.len && e >= 3 && memcmp(func.p + e - 3, "+0x", 3) == 0)
         func.len = e - 3;

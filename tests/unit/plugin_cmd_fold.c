@@ -2,7 +2,7 @@
  * stderr captured in temp files; exit codes 0 / 1 (bad input) / 2 (bad usage). */
 #include "plugin/cmd.h"
 #include "tests/unit/tap.h"
-#include "tests/unit/test_fold_util.h"
+#include "tests/unit/fold_test_util.h"
 
 typedef struct run {
     int rc;
@@ -67,20 +67,20 @@ int main(void)
 
     r = run_fold(perf, 1, (char *[]){"fold", NULL});
     is_int(r.rc, 0, "stdin folds");
-    fold_is_str(r.out, "ww;A.b 2\n", "default: tidy names, sample counts");
-    fold_is_str(r.err, "", "nothing on stderr");
+    is_str(r.out, "ww;A.b 2\n", "default: tidy names, sample counts");
+    is_str(r.err, "", "nothing on stderr");
     run_free(&r);
 
     r = run_fold(perf, 4, (char *[]){"fold", "--period", "--jit", "-", NULL});
-    fold_is_str(r.out, "ww;A.b_[j] 500\n", "--period --jit, '-' is stdin");
+    is_str(r.out, "ww;A.b_[j] 500\n", "--period --jit, '-' is stdin");
     run_free(&r);
 
     r = run_fold(perf, 3, (char *[]){"fold", "--compat", "--signatures", NULL});
-    fold_is_str(r.out, "ww;long A.b 500\n", "--compat is Perl's output (signatures ignored)");
+    is_str(r.out, "ww;long A.b 500\n", "--compat is Perl's output (signatures ignored)");
     run_free(&r);
 
     r = run_fold(perf, 2, (char *[]){"fold", "--signatures", NULL});
-    fold_is_str(r.out, "ww;long A.b(int) 2\n", "--signatures");
+    is_str(r.out, "ww;long A.b(int) 2\n", "--signatures");
     run_free(&r);
 
     r = run_fold(perf, 3, (char *[]){"fold", "--event-filter", "page-faults", NULL});
@@ -124,7 +124,7 @@ int main(void)
 
     r = run_fold("w 1 1.1: 1 a: \n\t1 f (/x)\n\nw 1 1.2: 1 b: \n\t1 g (/x)\n\n", 1,
                  (char *[]){"fold", NULL});
-    fold_is_str(r.out, "w;f 1\n", "first event kept");
+    is_str(r.out, "w;f 1\n", "first event kept");
     ok(r.err && strstr(r.err, "kept only events of type 'a'") && lines(r.err) == 1,
        "... and the user is told: %.*s", r.err ? (int)strcspn(r.err, "\n") : 0, r.err ? r.err : "");
     run_free(&r);

@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "tests/unit/tap.h"
-#include "tests/unit/test_fold_util.h"
+#include "tests/unit/fold_test_util.h"
 
 static const fold_opts ours = {.inline_frames = true};
 static const fold_opts compat = {.compat = true};
@@ -12,7 +12,7 @@ static const fold_opts compat = {.compat = true};
 static void check(const char *input, const fold_opts *o, const char *want, const char *what)
 {
     char *got = fold_str(input, o, NULL);
-    fold_is_str(got, want, "%s", what);
+    is_str(got, want, "%s", what);
     free(got);
 }
 
@@ -157,7 +157,7 @@ int main(void)
                       "w 1 1.2: 1 page-faults: \n\t1 g (/x)\n\n";
     fold_stats st;
     char *got = fold_str(evs, &ours, &st);
-    fold_is_str(got, "w;f 1\n", "first event type kept by default");
+    is_str(got, "w;f 1\n", "first event type kept by default");
     is_int(st.filtered, 1, "one sample filtered");
     free(got);
     fold_opts ev = ours;

@@ -16,25 +16,6 @@
 #include "flame/render.h"
 #include "tests/unit/tap.h"
 
-/* tap.h's is_str/is_int nest ok()'s local `_c` inside their own (-Wshadow): use our own. */
-#undef is_str
-#undef is_int
-#define is_str(got, want, ...)                                                                     \
-    do {                                                                                           \
-        const char *g_ = (got), *w_ = (want);                                                      \
-        bool same_ = g_ && w_ && strcmp(g_, w_) == 0;                                              \
-        ok(same_, __VA_ARGS__);                                                                    \
-        if (!same_)                                                                                \
-            printf("#   got:  '%s'\n#   want: '%s'\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)");    \
-    } while (0)
-#define is_int(got, want, ...)                                                                     \
-    do {                                                                                           \
-        long long g_ = (long long)(got), w_ = (long long)(want);                                   \
-        ok(g_ == w_, __VA_ARGS__);                                                                 \
-        if (g_ != w_)                                                                              \
-            printf("#   got:  %lld\n#   want: %lld\n", g_, w_);                                    \
-    } while (0)
-
 static char dir[] = "/tmp/test_diff.XXXXXX";
 static char out_buf[1 << 16], err_buf[1 << 16];
 

@@ -1,7 +1,7 @@
 /* stackcollapse-perf.pl compatibility: --compat output equals the Perl script's on every input of
  * the corpus, for every option it was run with (expected/<input>-collapsed-<opt>.txt). */
 #include "tests/unit/tap.h"
-#include "tests/unit/test_fold_util.h"
+#include "tests/unit/fold_test_util.h"
 
 static const char *const opt_names[] = {"default", "pid", "tid", "kernel", "jit", "all", "addrs"};
 

@@ -1,5 +1,5 @@
 /* Unit tests for flame/profile.c: parsing folded text, summing, two columns, errors, folded
- * output order, the SVG round trip, top self frames. */
+ * output order, the SVG round trip (top self frames: flame_methods.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,18 +13,7 @@ static size_t folded_len; /* size of the last folded_str() result (names may hol
 
 static char *folded_str(const profile *p)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    flame_err err = FLAME_ERR_INIT;
-    int rc = profile_write_folded(p, f, &err);
-    fclose(f);
-    if (rc < 0) {
-        free(buf);
-        return NULL;
-    }
-    folded_len = n;
-    return buf;
+    return out_str(out_folded, p, NULL, &folded_len);
 }
 
 static void expect_error(const char *text, size_t len, const char *want, const char *what)
@@ -48,7 +37,7 @@ static void test_parse(void)
     ok(profile_total(p) == 24, "total is the sum of counts");
     ok(!profile_is_diff(p), "one column is not a differential");
     char *s = folded_str(p);
-    same_str(s, "a;b 5\na;b;c 12\nx 7\n", "folded output sums and sorts");
+    is_str(s, "a;b 5\na;b;c 12\nx 7\n", "folded output sums and sorts");
     free(s);
     profile_free(p);
 
@@ -65,13 +54,13 @@ static void test_parse(void)
     p = load_str("a b c;d e 3\n");
     ok(p && profile_stacks(p) == 1, "frames may contain spaces");
     s = p ? folded_str(p) : NULL;
-    same_str(s, "a b c;d e 3\n", "spaces kept in frame names");
+    is_str(s, "a b c;d e 3\n", "spaces kept in frame names");
     free(s);
     profile_free(p);
 
     p = load_str("a;b 1.5\na;b 2.25\n");
     s = p ? folded_str(p) : NULL;
-    same_str(s, "a;b 3.75\n", "fractional counts are summed");
+    is_str(s, "a;b 3.75\n", "fractional counts are summed");
     free(s);
     profile_free(p);
 }
@@ -83,8 +72,8 @@ static void test_prefix_reuse(void)
     profile *p = load_str("a;b;c 1\na;b 2\na;bc 3\na;b;c 4\na;b;c;d 5\na 6\na;;b 7\na; 8\n"
                           "a;b;c 9\nab;c 10\n");
     char *s = p ? folded_str(p) : NULL;
-    same_str(s, "a 6\na; 8\na;;b 7\na;b 2\na;b;c 14\na;b;c;d 5\na;bc 3\nab;c 10\n",
-             "stacks sharing prefixes are split and summed right");
+    is_str(s, "a 6\na; 8\na;;b 7\na;b 2\na;b;c 14\na;b;c;d 5\na;bc 3\nab;c 10\n",
+           "stacks sharing prefixes are split and summed right");
     is_int(p ? profile_stacks(p) : 0, 8, "eight distinct stacks");
     free(s);
     profile_free(p);
@@ -99,7 +88,7 @@ static void test_two_columns(void)
     ok(profile_total(p) == 13, "total is the sum of the last column");
     ok(profile_total_before(p) == 16, "total_before is the sum of the first column");
     char *s = folded_str(p);
-    same_str(s, "a;b 11 13\na;c 5 0\n", "both columns written back");
+    is_str(s, "a;b 11 13\na;c 5 0\n", "both columns written back");
     free(s);
     profile_free(p);
 
@@ -108,7 +97,7 @@ static void test_two_columns(void)
     /* after a one-column first line, "x 1 2" is the stack "x 1" with count 2 */
     p = load_str("a 3\nx 1 2\n");
     s = p ? folded_str(p) : NULL;
-    same_str(s, "a 3\nx 1 2\n", "the first line decides the number of columns");
+    is_str(s, "a 3\nx 1 2\n", "the first line decides the number of columns");
     free(s);
     profile_free(p);
 }
@@ -182,7 +171,7 @@ static void test_folded_order(void)
 {
     profile *p = load_str("a;b;c 1\na;b-x 2\na;b 3\nZ 4\na;bb 5\n");
     char *s = p ? folded_str(p) : NULL;
-    same_str(s, "Z 4\na;b 3\na;b-x 2\na;b;c 1\na;bb 5\n", "folded output in bytewise order");
+    is_str(s, "Z 4\na;b 3\na;b-x 2\na;b;c 1\na;bb 5\n", "folded output in bytewise order");
     free(s);
     profile_free(p);
 }
@@ -346,25 +335,6 @@ static void test_roundtrip(void)
     profile_free(p);
 }
 
-static void test_top_self(void)
-{
-    profile *p = load_str("t;Work.step 10\nt;Work.step;memcpy 4\nt;a/b/C:.m 6\nt;JVM::gc 20\n"
-                          "t;foo_[j] 3\nt;x_[k] 1\n");
-    const char *names[8];
-    double counts[8];
-    size_t n = profile_top_self(p, 8, false, names, counts);
-    is_int(n, 6, "six leaf names");
-    same_str(names[0], "JVM::gc", "largest self first");
-    ok(counts[0] == 20, "its self count");
-    n = profile_top_self(p, 2, true, names, counts);
-    is_int(n, 2, "java_only, limited to 2");
-    same_str(names[0], "Work.step", "top Java frame");
-    same_str(names[1], "a/b/C:.m", "second Java frame");
-    n = profile_top_self(p, 8, true, names, counts);
-    is_int(n, 3, "java_only keeps Work.step, a/b/C:.m and foo_[j]");
-    profile_free(p);
-}
-
 static void test_keep_order(void)
 {
     profile *p = profile_new();
@@ -389,7 +359,6 @@ int main(void)
     test_folded_order();
     test_sort_runs();
     test_roundtrip();
-    test_top_self();
     test_keep_order();
     return tap_done();
 }

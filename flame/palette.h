@@ -1,0 +1,66 @@
+/* Colours of a flame graph (flame/ internal, for render.c): flamegraph.pl's palettes, the
+ * differential scale, backgrounds, and the consistent palette file (--cp). */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "flame/render.h"
+
+typedef enum palette {
+    PAL_HOT,
+    PAL_MEM,
+    PAL_IO,
+    PAL_WAKEUP,
+    PAL_CHAIN,
+    PAL_JAVA,
+    PAL_JS,
+    PAL_PERL,
+    PAL_RED,
+    PAL_GREEN,
+    PAL_BLUE,
+    PAL_AQUA,
+    PAL_YELLOW,
+    PAL_PURPLE,
+    PAL_ORANGE,
+} palette;
+
+/* A palette by its flamegraph.pl name, or -1. */
+int palette_parse(const char *s);
+
+/* --random's generator (xorshift; seeded by the renderer). */
+typedef struct palette_rng {
+    uint64_t s;
+} palette_rng;
+
+/* Colours are 0xRRGGBB. */
+uint32_t palette_rgb(double r, double g, double b);
+/* The colour of frame name s[0..n) in palette pal (render options: --hash, --random). */
+uint32_t palette_colour(palette pal, const render_opts *o, const char *s, size_t n,
+                        palette_rng *rr);
+/* Differential: red grew, blue shrank, white unchanged; saturation relative to the largest
+ * change of any frame. */
+uint32_t palette_diff_colour(double delta, double maxdelta);
+/* The two background gradient colours for --bgcolors (or the palette's default). */
+void palette_background(const render_opts *o, palette pal, const char **c1, const char **c2);
+
+/* The palette file: lines "name->rgb(r,g,b)", sorted by name. */
+typedef struct palette_entry {
+    char *name;
+    size_t len;
+    uint32_t colour;
+} palette_entry;
+
+typedef struct palette_file {
+    palette_entry *e;
+    size_t n, cap;
+} palette_file;
+
+/* A missing file is an empty palette (it is created on write). Malformed lines are skipped. */
+int palette_file_read(palette_file *f, const char *path, flame_err *err);
+const palette_entry *palette_file_find(const palette_file *f, const char *s, size_t n);
+int palette_file_add(palette_file *f, const char *name, size_t len, uint32_t colour);
+/* Written atomically, so a crash never leaves half a palette. */
+int palette_file_write(palette_file *f, const char *path, flame_err *err);
+void palette_file_free(palette_file *f);

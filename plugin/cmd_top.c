@@ -1,0 +1,212 @@
+/* `docker flame top [OPTIONS] CONTAINER`: a live view of the hottest methods (docs/TOP.md). The
+ * sidecar runs the contract's `top` verb through the ordinary lifecycle (plugin/session.c), so
+ * every exit path (q, Ctrl-C, SIGHUP, the container stopping) goes through its undo list; the
+ * model and the screen are plugin/top_model.c and plugin/top_screen.c. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/args.h"
+#include "common/atomic.h"
+#include "common/clock.h"
+#include "common/contract.h"
+#include "plugin/cli.h"
+#include "plugin/cmd.h"
+#include "plugin/opts.h"
+#include "plugin/proto.h"
+#include "plugin/session.h"
+#include "plugin/sidecar.h"
+#include "plugin/signals.h"
+#include "plugin/top.h"
+
+typedef struct top_args {
+    uint64_t interval_ms, window_ms;
+    int64_t frequency, pid;
+    const char *record, *container;
+    bool no_inline, help;
+    args_operands ops;
+} top_args;
+
+#define F(field, T) ARG_FIELD(top_args, field, T)
+// clang-format off
+static const arg_spec top_specs[] = {
+    {.lng = "interval", .shrt = 'i', .kind = ARG_DURATION, .off = F(interval_ms, uint64_t),
+     .meta = "DURATION", .help = "refresh interval (default 1s)", .lo = CT_INTERVAL_MIN_MS,
+     .hi = CT_INTERVAL_MAX_MS},
+    {.lng = "window", .shrt = 'w', .kind = ARG_DURATION, .off = F(window_ms, uint64_t),
+     .meta = "DURATION", .help = "sliding window the shares are computed over (default 5s)",
+     .lo = CT_INTERVAL_MIN_MS, .hi = (double)CT_INTERVAL_MAX_MS * TOP_MAX_WINDOWS},
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+     .help = "sampling frequency (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
+    {.lng = "pid", .shrt = 'p', .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
+     .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
+    {.lng = "record", .kind = ARG_STR, .off = F(record, const char *), .meta = "FILE",
+     .help = "on exit, write every stack seen as folded text", .complete = "file"},
+    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
+     .help = "do not split inlined Java frames"},
+    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+};
+// clang-format on
+static const args_verb top_verb = {.name = "docker flame top",
+                                   .specs = top_specs,
+                                   .nspecs = sizeof top_specs / sizeof *top_specs,
+                                   .operands_off = F(ops, args_operands)};
+#undef F
+
+static void top_usage(FILE *f)
+{
+    fprintf(f, "Usage:  docker flame top [OPTIONS] CONTAINER\n\n"
+               "A live view of the hottest Java methods in the container's JVM(s).\n\n"
+               "Options:\n");
+    args_help(&top_verb, f);
+    fprintf(f, "\nKeys: q quit, s/t sort by self/total, j Java-only/all frames, p pause,\n"
+               "Up/Down + Enter show a method's callers (Esc back).\n"
+               "When stdout is not a terminal, a plain snapshot is printed every interval.\n");
+}
+
+static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
+{
+    *a = (top_args){.interval_ms = 1000, .window_ms = 5000, .frequency = 99};
+    if (args_parse(&top_verb, argc - 1, argv + 1, a, NULL, err) < 0)
+        return -1;
+    if (a->help)
+        return 1;
+    if (a->ops.n == 0)
+        return args_error(&top_verb, err,
+                          "which container? usage: docker flame top [OPTIONS] CONTAINER");
+    if (a->ops.n > 1)
+        return args_error(&top_verb, err, "one container at a time");
+    a->container = a->ops.v[0];
+    if (a->window_ms < a->interval_ms)
+        a->window_ms = a->interval_ms;
+    if ((double)a->window_ms / (double)a->interval_ms > TOP_MAX_WINDOWS - 0.5)
+        return args_error(&top_verb, err, "--window is at most %d intervals", TOP_MAX_WINDOWS);
+    return 0;
+}
+
+static int write_record_cb(void *ctx, FILE *out, flame_err *err)
+{
+    return profile_write_folded(ctx, out, err);
+}
+
+static int write_record(const char *path, profile *p, flame_err *err)
+{
+    if (atomic_write_file(path, write_record_cb, p, err) < 0)
+        return flame_wrap(err, "--record");
+    return 0;
+}
+
+int flame_cmd_top(const ep_globals *g, int argc, char **argv)
+{
+    flame_err err = FLAME_ERR_INIT;
+    top_args a;
+    int pr = parse_args(argc, argv, &a, &err);
+    if (pr == 1) {
+        top_usage(stdout);
+        return 0;
+    }
+    if (pr < 0)
+        return cli_fail("top", &err);
+    static top_model m; /* the stream thread may outlive nothing: joined in run_profile */
+    if (top_model_init(&m, (int)((double)a.window_ms / (double)a.interval_ms + 0.5),
+                       a.record != NULL) < 0) {
+        flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "top");
+        return cli_fail("top", &err);
+    }
+
+    flame_opts o;
+    opts_init(&o);
+    o.containers.v[0] = a.container;
+    o.containers.n = 1;
+    o.duration_ms = 0;
+    o.frequency = a.frequency;
+    o.pid = a.pid;
+    o.no_inline = a.no_inline;
+    o.quiet = true; /* the view is the progress */
+    o.top = true;
+    o.interval_ms = a.interval_ms;
+
+    sess s = {.arg = a.container, .line_hook = top_model_line, .hook_ctx = &m};
+    run_ctx r = {.o = &o, .s = &s, .n = 1, .debug = g->debug};
+    r.tm.t0 = mono_s();
+    progress_init(&r.pg, stderr, true);
+
+    /* a full container id is 64 hex digits: show docker's short form */
+    char shown[16];
+    const char *cname = a.container;
+    if (strlen(cname) == 64 && strspn(cname, "0123456789abcdef") == 64) {
+        snprintf(shown, sizeof shown, "%.12s", cname);
+        cname = shown;
+    }
+    top_ui u = {.m = &m,
+                .container = cname,
+                .interval_s = (double)a.interval_ms / 1000,
+                .window_s = (double)a.window_ms / 1000,
+                .tty = isatty(1) && isatty(0) && getenv("TERM"),
+                .java_only = true,
+                .t0 = mono_s()};
+    engine *e = NULL;
+    int rc = engine_open(g, &e, &err);
+    r.e = e;
+    pthread_t ui;
+    bool ui_started = false;
+    if (rc == 0) {
+        if (u.tty)
+            top_screen_start();
+        /* The UI thread must not take the session's signals: the main thread's loop does. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        ui_started = pthread_create(&ui, NULL, top_screen_main, &u) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        rc = run_profile(&r, &err);
+    }
+    u.main_done = true;
+    if (ui_started)
+        pthread_join(ui, NULL);
+    if (u.tty)
+        top_screen_end();
+
+    int exit_code = 0;
+    if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED) {
+        exit_code = cli_fail("top", &err);
+    } else if (s.pr.failed) {
+        char text[1024];
+        proto_sanitize(s.pr.err_text ? s.pr.err_text : "", text, sizeof text);
+        fprintf(stderr, "docker flame: top %s: %s: %s\n", s.name, ct_error_name(s.pr.err), text);
+        exit_code = ct_error_exit(s.pr.err);
+    } else if (rc == 0 && !s.pr.done && !u.quit_sent && !sess_interrupted()) {
+        fprintf(stderr,
+                "docker flame: top %s: the sidecar ended without finishing (did the "
+                "container stop?)\n",
+                s.name);
+        exit_code = FLAME_EXIT_ERROR;
+    }
+    if (m.rec) {
+        flame_err e2 = FLAME_ERR_INIT;
+        if (write_record(a.record, m.rec, &e2) < 0) {
+            fprintf(stderr, "docker flame: %s\n", e2.msg);
+            if (!exit_code)
+                exit_code = e2.code ? e2.code : FLAME_EXIT_ERROR;
+        } else {
+            fprintf(stderr, "docker flame: wrote %s (%.0f samples)\n", a.record,
+                    profile_total(m.rec));
+        }
+    }
+    if (getenv("DOCKER_FLAME_TOP_STATS"))
+        fprintf(stderr,
+                "docker flame: top stats: windows %u, samples %lld, skipped %lld, refresh lag "
+                "last %.0f ms, mean %.0f ms, max %.0f ms\n",
+                m.gen, m.total_samples, m.skipped, m.last_latency_ms,
+                m.lat_n ? m.lat_sum / (double)m.lat_n : 0, m.lat_max);
+    sess_clear(&s);
+    engine_free(e);
+    top_model_free(&m);
+    methods_free(u.tab);
+    return exit_code;
+}

@@ -1,0 +1,152 @@
+/* The windows of `docker flame top` (plugin/top.h): the stream thread turns each T line into a
+ * new window and its F lines into that window's profile; the last k windows stay in a ring. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "plugin/proto.h"
+#include "plugin/top.h"
+
+int top_model_init(top_model *m, int k, bool with_record)
+{
+    *m = (top_model){.k = k < 1 ? 1 : k > TOP_MAX_WINDOWS ? TOP_MAX_WINDOWS : k, .wake = {-1, -1}};
+    pthread_mutex_init(&m->lock, NULL);
+    if (pipe2(m->wake, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -1;
+    if (with_record && !(m->rec = profile_new()))
+        return -1;
+    return 0;
+}
+
+static void win_free(top_win *w)
+{
+    profile_free(w->p);
+    *w = (top_win){0};
+}
+
+void top_model_free(top_model *m)
+{
+    pthread_mutex_lock(&m->lock);
+    win_free(&m->cur);
+    for (int i = 0; i < TOP_MAX_WINDOWS; i++)
+        win_free(&m->ring[i]);
+    profile_free(m->rec);
+    m->rec = NULL;
+    pthread_mutex_unlock(&m->lock);
+    for (int i = 0; i < 2; i++)
+        if (m->wake[i] >= 0)
+            close(m->wake[i]);
+    pthread_mutex_destroy(&m->lock);
+}
+
+static void wake_ui(top_model *m)
+{
+    if (m->wake[1] >= 0) {
+        ssize_t w = write(m->wake[1], "w", 1); /* a full pipe already wakes the screen */
+        (void)w;
+    }
+}
+
+/* cur -> ring (the oldest window falls out) */
+static void win_complete(top_model *m)
+{
+    if (!m->in_win)
+        return;
+    m->in_win = false;
+    win_free(&m->ring[m->head]);
+    m->ring[m->head] = m->cur;
+    m->cur = (top_win){0};
+    m->head = (m->head + 1) % m->k;
+    if (m->nring < m->k)
+        m->nring++;
+    m->gen++;
+    wake_ui(m);
+}
+
+static void window_starts(top_model *m, const char *payload, size_t n)
+{
+    win_complete(m);
+    ct_window w = {0};
+    flame_err e = FLAME_ERR_INIT;
+    proto_read_window(payload, n, &w, &e); /* malformed: zeroes, the window still counts */
+    m->cur = (top_win){.id = (long long)w.window,
+                       .start_ms = (long long)w.start_ms,
+                       .ms = (long long)w.ms,
+                       .end_mono_ms = (long long)w.end_mono_ms};
+    m->skipped = (long long)w.skipped;
+    m->in_win = true;
+    m->total_samples += (long long)w.folded;
+    if (m->cur.end_mono_ms > 0) {
+        double lat = (double)mono_ms() - (double)m->cur.end_mono_ms;
+        m->last_latency_ms = lat;
+        m->lat_sum += lat;
+        m->lat_n++;
+        if (lat > m->lat_max)
+            m->lat_max = lat;
+    }
+}
+
+/* "F stack count" into the current window (and --record); a bad line is dropped. */
+static void stack_seen(top_model *m, const char *payload, size_t n)
+{
+    if (!m->in_win || m->cur.stacks >= TOP_MAX_STACKS)
+        return;
+    if (!m->cur.p && !(m->cur.p = profile_new()))
+        return;
+    flame_err e = FLAME_ERR_INIT;
+    if (profile_add_line(m->cur.p, payload, n, &e) < 0)
+        return;
+    m->cur.stacks++;
+    if (m->rec)
+        profile_add_line(m->rec, payload, n, &e);
+}
+
+int top_model_line(void *ctx, const char *line, size_t len)
+{
+    top_model *m = ctx;
+    if (len < 1 || !strchr("TFPEDJ", line[0]))
+        return 0;
+    pthread_mutex_lock(&m->lock);
+    int consumed = 0;
+    switch (line[0]) {
+    case 'T':
+        if (len > 2)
+            window_starts(m, line + 2, len - 2);
+        consumed = 1;
+        break;
+    case 'F':
+        if (len > 2)
+            stack_seen(m, line + 2, len - 2);
+        consumed = 1;
+        break;
+    case 'P':
+        win_complete(m);
+        break;
+    case 'J':
+        m->jvms++;
+        break;
+    default: /* E, D */
+        win_complete(m);
+        m->ended = true;
+        wake_ui(m);
+        break;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return consumed;
+}
+
+int top_model_aggregate(const top_model *m, methods *t, double *span_ms, int *wins, flame_err *err)
+{
+    *span_ms = 0;
+    *wins = 0;
+    for (int i = 0; i < m->nring; i++) {
+        const top_win *w = &m->ring[i];
+        *span_ms += (double)w->ms;
+        (*wins)++;
+        if (w->p && methods_add(t, w->p, err) < 0)
+            return -1;
+    }
+    return 0;
+}

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "flame/escape.h"
+
 #define PAD_L 64
 #define PAD_R 24
 #define TOP 44
@@ -32,59 +34,10 @@ static double x_of(const geom *g, int64_t t)
     return g->x0 + (g->x1 - g->x0) * (double)(t - g->from) / (double)(g->to - g->from);
 }
 
-/* The length of the valid UTF-8 sequence at s (up to end), 0 when it is not one. XML 1.0 also
- * forbids most control characters and U+FFFE/U+FFFF: those count as invalid too. */
-static size_t utf8_len(const unsigned char *s, const unsigned char *end)
-{
-    unsigned c = s[0];
-    if (c >= 0x20 && c < 0x80)
-        return 1;
-    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : (c & 0xf0) == 0xe0 ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (!n || (size_t)(end - s) < n)
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    if (n == 3 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) ||
-                   (c == 0xef && s[1] == 0xbf && s[2] >= 0xbe)))
-        return 0; /* overlong, surrogate, U+FFFE/U+FFFF */
-    if (n == 4 && ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90)))
-        return 0; /* overlong, above U+10FFFF */
-    return n;
-}
-
-/* Text or attribute content: markup characters escaped, anything not valid XML text shown as
- * '?', at most max bytes of input (a label, not a novel). */
+/* A label or title as XML text: at most max bytes of it (a label, not a novel). */
 static void xml_text(FILE *out, const char *s, size_t max)
 {
-    const unsigned char *p = (const unsigned char *)s, *end = p + strnlen(s, max);
-    while (p < end) {
-        size_t n = utf8_len(p, end);
-        switch (n ? *p : 0) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&#39;", out);
-            break;
-        case 0:
-            putc('?', out);
-            n = 1;
-            break;
-        default:
-            fwrite(p, 1, n, out);
-        }
-        p += n;
-    }
+    escape_xml(out, s, strnlen(s, max), SIZE_MAX);
 }
 
 enum tfmt { T_FULL, T_CLOCK, T_HM, T_DAY };

@@ -10,7 +10,7 @@
 #include "store/chtext.h"
 #include "store/codec.h"
 #include "store/store.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void)

@@ -8,6 +8,7 @@
 
 #include "flame/profile.h"
 #include "store/store.h"
+#include "tests/unit/render_test_util.h"
 
 static char scratch[256];
 
@@ -82,11 +83,5 @@ static inline store_window window_of(const char *name, int64_t pid, int64_t star
 /* The folded text of p (sorted), malloc'd. */
 static inline char *folded_text(const profile *p)
 {
-    char *t = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&t, &n);
-    flame_err e = FLAME_ERR_INIT;
-    profile_write_folded(p, f, &e);
-    fclose(f);
-    return t;
+    return out_str(out_folded, p, NULL, NULL);
 }

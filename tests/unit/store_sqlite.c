@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "store/store.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 #include "tests/unit/store_helpers.h"
 
 #define T0 1795534200000LL /* 2026-11-24 15:30:00 UTC, a whole minute */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "store/sqlite_impl.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 #include "tests/unit/store_helpers.h"
 
 #define T0 1795534200000LL

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "store/when.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 /* 2026-11-24 15:30:00 UTC */
 #define NOW 1795534200000LL

@@ -24,8 +24,8 @@ int main(void)
     flame_opts o;
     opts_init(&o);
     /* ---- options ---- */
-    ok(parse(&o, &err, 3, "-d", "10", "web") == 0 && o.duration_ms == 10000 && o.containers.n == 1 &&
-           !strcmp(o.containers.v[0], "web"),
+    ok(parse(&o, &err, 3, "-d", "10", "web") == 0 && o.duration_ms == 10000 &&
+           o.containers.n == 1 && !strcmp(o.containers.v[0], "web"),
        "-d 10 web");
     ok((o.formats & 1u << FMT_SVG) && o.nformats == 1 && o.frequency == 99, "defaults: svg, 99 Hz");
     ok(parse(&o, &err, 1, "web") == 0 && o.duration_ms == 30000, "default duration 30 s");

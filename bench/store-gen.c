@@ -273,6 +273,10 @@ int main(int argc, char **argv)
             profile_free((profile *)w[i].stacks);
         done += rc >= 0 ? (int64_t)n : 0;
     }
+    /* as the recorder does when it stops: what the spool still holds goes now if it can */
+    flame_err ferr = FLAME_ERR_INIT;
+    if (rc >= 0 && store_flush(s, &ferr) < 0)
+        fprintf(stderr, "store-gen: note: the spool keeps what waits: %s\n", ferr.msg);
     double secs = mono_s() - t0;
     store_close(s);
     if (rc < 0) {

@@ -81,6 +81,9 @@ typedef struct pool {
     char **text;
     double *cdf;
     size_t n;
+    size_t *len;     /* strlen of each text */
+    uint32_t *count; /* the window being drawn: samples per stack (0 = not drawn) */
+    size_t *drawn;   /* the stacks drawn so far in this window */
 } pool;
 
 static int pool_fixture(pool *p, const char *path, flame_err *err)
@@ -231,6 +234,15 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < 64; i++)
             id[i] = "0123456789abcdef"[(a.container[i % strlen(a.container)] * 31 + i * 7) % 16],
             id[i + 1] = 0;
+    p.len = calloc(p.n, sizeof *p.len);
+    p.count = calloc(p.n, sizeof *p.count);
+    p.drawn = calloc(p.n, sizeof *p.drawn);
+    if (!p.len || !p.count || !p.drawn) {
+        fprintf(stderr, "store-gen: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < p.n; i++)
+        p.len[i] = strlen(p.text[i]);
     store *s = NULL;
     if (store_open(a.store, &s, &err) < 0) {
         fprintf(stderr, "store-gen: %s\n", err.msg);
@@ -239,7 +251,7 @@ int main(int argc, char **argv)
     double t0 = mono_s();
     store_window *w = calloc((size_t)a.batch, sizeof *w);
     int rc = 0;
-    int64_t done = 0, spooled = 0;
+    int64_t done = 0, spooled = 0, distinct = 0, samples = 0;
     while (rc >= 0 && done < a.windows) {
         size_t n = 0;
         for (; n < (size_t)a.batch && done + (int64_t)n < a.windows; n++) {
@@ -248,10 +260,20 @@ int main(int argc, char **argv)
             int64_t k = a.empty_every && i % a.empty_every == a.empty_every - 1
                             ? 0
                             : samples_at(ws, a.samples);
+            /* samples counted per stack first: one profile_add per distinct stack */
+            size_t nd = 0;
             for (int64_t j = 0; j < k; j++) {
-                const char *t = p.text[draw(&p)];
-                profile_add(prof, t, strlen(t), 1, PROFILE_ONE_COLUMN);
+                size_t x = draw(&p);
+                if (p.count[x]++ == 0)
+                    p.drawn[nd++] = x;
             }
+            for (size_t d = 0; d < nd; d++) {
+                size_t x = p.drawn[d];
+                profile_add(prof, p.text[x], p.len[x], p.count[x], PROFILE_ONE_COLUMN);
+                p.count[x] = 0;
+            }
+            distinct += nd;
+            samples += k;
             w[n] = (store_window){.host = hostile ? "host <&\"'\x01>" : a.host,
                                   .container_id = id,
                                   .container_name = hostile ? "web<script>\xff" : a.container,
@@ -283,12 +305,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "store-gen: %s\n", err.msg);
         return err.code ? err.code : 1;
     }
-    printf("store-gen: %lld windows (%lld spooled) in %.2f s\n", (long long)done,
-           (long long)spooled, secs);
+    printf("store-gen: %lld windows (%lld spooled) in %.2f s; per window: %.0f samples, %.0f "
+           "distinct stacks\n",
+           (long long)done, (long long)spooled, secs, done ? (double)samples / (double)done : 0,
+           done ? (double)distinct / (double)done : 0);
     for (size_t i = 0; i < p.n; i++)
         free(p.text[i]);
     free(p.text);
     free(p.cdf);
+    free(p.len);
+    free(p.count);
+    free(p.drawn);
     free(w);
     return 0;
 }

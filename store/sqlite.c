@@ -445,7 +445,11 @@ int sq_open(store *s, const char *path, flame_err *err)
      * pages back; WAL lets readers work while a writer writes and survives a killed writer;
      * synchronous=NORMAL in WAL mode loses no committed window to a crash of the process, only
      * (maybe) the last ones to a power cut, and never damages the file */
-    if (sq_exec(q, "PRAGMA auto_vacuum = INCREMENTAL", err) < 0 ||
+    /* 16 KiB pages: a window's blob is 1-3 KiB, and 4 KiB pages hold one or two of them with
+     * the rest left empty (measured: 25 % more file per window than 16 KiB pages); taken only
+     * by a new file, like auto_vacuum */
+    if (sq_exec(q, "PRAGMA page_size = 16384", err) < 0 ||
+        sq_exec(q, "PRAGMA auto_vacuum = INCREMENTAL", err) < 0 ||
         sq_exec(q, "PRAGMA journal_mode = WAL", err) < 0 ||
         sq_exec(q, "PRAGMA synchronous = NORMAL", err) < 0)
         return -1;

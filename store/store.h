@@ -1,7 +1,24 @@
 /* The profile store: windows of folded stacks recorded over time (by the recorder), kept in a
  * SQLite file or a ClickHouse server, read back as one profile for any time range, a timeline of
  * samples per window, or a listing. The format is in docs/STORE.md.
- * Functions return 0 (or a documented positive value) on success, <0 with err set. */
+ * Functions return 0 (or a documented positive value) on success, <0 with err set; they print
+ * nothing (the caller's main does).
+ *
+ * The recorder's use of it (one handle per recording thread):
+ *   store_open(url)                        once; a ClickHouse URL needs no server yet
+ *   for each window, as it ends:           also when nothing ran (stacks: an empty profile),
+ *     store_put(s, &w)                     so a gap in the timeline means "not recording"
+ *       0  stored
+ *       1  kept in the local spool (remote server down or failing): err->msg is a warning to
+ *          show once; the spool is sent by a later successful put, oldest first, 256 windows
+ *          a put at most, and is bounded (spool_max: the oldest windows go first)
+ *      <0  not stored (disk full, damaged file, bad window): err says why; the store is still
+ *          whole (a put is one transaction), the next window may be tried
+ *   now and then (e.g. hourly):            store_compact(s, now, NULL, ...) keeps it bounded;
+ *                                          concurrent writers and readers are fine
+ *   on stop:                               store_flush (best effort), store_close
+ * Labels: host = the engine's name (docker info Name: several hosts share one ClickHouse),
+ * container id and name, image, the JVM's pid inside the container and its version. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

@@ -60,11 +60,11 @@ static const arg_spec specs[] = {
      .help = "start of the range (default: 1h ago)"},
     {.lng = "until", .kind = ARG_STR, .off = F(until, const char *), .meta = "TIME",
      .help = "end of the range (default: now)"},
-    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .off = F(output, const char *), .meta = "FILE",
-     .help = "output file (default flame-<container>-<since>.svg, or\ntimeline-...); - = "
-     "standard output", .complete = "file"},
-    {.lng = "format", .kind = ARG_CHOICE, .off = F(fmt, int), .meta = "FMT",
-     .help = "svg, folded or speedscope (default: from the extension)", .choices = out_fmt_names},
+    OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
+                    "output file (default flame-<container>-<since>.svg, or\ntimeline-...); - = "
+                    "standard output"),
+    OUT_FORMAT_SPEC(F(fmt, int), "svg, folded or speedscope (default: from the extension)",
+                    out_fmt_names, 0),
     {.lng = "timeline", .kind = ARG_FLAG, .off = F(timeline, bool),
      .help = "draw samples per window over time (SVG) instead"},
     {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",

@@ -26,7 +26,8 @@ static const char *const tables[][2] = {
                 " start_ms Int64, end_ms Int64, frequency Int64, samples UInt64, level UInt8,"
                 " stack_hash UInt64, count UInt64) ENGINE = MergeTree"
                 " PARTITION BY toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"
-                " ORDER BY (container_id, jvm_pid, start_ms, stack_hash)"},
+                " ORDER BY (intDiv(start_ms, 3600000), container_name, container_id, jvm_pid,"
+                " start_ms, stack_hash)"},
 };
 /* The columns of samples in that order, for INSERTs */
 #define CH_SAMPLE_COLS                                                                             \
@@ -114,8 +115,13 @@ int ch_ready(store *s, flame_err *err)
 
 void ch_where(FILE *f, const store_query *q)
 {
-    fprintf(f, " WHERE start_ms < %lld AND start_ms > %lld AND end_ms > %lld",
-            (long long)q->until_ms, (long long)(q->since_ms - STORE_MAX_WINDOW_MS),
+    /* the hour (the first column of the sort key) bounds what the server reads: a short range
+     * reads its hours, not its day partition */
+    int64_t from = q->since_ms - STORE_MAX_WINDOW_MS, to = q->until_ms;
+    fprintf(f,
+            " WHERE intDiv(start_ms, 3600000) >= %lld AND intDiv(start_ms, 3600000) <= %lld"
+            " AND start_ms < %lld AND start_ms > %lld AND end_ms > %lld",
+            (long long)(from / 3600000), (long long)(to / 3600000), (long long)to, (long long)from,
             (long long)q->since_ms);
     if (q->container) {
         fputs(" AND (container_name = ", f);

@@ -326,12 +326,18 @@ static int sq_put(store *s, const store_window *w, size_t n, flame_err *err)
     return sq_commit(q, err);
 }
 
-int sq_usage(sq *q, uint64_t *used, uint64_t *disk, flame_err *err)
+int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err)
 {
-    int64_t pages, free_pages, page_size;
+    int64_t pages, page_size, bytes;
     if (sq_int(q, "PRAGMA page_count", &pages, err) < 0 ||
-        sq_int(q, "PRAGMA freelist_count", &free_pages, err) < 0 ||
         sq_int(q, "PRAGMA page_size", &page_size, err) < 0)
+        return -1;
+    /* what the windows hold, whatever the page size and the tables' fixed pages: length() of a
+     * blob reads its header, not its bytes */
+    if (data && sq_int(q,
+                       "SELECT (SELECT coalesce(sum(length(pairs)), 0) FROM windows) +"
+                       " (SELECT coalesce(sum(length(folded)), 0) FROM stacks)",
+                       &bytes, err) < 0)
         return -1;
     _cleanup_free_ char *wal = NULL;
     struct stat st;
@@ -340,8 +346,8 @@ int sq_usage(sq *q, uint64_t *used, uint64_t *disk, flame_err *err)
         wal_bytes = (uint64_t)st.st_size;
     else if (!wal)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (used)
-        *used = (uint64_t)((pages - free_pages) * page_size);
+    if (data)
+        *data = (uint64_t)bytes;
     if (disk)
         *disk = (uint64_t)(pages * page_size) + wal_bytes;
     return 0;

@@ -55,8 +55,9 @@ int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err)
 int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err);
 /* Add the stacks of pairs (ids of the stacks table, counts) into out. */
 int sq_add_stacks(sq *q, const store_pair *pairs, size_t n, profile *out, flame_err *err);
-/* Bytes in use (pages holding data, the WAL included) and on disk. */
-int sq_usage(sq *q, uint64_t *used, uint64_t *disk, flame_err *err);
+/* The bytes of data (windows' pairs and stacks' texts: what the spool's bound counts) and on
+ * disk (the file and its WAL); either may be NULL. */
+int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err);
 /* Delete the stacks no window references (in the caller's write transaction). */
 int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err);
 /* Give free pages back to the file system and shrink the WAL (best effort). */

@@ -143,7 +143,7 @@ int sq_count(store *s, uint64_t *windows, flame_err *err)
 int sq_shrink(store *s, uint64_t max, uint64_t *dropped, flame_err *err)
 {
     sq *q = sq_of(s);
-    uint64_t used, windows;
+    uint64_t used, windows; /* used: the data, not the file (its fixed pages are not ours) */
     while (sq_usage(q, &used, NULL, err) == 0 && sq_count(s, &windows, err) == 0) {
         if (used <= max || windows == 0)
             return 0;

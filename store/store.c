@@ -287,6 +287,10 @@ int store_compact(store *s, int64_t now_ms, const store_policy *pol, store_compa
         store_policy_default(&def);
         pol = &def;
     }
+    for (int i = 0; i < STORE_LEVELS; i++)
+        if (pol->level[i].bucket_ms < 0 || pol->level[i].bucket_ms > STORE_MAX_WINDOW_MS)
+            return flame_fail(err, FLAME_EXIT_USAGE, "compaction buckets are at most %lld min long",
+                              STORE_MAX_WINDOW_MS / 60000);
     return s->ops->compact(s, now_ms, pol, stats ? stats : &local, err);
 }
 

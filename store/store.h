@@ -64,7 +64,10 @@ typedef struct store_window {
     const profile *stacks;    /* single-column; counts are rounded to whole samples */
 } store_window;
 #define STORE_MAX_LABEL 256
-#define STORE_MAX_WINDOW_MS (86400LL * 1000)
+/* An hour: a reader looks for the windows of [since, until) from since - STORE_MAX_WINDOW_MS on,
+ * so this bound is what a short range costs to find (the recorder's windows are seconds to
+ * minutes long, compaction's buckets 10 minutes at most). */
+#define STORE_MAX_WINDOW_MS (3600LL * 1000)
 /* A stack longer than this many bytes is cut at a frame boundary and ends in "[truncated]". */
 #define STORE_MAX_STACK (256u << 10)
 
@@ -141,7 +144,8 @@ typedef struct store_level {
 #define STORE_LEVELS 2
 typedef struct store_policy {
     int64_t retain_ms;               /* 0 = keep everything */
-    store_level level[STORE_LEVELS]; /* increasing age; bucket_ms 0 = level unused */
+    store_level level[STORE_LEVELS]; /* increasing age; bucket_ms 0 = level unused, at most
+                                      * STORE_MAX_WINDOW_MS */
 } store_policy;
 /* 7 days; > 1 h old: 1-minute buckets; > 1 day old: 10-minute buckets. */
 #define STORE_RETAIN_DEFAULT_MS (7 * 86400LL * 1000)

@@ -11,7 +11,8 @@
 #  3. a simulated week (STORE_DAYS days ending now) in SQLite: size before and after
 #     `docker flame prune` (7 days kept; older than 1 h: 1-min buckets; than 1 d: 10-min)
 # Prints figures; not pass/fail. Needs clickhouse-server for the ClickHouse figures (skipped with
-# a line when it is not installed). STORE_DAYS (7), STORE_RUNS (5), STORE_SKIP_CH=1 override.
+# a line when it is not installed). STORE_DAYS (7; 0 = no week), STORE_RUNS (5), STORE_SKIP_CH=1
+# override.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -89,6 +90,7 @@ else
 fi
 
 # the week: windows up to now, then what `docker flame prune` keeps
+[ "$DAYS" -gt 0 ] || exit 0
 now=$(( $(date +%s) * 1000 / 10000 * 10000 ))
 n=$((DAYS * 8640))
 t0=$(date +%s)

@@ -239,7 +239,7 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
     case CT_TAG_DONE:
         p->done = true;
         return 0;
-    case CT_TAG_WINDOW: /* top reads these itself (plugin/top.c) */
+    case CT_TAG_WINDOW: /* top reads these itself (plugin/top_model.c) */
         return 0;
     }
     return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: unknown tag");

@@ -325,12 +325,13 @@ static int ch_profile(store *s, const store_query *q, profile *out, store_info *
     if (m) {
         fputs("SELECT folded, c FROM (SELECT stack_hash, sum(count) AS c FROM samples", m);
         ch_where(m, q);
-        fputs(" AND stack_hash != 0 GROUP BY stack_hash) ALL LEFT JOIN (SELECT stack_hash,"
-              " any(folded) AS folded FROM stacks WHERE stack_hash GLOBAL IN (SELECT stack_hash"
-              " FROM samples",
+        /* ANY JOIN takes one row of a stack that was sent twice and not merged away yet:
+         * cheaper than any(folded) ... GROUP BY over every text (~20 % of the query) */
+        fputs(" AND stack_hash != 0 GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, folded"
+              " FROM stacks WHERE stack_hash GLOBAL IN (SELECT stack_hash FROM samples",
               m);
         ch_where(m, q);
-        fputs(") GROUP BY stack_hash) USING stack_hash FORMAT TabSeparated", m);
+        fputs(")) USING stack_hash FORMAT TabSeparated", m);
         rc = ch_post_file(s, m, &text, &b, err);
     }
     for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1;) {

@@ -39,6 +39,7 @@ $(BUILD)/asan/libflamecore.a: $(CORE_ASAN)
 include flame/flame.mk
 include mounts/mounts.mk
 include sidecar/sidecar.mk
+include store/store.mk
 include plugin/plugin.mk
 include tests/tests.mk
 include bench/bench.mk

@@ -29,12 +29,15 @@ t0=$(date +%s.%N)
 
 # ---- 1. packages ---------------------------------------------------------------------------
 pkgs=(gcc make pkg-config libc6-dev curl ca-certificates libcurl4-openssl-dev libjansson-dev
-      libseccomp-dev libcap-dev linux-perf openjdk-17-jdk-headless)
+      libseccomp-dev libcap-dev linux-perf openjdk-17-jdk-headless
+      libsqlite3-dev libssl-dev zlib1g-dev) # the last three: the profile store (store/store.mk)
 engine_answers() { curl -fsS --max-time 3 --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2>&1; }
 if ! command -v docker >/dev/null || { ! engine_answers && ! command -v dockerd >/dev/null; }; then
     pkgs+=(docker.io)
 fi
-[ "$test_deps" = 1 ] && pkgs+=(chromium libxml2-utils nodejs npm tmux socat python3 clang clang-format valgrind)
+# clickhouse-server: the store's tests start their own servers (tests/e2e/clickhouse-lib.sh)
+[ "$test_deps" = 1 ] && pkgs+=(chromium libxml2-utils nodejs npm tmux socat python3 clang clang-format valgrind
+                               clickhouse-server)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

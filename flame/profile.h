@@ -39,6 +39,11 @@ double profile_total(const profile *p); /* sum of the (last) count column */
 size_t profile_stacks(const profile *p);
 /* Folded text, sorted by stack, one line per stack. */
 int profile_write_folded(const profile *p, FILE *out, flame_err *err);
+/* Each stack in insertion order: its folded text "a;b;c" (not NUL-terminated, valid during the
+ * call) and its count (the last column). Stops at fn's first nonzero result and returns it;
+ * -1/ENOMEM. (flame/profile_each.c) */
+typedef int (*profile_stack_fn)(void *ctx, const char *stack, size_t len, double count);
+int profile_each_stack(const profile *p, profile_stack_fn fn, void *ctx);
 
 /* Self time per frame name (leaf frames), the n largest, for summaries. java_only keeps frames
  * that look like Java methods. Fills names/counts (names point into p; valid while p lives). */

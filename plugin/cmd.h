@@ -23,6 +23,9 @@ typedef struct flame_profiler {
     int (*profile)(void *ctx, const char *const *containers, size_t n, uint64_t duration_ms,
                    profile **out, flame_err *err);
     void *ctx;
+    /* A stored range "CONTAINER@SINCE..UNTIL" (plugin/stored.c): 1 and *out (caller frees)
+     * when arg is one, 0 when it is not; NULL = no profile store. */
+    int (*stored)(void *ctx, const char *arg, profile **out, flame_err *err);
 } flame_profiler;
 
 int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof);
@@ -31,6 +34,11 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof);
 /* The verbs that talk to the engine; g: Docker's global flags. */
 int flame_cmd_profile(const ep_globals *g, int argc, char **argv);
 int flame_cmd_gc(const ep_globals *g, int argc, char **argv);
+/* The profile store's verbs (plugin/cmd_show.c, cmd_ls.c, cmd_prune.c): no engine needed (g is
+ * unused; the signature is the verb table's). */
+int flame_cmd_show(const ep_globals *g, int argc, char **argv);
+int flame_cmd_ls(const ep_globals *g, int argc, char **argv);
+int flame_cmd_prune(const ep_globals *g, int argc, char **argv);
 int flame_cmd_top(const ep_globals *g, int argc, char **argv);
 /* diff and merge with the container profiler of this plugin. */
 int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),

@@ -22,9 +22,10 @@ static const char usage_head[] =
     "\n"
     "Add several profiles into one: several runs of one configuration, runs at several\n"
     "frequencies, several containers. Rare code paths caught by one run show up in the sum.\n"
-    "Each INPUT is a folded file, an SVG written by docker flame, - for standard input, or a\n"
-    "running container (all containers are profiled at the same time). The result can be\n"
-    "given to docker flame diff.\n"
+    "Each INPUT is a folded file, an SVG written by docker flame, - for standard input, a\n"
+    "stored range CONTAINER@SINCE..UNTIL (see docker flame diff --help), or a running\n"
+    "container (all containers are profiled at the same time). The result can be given to\n"
+    "docker flame diff.\n"
     "\n"
     "Options:\n";
 
@@ -34,6 +35,7 @@ static const char usage_tail[] =
     "  docker flame merge run1.folded run2.folded run3.folded -o all.svg\n"
     "  docker flame merge --normalize r99hz.svg r997hz.svg -o all.folded\n"
     "  docker flame merge web-1 web-2 web-3 -d 20 -o web.json   # three replicas, one profile\n"
+    "  docker flame merge web-1@-1h web-2@-1h -o replicas.svg   # stored: the last hour of two\n"
     "\n"
     "Environment: DOCKER_FLAME_TIMINGS=1 prints where the time went (load, sum, write).\n"
     "\n"

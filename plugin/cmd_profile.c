@@ -21,6 +21,7 @@
 #include "plugin/session.h"
 #include "plugin/sidecar.h"
 #include "plugin/signals.h"
+#include "plugin/stored.h"
 
 /* diff/merge: profiling containers for plugin/cmd_diff.c */
 typedef struct prof_ctx {
@@ -31,7 +32,7 @@ typedef struct prof_ctx {
 void flame_usage(FILE *f)
 {
     fputs("Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
-          "        docker flame fold|render|diff|merge|top|gc [ARGS...]\n"
+          "        docker flame fold|render|diff|merge|top|gc|show|ls|prune [ARGS...]\n"
           "\n"
           "Profile the JVMs running in a container with perf, from a sidecar container that\n"
           "shares its PID namespace, and write an interactive flame graph (SVG). Nothing is\n"
@@ -54,6 +55,9 @@ void flame_usage(FILE *f)
           "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
           "           removes running ones\n"
           "  top      live view of the hottest Java methods (docker flame top --help)\n"
+          "  show     flame graph (or --timeline) of the windows the recorder stored\n"
+          "  ls       what the profile store holds\n"
+          "  prune    delete old windows and merge older ones in the profile store\n"
           "\n"
           "Examples:\n"
           "  docker flame web                         # 30 s, writes flame-web-<time>.svg\n"
@@ -449,7 +453,10 @@ int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const f
                             int argc, char **argv)
 {
     prof_ctx c = {.g = g};
-    flame_profiler pr = {.is_container = prof_is_container, .profile = prof_profile, .ctx = &c};
+    flame_profiler pr = {.is_container = prof_is_container,
+                         .profile = prof_profile,
+                         .stored = stored_input,
+                         .ctx = &c};
     int rc = fn(argc, argv, &pr);
     engine_free(c.e);
     return rc;

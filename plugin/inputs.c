@@ -15,6 +15,11 @@
  * numbers (1, 2, ...), sums of periods (ns of CPU, events) never go below one period. */
 enum unit { UNIT_UNKNOWN, UNIT_SAMPLES, UNIT_PERIODS };
 
+static bool is_file(const input *in)
+{
+    return !in->container && !in->stored;
+}
+
 static void *load_thread(void *ud)
 {
     input *in = ud;
@@ -22,9 +27,9 @@ static void *load_thread(void *ud)
     return NULL;
 }
 
-/* Resolve each argument (file, "-", or container), load the files (two at a time in parallel:
- * loading is the bulk of a big diff and there is nothing shared between two profiles), then
- * profile all the containers in ONE call so they are sampled over the same window. */
+/* Resolve each argument (file, "-", stored range or container), load the files (two at a time in
+ * parallel: loading is the bulk of a big diff and there is nothing shared between two profiles),
+ * then profile all the containers in ONE call so they are sampled over the same window. */
 int load_inputs(input *in, size_t n, const flame_profiler *prof, uint64_t duration_ms,
                 flame_err *err)
 {
@@ -41,6 +46,8 @@ int load_inputs(input *in, size_t n, const flame_profiler *prof, uint64_t durati
                                   "%s: is a directory, not a profile (a folded file or an SVG "
                                   "written by docker flame)",
                                   in[i].arg);
+        } else if (prof && prof->stored && strchr(in[i].arg, '@')) {
+            in[i].stored = true; /* no container name holds an '@' */
         } else if (prof && prof->is_container && prof->is_container(prof->ctx, in[i].arg) > 0) {
             in[i].container = true;
             ncont++;
@@ -52,7 +59,7 @@ int load_inputs(input *in, size_t n, const flame_profiler *prof, uint64_t durati
         }
     }
     for (size_t i = 0; i < n; i++) {
-        if (in[i].container)
+        if (!is_file(&in[i]))
             continue;
         in[i].p = profile_new();
         if (!in[i].p)
@@ -61,10 +68,10 @@ int load_inputs(input *in, size_t n, const flame_profiler *prof, uint64_t durati
     }
     /* files: pairs in parallel (2 cores is the machine we size for) */
     for (size_t i = 0; i < n; i++) {
-        if (in[i].container)
+        if (!is_file(&in[i]))
             continue;
         size_t j = i + 1;
-        while (j < n && in[j].container)
+        while (j < n && !is_file(&in[j]))
             j++;
         pthread_t t;
         bool threaded = j < n && pthread_create(&t, NULL, load_thread, &in[j]) == 0;
@@ -84,6 +91,9 @@ int load_inputs(input *in, size_t n, const flame_profiler *prof, uint64_t durati
         }
         i = j;
     }
+    for (size_t i = 0; i < n; i++)
+        if (in[i].stored && prof->stored(prof->ctx, in[i].arg, &in[i].p, err) < 0)
+            return -1;
     if (ncont == 0)
         return 0;
     if (!prof || !prof->profile)

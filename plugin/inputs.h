@@ -1,6 +1,7 @@
 /* The inputs of diff and merge: each argument a folded file, a docker-flame SVG, "-" for
- * standard input, or a running container (profiled through the plugin's profiler, all of them at
- * the same time, over one window). Plus the little checks both verbs make of what they loaded. */
+ * standard input, a stored range CONTAINER@SINCE..UNTIL (read from the profile store), or a
+ * running container (profiled through the plugin's profiler, all of them at the same time, over
+ * one window). Plus the little checks both verbs make of what they loaded. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@
 
 typedef struct input {
     const char *arg;
-    bool container;
+    bool container, stored;
     profile *p;
     flame_err err;
     int rc;

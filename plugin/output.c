@@ -163,14 +163,19 @@ static int write_job(void *ud, FILE *f, flame_err *err)
     return rc;
 }
 
-int out_write(const char *path, const out_job *j, flame_err *err)
+int out_write_with(const char *path, out_writer_fn fn, void *ctx, flame_err *err)
 {
     if (strcmp(path, "-") != 0)
-        return out_write_atomic(path, write_job, (void *)j, err);
-    int rc = write_job((void *)j, stdout, err);
+        return out_write_atomic(path, fn, ctx, err);
+    int rc = fn(ctx, stdout, err);
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
         rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "writing stdout");
     return rc;
+}
+
+int out_write(const char *path, const out_job *j, flame_err *err)
+{
+    return out_write_with(path, write_job, (void *)j, err);
 }
 
 int out_check_dir(const char *path, flame_err *err)

@@ -51,6 +51,9 @@ int out_write(const char *path, const out_job *j, flame_err *err);
 int out_write_saved(char **path, const out_job *j, flame_err *err);
 
 typedef int (*out_writer_fn)(void *ctx, FILE *f, flame_err *err);
+/* fn's output to path as out_write does: "-" = standard output, else atomically. For what is not
+ * a profile (the store's timeline picture). */
+int out_write_with(const char *path, out_writer_fn fn, void *ctx, flame_err *err);
 /* Write through fn into a temp file next to path, fsync, rename; chown to SUDO_UID/SUDO_GID
  * under sudo. On any failure the temp file is removed. */
 int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *err);

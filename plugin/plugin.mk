@@ -23,8 +23,8 @@ $(BUILD)/asan/libflamecmd.a: $(CMD_ASAN)
 
 all: $(BUILD)/docker-flame $(BUILD)/flame-render
 
-$(BUILD)/docker-flame: $(BUILD)/obj/plugin/main.o $(PLUGIN_OBJS) $(BUILD)/libflamecmd.a $(BUILD)/libflamecore.a
-	$(CC) -o $@ $^ $(PLUGIN_LIBS)
+$(BUILD)/docker-flame: $(BUILD)/obj/plugin/main.o $(PLUGIN_OBJS) $(STORE_OBJS) $(BUILD)/libflamecmd.a $(BUILD)/libflamecore.a
+	$(CC) -o $@ $^ $(PLUGIN_LIBS) $(STORE_LIBS)
 
 # flame-render: `docker flame render` without the plugin (bench, and users who only want SVGs).
 $(BUILD)/flame-render: $(BUILD)/obj/plugin/render_main.o $(BUILD)/libflamecmd.a $(BUILD)/libflamecore.a
@@ -36,13 +36,13 @@ PLUGIN_TEST_SRCS := $(wildcard tests/unit/plugin_*.c) $(wildcard tests/unit/comm
 UNIT_TESTS += $(PLUGIN_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
 $(BUILD)/asan/tests/unit/common_%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
 
-PLUGIN_TEST_DEPS := $(PLUGIN_ASAN) $(BUILD)/asan/libflamecmd.a $(BUILD)/asan/libflamecore.a
+PLUGIN_TEST_DEPS := $(PLUGIN_ASAN) $(STORE_ASAN) $(BUILD)/asan/libflamecmd.a $(BUILD)/asan/libflamecore.a
 $(BUILD)/tests/plugin_%.t: $(BUILD)/asan/tests/unit/plugin_%.o $(PLUGIN_TEST_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -o $@ $^ $(PLUGIN_LIBS)
+	$(CC) $(SANFLAGS) -o $@ $^ $(PLUGIN_LIBS) $(STORE_LIBS)
 $(BUILD)/tests/common_%.t: $(BUILD)/asan/tests/unit/common_%.o $(PLUGIN_TEST_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -o $@ $^ $(PLUGIN_LIBS)
+	$(CC) $(SANFLAGS) -o $@ $^ $(PLUGIN_LIBS) $(STORE_LIBS)
 
 .PHONY: plugin-e2e
 plugin-e2e: $(BUILD)/docker-flame

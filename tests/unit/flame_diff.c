@@ -488,7 +488,7 @@ static int run_prof(int (*fn)(int, char **, const flame_profiler *), const char 
 
 static void test_containers(void)
 {
-    flame_profiler pr = {fake_is_container, fake_profile, NULL};
+    flame_profiler pr = {fake_is_container, fake_profile, NULL, NULL};
     int rc = run_prof(
         flame_cmd_diff,
         (const char *const[]){"diff", "ctr-fast", "ctr-slow", "-d", "5", "-o", path("c.svg"), NULL},

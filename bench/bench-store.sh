@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# bench-store: the profile store's figures (issue 13; docs/STORE.md keeps them with their date).
+# Windows are simulated by build/store-gen: one JVM, 10-s windows drawn from 20,000 distinct
+# Java-like stacks (Zipf), 3,960 samples a window at the busiest normal hour (4 busy threads at
+# 99 Hz), a daily rhythm and a 14:00-15:00 UTC spike at 2.2 times that.
+#  1. bytes per window in steady state: the growth of the store over one hour once the day's
+#     stacks are known (13:00-14:00 UTC, after 12 hours), and over the spike hour; SQLite (file
+#     size) and ClickHouse (bytes_on_disk of our tables after OPTIMIZE FINAL)
+#  2. `docker flame show` over 1 h and over 24 h of those 10-s windows, SVG written to
+#     /dev/null, median of STORE_RUNS runs (goals: 0.3 s and 2 s), from SQLite and ClickHouse
+#  3. a simulated week (STORE_DAYS days ending now) in SQLite: size before and after
+#     `docker flame prune` (7 days kept; older than 1 h: 1-min buckets; than 1 d: 10-min)
+# Prints figures; not pass/fail. Needs clickhouse-server for the ClickHouse figures (skipped with
+# a line when it is not installed). STORE_DAYS (7; 0 = no week), STORE_RUNS (5), STORE_SKIP_CH=1
+# override.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+. "$ROOT/tests/e2e/lib.sh"
+. "$ROOT/tests/e2e/clickhouse-lib.sh"
+GEN=$BUILD/store-gen
+FLAME=$BUILD/docker-flame
+DAYS=${STORE_DAYS:-7}
+RUNS=${STORE_RUNS:-5}
+[ -x "$GEN" ] && [ -x "$FLAME" ] || { echo "bench-store: build first (make)"; exit 1; }
+cd "$TMP" || exit 1
+export XDG_DATA_HOME=$TMP/xdg
+unset DOCKER_FLAME_STORE
+WORK=(--workload many --stacks 20000 --samples 3960 --container web)
+H=3600000
+DAY0=$(( ($(date +%s) / 86400 - 1) * 86400 * 1000 )) # yesterday 00:00 UTC: a whole day
+iso() { date -u -d "@$(($1 / 1000))" +%Y-%m-%dT%H:%M:%SZ; }
+
+# gen STORE START WINDOWS SEED: prints the per-window line of store-gen
+gen() {
+    "$GEN" --store "$1" "${WORK[@]}" --start "$2" --windows "$3" --seed "$4" --batch 360 |
+        sed 's/^store-gen: //'
+}
+sqlite_size() { stat -c %s "$1"; }
+ch_size() {
+    ch_sql one "OPTIMIZE TABLE flame.samples FINAL" >/dev/null
+    ch_sql one "OPTIMIZE TABLE flame.stacks FINAL" >/dev/null
+    ch_sql one "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'flame'"
+}
+# median of RUNS runs of "$@", in seconds
+median_s() {
+    local i t0 t1 ts=()
+    for i in $(seq "$RUNS"); do
+        t0=$(date +%s%N)
+        "$@" >/dev/null 2>&1 || { echo "failed"; return; }
+        t1=$(date +%s%N)
+        ts+=($(((t1 - t0) / 1000000)))
+    done
+    printf '%s\n' "${ts[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "%.2f", a[int((NR + 1) / 2)] / 1000 }'
+}
+
+# day STORE SIZEFN NAME: a day of windows in three steps, the hour figures, the show timings
+day() {
+    local st=$1 size=$2 name=$3 a b c d line
+    gen "$st" "$DAY0" 4680 1 >/dev/null               # 00:00-13:00
+    a=$($size "$st")
+    line=$(gen "$st" $((DAY0 + 13 * H)) 360 2)         # 13:00-14:00
+    b=$($size "$st")
+    echo "store: $name: steady hour (13:00-14:00 UTC; $line): $(((b - a) / 360)) bytes per 10-s window (goal <= 2048)"
+    line=$(gen "$st" $((DAY0 + 14 * H)) 360 3)         # the spike hour
+    c=$($size "$st")
+    echo "store: $name: spike hour (14:00-15:00 UTC; $line): $(((c - b) / 360)) bytes per 10-s window"
+    gen "$st" $((DAY0 + 15 * H)) 3240 4 >/dev/null    # 15:00-24:00
+    d=$($size "$st")
+    echo "store: $name: a day of 8,640 windows: $d bytes ($((d / 1048576)) MiB, stacks included)"
+    echo "store: $name: show 1 h (13:00-14:00, 360 windows): $(median_s "$FLAME" show web --store "$st" \
+        --since "$(iso $((DAY0 + 13 * H)))" --until "$(iso $((DAY0 + 14 * H)))" -o /dev/null) s (goal <= 0.3)"
+    echo "store: $name: show 24 h (8,640 windows): $(median_s "$FLAME" show web --store "$st" \
+        --since "$(iso "$DAY0")" --until "$(iso $((DAY0 + 24 * H)))" -o /dev/null) s (goal <= 2)"
+}
+
+echo "store: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores; workload: ${WORK[*]}"
+day "$TMP/day.db" sqlite_size SQLite
+
+if [ "${STORE_SKIP_CH:-}" = 1 ]; then
+    echo "store: ClickHouse: skipped (STORE_SKIP_CH=1)"
+elif ! ch_have; then
+    echo "store: ClickHouse: skipped (clickhouse-server is not installed: ./install.sh --deps-only --test-deps)"
+elif ! ch_start one; then
+    echo "store: ClickHouse: the server did not start"
+else
+    echo "store: ClickHouse $(ch_sql one 'SELECT version()') on 127.0.0.1"
+    day "clickhouse://127.0.0.1:$CH_HTTP_one/flame" ch_size ClickHouse
+    ch_stop one
+fi
+
+# the week: windows up to now, then what `docker flame prune` keeps
+[ "$DAYS" -gt 0 ] || exit 0
+now=$(( $(date +%s) * 1000 / 10000 * 10000 ))
+n=$((DAYS * 8640))
+t0=$(date +%s)
+line=$(gen "$TMP/week.db" $((now - n * 10000)) "$n" 5)
+before=$(sqlite_size "$TMP/week.db")
+echo "store: SQLite: $DAYS days of windows ($line): $before bytes ($((before / 1048576)) MiB)"
+out=$("$FLAME" prune --store "$TMP/week.db" 2>&1)
+after=$(sqlite_size "$TMP/week.db")
+echo "store: SQLite: after prune: $after bytes ($((after / 1048576)) MiB); $out"
+echo "store: SQLite: show the whole week (compacted): $(median_s "$FLAME" show web --store "$TMP/week.db" \
+    --since "$(iso $((now - n * 10000)))" --until "$(iso "$now")" -o /dev/null) s"
+echo "store: the week took $(($(date +%s) - t0)) s to generate and prune"

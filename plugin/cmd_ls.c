@@ -1,0 +1,116 @@
+/* `docker flame ls`: what the profile store holds, one line per container (and host): its
+ * image, first and last window, windows, samples and the bytes its windows take; then the
+ * distinct stacks, the size on disk and the windows waiting in a remote store's spool. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/args.h"
+#include "plugin/cli.h"
+#include "plugin/cmd.h"
+#include "plugin/inputs.h"
+#include "plugin/proto.h"
+#include "plugin/stored.h"
+#include "store/when.h"
+
+static const char usage_head[] =
+    "Usage: docker flame ls [OPTIONS] [CONTAINER...]\n"
+    "\n"
+    "List what the profile store holds: per container (name or id prefix; none = all), its\n"
+    "image, the first and last recorded window, windows, samples and their size (stacks are\n"
+    "stored once for all windows and counted in the total).\n"
+    "\n"
+    "Options:\n";
+
+static const char usage_tail[] =
+    "\n"
+    "Examples:\n"
+    "  docker flame ls\n"
+    "  docker flame ls web --store clickhouse://ch:8123/flame\n"
+    "\n"
+    "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used.\n";
+
+typedef struct ls_args {
+    const char *store, *host;
+    bool help;
+    args_operands in;
+} ls_args;
+
+#define F(field, T) ARG_FIELD(ls_args, field, T)
+// clang-format off
+static const arg_spec specs[] = {
+    STORED_HOST_SPEC(F(host, const char *)),
+    STORED_STORE_SPEC(F(store, const char *)),
+    CLI_HELP_SPEC(F(help, bool)),
+};
+static const args_verb verb = CLI_VERB("docker flame ls", specs, F(in, args_operands));
+// clang-format on
+#undef F
+
+/* Widest cell of a column, at most 40 (container labels are the container's: sanitized) */
+#define COLS 9
+static void print_table(const store_listing *l)
+{
+    static const char *const head[COLS] = {"CONTAINER", "ID",      "IMAGE",   "HOST", "FIRST",
+                                           "LAST",      "WINDOWS", "SAMPLES", "SIZE"};
+    char cell[64][COLS][48];
+    size_t rows = l->n < 64 ? l->n : 64;
+    int w[COLS];
+    for (int c = 0; c < COLS; c++)
+        w[c] = (int)strlen(head[c]);
+    for (size_t r = 0; r < rows; r++) {
+        const store_entry *e = &l->e[r];
+        proto_sanitize(e->container_name, cell[r][0], 41);
+        proto_sanitize(e->container_id, cell[r][1], 13);
+        proto_sanitize(e->image, cell[r][2], 41);
+        proto_sanitize(e->host, cell[r][3], 41);
+        when_format(e->first_ms - e->first_ms % 1000, cell[r][4], 48);
+        when_format(e->last_ms - e->last_ms % 1000, cell[r][5], 48);
+        grouped((double)e->windows, cell[r][6], 48);
+        grouped((double)e->samples, cell[r][7], 48);
+        if (l->sizes_unknown)
+            snprintf(cell[r][8], 48, "?");
+        else
+            stored_size_text(e->bytes, cell[r][8], 48);
+        for (int c = 0; c < COLS; c++)
+            w[c] = (int)strlen(cell[r][c]) > w[c] ? (int)strlen(cell[r][c]) : w[c];
+    }
+    for (int c = 0; c < COLS; c++)
+        printf(c < 6 ? "%-*s%s" : "%*s%s", w[c], head[c], c < COLS - 1 ? "  " : "\n");
+    for (size_t r = 0; r < rows; r++)
+        for (int c = 0; c < COLS; c++)
+            printf(c < 6 ? "%-*s%s" : "%*s%s", w[c], cell[r][c], c < COLS - 1 ? "  " : "\n");
+    if (l->n > rows)
+        printf("(%zu more)\n", l->n - rows);
+}
+
+int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
+{
+    (void)g; /* the store, not the engine */
+    const char *vname = "ls";
+    ls_args a = {0};
+    flame_err err = FLAME_ERR_INIT;
+    int done = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    if (done >= 0)
+        return done;
+    store *s = NULL;
+    store_listing l = {0};
+    int rc = stored_open(a.store, &s, &err);
+    for (int i = 0; rc == 0 && i < (a.in.n ? a.in.n : 1); i++) {
+        store_query q = {.container = a.in.n ? a.in.v[i] : NULL, .host = a.host};
+        rc = store_list(s, &q, &l, &err);
+    }
+    if (rc == 0) {
+        char b1[32], b2[32];
+        print_table(&l);
+        stored_size_text(l.disk_bytes, b2, sizeof b2);
+        printf("%s stacks, %s%s (%s)\n", grouped((double)l.stacks, b1, sizeof b1),
+               l.sizes_unknown ? "sizes: see each shard's database" : b2,
+               l.sizes_unknown ? "" : " on disk", store_name(s));
+        if (l.spooled)
+            printf("%llu windows wait in the local spool for the server\n",
+                   (unsigned long long)l.spooled);
+    }
+    store_listing_free(&l);
+    store_close(s);
+    return rc < 0 ? cli_fail(vname, &err) : FLAME_EXIT_OK;
+}

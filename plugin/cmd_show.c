@@ -1,0 +1,245 @@
+/* `docker flame show`: the windows the recorder stored for some containers over a time range,
+ * merged into one flame graph (any format, every graph option), or with --timeline the picture
+ * of samples per window over time, to see when the CPU went up before choosing a range. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/args.h"
+#include "common/cleanup.h"
+#include "flame/render.h"
+#include "flame/timeline.h"
+#include "plugin/cli.h"
+#include "plugin/cmd.h"
+#include "plugin/graph.h"
+#include "plugin/inputs.h"
+#include "plugin/output.h"
+#include "plugin/stored.h"
+#include "store/when.h"
+
+static const char usage_head[] =
+    "Usage: docker flame show [OPTIONS] [CONTAINER...] [--since TIME] [--until TIME]\n"
+    "\n"
+    "What were the JVMs doing at 14:05? The recorder keeps profiling windows (e.g. 10 s each)\n"
+    "in a profile store; show merges the windows of a time range into one flame graph. A\n"
+    "CONTAINER is a name or an id (prefix); none = every container in the store. A window\n"
+    "counts when it overlaps the range. --timeline draws samples per window over time instead,\n"
+    "one row per JVM: look at it first to find when the CPU went up.\n"
+    "\n"
+    "TIME is a time of today (14:03, 14:03:30, local time), a date and time (2026-11-24T14:03,\n"
+    "2026-11-24T14:03:00Z, RFC 3339), or a time ago (15m, 2h, 1d, 1h30m, now).\n"
+    "\n"
+    "Options:\n";
+
+static const char usage_tail[] =
+    "\n"
+    "Examples:\n"
+    "  docker flame show web --since 14:03 --until 14:07 -o web.svg\n"
+    "  docker flame show web --since 2h --timeline -o busy.svg     # when was it busy?\n"
+    "  docker flame show web api --since 30m --format folded -o - | grep Order\n"
+    "  docker flame show --store clickhouse://ch:8123/flame --host node-3 web --since 1d\n"
+    "Stored ranges are inputs of diff and merge too: docker flame diff web@-2h..-1h web@-1h\n"
+    "\n"
+    "Exit status: 0 ok, 1 error, 2 bad command line, 7 the store cannot be used (server\n"
+    "unreachable, damaged file, written by a newer docker-flame), 8 nothing stored in the range.\n";
+
+typedef struct show_args {
+    graph_opts g;
+    const char *output, *since, *until, *store, *host;
+    int fmt;
+    int64_t pid;
+    bool timeline, help;
+    args_operands in;
+} show_args;
+
+#define F(field, T) ARG_FIELD(show_args, field, T)
+// clang-format off
+static const arg_spec specs[] = {
+    {.lng = "since", .kind = ARG_STR, .off = F(since, const char *), .meta = "TIME",
+     .help = "start of the range (default: 1h ago)"},
+    {.lng = "until", .kind = ARG_STR, .off = F(until, const char *), .meta = "TIME",
+     .help = "end of the range (default: now)"},
+    OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
+                    "output file (default flame-<container>-<since>.svg, or\ntimeline-...); - = "
+                    "standard output"),
+    OUT_FORMAT_SPEC(F(fmt, int), "svg, folded or speedscope (default: from the extension)",
+                    out_fmt_names, 0),
+    {.lng = "timeline", .kind = ARG_FLAG, .off = F(timeline, bool),
+     .help = "draw samples per window over time (SVG) instead"},
+    {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
+     .help = "only this JVM (pid inside the container)", .lo = 1, .hi = 1 << 22},
+    STORED_HOST_SPEC(F(host, const char *)),
+    STORED_STORE_SPEC(F(store, const char *)),
+    CLI_HELP_SPEC(F(help, bool)),
+};
+// clang-format on
+#undef F
+static const args_verb verb = GRAPH_VERB("docker flame show", specs, show_args);
+
+/* What the output is about, for titles and file names: "web", "web+api", "all containers". */
+static void label_of(const show_args *a, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < a->in.n && o + 1 < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "+" : "", a->in.v[i]);
+    if (!a->in.n)
+        snprintf(buf, cap, "all containers");
+}
+
+/* The output path: -o, else <prefix>-<label>-<since as YYYYmmdd-HHMMSS>.svg (caller frees). */
+static char *default_path(const show_args *a, const char *prefix, const char *ext, int64_t since_ms,
+                          const char *label)
+{
+    if (a->output)
+        return strdup(a->output);
+    char safe[96], stamp[32], *p = NULL;
+    time_t t = (time_t)(since_ms / 1000);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    out_safe_name(a->in.n ? label : "all", safe, sizeof safe);
+    return asprintf(&p, "%s-%s-%s%s", prefix, safe, stamp, ext) < 0 ? NULL : p;
+}
+
+static int show_profile(const show_args *a, store *s, store_query q, flame_err *err)
+{
+    char label[160], range[96], sub[160], b1[32], b2[32];
+    store_info info = {0};
+    _cleanup_free_ char *path = NULL, *title = NULL;
+    profile *p = profile_new();
+    int rc = p ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (int i = 0; rc == 0 && i < (a->in.n ? a->in.n : 1); i++) {
+        uint64_t before = info.windows;
+        q.container = a->in.n ? a->in.v[i] : NULL;
+        rc = store_profile(s, &q, p, &info, err);
+        if (rc == 0 && a->in.n > 1 && info.windows == before)
+            fprintf(stderr, "docker flame show: note: nothing stored for %s in that range\n",
+                    q.container);
+    }
+    q.container = a->in.n == 1 ? a->in.v[0] : NULL;
+    if (rc == 0 && info.windows == 0)
+        rc = stored_nothing(s, &q, err);
+    label_of(a, label, sizeof label);
+    stored_range_text(q.since_ms, q.until_ms, range, sizeof range);
+    if (rc == 0 && profile_stacks(p) == 0)
+        rc = flame_fail(err, FLAME_EXIT_EMPTY,
+                        "%s: %llu windows stored from %s, but no samples in them (the JVMs "
+                        "were idle)",
+                        label, (unsigned long long)info.windows, range);
+    if (rc == 0 && info.missing)
+        fprintf(stderr,
+                "docker flame show: warning: %llu samples left out: their stacks are "
+                "missing from the store\n",
+                (unsigned long long)info.missing);
+    int fmt = a->fmt >= 0 ? a->fmt : a->output ? out_fmt_of_path(a->output) : FMT_SVG;
+    if (fmt < 0)
+        fmt = FMT_SVG;
+    render_opts ro;
+    graph_apply(&a->g, &ro);
+    if (rc == 0 && !a->g.title && asprintf(&title, "%s, %s", label, range) >= 0)
+        ro.title = title;
+    snprintf(sub, sizeof sub, "%s windows, %s samples",
+             grouped((double)info.windows, b1, sizeof b1),
+             grouped((double)info.samples, b2, sizeof b2));
+    ro.subtitle = sub;
+    if (rc == 0 && !(path = default_path(a, "flame", out_fmt_ext(fmt), q.since_ms, label)))
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    out_job job = {.p = p, .fmt = fmt, .ro = &ro, .name = label};
+    if (rc == 0)
+        rc = out_write(path, &job, err);
+    if (rc == 0)
+        fprintf(stderr, "docker flame show: wrote %s (%s, %s)\n", path, sub, range);
+    profile_free(p);
+    return rc;
+}
+
+typedef struct tl_job {
+    tl_series *series;
+    size_t n;
+    tl_opts o;
+} tl_job;
+
+static int write_timeline(void *ctx, FILE *f, flame_err *err)
+{
+    tl_job *j = ctx;
+    return render_timeline(j->series, j->n, &j->o, f, err);
+}
+
+static int show_timeline(const show_args *a, store *s, store_query q, flame_err *err)
+{
+    store_series_list tl = {0};
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < (a->in.n ? a->in.n : 1); i++) {
+        q.container = a->in.n ? a->in.v[i] : NULL;
+        rc = store_timeline(s, &q, &tl, err);
+    }
+    q.container = a->in.n == 1 ? a->in.v[0] : NULL;
+    if (rc == 0 && tl.n == 0)
+        rc = stored_nothing(s, &q, err);
+    char label[160], range[96], title[300];
+    label_of(a, label, sizeof label);
+    stored_range_text(q.since_ms, q.until_ms, range, sizeof range);
+    snprintf(title, sizeof title, "Samples per second: %s, %s", label, range);
+    tl_job j = {.series = calloc(tl.n ? tl.n : 1, sizeof *j.series),
+                .n = tl.n,
+                .o = {.title = a->g.title ? a->g.title : title,
+                      .width = (int)a->g.width,
+                      .from_ms = q.since_ms,
+                      .to_ms = q.until_ms}};
+    if (rc == 0 && !j.series)
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (size_t i = 0; rc == 0 && i < tl.n; i++) {
+        const store_series *se = &tl.series[i];
+        tl_point *pts = malloc((se->n ? se->n : 1) * sizeof *pts);
+        char *name = NULL;
+        if (!pts || asprintf(&name, "%s, JVM %lld on %s", se->container_name,
+                             (long long)se->jvm_pid, se->host) < 0) {
+            free(pts);
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+            break;
+        }
+        for (size_t k = 0; k < se->n; k++)
+            pts[k] = (tl_point){se->pts[k].start_ms, se->pts[k].end_ms, (double)se->pts[k].samples};
+        j.series[i] = (tl_series){name, pts, se->n};
+    }
+    _cleanup_free_ char *path =
+        rc == 0 ? default_path(a, "timeline", ".svg", q.since_ms, label) : NULL;
+    if (rc == 0 && !path)
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (rc == 0)
+        rc = out_write_with(path, write_timeline, &j, err);
+    if (rc == 0)
+        fprintf(stderr, "docker flame show: wrote %s (%zu JVMs, %s)\n", path, tl.n, range);
+    for (size_t i = 0; j.series && i < tl.n; i++) {
+        free((char *)j.series[i].name);
+        free((tl_point *)j.series[i].pts);
+    }
+    free(j.series);
+    store_timeline_free(&tl);
+    return rc;
+}
+
+int flame_cmd_show(const ep_globals *g, int argc, char **argv)
+{
+    (void)g; /* the store, not the engine */
+    const char *vname = "show";
+    show_args a = {.fmt = -1};
+    flame_err err = FLAME_ERR_INIT;
+    int done = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    if (done >= 0)
+        return done;
+    if (a.timeline && a.fmt >= 0 && a.fmt != FMT_SVG)
+        return cli_usage_error(vname, "--timeline draws an SVG: drop --format");
+    store_query q = {.host = a.host, .jvm_pid = a.pid};
+    if (stored_range(a.since, a.until, stored_now_ms(), 3600 * 1000, &q.since_ms, &q.until_ms,
+                     &err) < 0)
+        return cli_usage_error(vname, "%s", err.msg);
+    store *s = NULL;
+    int rc = stored_open(a.store, &s, &err);
+    if (rc == 0)
+        rc = a.timeline ? show_timeline(&a, s, q, &err) : show_profile(&a, s, q, &err);
+    store_close(s);
+    return rc < 0 ? cli_fail(vname, &err) : FLAME_EXIT_OK;
+}

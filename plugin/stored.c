@@ -1,0 +1,121 @@
+/* What the store's verbs share (plugin/stored.h). */
+#include "plugin/stored.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plugin/proto.h"
+#include "store/when.h"
+
+int64_t stored_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int stored_open(const char *url, store **s, flame_err *err)
+{
+    const char *env = getenv("DOCKER_FLAME_STORE");
+    return store_open(url ? url : env && *env ? env : NULL, s, err);
+}
+
+int stored_range(const char *since, const char *until, int64_t now, int64_t default_since_ago,
+                 int64_t *since_ms, int64_t *until_ms, flame_err *err)
+{
+    const char *names[] = {"--since", "--until"}, *vals[] = {since, until};
+    int64_t *outs[] = {since_ms, until_ms};
+    *since_ms = now - default_since_ago;
+    *until_ms = now;
+    for (int i = 0; i < 2; i++)
+        if (vals[i] && when_parse(vals[i], now, outs[i]) < 0)
+            return flame_fail(err, FLAME_EXIT_USAGE, "%s: \"%.64s\" is not a time: give %s",
+                              names[i], vals[i], WHEN_FORMS);
+    if (*since_ms >= *until_ms)
+        return flame_fail(err, FLAME_EXIT_USAGE, "--since must come before --until");
+    return 0;
+}
+
+void stored_size_text(uint64_t bytes, char *buf, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4)
+        v /= 1024, u++;
+    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+void stored_range_text(int64_t since_ms, int64_t until_ms, char *buf, size_t cap)
+{
+    char a[40], b[40];
+    /* whole seconds: "15m" ago is now minus 15 minutes, to the millisecond of no interest */
+    when_format(since_ms - since_ms % 1000, a, sizeof a);
+    when_format(until_ms - until_ms % 1000, b, sizeof b);
+    /* "2026-11-24 14:03:00 to 14:07:00" when both fall on one day */
+    snprintf(buf, cap, "%s to %s", a, strncmp(a, b, 11) ? b : b + 11);
+}
+
+int stored_nothing(store *s, const store_query *q, flame_err *err)
+{
+    char range[96], who[160] = "anything", held[200] = "";
+    stored_range_text(q->since_ms, q->until_ms, range, sizeof range);
+    if (q->container) {
+        char clean[128];
+        proto_sanitize(q->container, clean, sizeof clean);
+        snprintf(who, sizeof who, "%s%s%s", clean, q->jvm_pid ? " (that --pid)" : "",
+                 q->host ? " (that --host)" : "");
+    }
+    store_listing l = {0};
+    flame_err quiet = FLAME_ERR_INIT;
+    store_query of = {.container = q->container, .host = q->host};
+    if (store_list(s, &of, &l, &quiet) == 0 && l.n) {
+        int64_t first = l.e[0].first_ms, last = l.e[0].last_ms;
+        for (size_t i = 1; i < l.n; i++) {
+            first = l.e[i].first_ms < first ? l.e[i].first_ms : first;
+            last = l.e[i].last_ms > last ? l.e[i].last_ms : last;
+        }
+        char span[96];
+        stored_range_text(first, last, span, sizeof span);
+        snprintf(held, sizeof held, "; the store has %s from %s", q->container ? "it" : "windows",
+                 span);
+    } else if (q->container) {
+        snprintf(held, sizeof held, "; the store has nothing of it");
+    }
+    store_listing_free(&l);
+    return flame_fail(err, FLAME_EXIT_EMPTY, "nothing stored for %s from %s%s (%s)", who, range,
+                      held, store_name(s));
+}
+
+int stored_input(void *ctx, const char *arg, profile **out, flame_err *err)
+{
+    (void)ctx;
+    char name[256];
+    int64_t since, until, now = stored_now_ms();
+    int r = when_parse_input(arg, now, name, sizeof name, &since, &until);
+    if (r == 0)
+        return 0;
+    if (r < 0)
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "%.100s: a stored range is CONTAINER@SINCE..UNTIL (web@14:00..14:05, "
+                          "web@-2h..-1h, web@-30m), SINCE and UNTIL being %s",
+                          arg, WHEN_FORMS);
+    store *s = NULL;
+    store_query q = {.container = name, .since_ms = since, .until_ms = until};
+    store_info info = {0};
+    profile *p = profile_new();
+    int rc = p ? stored_open(NULL, &s, err) : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (rc == 0)
+        rc = store_profile(s, &q, p, &info, err);
+    if (rc == 0 && info.windows == 0)
+        rc = stored_nothing(s, &q, err);
+    store_close(s);
+    if (rc < 0) {
+        profile_free(p);
+        return flame_wrap(err, "%.100s", arg);
+    }
+    *out = p;
+    return 1;
+}

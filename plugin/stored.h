@@ -1,0 +1,46 @@
+/* What the verbs that read the profile store share (show, ls, prune, and the stored inputs of
+ * diff and merge): which store (--store, else $DOCKER_FLAME_STORE, else the default file), the
+ * --since/--until range, the "nothing stored" error that says what IS stored, and a stored range
+ * CONTAINER@SINCE..UNTIL loaded as one profile. */
+#pragma once
+#include <stdint.h>
+
+#include "common/args.h"
+#include "common/err.h"
+#include "flame/profile.h"
+#include "store/store.h"
+
+/* --store URL, as an entry of a verb's option table; offset: its const char * field. */
+#define STORED_STORE_SPEC(offset)                                                                  \
+    {                                                                                              \
+        .lng = "store", .kind = ARG_STR, .off = (offset), .meta = "URL",                           \
+        .help =                                                                                    \
+            "the profile store: a file, sqlite:///path or\nclickhouse://host:8123/db (default: "   \
+            "$DOCKER_FLAME_STORE,\nelse ~/.local/share/docker-flame/profiles.db)",                 \
+        .complete = "file"                                                                         \
+    }
+/* --host H: the label of the machine that recorded (several write into one ClickHouse) */
+#define STORED_HOST_SPEC(offset)                                                                   \
+    {                                                                                              \
+        .lng = "host", .kind = ARG_STR, .off = (offset), .meta = "HOST",                           \
+        .help = "only windows recorded on this host (a fleet writing into\none store)"             \
+    }
+
+/* Wall-clock now, unix ms. */
+int64_t stored_now_ms(void);
+/* Open the store: url (--store), else $DOCKER_FLAME_STORE, else the default file. */
+int stored_open(const char *url, store **s, flame_err *err);
+/* --since / --until (NULL = default_since_ago before now / now) into a range; usage errors
+ * name the option. */
+int stored_range(const char *since, const char *until, int64_t now, int64_t default_since_ago,
+                 int64_t *since_ms, int64_t *until_ms, flame_err *err);
+/* 1536 -> "1.5 KiB" */
+void stored_size_text(uint64_t bytes, char *buf, size_t cap);
+/* "2026-11-24 14:03:00 to 14:07:00" (the date repeated only when it differs). */
+void stored_range_text(int64_t since_ms, int64_t until_ms, char *buf, size_t cap);
+/* Fill err with FLAME_EXIT_EMPTY: nothing of q's container in q's range, and what the store
+ * does hold for it ("web is stored from ... to ...") or that it holds nothing of it. */
+int stored_nothing(store *s, const store_query *q, flame_err *err);
+/* flame_profiler.stored (plugin/cmd.h): arg "CONTAINER@SINCE..UNTIL" from the store of
+ * $DOCKER_FLAME_STORE (or the default). 1 loaded into *out, 0 not a stored input, <0 error. */
+int stored_input(void *ctx, const char *arg, profile **out, flame_err *err);

@@ -1,0 +1,191 @@
+/* Retention and compaction of a ClickHouse store, by day partitions (samples is partitioned by
+ * the day of start_ms): a day past the retention is dropped whole (DROP PARTITION: instant); a
+ * finished day with windows to merge is rebuilt into a scratch table, buckets summed by the
+ * server, and swapped in atomically (REPLACE PARTITION), so a reader sees the old day or the new
+ * one, never both. The day being written is left alone: a rebuild would lose what arrives
+ * during it. Works on MergeTree tables; a Distributed one is compacted shard by shard. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "store/clickhouse_impl.h"
+
+/* A day is rebuilt only once its last window is this old (late windows from a spool). */
+#define QUIET_MS (3600LL * 1000)
+#define DAY_EXPR "toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"
+/* one window of one JVM */
+#define WINDOW_KEY "host, container_id, jvm_pid, start_ms, end_ms"
+
+/* greatest(level, the level a row of that start reaches by now): the coarsest level whose
+ * bucket lies wholly before that level's age */
+static void level_expr(FILE *f, const store_policy *pol, int64_t now)
+{
+    fputs("greatest(level, multiIf(", f);
+    for (int i = STORE_LEVELS - 1; i >= 0; i--) {
+        const store_level *l = &pol->level[i];
+        int64_t cut = l->bucket_ms > 0 ? (now - l->age_ms) / l->bucket_ms * l->bucket_ms : 0;
+        fprintf(f, "start_ms < %lld, %d, ", (long long)cut, l->bucket_ms > 0 ? i + 1 : 0);
+    }
+    fputs("0))", f);
+}
+
+/* the start of a row's bucket at level lv */
+static void bucket_expr(FILE *f, const store_policy *pol)
+{
+    fputs("multiIf(", f);
+    for (int i = 0; i < STORE_LEVELS; i++)
+        fprintf(f, "lv = %d, intDiv(start_ms, %lld) * %lld, ", i + 1,
+                (long long)(pol->level[i].bucket_ms > 0 ? pol->level[i].bucket_ms : 1),
+                (long long)(pol->level[i].bucket_ms > 0 ? pol->level[i].bucket_ms : 1));
+    fputs("start_ms)", f);
+}
+
+typedef struct day {
+    int64_t day, last_end, windows, to_merge;
+} day;
+
+static int list_days(store *s, const store_policy *pol, int64_t now, day **out, size_t *n,
+                     flame_err *err)
+{
+    char *text = NULL;
+    size_t len = 0, pos = 0, cap = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    fputs("SELECT " DAY_EXPR " AS d, max(end_ms), uniqExact(" WINDOW_KEY "), countIf(level < ", f);
+    level_expr(f, pol, now);
+    fputs(") FROM samples GROUP BY d ORDER BY d FORMAT TabSeparated", f);
+    ch_buf b = {0};
+    char *fl[4];
+    size_t l[4];
+    int rc = ch_post_file(s, f, &text, &b, err);
+    while (rc >= 0 && (rc = ch_next_row(&b, &pos, fl, l, 4)) == 1) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            day *nd = realloc(*out, cap * sizeof *nd);
+            if (!nd) {
+                rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                break;
+            }
+            *out = nd;
+        }
+        (*out)[(*n)++] = (day){ch_int(fl[0]), ch_int(fl[1]), ch_int(fl[2]), ch_int(fl[3])};
+    }
+    free(b.p);
+    if (rc < 0 && !err->code)
+        return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Run one statement, printf-style. */
+static int run(store *s, flame_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int run(store *s, flame_err *err, const char *fmt, ...)
+{
+    _cleanup_free_ char *sql = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vasprintf(&sql, fmt, ap);
+    va_end(ap);
+    if (r < 0) {
+        sql = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    return ch_post(s, sql, NULL, 0, NULL, err);
+}
+
+/* The day's rows, bucketed and summed, into the scratch table. */
+static int fill_scratch(store *s, const char *tmp, const day *d, const store_policy *pol,
+                        int64_t now, flame_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    fprintf(f,
+            "INSERT INTO %s SELECT host, container_id, any(container_name), any(image), jvm_pid,"
+            " any(jvm_version), min(start_ms), max(end_ms), max(frequency), any(bs), lv,"
+            " stack_hash, sum(count) FROM (SELECT host, container_id, container_name, image,"
+            " jvm_pid, jvm_version, start_ms, end_ms, frequency, stack_hash, count, ",
+            tmp);
+    level_expr(f, pol, now);
+    fputs(" AS lv, ", f);
+    bucket_expr(f, pol);
+    fprintf(f, " AS b FROM samples WHERE " DAY_EXPR " = %lld)", (long long)d->day);
+    /* a bucket's samples: the sum of its windows' totals (each window's rows repeat its own) */
+    fputs(" ALL INNER JOIN (SELECT host, container_id, jvm_pid, lv, b, sum(ws) AS bs FROM"
+          " (SELECT host, container_id, jvm_pid, any(samples) AS ws, ",
+          f);
+    level_expr(f, pol, now);
+    fputs(" AS lv, ", f);
+    bucket_expr(f, pol);
+    fprintf(f,
+            " AS b FROM samples WHERE " DAY_EXPR " = %lld GROUP BY " WINDOW_KEY ", level)"
+            " GROUP BY host, container_id, jvm_pid, lv, b) USING (host, container_id, jvm_pid,"
+            " lv, b) GROUP BY host, container_id, jvm_pid, lv, b, stack_hash",
+            (long long)d->day);
+    return ch_post_file(s, f, &text, NULL, err);
+}
+
+static int rebuild_day(store *s, const day *d, const store_policy *pol, int64_t now,
+                       store_compact_stats *st, flame_err *err)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "samples_compact_%d_%lld", (int)getpid(), (long long)d->day);
+    int rc = run(s, err, "CREATE TABLE %s AS samples", tmp);
+    if (rc == 0)
+        rc = fill_scratch(s, tmp, d, pol, now, err);
+    if (rc == 0)
+        rc = run(s, err, "ALTER TABLE samples REPLACE PARTITION %lld FROM %s", (long long)d->day,
+                 tmp);
+    flame_err quiet = FLAME_ERR_INIT;
+    run(s, &quiet, "DROP TABLE IF EXISTS %s", tmp);
+    if (rc < 0)
+        return -1;
+    st->merged += (uint64_t)d->windows;
+    return 0;
+}
+
+int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *st,
+               flame_err *err)
+{
+    if (ch_ready(s, err) < 0)
+        return -1;
+    if (ch_of(s)->distributed)
+        return store_fail(err, STORE_ERR_SERVER,
+                          "%s: samples is a Distributed table: prune each shard's own tables "
+                          "(--store clickhouse://SHARD:8123/LOCAL_DB)",
+                          s->name);
+    double per_row;
+    _cleanup_free_ day *days = NULL;
+    size_t n = 0;
+    if (ch_disk(s, &st->disk_before, &per_row, err) < 0 ||
+        list_days(s, pol, now_ms, &days, &n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const day *d = &days[i];
+        if (pol->retain_ms > 0 && d->last_end <= now_ms - pol->retain_ms) {
+            if (run(s, err, "ALTER TABLE samples DROP PARTITION %lld", (long long)d->day) < 0)
+                return -1;
+            st->deleted += (uint64_t)d->windows;
+        } else if (d->to_merge > 0 && d->last_end <= now_ms - QUIET_MS) {
+            if (rebuild_day(s, d, pol, now_ms, st, err) < 0)
+                return -1;
+        }
+    }
+    /* buckets written: the windows of the rebuilt days now */
+    _cleanup_free_ day *after = NULL;
+    size_t na = 0;
+    if (st->merged && list_days(s, pol, now_ms, &after, &na, err) < 0)
+        return -1;
+    for (size_t i = 0; i < na; i++)
+        for (size_t k = 0; k < n; k++)
+            if (after[i].day == days[k].day && days[k].to_merge > 0 &&
+                days[k].last_end <= now_ms - QUIET_MS)
+                st->buckets += (uint64_t)after[i].windows;
+    return ch_disk(s, &st->disk_after, &per_row, err);
+}

@@ -1,0 +1,275 @@
+/* The ClickHouse backend's plumbing: the store URL (user, host, port, database, spool
+ * parameters) and one HTTP request per statement through libcurl, with its answer bounded and a
+ * failure named as unreachable (no connection, timeout) or refused (the server's own message). */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "store/chtext.h"
+#include "store/clickhouse_impl.h"
+
+/* An answer larger than this is refused (a profile of distinct stacks is far smaller). */
+#define CH_MAX_ANSWER ((size_t)1 << 30)
+#define CH_SPOOL_MAX_DEFAULT ((uint64_t)64 << 20)
+
+int64_t ch_int(const char *s)
+{
+    return s ? strtoll(s, NULL, 10) : 0;
+}
+
+/* ---- HTTP ---- */
+
+/* The answer goes into a memstream, counted: past CH_MAX_ANSWER, curl is told to stop. */
+typedef struct sink {
+    FILE *f;
+    size_t n;
+} sink;
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    sink *k = ud;
+    size_t n = size * nmemb;
+    if (k->n + n > CH_MAX_ANSWER || fwrite(ptr, 1, n, k->f) != n)
+        return 0; /* curl stops with a write error */
+    k->n += n;
+    return n;
+}
+
+/* The server's message, one line of printable text (it may quote our hostile data back). */
+static void first_line(const ch_buf *b, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < b->n && b->p[i] != '\n' && o + 1 < cap; i++) {
+        unsigned char k = (unsigned char)b->p[i];
+        out[o++] = k >= 0x20 && k < 0x7f ? (char)k : '?';
+    }
+    out[o] = 0;
+}
+
+/* What the request came to: the connection failed, the server refused, or the answer is ours. */
+static int answer_status(store *s, CURL *h, CURLcode cc, const ch_buf *b, flame_err *err)
+{
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (cc == CURLE_WRITE_ERROR && status == 200)
+        return store_fail(err, STORE_ERR_SERVER, "%s: the answer is larger than %zu MiB", s->name,
+                          CH_MAX_ANSWER >> 20);
+    if (cc != CURLE_OK)
+        return store_fail(err, STORE_ERR_UNREACHABLE, "%s: cannot reach the server: %s", s->name,
+                          curl_easy_strerror(cc));
+    if (status != 200) {
+        char line[400];
+        first_line(b, line, sizeof line);
+        return store_fail(err, STORE_ERR_SERVER, "%s: the server answered %ld: %s", s->name, status,
+                          line);
+    }
+    return 0;
+}
+
+int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *out, flame_err *err)
+{
+    ch *c = ch_of(s);
+    ch_buf local = {0}, *b = out ? out : &local;
+    free(b->p);
+    *b = (ch_buf){0};
+    sink k = {open_memstream(&b->p, &b->n), 0};
+    _cleanup_free_ char *url = NULL;
+    _cleanup_curl_slist_ struct curl_slist *hdr = curl_slist_append(NULL, "Expect:");
+    char *q = body ? curl_easy_escape(c->curl, sql, 0) : NULL;
+    /* into Distributed tables, an INSERT returns once the shards have the rows: a shard that
+     * is down fails the put (which the spool then keeps) instead of a queue on this node */
+    int r = asprintf(&url, "%s?%s%s%s%s%s", c->base,
+                     c->no_db ? "" : "database=", c->no_db ? "" : c->db, q ? "&query=" : "",
+                     q ? q : "", q && c->distributed ? "&insert_distributed_sync=1" : "");
+    curl_free(q);
+    if (r < 0)
+        url = NULL;
+    int rc = r < 0 || !hdr || !k.f || (body && !q)
+                 ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
+                 : 0;
+    CURL *h = c->curl;
+    if (rc == 0) {
+        curl_easy_reset(h);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        /* ClickHouse answers in its own time (a day's GROUP BY); a dead server is seen at connect
+         */
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT, 300L);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : sql);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? blen : strlen(sql)));
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &k);
+        if (c->user[0]) {
+            curl_easy_setopt(h, CURLOPT_USERNAME, c->user);
+            curl_easy_setopt(h, CURLOPT_PASSWORD, c->password);
+        }
+    }
+    CURLcode cc = rc == 0 ? curl_easy_perform(h) : CURLE_OK;
+    if (k.f && fclose(k.f) != 0 && rc == 0)
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (rc == 0)
+        rc = answer_status(s, h, cc, b, err);
+    free(local.p);
+    return rc;
+}
+
+int ch_post_file(store *s, FILE *f, char **text, ch_buf *out, flame_err *err)
+{
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad || !*text) {
+        free(*text);
+        *text = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    int rc = ch_post(s, *text, NULL, 0, out, err);
+    free(*text);
+    *text = NULL;
+    return rc;
+}
+
+int ch_next_row(ch_buf *b, size_t *pos, char **fields, size_t *lens, int want)
+{
+    if (*pos >= b->n)
+        return 0;
+    char *line = b->p + *pos, *nl = memchr(line, '\n', b->n - *pos);
+    size_t len = nl ? (size_t)(nl - line) : b->n - *pos;
+    *pos += len + 1;
+    return ch_tsv_fields(line, len, fields, lens, want) == want ? 1 : -1;
+}
+
+/* ---- the URL ---- */
+
+/* %XX decoded copy of s[0..n) into out (cap bytes): user names and passwords may hold any
+ * byte. -1 when it does not fit. */
+static int decode(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++, o++) {
+        unsigned v;
+        if (o + 1 >= cap)
+            return -1;
+        if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
+            isxdigit((unsigned char)s[i + 2]) && sscanf(s + i + 1, "%2x", &v) == 1) {
+            out[o] = (char)v;
+            i += 2;
+        } else {
+            out[o] = s[i];
+        }
+    }
+    out[o] = 0;
+    return 0;
+}
+
+static bool all_of(const char *s, size_t n, const char *set)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!s[i] || !strchr(set, s[i]))
+            return false;
+    return n > 0;
+}
+
+#define ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+/* "64M", "1G", "500000": bytes; -1 bad */
+static int parse_size(const char *s, size_t n, uint64_t *out)
+{
+    char buf[32], *end;
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (end == buf || errno || (*end && (!shift || end[1])) || v > (1ull << 40))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+static int query_params(store *s, const char *q, const char *tag, flame_err *err)
+{
+    s->spool_max = CH_SPOOL_MAX_DEFAULT;
+    bool spool_set = false;
+    while (q && *q) {
+        size_t n = strcspn(q, "&");
+        const char *eq = memchr(q, '=', n);
+        size_t kl = eq ? (size_t)(eq - q) : n, vl = eq ? n - kl - 1 : 0;
+        const char *v = eq ? eq + 1 : "";
+        if (kl == 5 && !strncmp(q, "spool", 5)) {
+            char path[4096];
+            if (decode(v, vl, path, sizeof path) < 0)
+                return store_fail(err, STORE_ERR_URL, "store URL: spool path too long");
+            free(s->spool_path);
+            s->spool_path = strdup(vl == 3 && !strncmp(v, "off", 3) ? "" : path);
+            spool_set = true;
+        } else if (kl == 9 && !strncmp(q, "spool_max", 9)) {
+            if (parse_size(v, vl, &s->spool_max) < 0)
+                return store_fail(err, STORE_ERR_URL,
+                                  "store URL: spool_max wants a size (64M, 1G, bytes)");
+        } else {
+            return store_fail(err, STORE_ERR_URL,
+                              "store URL: unknown parameter \"%.*s\" (spool, spool_max)",
+                              (int)(kl < 40 ? kl : 40), q);
+        }
+        q += n + (q[n] == '&');
+    }
+    if (!spool_set)
+        return (s->spool_path = store_spool_default(tag, err)) ? 0 : -1;
+    return s->spool_path ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+}
+
+int ch_parse_url(store *s, ch *c, const char *url, flame_err *err)
+{
+    bool tls = !strncmp(url, "clickhouses://", 14);
+    const char *p = strstr(url, "://") + 3;
+    size_t auth = strcspn(p, "/?");
+    const char *at = memrchr(p, '@', auth);
+    if (at) {
+        size_t ul = strcspn(p, ":@");
+        if (decode(p, ul, c->user, sizeof c->user) < 0 ||
+            (p + ul < at &&
+             decode(p + ul + 1, (size_t)(at - p - ul - 1), c->password, sizeof c->password) < 0))
+            return store_fail(err, STORE_ERR_URL, "store URL: user or password too long");
+        auth -= (size_t)(at + 1 - p);
+        p = at + 1;
+    }
+    size_t hl = p[0] == '[' ? strcspn(p, "]") + 1 : strcspn(p, ":/?");
+    if (hl > auth || hl > 255 ||
+        !(p[0] == '[' ? all_of(p + 1, hl - 2, "0123456789abcdefABCDEF:.")
+                      : all_of(p, hl, ALNUM ".-")))
+        return store_fail(err, STORE_ERR_URL, "store URL: bad host in \"%.200s\"", url);
+    long port = tls ? 8443 : 8123;
+    if (hl < auth) {
+        char *end = NULL;
+        port = p[hl] == ':' ? strtol(p + hl + 1, &end, 10) : -1;
+        if (port < 1 || port > 65535 || end != p + auth)
+            return store_fail(err, STORE_ERR_URL, "store URL: bad port in \"%.200s\"", url);
+    }
+    const char *path = p + auth, *q = strchr(path, '?');
+    size_t dl = path[0] == '/' ? (q ? (size_t)(q - path) : strlen(path)) - 1 : 0;
+    snprintf(c->db, sizeof c->db, "%.*s", (int)dl, path + 1);
+    if (!dl)
+        snprintf(c->db, sizeof c->db, "default");
+    /* the name goes into SQL (CREATE DATABASE): letters, digits and _ only */
+    if (dl >= sizeof c->db || !all_of(c->db, strlen(c->db), ALNUM "_"))
+        return store_fail(err, STORE_ERR_URL,
+                          "store URL: the database name may hold only letters, digits and _ "
+                          "(64 at most)");
+    char tag[200];
+    snprintf(tag, sizeof tag, "%.*s_%ld_%s", (int)hl, p, port, c->db);
+    /* hl is below 256: the host was checked character by character above */
+    snprintf(c->base, sizeof c->base, "%s://%.*s:%ld/", tls ? "https" : "http", (int)hl, p, port);
+    if (asprintf(&s->name, "%s://%.*s:%ld/%s", tls ? "clickhouses" : "clickhouse", (int)hl, p, port,
+                 c->db) < 0) {
+        s->name = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    return query_params(s, q ? q + 1 : NULL, tag, err);
+}

@@ -1,0 +1,85 @@
+/* Inside the SQLite backend (store/sqlite.c: schema, put, stack collection; sqlite_read.c:
+ * readers; sqlite_compact.c: retention, compaction; sqlite_spool.c: what the ClickHouse spool
+ * needs). Also read by the unit tests. */
+#pragma once
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "store/store_impl.h"
+
+typedef struct sq {
+    sqlite3 *db;
+    char *path;
+} sq;
+
+static inline void sq_finalizep(sqlite3_stmt **st)
+{
+    sqlite3_finalize(*st); /* NULL-safe */
+}
+#define _cleanup_stmt_ __attribute__((cleanup(sq_finalizep)))
+
+static inline sq *sq_of(store *s)
+{
+    return s->impl;
+}
+
+/* err from a SQLite result code: damaged file, disk full, busy ... named as such. */
+int sq_fail(sq *q, flame_err *err, int rc, const char *what);
+/* Prepare sql into *st (0 or sq_fail). */
+int sq_prepare(sq *q, const char *sql, sqlite3_stmt **st, flame_err *err);
+/* Run sql without results. */
+int sq_exec(sq *q, const char *sql, flame_err *err);
+/* BEGIN IMMEDIATE (waits for other writers up to the busy timeout); COMMIT; ROLLBACK (quiet). */
+int sq_begin(sq *q, flame_err *err);
+int sq_commit(sq *q, flame_err *err);
+void sq_rollback(sq *q);
+
+/* One schema step: the SQL that brings a store from version - 1 to version. */
+typedef struct sq_step {
+    int version;
+    const char *sql;
+} sq_step;
+#define SQ_SCHEMA_VERSION 1
+/* Bring the database to the last step's version inside one write transaction; a store whose
+ * version is above it fails with STORE_ERR_NEWER. Exposed so tests can run other step lists. */
+int sq_migrate(sq *q, const sq_step *steps, size_t n, flame_err *err);
+
+/* One integer from a query without parameters (0 when it gives no row). */
+int sq_int(sq *q, const char *sql, int64_t *out, flame_err *err);
+
+/* ---- sqlite_read.c ---- */
+int sq_profile(store *s, const store_query *qq, profile *out, store_info *info, flame_err *err);
+int sq_timeline(store *s, const store_query *qq, store_series_list *out, flame_err *err);
+int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err);
+/* The pairs of column col of row st into b (a damaged blob: STORE_ERR_CORRUPT). */
+int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err);
+/* Add the stacks of pairs (ids of the stacks table, counts) into out. */
+int sq_add_stacks(sq *q, const store_pair *pairs, size_t n, profile *out, flame_err *err);
+/* The bytes of data (windows' pairs and stacks' texts: what the spool's bound counts) and on
+ * disk (the file and its WAL); either may be NULL. */
+int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err);
+/* Delete the stacks no window references (in the caller's write transaction). */
+int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err);
+/* Give free pages back to the file system and shrink the WAL (best effort). */
+void sq_release_space(sq *q);
+
+/* ---- sqlite_compact.c ---- */
+int sq_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *st,
+               flame_err *err);
+
+/* ---- sqlite_spool.c: windows read back whole, to be sent on ---- */
+typedef struct sq_batch {
+    store_window *w;
+    char **labels; /* each window's label strings, one block */
+    int64_t *ids;
+    size_t n;
+} sq_batch;
+/* The oldest max windows, with their labels and stacks. */
+int sq_take(store *s, size_t max, sq_batch *out, flame_err *err);
+void sq_batch_free(sq_batch *b);
+/* Delete these windows (and the stacks nothing uses any more). */
+int sq_drop(store *s, const int64_t *ids, size_t n, flame_err *err);
+/* Windows stored. */
+int sq_count(store *s, uint64_t *windows, flame_err *err);
+/* Delete the oldest windows until what is in use fits in max bytes; *dropped counts them. */
+int sq_shrink(store *s, uint64_t max, uint64_t *dropped, flame_err *err);

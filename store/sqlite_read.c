@@ -1,0 +1,208 @@
+/* The SQLite backend's readers: the windows of a query merged into one profile (counts summed
+ * by stack id, then each stack's text read once), the timeline of samples per window, and the
+ * listing of what the store holds. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "store/sqlite_impl.h"
+
+/* ---- readers ---- */
+
+/* The windows of a query: ?1 since, ?2 until, ?3 container, ?4 host, ?5 pid, ?6 the longest
+ * window (so the index on start_ms bounds the scan), ?7 the shortest id prefix. */
+#define SQ_FROM                                                                                    \
+    " FROM windows w JOIN sources s ON s.id = w.source"                                            \
+    " WHERE w.start_ms < ?2 AND w.start_ms > ?1 - ?6 AND w.end_ms > ?1"                            \
+    " AND (?3 IS NULL OR s.container_name = ?3 OR s.container_id = ?3"                             \
+    "  OR (length(?3) >= ?7 AND substr(s.container_id, 1, length(?3)) = ?3))"                      \
+    " AND (?4 IS NULL OR s.host = ?4) AND (?5 = 0 OR s.jvm_pid = ?5)"
+
+static int prepare_query(sq *q, const char *sql, const store_query *qq, sqlite3_stmt **st,
+                         flame_err *err)
+{
+    if (sq_prepare(q, sql, st, err) < 0)
+        return -1;
+    sqlite3_bind_int64(*st, 1, qq ? qq->since_ms : 0);
+    sqlite3_bind_int64(*st, 2, qq ? qq->until_ms : INT64_MAX);
+    if (qq && qq->container)
+        sqlite3_bind_text(*st, 3, qq->container, -1, SQLITE_STATIC);
+    if (qq && qq->host)
+        sqlite3_bind_text(*st, 4, qq->host, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(*st, 5, qq ? qq->jvm_pid : 0);
+    sqlite3_bind_int64(*st, 6, STORE_MAX_WINDOW_MS);
+    sqlite3_bind_int64(*st, 7, STORE_ID_PREFIX_MIN);
+    return 0;
+}
+
+static int add_text(profile *out, const void *text, int len, uint64_t count, int64_t id, sq *q,
+                    flame_err *err)
+{
+    if (len > 0 && profile_add(out, text, (size_t)len, (double)count, PROFILE_ONE_COLUMN) == 0)
+        return 0;
+    if (len > 0 && errno == ENOMEM)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    return store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (stack %lld is not a stack)",
+                      q->path, (long long)id);
+}
+
+int sq_add_stacks(sq *q, const store_pair *pairs, size_t n, profile *out, flame_err *err)
+{
+    int64_t maxid;
+    if (n == 0)
+        return 0;
+    if (sq_int(q, "SELECT max(id) FROM stacks", &maxid, err) < 0)
+        return -1;
+    /* many of the stacks: one pass over the table beats a lookup each */
+    bool scan = n * 8 > (uint64_t)maxid;
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    if (sq_prepare(q,
+                   scan ? "SELECT id, folded FROM stacks ORDER BY id"
+                        : "SELECT id, folded FROM stacks WHERE id = ?1",
+                   &st, err) < 0)
+        return -1;
+    size_t i = 0;
+    while (i < n) {
+        if (!scan) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, (int64_t)pairs[i].id);
+        }
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+            return store_fail(err, STORE_ERR_CORRUPT,
+                              "%s: damaged store (a window names stack %llu, which is missing)",
+                              q->path, (unsigned long long)pairs[i].id);
+        if (rc != SQLITE_ROW)
+            return sq_fail(q, err, rc, "reading stacks");
+        uint64_t id = (uint64_t)sqlite3_column_int64(st, 0);
+        if (id < pairs[i].id)
+            continue;
+        if (id > pairs[i].id) /* the scan went past it: not there */
+            return store_fail(err, STORE_ERR_CORRUPT,
+                              "%s: damaged store (a window names stack %llu, which is missing)",
+                              q->path, (unsigned long long)pairs[i].id);
+        if (add_text(out, sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1), pairs[i].count,
+                     (int64_t)id, q, err) < 0)
+            return -1;
+        i++;
+    }
+    return 0;
+}
+
+static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *info, flame_err *err)
+{
+    int64_t maxid;
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    if (sq_int(q, "SELECT max(id) FROM stacks", &maxid, err) < 0 ||
+        prepare_query(q, "SELECT w.pairs, w.samples, w.start_ms, w.end_ms" SQ_FROM, qq, &st, err) <
+            0)
+        return -1;
+    /* counts by stack id: ids are dense (the table's rowids), so an array is the map */
+    _cleanup_free_ uint64_t *acc = calloc((size_t)maxid + 1, sizeof *acc);
+    if (!acc)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    int rc;
+    pairs_buf b = {0};
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sq_decode(q, st, 0, &b, err) < 0 || (b.n && b.p[b.n - 1].id > (uint64_t)maxid)) {
+            pairs_buf_free(&b);
+            return err->code ? -1
+                             : store_fail(err, STORE_ERR_CORRUPT,
+                                          "%s: damaged store (a window names no stack)", q->path);
+        }
+        for (size_t i = 0; i < b.n; i++)
+            acc[b.p[i].id] += b.p[i].count;
+        store_info_add(info, 1, (uint64_t)sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                       sqlite3_column_int64(st, 3));
+    }
+    pairs_buf_free(&b);
+    if (rc != SQLITE_DONE)
+        return sq_fail(q, err, rc, "reading windows");
+    size_t n = 0;
+    for (int64_t id = 1; id <= maxid; id++)
+        n += acc[id] != 0;
+    _cleanup_free_ store_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
+    if (!pairs)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    n = 0;
+    for (int64_t id = 1; id <= maxid; id++)
+        if (acc[id])
+            pairs[n++] = (store_pair){(uint64_t)id, acc[id]};
+    return sq_add_stacks(q, pairs, n, out, err);
+}
+
+int sq_profile(store *s, const store_query *qq, profile *out, store_info *info, flame_err *err)
+{
+    sq *q = sq_of(s);
+    /* one read transaction: a compaction running meanwhile cannot take stacks away between
+     * reading the windows and reading their stacks */
+    if (sq_exec(q, "BEGIN", err) < 0)
+        return -1;
+    int rc = sum_windows(q, qq, out, info, err);
+    sq_rollback(q);
+    return rc;
+}
+
+int sq_timeline(store *s, const store_query *qq, store_series_list *out, flame_err *err)
+{
+    sq *q = sq_of(s);
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    if (prepare_query(q,
+                      "SELECT s.host, s.container_id, s.container_name, s.jvm_pid, w.start_ms,"
+                      " w.end_ms, w.samples" SQ_FROM
+                      " ORDER BY s.host, s.container_id, s.jvm_pid, w.start_ms",
+                      qq, &st, err) < 0)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_point pt = {sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+                          (uint64_t)sqlite3_column_int64(st, 6)};
+        if (store_timeline_add(out, (const char *)sqlite3_column_text(st, 0),
+                               (const char *)sqlite3_column_text(st, 1),
+                               (const char *)sqlite3_column_text(st, 2),
+                               sqlite3_column_int64(st, 3), &pt) < 0)
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    return rc == SQLITE_DONE ? 0 : sq_fail(q, err, rc, "reading windows");
+}
+
+int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err)
+{
+    sq *q = sq_of(s);
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    store_query all = {.container = qq ? qq->container : NULL,
+                       .host = qq ? qq->host : NULL,
+                       .since_ms = 0,
+                       .until_ms = INT64_MAX};
+    if (prepare_query(q,
+                      "SELECT s.host, s.container_id, s.container_name, s.image,"
+                      " min(w.start_ms), max(w.end_ms), count(*), sum(w.samples),"
+                      " sum(length(w.pairs))" SQ_FROM
+                      " GROUP BY s.host, s.container_id, s.container_name, s.image"
+                      " ORDER BY max(w.end_ms) DESC",
+                      &all, &st, err) < 0)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_entry e = {
+            (char *)sqlite3_column_text(st, 0),    (char *)sqlite3_column_text(st, 1),
+            (char *)sqlite3_column_text(st, 2),    (char *)sqlite3_column_text(st, 3),
+            sqlite3_column_int64(st, 4),           sqlite3_column_int64(st, 5),
+            (uint64_t)sqlite3_column_int64(st, 6), (uint64_t)sqlite3_column_int64(st, 7),
+            (uint64_t)sqlite3_column_int64(st, 8)};
+        if (store_listing_add(out, &e) < 0)
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    if (rc != SQLITE_DONE)
+        return sq_fail(q, err, rc, "reading windows");
+    int64_t stacks;
+    if (sq_int(q, "SELECT count(*) FROM stacks", &stacks, err) < 0)
+        return -1;
+    out->stacks += (uint64_t)stacks;
+    uint64_t disk;
+    if (sq_usage(q, NULL, &disk, err) < 0)
+        return -1;
+    out->disk_bytes += disk;
+    return 0;
+}

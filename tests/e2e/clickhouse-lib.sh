@@ -1,0 +1,79 @@
+# Real ClickHouse servers for the store's tests and benchmarks (sourced after lib.sh): each with
+# its own config and data directory under $TMP, on free ports of 127.0.0.1, started in ~1 s,
+# stopped by pid (never by name) by ch_stop or at exit.
+#   ch_start NAME [CLUSTER_XML]   start (or restart, same data) server NAME; sets CH_HTTP_<NAME>,
+#                                 CH_TCP_<NAME>; CLUSTER_XML goes into <remote_servers>
+#   ch_stop NAME                  stop it (SIGTERM, then SIGKILL after 10 s)
+#   ch_sql NAME SQL               run SQL on it (curl), print the answer
+#   ch_have                       is clickhouse-server installed?
+CH_SERVER=$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)
+ch_have() { [ -x "$CH_SERVER" ]; }
+
+# A port nothing listens on (a connection to it is refused).
+free_port() {
+    local p
+    for _ in $(seq 50); do
+        p=$((20000 + RANDOM % 40000))
+        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+ch_start() {
+    local name=$1 cluster=${2:-} dir=$TMP/ch-$1 http tcp
+    http=$(eval echo "\${CH_HTTP_$name:-}")
+    tcp=$(eval echo "\${CH_TCP_$name:-}")
+    [ -n "$http" ] || http=$(free_port) || return 1
+    [ -n "$tcp" ] || tcp=$(free_port) || return 1
+    mkdir -p "$dir/data" "$dir/tmp" "$dir/log"
+    cat > "$dir/config.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$dir/log/server.log</log><errorlog>$dir/log/error.log</errorlog></logger>
+  <http_port>$http</http_port>
+  <tcp_port>$tcp</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>$dir/data/</path>
+  <tmp_path>$dir/tmp/</tmp_path>
+  <users_config>/etc/clickhouse-server/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>53687091</mark_cache_size>
+  <remote_servers>$cluster</remote_servers>
+</yandex>
+EOF
+    "$CH_SERVER" --config-file="$dir/config.xml" >"$dir/log/stdout" 2>&1 &
+    echo $! > "$dir/pid"
+    eval "CH_HTTP_$name=$http CH_TCP_$name=$tcp"
+    for _ in $(seq 100); do
+        curl -fsS "http://127.0.0.1:$http/ping" >/dev/null 2>&1 && return 0
+        kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
+        sleep 0.1
+    done
+    fdiag "clickhouse-server $name did not answer on port $http:" "$(tail -5 "$dir/log/stdout" "$dir/log/error.log" 2>/dev/null)"
+    return 1
+}
+
+ch_stop() {
+    local f=$TMP/ch-$1/pid pid
+    [ -f "$f" ] || return 0
+    pid=$(cat "$f")
+    rm -f "$f"
+    kill "$pid" 2>/dev/null || return 0
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+}
+
+ch_sql() {
+    local port
+    port=$(eval echo "\$CH_HTTP_$1")
+    curl -sS --fail-with-body --data-binary "$2" "http://127.0.0.1:$port/"
+}
+
+lib_cleanup_extra() {
+    local d
+    for d in "$TMP"/ch-*/; do
+        [ -d "$d" ] && ch_stop "$(basename "$d" | sed 's/^ch-//')"
+    done
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# The profile store on real ClickHouse servers (Debian's clickhouse-server, each with its own
+# config and data directory under $TMP, on free ports of 127.0.0.1; no Docker engine needed):
+# the same windows written into SQLite, into one server and through a two-shard Distributed
+# table give the same `show` output (folded, SVG, timeline); a stopped server: the windows go to
+# the local spool (bounded by spool_max) and reach the server when it is back; an unreachable
+# server, one that refuses us, an unknown URL, a store of a newer version and an empty range:
+# one line on stderr and the documented exit code each.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/clickhouse-lib.sh"
+FLAME=$BUILD/docker-flame
+GEN=$BUILD/store-gen
+[ -x "$FLAME" ] && [ -x "$GEN" ] || bail "build first (make): $FLAME, $GEN"
+# A missing server is a failure, never a skip: the store's fleet path is tested or it is not.
+ch_have || bail "clickhouse-server is not installed: ./install.sh --deps-only --test-deps"
+cd "$TMP" || bail "no scratch dir"
+export XDG_DATA_HOME=$TMP/xdg # the default spool lives there
+unset DOCKER_FLAME_STORE
+
+run_err() { "$@" >/dev/null 2>err.txt; echo $?; }
+one_line() { [ "$(wc -l < err.txt)" = 1 ]; }
+
+# The same windows for every store: absolute start times on a whole hour two hours ago, seeds.
+T0=$(( ($(date +%s) / 3600 - 2) * 3600 * 1000 ))
+T1=$((T0 + 3600 * 1000))
+since=$(date -d "@$((T0 / 1000))" +%Y-%m-%dT%H:%M:%S%:z)
+until=$(date -d "@$((T1 / 1000))" +%Y-%m-%dT%H:%M:%S%:z)
+gen() { # STORE: 1 h of web (fixture stacks, some empty windows) and of api (2,000 stacks)
+    "$GEN" --store "$1" --container web --workload fixture --samples 990 --seed 1 \
+        --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" \
+        --start "$T0" --windows 360 --empty-every 50 --batch 60 >/dev/null &&
+        "$GEN" --store "$1" --container api --pid 7 --stacks 2000 --samples 500 --seed 2 \
+            --start "$T0" --windows 360 --batch 60 >/dev/null
+}
+outputs() { # STORE PREFIX: folded, SVG and timeline of the hour, and of web's first minutes
+    "$FLAME" show web api --store "$1" --since "$since" --until "$until" --format folded \
+        -o "$2.folded" 2>"$2.log" &&
+        "$FLAME" show web api --store "$1" --since "$since" --until "$until" -o "$2.svg" 2>>"$2.log" &&
+        "$FLAME" show --store "$1" --since "$since" --until "$until" --timeline -o "$2.tl.svg" 2>>"$2.log" &&
+        "$FLAME" show web --pid 1 --store "$1" --since "$since" --until "$(date -d "@$((T0 / 1000 + 300))" +%H:%M:%S)" \
+            --format folded -o "$2.web5.folded" 2>>"$2.log"
+}
+same() { # A B WHAT
+    if cmp -s "$1" "$2"; then ok "$3"; else nok "$3"; fdiag "$(diff "$1" "$2" | head -5)"; fi
+}
+as_sqlite() { # PREFIX WHO: each output of `outputs` the same as SQLite's
+    same ref.folded "$1.folded" "$2, folded: the same stacks and counts as SQLite"
+    same ref.svg "$1.svg" "$2, SVG: the same graph as SQLite"
+    same ref.tl.svg "$1.tl.svg" "$2, timeline: the same picture as SQLite"
+    same ref.web5.folded "$1.web5.folded" "$2, a few minutes of one JVM: the same as SQLite"
+}
+
+gen "$TMP/ref.db"
+okif $? "1 h of web and api windows into SQLite"
+outputs "$TMP/ref.db" ref
+okif $? "show from SQLite: folded, SVG, timeline"
+
+# ---- one server ----
+ch_start one || bail "clickhouse-server one did not start"
+ONE=clickhouse://127.0.0.1:$CH_HTTP_one/flame
+gen "$ONE"
+okif $? "the same windows into one ClickHouse server"
+outputs "$ONE" one
+okif $? "show from ClickHouse"
+as_sqlite one "one server"
+like "$(cat one.log)" "wrote one.svg \(720 windows" "the 720 windows of web and api"
+out=$("$FLAME" ls --store "$ONE")
+okif $? "ls"
+like "$out" "web .* 360 " "ls: web, 360 windows"
+like "$out" "api .* 360 " "ls: api, 360 windows"
+like "$out" "on disk \(clickhouse://127.0.0.1:$CH_HTTP_one/flame\)" "the footer names the server"
+
+# ---- two shards behind a Distributed table ----
+for s in s1 s2; do
+    eval "CH_HTTP_$s=$(free_port) CH_TCP_$s=$(free_port)"
+done
+cluster="<two><shard><replica><host>127.0.0.1</host><port>$CH_TCP_s1</port></replica></shard><shard><replica><host>127.0.0.1</host><port>$CH_TCP_s2</port></replica></shard></two>"
+ch_start s1 "$cluster" && ch_start s2 "$cluster" || bail "the shards did not start"
+# each shard: the store's own tables in database flame_local (made by opening it); the front
+# (s1, database flame): meta and stacks of its own, samples a Distributed table over the shards
+"$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame_local" >/dev/null 2>&1 &&
+    "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s2/flame_local" >/dev/null 2>&1 &&
+    "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame" >/dev/null 2>&1 &&
+    ch_sql s1 "DROP TABLE flame.samples" &&
+    ch_sql s1 "CREATE TABLE flame.samples AS flame_local.samples ENGINE = Distributed(two, flame_local, samples, sipHash64(start_ms))"
+okif $? "two shards and a Distributed samples table"
+TWO=clickhouse://127.0.0.1:$CH_HTTP_s1/flame
+gen "$TWO"
+okif $? "the same windows through the Distributed table"
+n1=$(ch_sql s1 "SELECT count() FROM flame_local.samples")
+n2=$(ch_sql s2 "SELECT count() FROM flame_local.samples")
+check "rows on both shards ($n1, $n2)" test "${n1:-0}" -gt 0 -a "${n2:-0}" -gt 0
+outputs "$TWO" two
+okif $? "show from the two shards"
+as_sqlite two "two shards"
+out=$("$FLAME" ls --store "$TWO")
+like "$out" "sizes: see each shard's database" "ls over shards says where the sizes are"
+is "$(run_err "$FLAME" prune --store "$TWO")" 7 "prune through a Distributed table: exit 7"
+like "$(cat err.txt)" "prune each shard's own tables" "saying what to do instead"
+
+# ---- a server that stops: the spool ----
+# spool_max counts the data (pairs and stack texts): the fixture's 65 stacks are 26 KB, a window
+# 70 bytes; 40K holds the 30 windows of a short outage, not the 400 of a long one
+SP="$ONE?spool=$TMP/spool.db&spool_max=40K"
+late() { # START WINDOWS SEED: fixture windows of container late through the spooling URL
+    "$GEN" --store "$SP" --container late --workload fixture --samples 990 --seed "$3" \
+        --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" \
+        --start "$1" --windows "$2" 2>&1
+}
+late_windows() { "$FLAME" ls late --store "$ONE" | awk '$1 == "late" { print $(NF - 3) }'; }
+ch_stop one
+out=$(late "$T1" 30 3)
+okif $? "windows written while the server is stopped"
+like "$out" "30 windows \(30 spooled\)" "all of them spooled"
+check "the spool file is there" test -s spool.db
+is "$(run_err "$FLAME" show late --store "$SP" --since 1h)" 7 "show while it is down: exit 7"
+check "one line" one_line
+like "$(cat err.txt)" "cannot reach the server" "said so"
+ch_start one || bail "clickhouse-server one did not restart"
+late $((T1 + 3600000)) 1 4 >/dev/null
+okif $? "the next window once the server is back"
+is "$(late_windows)" 31 "every window reached the server: the 30 spooled and the new one"
+unlike "$("$FLAME" ls --store "$SP")" "wait in the local spool" "nothing waits in the spool"
+
+# a longer outage than the spool holds: the oldest windows go, the file stays bounded
+ch_stop one
+late $((T1 + 2 * 3600000)) 400 5 >out.txt
+like "$(cat out.txt)" "400 windows \(400 spooled\)" "400 windows spooled"
+waiting=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM windows").fetchone()[0])' spool.db)
+check "the spool is bounded: $waiting of the 400 windows wait" test "${waiting:-0}" -gt 100 -a "${waiting:-0}" -lt 400
+size=$(stat -c %s spool.db)
+check "the spool file stays small ($size bytes)" test "$size" -lt 1000000
+ch_start one || bail "clickhouse-server one did not restart"
+late $((T1 + 4 * 3600000)) 1 6 >/dev/null
+n=$(late_windows)
+is "${n:-0}" $((31 + waiting + 1)) "the kept windows and the new one reached the server"
+unlike "$("$FLAME" ls --store "$SP")" "wait in the local spool" "nothing waits in the spool"
+"$FLAME" show late --store "$ONE" --since "$(date -d "@$((T1 / 1000 + 2 * 3600 + 3900))" +%Y-%m-%dT%H:%M:%S%:z)" \
+    --until "$(date -d "@$((T1 / 1000 + 2 * 3600 + 4000))" +%Y-%m-%dT%H:%M:%S%:z)" -o late.svg 2>late.txt
+okif $? "the last windows of the outage show"
+like "$(cat late.txt)" "wrote late.svg \(1[01] windows" "all ten of them"
+
+# ---- bad stores: one line, the documented exit code ----
+P=$(free_port)
+is "$(run_err "$FLAME" show web --store "clickhouse://127.0.0.1:$P/flame" --since 1h)" 7 "a refused connection: exit 7"
+check "one line" one_line
+like "$(cat err.txt)" "clickhouse://127.0.0.1:$P/flame: cannot reach the server" "said so"
+is "$(run_err "$FLAME" show web --store "clickhouse://nobody:wrong@127.0.0.1:$CH_HTTP_one/flame" --since 1h)" 7 \
+    "a server that refuses us: exit 7"
+check "one line" one_line
+like "$(cat err.txt)" "clickhouse://127.0.0.1:$CH_HTTP_one/flame: the server answered 401: .*Unknown user nobody" "with the server's answer"
+unlike "$(cat err.txt)" "wrong" "the password is not printed"
+is "$(run_err "$FLAME" show web --store "redis://127.0.0.1/0")" 2 "an unknown URL: exit 2"
+check "one line" one_line
+is "$(run_err "$FLAME" show web --store "clickhouse://127.0.0.1:$CH_HTTP_one/no-such;db")" 2 "a malformed database name: exit 2"
+ch_sql one "INSERT INTO flame.meta VALUES ('schema_version', '9')" >/dev/null
+is "$(run_err "$FLAME" ls --store "$ONE")" 7 "a store of a newer version: exit 7"
+check "one line" one_line
+like "$(cat err.txt)" "written by a newer docker-flame \(store version 9" "said so"
+is "$(run_err "$FLAME" show web --store "$TWO" --since "$until" --until 1m)" 8 "an empty range: exit 8"
+check "one line" one_line
+like "$(cat err.txt)" "nothing stored for web from .*; the store has it from" "saying what is stored"
+done_testing

@@ -154,6 +154,7 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     a.cmd.pid = r->o->pid;
     a.cmd.no_inline = r->o->no_inline;
     a.cmd.signatures = r->o->signatures;
+    a.cmd.sampling = r->o->sampling;
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
         return -1;

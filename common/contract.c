@@ -18,8 +18,7 @@ const char *const ct_sampling_names[] = {"auto", "cpu", "thread", NULL};
 static const char *const injected_names[CT_INJECTED_COUNT] = {"none", "mount", "copy"};
 static const char *const phase_names[CT_PH_COUNT] = {
     "scan", "inject", "attach", "first_sample", "record", "finish", "sanitize", "script", "total"};
-static const char *const cap_phase_names[CT_CAPS_COUNT] = {"setup", "open", "record",
-                                                                 "process"};
+static const char *const cap_phase_names[CT_CAPS_COUNT] = {"setup", "open", "record", "process"};
 
 const char *ct_verb_name(enum ct_verb v)
 {

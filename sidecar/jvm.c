@@ -30,8 +30,8 @@ void sc_announce_jvm(sc_session *s, int k)
     /* the root frame names the JVM: pid + main class (or jar) from its command line */
     char cls[64];
     sc_main_class(j->cmdline, cls, sizeof(cls));
-    snprintf(j->root_frame, sizeof(j->root_frame), "java-%d%s%s", (int)j->st.pid,
-             cls[0] ? " " : "", cls);
+    snprintf(j->root_frame, sizeof(j->root_frame), "java-%d%s%s", (int)j->st.pid, cls[0] ? " " : "",
+             cls);
     sc_out_jvm(j);
 }
 

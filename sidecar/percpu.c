@@ -55,7 +55,7 @@ struct sc_percpu {
     ring *rings;
     struct pollfd *pfd; /* n rings + one slot for the caller's ctl fd */
     int n, prog_fd;
-    sc_percpu_filter f; /* excluded tgids, their descendants, the counters */
+    sc_percpu_filter f;                  /* excluded tgids, their descendants, the counters */
     pid_t maps_pid[SC_PERCPU_MAX_PROCS]; /* sc_percpu_collect: processes to synthesize */
     int maps_fd[SC_PERCPU_MAX_PROCS];
     int n_maps;
@@ -151,7 +151,7 @@ static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off,
 }
 
 int sc_percpu_build_filter(void *insns, int cap, uint64_t dev, uint64_t ino, const pid_t *exclude,
-                            int n_exclude)
+                           int n_exclude)
 {
     struct bpf_insn p[32];
     int n = 0;
@@ -538,7 +538,7 @@ int sc_percpu_write_header(sc_percpu *s, int fd, flame_err *err)
 /* ---------------------------------------------------------------- synthesis from /proc */
 
 int sc_percpu_parse_maps_line(const char *line, size_t len, sc_maps_entry *e, char *path,
-                               size_t path_cap)
+                              size_t path_cap)
 {
     /* start-end perms offset maj:min inode [spaces path]; every number hex but the inode. */
     char head[160];
@@ -606,8 +606,8 @@ static int synth_comm(sc_percpu *s, int fd, uint32_t pid, uint32_t tid, const ch
     return emit(s, fd, r, size, err);
 }
 
-static int synth_mmap2(sc_percpu *s, int fd, uint32_t pid, const sc_maps_entry *e,
-                       const char *path, flame_err *err)
+static int synth_mmap2(sc_percpu *s, int fd, uint32_t pid, const sc_maps_entry *e, const char *path,
+                       flame_err *err)
 {
     unsigned char r[8 + 64 + 4096 + 8 + TRAILER_SIZE];
     const char *name = path[0] ? path : "//anon"; /* perf's name for anonymous code: it then
@@ -893,8 +893,8 @@ static void note_forks(sc_percpu *s, const uint64_t *heads)
             uint32_t type = 0;
             for (int k = 0; k < 4; k++)
                 type |= (uint32_t)r->data[(tail + (uint64_t)k) & r->mask] << (8 * k);
-            uint16_t size = (uint16_t)(r->data[(tail + 6) & r->mask] |
-                                       r->data[(tail + 7) & r->mask] << 8);
+            uint16_t size =
+                (uint16_t)(r->data[(tail + 6) & r->mask] | r->data[(tail + 7) & r->mask] << 8);
             if (size < 8 || size > heads[i] - tail)
                 break;
             if (type == PERF_RECORD_FORK && ring_record(s, r, tail, heads[i]) == size)

@@ -298,8 +298,8 @@ static void reap(pid_t pid, int64_t bound_ms, int *status)
 }
 
 /* 0 started, 1 refused (why says what), <0 error. */
-static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sampler *r,
-                     char *why, size_t why_cap, flame_err *err)
+static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sampler *r, char *why,
+                     size_t why_cap, flame_err *err)
 {
     int p[2], c[2], st[2];
     if (pipe2(p, O_CLOEXEC) < 0)

@@ -59,10 +59,10 @@ int sc_restore_jvm(sc_session *s, int k);
 
 /* ---- sampler.c: the recorder, shared by record.c and top.c ---- */
 typedef struct sc_sampler {
-    int mode;       /* enum ct_sampling: CT_SAMPLING_CPU or CT_SAMPLING_THREAD */
-    pid_t pid;      /* the recorder process */
-    int out_fd;     /* its pipe-format perf.data */
-    int ctl_fd;     /* "stop\n" ends it */
+    int mode;          /* enum ct_sampling: CT_SAMPLING_CPU or CT_SAMPLING_THREAD */
+    pid_t pid;         /* the recorder process */
+    int out_fd;        /* its pipe-format perf.data */
+    int ctl_fd;        /* "stop\n" ends it */
     int64_t stop_sent; /* mono_ms() of the stop, 0 before */
     int cpus;
     char filter[8]; /* "bpf", "user" (per CPU), "pid" (per thread) */
@@ -88,7 +88,7 @@ typedef struct sc_run {
     bool live;
     const pid_t *exclude;
     int n_exclude;
-    int extra_fd;                  /* also polled (-1: none); on_extra(ctx) when readable */
+    int extra_fd; /* also polled (-1: none); on_extra(ctx) when readable */
     void (*on_extra)(void *ctx);
     void (*on_tick)(void *ctx, int64_t elapsed_ms, const sc_perfstream *ps); /* ~5 times/s */
     void *ctx;

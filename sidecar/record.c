@@ -2,6 +2,7 @@
  * output teed into SC_WORK_DATA while sidecar/perfstream.c counts samples for the P lines. With
  * per-CPU sampling a JVM that starts in the container during the recording is sampled anyway;
  * it is found here and gets the agent like the others, so its frames have names too. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,12 +15,34 @@
 #include "common/clock.h"
 #include "sidecar/session.h"
 
-#define RESCAN_MS 1000 /* how often /proc is scanned for new JVMs while recording */
+#define RESCAN_MS 1000 /* how often the set of processes is looked at while recording */
+#define SETTLE_MS                                                                                  \
+    5000                   /* after it changed, JVMs are looked for this long (a new JVM maps      \
+                              libjvm.so and installs its SIGQUIT handler a little after exec) */
+#define FULL_SCAN_MS 10000 /* and once in a while anyway (a process that exec()s into java) */
 
 typedef struct rec_ctx {
     sc_session *s;
-    int64_t last_p, last_scan;
+    int64_t last_p, last_scan, last_full, hot_until;
+    uint64_t pid_sig;
 } rec_ctx;
+
+/* A signature of the set of pids in our /proc (the target's namespace): a JVM scan reads every
+ * process's maps, so it runs only when this changed recently (measured: the scan otherwise
+ * costs the sidecar more CPU than the per-CPU recorder). */
+static uint64_t pid_set_sig(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    uint64_t h = 1469598103934665603ull;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+            h = (h ^ strtoull(de->d_name, NULL, 10)) * 1099511628211ull;
+    closedir(d);
+    return h;
+}
 
 static bool known(const sc_session *s, pid_t pid)
 {
@@ -75,7 +98,14 @@ static void on_tick(void *ctx, int64_t elapsed, const sc_perfstream *ps)
     /* Per-thread events cover only the JVMs given at the start: nothing to gain there. */
     if (s->sampling == CT_SAMPLING_CPU && !s->o.pid && elapsed - c->last_scan >= RESCAN_MS) {
         c->last_scan = elapsed;
-        adopt_new_jvms(s);
+        uint64_t sig = pid_set_sig();
+        if (sig != c->pid_sig)
+            c->hot_until = elapsed + SETTLE_MS;
+        c->pid_sig = sig;
+        if (elapsed < c->hot_until || elapsed - c->last_full >= FULL_SCAN_MS) {
+            c->last_full = elapsed;
+            adopt_new_jvms(s);
+        }
     }
 }
 
@@ -84,7 +114,7 @@ int sc_record(sc_session *s, flame_err *err)
     _cleanup_close_ int data = open(SC_WORK_DATA, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (data < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", SC_WORK_DATA);
-    rec_ctx c = {.s = s};
+    rec_ctx c = {.s = s, .pid_sig = pid_set_sig()};
     sc_run run = {.data_fd = data,
                   .duration_ms = (int64_t)s->o.duration_ms,
                   .grace_ms = 10000,

@@ -34,7 +34,7 @@ engine_answers() { curl -fsS --max-time 3 --unix-socket /var/run/docker.sock htt
 if ! command -v docker >/dev/null || { ! engine_answers && ! command -v dockerd >/dev/null; }; then
     pkgs+=(docker.io)
 fi
-[ "$test_deps" = 1 ] && pkgs+=(chromium libxml2-utils nodejs npm tmux socat python3 clang valgrind)
+[ "$test_deps" = 1 ] && pkgs+=(chromium libxml2-utils nodejs npm tmux socat python3 clang clang-format valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-diff: `docker flame diff` of two 1M-line folded files (the synthetic "diffpair": B = A
 # with 10% of stacks dropped, counts x0.5..1.5, 10% new stacks), against difffolded.pl's
-# figures in ../shared/ARCHITECTURE.md §4 (difffolded.pl 9.8 s / 1.0 GB, then flamegraph.pl
+# figures in docs/BENCHMARKS.md, "Reference figures" (difffolded.pl 9.8 s / 1.0 GB, then flamegraph.pl
 # 173 s on its output; the Perl scripts are not on this machine, so the ratios compare with
 # those recorded numbers). Goal (issue 6): ≤ 2 s and ≤ 1 GB RSS.
 # Prints wall/user/sys time and peak RSS for: the diff written as folded text (what

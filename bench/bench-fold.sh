@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench-fold: how fast `docker flame fold` folds perf script text, against stackcollapse-perf.pl's
-# figures recorded in ../shared/ARCHITECTURE.md §4 (the Perl scripts are not on this machine, so
+# figures recorded in docs/BENCHMARKS.md, "Reference figures" (the Perl scripts are not on this machine, so
 # the comparison is with those recorded numbers, measured on the same machine kind).
 # Prints figures and ratios; not a pass/fail test. Run from anywhere: `make bench` or directly.
 set -eu
@@ -67,7 +67,7 @@ echo "fold driver: $DRIVER; machine load: $(cut -d' ' -f1-3 /proc/loadavg)"
 if command -v stackcollapse-perf.pl >/dev/null 2>&1; then
     echo "note: stackcollapse-perf.pl is installed, but the ratios below use the recorded figures"
 else
-    echo "note: stackcollapse-perf.pl is not on this machine: ratios use its recorded figures (ARCHITECTURE.md §4)"
+    echo "note: stackcollapse-perf.pl is not on this machine: ratios use its recorded figures (docs/BENCHMARKS.md)"
 fi
 if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v n="$(nproc)" 'BEGIN{exit !(l > n)}'; then
     echo "note: the machine is busy (load > $(nproc) cores): wall times are inflated, CPU times are the fair figure"

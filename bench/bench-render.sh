@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench-render: `docker flame render` on 100k and 1M unique folded stacks, against flamegraph.pl's
-# figures recorded in ../shared/ARCHITECTURE.md §4 (flamegraph.pl is not on this machine: the
+# figures recorded in docs/BENCHMARKS.md, "Reference figures" (flamegraph.pl is not on this machine: the
 # ratios compare with those recorded numbers, measured on the same machine kind).
 # Prints time, peak RSS, SVG size (default minwidth; default embed limit, --no-embed and
 # --embed-limit 0), the number of frames drawn, and the time to read our own SVG back.

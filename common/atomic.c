@@ -5,7 +5,7 @@
  * about as much CPU as formatting it). Past 32 MB the thread writes with O_DIRECT: the disk
  * reads our two buffers, which are used over and over, instead of the kernel copying every byte
  * into page-cache pages allocated for it — on the VMs we measure on, touching that much fresh
- * memory is most of the cost of a big output (docs/DIFF.md has the figures). The first 32 MB
+ * memory is most of the cost of a big output (docs/BENCHMARKS.md has the figures). The first 32 MB
  * (all of a typical SVG) stay buffered, so a graph the user opens next is read from memory.
  * Filesystems without O_DIRECT (EINVAL) are written buffered throughout. */
 #include "common/atomic.h"

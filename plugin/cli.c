@@ -25,6 +25,20 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     return FLAME_EXIT_USAGE;
 }
 
+int cli_parse(const char *verb, const args_verb *v, int argc, char **argv, void *dest,
+              const bool *help, const char *head, const char *tail)
+{
+    flame_err err = FLAME_ERR_INIT;
+    if (args_parse(v, argc - 1, argv + 1, dest, NULL, &err) < 0)
+        return cli_fail(verb, &err);
+    if (!*help)
+        return -1;
+    fputs(head, stdout);
+    args_help(v, stdout);
+    fputs(tail, stdout);
+    return FLAME_EXIT_OK;
+}
+
 bool cli_parse_num(const char *s, double lo, double hi, double *out)
 {
     char *e;

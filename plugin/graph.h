@@ -20,6 +20,14 @@ typedef struct graph_opts {
  * struct). */
 #define GRAPH_NSPECS 5
 extern const arg_spec graph_specs[GRAPH_NSPECS];
+/* The grammar of a verb that draws flame graphs: its own table, then the graph options; its
+ * struct (type T) holds them in a graph_opts g and its operands in an args_operands in. */
+#define GRAPH_VERB(vname, table, T)                                                                \
+    {                                                                                              \
+        .name = vname, .specs = table, .nspecs = sizeof table / sizeof *table,                     \
+        .shared = graph_specs, .nshared = GRAPH_NSPECS, .shared_off = offsetof(T, g),              \
+        .operands_off = offsetof(T, in)                                                            \
+    }
 /* Defaults, then the options given. */
 void graph_apply(const graph_opts *g, render_opts *ro);
 /* "0.5%" / "0.1": minwidth in percent or pixels; -1 on bad syntax. */

@@ -23,9 +23,11 @@ typedef struct input {
 /* -d/--duration for the containers among the inputs (the contract's limits), as an entry of a
  * verb's option table; off: where its uint64_t (ms) is. */
 #define INPUTS_DURATION_SPEC(offset)                                                               \
-    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = (offset), .meta = "DURATION",   \
-     .help = "how long to profile the containers among the inputs (30s)", .lo = 1,               \
-     .hi = CT_DURATION_MAX_MS}
+    {                                                                                              \
+        .lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = (offset), .meta = "DURATION", \
+        .help = "how long to profile the containers among the inputs (30s)", .lo = 1,              \
+        .hi = CT_DURATION_MAX_MS                                                                   \
+    }
 
 /* Resolve and load every input (files two at a time in parallel, then every container in one
  * profiling call). On error some in[i].p may be set: free_inputs() in every case. */

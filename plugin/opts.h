@@ -24,7 +24,7 @@ typedef struct flame_opts {
     int sampling; /* enum ct_sampling (common/contract.h) */
     bool help, version;
     args_operands containers; /* points into argv */
-    bool top;                 /* `docker flame top` (plugin/top.c): the sidecar runs `top` */
+    bool top;                 /* `docker flame top` (plugin/cmd_top.c): the sidecar runs `top` */
     uint64_t interval_ms;     /* top: window length */
     char **cmd;               /* after "--": NULL-terminated, points into argv */
     int ncmd;

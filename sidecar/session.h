@@ -1,5 +1,5 @@
 /* One run of the sidecar, shared by its phases in the order main.c calls them:
- *   discover (proc.c) -> prepare each JVM: inject + attach (jvm.c) -> record (record.c, or the
+ *   discover (discover.c) -> prepare each JVM: inject + attach (jvm.c) -> record (record.c, or the
  *   windows of top.c) -> finish each JVM: complete and fetch its map, undo (jvm.c) -> publish the
  *   maps and drop privilege (process.c, harden.c) -> process: perf script + fold (process.c)
  * Everything it prints is the result stream of common/contract.h (output.c). */

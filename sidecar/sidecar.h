@@ -23,7 +23,7 @@
 #define SC_AGENT_DIR "/opt/docker-flame/agent"
 #define SC_AGENT_NAME "libflameagent.so"
 
-/* ---- /proc (proc.c) ---- */
+/* ---- /proc (discover.c) ---- */
 typedef struct sc_status {
     pid_t pid, ppid;
     pid_t nspid; /* innermost NStgid: the pid the JVM sees itself as */

@@ -5,7 +5,7 @@
 
 #include "common/contract.h"
 #include "plugin/opts.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 static int parse(flame_opts *o, flame_err *err, int argc, ...)
 {

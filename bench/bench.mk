@@ -1,3 +1,10 @@
 # `make bench`: every bench/bench-*.sh prints figures and ratios against docs/BENCHMARKS.md (reference figures).
 bench: all
 	@set -e; for s in bench/bench-*.sh; do echo "== $$s"; "$$s"; done
+
+# `make bench-overhead`: what recording costs a JVM through `docker flame` (issue 18), per-thread
+# vs per-CPU sampling, ABBA windows (bench/overhead.py; needs a Docker engine, see its header).
+# Not part of `make bench` (which needs no engine). BENCH_OVERHEAD_ARGS: e.g. --rounds 7.
+.PHONY: bench-overhead
+bench-overhead: all
+	bench/overhead.py $(BENCH_OVERHEAD_ARGS)

@@ -14,10 +14,11 @@ static const char *const error_names[CT_ERR_COUNT] = {"no_jvm", "no_pid",      "
                                                       "inject", "perf_denied", "perf_unsupported",
                                                       "usage",  "aborted",     "internal"};
 static const char *const attach_names[CT_ATTACH_COUNT] = {"none", "agent", "perfmap"};
+const char *const ct_sampling_names[] = {"auto", "cpu", "thread", NULL};
 static const char *const injected_names[CT_INJECTED_COUNT] = {"none", "mount", "copy"};
 static const char *const phase_names[CT_PH_COUNT] = {
     "scan", "inject", "attach", "first_sample", "record", "finish", "sanitize", "script", "total"};
-static const char *const cap_phase_names[CT_CAPS_COUNT] = {"setup", "record", "process"};
+static const char *const cap_phase_names[CT_CAPS_COUNT] = {"setup", "open", "record", "process"};
 
 /* One getter per enum: a value out of range (a newer peer, a bug) names the fallback, never
  * reads past the table. */
@@ -30,6 +31,7 @@ CT_NAME_GETTER(ct_verb_name, enum ct_verb, verb_names, CT_VERB_COUNT, "?")
 CT_NAME_GETTER(ct_inject_name, enum ct_inject, inject_names, CT_INJECT_COUNT, "?")
 CT_NAME_GETTER(ct_error_name, enum ct_error, error_names, CT_ERR_COUNT, "internal")
 CT_NAME_GETTER(ct_attach_name, enum ct_attach, attach_names, CT_ATTACH_COUNT, "none")
+CT_NAME_GETTER(ct_sampling_name, enum ct_sampling, ct_sampling_names, CT_SAMPLING_COUNT, "?")
 CT_NAME_GETTER(ct_injected_name, enum ct_injected, injected_names, CT_INJECTED_COUNT, "none")
 CT_NAME_GETTER(ct_phase_name, enum ct_phase, phase_names, CT_PH_COUNT, "?")
 CT_NAME_GETTER(ct_cap_phase_name, enum ct_cap_phase, cap_phase_names, CT_CAPS_COUNT, "?")
@@ -87,6 +89,8 @@ static const arg_spec sidecar_specs[] = {
      .meta = "DURATION", .help = "bound of each attach command", .lo = 1000, .hi = 600000},
     {.lng = "inject", .kind = ARG_CHOICE, .off = F(inject, int), .meta = "HOW",
      .help = "how the agent becomes visible in the target", .choices = inject_names},
+    {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
+     .help = "auto (per CPU, else per thread), cpu or thread", .choices = ct_sampling_names},
     {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this text"},
 };
 // clang-format on
@@ -186,6 +190,9 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
         ok = push(argv, cap, &n, buf, bufcap, &used, "--no-inline");
     if (ok && a->signatures)
         ok = push(argv, cap, &n, buf, bufcap, &used, "--signatures");
+    if (ok && a->sampling != CT_SAMPLING_AUTO)
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--sampling=%s",
+                  ct_sampling_name((enum ct_sampling)a->sampling));
     return ok ? n : -1;
 }
 
@@ -395,6 +402,8 @@ int ct_format_summary(char *buf, size_t cap, const ct_summary *s)
     for (int p = 0; p < CT_CAPS_COUNT; p++)
         jw_str(&w, cap_phase_names[p], s->caps[p]);
     jw_close(&w);
+    jw_str(&w, "sampling", s->sampling);
+    jw_str(&w, "filter", s->filter);
     return jw_end(&w);
 }
 

@@ -28,6 +28,9 @@
 
 enum ct_verb { CT_RECORD, CT_TOP, CT_RESTORE, CT_VERB_COUNT };
 enum ct_inject { CT_INJECT_AUTO, CT_INJECT_MOUNT, CT_INJECT_COPY, CT_INJECT_COUNT };
+/* How samples are taken (docs/SIDECAR.md "Sampling"): auto = per CPU, per thread when per-CPU
+ * events are refused (with a W line); cpu = per CPU or fail (perf_denied); thread = per thread. */
+enum ct_sampling { CT_SAMPLING_AUTO, CT_SAMPLING_CPU, CT_SAMPLING_THREAD, CT_SAMPLING_COUNT };
 
 typedef struct ct_args {
     enum ct_verb verb;
@@ -37,7 +40,8 @@ typedef struct ct_args {
     uint64_t attach_timeout_ms; /* per attach command */
     int64_t pid;                /* 0 = every JVM; else its pid as seen in the container */
     bool no_inline, signatures;
-    int inject; /* enum ct_inject */
+    int inject;   /* enum ct_inject */
+    int sampling; /* enum ct_sampling; sent only when not auto, so an older sidecar still runs */
     bool help;
 } ct_args;
 
@@ -51,6 +55,9 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
 int ct_argv_parse(int argc, char **argv, ct_args *a, flame_err *err);
 const char *ct_verb_name(enum ct_verb v);
 const char *ct_inject_name(enum ct_inject i);
+const char *ct_sampling_name(enum ct_sampling m);
+/* For the plugin's option tables: "auto", "cpu", "thread", NULL. */
+extern const char *const ct_sampling_names[];
 /* The sidecar's --help. */
 void ct_usage(FILE *out);
 
@@ -131,7 +138,9 @@ enum ct_phase {
 };
 const char *ct_phase_name(enum ct_phase p);
 /* Privilege phases whose CapEff the sidecar reports (S.caps). */
-enum ct_cap_phase { CT_CAPS_SETUP, CT_CAPS_RECORD, CT_CAPS_PROCESS, CT_CAPS_COUNT };
+/* open: the recorder while it opens its perf events (per-CPU: CAP_PERFMON or CAP_SYS_ADMIN);
+ * record: the recorder once they are open. */
+enum ct_cap_phase { CT_CAPS_SETUP, CT_CAPS_OPEN, CT_CAPS_RECORD, CT_CAPS_PROCESS, CT_CAPS_COUNT };
 const char *ct_cap_phase_name(enum ct_cap_phase p);
 
 typedef struct ct_summary {
@@ -141,6 +150,9 @@ typedef struct ct_summary {
     uint64_t timings_ms[CT_PH_COUNT];
     uint32_t jvms;
     char caps[CT_CAPS_COUNT][20]; /* CapEff as 16 hex digits, or "unknown" */
+    char sampling[8];             /* what recorded: "cpu" (per-CPU events) or "thread" */
+    char filter[8]; /* how other processes' samples were kept out: "bpf" (in the kernel), "user"
+                       (dropped by the sidecar), "pid" (per-thread events: never taken) */
 } ct_summary;
 
 typedef struct ct_window {

@@ -82,6 +82,14 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
     double total = p->prof ? profile_total(p->prof) : 0;
     fprintf(stderr, "%s: %.0f samples", s->name, total);
     const ct_summary *sum = &p->summary;
+    if (p->have_summary && sum->sampling[0]) {
+        char how[8], filt[8];
+        proto_sanitize(sum->sampling, how, sizeof how);
+        proto_sanitize(sum->filter, filt, sizeof filt);
+        fprintf(stderr, " (sampled per %s%s%s)", !strcmp(how, "cpu") ? "CPU" : how,
+                *filt && strcmp(filt, "pid") ? ", filter " : "",
+                *filt && strcmp(filt, "pid") ? filt : "");
+    }
     if (p->have_summary && sum->jit_leaf_samples > 0)
         fprintf(stderr, ", %.0f%% of %llu JIT samples have Java names", sum->named_share * 100,
                 (unsigned long long)sum->jit_leaf_samples);
@@ -238,6 +246,10 @@ static void print_timings(const run_ctx *r, double t_written)
         }
         fputc('}', stderr);
         fputc('\n', stderr);
+        char how[8], filt[8];
+        proto_sanitize(p->summary.sampling, how, sizeof how);
+        proto_sanitize(p->summary.filter, filt, sizeof filt);
+        fprintf(stderr, "docker flame: sidecar sampling %s: %s %s\n", r->s[i].name, how, filt);
     }
 }
 

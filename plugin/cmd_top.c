@@ -27,6 +27,7 @@
 typedef struct top_args {
     uint64_t interval_ms, window_ms;
     int64_t frequency, pid;
+    int sampling; /* enum ct_sampling */
     const char *record, *container;
     bool no_inline, help;
     args_operands ops;
@@ -45,6 +46,8 @@ static const arg_spec top_specs[] = {
      .help = "sampling frequency (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
     {.lng = "pid", .shrt = 'p', .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
      .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
+    {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
+     .help = "auto, cpu or thread (as for docker flame)", .choices = ct_sampling_names},
     {.lng = "record", .kind = ARG_STR, .off = F(record, const char *), .meta = "FILE",
      .help = "on exit, write every stack seen as folded text", .complete = "file"},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
@@ -126,6 +129,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     o.duration_ms = 0;
     o.frequency = a.frequency;
     o.pid = a.pid;
+    o.sampling = a.sampling;
     o.no_inline = a.no_inline;
     o.quiet = true; /* the view is the progress */
     o.top = true;

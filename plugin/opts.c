@@ -29,6 +29,10 @@ static const arg_spec specs[] = {
                     "svg, folded or speedscope; repeatable (file extension per\n"
                     "format: .svg .folded .speedscope.json)",
                     out_fmt_names, ARG_LIST),
+    {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
+     .help = "cpu: one event per CPU, filtered to the container (cheap);\nthread: one event per "
+     "JVM thread (costs busy servers 10-50 %);\nauto (default): cpu, else thread with a warning",
+     .choices = ct_sampling_names},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
     {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),

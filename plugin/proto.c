@@ -147,6 +147,8 @@ int proto_read_summary(const char *s, size_t n, ct_summary *out, flame_err *err)
     json_t *caps = json_object_get(j, "caps");
     for (int p = 0; p < CT_CAPS_COUNT; p++)
         jstr(caps, ct_cap_phase_name((enum ct_cap_phase)p), out->caps[p], sizeof out->caps[p]);
+    jstr(j, "sampling", out->sampling, sizeof out->sampling);
+    jstr(j, "filter", out->filter, sizeof out->filter);
     json_decref(j);
     return 0;
 }

@@ -146,7 +146,8 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
                    .created = (long long)time(NULL),
                    .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
                    .test_owner = owner,
-                   .test_stop = getenv("DOCKER_FLAME_SIDECAR_TEST_STOP")};
+                   .test_stop = getenv("DOCKER_FLAME_SIDECAR_TEST_STOP"),
+                   .test_no_perfmon = getenv("DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON") != NULL};
     ct_args_default(&a.cmd, r->o->top ? CT_TOP : CT_RECORD);
     a.cmd.duration_ms = r->o->duration_ms;
     a.cmd.interval_ms = r->o->interval_ms;
@@ -154,6 +155,7 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     a.cmd.pid = r->o->pid;
     a.cmd.no_inline = r->o->no_inline;
     a.cmd.signatures = r->o->signatures;
+    a.cmd.sampling = r->o->sampling;
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
         return -1;

@@ -82,6 +82,8 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
         snprintf(ev, sizeof ev, "FLAME_SIDECAR_TEST_STOP=%s", a->test_stop);
         json_array_append_new(env, json_string(ev));
     }
+    if (a->test_no_perfmon)
+        json_array_append_new(env, json_string("FLAME_SIDECAR_TEST_NO_PERFMON=1"));
     json_t *spec = host && cmd && labels
                        ? json_pack("{s:s, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:o}", "Image",
                                    a->image ? a->image : SPEC_IMAGE, "Cmd", cmd, "AttachStdin", 0,

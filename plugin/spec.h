@@ -28,6 +28,10 @@ typedef struct spec_args {
      * sidecar's env FLAME_SIDECAR_TEST_STOP: it SIGSTOPs itself there so a test can read its
      * /proc status (tests/e2e/privilege-phases.t). NULL in normal use. */
     const char *test_stop;
+    /* TEST ONLY: $DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON set: the sidecar's recorder opens its
+     * events without CAP_PERFMON/CAP_SYS_ADMIN, as on an engine that withholds them (Docker 20.10
+     * cannot grant or withhold CAP_PERFMON alone; tests/e2e/recorder-cpu.t). */
+    bool test_no_perfmon;
 } spec_args;
 
 /* The sidecar image: $DOCKER_FLAME_SIDECAR_IMAGE (tests: a stub sidecar) or SPEC_IMAGE. */

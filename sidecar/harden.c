@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <seccomp.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -12,8 +14,6 @@
 
 #include "common/cleanup.h"
 #include "sidecar/sidecar.h"
-
-#define SC_NOBODY 65534
 
 void sc_cap_eff(pid_t pid, char *out, size_t cap)
 {
@@ -87,6 +87,17 @@ static const int denied[] = {
     SCMP_SYS(capset),
 };
 
+void sc_test_stop(const char *phase)
+{
+    const char *v = getenv("FLAME_SIDECAR_TEST_STOP");
+    if (!v)
+        return;
+    size_t n = strlen(phase);
+    for (const char *p = v; (p = strstr(p, phase)) != NULL; p += n)
+        if ((p == v || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            raise(SIGSTOP);
+}
+
 int sc_harden(flame_err *err)
 {
     /* 1. Capabilities. Leave uid 0 for nobody: the kernel then clears permitted/effective/
@@ -95,6 +106,11 @@ int sc_harden(flame_err *err)
     if (setgroups(0, NULL) < 0 || setresgid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0 ||
         setresuid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "drop to uid %d", SC_NOBODY);
+    return sc_seal(err);
+}
+
+int sc_seal(flame_err *err)
+{
     /* Belt and braces with libcap: an explicitly empty set, and no ambient capabilities. The
      * bounding set cannot be shrunk without CAP_SETPCAP (deliberately not granted); it no
      * longer matters for a non-root process under NO_NEW_PRIVS with no file capabilities. */

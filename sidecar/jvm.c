@@ -14,6 +14,27 @@
 #include "common/clock.h"
 #include "sidecar/session.h"
 
+void sc_open_ns(sc_session *s, int k)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)s->jvms[k].st.pid);
+    s->ns_fd[k] = open(path, O_RDONLY | O_CLOEXEC);
+    if (s->ns_fd[k] < 0)
+        snprintf(s->jvms[k].reason, sizeof(s->jvms[k].reason),
+                 "cannot open its mount namespace: %s", strerror(errno));
+}
+
+void sc_announce_jvm(sc_session *s, int k)
+{
+    sc_jvm *j = &s->jvms[k];
+    /* the root frame names the JVM: pid + main class (or jar) from its command line */
+    char cls[64];
+    sc_main_class(j->cmdline, cls, sizeof(cls));
+    snprintf(j->root_frame, sizeof(j->root_frame), "java-%d%s%s", (int)j->st.pid, cls[0] ? " " : "",
+             cls);
+    sc_out_jvm(j);
+}
+
 void sc_prepare_jvm(sc_session *s, int k)
 {
     sc_jvm *j = &s->jvms[k];

@@ -25,22 +25,6 @@ static void on_signal(int sig)
         abort_requested = stop_requested = 1;
 }
 
-/* TEST ONLY (tests/e2e/privilege-phases.t): FLAME_SIDECAR_TEST_STOP=<phase>[,<phase>] makes
- * the sidecar stop itself (SIGSTOP) on entering that phase ("setup": after the scan, before
- * anything is done in the target; "process": right after the privilege drop + seccomp), so the
- * test can read /proc/<pid>/status from the host and SIGCONT it. Unset in normal use (the
- * plugin passes it only from $DOCKER_FLAME_SIDECAR_TEST_STOP). */
-static void test_stop_at(const char *phase)
-{
-    const char *v = getenv("FLAME_SIDECAR_TEST_STOP");
-    if (!v)
-        return;
-    size_t n = strlen(phase);
-    for (const char *p = v; (p = strstr(p, phase)) != NULL; p += n)
-        if ((p == v || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-            raise(SIGSTOP);
-}
-
 /* The last lines of every stream: E (when failing), then D; the exit status. */
 static int finish(const flame_err *err)
 {
@@ -77,14 +61,8 @@ static int discover(sc_session *s, flame_err *err)
 /* Each JVM's mount namespace, kept open: every step in the target enters it (target.c). */
 static void open_namespaces(sc_session *s)
 {
-    for (int k = 0; k < s->n; k++) {
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)s->jvms[k].st.pid);
-        s->ns_fd[k] = open(path, O_RDONLY | O_CLOEXEC);
-        if (s->ns_fd[k] < 0)
-            snprintf(s->jvms[k].reason, sizeof(s->jvms[k].reason),
-                     "cannot open its mount namespace: %s", strerror(errno));
-    }
+    for (int k = 0; k < s->n; k++)
+        sc_open_ns(s, k);
 }
 
 static void close_namespaces(sc_session *s)
@@ -105,12 +83,7 @@ static void prepare(sc_session *s)
             sc_warn("pid %d: %s", (int)j->st.pid, j->reason);
         else if (!stop_requested)
             sc_prepare_jvm(s, k);
-        /* the root frame names the JVM: pid + main class (or jar) from its command line */
-        char cls[64];
-        sc_main_class(j->cmdline, cls, sizeof(cls));
-        snprintf(j->root_frame, sizeof(j->root_frame), "java-%d%s%s", (int)j->st.pid,
-                 cls[0] ? " " : "", cls);
-        sc_out_jvm(j);
+        sc_announce_jvm(s, k);
     }
 }
 
@@ -136,6 +109,7 @@ int main(int argc, char **argv)
         ct_usage(stdout);
         return 0;
     }
+    s.sampling = s.o.sampling;
     char v[8];
     snprintf(v, sizeof v, "%d", CT_VERSION);
     sc_out(CT_TAG_VERSION, v);
@@ -145,11 +119,12 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     sc_cap_eff(0, s.caps[CT_CAPS_SETUP], sizeof s.caps[CT_CAPS_SETUP]);
+    snprintf(s.caps[CT_CAPS_OPEN], sizeof s.caps[CT_CAPS_OPEN], "unknown");
     snprintf(s.caps[CT_CAPS_RECORD], sizeof s.caps[CT_CAPS_RECORD], "unknown");
 
     if (discover(&s, &err) < 0)
         return finish(&err);
-    test_stop_at("setup");
+    sc_test_stop("setup");
     open_namespaces(&s);
     if (s.o.verb == CT_RESTORE) {
         for (int k = 0; k < s.n; k++)
@@ -185,7 +160,7 @@ int main(int argc, char **argv)
         return finish(&err);
     }
     sc_cap_eff(0, s.caps[CT_CAPS_PROCESS], sizeof s.caps[CT_CAPS_PROCESS]);
-    test_stop_at("process");
+    sc_test_stop("process");
     if (sc_process(&s, map_fd, &err) < 0 && !err.detail)
         sc_fail(&err, CT_ERR_INTERNAL, "%s", err.msg);
     return finish(err.code ? &err : NULL);

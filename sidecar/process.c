@@ -207,6 +207,9 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
         s->t[CT_PH_TOTAL] = (uint64_t)(mono_ms() - s->t0);
         memcpy(sum.timings_ms, s->t, sizeof sum.timings_ms);
         memcpy(sum.caps, s->caps, sizeof sum.caps);
+        snprintf(sum.sampling, sizeof sum.sampling, "%s",
+                 ct_sampling_name((enum ct_sampling)s->sampling));
+        snprintf(sum.filter, sizeof sum.filter, "%s", s->filter);
         char buf[2048];
         if (ct_format_summary(buf, sizeof buf, &sum) >= 0)
             sc_out(CT_TAG_SUMMARY, buf);

@@ -1,65 +1,112 @@
-/* Recording: perf record of every JVM, as nobody with CAP_SYS_PTRACE only, its pipe-format
- * output teed into SC_WORK_DATA while sidecar/perfstream.c counts samples for the P lines. */
+/* Recording (one-shot profile): the recorder of sampler.c for the duration, its pipe-format
+ * output teed into SC_WORK_DATA while sidecar/perfstream.c counts samples for the P lines. With
+ * per-CPU sampling a JVM that starts in the container during the recording is sampled anyway;
+ * it is found here and gets the agent like the others, so its frames have names too. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "sidecar/session.h"
 
-int sc_spawn_perf(const sc_session *s, int *out_fd, int *ctl_fd, pid_t *pid, flame_err *err)
+#define RESCAN_MS 1000 /* how often the set of processes is looked at while recording */
+#define SETTLE_MS                                                                                  \
+    5000                   /* after it changed, JVMs are looked for this long (a new JVM maps      \
+                              libjvm.so and installs its SIGQUIT handler a little after exec) */
+#define FULL_SCAN_MS 10000 /* and once in a while anyway (a process that exec()s into java) */
+
+typedef struct rec_ctx {
+    sc_session *s;
+    int64_t last_p, last_scan, last_full, hot_until;
+    uint64_t pid_sig;
+} rec_ctx;
+
+/* A signature of the set of pids in our /proc (the target's namespace): a JVM scan reads every
+ * process's maps, so it runs only when this changed recently (measured: the scan otherwise
+ * costs the sidecar more CPU than the per-CPU recorder). */
+static uint64_t pid_set_sig(void)
 {
-    char pids[SC_MAX_JVMS * 12] = "", freq[16];
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    uint64_t h = 1469598103934665603ull;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+            h = (h ^ strtoull(de->d_name, NULL, 10)) * 1099511628211ull;
+    closedir(d);
+    return h;
+}
+
+static bool known(const sc_session *s, pid_t pid)
+{
     for (int k = 0; k < s->n; k++)
-        snprintf(pids + strlen(pids), sizeof(pids) - strlen(pids), "%s%d", k ? "," : "",
-                 (int)s->jvms[k].st.pid);
-    snprintf(freq, sizeof(freq), "%lld", (long long)s->o.frequency);
-    int p[2], c[2];
-    if (pipe2(p, O_CLOEXEC) < 0 || pipe2(c, O_CLOEXEC) < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
-    *pid = fork();
-    if (*pid < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "fork");
-    if (*pid == 0) {
-        dup2(p[1], 1);
-        dup2(c[0], 3); /* perf's --control fd: we stop it by writing "stop" (see below) */
-        /* The recorder needs only CAP_SYS_PTRACE (perf_event_open on another user's process
-         * passes ptrace_may_access; perf_event_paranoid=2 then limits it to user-space samples,
-         * all we want). Become nobody keeping just that one, via the ambient set so it
-         * survives exec. If that fails we stop: never record with more than we planned. */
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(0, NULL) < 0 ||
-            setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
-            _exit(126);
-        cap_t keep = cap_from_text("cap_sys_ptrace=eip");
-        if (!keep || cap_set_proc(keep) < 0 || cap_set_ambient(CAP_SYS_PTRACE, CAP_SET) < 0)
-            _exit(126);
-        /* Changing uid reset the parent-death signal: set it again so perf dies with us. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        setenv("HOME", "/tmp", 1);
-        /* --no-buffering: perf is woken for every sample, so samples stream out at once
-         * (first sample and progress lines without multi-second buffer bursts); at ~100 Hz the
-         * cost is negligible. */
-        execl(SC_PERF, "perf", "record", "-q", "-N", "--no-buffering", "--control", "fd:3", "-e",
-              "cpu-clock", "-g", "-F", freq, "-p", pids, "-o", "-", (char *)NULL);
-        _exit(127);
+        if (s->jvms[k].st.pid == pid)
+            return true;
+    return false;
+}
+
+/* Has the JVM installed its SIGQUIT handler yet (SigCgt in its status)? Before that our attach
+ * signal would kill it (the default action), so a JVM still starting up waits for the next scan. */
+static bool quit_handled(pid_t pid)
+{
+    char path[64], buf[SC_STATUS_MAX];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    if (sc_read_bounded(AT_FDCWD, path, buf, sizeof buf) <= 0)
+        return false;
+    const char *p = strstr(buf, "\nSigCgt:");
+    if (!p)
+        return false;
+    unsigned long long mask = strtoull(p + 8, NULL, 16);
+    return (mask >> (SIGQUIT - 1)) & 1;
+}
+
+static void adopt_new_jvms(sc_session *s)
+{
+    static sc_jvm found[SC_MAX_JVMS];
+    char seen[256];
+    flame_err e = FLAME_ERR_INIT;
+    int n = sc_find_jvms(found, SC_MAX_JVMS, seen, sizeof seen, &e);
+    for (int i = 0; i < n && s->n < SC_MAX_JVMS && !*s->stop; i++) {
+        if (known(s, found[i].st.pid) || !quit_handled(found[i].st.pid))
+            continue;
+        int k = s->n++;
+        s->jvms[k] = found[i];
+        sc_open_ns(s, k);
+        if (s->ns_fd[k] < 0)
+            sc_warn("pid %d: %s", (int)s->jvms[k].st.pid, s->jvms[k].reason);
+        else
+            sc_prepare_jvm(s, k);
+        sc_announce_jvm(s, k);
     }
-    close(p[1]);
-    close(c[0]);
-    *out_fd = p[0];
-    *ctl_fd = c[1];
-    return 0;
+}
+
+static void on_tick(void *ctx, int64_t elapsed, const sc_perfstream *ps)
+{
+    rec_ctx *c = ctx;
+    sc_session *s = c->s;
+    if (elapsed - c->last_p >= 1000) {
+        c->last_p = elapsed;
+        sc_out_progress((uint64_t)elapsed, s->o.duration_ms, ps->samples, s->n);
+    }
+    /* Per-thread events cover only the JVMs given at the start: nothing to gain there. */
+    if (s->sampling == CT_SAMPLING_CPU && !s->o.pid && elapsed - c->last_scan >= RESCAN_MS) {
+        c->last_scan = elapsed;
+        uint64_t sig = pid_set_sig();
+        if (sig != c->pid_sig)
+            c->hot_until = elapsed + SETTLE_MS;
+        c->pid_sig = sig;
+        if (elapsed < c->hot_until || elapsed - c->last_full >= FULL_SCAN_MS) {
+            c->last_full = elapsed;
+            adopt_new_jvms(s);
+        }
+    }
 }
 
 int sc_record(sc_session *s, flame_err *err)
@@ -67,79 +114,23 @@ int sc_record(sc_session *s, flame_err *err)
     _cleanup_close_ int data = open(SC_WORK_DATA, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (data < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", SC_WORK_DATA);
-    int rfd = -1, cfd = -1;
-    pid_t pid = -1;
-    if (sc_spawn_perf(s, &rfd, &cfd, &pid, err) < 0)
-        return -1;
-    _cleanup_close_ int in = rfd;
-    _cleanup_close_ int ctl = cfd;
-    sc_perfstream ps = {0};
-    int64_t start = mono_ms(), last_p = start, stop_sent = 0;
-    int64_t dur_ms = (int64_t)s->o.duration_ms;
-    bool got_caps = false;
-    static unsigned char buf[1 << 16];
-    for (;;) {
-        int64_t now = mono_ms();
-        if (!got_caps && now - start > 100) { /* perf's privilege once it runs (S.caps) */
-            sc_cap_eff(pid, s->caps[CT_CAPS_RECORD], sizeof s->caps[CT_CAPS_RECORD]);
-            got_caps = true;
-        }
-        /* perf runs as nobody and we hold no CAP_KILL: we cannot signal it. Its control fd
-         * ("stop") ends the recording cleanly; if it does not finish within 10 s (2 s when
-         * aborting), closing its output pipe makes its next write fail and it exits. */
-        if (!stop_sent && (*s->stop || (dur_ms > 0 && now - start >= dur_ms))) {
-            if (write(ctl, "stop\n", 5) != 5)
-                kill(pid, SIGINT); /* best effort */
-            stop_sent = now;
-        }
-        if (stop_sent && now - stop_sent > (*s->abort ? 2000 : 10000))
-            break;
-        if (now - last_p >= 1000) {
-            last_p = now;
-            sc_out_progress((uint64_t)(now - start), (uint64_t)dur_ms, ps.samples, s->n);
-        }
-        struct pollfd pfd = {.fd = in, .events = POLLIN};
-        int r = poll(&pfd, 1, 200);
-        if (r < 0 && errno != EINTR)
-            break;
-        if (r <= 0)
-            continue;
-        ssize_t n = read(in, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        sc_perfstream_feed(&ps, buf, (size_t)n);
-        if (ps.samples && !s->t[CT_PH_FIRST_SAMPLE])
-            s->t[CT_PH_FIRST_SAMPLE] = (uint64_t)(mono_ms() - s->t0);
-        for (ssize_t w = 0; w < n;) {
-            ssize_t k = TEMP_FAILURE_RETRY(write(data, buf + w, (size_t)(n - w)));
-            if (k <= 0) {
-                stop_sent = now - 1000000; /* cannot store: end the recording now */
-                break;
-            }
-            w += k;
-        }
-    }
-    close(steal_fd(&in)); /* a perf still writing gets EPIPE and exits */
-    int status = 0;
-    for (int64_t w0 = mono_ms(); waitpid(pid, &status, WNOHANG) == 0;) {
-        if (mono_ms() - w0 > 5000) {
-            sc_warn("perf record did not exit; leaving it to die with the sidecar");
-            break;
-        }
-        sleep_ms(20); /* perf ends on its own after EPIPE; we only bound the wait */
-    }
-    s->samples = ps.samples;
-    s->lost = ps.lost;
-    s->t[CT_PH_RECORD] = (uint64_t)(mono_ms() - start);
-    sc_out_progress((uint64_t)(mono_ms() - start), (uint64_t)dur_ms, ps.samples, s->n);
-    if (!ps.started) {
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 126)
-            return sc_fail(err, CT_ERR_PERF_DENIED, "could not drop to the recorder's privileges");
-        return sc_fail(err, CT_ERR_PERF_DENIED,
-                       "perf record produced no data (exit status %d); see stderr",
-                       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-    }
-    return 0;
+    rec_ctx c = {.s = s, .pid_sig = pid_set_sig()};
+    sc_run run = {.data_fd = data,
+                  .duration_ms = (int64_t)s->o.duration_ms,
+                  .grace_ms = 10000,
+                  .live = true,
+                  .extra_fd = -1,
+                  .on_tick = on_tick,
+                  .ctx = &c};
+    sc_run_result res;
+    int rc = sc_sampler_run(s, &run, &res, err);
+    snprintf(s->filter, sizeof s->filter, "%s", res.filter);
+    s->samples = res.ps.samples;
+    s->lost = res.ps.lost;
+    s->t[CT_PH_RECORD] = (uint64_t)res.ms;
+    sc_out_progress((uint64_t)res.ms, s->o.duration_ms, res.ps.samples, s->n);
+    if (rc == 0 && res.write_errno)
+        sc_warn("storing the recording failed (%s): the profile ends there",
+                strerror(res.write_errno));
+    return rc;
 }

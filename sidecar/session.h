@@ -28,6 +28,8 @@ typedef struct sc_session {
     uint64_t t[CT_PH_COUNT];
     char caps[CT_CAPS_COUNT][20];
     uint64_t samples, lost;
+    int sampling;   /* enum ct_sampling: as asked (auto), then what records (cpu or thread) */
+    char filter[8]; /* S.filter: "bpf", "user" or "pid" */
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -45,17 +47,64 @@ int sc_fail(flame_err *err, enum ct_error code, const char *fmt, ...)
 
 /* ---- jvm.c: what is done to each JVM in the target, and undone ---- */
 void sc_prepare_jvm(sc_session *s, int k);
+/* Open JVM k's mount namespace into s->ns_fd[k] (-1 and j->reason set on failure). */
+void sc_open_ns(sc_session *s, int k);
+/* Name JVM k's root frame ("java-<pid> <Main>") and send its J line. */
+void sc_announce_jvm(sc_session *s, int k);
 /* fetch: make the map complete and bring it (and libjvm.so) over; false on abort/error paths,
  * which only undo. */
 void sc_finish_jvm(sc_session *s, int k, bool fetch);
 /* `restore`: undo what a SIGKILLed sidecar left in JVM k (only mounts the kernel shows as ours). */
 int sc_restore_jvm(sc_session *s, int k);
 
+/* ---- sampler.c: the recorder, shared by record.c and top.c ---- */
+typedef struct sc_sampler {
+    int mode;          /* enum ct_sampling: CT_SAMPLING_CPU or CT_SAMPLING_THREAD */
+    pid_t pid;         /* the recorder process */
+    int out_fd;        /* its pipe-format perf.data */
+    int ctl_fd;        /* "stop\n" ends it */
+    int64_t stop_sent; /* mono_ms() of the stop, 0 before */
+    int cpus;
+    char filter[8]; /* "bpf", "user" (per CPU), "pid" (per thread) */
+    char caps_open[20], caps_record[20];
+    char bpf_refused[400]; /* why the in-kernel filter could not be used, "" */
+} sc_sampler;
+/* Start a recorder of every JVM of s: per CPU unless s->sampling is CT_SAMPLING_THREAD; when
+ * per-CPU events are refused, per thread with one W line (auto) or E perf_denied (--sampling
+ * cpu). s->sampling then records the decision. live: samples should reach us as they are taken
+ * (perf's --no-buffering in per-thread mode). exclude: more of our own processes (tgids) whose
+ * samples are never kept. */
+int sc_sampler_start(sc_session *s, bool live, const pid_t *exclude, int n_exclude, sc_sampler *r,
+                     flame_err *err);
+void sc_sampler_stop(sc_sampler *r);
+/* Close, reap (bounded); the wait status. */
+int sc_sampler_end(sc_sampler *r);
+
+/* One recording from start to end, its stream teed into data_fd and counted. */
+typedef struct sc_run {
+    int data_fd;
+    int64_t duration_ms; /* 0 = until *stop */
+    int64_t grace_ms;    /* how long the recorder may take to end after "stop" */
+    bool live;
+    const pid_t *exclude;
+    int n_exclude;
+    int extra_fd; /* also polled (-1: none); on_extra(ctx) when readable */
+    void (*on_extra)(void *ctx);
+    void (*on_tick)(void *ctx, int64_t elapsed_ms, const sc_perfstream *ps); /* ~5 times/s */
+    void *ctx;
+} sc_run;
+typedef struct sc_run_result {
+    sc_perfstream ps;
+    int64_t start, ms;
+    int mode;
+    char filter[8];
+    int status, write_errno;
+} sc_run_result;
+int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_err *err);
+
 /* ---- record.c ---- */
-/* perf record of every JVM as uid 65534 with CAP_SYS_PTRACE only: pipe-format data on *out_fd,
- * "stop" written to *ctl_fd ends it. */
-int sc_spawn_perf(const sc_session *s, int *out_fd, int *ctl_fd, pid_t *pid, flame_err *err);
-/* Record for the duration (or until *stop) into SC_WORK_DATA, P lines every second. */
+/* Record for the duration (or until *stop) into SC_WORK_DATA, P lines every second; with
+ * per-CPU sampling, JVMs that start in the container meanwhile are prepared and recorded too. */
 int sc_record(sc_session *s, flame_err *err);
 
 /* ---- process.c ---- */

@@ -148,3 +148,13 @@ void sc_cap_eff(pid_t pid, char *out, size_t cap);
 /* Drop to an unprivileged uid with no capabilities at all, set NO_NEW_PRIVS and load the
  * seccomp filter that denies mount/namespace/ptrace/bpf/module/key/kexec/perf_event_open. */
 int sc_harden(flame_err *err);
+/* The second half of sc_harden, for a process that already is SC_NOBODY (the per-CPU recorder,
+ * which kept one capability across the uid change to open its events): every capability gone,
+ * NO_NEW_PRIVS, the seccomp deny-list. */
+int sc_seal(flame_err *err);
+#define SC_NOBODY 65534
+/* TEST ONLY (tests/e2e/privilege-phases.t): FLAME_SIDECAR_TEST_STOP=<phase>[,<phase>] makes the
+ * calling process SIGSTOP itself on entering that phase ("setup", "open", "record", "process"),
+ * so the test can read its /proc/<pid>/status from the host and SIGCONT it. Unset in normal use
+ * (the plugin passes it only from $DOCKER_FLAME_SIDECAR_TEST_STOP). */
+void sc_test_stop(const char *phase);

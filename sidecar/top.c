@@ -129,7 +129,7 @@ static _Noreturn void child_main(const sc_session *env, int cmd_fd, int ack_fd, 
 /* ---- the parent: records windows, copies the growing maps, hands windows over ---- */
 
 typedef struct top_state {
-    const sc_session *env;
+    sc_session *env;
     int raw_fd[SC_MAX_JVMS], map_fd[SC_MAX_JVMS];
     long long raw_size[SC_MAX_JVMS];
     int cmd_fd, ack_fd;
@@ -199,73 +199,39 @@ static void on_ack(top_state *t)
         hand_over(t);
 }
 
-/* One window: perf record for interval_ms, teeing its pipe-format output into the data file.
- * Acks from the child are served meanwhile. Returns <0 when perf produced nothing. */
-static int record_window(top_state *t, int window, sc_perfstream *ps, int64_t *start_out,
-                         flame_err *err)
+static void on_ack_cb(void *ctx)
 {
-    const sc_session *env = t->env;
+    on_ack(ctx);
+}
+
+/* One window: the recorder (sampler.c) for interval_ms, its pipe-format output teed into the
+ * window's data file. Acks from the child are served meanwhile. */
+static int record_window(top_state *t, int window, sc_run_result *res, flame_err *err)
+{
+    sc_session *env = t->env;
     char path[64];
     data_path(path, sizeof(path), window);
     _cleanup_close_ int data = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (data < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", path);
-    int rfd = -1, cfd = -1;
-    pid_t pid = -1;
-    if (sc_spawn_perf(env, &rfd, &cfd, &pid, err) < 0)
-        return -1;
-    _cleanup_close_ int in = rfd;
-    _cleanup_close_ int ctl = cfd;
-    int64_t start = mono_ms(), stop_sent = 0;
-    *start_out = start;
-    static unsigned char buf[1 << 16];
-    for (;;) {
-        int64_t now = mono_ms();
-        /* perf runs as nobody and we hold no CAP_KILL: its control fd stops it (record.c). */
-        if (!stop_sent && (*env->stop || now - start >= (int64_t)env->o.interval_ms)) {
-            if (write(ctl, "stop\n", 5) != 5)
-                kill(pid, SIGINT); /* best effort */
-            stop_sent = now;
-        }
-        if (stop_sent && now - stop_sent > (*env->abort ? 1000 : 5000))
-            break;
-        int64_t wait = stop_sent ? 100 : (int64_t)env->o.interval_ms - (now - start);
-        struct pollfd p[2] = {{.fd = in, .events = POLLIN}, {.fd = t->ack_fd, .events = POLLIN}};
-        int r = poll(p, 2, wait < 1 ? 1 : (int)(wait > 200 ? 200 : wait));
-        if (r < 0 && errno != EINTR)
-            break;
-        if (r <= 0)
-            continue;
-        if (p[1].revents)
-            on_ack(t);
-        if (!p[0].revents)
-            continue;
-        ssize_t n = read(in, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        sc_perfstream_feed(ps, buf, (size_t)n);
-        for (ssize_t w = 0; w < n;) {
-            ssize_t k = TEMP_FAILURE_RETRY(write(data, buf + w, (size_t)(n - w)));
-            if (k <= 0)
-                return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "write %s", path);
-            w += k;
-        }
-    }
-    close(steal_fd(&in)); /* a perf still writing gets EPIPE and exits */
-    int status = 0;
-    for (int64_t w0 = mono_ms(); waitpid(pid, &status, WNOHANG) == 0;) {
-        if (mono_ms() - w0 > 5000)
-            break; /* it dies with us (PDEATHSIG) */
-        nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
-    }
-    if (!ps->started) {
+    /* Not live: the window is read only once it is over, and the recorder delivers everything
+     * it holds at "stop"; waking it for every sample would buy nothing (docs/SIDECAR.md). */
+    sc_run run = {.data_fd = data,
+                  .duration_ms = (int64_t)env->o.interval_ms,
+                  .grace_ms = 5000,
+                  .live = false,
+                  .exclude = &t->child,
+                  .n_exclude = 1,
+                  .extra_fd = t->ack_fd,
+                  .on_extra = on_ack_cb,
+                  .ctx = t};
+    if (sc_sampler_run(env, &run, res, err) < 0) {
         unlink(path);
-        return flame_fail(err, FLAME_EXIT_PERF,
-                          "perf_denied perf record produced no data (exit status %d); see stderr",
-                          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        return -1;
     }
+    snprintf(env->filter, sizeof env->filter, "%s", res->filter);
+    if (res->write_errno)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, res->write_errno, "write %s", path);
     return 0;
 }
 
@@ -297,9 +263,8 @@ int sc_top_run(sc_session *env, flame_err *err)
     /* The child owns stdout from here until it exits: diagnostics go to stderr. */
     int rc = 0;
     for (int w = 0; !*env->stop && t.ack_fd >= 0; w++) {
-        sc_perfstream ps = {0};
-        int64_t start = 0;
-        if (record_window(&t, w, &ps, &start, err) < 0) {
+        sc_run_result res;
+        if (record_window(&t, w, &res, err) < 0) {
             rc = -1;
             break;
         }
@@ -313,11 +278,11 @@ int sc_top_run(sc_session *env, flame_err *err)
             t.skipped++;
         }
         t.pend = (top_cmd){.window = w,
-                           .start_ms = start - env->t0,
-                           .ms = mono_ms() - start,
+                           .start_ms = res.start - env->t0,
+                           .ms = mono_ms() - res.start,
                            .end_mono_ms = mono_ms(),
-                           .samples = ps.samples,
-                           .lost = ps.lost};
+                           .samples = res.ps.samples,
+                           .lost = res.ps.lost};
         t.pending = true;
         if (!t.busy)
             hand_over(&t);

@@ -2,9 +2,11 @@
 # Least privilege, measured from the host: the sidecar's HostConfig as the engine applied it, and
 # CapEff/CapPrm/CapBnd/CapAmb/Seccomp/NoNewPrivs/Uid from /proc/<pid>/status of the sidecar's
 # processes in each phase (docs/HARDENING.md "Privileges", docs/SIDECAR.md). Phases are caught
-# by a TEST-ONLY hook: DOCKER_FLAME_SIDECAR_TEST_STOP=setup,process makes the sidecar SIGSTOP
-# itself on entering those phases (we read its status, then SIGCONT); the recording phase is
-# caught by its perf child, which lives for the whole recording. Every wait is bounded.
+# by a TEST-ONLY hook: DOCKER_FLAME_SIDECAR_TEST_STOP=setup,open,record,process makes the sidecar
+# (setup, process) and its per-CPU recorder child (open: holding the one capability that opens
+# CPU-wide perf events; record: once they are open) SIGSTOP themselves on entering those phases
+# (we read their status, then SIGCONT). The per-thread recorder (--sampling thread) is caught as
+# the perf child, which lives for the whole recording. Every wait is bounded.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/fixtures/plugin-stub/lib.sh"
 engine_up || bail "no Docker engine answers"
@@ -17,7 +19,8 @@ unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_C
 cd "$TMP"
 
 SETUP_CAPS=00000000002c00c0   # SETGID SETUID SYS_CHROOT SYS_PTRACE SYS_ADMIN
-RECORD_CAPS=0000000000080000  # SYS_PTRACE
+OPEN_CAPS=0000000000280000    # SYS_ADMIN SYS_PTRACE (per-CPU events on an engine without PERFMON)
+PTRACE_CAPS=0000000000080000  # SYS_PTRACE (perf record -p)
 NONE=0000000000000000
 st() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null | head -1; }
 uid() { st "$1" Uid | awk '{print $2}'; }   # effective uid
@@ -30,17 +33,20 @@ wait_stopped() {
     done
     return 1
 }
-# the host pid of the perf child of sidecar pid $1 (bounded)
-perf_child() {
+# the host pid of the child named $3 of sidecar pid $1 (bounded: $2 s); with $4 = T, only a
+# stopped one
+child_named() {
     local i c
     for ((i = 0; i < $2 * 20; i++)); do
         for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-            [ "$(cat /proc/"$c"/comm 2>/dev/null)" = perf ] && { echo "$c"; return 0; }
+            [ "$(cat /proc/"$c"/comm 2>/dev/null)" = "$3" ] || continue
+            case "${4:-}:$(st "$c" State)" in :* | T:T*) echo "$c"; return 0 ;; esac
         done
         sleep 0.05
     done
     return 1
 }
+perf_child() { child_named "$1" "$2" perf; }
 assert_status() { # PID PHASE UID CAPEFF CAPPRM
     local p=$1 ph=$2
     is "$(uid "$p")" "$3" "$ph: euid $3"
@@ -58,7 +64,7 @@ for warm in 1; do  # a first run loads the agent, so the measured run is a norma
     timeout -k 5 90 docker flame -q -d 1 -o warm.svg "$fx" >/dev/null 2>&1
 done
 
-DOCKER_FLAME_SIDECAR_TEST_STOP=setup,process DOCKER_FLAME_TIMINGS=1 \
+DOCKER_FLAME_SIDECAR_TEST_STOP=setup,open,record,process DOCKER_FLAME_TIMINGS=1 \
     timeout -k 10 150 docker flame -d 3 -o p.svg "$fx" 2>err &
 bg=$!
 sc=
@@ -81,12 +87,23 @@ if wait_stopped "$scpid" 30; then
     is "$(st "$scpid" CapAmb)" "$NONE" "setup: no ambient caps"
     kill -CONT "$scpid"
 else nok "setup: sidecar did not stop at the setup hook"; fi
-if pp=$(perf_child "$scpid" 30); then
-    assert_status "$pp" "record (perf)" 65534 "$RECORD_CAPS" "$RECORD_CAPS"
-    is "$(st "$pp" CapAmb)" "$RECORD_CAPS" "record (perf): only SYS_PTRACE ambient"
-    is "$(st "$pp" Groups)" "" "record (perf): no supplementary groups"
+# the per-CPU recorder: a child of the sidecar, nobody, SYS_ADMIN + SYS_PTRACE while it opens
+# its events, nothing at all once they are open
+if rp=$(child_named "$scpid" 30 flame-sidecar T); then
+    assert_status "$rp" "open (recorder)" 65534 "$OPEN_CAPS" "$OPEN_CAPS"
+    is "$(st "$rp" CapAmb)" "$NONE" "open (recorder): no ambient caps"
+    is "$(st "$rp" Groups)" "" "open (recorder): no supplementary groups"
+    kill -CONT "$rp"
+    if wait_stopped "$rp" 30; then
+        assert_status "$rp" "record (recorder)" 65534 "$NONE" "$NONE"
+        is "$(st "$rp" CapAmb)" "$NONE" "record (recorder): no ambient caps"
+        f=$(st "$rp" Seccomp_filters)
+        if [ -n "$f" ]; then check "record (recorder): own seccomp filter stacked on the engine's" test "$f" -ge 2
+        else ok "# SKIP kernel without Seccomp_filters"; fi
+        kill -CONT "$rp"
+    else nok "record (recorder): did not stop at the record hook"; kill -CONT "$rp" 2>/dev/null; fi
     assert_status "$scpid" "record (sidecar)" 0 "$SETUP_CAPS" "$SETUP_CAPS"
-else nok "record: no perf child seen"; fi
+else nok "open: no per-CPU recorder child seen"; fi
 if wait_stopped "$scpid" 60 && [ "$(uid "$scpid")" = 65534 ]; then
     assert_status "$scpid" process 65534 "$NONE" "$NONE"
     is "$(st "$scpid" CapAmb)" "$NONE" "process: no ambient caps"
@@ -99,7 +116,33 @@ wait_pid "$bg" 120; rc=$RC
 is "$rc" 0 "profile with no-new-privileges: exit 0"
 like "$(cat p.svg 2>/dev/null)" 'FlameFixture\.countPrimes' "profile with no-new-privileges: Java names"
 caps=$(sed -n 's/^docker flame: sidecar caps [^:]*: //p' err | head -1)
-is "$caps" "{\"setup\":\"$SETUP_CAPS\",\"record\":\"$RECORD_CAPS\",\"process\":\"$NONE\"}" "S line (printed under -D) reports the same CapEff per phase"
+is "$caps" "{\"setup\":\"$SETUP_CAPS\",\"open\":\"$OPEN_CAPS\",\"record\":\"$NONE\",\"process\":\"$NONE\"}" "S line (printed under -D) reports the same CapEff per phase"
+like "$(cat err)" 'sidecar sampling [^:]*: cpu bpf' "recorded per CPU with the in-kernel filter"
+is "$(sidecars_left)" 0 "sidecar removed"
+
+# --sampling thread: perf record -p as nobody with SYS_PTRACE only (ambient, across its exec)
+DOCKER_FLAME_TIMINGS=1 timeout -k 10 150 docker flame --sampling thread -d 3 -o t.svg "$fx" 2>err2 &
+bg=$!
+sc=
+for ((i = 0; i < 600; i++)); do
+    sc=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter "label=com.docker-flame.target=$fxid" \
+        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
+    [ -n "$sc" ] && break
+    sleep 0.1
+done
+scpid=0
+for ((i = 0; i < 100 && ${#sc} > 0; i++)); do
+    scpid=$(docker inspect -f '{{.State.Pid}}' "$sc" 2>/dev/null); [ "${scpid:-0}" -gt 0 ] && break; sleep 0.1
+done
+if [ "${scpid:-0}" -gt 0 ] && pp=$(perf_child "$scpid" 30); then
+    assert_status "$pp" "record (perf)" 65534 "$PTRACE_CAPS" "$PTRACE_CAPS"
+    is "$(st "$pp" CapAmb)" "$PTRACE_CAPS" "record (perf): only SYS_PTRACE ambient"
+    is "$(st "$pp" Groups)" "" "record (perf): no supplementary groups"
+else nok "record: no perf child seen"; fi
+wait_pid "$bg" 120; rc=$RC
+is "$rc" 0 "--sampling thread: exit 0"
+caps=$(sed -n 's/^docker flame: sidecar caps [^:]*: //p' err2 | head -1)
+is "$caps" "{\"setup\":\"$SETUP_CAPS\",\"open\":\"$PTRACE_CAPS\",\"record\":\"$PTRACE_CAPS\",\"process\":\"$NONE\"}" "--sampling thread: S caps"
 is "$(sidecars_left)" 0 "sidecar removed"
 check "the JVM still runs" test "$(docker inspect -f '{{.State.Running}}' "$fx")" = true
 done_testing

@@ -27,7 +27,8 @@ static bool same_args(const ct_args *a, const ct_args *b)
     return (a->verb != CT_RECORD || a->duration_ms == b->duration_ms) &&
            (a->verb != CT_TOP || a->interval_ms == b->interval_ms) &&
            a->frequency == b->frequency && a->attach_timeout_ms == b->attach_timeout_ms &&
-           a->no_inline == b->no_inline && a->signatures == b->signatures && a->inject == b->inject;
+           a->no_inline == b->no_inline && a->signatures == b->signatures &&
+           a->inject == b->inject && a->sampling == b->sampling;
 }
 
 int main(void)
@@ -63,6 +64,18 @@ int main(void)
         ok(roundtrip(&a, &b, &err) == 0 && same_args(&a, &b), "every option, --inject %s",
            ct_inject_name(a.inject));
     }
+    for (int m = 0; m < CT_SAMPLING_COUNT; m++) {
+        const char *argv[CT_ARGV_MAX];
+        char abuf[CT_ARGV_BUF];
+        a.sampling = m;
+        int n = ct_argv_build(&a, argv, CT_ARGV_MAX, abuf, sizeof abuf);
+        bool sent = false;
+        for (int i = 0; i < n; i++)
+            sent |= !strncmp(argv[i], "--sampling=", 11);
+        ok(roundtrip(&a, &b, &err) == 0 && same_args(&a, &b) && sent == (m != CT_SAMPLING_AUTO),
+           "--sampling %s round-trips (sent only when not auto: older sidecars run the default)",
+           ct_sampling_name((enum ct_sampling)m));
+    }
     ct_args_default(&a, CT_TOP);
     a.interval_ms = CT_INTERVAL_MIN_MS;
     ok(roundtrip(&a, &b, &err) == 0 && b.interval_ms == CT_INTERVAL_MIN_MS, "top --interval");
@@ -74,7 +87,8 @@ int main(void)
                           {"/flame-sidecar", "record", "--frequency=0", NULL},
                           {"/flame-sidecar", "explode", NULL, NULL},
                           {"/flame-sidecar", "record", "web", NULL},
-                          {"/flame-sidecar", "record", "--inject=sideways", NULL}};
+                          {"/flame-sidecar", "record", "--inject=sideways", NULL},
+                          {"/flame-sidecar", "record", "--sampling=process", NULL}};
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             int n = 0;
             while (n < 4 && bad[i][n])
@@ -154,8 +168,11 @@ int main(void)
     for (int ph = 0; ph < CT_PH_COUNT; ph++)
         s.timings_ms[ph] = (uint64_t)ph * 1000 + 7;
     snprintf(s.caps[CT_CAPS_SETUP], sizeof s.caps[0], "00000000002c00c0");
-    snprintf(s.caps[CT_CAPS_RECORD], sizeof s.caps[0], "0000000000080000");
+    snprintf(s.caps[CT_CAPS_OPEN], sizeof s.caps[0], "0000000000280000");
+    snprintf(s.caps[CT_CAPS_RECORD], sizeof s.caps[0], "0000000000000000");
     snprintf(s.caps[CT_CAPS_PROCESS], sizeof s.caps[0], "0000000000000000");
+    snprintf(s.sampling, sizeof s.sampling, "cpu");
+    snprintf(s.filter, sizeof s.filter, "bpf");
     ok(ct_format_summary(buf, sizeof buf, &s) > 0 &&
            proto_read_summary(buf, strlen(buf), &s2, &err) == 0,
        "S written and read");
@@ -166,6 +183,8 @@ int main(void)
        "S counts round-trip");
     ok(!memcmp(s.timings_ms, s2.timings_ms, sizeof s.timings_ms), "S timings round-trip");
     ok(!memcmp(s.caps, s2.caps, sizeof s.caps), "S caps round-trip");
+    ok(!strcmp(s2.sampling, "cpu") && !strcmp(s2.filter, "bpf"),
+       "S sampling and filter round-trip");
 
     ct_window w = {3, 3000, 1000, 99, 98, 1, 0, 90, 89, 12, 123456789}, w2;
     ok(ct_format_window(buf, sizeof buf, &w) > 0 &&

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/contract.h"
 #include "plugin/opts.h"
 #include "tests/unit/tap.h"
 
@@ -33,6 +34,13 @@ int main(void)
                0 &&
            o.frequency == 49 && o.nformats == 3 && o.containers.n == 2,
        "interleaved options, repeatable --format, comma list");
+    ok(parse(&o, &err, 1, "web") == 0 && o.sampling == CT_SAMPLING_AUTO, "default sampling: auto");
+    ok(parse(&o, &err, 3, "--sampling", "thread", "web") == 0 && o.sampling == CT_SAMPLING_THREAD,
+       "--sampling thread");
+    ok(parse(&o, &err, 2, "--sampling=cpu", "web") == 0 && o.sampling == CT_SAMPLING_CPU,
+       "--sampling=cpu");
+    ok(parse(&o, &err, 2, "--sampling=never", "web") < 0 && err.code == FLAME_EXIT_USAGE,
+       "--sampling with an unknown value: usage error");
     ok(parse(&o, &err, 3, "--format", "png", "web") < 0 && err.code == FLAME_EXIT_USAGE &&
            strstr(err.msg, "png"),
        "unknown format: usage error naming it");

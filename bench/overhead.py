@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""`make bench-overhead`: what recording costs a JVM (issue 18), through `docker flame`.
+
+Fixtures of our own (bench/fixtures/, built into the image flame-bench-jvm on top of the test
+fixture image): PingPong (pairs of threads handing a token with park/unpark: a context switch per
+hand-off) and CpuBound (threads computing, no switches). Each prints once a second
+`R <epoch_ms> <work> <interval_ms> <process CPU ms>`.
+
+For each fixture and recording mode, rounds of four windows in ABBA order: A = not recording,
+B = `docker flame --sampling MODE -d WINDOW`. A window's rate is the fixture's work per second
+over the R lines inside it (the first second skipped); a round's slowdown is
+1 - mean(B) / mean(A); `eff` is the same on work per CPU-second of the fixture, which the other
+tenants of a shared machine disturb less. `sc_cpu` is the sidecar container's CPU (cpuacct,
+recorder and sidecar together, attach and processing excluded: the recording phase only) in %
+of one core. Host modes `perf-p` / `perf-p-nobuf` run the host's `perf record -p` (per-thread,
+with and without --no-buffering) for the cost of perf's buffering alone.
+Fidelity: the test fixture's FlameFixture (several hot methods) recorded in both modes, alternately
+(thread cpu cpu thread per round): the top-10 self-time methods per mode, and the self-time
+distance (total variation) between the modes against the one between two recordings of a mode.
+
+Needs: a Docker engine (DOCKER_HOST, or FLAME_ENGINE_DIR as for tests/run), build/ (make), javac.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+IMAGE = "flame-bench-jvm:latest"
+JAVA = ["/opt/java/openjdk/bin/java", "-XX:+PreserveFramePointer", "-Xmx64m", "-XX:+UseSerialGC",
+        "-cp", "/bench"]
+FIXTURES = {"pingpong": ["PingPong", "2"], "cpubound": ["CpuBound", "2"],
+            # fidelity: the test fixture's workload (several hot methods, HashMap, inlining);
+            # recordings only, alternating the modes, for the top-10 comparison
+            "fidelity": ["-cp", "/app", "FlameFixture", "--threads", "2"]}
+
+
+def sh(*cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw).stdout.strip()
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def build_image(tmp):
+    subprocess.run([os.path.join(ROOT, "tests/fixtures/build.sh")], check=True,
+                   stdout=subprocess.DEVNULL)
+    ctx = os.path.join(tmp, "img")
+    os.makedirs(os.path.join(ctx, "bench"))
+    srcs = [os.path.join(ROOT, "bench/fixtures", f) for f in ("PingPong.java", "CpuBound.java")]
+    sh("javac", "--release", "17", "-d", os.path.join(ctx, "bench"), *srcs)
+    with open(os.path.join(ctx, "Dockerfile"), "w") as f:
+        f.write("FROM flame-fixture-jvm:latest\nCOPY bench/ /bench/\n")
+    sh("docker", "build", "-q", "-t", IMAGE, ctx)
+
+
+def ensure_sidecar_image():
+    version = sh("sed", "-n", "s/^VERSION *:= *//p", os.path.join(ROOT, "Makefile"))
+    tar = os.path.join(BUILD, "flame-sidecar.tar")
+    want = sh("sha256sum", tar).split()[0][:16]
+    image = "docker-flame-sidecar:" + version
+    have = subprocess.run(["docker", "image", "inspect", "-f",
+                           '{{index .Config.Labels "com.docker-flame.tar-sha256"}}', image],
+                          text=True, capture_output=True).stdout.strip()
+    if have != want:
+        sh("docker", "import", "--change", "LABEL com.docker-flame.tar-sha256=" + want, tar, image)
+
+
+class Fixture:
+    """A fixture container and the R lines it prints (collected by a thread)."""
+
+    def __init__(self, name, args, image):
+        java = JAVA[:-2] if "-cp" in args else JAVA
+        self.id = sh("docker", "run", "-d", "--network", "none", "--label", "docker-flame-test=1",
+                     "--label", "flame-bench=1", image, *java, *args)
+        self.lines = []
+        self.proc = subprocess.Popen(["docker", "logs", "-f", self.id], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        threading.Thread(target=self._read, daemon=True).start()
+        self.hostpid = int(sh("docker", "inspect", "-f", "{{.State.Pid}}", self.id))
+
+    def _read(self):
+        for line in self.proc.stdout:
+            p = line.split()
+            if len(p) == 5 and p[0] == "R":
+                self.lines.append(tuple(int(x) for x in p[1:]))
+
+    def window(self, t0, t1):
+        """(work/s, work per CPU-s) over the R lines in (t0 + 1000, t1]."""
+        sel = [r for r in self.lines if t0 + 1000 < r[0] <= t1]
+        work = sum(r[1] for r in sel)
+        ms = sum(r[2] for r in sel)
+        cpu = sum(r[3] for r in sel)
+        return (work * 1000.0 / ms if ms else float("nan"),
+                work * 1000.0 / cpu if cpu else float("nan"))
+
+    def stop(self):
+        subprocess.run(["docker", "rm", "-f", self.id], capture_output=True)
+        self.proc.kill()
+
+
+def cpuacct(container_id):
+    for base in ("/sys/fs/cgroup/cpuacct/docker", "/sys/fs/cgroup/cpu,cpuacct/docker",
+                 "/sys/fs/cgroup/system.slice/docker-%s.scope" % container_id):
+        for p in (os.path.join(base, container_id, "cpuacct.usage"),
+                  os.path.join(base, "cpu.stat")):
+            try:
+                with open(p) as f:
+                    text = f.read()
+                if p.endswith("cpu.stat"):  # cgroup v2: usage_usec
+                    return int(text.split("usage_usec")[1].split()[0]) * 1000
+                return int(text)
+            except (OSError, IndexError, ValueError):
+                continue
+    return None
+
+
+def record_window(fx, mode, window_s, freq, out_dir, tag):
+    """One B window: the recording phase's (t0, t1), the sidecar's CPU % of one core, and the
+    folded profile's path."""
+    if mode.startswith("perf-p"):
+        cmd = ["perf", "record", "-q", "-e", "cpu-clock", "-g", "-F", str(freq), "-p",
+               str(fx.hostpid), "-o", "/dev/null"]
+        if mode == "perf-p-nobuf":
+            cmd.insert(3, "--no-buffering")
+        t0 = now_ms()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        before = open("/proc/%d/stat" % p.pid).read().split() if os.path.exists(
+            "/proc/%d/stat" % p.pid) else None
+        time.sleep(window_s)
+        after = open("/proc/%d/stat" % p.pid).read().split()
+        t1 = now_ms()
+        p.send_signal(2)
+        p.wait()
+        ticks = os.sysconf("SC_CLK_TCK")
+        cpu = (int(after[13]) + int(after[14])) - ((int(before[13]) + int(before[14])) if before else 0)
+        return t0, t1, 100.0 * cpu / ticks / ((t1 - t0) / 1000.0), None
+    folded = os.path.join(out_dir, "%s.folded" % tag)
+    cmd = ["docker", "flame", "--sampling", mode, "-F", str(freq), "-d", "%ds" % window_s,
+           "--format", "folded", "-o", folded, fx.id]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t0 = t1 = None
+    sc = c0 = c1 = None
+    for line in p.stderr:
+        if t0 is None and "recording" in line:
+            # the first progress line comes one second into the recording
+            seen = now_ms()
+            t0 = seen - 1000
+            t1 = t0 + window_s * 1000
+            ids = sh("docker", "ps", "-q", "--no-trunc", "--filter", "label=com.docker-flame.sidecar=1",
+                     "--filter", "label=com.docker-flame.target=" + fx.id).split()
+            sc = ids[0] if ids else None
+            c0 = cpuacct(sc) if sc else None
+            time.sleep(max(0, (t1 - 300 - now_ms()) / 1000.0))
+            c1 = cpuacct(sc) if sc else None
+            cwin = now_ms() - seen
+    p.wait()
+    if p.returncode != 0 or t0 is None:
+        sys.exit("bench: docker flame --sampling %s failed (exit %d)" % (mode, p.returncode))
+    cpu = 100.0 * (c1 - c0) / 1e6 / cwin if c0 is not None and c1 is not None else float("nan")
+    return t0, t1, cpu, folded
+
+
+def self_shares(path):
+    counts = {}
+    with open(path) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            leaf = stack.rsplit(";", 1)[-1]
+            counts[leaf] = counts.get(leaf, 0) + int(n)
+    total = sum(counts.values()) or 1
+    return {k: v / total for k, v in counts.items()}
+
+
+def merged(paths):
+    acc = {}
+    for p in paths:
+        for k, v in self_shares(p).items():
+            acc[k] = acc.get(k, 0) + v / len(paths)
+    return acc
+
+
+def distance(a, b):
+    return 0.5 * sum(abs(a.get(k, 0) - b.get(k, 0)) for k in set(a) | set(b))
+
+
+def fmt(x):
+    return "%10.0f" % x if abs(x) >= 100 else "%10.3f" % x
+
+
+def fidelity(fx, a, tmp):
+    folded = {"thread": [], "cpu": []}
+    for r in range(1, a.rounds + 1):
+        for i, mode in enumerate(("thread", "cpu", "cpu", "thread")):
+            folded[mode].append(record_window(fx, mode, a.window, a.freq, tmp,
+                                              "fid-%s-%d-%d" % (mode, r, i))[3])
+    tops = {}
+    for mode in ("thread", "cpu"):
+        m = merged(folded[mode])
+        tops[mode] = sorted(m, key=m.get, reverse=True)[:10]
+        print("top-10 self (%s, %d recordings): %s" % (mode, len(folded[mode]), ", ".join(
+            "%s %.1f%%" % (k, 100 * m[k]) for k in tops[mode])))
+    print("same top-10 set: %s; same order: %s" %
+          (set(tops["thread"]) == set(tops["cpu"]), tops["thread"] == tops["cpu"]))
+    fs, fc = folded["thread"], folded["cpu"]
+    within = [distance(self_shares(f[i]), self_shares(f[i + 1]))
+              for f in (fs, fc) for i in range(0, len(f) - 1, 2)]
+    between = [distance(self_shares(x), self_shares(y)) for x, y in zip(fs, fc)]
+    print("self-time distance (total variation): between modes mean %.3f (max %.3f); two "
+          "recordings of one mode mean %.3f (max %.3f)" %
+          (statistics.mean(between), max(between), statistics.mean(within), max(within)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--window", type=int, default=8, help="seconds per window")
+    ap.add_argument("--freq", type=int, default=99)
+    ap.add_argument("--fixtures", default="pingpong,cpubound,fidelity")
+    ap.add_argument("--modes", default="thread,cpu", help="thread,cpu,perf-p,perf-p-nobuf")
+    ap.add_argument("--warm", type=int, default=15, help="seconds of warm-up")
+    a = ap.parse_args()
+    if os.environ.get("FLAME_ENGINE_DIR") and not os.environ.get("DOCKER_HOST"):
+        os.environ["DOCKER_HOST"] = sh(os.path.join(ROOT, "scripts/engine.sh"), "host")
+    tmp = tempfile.mkdtemp(prefix="flame-bench-overhead.")
+    cfg = os.path.join(tmp, "docker-config", "cli-plugins")
+    os.makedirs(cfg)
+    os.symlink(os.path.join(BUILD, "docker-flame"), os.path.join(cfg, "docker-flame"))
+    os.environ["DOCKER_CONFIG"] = os.path.dirname(cfg)
+    build_image(tmp)
+    ensure_sidecar_image()
+    print("# %s  bench/overhead.py --rounds %d --window %d --freq %d --fixtures %s --modes %s"
+          % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), a.rounds, a.window, a.freq,
+             a.fixtures, a.modes))
+    print("# host: %d CPUs, loadavg %s" % (os.cpu_count(), open("/proc/loadavg").read().strip()))
+    for name in a.fixtures.split(","):
+        fx = Fixture(name, FIXTURES[name], "flame-fixture-jvm:latest" if name == "fidelity" else IMAGE)
+        try:
+            time.sleep(a.warm)
+            record_window(fx, "cpu", 2, a.freq, tmp, "warm")  # loads the agent once
+            time.sleep(2)
+            if name == "fidelity":
+                print("\n## fidelity (FlameFixture --threads 2)")
+                fidelity(fx, a, tmp)
+                continue
+            print("\n## %s (%s): work/s per window; slow%% = 1 - mean(B)/mean(A)" %
+                  (name, " ".join(FIXTURES[name])))
+            print("%-13s %5s %10s %10s %10s %10s %8s %8s %8s" %
+                  ("mode", "round", "A1", "B1", "B2", "A2", "slow%", "eff%", "sc_cpu%"))
+            res = {}
+            folded = {}
+            for mode in a.modes.split(","):
+                for r in range(1, a.rounds + 1):
+                    rates, effs, cpus = [], [], []
+                    for w, kind in enumerate("ABBA"):
+                        if kind == "A":
+                            t0 = now_ms()
+                            time.sleep(a.window)
+                            t1 = now_ms()
+                        else:
+                            t0, t1, cpu, fp = record_window(fx, mode, a.window, a.freq, tmp,
+                                                            "%s-%s-%d-%d" % (name, mode, r, w))
+                            cpus.append(cpu)
+                            if fp:
+                                folded.setdefault(mode, []).append(fp)
+                        rate, eff = fx.window(t0, t1)
+                        rates.append(rate)
+                        effs.append(eff)
+                        time.sleep(1)
+                    slow = 100 * (1 - (rates[1] + rates[2]) / (rates[0] + rates[3]))
+                    effslow = 100 * (1 - (effs[1] + effs[2]) / (effs[0] + effs[3]))
+                    c = statistics.mean(cpus)
+                    res.setdefault(mode, []).append((slow, effslow, c))
+                    print("%-13s %5d %s %s %s %s %8.2f %8.2f %8.3f" %
+                          (mode, r, *[fmt(x) for x in rates], slow, effslow, c), flush=True)
+            print("\n%-13s %10s %8s %8s %10s %8s %10s" %
+                  ("mode", "slow% mean", "stdev", "median", "eff% mean", "stdev", "sc_cpu%"))
+            for mode, v in res.items():
+                s = [x[0] for x in v]
+                e = [x[1] for x in v]
+                c = [x[2] for x in v]
+                sd = statistics.stdev(s) if len(s) > 1 else 0
+                ed = statistics.stdev(e) if len(e) > 1 else 0
+                print("%-13s %10.2f %8.2f %8.2f %10.2f %8.2f %10.3f" %
+                      (mode, statistics.mean(s), sd, statistics.median(s), statistics.mean(e), ed,
+                       statistics.mean(c)))
+        finally:
+            fx.stop()
+    subprocess.run(["rm", "-rf", tmp])
+
+
+if __name__ == "__main__":
+    main()

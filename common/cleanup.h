@@ -31,40 +31,31 @@ static inline void cleanup_fclosep(FILE **f)
 /* The libraries' own types, for the modules that use them (plugin: jansson, libcurl; sidecar:
  * libcap, libseccomp). Each block exists only when that library's header was included first
  * (its include guard is tested), so pure modules pull in no library at all. */
+/* DEFINE_CLEANUP(name, type, release) makes `_cleanup_name_`, which calls release(x) on scope exit
+ * when x is not NULL. */
+#define DEFINE_CLEANUP(name, type, release)                                                        \
+    static inline void cleanup_##name##p(type *p)                                                  \
+    {                                                                                              \
+        if (*p)                                                                                    \
+            release(*p);                                                                           \
+    }
+
 #ifdef JANSSON_H
-static inline void cleanup_json_decrefp(json_t **j)
-{
-    json_decref(*j); /* NULL-safe */
-}
-#define _cleanup_json_ __attribute__((cleanup(cleanup_json_decrefp)))
+DEFINE_CLEANUP(json, json_t *, json_decref)
+#define _cleanup_json_ __attribute__((cleanup(cleanup_jsonp)))
 #endif
 #ifdef CURLINC_CURL_H
-static inline void cleanup_curlp(CURL **c)
-{
-    if (*c)
-        curl_easy_cleanup(*c);
-}
-static inline void cleanup_curl_slistp(struct curl_slist **l)
-{
-    curl_slist_free_all(*l); /* NULL-safe */
-}
+DEFINE_CLEANUP(curl, CURL *, curl_easy_cleanup)
+DEFINE_CLEANUP(curl_slist, struct curl_slist *, curl_slist_free_all)
 #define _cleanup_curl_ __attribute__((cleanup(cleanup_curlp)))
 #define _cleanup_curl_slist_ __attribute__((cleanup(cleanup_curl_slistp)))
 #endif
 #ifdef _SYS_CAPABILITY_H
-static inline void cleanup_capp(cap_t *c)
-{
-    if (*c)
-        cap_free(*c);
-}
+DEFINE_CLEANUP(cap, cap_t, cap_free)
 #define _cleanup_cap_ __attribute__((cleanup(cleanup_capp)))
 #endif
 #ifdef _SECCOMP_H
-static inline void cleanup_seccompp(scmp_filter_ctx *c)
-{
-    if (*c)
-        seccomp_release(*c);
-}
+DEFINE_CLEANUP(seccomp, scmp_filter_ctx, seccomp_release)
 #define _cleanup_seccomp_ __attribute__((cleanup(cleanup_seccompp)))
 #endif
 

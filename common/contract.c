@@ -19,34 +19,21 @@ static const char *const phase_names[CT_PH_COUNT] = {
     "scan", "inject", "attach", "first_sample", "record", "finish", "sanitize", "script", "total"};
 static const char *const cap_phase_names[CT_CAPS_COUNT] = {"setup", "record", "process"};
 
-const char *ct_verb_name(enum ct_verb v)
-{
-    return v < CT_VERB_COUNT ? verb_names[v] : "?";
-}
-const char *ct_inject_name(enum ct_inject i)
-{
-    return i < CT_INJECT_COUNT ? inject_names[i] : "?";
-}
-const char *ct_error_name(enum ct_error e)
-{
-    return e < CT_ERR_COUNT ? error_names[e] : "internal";
-}
-const char *ct_attach_name(enum ct_attach a)
-{
-    return a < CT_ATTACH_COUNT ? attach_names[a] : "none";
-}
-const char *ct_injected_name(enum ct_injected i)
-{
-    return i < CT_INJECTED_COUNT ? injected_names[i] : "none";
-}
-const char *ct_phase_name(enum ct_phase p)
-{
-    return p < CT_PH_COUNT ? phase_names[p] : "?";
-}
-const char *ct_cap_phase_name(enum ct_cap_phase p)
-{
-    return p < CT_CAPS_COUNT ? cap_phase_names[p] : "?";
-}
+/* One getter per enum: a value out of range (a newer peer, a bug) names the fallback, never
+ * reads past the table. */
+#define CT_NAME_GETTER(fn, type, table, count, fallback)                                           \
+    const char *fn(type v)                                                                         \
+    {                                                                                              \
+        return (unsigned)v < (unsigned)(count) ? table[v] : fallback;                              \
+    }
+CT_NAME_GETTER(ct_verb_name, enum ct_verb, verb_names, CT_VERB_COUNT, "?")
+CT_NAME_GETTER(ct_inject_name, enum ct_inject, inject_names, CT_INJECT_COUNT, "?")
+CT_NAME_GETTER(ct_error_name, enum ct_error, error_names, CT_ERR_COUNT, "internal")
+CT_NAME_GETTER(ct_attach_name, enum ct_attach, attach_names, CT_ATTACH_COUNT, "none")
+CT_NAME_GETTER(ct_injected_name, enum ct_injected, injected_names, CT_INJECTED_COUNT, "none")
+CT_NAME_GETTER(ct_phase_name, enum ct_phase, phase_names, CT_PH_COUNT, "?")
+CT_NAME_GETTER(ct_cap_phase_name, enum ct_cap_phase, cap_phase_names, CT_CAPS_COUNT, "?")
+#undef CT_NAME_GETTER
 
 enum ct_error ct_error_parse(const char *s, size_t n)
 {
@@ -313,6 +300,37 @@ static void jw_u64(jw *w, const char *key, uint64_t v)
     jw_raw(w, "%llu", (unsigned long long)v);
 }
 
+static void jw_fields(jw *w, const void *obj, const ct_field *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        jw_u64(w, f[i].key, *CT_FIELD_U64(obj, &f[i]));
+}
+
+#define PF(field)                                                                                  \
+    {                                                                                              \
+#field, offsetof(ct_progress, field)                                                       \
+    }
+const ct_field ct_progress_fields[CT_PROGRESS_NFIELDS] = {PF(elapsed_ms), PF(duration_ms),
+                                                          PF(samples), PF(jvms)};
+#undef PF
+#define WF(field)                                                                                  \
+    {                                                                                              \
+#field, offsetof(ct_window, field)                                                         \
+    }
+const ct_field ct_window_fields[CT_WINDOW_NFIELDS] = {
+    WF(window),         WF(start_ms),   WF(ms),         WF(samples),
+    WF(folded),         WF(lost),       WF(skipped),    WF(jit_leaf),
+    WF(jit_leaf_named), WF(process_ms), WF(end_mono_ms)};
+#undef WF
+#define SF(field)                                                                                  \
+    {                                                                                              \
+#field, offsetof(ct_summary, field)                                                        \
+    }
+const ct_field ct_summary_fields[CT_SUMMARY_NFIELDS] = {
+    SF(samples),        SF(folded_samples), SF(lost),     SF(jit_leaf_samples),
+    SF(jit_leaf_named), SF(map_lines),      SF(map_bytes)};
+#undef SF
+
 static jw jw_begin(char *buf, size_t cap)
 {
     jw w = {buf, cap, 0, cap == 0, true};
@@ -357,26 +375,17 @@ int ct_format_jvm(char *buf, size_t cap, const ct_jvm *j)
 int ct_format_progress(char *buf, size_t cap, const ct_progress *p)
 {
     jw w = jw_begin(buf, cap);
-    jw_u64(&w, "elapsed_ms", p->elapsed_ms);
-    jw_u64(&w, "duration_ms", p->duration_ms);
-    jw_u64(&w, "samples", p->samples);
-    jw_u64(&w, "jvms", p->jvms);
+    jw_fields(&w, p, ct_progress_fields, CT_PROGRESS_NFIELDS);
     return jw_end(&w);
 }
 
 int ct_format_summary(char *buf, size_t cap, const ct_summary *s)
 {
     jw w = jw_begin(buf, cap);
-    jw_u64(&w, "samples", s->samples);
-    jw_u64(&w, "folded_samples", s->folded_samples);
-    jw_u64(&w, "lost", s->lost);
-    jw_u64(&w, "jit_leaf_samples", s->jit_leaf_samples);
-    jw_u64(&w, "jit_leaf_named", s->jit_leaf_named);
+    jw_fields(&w, s, ct_summary_fields, CT_SUMMARY_NFIELDS);
     double share = s->named_share >= 0 && s->named_share <= 1 ? s->named_share : 0;
     jw_key(&w, "named_share");
     jw_raw(&w, "%.4f", share);
-    jw_u64(&w, "map_lines", s->map_lines);
-    jw_u64(&w, "map_bytes", s->map_bytes);
     jw_open(&w, "timings_ms");
     for (int p = 0; p < CT_PH_COUNT; p++)
         jw_u64(&w, phase_names[p], s->timings_ms[p]);
@@ -392,17 +401,7 @@ int ct_format_summary(char *buf, size_t cap, const ct_summary *s)
 int ct_format_window(char *buf, size_t cap, const ct_window *t)
 {
     jw w = jw_begin(buf, cap);
-    jw_u64(&w, "window", t->window);
-    jw_u64(&w, "start_ms", t->start_ms);
-    jw_u64(&w, "ms", t->ms);
-    jw_u64(&w, "samples", t->samples);
-    jw_u64(&w, "folded", t->folded);
-    jw_u64(&w, "lost", t->lost);
-    jw_u64(&w, "skipped", t->skipped);
-    jw_u64(&w, "jit_leaf", t->jit_leaf);
-    jw_u64(&w, "jit_leaf_named", t->jit_leaf_named);
-    jw_u64(&w, "process_ms", t->process_ms);
-    jw_u64(&w, "end_mono_ms", t->end_mono_ms);
+    jw_fields(&w, t, ct_window_fields, CT_WINDOW_NFIELDS);
     return jw_end(&w);
 }
 

@@ -113,8 +113,7 @@ typedef struct ct_jvm {
 } ct_jvm;
 
 typedef struct ct_progress {
-    uint64_t elapsed_ms, duration_ms, samples;
-    uint32_t jvms;
+    uint64_t elapsed_ms, duration_ms, samples, jvms;
 } ct_progress;
 
 /* Phases the sidecar times, in order (S.timings_ms). */
@@ -148,6 +147,21 @@ typedef struct ct_window {
     uint64_t window, start_ms, ms, samples, folded, lost, skipped, jit_leaf, jit_leaf_named,
         process_ms, end_mono_ms;
 } ct_window;
+
+/* The uint64_t fields of a payload that travel as plain JSON integers: key and offset. The
+ * writer (ct_format_*) and the plugin's reader (plugin/proto.c) walk the same table, so a new
+ * field is one line here and in the struct. */
+typedef struct ct_field {
+    const char *key;
+    size_t off;
+} ct_field;
+#define CT_PROGRESS_NFIELDS 4
+extern const ct_field ct_progress_fields[CT_PROGRESS_NFIELDS];
+#define CT_WINDOW_NFIELDS 11
+extern const ct_field ct_window_fields[CT_WINDOW_NFIELDS];
+#define CT_SUMMARY_NFIELDS 7 /* the counters; named_share, timings, jvms and caps apart */
+extern const ct_field ct_summary_fields[CT_SUMMARY_NFIELDS];
+#define CT_FIELD_U64(obj, f) ((uint64_t *)(void *)((char *)(obj) + (f)->off))
 
 /* JSON object text of each payload into buf; the length, or -1 when it does not fit. Strings are
  * escaped (they come from the target). */

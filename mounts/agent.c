@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "mounts/agent.h"
 
 /* g_ctl serialises start/stop (the attach listener runs one command at a time, but OnLoad,
@@ -65,13 +66,6 @@ static int jvmti_fail(jvmtiError e, struct agent_err *err, const char *what)
     if (name)
         (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)name);
     return -1;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* ---- Writing the map ------------------------------------------------------------------- */
@@ -367,7 +361,7 @@ static void JNICALL on_compiled_method(jvmtiEnv *jvmti, jmethodID method, jint c
     if (!out_begin(&o, &opts) || code_size <= 0 || !code_addr)
         return;
     uint64_t start = (uint64_t)(uintptr_t)code_addr, size = (uint64_t)code_size;
-    double t0 = now_ms(); /* vDSO clock: cheap next to the JVMTI lookups below */
+    double t0 = 1e3 * mono_s(); /* vDSO clock: cheap next to the JVMTI lookups below */
 
     struct name_cache c = {.jvmti = jvmti, .sig = opts.sig};
     if (!g_vm || (*g_vm)->GetEnv(g_vm, (void **)&c.jni, JNI_VERSION_1_6) != JNI_OK)
@@ -411,7 +405,7 @@ static void JNICALL on_compiled_method(jvmtiEnv *jvmti, jmethodID method, jint c
     }
     cache_free(&c);
     o.methods = 1;
-    o.ms = now_ms() - t0;
+    o.ms = 1e3 * mono_s() - t0;
     out_flush(&o);
 }
 
@@ -521,7 +515,7 @@ static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err 
 
     /* Enable before replaying, so nothing compiled in between is missed (a method compiled
      * meanwhile may appear twice, with identical lines). */
-    double t0 = now_ms();
+    double t0 = 1e3 * mono_s();
     jvmtiPhase phase = JVMTI_PHASE_DEAD;
     if (set_events(JVMTI_ENABLE, err) < 0 ||
         (*g_jvmti)->GetPhase(g_jvmti, &phase) != JVMTI_ERROR_NONE)
@@ -552,7 +546,7 @@ static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err 
         pthread_mutex_unlock(&g_lock);
         agent_say("info: started %s: replayed %lu methods, %lu stubs, %lu lines, %lu bytes in "
                   "%.1f ms",
-                  path, methods, stubs, lines, bytes, now_ms() - t0);
+                  path, methods, stubs, lines, bytes, 1e3 * mono_s() - t0);
     }
     return 0;
 fail:

@@ -70,12 +70,12 @@ typedef struct diff_args {
 #define F(field, T) ARG_FIELD(diff_args, field, T)
 // clang-format off
 static const arg_spec specs[] = {
-    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .off = F(output, const char *), .meta = "FILE",
-     .help = "diff.svg (default); FILE.folded or FILE.txt writes 'stack BEFORE\nAFTER' lines "
-     "instead (what difffolded.pl prints); - = stdout",
-     .complete = "file"},
-    {.lng = "format", .kind = ARG_CHOICE, .off = F(fmt, int), .meta = "FMT",
-     .help = "svg or folded (default: from the extension of FILE)", .choices = diff_fmts},
+    OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
+                    "diff.svg (default); FILE.folded or FILE.txt writes 'stack BEFORE\n"
+                    "AFTER' lines instead (what difffolded.pl prints); - = stdout"),
+    OUT_FORMAT_SPEC(F(fmt, int),
+                    "svg or folded (default: from the extension of FILE)",
+                    diff_fmts, 0),
     {.lng = "single", .kind = ARG_FLAG, .off = F(single, bool),
      .help = "write only FILE, not the mirrored graph"},
     {.lng = "normalize", .shrt = 'n', .kind = ARG_FLAG, .off = F(normalize, int), .flags = ARG_SET,
@@ -99,17 +99,11 @@ static const arg_spec specs[] = {
     {.lng = "ignore-units", .kind = ARG_FLAG, .off = F(ignore_units, bool),
      .help = "compare even if one profile counts samples and the other periods"},
     INPUTS_DURATION_SPEC(F(duration_ms, uint64_t)),
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+    CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
 
-static const args_verb verb = {.name = "docker flame diff",
-                               .specs = specs,
-                               .nspecs = sizeof specs / sizeof *specs,
-                               .shared = graph_specs,
-                               .nshared = GRAPH_NSPECS,
-                               .shared_off = F(g, graph_opts),
-                               .operands_off = F(in, args_operands)};
+static const args_verb verb = GRAPH_VERB("docker flame diff", specs, diff_args);
 #undef F
 
 /* "dir/diff.svg" -> "dir/diff.mirror.svg"; no extension -> "NAME.mirror". Caller frees. */
@@ -209,15 +203,10 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     const char *vname = "diff";
     diff_args a = {.fmt = -1, .duration_ms = 30000, .top = 10, .normalize = DIFF_NORM_AUTO};
     flame_err err = FLAME_ERR_INIT;
-    if (args_parse(&verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
-        return cli_fail(vname, &err);
+    int rc = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    if (rc >= 0)
+        return rc;
     a.dopt.normalize = (enum diff_norm)a.normalize;
-    if (a.help) {
-        fputs(usage_head, stdout);
-        args_help(&verb, stdout);
-        fputs(usage_tail, stdout);
-        return FLAME_EXIT_OK;
-    }
     if (a.in.n != 2)
         return cli_usage_error(vname, "expected two profiles, BEFORE and AFTER (got %d)", a.in.n);
     const char *output = a.output ? a.output : "diff.svg";
@@ -230,7 +219,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
 
     double t[5] = {mono_s()};
     input in[2] = {{.arg = a.in.v[0]}, {.arg = a.in.v[1]}};
-    int rc = load_inputs(in, 2, prof, a.duration_ms, &err);
+    rc = load_inputs(in, 2, prof, a.duration_ms, &err);
     t[1] = mono_s();
     if (rc == 0)
         rc = check_plain(&in[0], &err);

@@ -137,7 +137,7 @@ static const arg_spec gc_specs[] = {
     {.lng = "all", .shrt = 'a', .kind = ARG_FLAG, .off = F(all, bool),
      .help = "also remove running sidecars whose docker flame is alive\n(they are stopped with "
      "SIGTERM first, so they restore their target)"},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+    CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
 #undef F

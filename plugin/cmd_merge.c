@@ -53,28 +53,22 @@ typedef struct merge_args {
 #define F(field, T) ARG_FIELD(merge_args, field, T)
 // clang-format off
 static const arg_spec specs[] = {
-    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .off = F(output, const char *), .meta = "OUT",
-     .help = "required; the format follows the extension: .svg (flame graph with\nits data), "
-     ".folded or .txt (folded stacks), .json (speedscope)",
-     .complete = "file"},
-    {.lng = "format", .kind = ARG_CHOICE, .off = F(fmt, int), .meta = "FMT",
-     .help = "svg, folded or speedscope, whatever the extension", .choices = out_fmt_names},
+    OUT_OUTPUT_SPEC(F(output, const char *), "OUT",
+                    "required; the format follows the extension: .svg (flame graph with\n"
+                    "its data), .folded or .txt (folded stacks), .json (speedscope)"),
+    OUT_FORMAT_SPEC(F(fmt, int),
+                    "svg, folded or speedscope, whatever the extension",
+                    out_fmt_names, 0),
     {.lng = "normalize", .kind = ARG_FLAG, .off = F(normalize, bool),
      .help = "scale every input to the same total before adding, so each run\nweighs the same "
      "(counts rounded; without it, longer runs weigh more)"},
     {.lng = "normalise", .kind = ARG_FLAG, .off = F(normalize, bool), .flags = ARG_HIDDEN},
     INPUTS_DURATION_SPEC(F(duration_ms, uint64_t)),
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+    CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
 
-static const args_verb verb = {.name = "docker flame merge",
-                               .specs = specs,
-                               .nspecs = sizeof specs / sizeof *specs,
-                               .shared = graph_specs,
-                               .nshared = GRAPH_NSPECS,
-                               .shared_off = F(g, graph_opts),
-                               .operands_off = F(in, args_operands)};
+static const args_verb verb = GRAPH_VERB("docker flame merge", specs, merge_args);
 #undef F
 
 int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
@@ -82,14 +76,9 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     const char *vname = "merge";
     merge_args a = {.fmt = -1, .duration_ms = 30000};
     flame_err err = FLAME_ERR_INIT;
-    if (args_parse(&verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
-        return cli_fail(vname, &err);
-    if (a.help) {
-        fputs(usage_head, stdout);
-        args_help(&verb, stdout);
-        fputs(usage_tail, stdout);
-        return FLAME_EXIT_OK;
-    }
+    int rc = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    if (rc >= 0)
+        return rc;
     size_t n = (size_t)a.in.n;
     if (n < 1)
         return cli_usage_error(vname, "no profiles to merge");
@@ -110,7 +99,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     for (size_t i = 0; i < n; i++)
         in[i].arg = a.in.v[i];
     double t[5] = {mono_s()};
-    int rc = load_inputs(in, n, prof, a.duration_ms, &err);
+    rc = load_inputs(in, n, prof, a.duration_ms, &err);
     t[1] = mono_s();
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = check_plain(&in[i], &err);

@@ -81,11 +81,11 @@ static int store_no_embed(void *base, const arg_val *v, flame_err *err)
 #define F(field, T) ARG_FIELD(render_args, field, T)
 // clang-format off
 static const arg_spec specs[] = {
-    {.lng = "format", .kind = ARG_CHOICE, .off = F(fmt, int), .meta = "FMT",
-     .help = "svg (default), speedscope (JSON for speedscope.app), folded",
-     .choices = out_fmt_names},
-    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .off = F(output, const char *), .meta = "FILE",
-     .help = "write FILE (atomically) instead of standard output", .complete = "file"},
+    OUT_FORMAT_SPEC(F(fmt, int),
+                    "svg (default), speedscope (JSON for speedscope.app), folded",
+                    out_fmt_names, 0),
+    OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
+                    "write FILE (atomically) instead of standard output"),
     {.lng = "no-embed", .kind = ARG_FLAG, .store = store_no_embed,
      .help = "do not embed the folded data in the SVG (smaller; cannot be re-read)"},
     {.lng = "embed-limit", .kind = ARG_NUM, .off = F(embed_mb, double), .meta = "MB",
@@ -130,7 +130,7 @@ static const arg_spec specs[] = {
      .hi = 1e300},
     {.lng = "factor", .kind = ARG_NUM, .off = F(o.factor, double), .meta = "N",
      .help = "multiply counts in tooltips (e.g. samples to ms)", .lo = 1e-300, .hi = 1e300},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+    CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
 
@@ -149,14 +149,9 @@ int flame_cmd_render(int argc, char **argv)
     render_args a = {.fmt = FMT_SVG, .embed_mb = -1};
     render_opts_default(&a.o);
     flame_err err = FLAME_ERR_INIT;
-    if (args_parse(&verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
-        return cli_fail("render", &err);
-    if (a.help) {
-        fputs(usage_head, stdout);
-        args_help(&verb, stdout);
-        fputs(usage_tail, stdout);
-        return FLAME_EXIT_OK;
-    }
+    int rc = cli_parse("render", &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    if (rc >= 0)
+        return rc;
     if (a.in.n > 1) {
         args_error(&verb, &err, "one input file at most, got \"%.100s\" too", a.in.v[1]);
         return cli_fail("render", &err);
@@ -185,7 +180,7 @@ int flame_cmd_render(int argc, char **argv)
         return cli_fail("render", &err);
     }
     profile_keep_order(p, o.flamechart);
-    int rc = profile_load_path(p, input, &err);
+    rc = profile_load_path(p, input, &err);
     if (rc == 0 && o.total > 0 && o.total < profile_total(p))
         fprintf(stderr,
                 "docker flame render: warning: --total %g is less than the profile's total "

@@ -49,7 +49,7 @@ static const arg_spec top_specs[] = {
      .help = "on exit, write every stack seen as folded text", .complete = "file"},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not split inlined Java frames"},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+    CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
 static const args_verb top_verb = {.name = "docker flame top",

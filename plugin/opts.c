@@ -9,6 +9,7 @@
 
 #include "common/args.h"
 #include "common/contract.h"
+#include "plugin/cli.h"
 
 #define F(field, T) ARG_FIELD(flame_opts, field, T)
 // clang-format off
@@ -21,21 +22,20 @@ static const arg_spec specs[] = {
      .help = "samples per second per CPU (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
     {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
      .help = "profile only this JVM (pid as seen inside the container)", .lo = 1, .hi = CT_PID_MAX},
-    {.lng = "output", .shrt = 'o', .kind = ARG_STR, .off = F(output, const char *), .meta = "FILE",
-     .help = "output file (default flame-<container>-<YYYYmmdd-HHMMSS>.svg);\nwith several "
-     "containers: an existing directory",
-     .complete = "file"},
-    {.lng = "format", .kind = ARG_CHOICE, .off = F(formats, unsigned), .meta = "FORMAT",
-     .help = "svg, folded or speedscope; repeatable (file extension per\nformat: .svg .folded "
-     ".speedscope.json)",
-     .choices = out_fmt_names, .flags = ARG_LIST},
+    OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
+                    "output file (default flame-<container>-<YYYYmmdd-HHMMSS>.svg);\n"
+                    "with several containers: an existing directory"),
+    OUT_FORMAT_SPEC(F(formats, unsigned),
+                    "svg, folded or speedscope; repeatable (file extension per\n"
+                    "format: .svg .folded .speedscope.json)",
+                    out_fmt_names, ARG_LIST),
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
     {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
      .help = "keep Java parameter lists and return types"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
      .help = "no progress and no summary"},
-    {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
+    CLI_HELP_SPEC(F(help, bool)),
     {.lng = "version", .shrt = 'v', .kind = ARG_FLAG, .off = F(version, bool),
      .help = "print the version"},
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "common/args.h"
 #include "common/err.h"
 #include "flame/profile.h"
 #include "flame/render.h"
@@ -17,6 +18,20 @@ const char *out_fmt_name(int fmt);
 const char *out_fmt_ext(int fmt); /* ".svg", ".folded", ".speedscope.json" */
 /* By the file's extension (.svg; .folded .txt .collapsed; .json): the format, or -1. */
 int out_fmt_of_path(const char *path);
+
+/* The -o/--output and --format entries of a verb's option table (common/args.h): the same names,
+ * kinds and completion in every verb, each verb's own help. off: ARG_FIELD of a const char * and
+ * of an int (an unsigned bitmask with ARG_LIST). */
+#define OUT_OUTPUT_SPEC(offset, meta_, help_)                                                      \
+    {                                                                                              \
+        .lng = "output", .shrt = 'o', .kind = ARG_STR, .off = (offset), .meta = meta_,             \
+        .help = help_, .complete = "file"                                                          \
+    }
+#define OUT_FORMAT_SPEC(offset, help_, choices_, flags_)                                           \
+    {                                                                                              \
+        .lng = "format", .kind = ARG_CHOICE, .off = (offset), .meta = "FMT", .help = help_,        \
+        .choices = choices_, .flags = flags_                                                       \
+    }
 
 typedef struct out_job {
     const profile *p;

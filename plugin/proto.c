@@ -70,6 +70,12 @@ static uint32_t jint32(json_t *o, const char *k)
     return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+static void jfields(json_t *o, void *obj, const ct_field *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        *CT_FIELD_U64(obj, &f[i]) = jint(o, f[i].key);
+}
+
 static void jstr(json_t *o, const char *k, char *out, size_t cap)
 {
     const char *v = json_string_value(json_object_get(o, k));
@@ -120,10 +126,7 @@ int proto_read_progress(const char *s, size_t n, ct_progress *out, flame_err *er
     json_t *j = parse_obj("P", s, n, err);
     if (!j)
         return -1;
-    out->elapsed_ms = jint(j, "elapsed_ms");
-    out->duration_ms = jint(j, "duration_ms");
-    out->samples = jint(j, "samples");
-    out->jvms = jint32(j, "jvms");
+    jfields(j, out, ct_progress_fields, CT_PROGRESS_NFIELDS);
     json_decref(j);
     return 0;
 }
@@ -134,15 +137,9 @@ int proto_read_summary(const char *s, size_t n, ct_summary *out, flame_err *err)
     if (!j)
         return -1;
     memset(out, 0, sizeof *out);
-    out->samples = jint(j, "samples");
-    out->folded_samples = jint(j, "folded_samples");
-    out->lost = jint(j, "lost");
-    out->jit_leaf_samples = jint(j, "jit_leaf_samples");
-    out->jit_leaf_named = jint(j, "jit_leaf_named");
+    jfields(j, out, ct_summary_fields, CT_SUMMARY_NFIELDS);
     double share = json_number_value(json_object_get(j, "named_share"));
     out->named_share = share >= 0 && share <= 1 ? share : 0;
-    out->map_lines = jint(j, "map_lines");
-    out->map_bytes = jint(j, "map_bytes");
     json_t *tm = json_object_get(j, "timings_ms");
     for (int p = 0; p < CT_PH_COUNT; p++)
         out->timings_ms[p] = jint(tm, ct_phase_name((enum ct_phase)p));
@@ -159,17 +156,7 @@ int proto_read_window(const char *s, size_t n, ct_window *out, flame_err *err)
     json_t *j = parse_obj("T", s, n, err);
     if (!j)
         return -1;
-    out->window = jint(j, "window");
-    out->start_ms = jint(j, "start_ms");
-    out->ms = jint(j, "ms");
-    out->samples = jint(j, "samples");
-    out->folded = jint(j, "folded");
-    out->lost = jint(j, "lost");
-    out->skipped = jint(j, "skipped");
-    out->jit_leaf = jint(j, "jit_leaf");
-    out->jit_leaf_named = jint(j, "jit_leaf_named");
-    out->process_ms = jint(j, "process_ms");
-    out->end_mono_ms = jint(j, "end_mono_ms");
+    jfields(j, out, ct_window_fields, CT_WINDOW_NFIELDS);
     json_decref(j);
     return 0;
 }

@@ -307,6 +307,25 @@ static int copy_bounded(int in, int out, long *total)
     }
 }
 
+/* Open a file of the target for reading: below dir, no symlinks (sc_open_beneath), O_NONBLOCK
+ * so that a FIFO planted under that name cannot hang us, a regular file only, and no bigger than
+ * SC_MAP_FILE_MAX (a sparse 2 GB file must not cost 256 MiB of copying before it is refused).
+ * Returns the fd or -errno. */
+static int open_target_file(int dir, const char *rel)
+{
+    _cleanup_close_ int fd = sc_open_beneath(dir, rel, O_RDONLY | O_NONBLOCK, 0);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL;
+    if ((unsigned long long)st.st_size > SC_MAP_FILE_MAX)
+        return -EFBIG;
+    return steal_fd(&fd);
+}
+
 static int map_child(void *arg, sc_reply *reply)
 {
     (void)reply;
@@ -318,18 +337,9 @@ static int map_child(void *arg, sc_reply *reply)
     snprintf(name, sizeof(name), "perf-%d.map", (int)a->j->st.nspid);
     long total = 0;
     if (a->fetch) {
-        /* O_NONBLOCK: a FIFO planted under that name must not hang us; S_ISREG checked. */
-        _cleanup_close_ int fd = sc_open_beneath(tmp, name, O_RDONLY | O_NONBLOCK, 0);
+        _cleanup_close_ int fd = open_target_file(tmp, name);
         if (fd < 0)
             return fd;
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-            return -errno;
-        if (!S_ISREG(st.st_mode))
-            return -EINVAL;
-        /* A sparse 2 GB file must not cost 256 MiB of copying before it is refused. */
-        if ((unsigned long long)st.st_size > SC_MAP_FILE_MAX)
-            return -EFBIG;
         if (a->from > 0 && lseek(fd, (off_t)a->from, SEEK_SET) < 0)
             return -errno;
         int rc = copy_bounded(fd, a->out_fd, &total);
@@ -403,16 +413,9 @@ static int file_child(void *arg, sc_reply *reply)
     struct file_args *a = arg;
     /* As the JVM user, below the target's root (our cwd after setns), no symlinks at all: the
      * path comes from /proc/<pid>/maps, which shows resolved paths. */
-    _cleanup_close_ int fd = sc_open_beneath(AT_FDCWD, a->rel, O_RDONLY | O_NONBLOCK, 0);
+    _cleanup_close_ int fd = open_target_file(AT_FDCWD, a->rel);
     if (fd < 0)
         return fd;
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return -errno;
-    if (!S_ISREG(st.st_mode))
-        return -EINVAL;
-    if ((unsigned long long)st.st_size > SC_MAP_FILE_MAX)
-        return -EFBIG;
     long total = 0;
     return copy_bounded(fd, a->out_fd, &total);
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/args.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 static const char *fmts[] = {"svg", "folded", "speedscope", NULL};
 

@@ -6,7 +6,7 @@
 
 #include "common/contract.h"
 #include "plugin/proto.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 static int roundtrip(const ct_args *in, ct_args *out, flame_err *err)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "plugin/demux.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 typedef struct got {
     char out[4096], err[4096];

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "plugin/endpoint.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 static char dir[] = "/tmp/plugin-ep-XXXXXX";
 

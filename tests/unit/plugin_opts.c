@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "plugin/opts.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 static int parse(flame_opts *o, flame_err *err, int argc, ...)
 {

@@ -10,7 +10,7 @@
 
 #include "plugin/opts.h"
 #include "plugin/output.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 static int parse(flame_opts *o, flame_err *err, int argc, ...)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "plugin/proto.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 int main(void)
 {

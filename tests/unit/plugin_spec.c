@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "plugin/spec.h"
-#include "tests/unit/plugin_test_tap.h"
+#include "tests/unit/tap.h"
 
 static bool has_str(json_t *arr, const char *s)
 {

@@ -50,6 +50,7 @@ static const struct verb {
     {"fold", run_fold},       {"render", run_render}, {"diff", run_diff},
     {"merge", run_merge},     {"gc", flame_cmd_gc},   {"top", flame_cmd_top},
     {"show", flame_cmd_show}, {"ls", flame_cmd_ls},   {"prune", flame_cmd_prune},
+    {"record", flame_cmd_record},
 };
 
 int main(int argc, char **argv)

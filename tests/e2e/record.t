@@ -52,21 +52,31 @@ docker flame show "$fx" --store "$DB" --since 10m --timeline -o tl.svg 2>err2; r
 is "$rc" 0 "show --timeline: exit 0"
 like "$(head -c 300 tl.svg)" '<svg' "the timeline is an SVG"
 
-# The container stops while recorded: the recording ends (not hangs), says so, keeps its windows.
+# The container stops while recorded: the recording waits for it, records it again once it is
+# started again, and ends with a clear line (exit 3) when it is removed; its windows stay.
 timeout -k 10 300 docker flame record "$fx" --window 1s --store "$DB" >out 2>err3 &
 pid=$!
 wait_for 120 stored err3 2 && ok "second recording stores windows" || { nok "second recording stores windows"; fdiag "$(cat err3)"; }
 docker stop -t 2 "$fx" >/dev/null
+waiting() { grep -q 'stopped: waiting for it to start again' err3; }
+wait_for 60 waiting && ok "the container stopped: the recording says it waits" || nok "the container stopped: the recording says it waits"
+check "the recorder is still running" kill -0 $pid
+wait_for 30 no_sidecar && ok "container stopped: no sidecar left" || nok "container stopped: no sidecar left"
+n_before=$(grep -c 'stored (' err3)
+docker start "$fx" >/dev/null
+more() { [ "$(grep -c 'stored (' err3)" -ge $((n_before + 2)) ]; }
+wait_for 120 more && ok "started again: recorded again" || { nok "started again: recorded again"; fdiag "$(cat err3)"; }
+docker rm -f "$fx" >/dev/null
 gone() { ! kill -0 $pid 2>/dev/null; }
 if wait_for 60 gone; then
     wait $pid; rc=$?
-    is "$rc" 3 "the container stopped: exit 3"
-    like "$(cat err3)" 'stopped' "says the container stopped"
+    is "$rc" 3 "the container was removed: exit 3"
+    like "$(cat err3)" 'was removed: its recording ends' "says the recording ended, and why"
 else
-    nok "the recording ended after the container stopped"; kill -TERM $pid
+    nok "the recording ended after the container was removed"; kill -TERM $pid
 fi
 diag "$(cat err3)"
-wait_for 30 no_sidecar && ok "container stopped: no sidecar left" || nok "container stopped: no sidecar left"
-docker flame show "$fx" --store "$DB" --since 10m --format folded -o - >show2.folded 2>/dev/null
-like "$(cat show2.folded)" "$HOT" "the windows of both recordings are still readable"
+wait_for 30 no_sidecar && ok "no sidecar left" || nok "no sidecar left"
+docker flame show "$fid" --store "$DB" --since 10m --format folded -o - >show2.folded 2>/dev/null
+like "$(cat show2.folded)" "$HOT" "the windows of every recording are still readable (by container id)"
 done_testing

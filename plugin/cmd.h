@@ -37,6 +37,8 @@ int flame_cmd_gc(const ep_globals *g, int argc, char **argv);
 /* The profile store's verbs (plugin/cmd_show.c, cmd_ls.c, cmd_prune.c): no engine needed (g is
  * unused; the signature is the verb table's). */
 int flame_cmd_show(const ep_globals *g, int argc, char **argv);
+/* `docker flame record`: continuous profiling into the store (plugin/cmd_record.c). */
+int flame_cmd_record(const ep_globals *g, int argc, char **argv);
 int flame_cmd_ls(const ep_globals *g, int argc, char **argv);
 int flame_cmd_prune(const ep_globals *g, int argc, char **argv);
 int flame_cmd_top(const ep_globals *g, int argc, char **argv);

@@ -26,6 +26,7 @@ typedef struct flame_opts {
     args_operands containers; /* points into argv */
     bool top;                 /* `docker flame top` (plugin/cmd_top.c): the sidecar runs `top` */
     uint64_t interval_ms;     /* top: window length */
+    bool last_window;         /* top: the window cut short by the stop is sent too (record) */
     char **cmd;               /* after "--": NULL-terminated, points into argv */
     int ncmd;
 } flame_opts;

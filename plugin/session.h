@@ -20,7 +20,8 @@
 typedef struct sess {
     const char *arg; /* the container as the user named it */
     char *target_id;
-    char name[256]; /* target name without docker's leading '/' */
+    char name[256];  /* target name without docker's leading '/' */
+    char image[256]; /* the target's Config.Image, as the engine reports it (a label only) */
     char *sidecar_id;
     /* undo list */
     bool created, started, removed;

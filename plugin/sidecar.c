@@ -128,6 +128,9 @@ int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
                         status ? status : "unknown");
     } else {
         s->target_id = strdup(id);
+        const char *image =
+            json_string_value(json_object_get(json_object_get(j, "Config"), "Image"));
+        snprintf(s->image, sizeof s->image, "%s", image ? image : "");
         snprintf(s->name, sizeof s->name, "%s",
                  name && name[0] == '/' ? name + 1
                  : name                 ? name
@@ -151,6 +154,7 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     ct_args_default(&a.cmd, r->o->top ? CT_TOP : CT_RECORD);
     a.cmd.duration_ms = r->o->duration_ms;
     a.cmd.interval_ms = r->o->interval_ms;
+    a.cmd.last_window = r->o->last_window;
     a.cmd.frequency = r->o->frequency;
     a.cmd.pid = r->o->pid;
     a.cmd.no_inline = r->o->no_inline;

@@ -37,6 +37,10 @@ typedef struct top_model {
     profile *rec; /* --record: every stack seen, or NULL */
     bool ended;   /* E or D seen */
     int wake[2];  /* the screen's wake-up pipe */
+    /* Each completed window, as it completes (stream thread, lock held); NULL = none. The
+     * recorder (cmd_record.c) stores it. */
+    void (*on_window)(void *ctx, const top_win *w);
+    void *on_window_ctx;
 } top_model;
 
 /* k windows; with_record: keep every stack for --record. 0 or -1 (out of resources). */

@@ -55,6 +55,8 @@ static void win_complete(top_model *m)
     if (!m->in_win)
         return;
     m->in_win = false;
+    if (m->on_window)
+        m->on_window(m->on_window_ctx, &m->cur);
     win_free(&m->ring[m->head]);
     m->ring[m->head] = m->cur;
     m->cur = (top_win){0};

@@ -268,8 +268,10 @@ int sc_top_run(sc_session *env, flame_err *err)
             rc = -1;
             break;
         }
-        if (*env->stop)
-            break; /* a cut-short window is not worth showing: we are leaving */
+        /* A cut-short window is not worth showing when we are leaving, unless it is kept (the
+         * recorder stores every window, the last one too). */
+        if (*env->stop && !env->o.last_window)
+            break;
         if (t.pending) {
             /* The child did not keep up for a whole window: show the newer one instead. */
             char path[64];

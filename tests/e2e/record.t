@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `docker flame record`: windows of a real fixture JVM stored in a SQLite store as they complete,
+# Ctrl-C ends it with exit 0 and a summary; `show` of the range names the hot method, `ls` lists
+# the container with its windows, `show --timeline` draws them; an unusable store is refused
+# before any container is created; the container stopping ends the recording with a clear line
+# and exit 3, the windows already stored are kept; nothing left in or next to the target.
+. "$(dirname "$0")/top-lib.sh"
+
+fx=$(fixture pid1) || bail "fixture pid1 did not start"
+fid=$(docker inspect -f '{{.Id}}' "$fx")
+fname=$(docker inspect -f '{{.Name}}' "$fx"); fname=${fname#/}
+hp=$(host_pid "$fx")
+HOT='FlameFixture\.(countPrimes|isPrime)'
+DB=$TMP/rec.db
+stored() { [ "$(grep -c 'stored (' "$1" 2>/dev/null)" -ge "$2" ]; }
+no_sidecar() { [ "$(sidecars_of "$fid")" -eq 0 ]; }
+
+# An unusable store: one line, exit 7, and no sidecar was ever created.
+mkdir -p "$TMP/ro" && echo "not a database" >"$TMP/ro/bad.db"
+docker flame record "$fx" --store "$TMP/ro/bad.db" >out 2>err; rc=$?
+is "$rc" 7 "a damaged store file: exit 7"
+is "$(wc -l <err)" 1 "one line on stderr ($(cat err))"
+is "$(sidecars_of "$fid")" 0 "no sidecar created for an unusable store"
+docker flame record >out 2>err; rc=$?
+is "$rc" 2 "no container: exit 2"
+like "$(cat err)" 'which container' "says what is missing"
+
+timeout -k 10 300 docker flame record "$fx" --window 1s --store "$DB" >out 2>err &
+pid=$!
+if wait_for 120 stored err 3; then ok "three windows stored"; else nok "three windows stored"; fdiag "$(cat err)"; fi
+ctrl_c "$pid"
+wait $pid; rc=$?
+is "$rc" 0 "Ctrl-C: exit status 0"
+diag "$(cat err)"
+like "$(head -1 err)" "recording 1 container into $DB in 1-s windows at 49 Hz" "says what it records, where"
+like "$(tail -1 err)" "[0-9]+ windows, [0-9]+ samples stored in $DB; see them with: docker flame show" \
+    "a closing summary that says how to look at it"
+is "$(sidecars_of "$fid")" 0 "no sidecar left"
+is "$(flame_mounts "$hp")" 0 "no docker-flame mount left in the target"
+
+docker flame show "$fx" --store "$DB" --since 10m --format folded -o - >show.folded 2>err2; rc=$?
+is "$rc" 0 "show of the recorded range: exit 0"
+like "$(cat show.folded)" "$HOT" "the stored windows name the fixture's hot method"
+docker flame ls --store "$DB" >ls.txt 2>err2; rc=$?
+is "$rc" 0 "ls: exit 0"
+like "$(cat ls.txt)" "^$fname +${fid:0:12} +flame-fixture" "ls lists the recorded container, its id and image"
+wins=$(awk -v c="$fname" '$1 == c { print $(NF - 3) }' ls.txt)
+check "ls counts every stored window ($wins >= 3; the one Ctrl-C cut short is kept too)" \
+    test "${wins:-0}" -ge 3
+diag "$(cat ls.txt)"
+docker flame show "$fx" --store "$DB" --since 10m --timeline -o tl.svg 2>err2; rc=$?
+is "$rc" 0 "show --timeline: exit 0"
+like "$(head -c 300 tl.svg)" '<svg' "the timeline is an SVG"
+
+# The container stops while recorded: the recording waits for it, records it again once it is
+# started again, and ends with a clear line (exit 3) when it is removed; its windows stay.
+timeout -k 10 300 docker flame record "$fx" --window 1s --store "$DB" >out 2>err3 &
+pid=$!
+wait_for 120 stored err3 2 && ok "second recording stores windows" || { nok "second recording stores windows"; fdiag "$(cat err3)"; }
+docker stop -t 2 "$fx" >/dev/null
+waiting() { grep -q 'stopped: waiting for it to start again' err3; }
+wait_for 60 waiting && ok "the container stopped: the recording says it waits" || nok "the container stopped: the recording says it waits"
+check "the recorder is still running" kill -0 $pid
+wait_for 30 no_sidecar && ok "container stopped: no sidecar left" || nok "container stopped: no sidecar left"
+n_before=$(grep -c 'stored (' err3)
+docker start "$fx" >/dev/null
+more() { [ "$(grep -c 'stored (' err3)" -ge $((n_before + 2)) ]; }
+wait_for 120 more && ok "started again: recorded again" || { nok "started again: recorded again"; fdiag "$(cat err3)"; }
+docker rm -f "$fx" >/dev/null
+gone() { ! kill -0 $pid 2>/dev/null; }
+if wait_for 60 gone; then
+    wait $pid; rc=$?
+    is "$rc" 3 "the container was removed: exit 3"
+    like "$(cat err3)" 'was removed: its recording ends' "says the recording ended, and why"
+else
+    nok "the recording ended after the container was removed"; kill -TERM $pid
+fi
+diag "$(cat err3)"
+wait_for 30 no_sidecar && ok "no sidecar left" || nok "no sidecar left"
+docker flame show "$fid" --store "$DB" --since 10m --format folded -o - >show2.folded 2>/dev/null
+like "$(cat show2.folded)" "$HOT" "the windows of every recording are still readable (by container id)"
+done_testing

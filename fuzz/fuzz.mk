@@ -30,7 +30,7 @@ FUZZ_SRC_proto       := plugin/proto.c $(FUZZ_FLAME)
 FUZZ_SRC_endpoint    := plugin/endpoint.c $(FUZZ_COMMON)
 FUZZ_SRC_engine      := plugin/engine.c plugin/endpoint.c plugin/demux.c plugin/proto.c \
                         $(FUZZ_FLAME)
-FUZZ_LIB_FLAME    := -lm -lpthread
+FUZZ_LIB_FLAME    := -lm -lpthread -lz
 FUZZ_LIB_fold     := $(FUZZ_LIB_FLAME)
 FUZZ_LIB_fold_compat := $(FUZZ_LIB_FLAME)
 FUZZ_LIB_profile  := $(FUZZ_LIB_FLAME)

@@ -53,8 +53,6 @@ static const char usage_tail[] =
     "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line; profiling containers\n"
     "uses the exit codes of docker flame (3 no container, 4 no JVM, ...).\n";
 
-static const char *const diff_fmts[] = {"svg", "folded", NULL};
-
 typedef struct diff_args {
     graph_opts g;
     const char *output;
@@ -72,10 +70,12 @@ typedef struct diff_args {
 static const arg_spec specs[] = {
     OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
                     "diff.svg (default); FILE.folded or FILE.txt writes 'stack BEFORE\n"
-                    "AFTER' lines instead (what difffolded.pl prints); - = stdout"),
+                    "AFTER' lines instead (what difffolded.pl prints); FILE.pb.gz\n"
+                    "writes pprof (AFTER, and BEFORE negated as go tool pprof\n"
+                    "-diff_base does); - = stdout"),
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg or folded (default: from the extension of FILE)",
-                    diff_fmts, 0),
+                    "svg, folded or pprof (default: from the extension of FILE)",
+                    out_fmt_names, 0),
     {.lng = "single", .kind = ARG_FLAG, .off = F(single, bool),
      .help = "write only FILE, not the mirrored graph"},
     {.lng = "normalize", .shrt = 'n', .kind = ARG_FLAG, .off = F(normalize, int), .flags = ARG_SET,
@@ -214,8 +214,8 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     if (fmt < 0)
         fmt = FMT_SVG;
     if (fmt == FMT_SPEEDSCOPE)
-        return cli_usage_error(vname, "speedscope cannot show a differential; use -o FILE.svg or "
-                                      "FILE.folded");
+        return cli_usage_error(vname, "speedscope cannot show a differential; use -o FILE.svg, "
+                                      "FILE.folded or FILE.pb.gz");
 
     double t[5] = {mono_s()};
     input in[2] = {{.arg = a.in.v[0]}, {.arg = a.in.v[1]}};
@@ -272,7 +272,11 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     if (title)
         ro.title = title;
     ro.subtitle = sub;
-    out_job job = {.p = diff_view(d, false), .fmt = fmt, .ro = &ro, .name = "diff"};
+    _cleanup_free_ char *comment = NULL;
+    if (asprintf(&comment, "diff: %s -> %s", in[0].arg, in[1].arg) < 0)
+        comment = NULL;
+    pprof_meta pm = {.comment = comment};
+    out_job job = {.p = diff_view(d, false), .fmt = fmt, .ro = &ro, .name = "diff", .pm = &pm};
     /* no mirror next to a device or pipe (-o /dev/null: there is no "/dev/null.mirror") */
     bool mirror =
         !a.single && fmt == FMT_SVG && strcmp(output, "-") != 0 && !atomic_is_special(output);

@@ -49,7 +49,7 @@ void flame_usage(FILE *f)
           "\n"
           "Other commands:\n"
           "  fold     fold `perf script` output into folded stacks\n"
-          "  render   render folded stacks (or a docker-flame SVG) as SVG / speedscope\n"
+          "  render   render folded stacks (or a docker-flame SVG) as SVG / speedscope / pprof\n"
           "  diff     differential flame graph of two profiles (files or running containers)\n"
           "  merge    merge profiles\n"
           "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
@@ -261,6 +261,28 @@ static bool events_since_follow(void *ctx)
     return sess_event_count() != *(const unsigned *)ctx;
 }
 
+/* What a pprof file says beyond the stacks: the rate, when the recording started (estimated as
+ * for print_timings: the first P line's arrival minus its elapsed_ms, on the wall clock), how
+ * long it ran, and where the frames hold the JVM and thread (the sidecar roots stacks at
+ * "java-<pid> <Main>" only when it found several JVMs: docs/SIDECAR.md). */
+static void pprof_meta_of(const sess *s, const flame_opts *o, time_t when, pprof_meta *pm)
+{
+    const proto *p = &s->pr;
+    *pm = (pprof_meta){.hz = (double)o->frequency,
+                       .time_ns = (int64_t)when * 1000000000,
+                       .duration_ns = (int64_t)p->prog.elapsed_ms * 1000000,
+                       .container = s->name,
+                       .layout = p->njvms > 1 ? PPROF_JVM_THEN_THREAD : PPROF_THREAD_FIRST};
+    if (p->njvms == 1)
+        pm->jvm_pid = (long)p->jvms[0].nspid;
+    if (s->t_first_p) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double ago = mono_s() - (s->t_first_p - (double)s->first_p_elapsed_ms / 1000);
+        pm->time_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (int64_t)(ago * 1e9);
+    }
+}
+
 /* One container's profile in every format asked for; a file that cannot be written is saved
  * in $TMPDIR instead (and still reported). Returns 0 or the exit code of the first failure;
  * paths[f] of a file not written is freed and NULL. */
@@ -279,6 +301,8 @@ static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *
     ro.title = title;
     ro.subtitle = subtitle;
     ro.embed_folded = true; /* `docker flame diff` reads SVGs back */
+    pprof_meta pm;
+    pprof_meta_of(s, o, when, &pm);
     int exit_code = 0;
     for (int f = 0; f < FMT_COUNT; f++) {
         if (!paths[f])
@@ -287,6 +311,7 @@ static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *
                        .fmt = f,
                        .ro = &ro,
                        .name = s->name,
+                       .pm = &pm,
                        .cancelled = events_since_follow,
                        .cancel_ctx = events_at_follow_end};
         flame_err e2 = FLAME_ERR_INIT;

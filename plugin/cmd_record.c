@@ -32,7 +32,7 @@
  * 49 Hz, half the one-shot rate: a window still holds ~490 samples per busy core, and the
  * sampling cost halves (docs/STORE.md). */
 #define REC_WINDOW_MS 10000
-#define REC_FREQUENCY 49
+#define REC_FREQUENCY REC_DEFAULT_HZ
 #define REC_MAX_TARGETS 16
 
 static const char usage_head[] =

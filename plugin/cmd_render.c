@@ -1,5 +1,5 @@
 /* `docker flame render`: folded stacks (or a docker-flame SVG) in, an SVG flame graph,
- * speedscope JSON or folded text out. Options follow flamegraph.pl's names. */
+ * speedscope JSON, pprof or folded text out. Options follow flamegraph.pl's names. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +37,7 @@ static const char usage_tail[] =
     "  docker flame render --colors java --title 'web, 30 s' stacks.folded -o web.svg\n"
     "  docker flame render --format speedscope cpu.svg > cpu.speedscope.json\n"
     "  docker flame render --format folded cpu.svg > cpu.folded\n"
+    "  docker flame render --format pprof -o cpu.pb.gz cpu.folded   # go tool pprof cpu.pb.gz\n"
     "\n"
     "In the graph: click a frame to zoom, \"Reset Zoom\" to go back, Ctrl-F (or F3) to search\n"
     "with a regular expression (\"ic\" or Ctrl-I toggles case), the matched share shows bottom\n"
@@ -50,6 +51,7 @@ typedef struct render_args {
     const char *output;
     double embed_mb;
     int64_t height; /* render_opts.height is an int */
+    int64_t hz;     /* pprof: the sampling frequency the counts were taken at */
     args_operands in;
     bool help;
 } render_args;
@@ -82,10 +84,14 @@ static int store_no_embed(void *base, const arg_val *v, flame_err *err)
 // clang-format off
 static const arg_spec specs[] = {
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg (default), speedscope (JSON for speedscope.app), folded",
+                    "svg (default), speedscope (JSON for speedscope.app), folded,\n"
+                    "pprof (gzip'd profile.proto for go tool pprof)",
                     out_fmt_names, 0),
     OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
                     "write FILE (atomically) instead of standard output"),
+    {.lng = "frequency", .kind = ARG_INT, .off = F(hz, int64_t), .meta = "HZ",
+     .help = "pprof: samples per second the counts were taken at, for its\ncpu/nanoseconds "
+     "values (99, docker flame's default)", .lo = 1, .hi = 1000000},
     {.lng = "no-embed", .kind = ARG_FLAG, .store = store_no_embed,
      .help = "do not embed the folded data in the SVG (smaller; cannot be re-read)"},
     {.lng = "embed-limit", .kind = ARG_NUM, .off = F(embed_mb, double), .meta = "MB",
@@ -192,7 +198,8 @@ int flame_cmd_render(int argc, char **argv)
                        : base                    ? base + 1
                                                  : input;
     if (rc == 0) {
-        out_job job = {.p = p, .fmt = a.fmt, .ro = &o, .name = name};
+        pprof_meta pm = {.hz = (double)a.hz, .comment = name};
+        out_job job = {.p = p, .fmt = a.fmt, .ro = &o, .name = name, .pm = &pm};
         rc = out_write(a.output ? a.output : "-", &job, &err);
     }
     profile_free(p);

@@ -63,7 +63,8 @@ static const arg_spec specs[] = {
     OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
                     "output file (default flame-<container>-<since>.svg, or\ntimeline-...); - = "
                     "standard output"),
-    OUT_FORMAT_SPEC(F(fmt, int), "svg, folded or speedscope (default: from the extension)",
+    OUT_FORMAT_SPEC(F(fmt, int),
+                    "svg, folded, speedscope or pprof (default: from the extension)",
                     out_fmt_names, 0),
     {.lng = "timeline", .kind = ARG_FLAG, .off = F(timeline, bool),
      .help = "draw samples per window over time (SVG) instead"},
@@ -146,7 +147,14 @@ static int show_profile(const show_args *a, store *s, store_query q, flame_err *
     ro.subtitle = sub;
     if (rc == 0 && !(path = default_path(a, "flame", out_fmt_ext(fmt), q.since_ms, label)))
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    out_job job = {.p = p, .fmt = fmt, .ro = &ro, .name = label};
+    /* pprof: the stored range's time; the recorder's default rate (the store keeps each
+     * window's, which store_profile() does not report) */
+    pprof_meta pm = {.hz = REC_DEFAULT_HZ,
+                     .time_ns = info.first_ms * 1000000,
+                     .duration_ns = (info.last_ms - info.first_ms) * 1000000,
+                     .container = a->in.n == 1 ? a->in.v[0] : NULL,
+                     .comment = range};
+    out_job job = {.p = p, .fmt = fmt, .ro = &ro, .name = label, .pm = &pm};
     if (rc == 0)
         rc = out_write(path, &job, err);
     if (rc == 0)

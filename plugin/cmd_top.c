@@ -49,7 +49,8 @@ static const arg_spec top_specs[] = {
     {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
      .help = "auto, cpu or thread (as for docker flame)", .choices = ct_sampling_names},
     {.lng = "record", .kind = ARG_STR, .off = F(record, const char *), .meta = "FILE",
-     .help = "on exit, write every stack seen as folded text", .complete = "file"},
+     .help = "on exit, write every stack seen as folded text (pprof when FILE\nends in .pb.gz)",
+     .complete = "file"},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not split inlined Java frames"},
     CLI_HELP_SPEC(F(help, bool)),
@@ -92,14 +93,22 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     return 0;
 }
 
+typedef struct rec_job {
+    const profile *p;
+    const pprof_meta *pm; /* non-NULL: pprof, else folded text */
+} rec_job;
+
 static int write_record_cb(void *ctx, FILE *out, flame_err *err)
 {
-    return profile_write_folded(ctx, out, err);
+    const rec_job *j = ctx;
+    return j->pm ? export_pprof(j->p, j->pm, out, err) : profile_write_folded(j->p, out, err);
 }
 
-static int write_record(const char *path, profile *p, flame_err *err)
+/* Folded text, or pprof for a name ending in .pb.gz/.pb/.pprof (plugin/output.c's rule). */
+static int write_record(const char *path, const profile *p, const pprof_meta *pm, flame_err *err)
 {
-    if (atomic_write_file(path, write_record_cb, p, err) < 0)
+    rec_job j = {.p = p, .pm = out_fmt_of_path(path) == FMT_PPROF ? pm : NULL};
+    if (atomic_write_file(path, write_record_cb, &j, err) < 0)
         return flame_wrap(err, "--record");
     return 0;
 }
@@ -193,7 +202,16 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     }
     if (m.rec) {
         flame_err e2 = FLAME_ERR_INIT;
-        if (write_record(a.record, m.rec, &e2) < 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double ran = mono_s() - r.tm.t0;
+        pprof_meta pm = {.hz = (double)a.frequency,
+                         .time_ns =
+                             (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (int64_t)(ran * 1e9),
+                         .duration_ns = (int64_t)(ran * 1e9),
+                         .container = s.name,
+                         .layout = m.jvms > 1 ? PPROF_JVM_THEN_THREAD : PPROF_THREAD_FIRST};
+        if (write_record(a.record, m.rec, &pm, &e2) < 0) {
             fprintf(stderr, "docker flame: %s\n", e2.msg);
             if (!exit_code)
                 exit_code = e2.code ? e2.code : FLAME_EXIT_ERROR;

@@ -26,8 +26,8 @@ static const arg_spec specs[] = {
                     "output file (default flame-<container>-<YYYYmmdd-HHMMSS>.svg);\n"
                     "with several containers: an existing directory"),
     OUT_FORMAT_SPEC(F(formats, unsigned),
-                    "svg, folded or speedscope; repeatable (file extension per\n"
-                    "format: .svg .folded .speedscope.json)",
+                    "svg, folded, speedscope or pprof; repeatable (file extension\n"
+                    "per format: .svg .folded .speedscope.json .pb.gz)",
                     out_fmt_names, ARG_LIST),
     {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
      .help = "cpu: one event per CPU, filtered to the container (cheap);\nthread: one event per "

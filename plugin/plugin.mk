@@ -28,7 +28,7 @@ $(BUILD)/docker-flame: $(BUILD)/obj/plugin/main.o $(PLUGIN_OBJS) $(STORE_OBJS) $
 
 # flame-render: `docker flame render` without the plugin (bench, and users who only want SVGs).
 $(BUILD)/flame-render: $(BUILD)/obj/plugin/render_main.o $(BUILD)/libflamecmd.a $(BUILD)/libflamecore.a
-	$(CC) -o $@ $^ -lm -lpthread
+	$(CC) -o $@ $^ -lm -lpthread -lz
 
 # Unit tests named after the module they test: tests/unit/plugin_<module>.c, and the contract's
 # round trip (common_contract.c), which needs the plugin's reader of the stream.

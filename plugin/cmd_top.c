@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/args.h"
@@ -22,13 +23,14 @@
 #include "plugin/session.h"
 #include "plugin/sidecar.h"
 #include "plugin/signals.h"
+#include "plugin/summary.h"
 #include "plugin/top.h"
 
 typedef struct top_args {
     uint64_t interval_ms, window_ms;
     int64_t frequency, pid;
     int sampling; /* enum ct_sampling */
-    const char *record, *container;
+    const char *record, *container, *summary_json;
     bool no_inline, help;
     args_operands ops;
 } top_args;
@@ -51,6 +53,9 @@ static const arg_spec top_specs[] = {
     {.lng = "record", .kind = ARG_STR, .off = F(record, const char *), .meta = "FILE",
      .help = "on exit, write every stack seen as folded text (pprof when FILE\nends in .pb.gz)",
      .complete = "file"},
+    {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *),
+     .meta = "FILE", .help = "on exit, write a summary (samples, JVMs, top methods) as JSON\n"
+     "to FILE (docs/SUMMARY.md)", .complete = "file"},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not split inlined Java frames"},
     CLI_HELP_SPEC(F(help, bool)),
@@ -86,6 +91,9 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (a->ops.n > 1)
         return args_error(&top_verb, err, "one container at a time");
     a->container = a->ops.v[0];
+    if (a->summary_json && !strcmp(a->summary_json, "-"))
+        return args_error(&top_verb, err,
+                          "--summary-json: give a file (standard output is top's view)");
     if (a->window_ms < a->interval_ms)
         a->window_ms = a->interval_ms;
     if ((double)a->window_ms / (double)a->interval_ms > TOP_MAX_WINDOWS - 0.5)
@@ -126,7 +134,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         return cli_fail("top", &err);
     static top_model m; /* the stream thread may outlive nothing: joined in run_profile */
     if (top_model_init(&m, (int)((double)a.window_ms / (double)a.interval_ms + 0.5),
-                       a.record != NULL) < 0) {
+                       a.record != NULL || a.summary_json != NULL) < 0) {
         flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "top");
         return cli_fail("top", &err);
     }
@@ -147,6 +155,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     sess s = {.arg = a.container, .line_hook = top_model_line, .hook_ctx = &m};
     run_ctx r = {.o = &o, .s = &s, .n = 1, .debug = g->debug};
     r.tm.t0 = mono_s();
+    time_t started = time(NULL);
     progress_init(&r.pg, stderr, true);
 
     /* a full container id is 64 hex digits: show docker's short form */
@@ -200,7 +209,8 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                 s.name);
         exit_code = FLAME_EXIT_ERROR;
     }
-    if (m.rec) {
+    bool recorded = false;
+    if (m.rec && a.record) {
         flame_err e2 = FLAME_ERR_INIT;
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
@@ -218,6 +228,24 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         } else {
             fprintf(stderr, "docker flame: wrote %s (%.0f samples)\n", a.record,
                     profile_total(m.rec));
+            recorded = true;
+        }
+    }
+    if (a.summary_json) {
+        flame_err e2 = FLAME_ERR_INIT;
+        sum_top st = {.container = s.name[0] ? s.name : a.container,
+                      .pr = &s.pr,
+                      .p = m.rec,
+                      .windows = m.gen,
+                      .record = recorded ? a.record : NULL,
+                      .started = started,
+                      .seconds = mono_s() - r.tm.t0,
+                      .frequency = a.frequency,
+                      .exit_code = exit_code};
+        if (summary_write_top(a.summary_json, &st, &e2) < 0) {
+            fprintf(stderr, "docker flame: %s\n", e2.msg);
+            if (!exit_code)
+                exit_code = e2.code ? e2.code : FLAME_EXIT_ERROR;
         }
     }
     if (getenv("DOCKER_FLAME_TOP_STATS"))

@@ -21,7 +21,8 @@ typedef struct flame_opts {
     int nformats;
     graph_opts graph; /* --title, --colors, --minwidth, --width */
     bool no_inline, signatures, quiet;
-    int sampling; /* enum ct_sampling (common/contract.h) */
+    const char *summary_json; /* --summary-json FILE, or NULL */
+    int sampling;             /* enum ct_sampling (common/contract.h) */
     bool help, version;
     args_operands containers; /* points into argv */
     bool top;                 /* `docker flame top` (plugin/cmd_top.c): the sidecar runs `top` */

@@ -3,7 +3,8 @@
 # and their argument helpers) need neither libcurl nor jansson and form build/libflamecmd.a, which
 # the standalone build/flame-render and the benchmarks link too.
 CMD_SRCS    := plugin/cmd_fold.c plugin/cmd_render.c plugin/cmd_diff.c plugin/cmd_merge.c \
-               plugin/cli.c plugin/graph.c plugin/inputs.c plugin/output.c plugin/opts.c
+               plugin/cli.c plugin/graph.c plugin/inputs.c plugin/output.c plugin/opts.c \
+               plugin/jsonw.c
 CMD_OBJS    := $(CMD_SRCS:%.c=$(BUILD)/obj/%.o)
 CMD_ASAN    := $(CMD_SRCS:%.c=$(BUILD)/asan/%.o)
 PLUGIN_SRCS := $(filter-out plugin/main.c plugin/render_main.c $(CMD_SRCS),$(wildcard plugin/*.c))

@@ -79,7 +79,8 @@ static void gz_feed(gz_out *g, const uint8_t *d, size_t n, int flush)
                 return;
             }
         } while (g->z.avail_out == 0);
-        d += piece;
+        if (piece) /* d may be NULL with n 0 (Z_FINISH): no arithmetic on it */
+            d += piece;
         n -= piece;
     } while (n);
 }
@@ -184,6 +185,11 @@ typedef struct enc {
     pb_buf msg, sub;
     uint32_t *key; /* the current location's function ids */
     uint64_t *locs;
+    /* By the profile's name id, 0 = not known yet: the name's function id + 1, the location of
+     * the frame alone, the string of the raw name (thread labels). A frame is looked up once,
+     * not once per stack it is in (1M stacks of 20 frames: 2.9 s -> see docs/BENCHMARKS.md). */
+    uint32_t *fn_cache;
+    uint64_t *loc1_cache, *raw_cache;
     int64_t period;
 } enc;
 
@@ -216,6 +222,19 @@ static void flush_msg(enc *e, uint32_t field)
     pb_free(&top);
 }
 
+/* The function of the profile's name id (cached). */
+static int frame_fn(enc *e, uint32_t id, uint32_t *fid)
+{
+    if (!e->fn_cache[id]) {
+        bool inl;
+        if (fn_of_frame(&e->t, prof_name_str(e->p, id), e->p->names[id].len, &inl, fid) < 0)
+            return -1;
+        e->fn_cache[id] = *fid + 1;
+    }
+    *fid = e->fn_cache[id] - 1;
+    return 0;
+}
+
 /* One stack: its locations (leaf first), then a Sample for each non-zero column. */
 static int put_stack(enc *e, const prof_stack *st)
 {
@@ -225,20 +244,21 @@ static int put_stack(enc *e, const prof_stack *st)
      * first (profile.proto: the last line is the caller the others were inlined into). */
     for (uint32_t i = 0; i < st->depth;) {
         size_t n = 0;
-        bool inl;
-        uint32_t fid;
-        const prof_name *nm = &e->p->names[ids[i]];
-        if (fn_of_frame(&e->t, prof_name_str(e->p, ids[i]), nm->len, &inl, &fid) < 0)
+        uint32_t fid, host = ids[i];
+        if (frame_fn(e, host, &fid) < 0)
             return -1;
         e->key[n++] = fid;
         for (i++; i < st->depth; i++) {
-            nm = &e->p->names[ids[i]];
-            const char *s = prof_name_str(e->p, ids[i]);
-            if (!ends_with(s, nm->len, "_[i]"))
+            const prof_name *nm = &e->p->names[ids[i]];
+            if (!ends_with(prof_name_str(e->p, ids[i]), nm->len, "_[i]"))
                 break;
-            if (fn_of_frame(&e->t, s, nm->len, &inl, &fid) < 0)
+            if (frame_fn(e, ids[i], &fid) < 0)
                 return -1;
             e->key[n++] = fid;
+        }
+        if (n == 1 && e->loc1_cache[host]) {
+            e->locs[nlocs++] = e->loc1_cache[host];
+            continue;
         }
         for (size_t a = 0, b = n - 1; a < b; a++, b--) { /* innermost first */
             uint32_t x = e->key[a];
@@ -248,6 +268,8 @@ static int put_stack(enc *e, const prof_stack *st)
         uint64_t id = loc_id(&e->t, e->key, n);
         if (!id)
             return -1;
+        if (n == 1)
+            e->loc1_cache[host] = id;
         e->locs[nlocs++] = id;
     }
     for (size_t a = 0, b = nlocs - 1; a < b; a++, b--) { /* leaf first */
@@ -266,9 +288,14 @@ static int put_stack(enc *e, const prof_stack *st)
             pid = pid_of_root(prof_name_str(e->p, ids[0]), e->p->names[ids[0]].len);
     }
     uint64_t thread = 0;
-    if (thread_at >= 0 && (uint32_t)thread_at < st->depth)
-        thread =
-            str_id(&e->t, prof_name_str(e->p, ids[thread_at]), e->p->names[ids[thread_at]].len);
+    if (thread_at >= 0 && (uint32_t)thread_at < st->depth) {
+        uint32_t id = ids[thread_at];
+        if (!e->raw_cache[id])
+            e->raw_cache[id] = str_id(&e->t, prof_name_str(e->p, id), e->p->names[id].len);
+        thread = e->raw_cache[id];
+        if (!thread)
+            return -1;
+    }
     bool diff = profile_is_diff(e->p);
     for (int col = 0; col < (diff ? 2 : 1); col++) {
         double c = col == 0 ? st->count : -st->before;
@@ -392,7 +419,11 @@ static int encode(enc *e)
             maxdepth = e->p->stacks[k].depth;
     e->key = calloc(maxdepth, sizeof *e->key);
     e->locs = calloc(maxdepth, sizeof *e->locs);
-    if (!e->key || !e->locs)
+    size_t nn = e->p->nnames ? e->p->nnames : 1;
+    e->fn_cache = calloc(nn, sizeof *e->fn_cache);
+    e->loc1_cache = calloc(nn, sizeof *e->loc1_cache);
+    e->raw_cache = calloc(nn, sizeof *e->raw_cache);
+    if (!e->key || !e->locs || !e->fn_cache || !e->loc1_cache || !e->raw_cache)
         return -1;
     for (uint32_t k = 0; k < e->p->nstacks && !e->g->failed; k++)
         if (put_stack(e, &e->p->stacks[k]) < 0)
@@ -415,10 +446,10 @@ int export_pprof(const profile *p, const pprof_meta *m, FILE *out, flame_err *er
         e.period = 1;
     e.t.s = profile_new();
     int rc = -1;
-    /* windowBits 15 + 16: a gzip header and trailer around the deflate stream (zlib.h) */
+    /* windowBits 15 + 16: a gzip header and trailer around the deflate stream (zlib.h); level 1:
+     * 3 % bigger than the default level, a fifth faster (docs/BENCHMARKS.md) */
     if (g && e.t.s &&
-        deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) ==
-            Z_OK) {
+        deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK) {
         g->open = true;
         g->f = out;
         rc = encode(&e);
@@ -432,6 +463,9 @@ int export_pprof(const profile *p, const pprof_meta *m, FILE *out, flame_err *er
     free(g);
     free(e.key);
     free(e.locs);
+    free(e.fn_cache);
+    free(e.loc1_cache);
+    free(e.raw_cache);
     free(e.t.is_fn);
     pb_free(&e.msg);
     pb_free(&e.sub);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `docker flame render|merge|diff --format pprof` read by a real consumer, Go's `go tool pprof`
+# `docker flame render|merge|diff|show --format pprof` read by a real consumer, Go's `go tool pprof`
 # (Debian's golang-go, ./install.sh --test-deps): totals, the ten largest self counts and every
 # stack with its count equal the folded input's (tests/e2e/pprof-check.py); a differential is
-# what `go tool pprof -diff_base` would show. No engine needed: the verbs run on files.
+# what `go tool pprof -diff_base` would show. No engine needed: the verbs run on files (and on
+# a store written by build/store-gen).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/e2e/pprof-lib.sh"
 [ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
@@ -68,6 +69,18 @@ docker flame render --format pprof -o before.pb.gz before.folded && docker flame
 base=$(go tool pprof -top -sample_index=samples -diff_base before.pb.gz after.pb.gz 2>&1 | grep -E '^ +-?[0-9]')
 is "$(printf '%s\n' "$top" | grep -E '^ +-?[0-9]')" "$base" "diff's pprof = go tool pprof -diff_base of the two inputs"
 like "$(docker flame diff before.folded after.folded --format speedscope -o x.json 2>&1)" 'FILE.pb.gz' "speedscope diff refused, pprof suggested"
+
+# show: a stored range (windows simulated by build/store-gen) as pprof, with its time span
+"$BUILD/store-gen" --store st.db --container web --windows 6 --start -1h --workload many \
+    --stacks 300 --seed 3 >/dev/null 2>&1 || nok "store-gen"
+docker flame show web --store st.db --since 2h --format pprof -o show.pb.gz 2>err; rc=$?
+is "$rc" 0 "show --format pprof: exit 0"
+docker flame show web --store st.db --since 2h --format folded -o show.folded 2>/dev/null
+pprof_matches show.folded show.pb.gz "show"
+raw=$(go tool pprof -raw show.pb.gz 2>&1)
+like "$raw" 'Duration: 1m0s' "show: duration = the six stored 10-s windows"
+like "$raw" 'Period: 20408163' "show: the recorder's 49 Hz"
+like "$(go tool pprof -tags show.pb.gz 2>&1)" '\(  100%\): web$' "show: container label"
 
 # hostile names survive as bytes
 printf 'x\001\033[31m;</g>"\xff\xfe 3\n' > bad.folded

@@ -31,7 +31,7 @@ like "$PPROF_TOP" 'FlameFixture\.' "the hottest function is the fixture's Java m
 
 raw=$(go tool pprof -raw p.pb.gz 2>&1)
 like "$raw" 'Period: 5025126' "period: 1e9 / 199 Hz ns"
-like "$raw" 'Duration: [4-6]\.[0-9]' "duration: the 5-s recording"
+like "$raw" 'Duration: [4-6](s|\.[0-9])' "duration: the 5-s recording"
 # time_nanos: the recording's start, within the last few minutes
 now=$(date +%s)
 t=$(printf '%s\n' "$raw" | sed -n 's/^Time: \(.*\) UTC$/\1/p')
@@ -43,7 +43,7 @@ like "$tags" "\(  100%\): $name\$" "... = $name on every sample"
 like "$tags" 'thread: Total' "label thread"
 like "$tags" 'pid: Total' "label pid (one JVM)"
 # the thread label is the stack's first frame
-first=$(sort -t' ' -k2 -nr p.folded | head -1 | cut -d';' -f1)
+first=$(awk '{print $NF "\t" $0}' p.folded | sort -t"$(printf '\t')" -k1,1nr | head -1 | cut -f2 | cut -d';' -f1)
 like "$(go tool pprof -tags -tagfocus="thread=$first" p.pb.gz 2>&1)" "$first" "-tagfocus thread=$first selects that thread"
 
 # top --record X.pb.gz writes pprof on exit

@@ -159,8 +159,8 @@ void cmpl_plan_words(int n, char **words, cmpl_plan *p)
             else if (s && !eq && s->kind != ARG_FLAG)
                 pending = s;
         } else if (w[0] == '-' && w[1]) {
-            const arg_spec *s = (g->flags & ARGS_SINGLE_DASH_LONG) ? find_long(g, w + 1, strlen(w + 1))
-                                                                   : NULL;
+            const arg_spec *s =
+                (g->flags & ARGS_SINGLE_DASH_LONG) ? find_long(g, w + 1, strlen(w + 1)) : NULL;
             if (s) {
                 pending = s->kind != ARG_FLAG ? s : NULL;
                 continue;

@@ -21,10 +21,10 @@
 #define CMPL_KEEP_ORDER 32u  /* as given (running JVM containers first) */
 
 /* What to fetch besides the static candidates. */
-#define CMPL_SRC_RUNNING 1u       /* running containers whose name starts with prefix */
-#define CMPL_SRC_STORED 2u        /* containers in the profile store */
-#define CMPL_SRC_STORED_RANGE 4u  /* stored ranges of range_name: "NAME@..." */
-#define CMPL_SRC_STORED_AT 8u     /* stored containers as "NAME@" (a range follows) */
+#define CMPL_SRC_RUNNING 1u      /* running containers whose name starts with prefix */
+#define CMPL_SRC_STORED 2u       /* containers in the profile store */
+#define CMPL_SRC_STORED_RANGE 4u /* stored ranges of range_name: "NAME@..." */
+#define CMPL_SRC_STORED_AT 8u    /* stored containers as "NAME@" (a range follows) */
 
 typedef struct cmpl_item {
     char *name; /* malloc'd */
@@ -37,8 +37,8 @@ typedef struct cmpl_plan {
     size_t n;
     unsigned directive;
     unsigned sources;
-    const char *prefix; /* what the dynamic candidates must start with (points into argv) */
-    char range_name[256]; /* CMPL_SRC_STORED_RANGE: the container before '@' */
+    const char *prefix;    /* what the dynamic candidates must start with (points into argv) */
+    char range_name[256];  /* CMPL_SRC_STORED_RANGE: the container before '@' */
     const char *store_url; /* --store given on the line (show, ls), else NULL */
     /* no candidate found: let the shell complete file names (diff/merge inputs may be files) */
     bool files_if_empty;

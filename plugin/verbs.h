@@ -9,11 +9,11 @@
 
 /* What a verb's operands are, for completion. */
 typedef enum verb_operands {
-    OPS_NONE,      /* gc, prune */
-    OPS_RUNNING,   /* running containers: profile, top, record */
-    OPS_FILE,      /* a file or - : fold, render */
-    OPS_INPUT,     /* a file, a running container or a stored range NAME@SINCE..UNTIL: diff, merge */
-    OPS_STORED,    /* containers the profile store holds: show, ls */
+    OPS_NONE,    /* gc, prune */
+    OPS_RUNNING, /* running containers: profile, top, record */
+    OPS_FILE,    /* a file or - : fold, render */
+    OPS_INPUT,   /* a file, a running container or a stored range NAME@SINCE..UNTIL: diff, merge */
+    OPS_STORED,  /* containers the profile store holds: show, ls */
 } verb_operands;
 
 typedef struct flame_verb {

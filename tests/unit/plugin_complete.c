@@ -64,8 +64,8 @@ int main(void)
 {
     /* the first word: verbs (and containers, fetched later) */
     plan(1, "");
-    ok(has("diff") && has("prune") && has("record") && P.n == flame_nverbs,
-       "'': every verb (%zu)", P.n);
+    ok(has("diff") && has("prune") && has("record") && P.n == flame_nverbs, "'': every verb (%zu)",
+       P.n);
     ok(P.sources == CMPL_SRC_RUNNING && (P.directive & CMPL_NOFILE) &&
            (P.directive & CMPL_KEEP_ORDER),
        "'': running containers asked for, no file names, order kept");

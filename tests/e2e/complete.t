@@ -3,7 +3,8 @@
 # as bash, zsh and fish run it (verbs, flags, --format values, palettes, files, running containers
 # with the JVM ones first, stored containers and ranges), the plugin quiet and quick when the
 # engine is down or hangs, Debian's CLI 20.10 unaffected, and a real bash in tmux with Docker's
-# completion script: `docker flame <Tab><Tab>` shows the verbs and the fixture's name.
+# completion scripts (CLI 28's `docker completion bash`, and Debian's for CLI 20.10, which runs
+# the plugin itself): `docker flame <Tab><Tab>` shows the verbs and the fixture's name.
 . "$(dirname "$0")/lib.sh"
 engine_up || bail "no Docker engine answers"
 plugin_env
@@ -148,4 +149,21 @@ if wait_for 20 on_screen '\$ docker flame --colors java Z$'; then ok "--colors j
 tm send-keys -t sh C-u "docker flame top ${tag}-j" Tab Z
 if wait_for 20 on_screen "top ${tag}-jvm Z\$"; then ok "top <prefix><Tab>: the one container, completed"; else
     nok "top <prefix><Tab>: the one container, completed"; fdiag "$(screen)"; fi
+tm kill-session -t sh
+
+# Debian's bash script of CLI 20.10 (package docker.io), which runs the plugin itself
+if [ -f /usr/share/bash-completion/completions/docker ]; then
+    printf '%s\n' 'PS1="$ "' '. /usr/share/bash-completion/bash_completion' \
+        '. /usr/share/bash-completion/completions/docker' 'echo RC-READY' >rc20.bash
+    tm new-session -d -x 200 -y 50 -s sh "bash --noprofile --rcfile $TMP/rc20.bash -i"
+    wait_for 20 on_screen 'RC-READY' || nok "bash with Debian's script started"
+    tm send-keys -t sh 'docker flame diff --format ' Tab Tab
+    if wait_for 20 on_screen 'folded +svg'; then ok "Debian's script: diff --format <Tab><Tab>"; else
+        nok "Debian's script: diff --format <Tab><Tab>"; fdiag "$(screen)"; fi
+    tm send-keys -t sh C-u 'docker flame ' Tab Tab
+    if wait_for 20 on_screen 'record +render'; then ok "Debian's script: docker flame <Tab><Tab>: the verbs"; else
+        nok "Debian's script: docker flame <Tab><Tab>: the verbs"; fdiag "$(screen)"; fi
+else
+    skip_or_fail "no Debian docker bash completion script (package docker.io)"
+fi
 done_testing

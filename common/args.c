@@ -86,8 +86,7 @@ void args_format_duration(uint64_t ms, char *buf, size_t cap)
     }
 }
 
-/* The i-th option of the verb: its own, then the shared ones. */
-static const arg_spec *spec_at(const args_verb *v, size_t i)
+const arg_spec *args_spec(const args_verb *v, size_t i)
 {
     return i < v->nspecs                ? &v->specs[i]
            : i - v->nspecs < v->nshared ? &v->shared[i - v->nspecs]
@@ -97,7 +96,7 @@ static const arg_spec *spec_at(const args_verb *v, size_t i)
 static const arg_spec *find_long(const args_verb *v, const char *name, size_t n)
 {
     const arg_spec *s;
-    for (size_t i = 0; (s = spec_at(v, i)); i++)
+    for (size_t i = 0; (s = args_spec(v, i)); i++)
         if (s->lng && strlen(s->lng) == n && !strncmp(s->lng, name, n))
             return s;
     return NULL;
@@ -106,7 +105,7 @@ static const arg_spec *find_long(const args_verb *v, const char *name, size_t n)
 static const arg_spec *find_short(const args_verb *v, char c)
 {
     const arg_spec *s;
-    for (size_t i = 0; (s = spec_at(v, i)); i++)
+    for (size_t i = 0; (s = args_spec(v, i)); i++)
         if (s->shrt == c)
             return s;
     return NULL;
@@ -328,7 +327,7 @@ int args_parse(const args_verb *v, int argc, char **argv, void *dest, int *rest,
 void args_help(const args_verb *v, FILE *out)
 {
     const arg_spec *s;
-    for (size_t i = 0; (s = spec_at(v, i)); i++) {
+    for (size_t i = 0; (s = args_spec(v, i)); i++) {
         if (s->flags & ARG_HIDDEN)
             continue;
         char left[96];

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/args.h"
 #include "common/err.h"
 #include "flame/profile.h"
 #include "plugin/endpoint.h"
@@ -45,5 +46,10 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv);
 /* diff and merge with the container profiler of this plugin. */
 int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
                             int argc, char **argv);
+/* Each verb's option table and operands (common/args.h): its parser, its --help, and the shell
+ * completion of plugin/complete.c read the same grammar. The profile verb's is opts_grammar. */
+extern const args_verb cmd_fold_grammar, cmd_render_grammar, cmd_diff_grammar, cmd_merge_grammar,
+    cmd_gc_grammar, cmd_top_grammar, cmd_show_grammar, cmd_record_grammar, cmd_ls_grammar,
+    cmd_prune_grammar;
 /* The general --help (`docker flame --help`, `docker help flame`). */
 void flame_usage(FILE *out);

@@ -110,7 +110,7 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 
-static const args_verb verb = GRAPH_VERB("docker flame diff", specs, diff_args);
+const args_verb cmd_diff_grammar = GRAPH_VERB("docker flame diff", specs, diff_args);
 #undef F
 
 /* "dir/diff.svg" -> "dir/diff.mirror.svg"; no extension -> "NAME.mirror". Caller frees. */
@@ -301,7 +301,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     const char *vname = "diff";
     diff_args a = {.fmt = -1, .duration_ms = 30000, .top = 10, .normalize = DIFF_NORM_AUTO};
     flame_err err = FLAME_ERR_INIT;
-    int rc = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int rc = cli_parse(vname, &cmd_diff_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
         return rc;
     a.dopt.normalize = (enum diff_norm)a.normalize;

@@ -141,7 +141,7 @@ static const arg_spec gc_specs[] = {
 };
 // clang-format on
 #undef F
-static const args_verb gc_verb = {.name = "docker flame gc",
+const args_verb cmd_gc_grammar = {.name = "docker flame gc",
                                   .specs = gc_specs,
                                   .nspecs = sizeof gc_specs / sizeof *gc_specs,
                                   .operands_off = ARGS_NO_OPERANDS};
@@ -150,14 +150,14 @@ int flame_cmd_gc(const ep_globals *g, int argc, char **argv)
 {
     flame_err err = FLAME_ERR_INIT;
     gc_args a = {0};
-    if (args_parse(&gc_verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
+    if (args_parse(&cmd_gc_grammar, argc - 1, argv + 1, &a, NULL, &err) < 0)
         return cli_fail("gc", &err);
     if (a.help) {
         printf("Usage:  docker flame gc [--all]\n\nRemove sidecar containers left behind by "
                "docker flame (label %s=1).\nSidecars whose docker-flame process is alive are "
                "kept unless --all.\n\nOptions:\n",
                SPEC_LABEL_SIDECAR);
-        args_help(&gc_verb, stdout);
+        args_help(&cmd_gc_grammar, stdout);
         return 0;
     }
     engine *e = NULL;

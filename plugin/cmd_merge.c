@@ -69,7 +69,7 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 
-static const args_verb verb = GRAPH_VERB("docker flame merge", specs, merge_args);
+const args_verb cmd_merge_grammar = GRAPH_VERB("docker flame merge", specs, merge_args);
 #undef F
 
 int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
@@ -77,7 +77,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     const char *vname = "merge";
     merge_args a = {.fmt = -1, .duration_ms = 30000};
     flame_err err = FLAME_ERR_INIT;
-    int rc = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int rc = cli_parse(vname, &cmd_merge_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
         return rc;
     size_t n = (size_t)a.in.n;

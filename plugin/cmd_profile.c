@@ -23,6 +23,7 @@
 #include "plugin/signals.h"
 #include "plugin/stored.h"
 #include "plugin/summary.h"
+#include "plugin/verbs.h"
 
 /* diff/merge: profiling containers for plugin/cmd_diff.c */
 typedef struct prof_ctx {
@@ -48,19 +49,21 @@ void flame_usage(FILE *f)
           "\n"
           "Ctrl-C stops recording early and still writes the flame graph; a second Ctrl-C aborts.\n"
           "\n"
-          "Other commands:\n"
-          "  fold     fold `perf script` output into folded stacks\n"
-          "  render   render folded stacks (or a docker-flame SVG) as SVG / speedscope / pprof\n"
-          "  diff     differential flame graph of two profiles (files or running containers)\n"
-          "  merge    merge profiles\n"
-          "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
-          "           removes running ones\n"
-          "  top      live view of the hottest Java methods (docker flame top --help)\n"
-          "  record   record continuously into the profile store, window after window\n"
-          "  show     flame graph (or --timeline) of the windows the recorder stored\n"
-          "  ls       what the profile store holds\n"
-          "  prune    delete old windows and merge older ones in the profile store\n"
-          "\n"
+          "Other commands:\n",
+          f);
+    for (size_t v = 0; v < flame_nverbs; v++) {
+        const char *line = flame_verbs[v].summary;
+        fprintf(f, "  %-8s ", flame_verbs[v].name);
+        for (;;) { /* a summary's further lines are indented under its first */
+            size_t n = strcspn(line, "\n");
+            fprintf(f, "%.*s\n", (int)n, line);
+            if (!line[n])
+                break;
+            line += n + 1;
+            fputs("           ", f);
+        }
+    }
+    fputs("\n"
           "Examples:\n"
           "  docker flame web                         # 30 s, writes flame-web-<time>.svg\n"
           "  docker flame -d 10 -o web.svg web\n"

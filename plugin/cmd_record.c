@@ -80,7 +80,7 @@ static const arg_spec specs[] = {
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
 };
-static const args_verb verb = CLI_VERB("docker flame record", specs, F(in, args_operands));
+const args_verb cmd_record_grammar = CLI_VERB("docker flame record", specs, F(in, args_operands));
 // clang-format on
 #undef F
 
@@ -160,10 +160,11 @@ static void store_window_cb(void *ctx, const top_win *w)
 static int check_args(rec_args *a, flame_err *err)
 {
     if (a->in.n == 0)
-        return args_error(&verb, err,
+        return args_error(&cmd_record_grammar, err,
                           "which container? usage: docker flame record [OPTIONS] CONTAINER...");
     if (a->in.n > REC_MAX_TARGETS)
-        return args_error(&verb, err, "at most %d containers in one recording", REC_MAX_TARGETS);
+        return args_error(&cmd_record_grammar, err, "at most %d containers in one recording",
+                          REC_MAX_TARGETS);
     return 0;
 }
 
@@ -320,7 +321,8 @@ static int record_loop(const ep_globals *g, engine *e, rec_args *a, rec_target *
 int flame_cmd_record(const ep_globals *g, int argc, char **argv)
 {
     rec_args a = {.window_ms = REC_WINDOW_MS, .frequency = REC_FREQUENCY};
-    int rc = cli_parse("record", &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int rc =
+        cli_parse("record", &cmd_record_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
         return rc;
     flame_err err = FLAME_ERR_INIT;

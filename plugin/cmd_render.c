@@ -56,6 +56,9 @@ typedef struct render_args {
     bool help;
 } render_args;
 
+/* --bgcolors' named values, for completion (a #rrggbb is valid too) */
+static const char *const bgcolor_names[] = {"yellow", "blue", "green", "grey", NULL};
+
 static int store_bgcolors(void *base, const arg_val *v, flame_err *err)
 {
     if (!render_bgcolor_valid(v->str))
@@ -112,6 +115,7 @@ static const arg_spec specs[] = {
     {.lng = "nametype", .kind = ARG_STR, .off = F(o.nametype, const char *), .meta = "TEXT",
      .help = "prefix of the details line (Function:)"},
     {.lng = "bgcolors", .kind = ARG_STR, .store = store_bgcolors, .meta = "COLOR",
+     .choices = bgcolor_names,
      .help = "yellow, blue, green, grey or #rrggbb"},
     {.lng = "hash", .kind = ARG_FLAG, .off = F(o.hash, bool),
      .help = "colours by name hash (similar names, similar colours)"},
@@ -140,14 +144,14 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 
-static const args_verb verb = {.name = "docker flame render",
-                               .specs = specs,
-                               .nspecs = sizeof specs / sizeof *specs,
-                               .flags = ARGS_SINGLE_DASH_LONG,
-                               .shared = graph_specs,
-                               .nshared = GRAPH_NSPECS,
-                               .shared_off = F(g, graph_opts),
-                               .operands_off = F(in, args_operands)};
+const args_verb cmd_render_grammar = {.name = "docker flame render",
+                                      .specs = specs,
+                                      .nspecs = sizeof specs / sizeof *specs,
+                                      .flags = ARGS_SINGLE_DASH_LONG,
+                                      .shared = graph_specs,
+                                      .nshared = GRAPH_NSPECS,
+                                      .shared_off = F(g, graph_opts),
+                                      .operands_off = F(in, args_operands)};
 #undef F
 
 int flame_cmd_render(int argc, char **argv)
@@ -155,11 +159,13 @@ int flame_cmd_render(int argc, char **argv)
     render_args a = {.fmt = FMT_SVG, .embed_mb = -1};
     render_opts_default(&a.o);
     flame_err err = FLAME_ERR_INIT;
-    int rc = cli_parse("render", &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int rc =
+        cli_parse("render", &cmd_render_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
         return rc;
     if (a.in.n > 1) {
-        args_error(&verb, &err, "one input file at most, got \"%.100s\" too", a.in.v[1]);
+        args_error(&cmd_render_grammar, &err, "one input file at most, got \"%.100s\" too",
+                   a.in.v[1]);
         return cli_fail("render", &err);
     }
     if (a.embed_mb >= 0)

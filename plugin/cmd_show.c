@@ -76,7 +76,7 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 #undef F
-static const args_verb verb = GRAPH_VERB("docker flame show", specs, show_args);
+const args_verb cmd_show_grammar = GRAPH_VERB("docker flame show", specs, show_args);
 
 /* What the output is about, for titles and file names: "web", "web+api", "all containers". */
 static void label_of(const show_args *a, char *buf, size_t cap)
@@ -235,7 +235,7 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
     const char *vname = "show";
     show_args a = {.fmt = -1};
     flame_err err = FLAME_ERR_INIT;
-    int done = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int done = cli_parse(vname, &cmd_show_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
     if (a.timeline && a.fmt >= 0 && a.fmt != FMT_SVG)

@@ -61,7 +61,7 @@ static const arg_spec top_specs[] = {
     CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
-static const args_verb top_verb = {.name = "docker flame top",
+const args_verb cmd_top_grammar = {.name = "docker flame top",
                                    .specs = top_specs,
                                    .nspecs = sizeof top_specs / sizeof *top_specs,
                                    .operands_off = F(ops, args_operands)};
@@ -72,7 +72,7 @@ static void top_usage(FILE *f)
     fprintf(f, "Usage:  docker flame top [OPTIONS] CONTAINER\n\n"
                "A live view of the hottest Java methods in the container's JVM(s).\n\n"
                "Options:\n");
-    args_help(&top_verb, f);
+    args_help(&cmd_top_grammar, f);
     fprintf(f, "\nKeys: q quit, s/t sort by self/total, j Java-only/all frames, p pause,\n"
                "Up/Down + Enter show a method's callers (Esc back).\n"
                "When stdout is not a terminal, a plain snapshot is printed every interval.\n");
@@ -81,15 +81,15 @@ static void top_usage(FILE *f)
 static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
 {
     *a = (top_args){.interval_ms = 1000, .window_ms = 5000, .frequency = 99};
-    if (args_parse(&top_verb, argc - 1, argv + 1, a, NULL, err) < 0)
+    if (args_parse(&cmd_top_grammar, argc - 1, argv + 1, a, NULL, err) < 0)
         return -1;
     if (a->help)
         return 1;
     if (a->ops.n == 0)
-        return args_error(&top_verb, err,
+        return args_error(&cmd_top_grammar, err,
                           "which container? usage: docker flame top [OPTIONS] CONTAINER");
     if (a->ops.n > 1)
-        return args_error(&top_verb, err, "one container at a time");
+        return args_error(&cmd_top_grammar, err, "one container at a time");
     a->container = a->ops.v[0];
     if (a->summary_json && !strcmp(a->summary_json, "-"))
         return args_error(&top_verb, err,
@@ -97,7 +97,8 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (a->window_ms < a->interval_ms)
         a->window_ms = a->interval_ms;
     if ((double)a->window_ms / (double)a->interval_ms > TOP_MAX_WINDOWS - 0.5)
-        return args_error(&top_verb, err, "--window is at most %d intervals", TOP_MAX_WINDOWS);
+        return args_error(&cmd_top_grammar, err, "--window is at most %d intervals",
+                          TOP_MAX_WINDOWS);
     return 0;
 }
 

@@ -32,6 +32,8 @@ typedef struct flame_opts {
     int ncmd;
 } flame_opts;
 
+/* The profile verb's grammar (also read by shell completion, plugin/complete.c). */
+extern const args_verb opts_grammar;
 void opts_init(flame_opts *o);
 /* argv[0] is the first argument after "flame". */
 int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err);

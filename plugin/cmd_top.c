@@ -92,7 +92,7 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
         return args_error(&cmd_top_grammar, err, "one container at a time");
     a->container = a->ops.v[0];
     if (a->summary_json && !strcmp(a->summary_json, "-"))
-        return args_error(&top_verb, err,
+        return args_error(&cmd_top_grammar, err,
                           "--summary-json: give a file (standard output is top's view)");
     if (a->window_ms < a->interval_ms)
         a->window_ms = a->interval_ms;

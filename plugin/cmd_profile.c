@@ -32,7 +32,8 @@ typedef struct prof_ctx {
 void flame_usage(FILE *f)
 {
     fputs("Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
-          "        docker flame fold|render|diff|merge|top|gc|record|show|ls|prune [ARGS...]\n"
+          "        docker flame fold|render|diff|merge|top|gc|record|ps|stop|show|ls|prune\n"
+          "               [ARGS...]\n"
           "\n"
           "Profile the JVMs running in a container with perf, from a sidecar container that\n"
           "shares its PID namespace, and write an interactive flame graph (SVG). Nothing is\n"
@@ -55,7 +56,10 @@ void flame_usage(FILE *f)
           "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
           "           removes running ones\n"
           "  top      live view of the hottest Java methods (docker flame top --help)\n"
-          "  record   record continuously into the profile store, window after window\n"
+          "  record   record continuously into the profile store, window after window;\n"
+          "           --detach: in the background\n"
+          "  ps       the background recordings\n"
+          "  stop     end a background recording\n"
           "  show     flame graph (or --timeline) of the windows the recorder stored\n"
           "  ls       what the profile store holds\n"
           "  prune    delete old windows and merge older ones in the profile store\n"

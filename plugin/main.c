@@ -50,7 +50,7 @@ static const struct verb {
     {"fold", run_fold},           {"render", run_render}, {"diff", run_diff},
     {"merge", run_merge},         {"gc", flame_cmd_gc},   {"top", flame_cmd_top},
     {"show", flame_cmd_show},     {"ls", flame_cmd_ls},   {"prune", flame_cmd_prune},
-    {"record", flame_cmd_record},
+    {"record", flame_cmd_record}, {"ps", flame_cmd_ps},   {"stop", flame_cmd_stop},
 };
 
 int main(int argc, char **argv)

@@ -12,7 +12,7 @@ fname=$(docker inspect -f '{{.Name}}' "$fx"); fname=${fname#/}
 hp=$(host_pid "$fx")
 HOT='FlameFixture\.(countPrimes|isPrime)'
 DB=$TMP/rec.db
-stored() { [ "$(grep -c 'stored (' "$1" 2>/dev/null)" -ge "$2" ]; }
+stored() { local n; n=$(grep -c "stored (" "$1" 2>/dev/null); [ "${n:-0}" -ge "$2" ]; }
 no_sidecar() { [ "$(sidecars_of "$fid")" -eq 0 ]; }
 
 # An unusable store: one line, exit 7, and no sidecar was ever created.
@@ -32,7 +32,7 @@ ctrl_c "$pid"
 wait $pid; rc=$?
 is "$rc" 0 "Ctrl-C: exit status 0"
 diag "$(cat err)"
-like "$(head -1 err)" "recording 1 container into $DB in 1-s windows at 49 Hz" "says what it records, where"
+like "$(head -1 err)" "recording ${fid:0:12} into $DB in 1-s windows at 49 Hz" "says what it records, where"
 like "$(tail -1 err)" "[0-9]+ windows, [0-9]+ samples stored in $DB; see them with: docker flame show" \
     "a closing summary that says how to look at it"
 is "$(sidecars_of "$fid")" 0 "no sidecar left"

@@ -44,7 +44,10 @@ const flame_verb flame_verbs[] = {
     {"top", flame_cmd_top, &cmd_top_grammar, OPS_RUNNING,
      "live view of the hottest Java methods (docker flame top --help)"},
     {"record", flame_cmd_record, &cmd_record_grammar, OPS_RUNNING,
-     "record continuously into the profile store, window after window"},
+     "record continuously into the profile store, window after window;\n"
+     "--detach: in the background"},
+    {"ps", flame_cmd_ps, &cmd_ps_grammar, OPS_NONE, "the background recordings"},
+    {"stop", flame_cmd_stop, &cmd_stop_grammar, OPS_NONE, "end a background recording"},
     {"show", flame_cmd_show, &cmd_show_grammar, OPS_STORED,
      "flame graph (or --timeline) of the windows the recorder stored"},
     {"ls", flame_cmd_ls, &cmd_ls_grammar, OPS_STORED, "what the profile store holds"},

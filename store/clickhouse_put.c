@@ -19,9 +19,9 @@
 #include "store/chtext.h"
 #include "store/clickhouse_impl.h"
 
-/* Stacks numbered by one run; past it the handle starts a new run (ids stay 32-bit and the map
- * bounded). */
-#define CH_RUN_MAX_IDS ((size_t)CH_ID_MAX - 1)
+/* Stacks numbered by one run; past it the handle starts a new run: the map stays at ~25 MB
+ * (2M slots of 12 bytes; ~50 MB if one batch goes past it; CH_ID_MAX bounds that). */
+#define CH_RUN_MAX_IDS ((size_t)1 << 20)
 
 /* A new run: a random key and an empty dictionary. */
 static void run_new(ch *c)

@@ -8,3 +8,11 @@ bench: all
 .PHONY: bench-overhead
 bench-overhead: all
 	bench/overhead.py $(BENCH_OVERHEAD_ARGS)
+
+# `make bench-overhead-record`: the same through `docker flame record` at its defaults (issue 13:
+# 10-s windows, 49 Hz; the recorder running through both B windows), CPU-bound fixture, with the
+# sidecar's and the plugin's own CPU. BENCH_RECORD_ARGS: e.g. --rounds 10.
+BENCH_RECORD_ARGS ?= --rounds 6 --window 20
+.PHONY: bench-overhead-record
+bench-overhead-record: all
+	bench/overhead.py --modes record --fixtures cpubound $(BENCH_RECORD_ARGS)

@@ -274,6 +274,19 @@ static void sweep(rec_target *t, engine *e)
              n == 1 ? "" : "s");
 }
 
+/* The first look found the container: say what is recorded, where, and how it ends. */
+static void announce(const rec_target *t)
+{
+    const rec_args *a = t->a;
+    if (t->link && t->link->reg)
+        note("recording %s into %s in %.0f-s windows at %lld Hz; `docker flame stop %s` ends it",
+             t->label, store_name(t->st), (double)a->window_ms / 1000, (long long)a->frequency,
+             t->arg);
+    else
+        note("recording %s into %s in %.0f-s windows at %lld Hz; Ctrl-C stops", t->label,
+             store_name(t->st), (double)a->window_ms / 1000, (long long)a->frequency);
+}
+
 /* Until an interrupt or the end of the container: record it while it runs, wait while it does
  * not (the engine is asked once a second), wait for the engine while it does not answer. */
 static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err *err)
@@ -302,6 +315,8 @@ static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err 
             sweep(t, e);
             dirty = false;
         }
+        if (first && p >= 0)
+            announce(t);
         if (p == -1 && first)
             return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
                               "no such container: %s (see `docker ps -a`)", t->arg);
@@ -374,14 +389,6 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
     if (rc == 0)
         rc = engine_open(g, &e, &err);
     if (rc == 0) {
-        if (link && link->reg)
-            note("recording %s into %s in %.0f-s windows at %lld Hz; `docker flame stop %s` "
-                 "ends it",
-                 t.label, store_name(t.st), (double)a->window_ms / 1000, (long long)a->frequency,
-                 arg);
-        else
-            note("recording %s into %s in %.0f-s windows at %lld Hz; Ctrl-C stops", t.label,
-                 store_name(t.st), (double)a->window_ms / 1000, (long long)a->frequency);
         looped = true;
         rc = record_loop(g, e, &t, &err);
     }
@@ -391,7 +398,7 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
         exit_code = cli_fail("record", &err);
     if (!exit_code)
         exit_code = t.exit_code;
-    if (t.st && looped) {
+    if (t.st && looped && t.ever_ready) {
         flame_err fe = FLAME_ERR_INIT;
         if (t.spooled && store_flush(t.st, &fe) != 0)
             note("%s: %s", t.label, fe.msg);

@@ -107,6 +107,10 @@ int args_error(const args_verb *v, flame_err *err, const char *fmt, ...)
 
 /* The i-th option of the verb: its own, then the shared ones; NULL past the last. */
 const arg_spec *args_spec(const args_verb *v, size_t i);
+/* The option named --name (n bytes of it) or -c in v's table (its own, then the shared one), or
+ * NULL. */
+const arg_spec *args_find_long(const args_verb *v, const char *name, size_t n);
+const arg_spec *args_find_short(const args_verb *v, char c);
 
 /* The options part of --help, from the table: "  -d, --duration DURATION  help..." */
 void args_help(const args_verb *v, FILE *out);

@@ -69,6 +69,11 @@ typedef struct diff_args {
     args_operands in;
 } diff_args;
 
+/* The formats a differential can be written in (speedscope has no notion of one): the parser's
+ * choice index is mapped to the output format after parsing (diff_fmt). */
+static const char *const diff_fmt_names[] = {"svg", "folded", "pprof", NULL};
+static const int diff_fmt[] = {FMT_SVG, FMT_FOLDED, FMT_PPROF};
+
 #define F(field, T) ARG_FIELD(diff_args, field, T)
 // clang-format off
 static const arg_spec specs[] = {
@@ -79,7 +84,7 @@ static const arg_spec specs[] = {
                     "-diff_base does); - = stdout"),
     OUT_FORMAT_SPEC(F(fmt, int),
                     "svg, folded or pprof (default: from the extension of FILE)",
-                    out_fmt_names, 0),
+                    diff_fmt_names, 0),
     {.lng = "single", .kind = ARG_FLAG, .off = F(single, bool),
      .help = "write only FILE, not the mirrored graph"},
     {.lng = "normalize", .shrt = 'n', .kind = ARG_FLAG, .off = F(normalize, int), .flags = ARG_SET,
@@ -310,7 +315,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     const char *output = a.output ? a.output : "diff.svg";
     if (a.summary_json && !strcmp(a.summary_json, "-") && !strcmp(output, "-"))
         return cli_usage_error(vname, "-o - and --summary-json - both want standard output");
-    int fmt = a.fmt >= 0 ? a.fmt : out_fmt_of_path(output);
+    int fmt = a.fmt >= 0 && a.fmt < 3 ? diff_fmt[a.fmt] : out_fmt_of_path(output);
     if (fmt < 0)
         fmt = FMT_SVG;
     if (fmt == FMT_SPEEDSCOPE)

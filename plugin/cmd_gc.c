@@ -119,7 +119,7 @@ static long owner_of(json_t *c)
     return owner ? strtol(owner, NULL, 10) : 0;
 }
 
-int gc_owned(engine *e, long owner_pid, unsigned *removed, flame_err *err)
+int gc_owned(engine *e, const char *run_id, unsigned *removed, flame_err *err)
 {
     _cleanup_json_ json_t *list = NULL;
     *removed = 0;
@@ -129,7 +129,9 @@ int gc_owned(engine *e, long owner_pid, unsigned *removed, flame_err *err)
     json_t *c;
     json_array_foreach(list, i, c)
     {
-        if (!json_string_value(json_object_get(c, "Id")) || owner_of(c) != owner_pid)
+        const char *run =
+            json_string_value(json_object_get(json_object_get(c, "Labels"), SPEC_LABEL_RUN));
+        if (!json_string_value(json_object_get(c, "Id")) || !run || strcmp(run, run_id) != 0)
             continue;
         if (gc_remove_one(e, c, true, err) < 0)
             return -1;

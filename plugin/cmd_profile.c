@@ -34,7 +34,12 @@ typedef struct prof_ctx {
 void flame_usage(FILE *f)
 {
     fputs("Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
-          "        docker flame fold|render|diff|merge|top|gc|record|show|ls|prune [ARGS...]\n"
+          "        docker flame ",
+          f);
+    /* The verbs, from the one table (plugin/verbs.c), so a new verb is never missing here. */
+    for (size_t v = 0; v < flame_nverbs; v++)
+        fprintf(f, "%s%s", v ? "|" : "", flame_verbs[v].name);
+    fputs(" [ARGS...]\n"
           "\n"
           "Profile the JVMs running in a container with perf, from a sidecar container that\n"
           "shares its PID namespace, and write an interactive flame graph (SVG). Nothing is\n"

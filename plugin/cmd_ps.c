@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +29,37 @@ static void when(int64_t ms, char *buf, size_t cap)
         snprintf(buf, cap, "-");
 }
 
+/* The last lines of an ended recording's log (read before ps forgets it): at most 2 KiB, control
+ * bytes shown as '?'. The log is ours, but holds names that came from the container. */
+static void print_log_tail(const char *path)
+{
+    FILE *f = path[0] ? fopen(path, "re") : NULL;
+    if (!f)
+        return;
+    char buf[2048];
+    size_t n = 0;
+    if (fseek(f, -(long)(sizeof buf - 1), SEEK_END) < 0)
+        rewind(f);
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* the last 3 lines */
+    size_t start = n, lines = 0;
+    while (start > 0 && lines < 4)
+        if (buf[--start] == '\n')
+            lines++;
+    if (buf[start] == '\n')
+        start++;
+    for (char *l = buf + start; *l;) {
+        size_t len = strcspn(l, "\n");
+        fputs("  | ", stdout);
+        for (size_t i = 0; i < len; i++)
+            putchar((unsigned char)l[i] < 0x20 || l[i] == 0x7f ? '?' : l[i]);
+        putchar('\n');
+        l += len + (l[len] == '\n');
+    }
+}
+
 typedef struct ps_args {
     bool quiet, help;
 } ps_args;
@@ -36,7 +68,7 @@ typedef struct ps_args {
 // clang-format off
 static const arg_spec ps_specs[] = {
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
-     .help = "only the recording ids"},
+     .help = "only the ids of the running recordings"},
     CLI_HELP_SPEC(F(help, bool)),
 };
 const args_verb cmd_ps_grammar = {.name = "docker flame ps", .specs = ps_specs,
@@ -51,7 +83,8 @@ static const char ps_head[] =
     "List the background recordings (docker flame record --detach) of this user: the\n"
     "container, since when, how many windows and samples are stored, its state (recording,\n"
     "waiting for the container or its JVM, engine-down while the engine does not answer), its\n"
-    "pid, the store and its log. A recording that has ended is listed once more, with why.\n"
+    "pid and the store. A recording that has ended by itself (its container was removed, a\n"
+    "failure) or was killed is listed once more, with why and the end of its log.\n"
     "\n"
     "Options:\n";
 static const char ps_tail[] = "\nExit status: 0, 1 the list cannot be read.\n";
@@ -66,7 +99,9 @@ int flame_cmd_ps(const ep_globals *g, int argc, char **argv)
     flame_err err = FLAME_ERR_INIT;
     rec_entry *v = NULL;
     size_t n = 0;
-    if (recs_list(&v, &n, &err) < 0)
+    /* Plain ps shows ended recordings once, then forgets them; -q shows only running ones and
+     * leaves the others for a plain ps (or stop) to show. */
+    if (recs_list(&v, &n, !a.quiet, &err) < 0)
         return cli_fail("ps", &err);
     if (!a.quiet)
         printf("%-16s  %-20s  %-19s  %7s  %9s  %-11s  %7s  %s\n", "RECORDING", "CONTAINER", "SINCE",
@@ -84,11 +119,14 @@ int flame_cmd_ps(const ep_globals *g, int argc, char **argv)
         printf("%-16s  %-20.64s  %-19s  %7llu  %9llu  %-11s  %7ld  %s\n", e->id,
                e->name[0] ? e->name : e->arg, since, (unsigned long long)e->windows,
                (unsigned long long)e->samples, state, e->pid, e->store);
-        if (!e->pid)
+        if (!e->pid) {
             printf("  %s\n", !strcmp(e->state, "ended")
                                  ? e->reason
                                  : "its recorder was killed: `docker flame gc` removes its "
                                    "sidecar");
+            if (e->exit_code || strcmp(e->state, "ended") != 0)
+                print_log_tail(e->log);
+        }
     }
     free(v);
     return 0;
@@ -133,7 +171,7 @@ static int find(const char *id, rec_entry *out)
     rec_entry *v = NULL;
     size_t n = 0;
     int rc = -1;
-    if (recs_list(&v, &n, &err) < 0)
+    if (recs_list(&v, &n, false, &err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++)
         if (!strcmp(v[i].id, id)) {
@@ -144,14 +182,31 @@ static int find(const char *id, rec_entry *out)
     return rc;
 }
 
-/* SIGINT (the recorder's Ctrl-C: it stores the window it is in), then wait until its lock is
- * free, and report its last state. The pid is the lock holder's, read just now: never a pid
- * a file remembers, which could belong to another process by now. */
+/* SIGINT to the recorder (its Ctrl-C: it stores the window it is in). The pid is the lock
+ * holder's; between reading it and signalling, the recorder could end and its pid be reused: so
+ * the process is pinned first (pidfd), the lock looked at again, and the pinned process signalled
+ * only if it still holds the lock. */
+static int signal_recorder(const rec_entry *e)
+{
+    int pfd = (int)syscall(SYS_pidfd_open, (pid_t)e->pid, 0);
+    if (pfd < 0)
+        return errno == ESRCH ? 0 : -1; /* already gone: nothing to stop */
+    rec_entry now;
+    int rc = 0;
+    if (find(e->id, &now) == 0 && now.pid == e->pid)
+        rc = (int)syscall(SYS_pidfd_send_signal, pfd, SIGINT, NULL, 0);
+    int saved = errno;
+    close(pfd);
+    errno = saved;
+    return rc < 0 && errno != ESRCH ? -1 : 0;
+}
+
+/* Stop one recording, wait until its lock is free, report its last state, forget it. */
 static int stop_one(const rec_entry *e, uint64_t timeout_ms)
 {
     if (e->pid <= 0)
         return 0;
-    if (kill((pid_t)e->pid, SIGINT) < 0 && errno != ESRCH) {
+    if (signal_recorder(e) < 0) {
         fprintf(stderr, "docker flame stop: %s: cannot signal its recorder (pid %ld): %s\n",
                 e->name[0] ? e->name : e->arg, e->pid, strerror(errno));
         return FLAME_EXIT_ERROR;
@@ -177,6 +232,7 @@ static int stop_one(const rec_entry *e, uint64_t timeout_ms)
                 who, last.pid, (unsigned long long)(timeout_ms / 1000), last.log);
         return FLAME_EXIT_ERROR;
     }
+    recs_forget(last.id);
     printf("stopped the recording of %s: %llu window%s, %llu samples in %s\n", who,
            (unsigned long long)last.windows, last.windows == 1 ? "" : "s",
            (unsigned long long)last.samples, last.store);
@@ -198,7 +254,7 @@ int flame_cmd_stop(const ep_globals *g, int argc, char **argv)
     }
     rec_entry *v = NULL;
     size_t n = 0;
-    if (recs_list(&v, &n, &err) < 0)
+    if (recs_list(&v, &n, false, &err) < 0)
         return cli_fail("stop", &err);
     int exit_code = 0;
     bool *hit = calloc(n ? n : 1, sizeof *hit);

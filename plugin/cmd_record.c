@@ -74,7 +74,7 @@ static const arg_spec specs[] = {
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
     {.lng = "detach", .kind = ARG_FLAG, .off = F(detach, bool),
-     .help = "record in the background (docker flame ps lists it, docker flame stop ends it)"},
+     .help = "record in the background (docker flame ps lists it,\ndocker flame stop ends it)"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
      .help = "no line per stored window"},
     STORED_STORE_SPEC(F(store, const char *)),
@@ -279,31 +279,68 @@ static int record_detached(const ep_globals *g, const rec_args *a)
         kids[i] = p;
         fds[i] = pfd[0];
     }
+    /* Each one's news: one byte 'R' once it records or waits for its container; end of file if
+     * it ended first (its messages are already on our stderr): then its exit code is ours. An
+     * interrupt meanwhile (Ctrl-C, the CLI closing its socket) ends every one not yet started:
+     * they left our session, so the terminal's Ctrl-C does not reach them. */
+    size_t pending = 0;
+    for (size_t i = 0; i < n; i++)
+        pending += kids[i] > 0;
+    while (pending > 0 && !sess_interrupted()) {
+        struct pollfd pf[REC_MAX_TARGETS + 2];
+        size_t idx[REC_MAX_TARGETS];
+        nfds_t np = 0;
+        for (size_t i = 0; i < n; i++)
+            if (fds[i] >= 0) {
+                idx[np] = i;
+                pf[np++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+            }
+        nfds_t nw = np;
+        pf[np++] = (struct pollfd){.fd = sess_wake_fd(), .events = POLLIN};
+        if (sess_plugin_sock_fd() >= 0)
+            pf[np++] = (struct pollfd){.fd = sess_plugin_sock_fd(), .events = POLLIN};
+        if (poll(pf, np, 1000) < 0 && errno != EINTR)
+            break;
+        sess_event_count(); /* notices a closed plugin socket */
+        if (pf[nw].revents)
+            sess_drain_wake();
+        for (nfds_t k = 0; k < nw; k++) {
+            if (!pf[k].revents)
+                continue;
+            size_t i = idx[k];
+            char c = 0;
+            ssize_t r = read(fds[i], &c, 1);
+            if (r < 0 && errno == EINTR)
+                continue;
+            close(fds[i]);
+            fds[i] = -1;
+            pending--;
+            if (r == 1 && c == 'R') {
+                fprintf(stderr,
+                        "docker flame record: %s is recorded in the background (pid %ld): "
+                        "`docker flame ps` lists it, `docker flame stop %s` ends it\n",
+                        a->in.v[i], (long)kids[i], a->in.v[i]);
+                continue;
+            }
+            int status = 0;
+            while (waitpid(kids[i], &status, 0) < 0 && errno == EINTR) {
+            }
+            int code = wait_code(status);
+            exit_code = exit_code ? exit_code : code ? code : FLAME_EXIT_ERROR;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
-        if (kids[i] < 0)
+        if (fds[i] < 0)
             continue;
-        const char *arg = a->in.v[i];
-        /* One byte 'R' once it records or waits for its container; end of file if it ended
-         * first (its messages are already on our stderr): then its exit code is ours. */
-        char c = 0;
-        ssize_t r;
-        while ((r = read(fds[i], &c, 1)) < 0 && errno == EINTR && !sess_interrupted()) {
-        }
-        close(fds[i]);
-        if (r == 1 && c == 'R') {
-            fprintf(stderr,
-                    "docker flame record: %s is recorded in the background (pid %ld): `docker "
-                    "flame ps` lists it, `docker flame stop %s` ends it\n",
-                    arg, (long)kids[i], arg);
-            continue;
-        }
-        int status = 0;
-        if (r < 0) /* interrupted while it started: it is ours to end */
-            kill(kids[i], SIGTERM);
+        /* Interrupted while it started: it is ours to end (SIGTERM: it removes its sidecar). */
+        kill(kids[i], SIGTERM);
+        int status;
         while (waitpid(kids[i], &status, 0) < 0 && errno == EINTR) {
         }
-        int code = r < 0 ? FLAME_EXIT_INTERRUPTED : wait_code(status);
-        exit_code = exit_code ? exit_code : code ? code : FLAME_EXIT_ERROR;
+        close(fds[i]);
+        fprintf(stderr, "docker flame record: %s: interrupted before it recorded: not started\n",
+                a->in.v[i]);
+        exit_code = FLAME_EXIT_INTERRUPTED;
     }
     return exit_code;
 }

@@ -28,24 +28,6 @@ bool cmpl_add(cmpl_plan *p, const char *prefix, const char *name, const char *de
     return true;
 }
 
-static const arg_spec *find_long(const args_verb *v, const char *name, size_t n)
-{
-    const arg_spec *s;
-    for (size_t i = 0; (s = args_spec(v, i)); i++)
-        if (s->lng && strlen(s->lng) == n && !strncmp(s->lng, name, n))
-            return s;
-    return NULL;
-}
-
-static const arg_spec *find_short(const args_verb *v, char c)
-{
-    const arg_spec *s;
-    for (size_t i = 0; (s = args_spec(v, i)); i++)
-        if (s->shrt && s->shrt == c)
-            return s;
-    return NULL;
-}
-
 /* The values of option s; val: what is typed of it, lead: "--format=" when typed in one word. */
 static void complete_value(cmpl_plan *p, const arg_spec *s, const char *val, const char *lead)
 {
@@ -153,21 +135,21 @@ void cmpl_plan_words(int n, char **words, cmpl_plan *p)
             dashdash = true;
         } else if (w[0] == '-' && w[1] == '-') {
             const char *eq = strchr(w + 2, '=');
-            const arg_spec *s = find_long(g, w + 2, eq ? (size_t)(eq - w - 2) : strlen(w + 2));
+            const arg_spec *s = args_find_long(g, w + 2, eq ? (size_t)(eq - w - 2) : strlen(w + 2));
             if (s && eq && s->lng && !strcmp(s->lng, "store"))
                 p->store_url = eq + 1;
             else if (s && !eq && s->kind != ARG_FLAG)
                 pending = s;
         } else if (w[0] == '-' && w[1]) {
             const arg_spec *s =
-                (g->flags & ARGS_SINGLE_DASH_LONG) ? find_long(g, w + 1, strlen(w + 1)) : NULL;
+                (g->flags & ARGS_SINGLE_DASH_LONG) ? args_find_long(g, w + 1, strlen(w + 1)) : NULL;
             if (s) {
                 pending = s->kind != ARG_FLAG ? s : NULL;
                 continue;
             }
             /* a cluster "-qd" or "-d10": the first letter that takes a value ends it */
             for (const char *c = w + 1; *c; c++) {
-                s = find_short(g, *c);
+                s = args_find_short(g, *c);
                 if (!s)
                     break;
                 if (s->kind != ARG_FLAG) {
@@ -183,7 +165,7 @@ void cmpl_plan_words(int n, char **words, cmpl_plan *p)
         p->directive = 0; /* the profile verb's host command and its arguments */
     } else if (cur[0] == '-' && cur[1] == '-' && strchr(cur, '=')) {
         const char *eq = strchr(cur, '=');
-        const arg_spec *s = find_long(g, cur + 2, (size_t)(eq - cur - 2));
+        const arg_spec *s = args_find_long(g, cur + 2, (size_t)(eq - cur - 2));
         char lead[80];
         snprintf(lead, sizeof lead, "%.*s", (int)(eq + 1 - cur), cur);
         if (s && s->kind != ARG_FLAG)

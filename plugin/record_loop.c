@@ -28,6 +28,7 @@
 #include "plugin/session.h"
 #include "plugin/sidecar.h"
 #include "plugin/signals.h"
+#include "plugin/spec.h"
 #include "plugin/stored.h"
 #include "plugin/top.h"
 
@@ -262,12 +263,12 @@ static void nap(long ms)
 /* The engine answers again after an outage, or a run failed halfway: our sidecars that are
  * still there (stopped by the engine's restart, or left running by --live-restore) belong to
  * no live session of ours any more: remove them (a running one is stopped with SIGTERM first,
- * so it restores its target). They carry our pid as their owner label. */
+ * so it restores its target). They carry this process's run id as a label (plugin/spec.h). */
 static void sweep(rec_target *t, engine *e)
 {
     flame_err err = FLAME_ERR_INIT;
     unsigned n = 0;
-    if (gc_owned(e, (long)getpid(), &n, &err) < 0)
+    if (gc_owned(e, spec_run_id(), &n, &err) < 0)
         note("%s: %s (docker flame gc removes it later)", t->label, err.msg);
     else if (n)
         note("%s: removed %u sidecar%s the interruption left behind", t->label, n,

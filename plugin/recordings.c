@@ -186,24 +186,39 @@ void recs_finish(rec_reg *r)
     r->lock_fd = -1;
 }
 
-/* The pid holding the entry's lock, 0 when none does (its recorder is gone). */
+static bool is_id(const char *s, size_t n)
+{
+    return n == 16 && strspn(s, "0123456789abcdef") == 16;
+}
+
+/* The pid holding the entry's lock, 0 when none does (its recorder is gone), -1 when it cannot be
+ * told (no fd left, no permission): then the entry must be left alone, never reaped. */
 static long lock_holder(const char *dir, const char *id)
 {
     char path[1024];
     if (entry_path(dir, id, "lock", path, sizeof path) < 0)
-        return 0;
+        return -1;
     _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return errno == ENOENT ? 0 : -1;
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(fd, F_GETLK, &fl) < 0 || fl.l_type == F_UNLCK)
-        return 0;
-    return (long)fl.l_pid;
+    if (fcntl(fd, F_GETLK, &fl) < 0)
+        return -1;
+    return fl.l_type == F_UNLCK ? 0 : (long)fl.l_pid;
 }
 
-static bool is_id(const char *s, size_t n)
+void recs_forget(const char *id)
 {
-    return n == 16 && strspn(s, "0123456789abcdef") == 16;
+    char dir[900];
+    flame_err err = FLAME_ERR_INIT;
+    if (!is_id(id, strlen(id)) || recs_dir(dir, sizeof dir, false, &err) < 0)
+        return;
+    static const char *const ext[] = {"json", "lock", "log"};
+    for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
+        char path[1024];
+        if (entry_path(dir, id, ext[k], path, sizeof path) == 0)
+            unlink(path);
+    }
 }
 
 static int read_entry(const char *dir, const char *id, rec_entry *e)
@@ -227,7 +242,7 @@ static int by_since(const void *a, const void *b)
     return x->since_ms < y->since_ms ? -1 : x->since_ms > y->since_ms;
 }
 
-int recs_list(rec_entry **out, size_t *n, flame_err *err)
+int recs_list(rec_entry **out, size_t *n, bool reap, flame_err *err)
 {
     *out = NULL;
     *n = 0;
@@ -250,17 +265,14 @@ int recs_list(rec_entry **out, size_t *n, flame_err *err)
         rec_entry e;
         if (read_entry(dir, id, &e) < 0)
             continue; /* being written for the first time, or not ours to read */
-        e.pid = lock_holder(dir, id);
-        if (e.pid == 0) {
-            /* Its recorder ended (its last state says why) or was killed (SIGKILL, a reboot):
-             * report it once, then forget it. */
-            static const char *const ext[] = {"json", "lock", "log"};
-            for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
-                char path[1024];
-                if (entry_path(dir, id, ext[k], path, sizeof path) == 0)
-                    unlink(path);
-            }
-        }
+        long holder = lock_holder(dir, id);
+        if (holder < 0)
+            continue; /* cannot tell whether it lives: leave it alone */
+        e.pid = holder;
+        /* Its recorder ended (its last state says why) or was killed (SIGKILL, a reboot): the
+         * caller that shows it (plain `ps`) forgets it then. */
+        if (e.pid == 0 && reap)
+            recs_forget(id);
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 8;
             rec_entry *m = realloc(*out, nc * sizeof *m);

@@ -46,10 +46,13 @@ void recs_unregister(rec_reg *r);
  * the lock file goes, the lock is released. */
 void recs_finish(rec_reg *r);
 /* Every entry, sorted by since_ms. Never call it from a process that holds a registry lock: a
- * process does not see its own POSIX lock, and closing the lock file drops it.  Entries whose
- * recorder is gone (killed: the lock is free) are returned with pid 0 once and their files (state,
- * lock, log) removed. *out is freed by the caller. */
-int recs_list(rec_entry **out, size_t *n, flame_err *err);
+ * process does not see its own POSIX lock, and closing the lock file drops it. An entry whose
+ * recorder is gone (ended, or killed: its lock is free) has pid 0; with reap, its files (state,
+ * lock, log) are removed after it was read: only the caller that shows it to the user reaps.
+ * An entry whose lock cannot be examined is skipped. *out is freed by the caller. */
+int recs_list(rec_entry **out, size_t *n, bool reap, flame_err *err);
+/* Remove an ended entry's files (state, lock, log). */
+void recs_forget(const char *id);
 /* Does `what` name this entry: its recording id, the container as typed, its name, or a prefix
  * (at least 4 hex digits) of its container id? */
 bool recs_match(const rec_entry *e, const char *what);

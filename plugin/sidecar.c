@@ -146,6 +146,7 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     spec_args a = {.image = spec_image(),
                    .target_id = s->target_id,
                    .owner_pid = (long)getpid(),
+                   .run_id = spec_run_id(),
                    .created = (long long)time(NULL),
                    .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
                    .test_owner = owner,
@@ -377,6 +378,7 @@ int sidecar_restore_target(engine *e, const char *target_id, flame_err *err)
     spec_args a = {.image = spec_image(),
                    .target_id = target_id,
                    .owner_pid = (long)getpid(),
+                   .run_id = spec_run_id(),
                    .created = (long long)time(NULL),
                    .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
                    .test_owner = getenv("FLAME_TEST_OWNER")};

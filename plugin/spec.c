@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 const char *spec_image(void)
 {
@@ -58,6 +61,8 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
 
     json_t *labels = json_pack("{ssssssss}", SPEC_LABEL_SIDECAR, "1", SPEC_LABEL_TARGET,
                                a->target_id, SPEC_LABEL_OWNER, owner, SPEC_LABEL_CREATED, created);
+    if (labels && a->run_id && *a->run_id)
+        json_object_set_new(labels, SPEC_LABEL_RUN, json_string(a->run_id));
     if (labels && a->test_owner && *a->test_owner) {
         json_object_set_new(labels, "docker-flame-test", json_string("1"));
         json_object_set_new(labels, "docker-flame-test.owner", json_string(a->test_owner));
@@ -99,4 +104,24 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
         flame_fail(err, FLAME_EXIT_ERROR, "out of memory building the sidecar spec");
     }
     return spec;
+}
+
+const char *spec_run_id(void)
+{
+    static char id[17];
+    static pid_t owner;
+    /* Per process: a recorder forked from the command gets an id of its own. */
+    if (owner != getpid()) {
+        unsigned char raw[8] = {0};
+        if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+            /* No entropy yet (early boot): pid and time still tell processes apart here. */
+            unsigned long long v =
+                ((unsigned long long)getpid() << 32) ^ (unsigned long long)time(NULL);
+            memcpy(raw, &v, sizeof raw);
+        }
+        for (size_t i = 0; i < sizeof raw; i++)
+            snprintf(id + 2 * i, 3, "%02x", raw[i]);
+        owner = getpid();
+    }
+    return id;
 }

@@ -209,9 +209,12 @@ int ch_put(store *s, const store_window *w, size_t n, flame_err *err)
     int rc = p.stacks && p.dict && rows ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = put_window(&p, rows, &w[i]);
-    bool bad = (p.stacks && (ferror(p.stacks) | fclose(p.stacks))) ||
-               (p.dict && (ferror(p.dict) | fclose(p.dict))) ||
-               (rows && (ferror(rows) | fclose(rows)));
+    /* Every stream is closed (no short-circuit: a failed one must not leak the others). */
+    bool bad = false;
+    FILE *streams[] = {p.stacks, p.dict, rows};
+    for (size_t k = 0; k < sizeof streams / sizeof *streams; k++)
+        if (streams[k])
+            bad |= (ferror(streams[k]) | fclose(streams[k])) != 0;
     if (rc == 0 && (bad || !sbody || !dbody || !rbody))
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     /* texts, then the dictionary, then the windows: a window never names an id the server

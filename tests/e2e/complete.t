@@ -44,7 +44,7 @@ is "$(printf '%s\n' "$out" | tail -1)" ":36" "directive: no file names, order ke
 unlike "$(comp "")" "flame-sidecar|__complete|no such container" "no error text among the candidates"
 is "$(names "${tag}-i" | tr '\n' ' ')" "${tag}-idle :36 " "a typed prefix filters the containers"
 
-is "$(names diff --format "" | tr '\n' ' ')" "svg folded speedscope pprof :4 " "diff --format: its four formats"
+is "$(names diff --format "" | tr '\n' ' ')" "svg folded pprof :4 " "diff --format: its three formats (no speedscope)"
 is "$(names --format "" | tr '\n' ' ')" "svg folded speedscope pprof :4 " "--format: four formats"
 is "$(names --format=svg,f | tr '\n' ' ')" "--format=svg,folded :4 " "--format=svg,f (a list, one word)"
 is "$(names show --colors "" | grep -vc '^:')" 15 "--colors: the 15 palettes"
@@ -97,7 +97,7 @@ DOCKER_FLAME_STORE=$TMP/missing/p.db "$FLAME" __complete flame show "" >/dev/nul
 check "a missing store is not created by completion" test ! -e "$TMP/missing"
 
 # Debian's bash script for CLI 20.10 runs the plugin itself: `docker-flame __completeNoDesc WORDS`
-is "$("$FLAME" __completeNoDesc diff --format '' | tr '\n' ' ')" "svg folded speedscope pprof :4 " \
+is "$("$FLAME" __completeNoDesc diff --format '' | tr '\n' ' ')" "svg folded pprof :4 " \
     "__completeNoDesc without the plugin's name (Debian's CLI 20.10 script)"
 is "$("$FLAME" __completeNoDesc "${tag}-j" | head -1)" "${tag}-jvm" "__completeNoDesc: names only"
 
@@ -138,7 +138,7 @@ like "$s" "record" "the verbs on screen"
 like "$s" "prune" "all of them"
 unlike "$s" "no such container|__complete" "no error on screen"
 tm send-keys -t sh C-u 'docker flame diff --format ' Tab Tab
-if wait_for 20 on_screen 'folded +pprof +speedscope +svg'; then ok "diff --format <Tab><Tab>: its formats"; else
+if wait_for 20 on_screen 'folded +pprof +svg'; then ok "diff --format <Tab><Tab>: its formats"; else
     nok "diff --format <Tab><Tab>: its formats"; fdiag "$(screen)"; fi
 tm send-keys -t sh C-u 'clear' Enter
 wait_for 10 eval '! on_screen folded'
@@ -158,7 +158,7 @@ if [ -f /usr/share/bash-completion/completions/docker ]; then
     tm new-session -d -x 200 -y 50 -s sh "bash --noprofile --rcfile $TMP/rc20.bash -i"
     wait_for 20 on_screen 'RC-READY' || nok "bash with Debian's script started"
     tm send-keys -t sh 'docker flame diff --format ' Tab Tab
-    if wait_for 20 on_screen 'folded +pprof +speedscope +svg'; then ok "Debian's script: diff --format <Tab><Tab>"; else
+    if wait_for 20 on_screen 'folded +pprof +svg'; then ok "Debian's script: diff --format <Tab><Tab>"; else
         nok "Debian's script: diff --format <Tab><Tab>"; fdiag "$(screen)"; fi
     tm send-keys -t sh C-u 'docker flame ' Tab Tab
     if wait_for 20 on_screen 'record +render'; then ok "Debian's script: docker flame <Tab><Tab>: the verbs"; else

@@ -19,7 +19,7 @@ static size_t count(rec_entry **v, flame_err *err)
     size_t n = 0;
     free(*v);
     *v = NULL;
-    if (recs_list(v, &n, err) < 0)
+    if (recs_list(v, &n, true, err) < 0)
         return (size_t)-1;
     return n;
 }
@@ -117,6 +117,13 @@ int main(void)
 
     /* The recorder ends: listed once, with pid 0 and its reason, then forgotten. */
     ok(ASK("f") && k == 'F', "final state");
+    {
+        rec_entry *nv = NULL;
+        size_t nn = 0;
+        ok(recs_list(&nv, &nn, false, &err) == 0 && nn == 1 && nv[0].pid == 0,
+           "listed without reaping: the entry stays for whoever shows it");
+        free(nv);
+    }
     ok(count(&v, &err) == 1 && v[0].pid == 0 && !strcmp(v[0].reason, "stopped"),
        "an ended recording is listed once, not running, with why");
     ok(count(&v, &err) == 0, "then forgotten");

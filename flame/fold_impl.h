@@ -123,7 +123,7 @@ struct folder {
     bool in_sample;
     char *pname;
     size_t pname_len;
-    long pid;
+    long pid, tid;
     unsigned long long period;
     enum leaf_kind leaf;
     bool truncated;

@@ -42,6 +42,8 @@ int flame_cmd_record(const ep_globals *g, int argc, char **argv);
 int flame_cmd_ls(const ep_globals *g, int argc, char **argv);
 int flame_cmd_prune(const ep_globals *g, int argc, char **argv);
 int flame_cmd_top(const ep_globals *g, int argc, char **argv);
+/* `docker flame host`: every container of the host on the CPU (plugin/cmd_host.c). */
+int flame_cmd_host(const ep_globals *g, int argc, char **argv);
 /* diff and merge with the container profiler of this plugin. */
 int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
                             int argc, char **argv);

@@ -55,6 +55,8 @@ void flame_usage(FILE *f)
           "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
           "           removes running ones\n"
           "  top      live view of the hottest Java methods (docker flame top --help)\n"
+          "  host     which containers are on the CPU, and what each runs (docker flame host "
+          "--help)\n"
           "  record   record continuously into the profile store, window after window\n"
           "  show     flame graph (or --timeline) of the windows the recorder stored\n"
           "  ls       what the profile store holds\n"

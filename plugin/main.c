@@ -47,10 +47,10 @@ static const struct verb {
     const char *name;
     int (*run)(const ep_globals *g, int argc, char **argv);
 } verbs[] = {
-    {"fold", run_fold},           {"render", run_render}, {"diff", run_diff},
-    {"merge", run_merge},         {"gc", flame_cmd_gc},   {"top", flame_cmd_top},
-    {"show", flame_cmd_show},     {"ls", flame_cmd_ls},   {"prune", flame_cmd_prune},
-    {"record", flame_cmd_record},
+    {"fold", run_fold},           {"render", run_render},   {"diff", run_diff},
+    {"merge", run_merge},         {"gc", flame_cmd_gc},     {"top", flame_cmd_top},
+    {"show", flame_cmd_show},     {"ls", flame_cmd_ls},     {"prune", flame_cmd_prune},
+    {"record", flame_cmd_record}, {"host", flame_cmd_host},
 };
 
 int main(int argc, char **argv)

@@ -117,6 +117,19 @@ int proto_read_jvm(const char *s, size_t n, ct_jvm *out, flame_err *err)
     out->inject = (enum ct_injected)jname(j, "inject", injected_name, CT_INJECTED_COUNT, 0);
     jstr(j, "reason", out->reason, sizeof out->reason);
     out->attach_ms = jint(j, "attach_ms");
+    jstr(j, "container", out->container, sizeof out->container);
+    json_decref(j);
+    return 0;
+}
+
+int proto_read_host(const char *s, size_t n, ct_host *out, flame_err *err)
+{
+    json_t *j = parse_obj("H", s, n, err);
+    if (!j)
+        return -1;
+    memset(out, 0, sizeof *out);
+    jfields(j, out, ct_host_fields, CT_HOST_NFIELDS);
+    jstr(j, "cgroup", out->cgroup, sizeof out->cgroup);
     json_decref(j);
     return 0;
 }
@@ -242,6 +255,11 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
         p->done = true;
         return 0;
     case CT_TAG_WINDOW: /* top reads these itself (plugin/top_model.c) */
+        return 0;
+    case CT_TAG_HOST:
+        if (proto_read_host(pl, pn, &p->host, err) < 0)
+            return -1;
+        p->have_host = true;
         return 0;
     }
     return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: unknown tag");

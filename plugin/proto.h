@@ -23,6 +23,8 @@ typedef struct proto {
     ct_progress prog; /* the last P line (samples also updated by S) */
     bool have_summary;
     ct_summary summary;
+    bool have_host; /* host: the H line */
+    ct_host host;
     char *warnings[PROTO_MAX_WARNINGS];
     size_t nwarn, dropped_warn;
     bool failed; /* E seen */
@@ -40,6 +42,7 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err);
 int proto_read_jvm(const char *s, size_t n, ct_jvm *out, flame_err *err);
 int proto_read_progress(const char *s, size_t n, ct_progress *out, flame_err *err);
 int proto_read_summary(const char *s, size_t n, ct_summary *out, flame_err *err);
+int proto_read_host(const char *s, size_t n, ct_host *out, flame_err *err);
 int proto_read_window(const char *s, size_t n, ct_window *out, flame_err *err);
 /* Copy s into out (size n) keeping printable ASCII/UTF-8 only (for the terminal). */
 void proto_sanitize(const char *s, char *out, size_t n);

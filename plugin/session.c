@@ -308,7 +308,8 @@ int run_profile(run_ctx *r, flame_err *err)
      * mount and map there: undo them with a restore sidecar. */
     for (int i = 0; i < r->n; i++) {
         sess *s = &r->s[i];
-        if (!s->started || s->pr.done || s->exit_status != 137 || s->target_exit >= 0)
+        if (!s->started || s->pr.done || s->exit_status != 137 || s->target_exit >= 0 ||
+            r->o->host) /* host: left for `docker flame gc` (docs/HOST.md "Limits") */
             continue;
         flame_err e = FLAME_ERR_INIT;
         if (sidecar_restore_target(r->e, s->target_id, &e) == 0)

@@ -107,6 +107,13 @@ int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_e
  * per-CPU sampling, JVMs that start in the container meanwhile are prepared and recorded too. */
 int sc_record(sc_session *s, flame_err *err);
 
+/* ---- host.c: the `host` verb (docs/HOST.md) ---- */
+/* The hardened scanner child that writes the task table while the recording runs. */
+int sc_host_scanner_start(flame_err *err);
+void sc_host_scanner_stop(void);
+/* Unprivileged: perf script folded with container;process;thread roots, H, F and S lines. */
+int sc_host_process(sc_session *s, flame_err *err);
+
 /* ---- process.c ---- */
 /* The rename step: our /tmp/perf-<pid>.map for each JVM with a fetched map (as root, before the
  * privilege drop); map_fd[k] is -1 for the others. */

@@ -1,0 +1,215 @@
+/* `host` (docs/HOST.md): every CPU of the host, every sample attributed to its container. The
+ * sidecar runs in the host's PID (and cgroup) namespace; the per-CPU recorder of sampler.c runs
+ * without its PID-namespace filter. While it records, a hardened scanner child (uid 65534, no
+ * capability, the seccomp deny-list) writes a table of every task it sees: pid, tid, their ids
+ * inside their container (NSpid), the container's id from /proc/<pid>/cgroup, the names. After
+ * the recording (and the privilege drop) perf script is folded with one root per sample:
+ *   <container key>;<process> <pid> (vpid N);<thread> <tid> (vtid N);frames...
+ * The plugin turns the keys into container names (it knows its engine's containers). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/clock.h"
+#include "sidecar/hostproc.h"
+#include "sidecar/session.h"
+
+#define SCAN_MS 500 /* a task living shorter than this may miss the table: read again at the end */
+#define TABLE_MAX (64u << 20)
+
+static pid_t scanner_pid = -1;
+static int scanner_ctl = -1;
+static int table_rfd = -1; /* opened as root: the file is 0600 and processing runs as nobody */
+
+static char *read_mountinfo(size_t *len)
+{
+    size_t cap = 1 << 20;
+    char *b = malloc(cap);
+    /* the host's init (we share its PID namespace): its mounts are the host's cgroup layout;
+     * ours, a container's, show only what the engine mounted for us */
+    int fd = open("/proc/1/mountinfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+    *len = 0;
+    if (!b || fd < 0) {
+        if (fd >= 0)
+            close(fd);
+        free(b);
+        return NULL;
+    }
+    for (ssize_t k; *len < cap && (k = read(fd, b + *len, cap - *len)) > 0;)
+        *len += (size_t)k;
+    close(fd);
+    return b;
+}
+
+int sc_host_scanner_start(flame_err *err)
+{
+    int table = open(SC_HOST_TABLE, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (table < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", SC_HOST_TABLE);
+    table_rfd = open(SC_HOST_TABLE, O_RDONLY | O_CLOEXEC);
+    int c[2];
+    if (table_rfd < 0 || pipe2(c, O_CLOEXEC) < 0) {
+        close(table);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(table), close(c[0]), close(c[1]);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "fork");
+    }
+    if (pid == 0) {
+        close(c[1]);
+        signal(SIGINT, SIG_IGN); /* the parent ends us through the pipe */
+        signal(SIGTERM, SIG_DFL);
+        int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        flame_err e = FLAME_ERR_INIT;
+        /* PRIVILEGE: none is needed: status and cgroup of every process are world-readable.
+         * Drop everything before the first byte of another process is read. */
+        if (proc < 0 || sc_harden(&e) < 0) {
+            fprintf(stderr, "flame-sidecar: host scanner: %s\n", proc < 0 ? "no /proc" : e.msg);
+            _exit(1);
+        }
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sc_host_seen seen;
+        if (sc_host_seen_init(&seen, (size_t)SC_HOST_MAX_TASKS * 2) < 0)
+            _exit(1);
+        for (;;) {
+            sc_host_scan(proc, &seen, table);
+            struct pollfd p = {.fd = c[0], .events = POLLIN};
+            if (poll(&p, 1, SCAN_MS) > 0)
+                break; /* "stop" or the parent went away */
+        }
+        sc_host_scan(proc, &seen, table);
+        _exit(0);
+    }
+    close(c[0]);
+    close(table);
+    scanner_pid = pid;
+    scanner_ctl = c[1];
+    return 0;
+}
+
+void sc_host_scanner_stop(void)
+{
+    if (scanner_ctl >= 0) {
+        if (write(scanner_ctl, "stop\n", 5) < 0) { /* closing below ends it anyway */
+        }
+        close(scanner_ctl);
+        scanner_ctl = -1;
+    }
+    if (scanner_pid > 0) {
+        int st;
+        for (int64_t t0 = mono_ms(); waitpid(scanner_pid, &st, WNOHANG) == 0;) {
+            if (mono_ms() - t0 > 5000)
+                break; /* it dies with us (PDEATHSIG) */
+            sleep_ms(10);
+        }
+        scanner_pid = -1;
+    }
+}
+
+/* ---- processing ---- */
+
+typedef struct host_ctx {
+    sc_host_table *t;
+    int proc;
+    uint64_t unattributed;
+    char buf[SC_HOST_KEY_MAX + 2 * (SC_HOST_COMM_MAX + 64) + 1100];
+} host_ctx;
+
+static const char *root_for_task(void *ctx, long pid, long tid, const char *comm, size_t len)
+{
+    host_ctx *c = ctx;
+    const sc_host_task *t =
+        pid > 0 && tid > 0 ? sc_host_table_get(c->t, c->proc, (uint32_t)pid, (uint32_t)tid) : NULL;
+    if (!t) {
+        /* gone before the scanner saw it: named, counted, never dropped */
+        c->unattributed++;
+        snprintf(c->buf, sizeof c->buf, "unknown;%.*s %ld;%.*s %ld", (int)(len > 64 ? 64 : len),
+                 comm, pid, (int)(len > 64 ? 64 : len), comm, tid);
+        return c->buf;
+    }
+    snprintf(c->buf, sizeof c->buf, "%s;%s %u (vpid %u);%s %u (vtid %u)", t->key, t->pcomm,
+             t->pid, t->vpid, t->tcomm, t->tid, t->vtid);
+    return c->buf;
+}
+
+int sc_host_process(sc_session *s, flame_err *err)
+{
+    int64_t t = mono_ms();
+    _cleanup_close_ int tfd = table_rfd;
+    table_rfd = -1;
+    host_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    c->t = sc_host_table_load(tfd, TABLE_MAX);
+    c->proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (!c->t) {
+        free(c);
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    fold_opts fo = {.inline_frames = !s->o.no_inline,
+                    .signatures = s->o.signatures,
+                    .root_for_task = root_for_task,
+                    .root_ctx = c};
+    folder *f = folder_new(&fo);
+    int rc = -1;
+    if (!f) {
+        flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    } else {
+        _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
+        rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
+                      : sc_perf_script(data, NULL, f, s->abort, err);
+    }
+    s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
+    if (rc == 0 && !*s->abort) {
+        size_t mlen;
+        _cleanup_free_ char *mi = read_mountinfo(&mlen);
+        ct_host h = {.cpus = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN),
+                     .record_ms = s->t[CT_PH_RECORD],
+                     .frequency = (uint64_t)s->o.frequency,
+                     .tasks = sc_host_table_count(c->t),
+                     .unattributed = c->unattributed};
+        snprintf(h.cgroup, sizeof h.cgroup, "%s",
+                 sc_host_layout_name(mi ? sc_host_layout(mi, mlen) : SC_CG_UNKNOWN));
+        char buf[4096];
+        if (ct_format_host(buf, sizeof buf, &h) >= 0)
+            sc_out(CT_TAG_HOST, buf);
+        sc_emit_folded(f);
+        fold_stats fs;
+        folder_get_stats(f, &fs);
+        ct_summary sum = {.samples = s->samples,
+                          .folded_samples = fs.samples,
+                          .lost = s->lost,
+                          .jit_leaf_samples = fs.jit_leaf,
+                          .jit_leaf_named = fs.jit_leaf_named,
+                          .named_share =
+                              fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0,
+                          .jvms = (uint32_t)s->n};
+        s->t[CT_PH_TOTAL] = (uint64_t)(mono_ms() - s->t0);
+        memcpy(sum.timings_ms, s->t, sizeof sum.timings_ms);
+        memcpy(sum.caps, s->caps, sizeof sum.caps);
+        snprintf(sum.sampling, sizeof sum.sampling, "cpu");
+        snprintf(sum.filter, sizeof sum.filter, "%s", s->filter);
+        if (ct_format_summary(buf, sizeof buf, &sum) >= 0)
+            sc_out(CT_TAG_SUMMARY, buf);
+    }
+    folder_free(f);
+    if (c->proc >= 0)
+        close(c->proc);
+    sc_host_table_free(c->t);
+    free(c);
+    return rc;
+}

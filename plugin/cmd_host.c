@@ -150,7 +150,7 @@ typedef struct row {
     char name[160], id[16], image[128];
     double samples;
     int jvms;
-    bool shown; /* in the graph (--container) */
+    bool shown;     /* in the graph (--container) */
     profile *split; /* process;thread;frames (no ids): for -o DIR/ */
     char hot[256];
 } row;
@@ -308,10 +308,12 @@ static void print_table(host_view *v, const proto *pr, FILE *out)
         fprintf(out, "%-28s %-12s %-24s %6.1f %6.2f %8.0f %4d  %s\n", name, r->id[0] ? r->id : "-",
                 image, 100.0 * cores / cpus, cores, r->samples, r->jvms, hot);
     }
-    fprintf(out, "(%.1f s on %.0f CPUs at %llu Hz; cgroup %s; %llu tasks seen; %llu samples of "
-                 "tasks that had exited)\n",
-            secs, cpus, (unsigned long long)pr->host.frequency, pr->host.cgroup[0] ? pr->host.cgroup : "?",
-            (unsigned long long)pr->host.tasks, (unsigned long long)pr->host.unattributed);
+    fprintf(out,
+            "(%.1f s on %.0f CPUs at %llu Hz; cgroup %s; %llu tasks seen; %llu samples of "
+            "tasks that had exited)\n",
+            secs, cpus, (unsigned long long)pr->host.frequency,
+            pr->host.cgroup[0] ? pr->host.cgroup : "?", (unsigned long long)pr->host.tasks,
+            (unsigned long long)pr->host.unattributed);
 }
 
 static int write_profile(const char *output, unsigned formats, const char *name, time_t when,
@@ -414,8 +416,22 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         }
     }
 
+    /* the agent goes into the JVMs of this engine's containers (only --container's, when
+     * given), never into processes of the host or of another engine */
+    static char ids[CT_ATTACH_IDS_MAX * 65 + 1];
+    size_t il = 0;
+    for (int k = 0, nids = 0; k < nc && nids < CT_ATTACH_IDS_MAX; k++) {
+        row tmp;
+        memset(&tmp, 0, sizeof tmp);
+        key_name(&v, cs[k].id, 64, &tmp);
+        if (!wanted(&v, &tmp))
+            continue;
+        il += (size_t)snprintf(ids + il, sizeof ids - il, "%s%s", il ? "," : "", cs[k].id);
+        nids++;
+    }
     flame_opts o;
     opts_init(&o);
+    o.attach_ids = il ? ids : NULL;
     o.duration_ms = a.duration_ms;
     o.frequency = a.frequency;
     o.quiet = a.quiet;

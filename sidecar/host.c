@@ -22,7 +22,8 @@
 #include "sidecar/hostproc.h"
 #include "sidecar/session.h"
 
-#define SCAN_MS 500 /* a task living shorter than this may miss the table: read again at the end */
+#define SCAN_MS 500 /* a task living shorter than this may miss the table: read again at the end   \
+                     */
 #define TABLE_MAX (64u << 20)
 
 static pid_t scanner_pid = -1;
@@ -141,13 +142,59 @@ static const char *root_for_task(void *ctx, long pid, long tid, const char *comm
                  comm, pid, (int)(len > 64 ? 64 : len), comm, tid);
         return c->buf;
     }
-    snprintf(c->buf, sizeof c->buf, "%s;%s %u (vpid %u);%s %u (vtid %u)", t->key, t->pcomm,
-             t->pid, t->vpid, t->tcomm, t->tid, t->vtid);
+    snprintf(c->buf, sizeof c->buf, "%s;%s %u (vpid %u);%s %u (vtid %u)", t->key, t->pcomm, t->pid,
+             t->vpid, t->tcomm, t->tid, t->vtid);
     return c->buf;
 }
 
-int sc_host_process(sc_session *s, flame_err *err)
+/* Is key (or its innermost level) one of the comma-separated ids? */
+static bool attach_wanted(const char *ids, const char *key)
 {
+    const char *inner = strrchr(key, '/');
+    inner = inner ? inner + 1 : key;
+    size_t kl = strlen(inner);
+    if (kl != 64)
+        return false;
+    for (const char *p = ids; p && *p;) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        if (l == kl && !memcmp(p, inner, l))
+            return true;
+        p = c ? c + 1 : NULL;
+    }
+    return false;
+}
+
+int sc_host_find_jvms(sc_session *s, flame_err *err)
+{
+    if (!s->o.attach_ids || !*s->o.attach_ids)
+        return 0;
+    /* every JVM of the host, then only those of the plugin's containers: we inject into no
+     * process we were not asked about (another engine's, the host's own) */
+    static sc_jvm all[4 * SC_MAX_JVMS];
+    char seen[256];
+    int n = sc_find_jvms(all, 4 * SC_MAX_JVMS, seen, sizeof seen, err);
+    if (n < 0)
+        return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
+    int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (int i = 0; i < n && s->n < SC_MAX_JVMS && proc >= 0; i++) {
+        sc_host_task t;
+        if (sc_host_read_task(proc, (uint32_t)all[i].st.pid, (uint32_t)all[i].st.pid, &t) < 0 ||
+            !attach_wanted(s->o.attach_ids, t.key))
+            continue;
+        s->jvms[s->n] = all[i];
+        snprintf(s->jvms[s->n].container, sizeof s->jvms[s->n].container, "%s", t.key);
+        s->n++;
+    }
+    if (proc >= 0)
+        close(proc);
+    return 0;
+}
+
+int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
+{
+    uint64_t map_lines = 0, map_bytes = 0;
+    sc_refresh_maps(s, map_fd, &map_lines, &map_bytes);
     int64_t t = mono_ms();
     _cleanup_close_ int tfd = table_rfd;
     table_rfd = -1;
@@ -171,7 +218,7 @@ int sc_host_process(sc_session *s, flame_err *err)
     } else {
         _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
         rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, NULL, f, s->abort, err);
+                      : sc_perf_script(data, s->n ? SC_SYMFS : NULL, f, s->abort, err);
     }
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
@@ -197,6 +244,8 @@ int sc_host_process(sc_session *s, flame_err *err)
                           .jit_leaf_named = fs.jit_leaf_named,
                           .named_share =
                               fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0,
+                          .map_lines = map_lines,
+                          .map_bytes = map_bytes,
                           .jvms = (uint32_t)s->n};
         s->t[CT_PH_TOTAL] = (uint64_t)(mono_ms() - s->t0);
         memcpy(sum.timings_ms, s->t, sizeof sum.timings_ms);

@@ -59,7 +59,8 @@ static bool has_cpu(const char *c, size_t n)
         size_t s = i;
         while (i < n && c[i] != ',')
             i++;
-        if ((i - s == 3 && !memcmp(c + s, "cpu", 3)) || (i - s == 7 && !memcmp(c + s, "cpuacct", 7)))
+        if ((i - s == 3 && !memcmp(c + s, "cpu", 3)) ||
+            (i - s == 7 && !memcmp(c + s, "cpuacct", 7)))
             return true;
         i++;
     }
@@ -95,9 +96,7 @@ int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
         size_t ctl_len = (size_t)(c2 - ctl);
         const char *path = c2 + 1;
         size_t path_len = (size_t)(l + ll - path);
-        int prio = has_cpu(ctl, ctl_len)                   ? 0
-                   : (d == 1 && l[0] == '0' && !ctl_len) ? 1
-                                                           : 2;
+        int prio = has_cpu(ctl, ctl_len) ? 0 : (d == 1 && l[0] == '0' && !ctl_len) ? 1 : 2;
         if (prio < best_prio) {
             best_prio = prio;
             best = path;

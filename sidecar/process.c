@@ -157,7 +157,7 @@ int sc_emit_folded(const folder *f)
     return folder_each(f, emit_folded, NULL);
 }
 
-int sc_process(sc_session *s, const int *map_fd, flame_err *err)
+void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t *bytes)
 {
     int64_t t = mono_ms();
     uint64_t map_lines = 0, map_bytes = 0;
@@ -178,7 +178,15 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
                     (int)s->jvms[k].st.pid, st.dropped);
     }
     s->t[CT_PH_SANITIZE] = (uint64_t)(mono_ms() - t);
-    t = mono_ms();
+    *lines = map_lines;
+    *bytes = map_bytes;
+}
+
+int sc_process(sc_session *s, const int *map_fd, flame_err *err)
+{
+    uint64_t map_lines = 0, map_bytes = 0;
+    sc_refresh_maps(s, map_fd, &map_lines, &map_bytes);
+    int64_t t = mono_ms();
     fold_opts fo = {.inline_frames = !s->o.no_inline,
                     .signatures = s->o.signatures,
                     .root_for_pid = s->n > 1 ? sc_root_for_pid : NULL,

@@ -58,7 +58,8 @@ static void test_cgroup(void)
                "malformed cgroup text %zu refused", i);
         is_str(key, "host", "... and named host, never dropped");
     }
-    const char *upper = "0::/docker/" "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\n";
+    const char *upper = "0::/docker/"
+                        "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\n";
     is_int(sc_host_cgroup_key(upper, strlen(upper), key, sizeof key), 0, "upper-case hex is no id");
     const char *scope63 = "0::/system.slice/docker-" ID ".scopeX\n";
     is_int(sc_host_cgroup_key(scope63, strlen(scope63), key, sizeof key), 0,
@@ -129,9 +130,10 @@ static void test_table(void)
     ok(u.pid == 10 && u.tid == 11 && u.vpid == 1 && u.vtid == 2, "ids round-trip");
     is_str(u.key, ID, "key round-trips");
     is_str(u.tcomm, "C2 CompilerThre", "thread name with a space round-trips");
-    const char *bad[] = {"X 1 2 3 4 host\ta\tb", "T 1 2 3 host\ta\tb", "T 1 2 3 4 ho st\ta\tb",
-                         "T 1 2 3 4 host\ta", "T 1 2 3 4 ../x\ta\tb",
-                         "T 1 2 3 4 host\t01234567890123456789\tb", "T 1 0 3 4 host\ta\tb"};
+    const char *bad[] = {"X 1 2 3 4 host\ta\tb",  "T 1 2 3 host\ta\tb",
+                         "T 1 2 3 4 ho st\ta\tb", "T 1 2 3 4 host\ta",
+                         "T 1 2 3 4 ../x\ta\tb",  "T 1 2 3 4 host\t01234567890123456789\tb",
+                         "T 1 0 3 4 host\ta\tb"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         is_int(sc_host_task_parse(bad[i], strlen(bad[i]), &u), -1, "bad table line %zu", i);
 

@@ -8,3 +8,9 @@ bench: all
 .PHONY: bench-overhead
 bench-overhead: all
 	bench/overhead.py $(BENCH_OVERHEAD_ARGS)
+
+# `make bench-host`: `docker flame host` overhead with 8 containers and post-processing cost per
+# 100k samples (bench/host.sh; needs an engine with the fixture and sidecar images).
+.PHONY: bench-host
+bench-host: all
+	bench/host.sh

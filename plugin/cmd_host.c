@@ -465,6 +465,7 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
         exit_code = cli_fail("host", &err);
     } else {
+        double tp = mono_s();
         fill_rows(&v, &s.pr);
         time_t when = time(NULL);
         write_profile(a.output, formats, "host", when, v.graph, &a, &exit_code);
@@ -473,6 +474,15 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
                 write_profile(a.output, formats, v.rows[i].name, when, v.rows[i].split, &a,
                               &exit_code);
         print_table(&v, &s.pr, stdout);
+        /* bench/host.sh reads this line (docs/BENCHMARKS.md "docker flame host") */
+        if (g->debug || getenv("DOCKER_FLAME_TIMINGS"))
+            fprintf(stderr,
+                    "docker flame: host timings: total %.0f ms, record %llu ms, sidecar script+fold "
+                    "%llu ms, plugin rows+outputs %.0f ms, samples %llu, stacks %zu\n",
+                    (mono_s() - r.tm.t0) * 1000, (unsigned long long)s.pr.host.record_ms,
+                    (unsigned long long)s.pr.summary.timings_ms[CT_PH_SCRIPT],
+                    (mono_s() - tp) * 1000, (unsigned long long)s.pr.summary.samples,
+                    s.pr.prof ? profile_stacks(s.pr.prof) : (size_t)0);
     }
     for (int i = 0; i < v.nrows; i++)
         profile_free(v.rows[i].split);

@@ -208,7 +208,7 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
 
 bool ct_tag_valid(int tag)
 {
-    return tag && strchr("VJPWFSETDH", tag) != NULL;
+    return tag && strchr("VJPWFSETDHKU", tag) != NULL;
 }
 
 int ct_line_split(const char *line, size_t len, enum ct_tag *tag, const char **payload,

@@ -76,10 +76,12 @@ enum ct_tag {
     CT_TAG_WARNING = 'W', /* free text */
     CT_TAG_FOLDED = 'F',  /* "frame;frame;... count" */
     CT_TAG_SUMMARY = 'S',
-    CT_TAG_ERROR = 'E',  /* "<code name> <text>", instead of F/S */
-    CT_TAG_WINDOW = 'T', /* top: a window starts; its F lines and a P line follow */
-    CT_TAG_DONE = 'D',   /* last line; a stream without it was cut short */
-    CT_TAG_HOST = 'H',   /* host: ct_host, before the S line */
+    CT_TAG_ERROR = 'E',   /* "<code name> <text>", instead of F/S */
+    CT_TAG_WINDOW = 'T',  /* top: a window starts; its F lines and a P line follow */
+    CT_TAG_DONE = 'D',    /* last line; a stream without it was cut short */
+    CT_TAG_HOST = 'H',    /* host: ct_host, before the S line */
+    CT_TAG_TASK = 'K',    /* host: "pid tid vpid vtid key;process;thread", a U line's tid */
+    CT_TAG_SAMPLES = 'U', /* host: samples for the timeline, "cpu,ms,tid" separated by spaces */
 };
 bool ct_tag_valid(int tag);
 

@@ -194,6 +194,8 @@ static int count_sample(folder *f)
         f->key[n++] = f->fr[i];
     if (f->truncated && key_push(f, &n, prof_name_intern(f->prof, "[truncated]", 11)) < 0)
         return -1;
+    if (f->o.on_sample)
+        f->o.on_sample(f->o.root_ctx, f->pid, f->tid, f->cpu, f->time_us);
     unsigned long long count = f->o.compat || f->o.period ? f->period : 1;
     if (prof_stack_add_deep(f->prof, f->key, n, (double)count, 0) < 0)
         return -1;
@@ -288,6 +290,17 @@ static int on_header(folder *f, header *h, flame_err *err)
         pid = (span){"?", 1};
     f->pid = span_long(span_eq(pid, "?") ? tid : pid);
     f->tid = span_long(tid);
+    f->cpu = h->cpu.p ? (int)span_long(h->cpu) : -1;
+    f->time_us = 0;
+    if (h->time.p) { /* "seconds.fraction": microseconds, whatever the fraction's digits */
+        const char *dot = memchr(h->time.p, '.', h->time.len);
+        size_t il = dot ? (size_t)(dot - h->time.p) : h->time.len;
+        unsigned long long us = (unsigned long long)span_long((span){h->time.p, il}) * 1000000ull;
+        unsigned long long frac = 0, scale = 100000;
+        for (size_t k = il + 1; dot && k < h->time.len && scale; k++, scale /= 10)
+            frac += (unsigned long long)(h->time.p[k] - '0') * scale;
+        f->time_us = us + frac;
+    }
     f->period = parse_period(h->period);
 
     size_t comm_len = h->comm.len > FOLD_MAX_FRAME ? FOLD_MAX_FRAME : h->comm.len;

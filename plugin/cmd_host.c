@@ -15,6 +15,7 @@
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
+#include "plugin/host_timeline.h"
 #include "plugin/output.h"
 #include "plugin/session.h"
 #include "plugin/sidecar.h"
@@ -29,7 +30,8 @@
 typedef struct host_args {
     uint64_t duration_ms;
     int64_t frequency;
-    const char *output;
+    const char *output, *timeline;
+    uint64_t bucket_ms;
     unsigned formats;
     const char *only[MAX_ONLY];
     int n_only;
@@ -60,6 +62,11 @@ static const arg_spec host_specs[] = {
     {.lng = "container", .shrt = 'c', .kind = ARG_STR, .store = store_container, .meta = "NAME",
      .help = "only this container in the graph (repeatable); the table still shows the host",
      .complete = "container"},
+    {.lng = "timeline", .kind = ARG_STR, .off = F(timeline, const char *), .meta = "FILE",
+     .help = "also write the CPU timeline picture (SVG): per CPU, which container ran when",
+     .complete = "file"},
+    {.lng = "bucket", .kind = ARG_DURATION, .off = F(bucket_ms, uint64_t), .meta = "DURATION",
+     .help = "the timeline's resolution (default 100ms)", .lo = 10, .hi = 60000},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
      .help = "no progress on stderr"},
     CLI_HELP_SPEC(F(help, bool)),
@@ -350,6 +357,45 @@ static int write_profile(const char *output, unsigned formats, const char *name,
     return 0;
 }
 
+static int tl_row_of(void *ctx, const char *key)
+{
+    host_view *v = ctx;
+    for (int i = 0; i < v->nrows; i++)
+        if (!strcmp(v->rows[i].key, key))
+            return v->rows[i].shown ? i : -1;
+    return -1; /* a key without samples in the graph (cannot happen) */
+}
+
+static const char *tl_row_name(void *ctx, int r)
+{
+    host_view *v = ctx;
+    return r >= 0 && r < v->nrows ? v->rows[r].name : "?";
+}
+
+static void write_timeline(host_view *v, const proto *pr, const host_args *a, int *exit_code)
+{
+    tl_input in = {.tasks = pr->tasks,
+                   .ntasks = pr->ntasks,
+                   .tl = pr->tl,
+                   .ntl = pr->ntl,
+                   .cpus = pr->host.cpus,
+                   .record_ms = pr->host.record_ms,
+                   .frequency = pr->host.frequency,
+                   .bucket_ms = a->bucket_ms,
+                   .nrows = v->nrows,
+                   .row_of = tl_row_of,
+                   .row_name = tl_row_name,
+                   .ctx = v};
+    flame_err e = FLAME_ERR_INIT;
+    if (out_write_with(a->timeline, host_timeline_write, &in, &e) < 0) {
+        int c = cli_fail("host", &e);
+        if (!*exit_code)
+            *exit_code = c;
+    } else if (!a->quiet) {
+        fprintf(stderr, "docker flame: wrote %s\n", a->timeline);
+    }
+}
+
 static void fill_rows(host_view *v, const proto *pr)
 {
     for (int i = 0; i < v->nrows; i++) {
@@ -473,16 +519,19 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
             if (v.rows[i].shown && v.rows[i].split)
                 write_profile(a.output, formats, v.rows[i].name, when, v.rows[i].split, &a,
                               &exit_code);
+        if (a.timeline)
+            write_timeline(&v, &s.pr, &a, &exit_code);
         print_table(&v, &s.pr, stdout);
         /* bench/host.sh reads this line (docs/BENCHMARKS.md "docker flame host") */
         if (g->debug || getenv("DOCKER_FLAME_TIMINGS"))
-            fprintf(stderr,
-                    "docker flame: host timings: total %.0f ms, record %llu ms, sidecar script+fold "
-                    "%llu ms, plugin rows+outputs %.0f ms, samples %llu, stacks %zu\n",
-                    (mono_s() - r.tm.t0) * 1000, (unsigned long long)s.pr.host.record_ms,
-                    (unsigned long long)s.pr.summary.timings_ms[CT_PH_SCRIPT],
-                    (mono_s() - tp) * 1000, (unsigned long long)s.pr.summary.samples,
-                    s.pr.prof ? profile_stacks(s.pr.prof) : (size_t)0);
+            fprintf(
+                stderr,
+                "docker flame: host timings: total %.0f ms, record %llu ms, sidecar script+fold "
+                "%llu ms, plugin rows+outputs %.0f ms, samples %llu, stacks %zu\n",
+                (mono_s() - r.tm.t0) * 1000, (unsigned long long)s.pr.host.record_ms,
+                (unsigned long long)s.pr.summary.timings_ms[CT_PH_SCRIPT], (mono_s() - tp) * 1000,
+                (unsigned long long)s.pr.summary.samples,
+                s.pr.prof ? profile_stacks(s.pr.prof) : (size_t)0);
     }
     for (int i = 0; i < v.nrows; i++)
         profile_free(v.rows[i].split);

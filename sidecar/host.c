@@ -22,8 +22,9 @@
 #include "sidecar/hostproc.h"
 #include "sidecar/session.h"
 
-#define SCAN_MS 500 /* a task living shorter than this may miss the table: read again at the end   \
-                     */
+#define SCAN_MS                                                                                    \
+    500 /* a task living shorter than this may miss the table: read again at the end               \
+         */
 #define TABLE_MAX (64u << 20)
 
 static pid_t scanner_pid = -1;
@@ -123,10 +124,19 @@ void sc_host_scanner_stop(void)
 
 /* ---- processing ---- */
 
+#define TL_MAX (4u << 20) /* samples kept for the timeline; beyond, the timeline stops there */
+
+typedef struct tl_sample {
+    uint32_t cpu, ms, tid, pid;
+} tl_sample;
+
 typedef struct host_ctx {
     sc_host_table *t;
     int proc;
     uint64_t unattributed;
+    tl_sample *tl;
+    size_t ntl, captl;
+    unsigned long long t0_us; /* the first sample's time */
     char buf[SC_HOST_KEY_MAX + 2 * (SC_HOST_COMM_MAX + 64) + 1100];
 } host_ctx;
 
@@ -191,6 +201,62 @@ int sc_host_find_jvms(sc_session *s, flame_err *err)
     return 0;
 }
 
+static void on_sample(void *ctx, long pid, long tid, int cpu, unsigned long long us)
+{
+    host_ctx *c = ctx;
+    if (cpu < 0 || !us || pid <= 0 || tid <= 0 || c->ntl >= TL_MAX)
+        return;
+    if (c->ntl == c->captl) {
+        size_t nc = c->captl ? c->captl * 2 : 4096;
+        tl_sample *g = realloc(c->tl, nc * sizeof *g);
+        if (!g)
+            return;
+        c->tl = g;
+        c->captl = nc;
+    }
+    if (!c->t0_us || us < c->t0_us)
+        c->t0_us = us;
+    c->tl[c->ntl++] =
+        (tl_sample){(uint32_t)cpu, (uint32_t)(us / 1000), (uint32_t)tid, (uint32_t)pid};
+}
+
+/* The timeline: K once per thread that has samples, then U lines of "cpu,ms,tid" (ms from the
+ * first sample). */
+static void emit_timeline(host_ctx *c)
+{
+    char line[512];
+    uint64_t t0 = c->t0_us / 1000;
+    sc_host_seen done;
+    if (sc_host_seen_init(&done, 1u << 18) < 0)
+        return;
+    for (size_t i = 0; i < c->ntl; i++) {
+        bool added;
+        if (sc_host_seen_add(&done, c->tl[i].tid, &added) || !added)
+            continue;
+        const sc_host_task *t = sc_host_table_get(c->t, -1, c->tl[i].pid, c->tl[i].tid);
+        /* no task: the "unknown" key of the graph; its name stays out of the timeline */
+        sc_host_task u = {.pid = c->tl[i].pid, .tid = c->tl[i].tid, .key = "unknown"};
+        const sc_host_task *x = t ? t : &u;
+        /* ';' separates: no name holds one (clean_name), and a K line carries no control byte */
+        snprintf(line, sizeof line, "%u %u %u %u %s;%s;%s", x->pid, x->tid, x->vpid, x->vtid,
+                 x->key, x->pcomm, x->tcomm);
+        sc_out(CT_TAG_TASK, line);
+    }
+    sc_host_seen_free(&done);
+    size_t cap = 60000, used = 0;
+    char *b = malloc(cap);
+    for (size_t i = 0; b && i < c->ntl; i++) {
+        used +=
+            (size_t)snprintf(b + used, cap - used, "%s%u,%llu,%u", used ? " " : "", c->tl[i].cpu,
+                             (unsigned long long)(c->tl[i].ms - t0), c->tl[i].tid);
+        if (used > cap - 64 || i + 1 == c->ntl) {
+            sc_out(CT_TAG_SAMPLES, b);
+            used = 0;
+        }
+    }
+    free(b);
+}
+
 int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
 {
     uint64_t map_lines = 0, map_bytes = 0;
@@ -210,6 +276,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
     fold_opts fo = {.inline_frames = !s->o.no_inline,
                     .signatures = s->o.signatures,
                     .root_for_task = root_for_task,
+                    .on_sample = on_sample,
                     .root_ctx = c};
     folder *f = folder_new(&fo);
     int rc = -1;
@@ -218,7 +285,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
     } else {
         _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
         rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, s->n ? SC_SYMFS : NULL, f, s->abort, err);
+                      : sc_perf_script(data, s->n ? SC_SYMFS : NULL, true, f, s->abort, err);
     }
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
@@ -235,6 +302,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
         if (ct_format_host(buf, sizeof buf, &h) >= 0)
             sc_out(CT_TAG_HOST, buf);
         sc_emit_folded(f);
+        emit_timeline(c);
         fold_stats fs;
         folder_get_stats(f, &fs);
         ct_summary sum = {.samples = s->samples,
@@ -259,6 +327,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
     if (c->proc >= 0)
         close(c->proc);
     sc_host_table_free(c->t);
+    free(c->tl);
     free(c);
     return rc;
 }

@@ -133,9 +133,10 @@ void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t
 /* Rewrite map_fd with the sanitised first `size` bytes of the raw map (sc_map_sanitize). */
 int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err);
 /* perf script over the pipe-format data on data_fd (symfs: where copies of the target's
- * libraries are, or NULL), fed to f line by line, then folder_finish. */
-int sc_perf_script(int data_fd, const char *symfs, folder *f, const volatile sig_atomic_t *abort,
-                   flame_err *err);
+ * libraries are, or NULL), fed to f line by line, then folder_finish. cpu: print each sample's
+ * CPU too (host's timeline). */
+int sc_perf_script(int data_fd, const char *symfs, bool cpu, folder *f,
+                   const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */
 int sc_emit_folded(const folder *f);
 /* The root frame of a JVM's stacks when there are several ("java-<pid> <Main>"), or NULL. */

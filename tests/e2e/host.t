@@ -65,7 +65,8 @@ for n in hv1 hv2 hv4; do tmp0[$n]=$(target_tmp "$n"); done
 
 # --- 1. the host recording (499 Hz: ~0.1-0.6 cores each give hundreds of samples, so the
 # sampling error stays well under the 3 points) ---
-timeout -k 5 180 docker flame host -d 8 -F 499 --format folded --format svg -o all 2>err1 >table1
+timeout -k 5 180 docker flame host -d 8 -F 499 --format folded --format svg -o all \
+    --timeline tl.svg --bucket 100ms 2>err1 >table1
 okif $? "host: exit 0"
 for n in "${names[@]}"; do u1[$n]=$(usage_of "$n"); done
 kill "$hostbusy"; wait "$hostbusy" 2>/dev/null; hostbusy=
@@ -118,7 +119,19 @@ while read -r tid vtid; do
 done < <(grep -E '^hv[124];' all.folded | sed -E 's/^[^;]*;[^;]*;[^;]* ([0-9]+) \(vtid ([0-9]+)\);.*/\1 \2/' | sort -u)
 check "every fixture thread's tid/vtid ($seen checked) matches NSpid" test "$seen" -ge 7 -a "$bad" -eq 0
 
-# --- 5. --container and -o DIR/ ---
+# --- 5. the CPU timeline in headless chromium (tests/browser/host-timeline.js) ---
+check "timeline: a CPU cell for each of our containers" \
+    test "$(grep -cE '<rect [^>]*data-c="hv(1|2|4|c)"' tl.svg)" -gt 20
+if command -v node >/dev/null && [ -d "$ROOT/tests/browser/node_modules/playwright-core" ]; then
+    out=$(timeout -k 5 120 node "$ROOT/tests/browser/host-timeline.js" "$TMP/tl.svg" hv4 2>&1)
+    diag "$out"
+    like "$out" '^1\.\.[1-9]' "timeline: the browser check ran"
+    unlike "$out" '^not ok' "timeline: loads in chromium, hover shows container and tid/vtid, click highlights"
+else
+    skip_or_fail "node or tests/browser/node_modules missing (npm ci --prefix tests/browser)"
+fi
+
+# --- 6. --container and -o DIR/ ---
 timeout -k 5 180 docker flame host -q -d 3 --container hv2 --container hv4 --format folded -o split/ \
     2>err5 >table5
 okif $? "--container hv2 --container hv4 -o split/: exit 0"
@@ -133,7 +146,7 @@ unlike "$(cat split/flame-hv4-*.folded)" '\((vpid|vtid) ' "split files carry no 
 timeout -k 5 60 docker flame diff --format folded -o d.folded split/flame-hv4-*.folded split/flame-hv4-*.folded >/dev/null 2>errd
 okif $? "a split file feeds docker flame diff"
 
-# --- 6. nothing left behind ---
+# --- 7. nothing left behind ---
 for n in hv1 hv2 hv4; do
     is "$(flame_mounts "$(target_pid "$n")")" 0 "$n: no docker-flame mount left"
     is "$(target_tmp "$n")" "${tmp0[$n]}" "$n: /tmp as before"

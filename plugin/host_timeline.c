@@ -96,8 +96,8 @@ int host_timeline_write(void *ctx, FILE *f, flame_err *err)
         int row = in->row_of(in->ctx, t ? t->key : "unknown");
         if (row < 0)
             continue;
-        c[n++] = (cell){in->tl[i].cpu, (uint32_t)(in->tl[i].ms / bucket), (uint32_t)row,
-                        in->tl[i].tid};
+        c[n++] =
+            (cell){in->tl[i].cpu, (uint32_t)(in->tl[i].ms / bucket), (uint32_t)row, in->tl[i].tid};
         load[(size_t)row * nb + in->tl[i].ms / bucket] += 1;
     }
     qsort(c, n, sizeof *c, by_cell);
@@ -158,13 +158,14 @@ int host_timeline_write(void *ctx, FILE *f, flame_err *err)
         const proto_task *t = task_of(in, tid);
         char col[48], tip[512];
         color(name, col, sizeof col);
-        snprintf(tip, sizeof tip, "%s | %s tid %u (vtid %u) | CPU %u, %.2f-%.2f s, %zu of %zu samples",
-                 name, t && t->tcomm[0] ? t->tcomm : "?", tid, t ? t->vtid : 0, c[i].cpu,
-                 (double)c[i].b * (double)bucket / 1000, (double)(c[i].b + 1) * (double)bucket / 1000,
-                 best_row_n, total);
+        snprintf(tip, sizeof tip,
+                 "%s | %s tid %u (vtid %u) | CPU %u, %.2f-%.2f s, %zu of %zu samples", name,
+                 t && t->tcomm[0] ? t->tcomm : "?", tid, t ? t->vtid : 0, c[i].cpu,
+                 (double)c[i].b * (double)bucket / 1000,
+                 (double)(c[i].b + 1) * (double)bucket / 1000, best_row_n, total);
         fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" data-c=\"",
-                LEFT + c[i].b * bw, cpu_top + (int)c[i].cpu * CPU_H, bw < 0.5 ? 0.5 : bw,
-                CPU_H - 2, col);
+                LEFT + c[i].b * bw, cpu_top + (int)c[i].cpu * CPU_H, bw < 0.5 ? 0.5 : bw, CPU_H - 2,
+                col);
         escape_xml_str(f, name);
         fprintf(f, "\" data-t=\"");
         escape_xml_str(f, tip);
@@ -173,8 +174,9 @@ int host_timeline_write(void *ctx, FILE *f, flame_err *err)
         fprintf(f, "</title></rect>\n");
         i = j;
     }
-    fprintf(f, "</g>\n<text x=\"%d\" y=\"%d\" fill=\"rgb(90,90,90)\">CPU of each container "
-               "(cores; full height = %u)</text>\n<g id=\"rows\">\n",
+    fprintf(f,
+            "</g>\n<text x=\"%d\" y=\"%d\" fill=\"rgb(90,90,90)\">CPU of each container "
+            "(cores; full height = %u)</text>\n<g id=\"rows\">\n",
             LEFT, rows_top - 10, ncpu);
     double per_core = (double)(in->frequency ? in->frequency : 99) * (double)bucket / 1000;
     for (int r = 0; r < in->nrows; r++) {

@@ -86,7 +86,7 @@ static const char host_head[] =
     "each process's container from /proc/<pid>/cgroup and its in-container ids from NSpid) with\n"
     "CAP_SYS_ADMIN (CPU-wide perf events; the agent's read-only mount), CAP_SYS_PTRACE (other\n"
     "users' /proc), SETUID/SETGID/SYS_CHROOT (attaching as each JVM's user); no network, a\n"
-    "read-only rootfs, every privilege dropped before anything read from a process is parsed.\n"
+    "read-only rootfs; the task scanner and the processing run as nobody without privilege.\n"
     "It sees the names, ids and user-space stacks of every process on the host, other engines'\n"
     "containers included (shown by short id). Needs a rootful engine.\n\n"
     "Options:\n";

@@ -12,7 +12,8 @@ const { ok, is, done, requireDeps, launch, tmpdir } = require('./lib.js');
     const [svg, name] = process.argv.slice(2);
     const { playwright, exe } = requireDeps();
     ok(fs.existsSync(svg), 'timeline written');
-    const ctx = await launch(playwright, exe, tmpdir());
+    const tmp = tmpdir();
+    const ctx = await launch(playwright, exe, tmp);
     try {
         const page = await ctx.newPage();
         const errors = [];
@@ -40,6 +41,7 @@ const { ok, is, done, requireDeps, launch, tmpdir } = require('./lib.js');
         is(errors.join('\n'), '', 'no script error');
     } finally {
         await ctx.close();
+        fs.rmSync(tmp, { recursive: true, force: true });
     }
     done();
 })().catch(e => { ok(false, 'exception', e.stack); done(); });

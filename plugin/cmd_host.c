@@ -503,8 +503,14 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         fprintf(stderr, "docker flame: host: %s\n", text);
         exit_code = ct_error_exit(s.pr.err);
     } else if (!s.pr.done || !s.pr.have_host) {
-        fprintf(stderr, "docker flame: host: the sidecar ended without its result (see `docker "
-                        "flame -D host`)\n");
+        if (s.exit_status == 137)
+            fprintf(stderr,
+                    "docker flame: host: the sidecar was killed (exit 137): nothing written; %s\n",
+                    s.restored ? "the JVMs it had attached were restored"
+                               : "run `docker flame gc` and check the JVMs' /tmp");
+        else
+            fprintf(stderr, "docker flame: host: the sidecar ended without its result (see "
+                            "`docker -D flame host`)\n");
         exit_code = FLAME_EXIT_ERROR;
     } else if (!(v.graph = profile_new()) ||
                (s.pr.prof && profile_each_stack(s.pr.prof, add_stack, &v) != 0)) {

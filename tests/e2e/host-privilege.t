@@ -105,6 +105,19 @@ is "$rc" 0 "host with the phase hooks: exit 0"
 like "$(cat h.folded 2>/dev/null)" 'FlameFixture\.' "Java names in the host graph"
 is "$(flame_mounts "$(target_pid "$fx")")" 0 "no docker-flame mount left in the JVM"
 
+# --- the host sidecar SIGKILLed while the agent is in the JVM: restored by the plugin ---
+pid=$(target_pid "$fx")
+timeout -k 5 120 docker flame host -q -d 30 -o k.folded >/dev/null 2>errk &
+bg=$!
+for ((i = 0; i < 300; i++)); do [ "$(flame_mounts "$pid")" -gt 0 ] && break; sleep 0.1; done
+check "the agent is mounted in the JVM while recording" test "$(flame_mounts "$pid")" -gt 0
+docker kill "$(docker ps -q --filter label=com.docker-flame.target=host --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER")" >/dev/null
+wait_pid "$bg" 120; rc=$RC
+is "$rc" 1 "killed host sidecar: exit 1"
+like "$(cat errk)" 'killed \(exit 137\).*restored' "... says the JVMs were restored"
+is "$(flame_mounts "$pid")" 0 "... and no docker-flame mount is left in the JVM"
+check "... and nothing written" test ! -e k.folded
+
 # --- refusals: exit 6 with one line ---
 DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON=1 timeout -k 5 90 docker flame host -q -d 1 -o r.folded >/dev/null 2>err6
 is "$?" 6 "a recorder refused CPU-wide events: exit 6"

@@ -61,13 +61,17 @@ int main(void)
     ok(LINE("U 0,99999999999,1") < 0, "U with a number beyond 32 bits refused");
     proto_clear(&p);
 
-    proto_task tasks[3] = {{.pid = 10, .tid = 11, .vpid = 1, .vtid = 2, .key = "web",
-                            .tcomm = "worker-0"},
-                           {.pid = 20, .tid = 21, .vpid = 1, .vtid = 7, .key = "db<script>\"&'",
-                            .tcomm = "<b>evil</b>"},
-                           {.pid = 30, .tid = 30, .vpid = 30, .vtid = 30, .key = "host"}};
+    proto_task tasks[3] = {
+        {.pid = 10, .tid = 11, .vpid = 1, .vtid = 2, .key = "web", .tcomm = "worker-0"},
+        {.pid = 20,
+         .tid = 21,
+         .vpid = 1,
+         .vtid = 7,
+         .key = "db<script>\"&'",
+         .tcomm = "<b>evil</b>"},
+        {.pid = 30, .tid = 30, .vpid = 30, .vtid = 30, .key = "host"}};
     /* CPU 0, bucket 0: web 2, db 1; bucket 1: db 3. CPU 1, bucket 0: host 1. */
-    proto_tl tl[] = {{0, 10, 11}, {0, 20, 11}, {0, 30, 21}, {0, 110, 21},
+    proto_tl tl[] = {{0, 10, 11},  {0, 20, 11},  {0, 30, 21}, {0, 110, 21},
                      {0, 120, 21}, {0, 130, 21}, {1, 50, 30}};
     tl_input in = {.tasks = tasks,
                    .ntasks = 3,

@@ -16,3 +16,9 @@ BENCH_RECORD_ARGS ?= --rounds 6 --window 20
 .PHONY: bench-overhead-record
 bench-overhead-record: all
 	bench/overhead.py --modes record --fixtures cpubound $(BENCH_RECORD_ARGS)
+
+# `make bench-host`: `docker flame host` overhead with 8 containers and post-processing cost per
+# 100k samples (bench/host.sh; needs an engine with the fixture and sidecar images).
+.PHONY: bench-host
+bench-host: all
+	bench/host.sh

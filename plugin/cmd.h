@@ -50,6 +50,8 @@ int flame_cmd_record(const ep_globals *g, int argc, char **argv);
 int flame_cmd_ls(const ep_globals *g, int argc, char **argv);
 int flame_cmd_prune(const ep_globals *g, int argc, char **argv);
 int flame_cmd_top(const ep_globals *g, int argc, char **argv);
+/* `docker flame host`: every container of the host on the CPU (plugin/cmd_host.c). */
+int flame_cmd_host(const ep_globals *g, int argc, char **argv);
 /* diff and merge with the container profiler of this plugin. */
 int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
                             int argc, char **argv);
@@ -57,6 +59,6 @@ int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const f
  * completion of plugin/complete.c read the same grammar. The profile verb's is opts_grammar. */
 extern const args_verb cmd_fold_grammar, cmd_render_grammar, cmd_diff_grammar, cmd_merge_grammar,
     cmd_gc_grammar, cmd_top_grammar, cmd_show_grammar, cmd_record_grammar, cmd_ls_grammar,
-    cmd_prune_grammar, cmd_ps_grammar, cmd_stop_grammar;
+    cmd_prune_grammar, cmd_ps_grammar, cmd_stop_grammar, cmd_host_grammar;
 /* The general --help (`docker flame --help`, `docker help flame`). */
 void flame_usage(FILE *out);

@@ -28,6 +28,8 @@ typedef struct flame_opts {
     bool top;                 /* `docker flame top` (plugin/cmd_top.c): the sidecar runs `top` */
     uint64_t interval_ms;     /* top: window length */
     bool last_window;         /* top: the window cut short by the stop is sent too (record) */
+    bool host;                /* `docker flame host` (plugin/cmd_host.c): the sidecar runs `host` */
+    const char *attach_ids;   /* host: the containers whose JVMs get the agent (comma list) */
     char **cmd;               /* after "--": NULL-terminated, points into argv */
     int ncmd;
 } flame_opts;

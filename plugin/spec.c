@@ -30,7 +30,10 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
     char owner[24], created[24], pidmode[128];
     snprintf(owner, sizeof owner, "%ld", a->owner_pid);
     snprintf(created, sizeof created, "%lld", a->created);
-    snprintf(pidmode, sizeof pidmode, "container:%s", a->target_id);
+    if (a->host)
+        snprintf(pidmode, sizeof pidmode, "host");
+    else
+        snprintf(pidmode, sizeof pidmode, "container:%s", a->target_id);
 
     /* The sidecar's command line, built by the contract's one function (the sidecar parses it
      * with the other one). */
@@ -81,6 +84,11 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
                   /* The profile travels over the attach stream; a json-file copy of it would only
                    * cost disk and time on the engine. */
                   "LogConfig", "Type", "none");
+    /* host: the host's cgroup namespace too, so that /proc/<pid>/cgroup shows whole paths (a
+     * private one, the default with cgroup v2, shows other containers as "/../docker-<id>.scope"
+     * relative to ours). API 1.41. Engine 20.10 on cgroup v1 ignores it (always the host's). */
+    if (host && a->host)
+        json_object_set_new(host, "CgroupnsMode", json_string("host"));
     json_t *env = json_array();
     if (a->test_stop && *a->test_stop && strlen(a->test_stop) < 64) {
         char ev[96];

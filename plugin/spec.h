@@ -39,6 +39,9 @@ typedef struct spec_args {
      * events without CAP_PERFMON/CAP_SYS_ADMIN, as on an engine that withholds them (Docker 20.10
      * cannot grant or withhold CAP_PERFMON alone; tests/e2e/recorder-cpu.t). */
     bool test_no_perfmon;
+    /* `docker flame host` (docs/HOST.md): the host's PID and cgroup namespaces instead of the
+     * target's; target_id is then "host". */
+    bool host;
 } spec_args;
 
 /* The sidecar image: $DOCKER_FLAME_SIDECAR_IMAGE (tests: a stub sidecar) or SPEC_IMAGE. */

@@ -43,6 +43,9 @@ const flame_verb flame_verbs[] = {
      "removes running ones"},
     {"top", flame_cmd_top, &cmd_top_grammar, OPS_RUNNING,
      "live view of the hottest Java methods (docker flame top --help)"},
+    {"host", flame_cmd_host, &cmd_host_grammar, OPS_NONE,
+     "which containers are on the CPU, and what each runs (docker flame host\n"
+     "--help)"},
     {"record", flame_cmd_record, &cmd_record_grammar, OPS_RUNNING,
      "record continuously into the profile store, window after window;\n"
      "--detach: in the background"},

@@ -303,25 +303,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
             sc_out(CT_TAG_HOST, buf);
         sc_emit_folded(f);
         emit_timeline(c);
-        fold_stats fs;
-        folder_get_stats(f, &fs);
-        ct_summary sum = {.samples = s->samples,
-                          .folded_samples = fs.samples,
-                          .lost = s->lost,
-                          .jit_leaf_samples = fs.jit_leaf,
-                          .jit_leaf_named = fs.jit_leaf_named,
-                          .named_share =
-                              fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0,
-                          .map_lines = map_lines,
-                          .map_bytes = map_bytes,
-                          .jvms = (uint32_t)s->n};
-        s->t[CT_PH_TOTAL] = (uint64_t)(mono_ms() - s->t0);
-        memcpy(sum.timings_ms, s->t, sizeof sum.timings_ms);
-        memcpy(sum.caps, s->caps, sizeof sum.caps);
-        snprintf(sum.sampling, sizeof sum.sampling, "cpu");
-        snprintf(sum.filter, sizeof sum.filter, "%s", s->filter);
-        if (ct_format_summary(buf, sizeof buf, &sum) >= 0)
-            sc_out(CT_TAG_SUMMARY, buf);
+        sc_emit_summary(s, f, map_lines, map_bytes, "cpu");
     }
     folder_free(f);
     if (c->proc >= 0)

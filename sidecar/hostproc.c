@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "sidecar/sidecar.h"
 
 #define ID_LEN 64
 #define STATUS_MAX (16 * 1024)
@@ -315,42 +316,21 @@ int sc_host_task_parse(const char *line, size_t len, sc_host_task *t)
     return t->tid ? 0 : -1;
 }
 
-/* A small /proc file, bounded; no links followed (procfs entries are no links, a planted one in a
- * target's tree cannot be reached from our /proc, but be strict anyway). */
-static ssize_t read_proc(int dirfd, const char *path, char *buf, size_t cap)
-{
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0)
-        return -1;
-    size_t n = 0;
-    while (n < cap - 1) {
-        ssize_t k = read(fd, buf + n, cap - 1 - n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        n += (size_t)k;
-    }
-    close(fd);
-    buf[n] = '\0';
-    return (ssize_t)n;
-}
-
 int sc_host_read_task(int proc_fd, uint32_t pid, uint32_t tid, sc_host_task *t)
 {
     char path[96], buf[STATUS_MAX];
     *t = (sc_host_task){.pid = pid, .tid = tid};
     sc_host_ids pi, ti;
     snprintf(path, sizeof path, "%u/status", pid);
-    ssize_t n = read_proc(proc_fd, path, buf, sizeof buf);
+    ssize_t n = sc_read_bounded(proc_fd, path, buf, sizeof buf);
     if (n <= 0 || sc_host_parse_status(buf, (size_t)n, &pi) < 0 || pi.host != pid)
         return -1;
     snprintf(path, sizeof path, "%u/task/%u/status", pid, tid);
-    n = read_proc(proc_fd, path, buf, sizeof buf);
+    n = sc_read_bounded(proc_fd, path, buf, sizeof buf);
     if (n <= 0 || sc_host_parse_status(buf, (size_t)n, &ti) < 0 || ti.host != tid)
         return -1;
     snprintf(path, sizeof path, "%u/cgroup", pid);
-    n = read_proc(proc_fd, path, buf, SC_HOST_CGROUP_MAX);
+    n = sc_read_bounded(proc_fd, path, buf, SC_HOST_CGROUP_MAX);
     if (n < 0)
         return -1;
     sc_host_cgroup_key(buf, (size_t)n, t->key, sizeof t->key); /* malformed: "host" */

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "sidecar/sidecar.h"
 
 /* perf 6.1 finds the ids after HEADER_ATTR's attr at sizeof(its struct perf_event_attr), which
  * is 128 (PERF_ATTR_SIZE_VER7); newer perfs use attr.size. Writing exactly 128 bytes with
@@ -645,26 +646,6 @@ static bool all_digits(const char *n)
     return true;
 }
 
-/* Read a small /proc file below dirfd into buf (NUL-terminated), at most cap-1 bytes. */
-static ssize_t read_small(int dirfd, const char *path, char *buf, size_t cap)
-{
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -1;
-    size_t n = 0;
-    while (n < cap - 1) {
-        ssize_t k = read(fd, buf + n, cap - 1 - n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        n += (size_t)k;
-    }
-    close(fd);
-    buf[n] = '\0';
-    return (ssize_t)n;
-}
-
 static int synth_threads(sc_percpu *s, int fd, int proc_dirfd, uint32_t pid, flame_err *err)
 {
     char path[300], comm[64];
@@ -686,7 +667,7 @@ static int synth_threads(sc_percpu *s, int fd, int proc_dirfd, uint32_t pid, fla
         if (tid == 0 || tid > INT32_MAX || tid == pid)
             continue; /* the main thread's COMM was written with the process */
         snprintf(path, sizeof path, "%s/comm", de->d_name);
-        ssize_t l = read_small(dirfd(d), path, comm, sizeof comm);
+        ssize_t l = sc_read_bounded(dirfd(d), path, comm, sizeof comm);
         if (l < 0)
             continue;
         comm[strcspn(comm, "\n")] = '\0';
@@ -768,7 +749,7 @@ int sc_percpu_synthesize(sc_percpu *s, int proc_dirfd, int fd, flame_err *err)
     for (int k = 0; k < s->n_maps; k++) {
         uint32_t pid = (uint32_t)s->maps_pid[k];
         snprintf(path, sizeof path, "%u/comm", pid);
-        if (rc == 0 && read_small(proc_dirfd, path, comm, sizeof comm) >= 0) {
+        if (rc == 0 && sc_read_bounded(proc_dirfd, path, comm, sizeof comm) >= 0) {
             comm[strcspn(comm, "\n")] = '\0';
             if ((rc = synth_comm(s, fd, pid, pid, comm, err)) == 0 &&
                 (rc = synth_maps(s, fd, s->maps_fd[k], pid, err)) == 0)

@@ -183,6 +183,32 @@ void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t
     *bytes = map_bytes;
 }
 
+/* The `S` line after the `F` lines: the session's counts and timings, the folder's stats. */
+void sc_emit_summary(sc_session *s, const folder *f, uint64_t map_lines, uint64_t map_bytes,
+                     const char *sampling)
+{
+    fold_stats fs;
+    folder_get_stats(f, &fs);
+    ct_summary sum = {.samples = s->samples,
+                      .folded_samples = fs.samples,
+                      .lost = s->lost,
+                      .jit_leaf_samples = fs.jit_leaf,
+                      .jit_leaf_named = fs.jit_leaf_named,
+                      .named_share =
+                          fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0,
+                      .map_lines = map_lines,
+                      .map_bytes = map_bytes,
+                      .jvms = (uint32_t)s->n};
+    s->t[CT_PH_TOTAL] = (uint64_t)(mono_ms() - s->t0);
+    memcpy(sum.timings_ms, s->t, sizeof sum.timings_ms);
+    memcpy(sum.caps, s->caps, sizeof sum.caps);
+    snprintf(sum.sampling, sizeof sum.sampling, "%s", sampling);
+    snprintf(sum.filter, sizeof sum.filter, "%s", s->filter);
+    char buf[2048];
+    if (ct_format_summary(buf, sizeof buf, &sum) >= 0)
+        sc_out(CT_TAG_SUMMARY, buf);
+}
+
 int sc_process(sc_session *s, const int *map_fd, flame_err *err)
 {
     uint64_t map_lines = 0, map_bytes = 0;
@@ -201,27 +227,8 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
         sc_emit_folded(f);
-        fold_stats fs;
-        folder_get_stats(f, &fs);
-        ct_summary sum = {.samples = s->samples,
-                          .folded_samples = fs.samples,
-                          .lost = s->lost,
-                          .jit_leaf_samples = fs.jit_leaf,
-                          .jit_leaf_named = fs.jit_leaf_named,
-                          .named_share =
-                              fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0,
-                          .map_lines = map_lines,
-                          .map_bytes = map_bytes,
-                          .jvms = (uint32_t)s->n};
-        s->t[CT_PH_TOTAL] = (uint64_t)(mono_ms() - s->t0);
-        memcpy(sum.timings_ms, s->t, sizeof sum.timings_ms);
-        memcpy(sum.caps, s->caps, sizeof sum.caps);
-        snprintf(sum.sampling, sizeof sum.sampling, "%s",
-                 ct_sampling_name((enum ct_sampling)s->sampling));
-        snprintf(sum.filter, sizeof sum.filter, "%s", s->filter);
-        char buf[2048];
-        if (ct_format_summary(buf, sizeof buf, &sum) >= 0)
-            sc_out(CT_TAG_SUMMARY, buf);
+        sc_emit_summary(s, f, map_lines, map_bytes,
+                        ct_sampling_name((enum ct_sampling)s->sampling));
     }
     folder_free(f);
     return rc;

@@ -139,5 +139,8 @@ int sc_perf_script(int data_fd, const char *symfs, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */
 int sc_emit_folded(const folder *f);
+/* The `S` line: counts, timings and capabilities of the session, the folder's stats. */
+void sc_emit_summary(sc_session *s, const folder *f, uint64_t map_lines, uint64_t map_bytes,
+                     const char *sampling);
 /* The root frame of a JVM's stacks when there are several ("java-<pid> <Main>"), or NULL. */
 const char *sc_root_for_pid(void *ctx, long pid);

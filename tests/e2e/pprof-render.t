@@ -68,7 +68,7 @@ like "$top" 'accounting for -5,' "diff: total change -5 (10 - 15)"
 docker flame render --format pprof -o before.pb.gz before.folded && docker flame render --format pprof -o after.pb.gz after.folded
 base=$(go tool pprof -top -sample_index=samples -diff_base before.pb.gz after.pb.gz 2>&1 | grep -E '^ +-?[0-9]')
 is "$(printf '%s\n' "$top" | grep -E '^ +-?[0-9]')" "$base" "diff's pprof = go tool pprof -diff_base of the two inputs"
-like "$(docker flame diff before.folded after.folded --format speedscope -o x.json 2>&1)" 'FILE.pb.gz' "speedscope diff refused, pprof suggested"
+like "$(docker flame diff before.folded after.folded --format speedscope -o x.json 2>&1)" 'unknown value "speedscope": use svg, folded, pprof' "speedscope diff refused, the formats a diff has named"
 
 # show: a stored range (windows simulated by build/store-gen) as pprof, with its time span
 "$BUILD/store-gen" --store st.db --container web --windows 6 --start -1h --workload many \

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "flame/escape.h"
 #include "flame/pb.h"
 #include "flame/profile_impl.h"
 
@@ -331,6 +332,38 @@ static void put_value_type(enc *e, uint32_t field, uint64_t type, uint64_t unit)
 }
 
 /* Locations, functions, strings, then the scalars. */
+/* A string-table entry. proto3 `string` fields must be UTF-8 and strict readers refuse a file
+ * with one bad entry; names come from the profiled container, so invalid sequences become
+ * U+FFFD (as in every other output). Valid names are written as they are, without a copy. */
+static void put_utf8(pb_buf *w, uint32_t field, const char *str, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)str;
+    size_t i = 0, l;
+    while (i < n && escape_utf8_next(u + i, n - i, &l) >= 0)
+        i += l;
+    if (i == n) {
+        pb_bytes(w, field, str, n);
+        return;
+    }
+    char *fixed = n <= SIZE_MAX / 3 ? malloc(n * 3) : NULL;
+    if (!fixed) {
+        w->oom = true;
+        return;
+    }
+    size_t o = 0;
+    for (i = 0; i < n; i += l) {
+        if (escape_utf8_next(u + i, n - i, &l) >= 0) {
+            memcpy(fixed + o, u + i, l);
+            o += l;
+        } else {
+            memcpy(fixed + o, "\xef\xbf\xbd", 3);
+            o += 3;
+        }
+    }
+    pb_bytes(w, field, fixed, o);
+    free(fixed);
+}
+
 static int put_tables(enc *e)
 {
     const profile *s = e->t.s;
@@ -361,7 +394,7 @@ static int put_tables(enc *e)
     pb_reset(&e->msg);
     pb_bytes(&e->msg, P_STRING_TABLE, "", 0);
     for (uint32_t id = 0; id < s->nnames; id++) {
-        pb_bytes(&e->msg, P_STRING_TABLE, prof_name_str(s, id), s->names[id].len);
+        put_utf8(&e->msg, P_STRING_TABLE, prof_name_str(s, id), s->names[id].len);
         if (e->msg.n > (1u << 20)) { /* each entry is a top-level field: stream them */
             gz_feed(e->g, e->msg.b, e->msg.n, Z_NO_FLUSH);
             pb_reset(&e->msg);

@@ -82,7 +82,7 @@ like "$raw" 'Duration: 1m0s' "show: duration = the six stored 10-s windows"
 like "$raw" 'Period: 20408163' "show: the recorder's 49 Hz"
 like "$(go tool pprof -tags show.pb.gz 2>&1)" '\(  100%\): web$' "show: container label"
 
-# hostile names survive as bytes
+# hostile names: markup and control bytes as they are, invalid UTF-8 as U+FFFD
 printf 'x\001\033[31m;</g>"\xff\xfe 3\n' > bad.folded
 docker flame render --format pprof -o bad.pb.gz bad.folded; rc=$?
 is "$rc" 0 "hostile names: exit 0"

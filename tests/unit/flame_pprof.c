@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "flame/pb.h"
+#include "flame/escape.h"
 #include "flame/pprof.h"
 #include "tests/unit/render_test_util.h"
 #include "tests/unit/tap.h"
@@ -480,7 +481,8 @@ static void test_hostile(void)
 {
     decoded *d = calloc(1, sizeof *d);
     /* every byte but ';' '\n' NUL (a folded frame cannot hold them) in one name, a 100 kB name,
-     * markup and invalid UTF-8: the string table holds bytes, exactly */
+     * markup and invalid UTF-8: the string table holds the bytes, except that invalid UTF-8
+     * becomes U+FFFD (proto3 strings must be UTF-8: a strict reader refuses the whole file) */
     char all[300];
     size_t o = 0;
     for (int c = 1; c < 256; c++)
@@ -501,17 +503,38 @@ static void test_hostile(void)
     if (gz)
         decode(gz, n, d);
     ok(gz && !d->bad, "and decode");
-    int found_all = 0, found_big = 0, found_bad = 0;
+    /* what `all` becomes: bytes >= 0x80 alone are invalid UTF-8 here (no valid sequence among
+     * consecutive values but c2 80.. is not formed: each lead byte is followed by another lead) */
+    char want[1200];
+    size_t wn = 0;
+    want[wn++] = 'x';
+    const unsigned char *ua = (const unsigned char *)all;
+    for (size_t i = 0; i < o;) {
+        size_t l;
+        if (escape_utf8_next(ua + i, o - i, &l) >= 0) {
+            memcpy(want + wn, ua + i, l);
+            wn += l;
+        } else {
+            memcpy(want + wn, "\xef\xbf\xbd", 3);
+            wn += 3;
+        }
+        i += l;
+    }
+    want[wn++] = 'y';
+    int found_all = 0, found_big = 0, found_bad = 0, found_markup = 0;
     for (size_t i = 0; i < d->nstr; i++) {
-        if (d->strlen_[i] == o + 2 && !memcmp(d->str[i] + 1, all, o))
+        if (d->strlen_[i] == wn && !memcmp(d->str[i], want, wn))
             found_all = 1;
+        if (d->strlen_[i] == 12 && !memcmp(d->str[i], "<&\"\xef\xbf\xbd\xef\xbf\xbd]]>", 12))
+            found_markup = 1;
         if (d->strlen_[i] == big && d->str[i][0] == 'A' && d->str[i][big - 1] == 'A')
             found_big = 1;
-        if (d->strlen_[i] == 1 && d->str[i][0] == 0xc3)
+        if (d->strlen_[i] == 3 && !memcmp(d->str[i], "\xef\xbf\xbd", 3))
             found_bad = 1;
     }
-    ok(found_all && found_big && found_bad,
-       "every byte value, 100 kB (its _[i] dropped) and a lone UTF-8 lead byte: exact strings");
+    ok(found_all && found_big && found_bad && found_markup,
+       "every byte value, 100 kB (its _[i] dropped), markup, a lone UTF-8 lead byte: the bytes, "
+       "invalid UTF-8 as U+FFFD");
     free(gz);
     free(text);
     profile_free(p);

@@ -16,12 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "sidecar/interp.h"
 #include "sidecar/percpu.h"
 #include "sidecar/session.h"
 
@@ -167,8 +169,64 @@ static const char *class_name(int detail)
     return "error";
 }
 
+/* PRIVILEGED (root with CAP_SETUID/SETGID, before become_opener): /proc/<pid>/mem of each JVM,
+ * for interp.h, opened as the JVM's own user. The file is 0600 and owned by the JVM's euid, and
+ * we hold no CAP_DAC_*: with fsuid/fsgid = the JVM's, the permission check passes as its owner's
+ * and the kernel's ptrace check (PTRACE_MODE_ATTACH_FSCREDS, made here at open; reads later need
+ * nothing) passes as the same user's; a JVM that made itself non-dumpable needs our
+ * CAP_SYS_PTRACE. Nothing is read here. */
+static struct sc_interp *open_interp(const sc_session *s, const int *names_fd)
+{
+    pid_t pid[SC_MAX_JVMS];
+    int mem[SC_MAX_JVMS], names[SC_MAX_JVMS], n = 0;
+    for (int k = 0; k < s->n && names_fd; k++) {
+        if (names_fd[k] < 0)
+            continue;
+        const sc_jvm *j = &s->jvms[k];
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/mem", (int)j->st.pid);
+        pid[n] = j->st.pid;
+        setfsgid(j->st.gid);
+        setfsuid(j->st.uid);
+        mem[n] = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (mem[n] < 0)
+            mem[n] = -errno; /* interp.h reports why */
+        setfsuid(0);
+        setfsgid(0);
+        names[n++] = names_fd[k];
+    }
+    return n ? sc_interp_new(pid, mem, names, n) : NULL;
+}
+
+/* After the privilege drop: read the JVMs' VMStructs, say per JVM whether its interpreted frames
+ * get names (first line of its names file, read by process.c), and map the synthetic range. */
+static int start_interp(sc_percpu *p, struct sc_interp *in, const sc_session *s,
+                        const int *names_fd, int out, flame_err *e)
+{
+    char why[1024];
+    sc_interp_start(in, why, sizeof why);
+    pid_t named[SC_MAX_JVMS];
+    int nn = sc_interp_named_pids(in, named, SC_MAX_JVMS);
+    for (int k = 0; k < s->n; k++) {
+        if (names_fd[k] < 0)
+            continue;
+        bool ok = false;
+        for (int i = 0; i < nn; i++)
+            ok |= named[i] == s->jvms[k].st.pid;
+        char line[1200];
+        int m = ok ? snprintf(line, sizeof line, "#named\n")
+                   : snprintf(line, sizeof line, "#unnamed %s\n", why[0] ? why : "unknown");
+        if (m > 0 && write(names_fd[k], line, (size_t)m) < 0)
+            fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
+    }
+    for (int i = 0; i < nn; i++)
+        if (sc_percpu_synth_anon(p, out, named[i], SC_INTERP_BASE, SC_INTERP_SPAN, e) < 0)
+            return -1;
+    return 0;
+}
+
 static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_t *extra,
-                                   int n_extra, int out, int ctl, int st)
+                                   int n_extra, int out, int ctl, int st, const int *names_fd)
 {
     signal(SIGINT, SIG_IGN); /* the parent stops us through the control pipe */
     signal(SIGTERM, SIG_DFL);
@@ -187,6 +245,7 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         put_status(st, "error open /proc: %s", strerror(errno));
         _exit(1);
     }
+    o.interp = open_interp(s, names_fd);
     if (become_opener(&e) < 0) {
         put_status(st, "error %s", e.msg);
         _exit(1);
@@ -227,7 +286,8 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
                bpf_refused);
     close(st);
     if (sc_percpu_write_header(p, out, &e) < 0 || sc_percpu_enable(p, &e) < 0 ||
-        sc_percpu_synthesize(p, proc, out, &e) < 0) {
+        sc_percpu_synthesize(p, proc, out, &e) < 0 ||
+        (o.interp && start_interp(p, o.interp, s, names_fd, out, &e) < 0)) {
         fprintf(stderr, "flame-sidecar: recorder: %s\n", e.msg);
         _exit(1);
     }
@@ -256,6 +316,20 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
             (unsigned long long)stats.samples_dropped, (unsigned long long)stats.sideband,
             (unsigned long long)stats.sideband_dropped, (unsigned long long)stats.synthesized,
             (unsigned long long)stats.lost, (unsigned long long)stats.wakeups);
+    if (o.interp) {
+        sc_interp_stats is;
+        sc_interp_get_stats(o.interp, &is);
+        fprintf(stderr,
+                "flame-sidecar: recorder: interpreted: samples=%llu with_interp=%llu frames=%llu "
+                "named=%llu unknown=%llu partial=%llu beyond_copy=%llu unload_window=%llu "
+                "refused=%llu broken_chain=%llu names=%llu walk_us=%llu\n",
+                (unsigned long long)is.samples, (unsigned long long)is.with_interp,
+                (unsigned long long)is.frames, (unsigned long long)is.named,
+                (unsigned long long)is.unknown, (unsigned long long)is.partial,
+                (unsigned long long)is.beyond_copy, (unsigned long long)is.unload_window,
+                (unsigned long long)is.refused, (unsigned long long)is.broken_chain,
+                (unsigned long long)is.names, (unsigned long long)(is.walk_ns / 1000));
+    }
     _exit(rc < 0 ? 1 : 0);
 }
 
@@ -311,6 +385,17 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
     }
     /* Room for ~5 s of samples while we are busy elsewhere (attaching a new JVM). */
     fcntl(p[1], F_SETPIPE_SZ, DATA_PIPE_SIZE);
+    /* The recorder's names of interpreted frames, one file per JVM: created here (root, our
+     * tmpfs), written by the child through the inherited fd, read by process.c. */
+    int names_fd[SC_MAX_JVMS];
+    for (int k = 0; k < SC_MAX_JVMS; k++)
+        names_fd[k] = -1;
+    for (int k = 0; s->interp && k < s->n; k++) {
+        char path[64];
+        snprintf(path, sizeof path, SC_INTERP_NAMES, (int)s->jvms[k].st.pid);
+        unlink(path);
+        names_fd[k] = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    }
     pid_t parent = getpid();
     fflush(stdout);
     r->pid = fork();
@@ -323,8 +408,11 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
         close(p[0]);
         close(c[1]);
         close(st[0]);
-        percpu_child(s, parent, extra, n_extra, p[1], c[0], st[1]);
+        percpu_child(s, parent, extra, n_extra, p[1], c[0], st[1], names_fd);
     }
+    for (int k = 0; k < SC_MAX_JVMS; k++)
+        if (names_fd[k] >= 0)
+            close(names_fd[k]);
     close(p[1]);
     close(c[0]);
     close(st[1]);
@@ -396,6 +484,9 @@ int sc_sampler_start(sc_session *s, bool live, const pid_t *extra, int n_extra, 
                 why);
         s->sampling = CT_SAMPLING_THREAD;
     }
+    if (s->interp && s->n > 0)
+        sc_warn("interpreted Java frames stay `Interpreter`: naming them needs per-CPU sampling "
+                "(the per-thread recorder is perf's own, without the stack copies it takes)");
     if (spawn_thread(s, live, r, err) < 0)
         return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
     return 0;

@@ -17,6 +17,7 @@
 #define SC_PERF "/usr/bin/perf"
 #define SC_WORK_DATA "/tmp/perf.data" /* our tmpfs: the recording */
 #define SC_SYMFS "/tmp/symfs"         /* copies of the target's libraries, for perf script */
+#define SC_INTERP_NAMES "/tmp/interp-%d.names" /* the recorder's names of interpreted frames */
 
 typedef struct sc_session {
     ct_args o;
@@ -30,6 +31,7 @@ typedef struct sc_session {
     uint64_t samples, lost;
     int sampling;   /* enum ct_sampling: as asked (auto), then what records (cpu or thread) */
     char filter[8]; /* S.filter: "bpf", "user" or "pid" */
+    bool interp;    /* name interpreted frames (one-shot per-CPU recordings; interp.h) */
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;

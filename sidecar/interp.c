@@ -363,6 +363,8 @@ size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, uns
     uint16_t ns = (uint16_t)chain_end;
     memcpy(out + 6, &ns, 2);
     in->st.samples++;
+    in->st.bytes_in += size;
+    in->st.bytes_out += chain_end;
     jvm *j = find_jvm(in, (pid_t)(uint32_t)get64(r + 16));
     if (!j || !j->hs || !abi || !dyn)
         return chain_end;

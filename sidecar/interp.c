@@ -36,7 +36,8 @@ typedef struct jvm {
     name_ent *names; /* open addressing on the name's hash; ids from 1 */
     size_t mask;
     uint32_t next_id;
-    char **text; /* id -> name, to confirm hash hits */
+    char **text;             /* id -> name, to confirm hash hits */
+    char why[SC_HS_WHY_MAX]; /* why its frames cannot be named, "" when they can */
 } jvm;
 
 struct sc_interp {
@@ -102,47 +103,44 @@ void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t pgoff
         j->jvm_base = start - pgoff;
 }
 
-int sc_interp_start(sc_interp *in, char *why, size_t cap)
+int sc_interp_start(sc_interp *in)
 {
     int ok = 0;
-    size_t used = 0;
-    why[0] = '\0';
     for (int k = 0; k < in->n; k++) {
         jvm *j = &in->j[k];
-        char w[SC_HS_WHY_MAX] = "";
+        char *w = j->why;
+        w[0] = '\0';
         if (j->mem_fd < 0)
-            snprintf(w, sizeof w, "its memory could not be opened (%s)", strerror(-j->mem_fd));
+            snprintf(w, SC_HS_WHY_MAX, "its memory could not be opened (%s)", strerror(-j->mem_fd));
         else if (!j->jvm_base)
-            snprintf(w, sizeof w, "no libjvm.so found in its maps");
-        else if ((j->hs = sc_hs_open(j->mem_fd, j->jvm_base, w)) != NULL)
-            j->mask = 4095, j->names = calloc(j->mask + 1, sizeof *j->names),
-            j->text = calloc(j->mask + 1, sizeof *j->text), j->next_id = 1;
-        if (j->hs && (!j->names || !j->text)) {
-            sc_hs_free(j->hs);
-            j->hs = NULL;
-            snprintf(w, sizeof w, "out of memory");
+            snprintf(w, SC_HS_WHY_MAX, "no executable libjvm.so mapping");
+        else if ((j->hs = sc_hs_open(j->mem_fd, j->jvm_base, w)) != NULL) {
+            j->mask = 4095;
+            j->names = calloc(j->mask + 1, sizeof *j->names);
+            j->text = calloc(j->mask + 1, sizeof *j->text);
+            j->next_id = 1;
+            if (!j->names || !j->text) {
+                sc_hs_free(j->hs);
+                j->hs = NULL;
+                snprintf(w, SC_HS_WHY_MAX, "out of memory");
+            }
         }
-        if (j->hs) {
-            ok++;
-            continue;
-        }
-        int m = snprintf(why + used, cap - used, "%spid %d: %s", used ? "; " : "", (int)j->pid, w);
-        if (m > 0 && (size_t)m < cap - used)
-            used += (size_t)m;
+        ok += j->hs != NULL;
     }
+    /* No poll before the first pump pass: the events were enabled before the tables could be
+     * read, so for the samples already in the rings no count from before them exists. The
+     * caller pumps once right away; those few milliseconds of samples keep only boot-loader
+     * names. */
     in->floor = in->pass_seen = -1;
-    sc_interp_pass(in);
-    in->floor = in->pass_seen;
     return ok;
 }
 
-int sc_interp_named_pids(const sc_interp *in, pid_t *out, int cap)
+const char *sc_interp_why(const sc_interp *in, pid_t pid)
 {
-    int n = 0;
-    for (int k = 0; in && k < in->n && n < cap; k++)
-        if (in->j[k].hs)
-            out[n++] = in->j[k].pid;
-    return n;
+    for (int k = 0; in && k < in->n; k++)
+        if (in->j[k].pid == pid)
+            return in->j[k].hs ? NULL : in->j[k].why;
+    return "not recorded by the per-CPU recorder";
 }
 
 void sc_interp_pass(sc_interp *in)

@@ -47,12 +47,11 @@ void sc_interp_free(sc_interp *in);
 void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t pgoff, const char *path);
 
 /* Read each JVM's VMStructs (after the privilege drop: the target's memory is parsed here).
- * Returns how many JVMs can be named; each that cannot gets one line "pid <pid>: <why>" in
- * why (cap bytes, lines separated by "; "). */
-int sc_interp_start(sc_interp *in, char *why, size_t cap);
+ * Returns how many JVMs can be named. */
+int sc_interp_start(sc_interp *in);
 
-/* For the synthesized MMAP2 records: the pids whose frames may get synthetic addresses. */
-int sc_interp_named_pids(const sc_interp *in, pid_t *out, int cap);
+/* Why pid's interpreted frames cannot be named (a sentence), NULL when they can. */
+const char *sc_interp_why(const sc_interp *in, pid_t pid);
 
 /* At the start of each pump pass, before the rings' heads are read (the unloading epoch rule). */
 void sc_interp_pass(sc_interp *in);

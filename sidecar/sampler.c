@@ -31,6 +31,7 @@
 #define OPEN_TIMEOUT_MS 10000 /* the per-CPU child reports within this (opening takes ~5 ms) */
 #define PUMP_MS 250           /* per-CPU: the longest a sample waits in its ring */
 #define DATA_PIPE_SIZE (1 << 20)
+#define SC_INTERP_WHY_LINE 256
 
 /* ---- per thread: perf record -p ---- */
 
@@ -203,25 +204,20 @@ static struct sc_interp *open_interp(const sc_session *s, const int *names_fd)
 static int start_interp(sc_percpu *p, struct sc_interp *in, const sc_session *s,
                         const int *names_fd, int out, flame_err *e)
 {
-    char why[1024];
-    sc_interp_start(in, why, sizeof why);
-    pid_t named[SC_MAX_JVMS];
-    int nn = sc_interp_named_pids(in, named, SC_MAX_JVMS);
+    sc_interp_start(in);
     for (int k = 0; k < s->n; k++) {
         if (names_fd[k] < 0)
             continue;
-        bool ok = false;
-        for (int i = 0; i < nn; i++)
-            ok |= named[i] == s->jvms[k].st.pid;
-        char line[1200];
-        int m = ok ? snprintf(line, sizeof line, "#named\n")
-                   : snprintf(line, sizeof line, "#unnamed %s\n", why[0] ? why : "unknown");
+        const char *why = sc_interp_why(in, s->jvms[k].st.pid);
+        char line[SC_INTERP_WHY_LINE];
+        int m = why ? snprintf(line, sizeof line, "#unnamed %s\n", why)
+                    : snprintf(line, sizeof line, "#named\n");
         if (m > 0 && write(names_fd[k], line, (size_t)m) < 0)
             fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
-    }
-    for (int i = 0; i < nn; i++)
-        if (sc_percpu_synth_anon(p, out, named[i], SC_INTERP_BASE, SC_INTERP_SPAN, e) < 0)
+        if (!why &&
+            sc_percpu_synth_anon(p, out, s->jvms[k].st.pid, SC_INTERP_BASE, SC_INTERP_SPAN, e) < 0)
             return -1;
+    }
     return 0;
 }
 
@@ -288,6 +284,11 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     if (sc_percpu_write_header(p, out, &e) < 0 || sc_percpu_enable(p, &e) < 0 ||
         sc_percpu_synthesize(p, proc, out, &e) < 0 ||
         (o.interp && start_interp(p, o.interp, s, names_fd, out, &e) < 0)) {
+        fprintf(stderr, "flame-sidecar: recorder: %s\n", e.msg);
+        _exit(1);
+    }
+    /* the samples taken before the VMStructs were read, judged at once (interp.h) */
+    if (o.interp && sc_percpu_pump(p, out, -1, 0, &e) < 0) {
         fprintf(stderr, "flame-sidecar: recorder: %s\n", e.msg);
         _exit(1);
     }

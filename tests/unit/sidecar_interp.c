@@ -162,9 +162,10 @@ static void test_rewrite(void)
     int mem = -1, names = -1;
     sc_interp *in = sc_interp_new(&pid, &mem, &names, 1);
     ok(in != NULL, "interp object");
-    char why[256];
-    is_int(sc_interp_start(in, why, sizeof why), 0, "no memory: no JVM can be named");
-    ok(strstr(why, "pid 42: its memory could not be opened") != NULL, "and why says so");
+    is_int(sc_interp_start(in), 0, "no memory: no JVM can be named");
+    const char *why = sc_interp_why(in, 42);
+    ok(why && strstr(why, "its memory could not be opened") != NULL, "and why says so");
+    ok(sc_interp_why(in, 43) != NULL, "a pid it does not know: not named either");
     size_t n = sample(r, 42, 4, 512);
     size_t m = sc_interp_rewrite(in, r, n, out);
     is_int((long long)m, 8 + 48 + 32, "registers and stack copy dropped");

@@ -386,13 +386,13 @@ sc_hs *sc_hs_open(int mem_fd, uint64_t jvm_base, char why[SC_HS_WHY_MAX])
     }
     h->interp_lo = buf;
     h->interp_hi = buf + (uint64_t)lim;
-    h->unload_addr = perf_counter(h, "java.cls.unloadedClasses");
-    h->epoch = sc_hs_poll_unloads(h);
     h->mask = 1023;
     if (!(h->tab = calloc(h->mask + 1, sizeof *h->tab))) {
         fail(why, "out of memory");
         goto bad;
     }
+    h->unload_addr = perf_counter(h, "java.cls.unloadedClasses");
+    h->epoch = sc_hs_poll_unloads(h); /* after the table: a change walks it */
     return h;
 bad:
     free(h);
@@ -438,7 +438,7 @@ int64_t sc_hs_poll_unloads(sc_hs *h)
          * by another method. Forget every answer that is not about a boot-loader class. */
         h->epoch = v;
         hcache_drop(h);
-        for (size_t i = 0; i <= h->mask; i++)
+        for (size_t i = 0; h->tab && i <= h->mask; i++)
             if (h->tab[i].method && !h->tab[i].permanent)
                 h->tab[i].stale = true;
     }

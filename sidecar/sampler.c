@@ -30,6 +30,11 @@
 #define STATUS_MAX 1024
 #define OPEN_TIMEOUT_MS 10000 /* the per-CPU child reports within this (opening takes ~5 ms) */
 #define PUMP_MS 250           /* per-CPU: the longest a sample waits in its ring */
+/* Naming interpreted frames: a sample's Method* is resolved when its ring is drained, and a name
+ * is kept only if no class was unloaded since the pass before (interp.h); draining every 50 ms
+ * keeps that window short for JVMs that unload classes often (~20 wake-ups/s, microseconds each).
+ */
+#define PUMP_INTERP_MS 50
 #define DATA_PIPE_SIZE (1 << 20)
 #define SC_INTERP_WHY_LINE 256
 
@@ -294,7 +299,7 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     }
     sc_test_stop("record");
     for (;;) {
-        rc = sc_percpu_pump(p, out, ctl, PUMP_MS, &e);
+        rc = sc_percpu_pump(p, out, ctl, o.interp ? PUMP_INTERP_MS : PUMP_MS, &e);
         if (rc < 0)
             break;
         if (rc > 0) { /* "stop\n", or the parent closed the pipe: either way we are done */

@@ -21,7 +21,7 @@ if [ -x "$JDK25/bin/jfr" ]; then
     FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null
     runs+=("25 jfr-interp $JDK25 flame-fixture-jvm25:latest" "25 jfr $JDK25 flame-fixture-jvm25:latest")
 fi
-printf '%-16s %7s %14s %13s %10s %9s %7s  %s\n' fixture samples unnamed_before unnamed_after tvd_before tvd_after floor "top (ours / JFR)"
+printf '%-16s %7s %14s %13s %10s %9s %7s %6s  %s\n' fixture samples unnamed_before unnamed_after tvd_before tvd_after floor top10 "top (ours / JFR)"
 for r in "${runs[@]}"; do
     read -r v variant jdk image <<<"$r"
     fx=$(FLAME_FIXTURE_IMAGE=$image fixture "$variant")
@@ -34,6 +34,7 @@ for r in "${runs[@]}"; do
     flame_self a.folded >ours; flame_self b.folded >before
     jfr_self a.txt "$t0" "$t1" >jfr; jfr_self a.txt "$t0" "$t1" 1 >h1; jfr_self a.txt "$t0" "$t1" 2 >h2
     share() { awk '{ n = $NF; t += n; if ($0 ~ /(^|;)Interpreter(;| )/) u += n } END { printf "%.1f%%", t ? 100 * u / t : 0 }' "$1"; }
-    printf '%-16s %7s %14s %13s %10s %9s %7s  %s / %s\n' "jdk$v-$variant" "$(awk '{ t += $NF } END { print t }' a.folded)" \
-        "$(share b.folded)" "$(share a.folded)" "$(tvd before jfr)" "$(tvd ours jfr)" "$(tvd h1 h2)" "$(top1 ours)" "$(top1 jfr)"
+    printf '%-16s %7s %14s %13s %10s %9s %7s %6s  %s / %s\n' "jdk$v-$variant" "$(awk '{ t += $NF } END { print t }' a.folded)" \
+        "$(share b.folded)" "$(share a.folded)" "$(tvd before jfr)" "$(tvd ours jfr)" "$(tvd h1 h2)" \
+        "$(top10_overlap ours jfr)/10" "$(top1 ours)" "$(top1 jfr)"
 done

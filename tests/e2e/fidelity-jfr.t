@@ -43,7 +43,7 @@ check_one() {
     n_ours=$(total "$label.ours") n_jfr=$(total "$label.jfr.self")
     d=$(tvd "$label.ours" "$label.jfr.self") floor=$(tvd "$label.h1" "$label.h2")
     top_o=$(top1 "$label.ours") top_j=$(top1 "$label.jfr.self")
-    diag "$label: ours $n_ours Java samples, JFR $n_jfr; TVD $d, noise floor $floor; top $top_o / $top_j"
+    diag "$label: ours $n_ours Java samples, JFR $n_jfr; TVD $d, noise floor $floor; top $top_o / $top_j; top-10 overlap $(top10_overlap "$label.ours" "$label.jfr.self")/10"
     check "$label: enough samples on both sides ($n_ours, $n_jfr)" test "$n_ours" -ge 100 -a "$n_jfr" -ge 100
     is "$top_o" "$top_j" "$label: same top method as JFR"
     check "$label: TVD $d <= noise floor $floor + $MARGIN" awk -v d="$d" -v f="$floor" -v m="$MARGIN" 'BEGIN { exit !(d <= f + m) }'

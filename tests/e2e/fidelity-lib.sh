@@ -52,3 +52,9 @@ tvd() {
 top1() { sort -t"$(printf '\t')" -k2,2nr "$1" | head -1 | cut -f1; }
 # total A -> samples
 total() { awk -F'\t' '{ t += $2 } END { print t + 0 }' "$1"; }
+# top10_overlap A B -> how many of A's 10 most sampled methods are among B's 10
+top10_overlap() {
+    local t
+    t=$(printf '\t')
+    comm -12 <(sort -t"$t" -k2,2nr "$1" | head -10 | cut -f1 | sort) <(sort -t"$t" -k2,2nr "$2" | head -10 | cut -f1 | sort) | wc -l
+}

@@ -79,10 +79,18 @@ int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, fla
 /* The recorder's names of JVM k's interpreted frames (interp.h): its first line says whether
  * they could be named (else one W line with the reason), the rest are map lines for the
  * synthetic addresses, sanitised and appended to the map like the agent's own lines. */
-static void append_interp(sc_session *s, int k, int map_fd, sc_map_stats *total)
+void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window)
+{
+    if (window < 0)
+        snprintf(buf, cap, "/tmp/interp-%d.names", (int)pid);
+    else
+        snprintf(buf, cap, "/tmp/interp-%d-%d.names", (int)pid, window);
+}
+
+void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map_stats *total)
 {
     char path[64];
-    snprintf(path, sizeof path, SC_INTERP_NAMES, (int)s->jvms[k].st.pid);
+    sc_interp_names_path(path, sizeof path, s->jvms[k].st.pid, window);
     _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     off_t size = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
     if (size <= 0)
@@ -93,7 +101,7 @@ static void append_interp(sc_session *s, int k, int map_fd, sc_map_stats *total)
     if (m == MAP_FAILED)
         return;
     const char *b = m;
-    if (size > 9 && !memcmp(b, "#unnamed ", 9)) {
+    if (size > 9 && !memcmp(b, "#unnamed ", 9) && window <= 0) {
         const char *nl = memchr(b, '\n', (size_t)size);
         int len = (int)((nl ? nl : b + size) - b - 9);
         sc_warn("pid %d: interpreted Java frames stay `Interpreter`: %.*s", (int)s->jvms[k].st.pid,
@@ -206,7 +214,7 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
         if (sc_map_refresh(s->raw_fd[k], (long long)sz, map_fd[k], &st, &e2) < 0)
             sc_warn("map of pid %d: %s", (int)s->jvms[k].st.pid, e2.msg);
         if (s->interp)
-            append_interp(s, k, map_fd[k], &st);
+            sc_append_interp(s, k, -1, map_fd[k], &st);
         s->jvms[k].map_lines = st.lines_out;
         s->jvms[k].map_bytes = st.bytes_out;
         map_lines += st.lines_out;

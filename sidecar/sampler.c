@@ -400,7 +400,7 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
         names_fd[k] = -1;
     for (int k = 0; s->interp && k < s->n; k++) {
         char path[64];
-        snprintf(path, sizeof path, SC_INTERP_NAMES, (int)s->jvms[k].st.pid);
+        sc_interp_names_path(path, sizeof path, s->jvms[k].st.pid, s->interp_window);
         unlink(path);
         names_fd[k] = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     }
@@ -492,7 +492,7 @@ int sc_sampler_start(sc_session *s, bool live, const pid_t *extra, int n_extra, 
                 why);
         s->sampling = CT_SAMPLING_THREAD;
     }
-    if (s->interp && s->n > 0)
+    if (s->interp && s->n > 0 && s->interp_window <= 0) /* top: once, not per window */
         sc_warn("interpreted Java frames stay `Interpreter`: naming them needs per-CPU sampling "
                 "(the per-thread recorder is perf's own, without the stack copies it takes)");
     if (spawn_thread(s, live, r, err) < 0)

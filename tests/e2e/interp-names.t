@@ -2,8 +2,8 @@
 # Interpreted Java frames named (issue 15): a fixture whose hot path never gets JIT-compiled
 # (tests/fixtures/run.sh interp: countPrimes and isPrime excluded from compilation) profiled
 # through `docker flame`. Before, every one of its Java frames was an anonymous `Interpreter`
-# box; now they are `pkg.Class.method_[int]`, in the folded stacks, the SVG, speedscope and the
-# summary's top methods, with the callers in their real order (a wrong name would break it),
+# box; now they are `pkg.Class.method_[int]`, in the folded stacks, the SVG, speedscope, the
+# summary's top methods and `top` (snapshots and --record), with the callers in their real order (a wrong name would break it),
 # and no name that is not a method of the workload or the JDK. The ordinary fixture (JIT) keeps
 # its compiled frames and loses its `Interpreter` boxes too. Per thread: one warning, today's
 # output. Classes unloaded all the time (variant churn): never a wrong name -- the churned
@@ -35,6 +35,14 @@ plugin_env
 unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON
 cd "$TMP"
 
+# until CMD succeeds or $1 seconds pass (an event, polled with a bound)
+wait_for() {
+    local end=$((SECONDS + $1)); shift
+    until "$@"; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.1
+    done
+}
 # share (0-100) of the samples of folded file $1 whose stack has an unnamed Interpreter frame
 unnamed_share() {
     awk '{ n = $NF; t += n; if ($0 ~ /(^|;)Interpreter(;| )/) u += n } END { printf "%d\n", t ? 100 * u / t : 100 }' "$1"
@@ -60,6 +68,18 @@ like "$(sed -n '/top Java methods/{n;p}' err1)" 'FlameFixture\.isPrime$' "summar
 unlike "$(cat err1)" 'warning' "no warning"
 like "$(cat i1.svg 2>/dev/null)" 'FlameFixture\.isPrime' "SVG names it"
 like "$(cat i1.speedscope.json 2>/dev/null)" 'FlameFixture\.isPrime_\[int\]' "speedscope names it"
+
+# --- top: its windows name interpreted frames too ---
+timeout -k 10 300 docker flame top "$fx" --interval 1s --record top.folded >snap.txt 2>errt &
+tpid=$!
+top_named() { [ "$(grep -c '^--- docker flame top' snap.txt 2>/dev/null)" -ge 2 ] && grep -Eq 'FlameFixture\.isPrime' snap.txt; }
+if wait_for 120 top_named; then ok "top: a snapshot names the interpreted hot method"; else nok "top: a snapshot names the interpreted hot method"; fdiag "$(cat errt)"; fi
+ctrl_c "$tpid"
+wait "$tpid"
+is "$?" 0 "top: exit 0 on Ctrl-C"
+like "$(cat top.folded 2>/dev/null)" 'FlameFixture\.countPrimes_\[int\];FlameFixture\.isPrime_\[int\] [0-9]+' \
+    "top --record: interpreted frames named"
+unlike "$(cat errt snap.txt)" 'warning' "top: no warning"
 
 # --- per thread: today's output and one warning naming the reason ---
 timeout -k 5 120 docker flame -d 3 --sampling thread --format folded -o t1.folded "$fx" 2>err2

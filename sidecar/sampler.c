@@ -410,6 +410,9 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
     if (r->pid < 0) {
         int e = errno;
         close(p[0]), close(p[1]), close(c[0]), close(c[1]), close(st[0]), close(st[1]);
+        for (int k = 0; k < SC_MAX_JVMS; k++)
+            if (names_fd[k] >= 0)
+                close(names_fd[k]);
         return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "fork");
     }
     if (r->pid == 0) {

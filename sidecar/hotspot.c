@@ -28,7 +28,8 @@
 #define MAX_STRIDE 4096
 #define MAX_METHODS 65536 /* distinct Method* resolved per JVM per recording */
 #define MAX_HOLDER_METHODS 65535
-#define NAME_MAX_PART 512
+#define NAME_MAX_PART                                                                              \
+    400 /* per class and method name: with "_[int]" well below folding's 1024-byte frame cut */
 #define HCACHE 1024
 #define ACC_NATIVE 0x0100
 

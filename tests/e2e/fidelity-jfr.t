@@ -5,10 +5,10 @@
 # same window, fold both sides to self time per Java method (fidelity-lib.sh says how like is
 # compared with like) and compare: the top method must be the same, and the total variation
 # distance must stay within the noise floor (TVD between the two halves of the JFR window) plus
-# a margin. Before interpreted frames were named, the interpreted fixture's TVD was ~0.9 (its
-# Java self time was all `Interpreter`). JDK 25: when the host has a Temurin 25 JDK
-# (FIXTURE_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64), its fixture image is built and
-# checked too. Figures: docs/BENCHMARKS.md "Fidelity against JFR".
+# a margin that grows as samples get fewer (below). Before interpreted frames were named, the
+# interpreted fixture's TVD was ~0.9 (its Java self time was all `Interpreter`). JDK 25: when
+# the host has a Temurin 25 JDK (FIXTURE_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64), its
+# fixture image is built and checked too. Figures: docs/BENCHMARKS.md "Interpreted frames".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fidelity-lib.sh"
 engine_up || bail "no Docker engine answers"
@@ -21,7 +21,11 @@ unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_C
 cd "$TMP"
 JDK17=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
 JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
-MARGIN=${FIDELITY_MARGIN:-0.08} # floor + this; the issue's goal is floor + 0.05 (see BENCHMARKS)
+# Allowed: floor + 0.05 (the issue's goal) + 1.5/sqrt(n), n the smaller side's sample count:
+# the halves' floor measures JFR's noise at n/2, not ours, and a loaded machine leaves fewer
+# samples (at n = 350: +0.08; at n = 800: +0.05). Before interpreted frames were named the
+# interpreted fixtures were at ~0.96. FIDELITY_MARGIN=X replaces the sample-count term.
+margin() { awk -v n="$1" -v m="${FIDELITY_MARGIN:-}" 'BEGIN { printf "%.3f\n", 0.05 + (m != "" ? m : 1.5 / sqrt(n)) }'; }
 
 # check_one LABEL VARIANT JDK [image]
 check_one() {
@@ -46,7 +50,9 @@ check_one() {
     diag "$label: ours $n_ours Java samples, JFR $n_jfr; TVD $d, noise floor $floor; top $top_o / $top_j; top-10 overlap $(top10_overlap "$label.ours" "$label.jfr.self")/10"
     check "$label: enough samples on both sides ($n_ours, $n_jfr)" test "$n_ours" -ge 100 -a "$n_jfr" -ge 100
     is "$top_o" "$top_j" "$label: same top method as JFR"
-    check "$label: TVD $d <= noise floor $floor + $MARGIN" awk -v d="$d" -v f="$floor" -v m="$MARGIN" 'BEGIN { exit !(d <= f + m) }'
+    local m
+    m=$(margin "$([ "$n_ours" -lt "$n_jfr" ] && echo "$n_ours" || echo "$n_jfr")")
+    check "$label: TVD $d <= noise floor $floor + $m" awk -v d="$d" -v f="$floor" -v m="$m" 'BEGIN { exit !(d <= f + m) }'
     docker rm -f "$fx" >/dev/null
 }
 

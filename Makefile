@@ -43,6 +43,7 @@ include store/store.mk
 include plugin/plugin.mk
 include tests/tests.mk
 include bench/bench.mk
+include packaging/packaging.mk
 -include fuzz/fuzz.mk
 
 C_SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build/*')

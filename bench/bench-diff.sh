@@ -22,7 +22,7 @@ cat >"$OUT/diff-driver.c" <<'EOF'
 int main(int argc, char **argv) { return flame_cmd_diff(argc - 1, argv + 1, NULL); }
 EOF
 make -s build/libflamecmd.a build/libflamecore.a >/dev/null
-cc -O2 -D_GNU_SOURCE -I. -o "$OUT/diff" "$OUT/diff-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread
+cc -O2 -D_GNU_SOURCE -I. -o "$OUT/diff" "$OUT/diff-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread -lz
 
 # 2. Inputs (generated once, ~45 s, ~460 MB each).
 A=$OUT/diffpair-1m.a.folded B=$OUT/diffpair-1m.b.folded

@@ -20,7 +20,7 @@ int main(int argc, char **argv) { return flame_cmd_fold(argc, argv); }
 EOF
 DRIVER=$OUT/fold
 make -s build/libflamecmd.a build/libflamecore.a >/dev/null || { echo "bench: the build failed (make)" >&2; exit 1; }
-cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/fold-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread
+cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/fold-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread -lz
 
 # 2. Inputs.
 SYN=$OUT/perfscript-1m.txt

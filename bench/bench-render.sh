@@ -3,7 +3,8 @@
 # figures recorded in docs/BENCHMARKS.md, "Reference figures" (flamegraph.pl is not on this machine: the
 # ratios compare with those recorded numbers, measured on the same machine kind).
 # Prints time, peak RSS, SVG size (default minwidth; default embed limit, --no-embed and
-# --embed-limit 0), the number of frames drawn, and the time to read our own SVG back.
+# --embed-limit 0), the number of frames drawn, the time to read our own SVG back, and the
+# speedscope and pprof exports' time, memory and size.
 # Not a pass/fail test.
 set -eu
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ int main(int argc, char **argv) { return flame_cmd_render(argc, argv); }
 EOF
 DRIVER=$OUT/render
 make -s build/libflamecmd.a build/libflamecore.a >/dev/null || { echo "bench: the build failed (make)" >&2; exit 1; }
-cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/render-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread
+cc -O2 -D_GNU_SOURCE -I. -o "$DRIVER" "$OUT/render-driver.c" build/libflamecmd.a build/libflamecore.a -lm -lpthread -lz
 
 # measure OUTFILE CMD...: wall time (s), peak RSS (MB) and CPU time (s) of one run: "T M C".
 measure() {
@@ -78,6 +79,10 @@ for N in 100000 1000000; do
          "--embed-limit 0: $(mb "$OUT/render-$N-full.svg") MB (${r4%% *} s)"
     set -- $r3
     echo "  read back the --embed-limit 0 SVG -> folded: $1 s, $2 MB RSS; round trip $rt"
+    set -- $(measure "$OUT/render-$N.speedscope.json" "$DRIVER" --format speedscope "$IN")
+    echo "  --format speedscope: $1 s, $2 MB RSS, $(mb "$OUT/render-$N.speedscope.json") MB"
+    set -- $(measure "$OUT/render-$N.pb.gz" "$DRIVER" --format pprof "$IN")
+    echo "  --format pprof: $1 s, $2 MB RSS, $(mb "$OUT/render-$N.pb.gz") MB (gzip'd profile.proto)"
 done
 
 # How long a browser takes to open the graphs (needs chromium and npm ci --prefix tests/browser).

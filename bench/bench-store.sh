@@ -4,8 +4,9 @@
 # Java-like stacks (Zipf), 3,960 samples a window at the busiest normal hour (4 busy threads at
 # 99 Hz), a daily rhythm and a 14:00-15:00 UTC spike at 2.2 times that.
 #  1. bytes per window in steady state: the growth of the store over one hour once the day's
-#     stacks are known (13:00-14:00 UTC, after 12 hours), and over the spike hour; SQLite (file
-#     size) and ClickHouse (bytes_on_disk of our tables after OPTIMIZE FINAL)
+#     stacks are known (13:00-14:00 UTC, after 13 hours written by the same writer), and over the
+#     spike hour; SQLite (file size) and ClickHouse (bytes_on_disk of our tables after OPTIMIZE
+#     FINAL)
 #  2. `docker flame show` over 1 h and over 24 h of those 10-s windows, SVG written to
 #     /dev/null, median of STORE_RUNS runs (goals: 0.3 s and 2 s), from SQLite and ClickHouse
 #  3. a simulated week (STORE_DAYS days ending now) in SQLite: size before and after
@@ -36,10 +37,16 @@ gen() {
     "$GEN" --store "$1" "${WORK[@]}" --start "$2" --windows "$3" --seed "$4" --batch 360 |
         sed 's/^store-gen: //'
 }
-sqlite_size() { stat -c %s "$1"; }
+# the file once the WAL is checkpointed into it (the writer may be open, between two puts)
+sqlite_size() {
+    python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA wal_checkpoint(TRUNCATE)")' "$1"
+    stat -c %s "$1"
+}
 ch_size() {
-    ch_sql one "OPTIMIZE TABLE flame.samples FINAL" >/dev/null
-    ch_sql one "OPTIMIZE TABLE flame.stacks FINAL" >/dev/null
+    local t
+    for t in windows stack_ids stacks; do
+        ch_sql one "OPTIMIZE TABLE flame.$t FINAL" >/dev/null
+    done
     ch_sql one "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'flame'"
 }
 # median of RUNS runs of "$@", in seconds
@@ -54,18 +61,30 @@ median_s() {
     printf '%s\n' "${ts[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "%.2f", a[int((NR + 1) / 2)] / 1000 }'
 }
 
-# day STORE SIZEFN NAME: a day of windows in three steps, the hour figures, the show timings
+# day STORE SIZEFN NAME: a day of windows by ONE writer (as one recorder that runs all day: a
+# ClickHouse writer numbers its stacks per run), paused every hour; the store measured after
+# 13, 14 and 15 hours; then the show timings
 day() {
-    local st=$1 size=$2 name=$3 a b c d line
-    gen "$st" "$DAY0" 4680 1 >/dev/null               # 00:00-13:00
-    a=$($size "$st")
-    line=$(gen "$st" $((DAY0 + 13 * H)) 360 2)         # 13:00-14:00
-    b=$($size "$st")
-    echo "store: $name: steady hour (13:00-14:00 UTC; $line): $(((b - a) / 360)) bytes per 10-s window (goal <= 2048)"
-    line=$(gen "$st" $((DAY0 + 14 * H)) 360 3)         # the spike hour
-    c=$($size "$st")
-    echo "store: $name: spike hour (14:00-15:00 UTC; $line): $(((c - b) / 360)) bytes per 10-s window"
-    gen "$st" $((DAY0 + 15 * H)) 3240 4 >/dev/null    # 15:00-24:00
+    local st=$1 size=$2 name=$3 h=0 line a b c d pid
+    coproc GEN_DAY { "$GEN" --store "$st" "${WORK[@]}" --start "$DAY0" --windows 8640 --seed 1 \
+        --batch 360 --pause-every 360 2>&1; }
+    pid=$GEN_DAY_PID
+    while read -r line <&"${GEN_DAY[0]}"; do
+        case $line in
+        *paused*) h=$((h + 1)) ;;
+        *) echo "store: $name: $line"; continue ;;
+        esac
+        line=${line#*; the last 360: }
+        case $h in
+        13) a=$($size "$st") ;;
+        14) b=$($size "$st")
+            echo "store: $name: steady hour (13:00-14:00 UTC; $line): $(((b - a) / 360)) bytes per 10-s window (goal <= 2048)" ;;
+        15) c=$($size "$st")
+            echo "store: $name: spike hour (14:00-15:00 UTC; $line): $(((c - b) / 360)) bytes per 10-s window" ;;
+        esac
+        echo >&"${GEN_DAY[1]}"
+    done
+    wait "$pid" 2>/dev/null
     d=$($size "$st")
     echo "store: $name: a day of 8,640 windows: $d bytes ($((d / 1048576)) MiB, stacks included)"
     echo "store: $name: show 1 h (13:00-14:00, 360 windows): $(median_s "$FLAME" show web --store "$st" \

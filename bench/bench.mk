@@ -9,6 +9,20 @@ bench: all
 bench-overhead: all
 	bench/overhead.py $(BENCH_OVERHEAD_ARGS)
 
+# `make bench-overhead-record`: the same through `docker flame record` at its defaults (issue 13:
+# 10-s windows, 49 Hz; the recorder running through both B windows), CPU-bound fixture, with the
+# sidecar's and the plugin's own CPU. BENCH_RECORD_ARGS: e.g. --rounds 10.
+BENCH_RECORD_ARGS ?= --rounds 6 --window 20
+.PHONY: bench-overhead-record
+bench-overhead-record: all
+	bench/overhead.py --modes record --fixtures cpubound $(BENCH_RECORD_ARGS)
+
+# `make bench-host`: `docker flame host` overhead with 8 containers and post-processing cost per
+# 100k samples (bench/host.sh; needs an engine with the fixture and sidecar images).
+.PHONY: bench-host
+bench-host: all
+	bench/host.sh
+
 # `make bench-interp`: per-sample cost in the sampled thread of the registers and 16 KiB stack
 # copy that interpreted-frame naming adds (bench/interp-cost.c; docs/BENCHMARKS.md
 # "Interpreted frames"). Not part of `make bench`: it samples at 5 kHz for ~30 s.

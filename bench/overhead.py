@@ -14,6 +14,12 @@ tenants of a shared machine disturb less. `sc_cpu` is the sidecar container's CP
 recorder and sidecar together, attach and processing excluded: the recording phase only) in %
 of one core. Host modes `perf-p` / `perf-p-nobuf` run the host's `perf record -p` (per-thread,
 with and without --no-buffering) for the cost of perf's buffering alone.
+Mode `record` (issue 13): continuous recording as `docker flame record` does it at its defaults
+(10-s windows, 49 Hz, into a SQLite store in a temporary directory; --freq does not apply). A
+round is A, then the recorder started and, once it has stored its first window (steady state),
+two B windows while it runs, then it is stopped (SIGINT) before the second A. `sc_cpu` is then the
+sidecar's CPU over both B windows and `pl_cpu` the CPU of the docker CLI + plugin process tree on
+the host (the part that stores windows), each in % of one core.
 Fidelity: the test fixture's FlameFixture (several hot methods) recorded in both modes, alternately
 (thread cpu cpu thread per round): the top-10 self-time methods per mode, and the self-time
 distance (total variation) between the modes against the one between two recordings of a mode.
@@ -167,6 +173,83 @@ def record_window(fx, mode, window_s, freq, out_dir, tag):
     return t0, t1, cpu, folded
 
 
+def proc_tree_cpu(pid):
+    """CPU seconds (user + system) of pid and its descendants, alive now."""
+    parent, cpu = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(d)] = int(st[1])
+        cpu[int(d)] = int(st[11]) + int(st[12])
+    tree, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        tree.add(p)
+        todo += [c for c, pp in parent.items() if pp == p and c not in tree]
+    return sum(cpu.get(p, 0) for p in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def record_session(fx, window_s, out_dir, tag):
+    """`docker flame record` at its defaults; two B windows once its first window is stored:
+    ([(t0, t1), (t2, t3)], sidecar CPU %, plugin CPU % of one core)."""
+    db = os.path.join(out_dir, "rec-%s.db" % tag)
+    p = subprocess.Popen(["docker", "flame", "record", fx.id, "--store", db],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in p.stderr:
+        lines.append(line)
+        if "stored (" in line:
+            break
+    else:
+        sys.exit("bench: docker flame record stored nothing (exit %s): %s" % (p.wait(), "".join(lines)))
+    threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
+    ids = sh("docker", "ps", "-q", "--no-trunc", "--filter", "label=com.docker-flame.sidecar=1",
+             "--filter", "label=com.docker-flame.target=" + fx.id).split()
+    sc = ids[0] if ids else None
+    c0, u0, s0 = cpuacct(sc) if sc else None, proc_tree_cpu(p.pid), time.time()
+    wins = []
+    for i in range(2):
+        t0 = now_ms()
+        time.sleep(window_s)
+        wins.append((t0, now_ms()))
+        if i == 0:
+            time.sleep(1)
+    c1, u1, s1 = cpuacct(sc) if sc else None, proc_tree_cpu(p.pid), time.time()
+    p.send_signal(2)
+    if p.wait(timeout=120) != 0:
+        sys.exit("bench: docker flame record exited %d" % p.returncode)
+    cpu = 100.0 * (c1 - c0) / 1e9 / (s1 - s0) if c0 is not None and c1 is not None else float("nan")
+    return wins, cpu, 100.0 * (u1 - u0) / (s1 - s0)
+
+
+def record_round(fx, a, tmp, name, r):
+    """A, B, B, A with the recorder running through both B: (rates, effs, sidecar %, plugin %)."""
+    rates, effs = [], []
+
+    def add(t0, t1):
+        rate, eff = fx.window(t0, t1)
+        rates.append(rate)
+        effs.append(eff)
+
+    t0 = now_ms()
+    time.sleep(a.window)
+    add(t0, now_ms())
+    time.sleep(1)
+    wins, sc, pl = record_session(fx, a.window, tmp, "%s-%d" % (name, r))
+    for w in wins:
+        add(*w)
+    time.sleep(1)
+    t0 = now_ms()
+    time.sleep(a.window)
+    add(t0, now_ms())
+    return rates, effs, sc, pl
+
+
 def self_shares(path):
     counts = {}
     with open(path) as f:
@@ -223,7 +306,8 @@ def main():
     ap.add_argument("--window", type=int, default=8, help="seconds per window")
     ap.add_argument("--freq", type=int, default=99)
     ap.add_argument("--fixtures", default="pingpong,cpubound,fidelity")
-    ap.add_argument("--modes", default="thread,cpu", help="thread,cpu,perf-p,perf-p-nobuf")
+    ap.add_argument("--modes", default="thread,cpu",
+                    help="thread,cpu,perf-p,perf-p-nobuf,record (record: docker flame record)")
     ap.add_argument("--warm", type=int, default=15, help="seconds of warm-up")
     a = ap.parse_args()
     if os.environ.get("FLAME_ENGINE_DIR") and not os.environ.get("DOCKER_HOST"):
@@ -251,14 +335,17 @@ def main():
                 continue
             print("\n## %s (%s): work/s per window; slow%% = 1 - mean(B)/mean(A)" %
                   (name, " ".join(FIXTURES[name])))
-            print("%-13s %5s %10s %10s %10s %10s %8s %8s %8s" %
-                  ("mode", "round", "A1", "B1", "B2", "A2", "slow%", "eff%", "sc_cpu%"))
+            print("%-13s %5s %10s %10s %10s %10s %8s %8s %8s %8s" %
+                  ("mode", "round", "A1", "B1", "B2", "A2", "slow%", "eff%", "sc_cpu%", "pl_cpu%"))
             res = {}
             folded = {}
             for mode in a.modes.split(","):
                 for r in range(1, a.rounds + 1):
-                    rates, effs, cpus = [], [], []
-                    for w, kind in enumerate("ABBA"):
+                    rates, effs, cpus, pl = [], [], [], float("nan")
+                    if mode == "record":
+                        rates, effs, sc, pl = record_round(fx, a, tmp, name, r)
+                        cpus.append(sc)
+                    for w, kind in enumerate("ABBA" if mode != "record" else ""):
                         if kind == "A":
                             t0 = now_ms()
                             time.sleep(a.window)
@@ -276,20 +363,22 @@ def main():
                     slow = 100 * (1 - (rates[1] + rates[2]) / (rates[0] + rates[3]))
                     effslow = 100 * (1 - (effs[1] + effs[2]) / (effs[0] + effs[3]))
                     c = statistics.mean(cpus)
-                    res.setdefault(mode, []).append((slow, effslow, c))
-                    print("%-13s %5d %s %s %s %s %8.2f %8.2f %8.3f" %
-                          (mode, r, *[fmt(x) for x in rates], slow, effslow, c), flush=True)
-            print("\n%-13s %10s %8s %8s %10s %8s %10s" %
-                  ("mode", "slow% mean", "stdev", "median", "eff% mean", "stdev", "sc_cpu%"))
+                    res.setdefault(mode, []).append((slow, effslow, c, pl))
+                    print("%-13s %5d %s %s %s %s %8.2f %8.2f %8.3f %8.3f" %
+                          (mode, r, *[fmt(x) for x in rates], slow, effslow, c, pl), flush=True)
+            print("\n%-13s %10s %8s %8s %10s %8s %10s %10s" %
+                  ("mode", "slow% mean", "stdev", "median", "eff% mean", "stdev", "sc_cpu%",
+                   "pl_cpu%"))
             for mode, v in res.items():
                 s = [x[0] for x in v]
                 e = [x[1] for x in v]
                 c = [x[2] for x in v]
+                pc = [x[3] for x in v]
                 sd = statistics.stdev(s) if len(s) > 1 else 0
                 ed = statistics.stdev(e) if len(e) > 1 else 0
-                print("%-13s %10.2f %8.2f %8.2f %10.2f %8.2f %10.3f" %
+                print("%-13s %10.2f %8.2f %8.2f %10.2f %8.2f %10.3f %10.3f" %
                       (mode, statistics.mean(s), sd, statistics.median(s), statistics.mean(e), ed,
-                       statistics.mean(c)))
+                       statistics.mean(c), statistics.mean(pc)))
         finally:
             fx.stop()
     subprocess.run(["rm", "-rf", tmp])

@@ -21,7 +21,7 @@
 
 typedef struct gen_args {
     const char *store, *container, *id, *host, *image, *start, *workload, *fixture;
-    int64_t pid, windows, window_ms, stacks, samples, seed, batch, empty_every;
+    int64_t pid, windows, window_ms, stacks, samples, seed, batch, empty_every, pause_every;
     bool help;
 } gen_args;
 
@@ -58,6 +58,9 @@ static const arg_spec specs[] = {
      .hi = 100000},
     {.lng = "empty-every", .kind = ARG_INT, .off = F(empty_every, int64_t), .meta = "N",
      .help = "every Nth window has no stacks (0 = none)", .lo = 0, .hi = 1e9},
+    {.lng = "pause-every", .kind = ARG_INT, .off = F(pause_every, int64_t), .meta = "N",
+     .help = "after every N windows (a multiple of --batch), say so and wait for a line on stdin"
+             " (EOF: stop): one writer measured at several points", .lo = 0, .hi = 1e8},
     {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this help"},
 };
 // clang-format on
@@ -251,7 +254,7 @@ int main(int argc, char **argv)
     double t0 = mono_s();
     store_window *w = calloc((size_t)a.batch, sizeof *w);
     int rc = 0;
-    int64_t done = 0, spooled = 0, distinct = 0, samples = 0;
+    int64_t done = 0, spooled = 0, distinct = 0, samples = 0, p_samples = 0, p_distinct = 0;
     while (rc >= 0 && done < a.windows) {
         size_t n = 0;
         for (; n < (size_t)a.batch && done + (int64_t)n < a.windows; n++) {
@@ -294,6 +297,20 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             profile_free((profile *)w[i].stacks);
         done += rc >= 0 ? (int64_t)n : 0;
+        /* the bench measures the store here, with this writer (and its stack numbering) alive */
+        if (rc >= 0 && a.pause_every && done % a.pause_every == 0 && done < a.windows) {
+            char line[16];
+            printf("store-gen: paused after %lld windows; the last %lld: %.0f samples, %.0f "
+                   "distinct stacks per window\n",
+                   (long long)done, (long long)a.pause_every,
+                   (double)(samples - p_samples) / (double)a.pause_every,
+                   (double)(distinct - p_distinct) / (double)a.pause_every);
+            p_samples = samples;
+            p_distinct = distinct;
+            fflush(stdout);
+            if (!fgets(line, sizeof line, stdin))
+                break;
+        }
     }
     /* as the recorder does when it stops: what the spool still holds goes now if it can */
     flame_err ferr = FLAME_ERR_INIT;

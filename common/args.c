@@ -86,28 +86,27 @@ void args_format_duration(uint64_t ms, char *buf, size_t cap)
     }
 }
 
-/* The i-th option of the verb: its own, then the shared ones. */
-static const arg_spec *spec_at(const args_verb *v, size_t i)
+const arg_spec *args_spec(const args_verb *v, size_t i)
 {
     return i < v->nspecs                ? &v->specs[i]
            : i - v->nspecs < v->nshared ? &v->shared[i - v->nspecs]
                                         : NULL;
 }
 
-static const arg_spec *find_long(const args_verb *v, const char *name, size_t n)
+const arg_spec *args_find_long(const args_verb *v, const char *name, size_t n)
 {
     const arg_spec *s;
-    for (size_t i = 0; (s = spec_at(v, i)); i++)
+    for (size_t i = 0; (s = args_spec(v, i)); i++)
         if (s->lng && strlen(s->lng) == n && !strncmp(s->lng, name, n))
             return s;
     return NULL;
 }
 
-static const arg_spec *find_short(const args_verb *v, char c)
+const arg_spec *args_find_short(const args_verb *v, char c)
 {
     const arg_spec *s;
-    for (size_t i = 0; (s = spec_at(v, i)); i++)
-        if (s->shrt == c)
+    for (size_t i = 0; (s = args_spec(v, i)); i++)
+        if (s->shrt && s->shrt == c)
             return s;
     return NULL;
 }
@@ -275,7 +274,7 @@ int args_parse(const args_verb *v, int argc, char **argv, void *dest, int *rest,
         size_t nl = eq ? (size_t)(eq - name) : strlen(name);
         const arg_spec *s = NULL;
         if (dd || (v->flags & ARGS_SINGLE_DASH_LONG))
-            s = find_long(v, name, nl);
+            s = args_find_long(v, name, nl);
         if (s || dd) {
             char flag[96];
             snprintf(flag, sizeof flag, "--%.*s", (int)(nl < 80 ? nl : 80), name);
@@ -297,7 +296,7 @@ int args_parse(const args_verb *v, int argc, char **argv, void *dest, int *rest,
         /* short options, clustered: -qv, -d10, -d 10, -d=10 */
         for (const char *p = name; *p; p++) {
             char flag[4] = {'-', *p, 0, 0};
-            s = find_short(v, *p);
+            s = args_find_short(v, *p);
             if (!s)
                 return args_error(v, err, "unknown flag: %s", flag);
             if (s->kind == ARG_FLAG) {
@@ -328,7 +327,7 @@ int args_parse(const args_verb *v, int argc, char **argv, void *dest, int *rest,
 void args_help(const args_verb *v, FILE *out)
 {
     const arg_spec *s;
-    for (size_t i = 0; (s = spec_at(v, i)); i++) {
+    for (size_t i = 0; (s = args_spec(v, i)); i++) {
         if (s->flags & ARG_HIDDEN)
             continue;
         char left[96];

@@ -53,13 +53,15 @@ typedef struct arg_spec {
     arg_kind kind;
     size_t off;
     int set;
-    const char *meta;           /* value placeholder in --help ("DURATION"); NULL for flags */
-    const char *help;           /* may hold '\n' for more lines */
-    double lo, hi;              /* ARG_INT, ARG_NUM; ARG_DURATION in ms */
-    const char *const *choices; /* ARG_CHOICE: NULL-terminated */
+    const char *meta; /* value placeholder in --help ("DURATION"); NULL for flags */
+    const char *help; /* may hold '\n' for more lines */
+    double lo, hi;    /* ARG_INT, ARG_NUM; ARG_DURATION in ms */
+    /* ARG_CHOICE: the values, NULL-terminated. ARG_STR: values offered by shell completion
+     * (not enforced here; the spec's store() checks, e.g. palettes) */
+    const char *const *choices;
     unsigned flags;
     int (*store)(void *base, const arg_val *v, flame_err *err);
-    /* What a value is, for shell completion: "file", "dir", "container", NULL = nothing */
+    /* What a value is, for shell completion (plugin/complete.c): "file", "dir", NULL = nothing */
     const char *complete;
 } arg_spec;
 
@@ -102,6 +104,13 @@ int args_parse(const args_verb *v, int argc, char **argv, void *dest, int *rest,
 /* A verb's own error in the same form: "<message> (see `<verb> --help`)", FLAME_EXIT_USAGE. */
 int args_error(const args_verb *v, flame_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The i-th option of the verb: its own, then the shared ones; NULL past the last. */
+const arg_spec *args_spec(const args_verb *v, size_t i);
+/* The option named --name (n bytes of it) or -c in v's table (its own, then the shared one), or
+ * NULL. */
+const arg_spec *args_find_long(const args_verb *v, const char *name, size_t n);
+const arg_spec *args_find_short(const args_verb *v, char c);
 
 /* The options part of --help, from the table: "  -d, --duration DURATION  help..." */
 void args_help(const args_verb *v, FILE *out);

@@ -8,7 +8,7 @@
 
 /* ---- names ---- */
 
-static const char *const verb_names[CT_VERB_COUNT] = {"record", "top", "restore"};
+static const char *const verb_names[CT_VERB_COUNT] = {"record", "top", "restore", "host"};
 static const char *const inject_names[] = {"auto", "mount", "copy", NULL};
 static const char *const error_names[CT_ERR_COUNT] = {"no_jvm", "no_pid",      "attach",
                                                       "inject", "perf_denied", "perf_unsupported",
@@ -93,6 +93,8 @@ static const arg_spec sidecar_specs[] = {
      .help = "how the agent becomes visible in the target", .choices = inject_names},
     {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
      .help = "auto (per CPU, else per thread), cpu or thread", .choices = ct_sampling_names},
+    {.lng = "attach", .kind = ARG_STR, .off = F(attach_ids, const char *), .meta = "IDS",
+     .help = "host: full ids (comma-separated) of the containers whose JVMs get the agent"},
     {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this text"},
 };
 // clang-format on
@@ -116,9 +118,9 @@ void ct_args_default(ct_args *a, enum ct_verb verb)
 void ct_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: %s record|top|restore [OPTIONS]\n"
-            "Runs in a container that shares the target's PID namespace; writes the result\n"
-            "stream of docs/PROTOCOL.md (version %d) on stdout.\n\nOptions:\n",
+            "Usage: %s record|top|restore|host [OPTIONS]\n"
+            "Runs in a container that shares the target's PID namespace (host: the host's);\n"
+            "writes the result stream of docs/PROTOCOL.md (version %d) on stdout.\n\nOptions:\n",
             CT_SIDECAR_PATH, CT_VERSION);
     args_help(&sidecar_verb, out);
 }
@@ -136,7 +138,7 @@ int ct_argv_parse(int argc, char **argv, ct_args *a, flame_err *err)
     }
     if (verb < 0)
         return flame_fail(err, FLAME_EXIT_USAGE,
-                          "expected the command record, top or restore (see `%s --help`)",
+                          "expected the command record, top, restore or host (see `%s --help`)",
                           sidecar_verb.name);
     ct_args_default(a, (enum ct_verb)verb);
     return args_parse(&sidecar_verb, argc - 2, argv + 2, a, NULL, err);
@@ -175,7 +177,7 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
     }
     /* Durations go over as whole milliseconds: the plugin checked them against the same
      * bounds, so the sidecar can never refuse what the plugin accepted. */
-    if (ok && a->verb == CT_RECORD)
+    if (ok && (a->verb == CT_RECORD || a->verb == CT_HOST))
         ok = push(argv, cap, &n, buf, bufcap, &used, "--duration=%llums",
                   (unsigned long long)a->duration_ms);
     if (ok && a->verb == CT_TOP)
@@ -197,6 +199,8 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
                   ct_sampling_name((enum ct_sampling)a->sampling));
     if (ok && a->last_window)
         ok = push(argv, cap, &n, buf, bufcap, &used, "--last-window");
+    if (ok && a->verb == CT_HOST && a->attach_ids && *a->attach_ids)
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--attach=%s", a->attach_ids);
     return ok ? n : -1;
 }
 
@@ -204,7 +208,7 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
 
 bool ct_tag_valid(int tag)
 {
-    return tag && strchr("VJPWFSETD", tag) != NULL;
+    return tag && strchr("VJPWFSETDHKU", tag) != NULL;
 }
 
 int ct_line_split(const char *line, size_t len, enum ct_tag *tag, const char **payload,
@@ -380,6 +384,8 @@ int ct_format_jvm(char *buf, size_t cap, const ct_jvm *j)
         jw_raw(&w, "null");
     }
     jw_u64(&w, "attach_ms", j->attach_ms);
+    if (j->container[0])
+        jw_str(&w, "container", j->container);
     return jw_end(&w);
 }
 
@@ -408,6 +414,22 @@ int ct_format_summary(char *buf, size_t cap, const ct_summary *s)
     jw_close(&w);
     jw_str(&w, "sampling", s->sampling);
     jw_str(&w, "filter", s->filter);
+    return jw_end(&w);
+}
+
+#define HF(f)                                                                                      \
+    {                                                                                              \
+#f, offsetof(ct_host, f)                                                                   \
+    }
+const ct_field ct_host_fields[CT_HOST_NFIELDS] = {HF(cpus), HF(record_ms), HF(frequency), HF(tasks),
+                                                  HF(unattributed)};
+#undef HF
+
+int ct_format_host(char *buf, size_t cap, const ct_host *h)
+{
+    jw w = jw_begin(buf, cap);
+    jw_fields(&w, h, ct_host_fields, CT_HOST_NFIELDS);
+    jw_str(&w, "cgroup", h->cgroup);
     return jw_end(&w);
 }
 

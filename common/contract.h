@@ -26,7 +26,8 @@
 
 /* ---- the sidecar's command line ---- */
 
-enum ct_verb { CT_RECORD, CT_TOP, CT_RESTORE, CT_VERB_COUNT };
+/* host: the whole host, from a sidecar in the host's PID namespace (docs/HOST.md). */
+enum ct_verb { CT_RECORD, CT_TOP, CT_RESTORE, CT_HOST, CT_VERB_COUNT };
 enum ct_inject { CT_INJECT_AUTO, CT_INJECT_MOUNT, CT_INJECT_COPY, CT_INJECT_COUNT };
 /* How samples are taken (docs/SIDECAR.md "Sampling"): auto = per CPU, per thread when per-CPU
  * events are refused (with a W line); cpu = per CPU or fail (perf_denied); thread = per thread. */
@@ -43,6 +44,9 @@ typedef struct ct_args {
     bool last_window; /* top: at the stop, send the window cut short too (the recorder keeps it) */
     int inject;       /* enum ct_inject */
     int sampling; /* enum ct_sampling; sent only when not auto, so an older sidecar still runs */
+    /* host: comma-separated full container ids whose JVMs get the agent (the containers of the
+     * plugin's own engine, or those of --container); NULL = none. At most CT_ATTACH_IDS_MAX. */
+    const char *attach_ids;
     bool help;
 } ct_args;
 
@@ -50,7 +54,8 @@ void ct_args_default(ct_args *a, enum ct_verb verb);
 /* The sidecar's argv (argv[0] = CT_SIDECAR_PATH), NULL-terminated; the strings live in buf.
  * Returns argc, or -1 when cap or bufcap is too small (CT_ARGV_MAX / CT_ARGV_BUF suffice). */
 #define CT_ARGV_MAX 24
-#define CT_ARGV_BUF 512
+#define CT_ARGV_BUF 8192
+#define CT_ATTACH_IDS_MAX 64
 int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, size_t bufcap);
 /* argv[0] is the program, argv[1] the verb. Errors are FLAME_EXIT_USAGE with one line. */
 int ct_argv_parse(int argc, char **argv, ct_args *a, flame_err *err);
@@ -71,9 +76,12 @@ enum ct_tag {
     CT_TAG_WARNING = 'W', /* free text */
     CT_TAG_FOLDED = 'F',  /* "frame;frame;... count" */
     CT_TAG_SUMMARY = 'S',
-    CT_TAG_ERROR = 'E',  /* "<code name> <text>", instead of F/S */
-    CT_TAG_WINDOW = 'T', /* top: a window starts; its F lines and a P line follow */
-    CT_TAG_DONE = 'D',   /* last line; a stream without it was cut short */
+    CT_TAG_ERROR = 'E',   /* "<code name> <text>", instead of F/S */
+    CT_TAG_WINDOW = 'T',  /* top: a window starts; its F lines and a P line follow */
+    CT_TAG_DONE = 'D',    /* last line; a stream without it was cut short */
+    CT_TAG_HOST = 'H',    /* host: ct_host, before the S line */
+    CT_TAG_TASK = 'K',    /* host: "pid tid vpid vtid key;process;thread", a U line's tid */
+    CT_TAG_SAMPLES = 'U', /* host: samples for the timeline, "cpu,ms,tid" separated by spaces */
 };
 bool ct_tag_valid(int tag);
 
@@ -118,6 +126,8 @@ typedef struct ct_jvm {
     enum ct_injected inject;
     char reason[512]; /* why Java names may be missing; "" = none */
     uint64_t attach_ms;
+    char
+        container[144]; /* host: the container key of its stacks ("host", "<id>[/<id>]"), else "" */
 } ct_jvm;
 
 typedef struct ct_progress {
@@ -156,6 +166,12 @@ typedef struct ct_summary {
                        (dropped by the sidecar), "pid" (per-thread events: never taken) */
 } ct_summary;
 
+/* host: what the shares of the table are relative to. */
+typedef struct ct_host {
+    uint64_t cpus, record_ms, frequency, tasks, unattributed;
+    char cgroup[16]; /* the sidecar's view of the cgroup layout: "v1", "v2", "hybrid", "unknown" */
+} ct_host;
+
 typedef struct ct_window {
     uint64_t window, start_ms, ms, samples, folded, lost, skipped, jit_leaf, jit_leaf_named,
         process_ms, end_mono_ms;
@@ -171,6 +187,8 @@ typedef struct ct_field {
 #define CT_PROGRESS_NFIELDS 4
 extern const ct_field ct_progress_fields[CT_PROGRESS_NFIELDS];
 #define CT_WINDOW_NFIELDS 11
+#define CT_HOST_NFIELDS 5
+extern const ct_field ct_host_fields[CT_HOST_NFIELDS];
 extern const ct_field ct_window_fields[CT_WINDOW_NFIELDS];
 #define CT_SUMMARY_NFIELDS 7 /* the counters; named_share, timings, jvms and caps apart */
 extern const ct_field ct_summary_fields[CT_SUMMARY_NFIELDS];
@@ -182,6 +200,7 @@ int ct_format_jvm(char *buf, size_t cap, const ct_jvm *j);
 int ct_format_progress(char *buf, size_t cap, const ct_progress *p);
 int ct_format_summary(char *buf, size_t cap, const ct_summary *s);
 int ct_format_window(char *buf, size_t cap, const ct_window *w);
+int ct_format_host(char *buf, size_t cap, const ct_host *h);
 /* "<code name> <text>" */
 int ct_format_error(char *buf, size_t cap, enum ct_error code, const char *text);
 /* The E payload split back: code and the text that follows it. */

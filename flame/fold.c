@@ -166,7 +166,13 @@ static int key_push_text(folder *f, size_t *n, const char *s, size_t len, bool s
 static int count_sample(folder *f)
 {
     size_t n = 0;
-    if (f->o.root_for_pid) {
+    const char *task = f->o.root_for_task ? f->o.root_for_task(f->o.root_ctx, f->pid, f->tid,
+                                                               f->pname, f->pname_len)
+                                          : NULL;
+    if (task) {
+        if (key_push_text(f, &n, task, strnlen(task, 4096), true) < 0)
+            return -1;
+    } else if (f->o.root_for_pid) {
         const char *root = f->o.root_for_pid(f->o.root_ctx, f->pid);
         if (root) {
             char buf[FOLD_MAX_FRAME];
@@ -180,7 +186,7 @@ static int count_sample(folder *f)
         }
     }
     /* compat keeps a ';' in the comm, which then separates frames, as in Perl's output */
-    if (key_push_text(f, &n, f->pname, f->pname_len, f->o.compat) < 0)
+    if (!task && key_push_text(f, &n, f->pname, f->pname_len, f->o.compat) < 0)
         return -1;
     if (!GROW(f->key, f->key_cap, n + f->nfr + 1))
         return -1;
@@ -188,6 +194,8 @@ static int count_sample(folder *f)
         f->key[n++] = f->fr[i];
     if (f->truncated && key_push(f, &n, prof_name_intern(f->prof, "[truncated]", 11)) < 0)
         return -1;
+    if (f->o.on_sample)
+        f->o.on_sample(f->o.root_ctx, f->pid, f->tid, f->cpu, f->time_us);
     unsigned long long count = f->o.compat || f->o.period ? f->period : 1;
     if (prof_stack_add_deep(f->prof, f->key, n, (double)count, 0) < 0)
         return -1;
@@ -281,6 +289,18 @@ static int on_header(folder *f, header *h, flame_err *err)
     } else if (!pid.p) /* ours: perf printed the tid only */
         pid = (span){"?", 1};
     f->pid = span_long(span_eq(pid, "?") ? tid : pid);
+    f->tid = span_long(tid);
+    f->cpu = h->cpu.p ? (int)span_long(h->cpu) : -1;
+    f->time_us = 0;
+    if (h->time.p) { /* "seconds.fraction": microseconds, whatever the fraction's digits */
+        const char *dot = memchr(h->time.p, '.', h->time.len);
+        size_t il = dot ? (size_t)(dot - h->time.p) : h->time.len;
+        unsigned long long us = (unsigned long long)span_long((span){h->time.p, il}) * 1000000ull;
+        unsigned long long frac = 0, scale = 100000;
+        for (size_t k = il + 1; dot && k < h->time.len && scale; k++, scale /= 10)
+            frac += (unsigned long long)(h->time.p[k] - '0') * scale;
+        f->time_us = us + frac;
+    }
     f->period = parse_period(h->period);
 
     size_t comm_len = h->comm.len > FOLD_MAX_FRAME ? FOLD_MAX_FRAME : h->comm.len;

@@ -77,7 +77,8 @@ static inline const char *find_bytes(const char *h, size_t hn, const char *n, si
 
 typedef struct header {
     span comm, pid, tid, event, period;
-    span rest; /* ours only: a frame printed on the header line (perf record without -g) */
+    span time, cpu; /* ours only: the timestamp (without ':') and the "[cpu]" token's digits */
+    span rest;      /* ours only: a frame printed on the header line (perf record without -g) */
 } header;
 
 /* Perl's header regex, with the comm's minimum length (2 in Perl, 1 in our dialect). */
@@ -123,7 +124,9 @@ struct folder {
     bool in_sample;
     char *pname;
     size_t pname_len;
-    long pid;
+    long pid, tid;
+    int cpu; /* -1 unknown */
+    unsigned long long time_us;
     unsigned long long period;
     enum leaf_kind leaf;
     bool truncated;

@@ -143,6 +143,8 @@ bool header_ours(const char *s, size_t n, header *h)
                      pid_token(tok[1].p, tok[1].len, &h->pid, &h->tid))
                 pid_at = 1;
             if (pid_at >= 0) {
+                h->time = (span){cur.p, cur.len - 1};
+                h->cpu = pid_at == 1 ? (span){tok[2].p + 1, tok[2].len - 2} : (span){NULL, 0};
                 const char *comm_end = tok[pid_at - 1].p + tok[pid_at - 1].len;
                 h->comm = (span){s + first, (size_t)(comm_end - (s + first))};
                 if (!h->tid.p) { /* perf's default prints the tid only */

@@ -15,18 +15,19 @@
 #include "flame/frame.h"
 #include "flame/render.h"
 
-static const char *const palette_names[] = {
+const char *const render_palette_names[] = {
     [PAL_HOT] = "hot",       [PAL_MEM] = "mem",       [PAL_IO] = "io",
     [PAL_WAKEUP] = "wakeup", [PAL_CHAIN] = "chain",   [PAL_JAVA] = "java",
     [PAL_JS] = "js",         [PAL_PERL] = "perl",     [PAL_RED] = "red",
     [PAL_GREEN] = "green",   [PAL_BLUE] = "blue",     [PAL_AQUA] = "aqua",
     [PAL_YELLOW] = "yellow", [PAL_PURPLE] = "purple", [PAL_ORANGE] = "orange",
+    [PAL_ORANGE + 1] = NULL,
 };
 
 int palette_parse(const char *s)
 {
-    for (size_t i = 0; i < sizeof palette_names / sizeof *palette_names; i++)
-        if (strcmp(s, palette_names[i]) == 0)
+    for (size_t i = 0; render_palette_names[i]; i++)
+        if (strcmp(s, render_palette_names[i]) == 0)
             return (int)i;
     return -1;
 }

@@ -30,4 +30,5 @@ int render_svg(const profile *p, const render_opts *o, FILE *out, flame_err *err
 int export_speedscope(const profile *p, const char *name, FILE *out, flame_err *err);
 /* Validation helpers for command lines. */
 bool render_palette_valid(const char *name);
-bool render_bgcolor_valid(const char *s); /* yellow blue green grey or #rrggbb */
+extern const char *const render_palette_names[]; /* "hot", "mem", ..., NULL: the palettes */
+bool render_bgcolor_valid(const char *s);        /* yellow blue green grey or #rrggbb */

@@ -23,14 +23,14 @@ FUZZ_SRC_svg_xml     := $(FUZZ_FLAME)
 FUZZ_SRC_svg_load    := $(FUZZ_FLAME)
 FUZZ_SRC_diff        := $(FUZZ_FLAME)
 FUZZ_SRC_perfmap     := sidecar/perfmap.c $(FUZZ_COMMON)
-FUZZ_SRC_proc        := sidecar/discover.c sidecar/perfstream.c $(FUZZ_COMMON)
+FUZZ_SRC_proc        := sidecar/discover.c sidecar/perfstream.c sidecar/hostproc.c $(FUZZ_COMMON)
 FUZZ_SRC_attach      := sidecar/attach.c sidecar/target.c $(FUZZ_COMMON)
 FUZZ_SRC_demux       := plugin/demux.c plugin/proto.c $(FUZZ_FLAME)
 FUZZ_SRC_proto       := plugin/proto.c $(FUZZ_FLAME)
 FUZZ_SRC_endpoint    := plugin/endpoint.c $(FUZZ_COMMON)
 FUZZ_SRC_engine      := plugin/engine.c plugin/endpoint.c plugin/demux.c plugin/proto.c \
                         $(FUZZ_FLAME)
-FUZZ_LIB_FLAME    := -lm -lpthread
+FUZZ_LIB_FLAME    := -lm -lpthread -lz
 FUZZ_LIB_fold     := $(FUZZ_LIB_FLAME)
 FUZZ_LIB_fold_compat := $(FUZZ_LIB_FLAME)
 FUZZ_LIB_profile  := $(FUZZ_LIB_FLAME)

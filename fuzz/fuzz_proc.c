@@ -1,9 +1,12 @@
 /* libFuzzer harness: the sidecar's parsers of /proc text the target controls — status
  * (sc_parse_status), maps (sc_maps_find_libjvm), a JDK release file (sc_parse_release), JVM
  * options (sc_flag_preserve_fp, NUL- and space-separated) — each fed the whole input in an
- * exact-size buffer, and the perf pipe-stream counter (sc_perfstream_feed) fed it in pieces. */
+ * exact-size buffer, and the perf pipe-stream counter (sc_perfstream_feed) fed it in pieces.
+ * `docker flame host`'s parsers (sidecar/hostproc.h) too: the cgroup key, the cgroup layout
+ * from mountinfo, NSpid, the task table's line. */
 #include "fuzz/fuzz.h"
 
+#include "sidecar/hostproc.h"
 #include "sidecar/sidecar.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -34,6 +37,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_ASSERT(fp >= -1 && fp <= 1);
     fp = sc_flag_preserve_fp(buf, size, ' ', fp);
     FUZZ_ASSERT(fp >= -1 && fp <= 1);
+
+    char key[SC_HOST_KEY_MAX], small[70];
+    memset(key, 'x', sizeof key);
+    int levels = sc_host_cgroup_key(buf, size, key, sizeof key);
+    FUZZ_ASSERT(levels >= -1 && levels <= SC_HOST_NEST_MAX && memchr(key, '\0', sizeof key));
+    FUZZ_ASSERT(levels > 0 || !strcmp(key, "host"));
+    FUZZ_ASSERT(sc_host_cgroup_key(buf, size, small, sizeof small) <= 1);
+    enum sc_host_layout lay = sc_host_layout(buf, size);
+    FUZZ_ASSERT(lay >= SC_CG_UNKNOWN && lay <= SC_CG_HYBRID);
+    sc_host_ids ids;
+    if (sc_host_parse_status(buf, size, &ids) == 0)
+        FUZZ_ASSERT(ids.host && ids.levels >= 1 && ids.levels <= 32 &&
+                    memchr(ids.name, '\0', sizeof ids.name));
+    sc_host_task task;
+    if (sc_host_task_parse(buf, size, &task) == 0) {
+        char line[512];
+        FUZZ_ASSERT(sc_host_task_format(&task, line, sizeof line) > 0);
+    }
 
     /* perf's pipe-mode stream, split at a size taken from the first byte */
     sc_perfstream ps;

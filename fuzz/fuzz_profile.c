@@ -1,11 +1,13 @@
 /* libFuzzer harness: folded stacks (1 or 2 count columns) -> profile (flame/profile.h), then
- * rendered (render_svg, export_speedscope) into a sink. The first byte picks how: load the whole
- * input with profile_load (fmemopen) or line by line with profile_add_line, and which render
- * options. Invariant: the folded text we write back loads again to the same stacks and totals. */
+ * rendered (render_svg, export_speedscope, export_pprof) into a sink. The first byte picks how:
+ * load the whole input with profile_load (fmemopen) or line by line with profile_add_line, and
+ * which render options. Invariant: the folded text we write back loads again to the same stacks and
+ * totals. */
 #include "fuzz/fuzz.h"
 
 #include <math.h>
 
+#include "flame/pprof.h"
 #include "flame/profile.h"
 #include "flame/render.h"
 
@@ -109,6 +111,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FILE *sink = fuzz_sink();
         (void)render_svg(p, &o, sink, &err);
         (void)export_speedscope(p, "fuzz <&>", sink, &err);
+        pprof_meta pm = {
+            .layout = (enum pprof_layout)(bits % 3), .container = "c<&>", .jvm_pid = bits};
+        (void)export_pprof(p, &pm, sink, &err);
         const char *names[4];
         double counts[4];
         (void)profile_top_self(p, 4, bits & 2, names, counts);

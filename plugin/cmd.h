@@ -6,9 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/args.h"
 #include "common/err.h"
 #include "flame/profile.h"
 #include "plugin/endpoint.h"
+#include "plugin/engine.h"
 
 int flame_cmd_fold(int argc, char **argv);
 int flame_cmd_render(int argc, char **argv);
@@ -34,6 +36,12 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof);
 /* The verbs that talk to the engine; g: Docker's global flags. */
 int flame_cmd_profile(const ep_globals *g, int argc, char **argv);
 int flame_cmd_gc(const ep_globals *g, int argc, char **argv);
+/* Remove every sidecar whose run label is run_id (spec_run_id(): this process), whatever its
+ * state (a recorder sweeping what an engine restart left of its own runs); *removed counts them. */
+int gc_owned(engine *e, const char *run_id, unsigned *removed, flame_err *err);
+/* `docker flame ps` and `stop`: the background recordings (plugin/cmd_ps.c). */
+int flame_cmd_ps(const ep_globals *g, int argc, char **argv);
+int flame_cmd_stop(const ep_globals *g, int argc, char **argv);
 /* The profile store's verbs (plugin/cmd_show.c, cmd_ls.c, cmd_prune.c): no engine needed (g is
  * unused; the signature is the verb table's). */
 int flame_cmd_show(const ep_globals *g, int argc, char **argv);
@@ -42,8 +50,15 @@ int flame_cmd_record(const ep_globals *g, int argc, char **argv);
 int flame_cmd_ls(const ep_globals *g, int argc, char **argv);
 int flame_cmd_prune(const ep_globals *g, int argc, char **argv);
 int flame_cmd_top(const ep_globals *g, int argc, char **argv);
+/* `docker flame host`: every container of the host on the CPU (plugin/cmd_host.c). */
+int flame_cmd_host(const ep_globals *g, int argc, char **argv);
 /* diff and merge with the container profiler of this plugin. */
 int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
                             int argc, char **argv);
+/* Each verb's option table and operands (common/args.h): its parser, its --help, and the shell
+ * completion of plugin/complete.c read the same grammar. The profile verb's is opts_grammar. */
+extern const args_verb cmd_fold_grammar, cmd_render_grammar, cmd_diff_grammar, cmd_merge_grammar,
+    cmd_gc_grammar, cmd_top_grammar, cmd_show_grammar, cmd_record_grammar, cmd_ls_grammar,
+    cmd_prune_grammar, cmd_ps_grammar, cmd_stop_grammar, cmd_host_grammar;
 /* The general --help (`docker flame --help`, `docker help flame`). */
 void flame_usage(FILE *out);

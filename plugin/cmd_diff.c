@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/args.h"
 #include "common/atomic.h"
@@ -17,6 +18,7 @@
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
 #include "plugin/inputs.h"
+#include "plugin/jsonw.h"
 #include "plugin/output.h"
 
 static const char usage_head[] =
@@ -47,13 +49,12 @@ static const char usage_tail[] =
     "  docker flame diff web@-2h..-1h web@-1h                   # the last hour against the one\n"
     "  docker flame diff web@13:00..13:05 web@14:00..14:05      #   before; stored ranges\n"
     "  docker flame diff -s --no-normalize a.folded b.folded -o ab.folded\n"
+    "  docker flame diff a.svg b.svg --summary-json movers.json   # for scripts\n"
     "\n"
     "Environment: DOCKER_FLAME_TIMINGS=1 prints where the time went (load, union, write).\n"
     "\n"
     "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line; profiling containers\n"
     "uses the exit codes of docker flame (3 no container, 4 no JVM, ...).\n";
-
-static const char *const diff_fmts[] = {"svg", "folded", NULL};
 
 typedef struct diff_args {
     graph_opts g;
@@ -63,19 +64,27 @@ typedef struct diff_args {
     diff_opts dopt;
     diff_movers_opts mopt;
     bool single, ignore_units, help;
+    const char *summary_json;
     int64_t top;
     args_operands in;
 } diff_args;
+
+/* The formats a differential can be written in (speedscope has no notion of one): the parser's
+ * choice index is mapped to the output format after parsing (diff_fmt). */
+static const char *const diff_fmt_names[] = {"svg", "folded", "pprof", NULL};
+static const int diff_fmt[] = {FMT_SVG, FMT_FOLDED, FMT_PPROF};
 
 #define F(field, T) ARG_FIELD(diff_args, field, T)
 // clang-format off
 static const arg_spec specs[] = {
     OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
                     "diff.svg (default); FILE.folded or FILE.txt writes 'stack BEFORE\n"
-                    "AFTER' lines instead (what difffolded.pl prints); - = stdout"),
+                    "AFTER' lines instead (what difffolded.pl prints); FILE.pb.gz\n"
+                    "writes pprof (AFTER, and BEFORE negated as go tool pprof\n"
+                    "-diff_base does); - = stdout"),
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg or folded (default: from the extension of FILE)",
-                    diff_fmts, 0),
+                    "svg, folded or pprof (default: from the extension of FILE)",
+                    diff_fmt_names, 0),
     {.lng = "single", .kind = ARG_FLAG, .off = F(single, bool),
      .help = "write only FILE, not the mirrored graph"},
     {.lng = "normalize", .shrt = 'n', .kind = ARG_FLAG, .off = F(normalize, int), .flags = ARG_SET,
@@ -98,12 +107,15 @@ static const arg_spec specs[] = {
      .help = "movers among all frames, not only Java methods"},
     {.lng = "ignore-units", .kind = ARG_FLAG, .off = F(ignore_units, bool),
      .help = "compare even if one profile counts samples and the other periods"},
+    {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *),
+     .meta = "FILE", .help = "also write the totals, movers and files as JSON to FILE\n"
+     "(- = stdout; docs/SUMMARY.md)", .complete = "file"},
     INPUTS_DURATION_SPEC(F(duration_ms, uint64_t)),
     CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
 
-static const args_verb verb = GRAPH_VERB("docker flame diff", specs, diff_args);
+const args_verb cmd_diff_grammar = GRAPH_VERB("docker flame diff", specs, diff_args);
 #undef F
 
 /* "dir/diff.svg" -> "dir/diff.mirror.svg"; no extension -> "NAME.mirror". Caller frees. */
@@ -171,16 +183,32 @@ static void print_mover_table(FILE *out, const char *head, const diff_mover *m, 
     }
 }
 
-/* The movers summary as aligned text. */
-static int print_movers(diff *d, const diff_movers_opts *o, size_t n, FILE *out, flame_err *err)
-{
-    _cleanup_free_ diff_mover *g = calloc(n ? n : 1, sizeof *g);
-    _cleanup_free_ diff_mover *s = calloc(n ? n : 1, sizeof *s);
+/* The methods that grew and shrank most (names owned by the diff). */
+typedef struct movers {
+    diff_mover *g, *s;
     size_t ng, ns;
-    if (!g || !s)
+} movers;
+
+static void movers_free(movers *m)
+{
+    free(m->g);
+    free(m->s);
+}
+
+static int find_movers(diff *d, const diff_movers_opts *o, size_t n, movers *m, flame_err *err)
+{
+    m->g = calloc(n ? n : 1, sizeof *m->g);
+    m->s = calloc(n ? n : 1, sizeof *m->s);
+    if (!m->g || !m->s)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (diff_movers(d, o, n, g, &ng, s, &ns, err) < 0)
-        return -1;
+    return diff_movers(d, o, n, m->g, &m->ng, m->s, &m->ns, err);
+}
+
+/* The movers summary as aligned text. */
+static int print_movers(const movers *m, const diff_movers_opts *o, FILE *out, flame_err *err)
+{
+    const diff_mover *g = m->g, *s = m->s;
+    size_t ng = m->ng, ns = m->ns;
     int w = 24;
     for (size_t i = 0; i < ng + ns; i++) {
         size_t l = strlen(i < ng ? g[i].name : s[i - ng].name);
@@ -198,26 +226,104 @@ static int print_movers(diff *d, const diff_movers_opts *o, size_t n, FILE *out,
     return 0;
 }
 
+/* --summary-json (docs/SUMMARY.md): the totals, the movers as printed, the files written. */
+typedef struct diff_summary {
+    const diff_args *a;
+    const input *in;
+    diff *d;
+    const movers *mv;
+    int fmt;
+    const char *output, *mirror;
+    time_t started;
+    const double *t;
+} diff_summary;
+
+static void json_movers(jsonw *w, const char *key, const diff_mover *m, size_t n)
+{
+    jsonw_array(w, key);
+    for (size_t i = 0; i < n; i++) {
+        jsonw_object(w, NULL);
+        jsonw_str(w, "name", m[i].name);
+        jsonw_num(w, "before_pct", m[i].before_pct);
+        jsonw_num(w, "after_pct", m[i].after_pct);
+        jsonw_num(w, "delta_pts", m[i].delta_pts);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+static void json_file(jsonw *w, const char *fmt, const char *path, const char *widths)
+{
+    jsonw_object(w, NULL);
+    jsonw_str(w, "format", fmt);
+    jsonw_str(w, "path", path);
+    jsonw_str(w, "widths", widths);
+    jsonw_end(w);
+}
+
+static int write_summary(void *ctx, FILE *f, flame_err *err)
+{
+    const diff_summary *ds = ctx;
+    jsonw w;
+    jsonw_init(&w, f);
+    jsonw_object(&w, NULL);
+    summary_header(&w, "diff", ds->started);
+    jsonw_int(&w, "exit_code", 0);
+    const char *side[2] = {"before", "after"};
+    for (int i = 0; i < 2; i++) {
+        jsonw_object(&w, side[i]);
+        jsonw_str(&w, "input", ds->in[i].arg);
+        jsonw_num(&w, "samples", i ? diff_total_after(ds->d) : diff_total_before(ds->d));
+        jsonw_end(&w);
+    }
+    jsonw_bool(&w, "normalized", diff_normalized(ds->d));
+    jsonw_object(&w, "movers");
+    jsonw_str(&w, "by", ds->a->mopt.inclusive ? "inclusive" : "self");
+    jsonw_str(&w, "frames", ds->a->mopt.all_frames ? "all" : "java");
+    jsonw_int(&w, "limit", ds->a->top);
+    json_movers(&w, "grew", ds->mv->g, ds->mv->ng);
+    json_movers(&w, "shrank", ds->mv->s, ds->mv->ns);
+    jsonw_end(&w);
+    jsonw_array(&w, "files");
+    json_file(&w, out_fmt_name(ds->fmt), ds->output, "after");
+    if (ds->mirror)
+        json_file(&w, out_fmt_name(ds->fmt), ds->mirror, "before");
+    jsonw_end(&w);
+    jsonw_object(&w, "timings_ms");
+    const char *names[4] = {"load", "union", "summary", "write"};
+    for (int i = 0; i < 4; i++)
+        jsonw_num(&w, names[i], (double)(long long)((ds->t[i + 1] - ds->t[i]) * 1000 + 0.5));
+    jsonw_num(&w, "total", (double)(long long)((ds->t[4] - ds->t[0]) * 1000 + 0.5));
+    jsonw_end(&w);
+    jsonw_end(&w);
+    if (fflush(f) != 0 || ferror(f))
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
+    return 0;
+}
+
 int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
 {
     const char *vname = "diff";
     diff_args a = {.fmt = -1, .duration_ms = 30000, .top = 10, .normalize = DIFF_NORM_AUTO};
     flame_err err = FLAME_ERR_INIT;
-    int rc = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int rc = cli_parse(vname, &cmd_diff_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
         return rc;
     a.dopt.normalize = (enum diff_norm)a.normalize;
     if (a.in.n != 2)
         return cli_usage_error(vname, "expected two profiles, BEFORE and AFTER (got %d)", a.in.n);
     const char *output = a.output ? a.output : "diff.svg";
-    int fmt = a.fmt >= 0 ? a.fmt : out_fmt_of_path(output);
+    if (a.summary_json && !strcmp(a.summary_json, "-") && !strcmp(output, "-"))
+        return cli_usage_error(vname, "-o - and --summary-json - both want standard output");
+    int fmt = a.fmt >= 0 && a.fmt < 3 ? diff_fmt[a.fmt] : out_fmt_of_path(output);
     if (fmt < 0)
         fmt = FMT_SVG;
     if (fmt == FMT_SPEEDSCOPE)
-        return cli_usage_error(vname, "speedscope cannot show a differential; use -o FILE.svg or "
-                                      "FILE.folded");
+        return cli_usage_error(vname, "speedscope cannot show a differential; use -o FILE.svg, "
+                                      "FILE.folded or FILE.pb.gz");
 
     double t[5] = {mono_s()};
+    time_t started = time(NULL);
     input in[2] = {{.arg = a.in.v[0]}, {.arg = a.in.v[1]}};
     rc = load_inputs(in, 2, prof, a.duration_ms, &err);
     t[1] = mono_s();
@@ -245,14 +351,23 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
                 in[0].arg, grouped(diff_total_before(d), b1, sizeof b1), in[1].arg,
                 grouped(diff_total_after(d), b2, sizeof b2), in[0].arg, in[1].arg);
     }
+    movers mv = {0};
+    if (find_movers(d, &a.mopt, (size_t)a.top, &mv, &err) < 0) {
+        movers_free(&mv);
+        diff_free(d);
+        return cli_fail(vname, &err);
+    }
     if (a.top > 0) {
         /* with -o - the profile owns stdout: the summary goes to stderr */
-        FILE *sout = strcmp(output, "-") == 0 ? stderr : stdout;
+        FILE *sout = strcmp(output, "-") == 0 || (a.summary_json && !strcmp(a.summary_json, "-"))
+                         ? stderr
+                         : stdout;
         char b1[64], b2[64];
         fprintf(sout, "%s -> %s (totals %s -> %s)\n", in[0].arg, in[1].arg,
                 grouped(diff_total_before(d), b1, sizeof b1),
                 grouped(diff_total_after(d), b2, sizeof b2));
-        if (print_movers(d, &a.mopt, (size_t)a.top, sout, &err) < 0) {
+        if (print_movers(&mv, &a.mopt, sout, &err) < 0) {
+            movers_free(&mv);
             diff_free(d);
             return cli_fail(vname, &err);
         }
@@ -272,7 +387,11 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     if (title)
         ro.title = title;
     ro.subtitle = sub;
-    out_job job = {.p = diff_view(d, false), .fmt = fmt, .ro = &ro, .name = "diff"};
+    _cleanup_free_ char *comment = NULL;
+    if (asprintf(&comment, "diff: %s -> %s", in[0].arg, in[1].arg) < 0)
+        comment = NULL;
+    pprof_meta pm = {.comment = comment};
+    out_job job = {.p = diff_view(d, false), .fmt = fmt, .ro = &ro, .name = "diff", .pm = &pm};
     /* no mirror next to a device or pipe (-o /dev/null: there is no "/dev/null.mirror") */
     bool mirror =
         !a.single && fmt == FMT_SVG && strcmp(output, "-") != 0 && !atomic_is_special(output);
@@ -299,10 +418,24 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
             rc = -1;
         }
     }
+    t[4] = mono_s();
+    if (rc == 0 && a.summary_json) {
+        diff_summary ds = {.a = &a,
+                           .in = in,
+                           .d = d,
+                           .mv = &mv,
+                           .fmt = fmt,
+                           .output = output,
+                           .mirror = mirror ? mpath : NULL,
+                           .started = started,
+                           .t = t};
+        if (out_write_with(a.summary_json, write_summary, &ds, &err) < 0)
+            rc = flame_wrap(&err, "--summary-json");
+    }
+    movers_free(&mv);
     diff_free(d);
     if (rc < 0)
         return cli_fail(vname, &err);
-    t[4] = mono_s();
     print_timings(vname, "union", t);
     if (mirror)
         fprintf(stderr, "docker flame diff: wrote %s (widths: %s) and %s (widths: %s)\n", output,

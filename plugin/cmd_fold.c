@@ -85,26 +85,26 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 
-static const args_verb verb = {.name = "docker flame fold",
-                               .specs = specs,
-                               .nspecs = sizeof specs / sizeof *specs,
-                               .operands_off = F(in, args_operands)};
+const args_verb cmd_fold_grammar = {.name = "docker flame fold",
+                                    .specs = specs,
+                                    .nspecs = sizeof specs / sizeof *specs,
+                                    .operands_off = F(in, args_operands)};
 #undef F
 
 int flame_cmd_fold(int argc, char **argv)
 {
     fold_args a = {.o = {.inline_frames = true}};
     flame_err err = FLAME_ERR_INIT;
-    if (args_parse(&verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
+    if (args_parse(&cmd_fold_grammar, argc - 1, argv + 1, &a, NULL, &err) < 0)
         return cli_fail("fold", &err);
     if (a.in.n > 1) {
-        args_error(&verb, &err, "one input file at most, got \"%.100s\" and \"%.100s\"", a.in.v[0],
-                   a.in.v[1]);
+        args_error(&cmd_fold_grammar, &err, "one input file at most, got \"%.100s\" and \"%.100s\"",
+                   a.in.v[0], a.in.v[1]);
         return cli_fail("fold", &err);
     }
     if (a.help) {
         fputs(usage_head, stdout);
-        args_help(&verb, stdout);
+        args_help(&cmd_fold_grammar, stdout);
         fputs(usage_tail, stdout);
         return FLAME_EXIT_OK;
     }

@@ -1,6 +1,7 @@
 /* `docker flame gc`: remove the sidecars a killed run left behind (by label), restoring the
  * target of one that was itself killed, and never touching a live run's sidecar. */
 #include <errno.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/args.h"
+#include "common/cleanup.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/sidecar.h"
@@ -39,11 +41,16 @@ static bool owner_alive(long opid, long long created)
     buf[n] = '\0';
     const char *p = strrchr(buf, ')'); /* comm may contain spaces and parentheses */
     unsigned long long start = 0;
+    char state = '?';
     if (!p || sscanf(p + 1,
-                     " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                     " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
                      "%*d %*d %llu",
-                     &start) != 1)
+                     &state, &start) != 2)
         return true;
+    /* A zombie has ended: a detached recorder killed after its parent left waits for whoever
+     * adopted it to reap it, which may take long (or never, under a pid 1 that does not). */
+    if (state == 'Z' || state == 'X')
+        return false;
     unsigned long long btime = 0;
     f = fopen("/proc/stat", "re");
     while (f && fgets(buf, sizeof buf, f))
@@ -57,66 +64,113 @@ static bool owner_alive(long opid, long long created)
     return (long long)(btime + start / (unsigned long long)hz) <= created + 1;
 }
 
-static int sess_gc(engine *e, bool all, flame_err *err)
+/* Remove one listed sidecar (SIGTERM first when running, so it restores its target); restore the
+ * target of one that was SIGKILLed. quiet: no line on stdout (a recorder sweeping its own). */
+static int gc_remove_one(engine *e, json_t *c, bool quiet, flame_err *err)
 {
-    json_t *list = NULL;
+    const char *id = json_string_value(json_object_get(c, "Id"));
+    const char *state = json_string_value(json_object_get(c, "State"));
+    json_t *labels = json_object_get(c, "Labels");
+    bool running = state && !strcmp(state, "running");
+    run_ctx r = {.e = e};
+    sess s = {.sidecar_id = (char *)id, .created = true, .started = running, .exit_status = -1};
+    pthread_mutex_init(&s.lock, NULL);
+    snprintf(s.name, sizeof s.name, "%.12s", id);
+    int rc = sidecar_remove(&r, &s, err);
+    pthread_mutex_destroy(&s.lock);
+    if (rc < 0)
+        return -1;
+    if (!quiet)
+        printf("removed sidecar %.12s%s\n", id, running ? " (was running)" : "");
+    /* Killed (SIGKILL: "Exited (137)") it could not undo its work in the target. */
+    const char *status = json_string_value(json_object_get(c, "Status"));
+    const char *target = json_string_value(json_object_get(labels, SPEC_LABEL_TARGET));
+    if (!running && status && !strncmp(status, "Exited (137)", 12) && target) {
+        flame_err e3 = FLAME_ERR_INIT;
+        if (sidecar_restore_target(e, target, &e3) == 0) {
+            if (!quiet)
+                printf("restored container %.12s (agent mount and map of the killed "
+                       "sidecar removed)\n",
+                       target);
+        } else {
+            fprintf(stderr, "docker flame gc: could not restore container %.12s: %s\n", target,
+                    e3.msg);
+        }
+    }
+    return 0;
+}
+
+static int list_sidecars(engine *e, json_t **list, flame_err *err)
+{
     long st = 0;
     /* filters={"label":["com.docker-flame.sidecar=1"]}, URL-encoded */
     if (engine_json(
-            e, "GET", NULL, &list, &st, err,
+            e, "GET", NULL, list, &st, err,
             "/containers/json?all=1&filters=%%7B%%22label%%22%%3A%%5B%%22%s%%3D1%%22%%5D%%7D",
             SPEC_LABEL_SIDECAR) < 0)
         return flame_wrap(err, "list sidecars");
+    return 0;
+}
+
+static long owner_of(json_t *c)
+{
+    const char *owner =
+        json_string_value(json_object_get(json_object_get(c, "Labels"), SPEC_LABEL_OWNER));
+    return owner ? strtol(owner, NULL, 10) : 0;
+}
+
+int gc_owned(engine *e, const char *run_id, unsigned *removed, flame_err *err)
+{
+    _cleanup_json_ json_t *list = NULL;
+    *removed = 0;
+    if (list_sidecars(e, &list, err) < 0)
+        return -1;
+    size_t i;
+    json_t *c;
+    json_array_foreach(list, i, c)
+    {
+        const char *run =
+            json_string_value(json_object_get(json_object_get(c, "Labels"), SPEC_LABEL_RUN));
+        if (!json_string_value(json_object_get(c, "Id")) || !run || strcmp(run, run_id) != 0)
+            continue;
+        if (gc_remove_one(e, c, true, err) < 0)
+            return -1;
+        (*removed)++;
+    }
+    return 0;
+}
+
+static int sess_gc(engine *e, bool all, flame_err *err)
+{
+    _cleanup_json_ json_t *list = NULL;
+    if (list_sidecars(e, &list, err) < 0)
+        return -1;
     size_t i;
     json_t *c;
     int removed = 0, kept = 0, failed = 0;
     json_array_foreach(list, i, c)
     {
         const char *id = json_string_value(json_object_get(c, "Id"));
-        const char *state = json_string_value(json_object_get(c, "State"));
-        json_t *labels = json_object_get(c, "Labels");
-        const char *owner = json_string_value(json_object_get(labels, SPEC_LABEL_OWNER));
         if (!id)
             continue;
-        bool running = state && !strcmp(state, "running");
-        /* A running sidecar whose plugin is alive (on this host) is someone's live profile. */
-        long opid = owner ? strtol(owner, NULL, 10) : 0;
-        const char *cr = json_string_value(json_object_get(labels, SPEC_LABEL_CREATED));
-        bool alive = owner_alive(opid, cr ? strtoll(cr, NULL, 10) : 0);
-        /* Not running but its owner alive: that plugin is between create and start, or
-         * between exit and remove; it cleans up itself. */
+        /* A sidecar whose plugin is alive (on this host) is someone's live profile; not running
+         * but its owner alive: that plugin is between create and start, or between exit and
+         * remove; it cleans up itself. */
+        const char *cr =
+            json_string_value(json_object_get(json_object_get(c, "Labels"), SPEC_LABEL_CREATED));
+        bool alive = owner_alive(owner_of(c), cr ? strtoll(cr, NULL, 10) : 0);
         if (alive && !all) {
             kept++;
             continue;
         }
-        run_ctx r = {.e = e};
-        sess s = {.sidecar_id = (char *)id, .created = true, .started = running, .exit_status = -1};
-        pthread_mutex_init(&s.lock, NULL);
-        snprintf(s.name, sizeof s.name, "%.12s", id);
         flame_err e2 = FLAME_ERR_INIT;
-        if (sidecar_remove(&r, &s, &e2) < 0) {
+        if (gc_remove_one(e, c, false, &e2) < 0) {
             fprintf(stderr, "docker flame gc: %s\n", e2.msg);
             failed++;
         } else {
-            printf("removed sidecar %.12s%s\n", id, running ? " (was running)" : "");
             removed++;
-            /* Killed (SIGKILL: "Exited (137)") it could not undo its work in the target. */
-            const char *status = json_string_value(json_object_get(c, "Status"));
-            const char *target = json_string_value(json_object_get(labels, SPEC_LABEL_TARGET));
-            if (!running && status && !strncmp(status, "Exited (137)", 12) && target) {
-                flame_err e3 = FLAME_ERR_INIT;
-                if (sidecar_restore_target(e, target, &e3) == 0)
-                    printf("restored container %.12s (agent mount and map of the killed "
-                           "sidecar removed)\n",
-                           target);
-                else
-                    fprintf(stderr, "docker flame gc: could not restore container %.12s: %s\n",
-                            target, e3.msg);
-            }
         }
-        pthread_mutex_destroy(&s.lock);
     }
-    json_decref(list);
     printf("%d sidecar%s removed", removed, removed == 1 ? "" : "s");
     if (kept)
         printf(", %d kept: their docker flame is still running (--all removes them too)", kept);
@@ -141,7 +195,7 @@ static const arg_spec gc_specs[] = {
 };
 // clang-format on
 #undef F
-static const args_verb gc_verb = {.name = "docker flame gc",
+const args_verb cmd_gc_grammar = {.name = "docker flame gc",
                                   .specs = gc_specs,
                                   .nspecs = sizeof gc_specs / sizeof *gc_specs,
                                   .operands_off = ARGS_NO_OPERANDS};
@@ -150,14 +204,14 @@ int flame_cmd_gc(const ep_globals *g, int argc, char **argv)
 {
     flame_err err = FLAME_ERR_INIT;
     gc_args a = {0};
-    if (args_parse(&gc_verb, argc - 1, argv + 1, &a, NULL, &err) < 0)
+    if (args_parse(&cmd_gc_grammar, argc - 1, argv + 1, &a, NULL, &err) < 0)
         return cli_fail("gc", &err);
     if (a.help) {
         printf("Usage:  docker flame gc [--all]\n\nRemove sidecar containers left behind by "
                "docker flame (label %s=1).\nSidecars whose docker-flame process is alive are "
                "kept unless --all.\n\nOptions:\n",
                SPEC_LABEL_SIDECAR);
-        args_help(&gc_verb, stdout);
+        args_help(&cmd_gc_grammar, stdout);
         return 0;
     }
     engine *e = NULL;

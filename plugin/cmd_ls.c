@@ -42,7 +42,7 @@ static const arg_spec specs[] = {
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
 };
-static const args_verb verb = CLI_VERB("docker flame ls", specs, F(in, args_operands));
+const args_verb cmd_ls_grammar = CLI_VERB("docker flame ls", specs, F(in, args_operands));
 // clang-format on
 #undef F
 
@@ -89,7 +89,7 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
     const char *vname = "ls";
     ls_args a = {0};
     flame_err err = FLAME_ERR_INIT;
-    int done = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int done = cli_parse(vname, &cmd_ls_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
     store *s = NULL;

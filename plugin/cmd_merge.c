@@ -55,9 +55,10 @@ typedef struct merge_args {
 static const arg_spec specs[] = {
     OUT_OUTPUT_SPEC(F(output, const char *), "OUT",
                     "required; the format follows the extension: .svg (flame graph with\n"
-                    "its data), .folded or .txt (folded stacks), .json (speedscope)"),
+                    "its data), .folded or .txt (folded stacks), .json (speedscope),\n"
+                    ".pb.gz (pprof)"),
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg, folded or speedscope, whatever the extension",
+                    "svg, folded, speedscope or pprof, whatever the extension",
                     out_fmt_names, 0),
     {.lng = "normalize", .kind = ARG_FLAG, .off = F(normalize, bool),
      .help = "scale every input to the same total before adding, so each run\nweighs the same "
@@ -68,7 +69,7 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 
-static const args_verb verb = GRAPH_VERB("docker flame merge", specs, merge_args);
+const args_verb cmd_merge_grammar = GRAPH_VERB("docker flame merge", specs, merge_args);
 #undef F
 
 int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
@@ -76,7 +77,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     const char *vname = "merge";
     merge_args a = {.fmt = -1, .duration_ms = 30000};
     flame_err err = FLAME_ERR_INIT;
-    int rc = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int rc = cli_parse(vname, &cmd_merge_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
         return rc;
     size_t n = (size_t)a.in.n;
@@ -88,7 +89,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     if (fmt < 0)
         return cli_usage_error(vname,
                                "cannot tell the format of '%s' from its extension; use "
-                               "--format svg|folded|speedscope",
+                               "--format svg|folded|speedscope|pprof",
                                a.output);
     _cleanup_free_ input *in = calloc(n, sizeof *in);
     _cleanup_free_ profile **ps = calloc(n, sizeof *ps);
@@ -124,7 +125,11 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     if (!a.g.title && asprintf(&title, "Merged profile (%zu inputs%s)", n,
                                a.normalize ? ", each weighted the same" : "") >= 0)
         ro.title = title;
-    out_job job = {.p = sum, .fmt = fmt, .ro = &ro, .name = "merged"};
+    char comment[96];
+    snprintf(comment, sizeof comment, "merged from %zu profiles%s", n,
+             a.normalize ? ", each weighted the same" : "");
+    pprof_meta pm = {.comment = comment};
+    out_job job = {.p = sum, .fmt = fmt, .ro = &ro, .name = "merged", .pm = &pm};
     rc = out_write(a.output, &job, &err);
     profile_free(sum);
     if (rc < 0)

@@ -23,6 +23,8 @@
 #include "plugin/sidecar.h"
 #include "plugin/signals.h"
 #include "plugin/stored.h"
+#include "plugin/summary.h"
+#include "plugin/verbs.h"
 
 /* diff/merge: profiling containers for plugin/cmd_diff.c */
 typedef struct prof_ctx {
@@ -33,7 +35,12 @@ typedef struct prof_ctx {
 void flame_usage(FILE *f)
 {
     fputs("Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
-          "        docker flame fold|render|diff|merge|top|gc|record|show|ls|prune [ARGS...]\n"
+          "        docker flame ",
+          f);
+    /* The verbs, from the one table (plugin/verbs.c), so a new verb is never missing here. */
+    for (size_t v = 0; v < flame_nverbs; v++)
+        fprintf(f, "%s%s", v ? "|" : "", flame_verbs[v].name);
+    fputs(" [ARGS...]\n"
           "\n"
           "Profile the JVMs running in a container with perf, from a sidecar container that\n"
           "shares its PID namespace, and write an interactive flame graph (SVG). Nothing is\n"
@@ -48,19 +55,21 @@ void flame_usage(FILE *f)
           "\n"
           "Ctrl-C stops recording early and still writes the flame graph; a second Ctrl-C aborts.\n"
           "\n"
-          "Other commands:\n"
-          "  fold     fold `perf script` output into folded stacks\n"
-          "  render   render folded stacks (or a docker-flame SVG) as SVG / speedscope\n"
-          "  diff     differential flame graph of two profiles (files or running containers)\n"
-          "  merge    merge profiles\n"
-          "  gc       remove sidecar containers left behind (e.g. after `kill -9`); --all also\n"
-          "           removes running ones\n"
-          "  top      live view of the hottest Java methods (docker flame top --help)\n"
-          "  record   record continuously into the profile store, window after window\n"
-          "  show     flame graph (or --timeline) of the windows the recorder stored\n"
-          "  ls       what the profile store holds\n"
-          "  prune    delete old windows and merge older ones in the profile store\n"
-          "\n"
+          "Other commands:\n",
+          f);
+    for (size_t v = 0; v < flame_nverbs; v++) {
+        const char *line = flame_verbs[v].summary;
+        fprintf(f, "  %-8s ", flame_verbs[v].name);
+        for (;;) { /* a summary's further lines are indented under its first */
+            size_t n = strcspn(line, "\n");
+            fprintf(f, "%.*s\n", (int)n, line);
+            if (!line[n])
+                break;
+            line += n + 1;
+            fputs("           ", f);
+        }
+    }
+    fputs("\n"
           "Examples:\n"
           "  docker flame web                         # 30 s, writes flame-web-<time>.svg\n"
           "  docker flame -d 10 -o web.svg web\n"
@@ -134,6 +143,37 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
         fprintf(stderr, "  (%zu more warnings)\n", p->dropped_warn);
 }
 
+/* --summary-json: what print_summary() says for every container, and the run's outcome
+ * (plugin/summary.c). Returns 0 or the exit code of a failed write. */
+static int write_summary_json(const flame_opts *o, const run_ctx *r, bool ran, time_t when,
+                              double t_written, int exit_code, char *paths[][FMT_COUNT],
+                              const flame_err *terr)
+{
+    flame_err err = FLAME_ERR_INIT;
+    size_t n = (size_t)r->n;
+    _cleanup_free_ sum_target *t = calloc(n ? n : 1, sizeof *t);
+    if (!t || !terr || !r->s) {
+        flame_fail(&err, FLAME_EXIT_ERROR, "--summary-json: out of memory");
+        return cli_fail("", &err);
+    }
+    for (size_t i = 0; i < n; i++)
+        t[i] = (sum_target){.s = &r->s[i],
+                            .paths = terr[i].code ? NULL : paths[i], /* written */
+                            .error = terr[i].code ? terr[i].msg : NULL,
+                            .exit_code = terr[i].code};
+    sum_profile sp = {.o = o,
+                      .r = ran ? r : NULL,
+                      .started = when,
+                      .t_written = t_written,
+                      .exit_code = exit_code,
+                      .error = !ran && terr[0].code ? terr[0].msg : NULL,
+                      .t = t,
+                      .n = n};
+    if (summary_write_profile(o->summary_json, &sp, &err) < 0)
+        return cli_fail("", &err);
+    return 0;
+}
+
 /* Why did this sidecar not deliver a profile? Returns the exit code, err filled. */
 static int session_failure(const sess *s, bool stopping, flame_err *err)
 {
@@ -202,32 +242,13 @@ static int session_failure(const sess *s, bool stopping, flame_err *err)
  * recording itself. Recording start = first P line's arrival minus its elapsed_ms. */
 static void print_timings(const run_ctx *r, double t_written)
 {
-    const run_times *t = &r->tm;
-    double rec_start = 0, rec_end = 0, first_f = 0;
-    for (int i = 0; i < r->n; i++) {
-        const sess *s = &r->s[i];
-        if (s->t_first_p) {
-            double st = s->t_first_p - (double)s->first_p_elapsed_ms / 1000;
-            double en = st + (double)s->pr.prog.elapsed_ms / 1000;
-            if (st > rec_start)
-                rec_start = st;
-            if (en > rec_end)
-                rec_end = en;
-        }
-        if (s->t_first_f > first_f)
-            first_f = s->t_first_f;
-    }
+    double ms[RUN_TIMINGS];
+    run_timings_ms(r, t_written, ms);
     fprintf(stderr,
             "docker flame: timings (ms): ping %.0f, inspect %.0f, image %.0f, create %.0f, "
             "attach+start %.0f, start->recording %.0f, recording %.0f, recording->profile "
             "%.0f, profile stream %.0f, remove %.0f, write %.0f, total %.0f\n",
-            (t->ping - t->t0) * 1000, (t->inspect - t->ping) * 1000, (t->image - t->inspect) * 1000,
-            (t->create - t->image) * 1000, (t->start - t->create) * 1000,
-            rec_start ? (rec_start - t->start) * 1000 : 0,
-            rec_start ? (rec_end - rec_start) * 1000 : 0,
-            first_f && rec_end ? (first_f - rec_end) * 1000 : 0,
-            first_f ? (t->streams_done - first_f) * 1000 : 0, (t->removed - t->streams_done) * 1000,
-            (t_written - t->removed) * 1000, (t_written - t->t0) * 1000);
+            ms[0], ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[9], ms[10], ms[11]);
     for (int i = 0; i < r->n; i++) {
         const proto *p = &r->s[i].pr;
         if (!p->have_summary)
@@ -261,6 +282,28 @@ static bool events_since_follow(void *ctx)
     return sess_event_count() != *(const unsigned *)ctx;
 }
 
+/* What a pprof file says beyond the stacks: the rate, when the recording started (estimated as
+ * for print_timings: the first P line's arrival minus its elapsed_ms, on the wall clock), how
+ * long it ran, and where the frames hold the JVM and thread (the sidecar roots stacks at
+ * "java-<pid> <Main>" only when it found several JVMs: docs/SIDECAR.md). */
+static void pprof_meta_of(const sess *s, const flame_opts *o, time_t when, pprof_meta *pm)
+{
+    const proto *p = &s->pr;
+    *pm = (pprof_meta){.hz = (double)o->frequency,
+                       .time_ns = (int64_t)when * 1000000000,
+                       .duration_ns = (int64_t)p->prog.elapsed_ms * 1000000,
+                       .container = s->name,
+                       .layout = p->njvms > 1 ? PPROF_JVM_THEN_THREAD : PPROF_THREAD_FIRST};
+    if (p->njvms == 1)
+        pm->jvm_pid = (long)p->jvms[0].nspid;
+    if (s->t_first_p) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double ago = mono_s() - (s->t_first_p - (double)s->first_p_elapsed_ms / 1000);
+        pm->time_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (int64_t)(ago * 1e9);
+    }
+}
+
 /* One container's profile in every format asked for; a file that cannot be written is saved
  * in $TMPDIR instead (and still reported). Returns 0 or the exit code of the first failure;
  * paths[f] of a file not written is freed and NULL. */
@@ -279,6 +322,8 @@ static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *
     ro.title = title;
     ro.subtitle = subtitle;
     ro.embed_folded = true; /* `docker flame diff` reads SVGs back */
+    pprof_meta pm;
+    pprof_meta_of(s, o, when, &pm);
     int exit_code = 0;
     for (int f = 0; f < FMT_COUNT; f++) {
         if (!paths[f])
@@ -287,6 +332,7 @@ static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *
                        .fmt = f,
                        .ro = &ro,
                        .name = s->name,
+                       .pm = &pm,
                        .cancelled = events_since_follow,
                        .cancel_ctx = events_at_follow_end};
         flame_err e2 = FLAME_ERR_INIT;
@@ -326,6 +372,12 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
         printf("docker-flame version %s\n", FLAME_VERSION);
         return 0;
     }
+    if (o.summary_json && !strcmp(o.summary_json, "-") && o.output && !strcmp(o.output, "-")) {
+        flame_fail(&err, FLAME_EXIT_USAGE,
+                   "-o - and --summary-json - both want standard output (see `docker flame "
+                   "--help`)");
+        return cli_fail("", &err);
+    }
     /* Output names are fixed before anything is started: a bad -o fails before the engine. */
     time_t when = time(NULL);
     char *paths[64][FMT_COUNT];
@@ -360,6 +412,10 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     unsigned events_at_follow_end = sess_event_count();
     if (rc < 0)
         exit_code = cli_fail("", &err);
+    /* each container's failure, for --summary-json */
+    flame_err *terr = calloc((size_t)o.containers.n, sizeof *terr);
+    for (int i = 0; terr && rc < 0 && i < o.containers.n; i++)
+        terr[i] = err;
 
     /* Outputs, per container: a failed sidecar does not cost the others their profile. */
     if (rc == 0) {
@@ -367,6 +423,8 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
             sess *s = &ss[i];
             flame_err e2 = FLAME_ERR_INIT;
             if (session_failure(s, r.interrupts > 0 || r.cmd_done, &e2)) {
+                if (terr)
+                    terr[i] = e2;
                 int c = cli_fail("", &e2);
                 if (!exit_code)
                     exit_code = c;
@@ -400,9 +458,16 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
             }
         }
     }
+    double t_written = mono_s();
     if (g->debug || getenv("DOCKER_FLAME_TIMINGS"))
         if (rc == 0)
-            print_timings(&r, mono_s());
+            print_timings(&r, t_written);
+    if (o.summary_json) {
+        int c = write_summary_json(&o, &r, rc == 0, when, t_written, exit_code, paths, terr);
+        if (c && !exit_code)
+            exit_code = c;
+    }
+    free(terr);
     for (int i = 0; ss && i < o.containers.n; i++)
         sess_clear(&ss[i]);
     for (int i = 0; i < o.containers.n && i < 64; i++)

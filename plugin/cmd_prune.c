@@ -46,7 +46,7 @@ static const arg_spec specs[] = {
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
 };
-static const args_verb verb = CLI_VERB("docker flame prune", specs, ARGS_NO_OPERANDS);
+const args_verb cmd_prune_grammar = CLI_VERB("docker flame prune", specs, ARGS_NO_OPERANDS);
 // clang-format on
 #undef F
 
@@ -56,7 +56,8 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv)
     const char *vname = "prune";
     prune_args a = {.retain_ms = STORE_RETAIN_DEFAULT_MS};
     flame_err err = FLAME_ERR_INIT;
-    int done = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int done =
+        cli_parse(vname, &cmd_prune_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
     store_policy pol;

@@ -1,15 +1,18 @@
-/* `docker flame record CONTAINER...`: continuous profiling in the foreground. Each container gets
- * the ordinary sidecar (plugin/session.c) running the contract's `top` verb, which streams one
- * window of folded stacks per --window; every completed window is stored, as it completes, in
- * the profile store (store/store.h) with its labels, until Ctrl-C, and the window the Ctrl-C cut
- * short is stored too. A window in which nothing ran is stored as empty, never skipped: `show
- * --timeline` then shows the quiet time as quiet, not as a gap. docs/STORE.md has the store. */
+/* `docker flame record CONTAINER...`: continuous profiling. Each container has a recorder of its
+ * own (plugin/record_loop.c) in a process of its own, so one container stopping, restarting or
+ * failing never pauses the others. In the foreground this process supervises them and passes
+ * Ctrl-C on; with --detach each recorder leaves the terminal's session, registers itself
+ * (plugin/recordings.h) for `docker flame ps` / `stop`, and this command returns once every one
+ * of them records (or waits for its container). docs/RECORD.md. */
 #include <errno.h>
-#include <jansson.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,18 +22,14 @@
 #include "common/contract.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
-#include "plugin/engine.h"
-#include "plugin/opts.h"
-#include "plugin/proto.h"
-#include "plugin/session.h"
-#include "plugin/sidecar.h"
+#include "plugin/record.h"
 #include "plugin/signals.h"
 #include "plugin/stored.h"
-#include "plugin/top.h"
+#include "store/store.h"
 
 /* Always-on defaults: 10-s windows (what the store's compaction and `show` are sized for) at
  * 49 Hz, half the one-shot rate: a window still holds ~490 samples per busy core, and the
- * sampling cost halves (docs/STORE.md). */
+ * sampling cost halves (docs/BENCHMARKS.md "Recording overhead"). */
 #define REC_WINDOW_MS 10000
 #define REC_FREQUENCY 49
 #define REC_MAX_TARGETS 16
@@ -41,7 +40,12 @@ static const char usage_head[] =
     "Record the JVMs of each CONTAINER continuously, window after window, into the profile\n"
     "store, until Ctrl-C (the window cut short by it is kept). Later, any time range can be\n"
     "drawn (docker flame show), compared (docker flame diff web@14:00..14:05 web@-5m) or\n"
-    "listed (docker flame ls). A window in which nothing ran is stored as empty.\n"
+    "listed (docker flame ls). A window in which nothing ran is stored as empty. A container\n"
+    "that stops is waited for and recorded again when it runs (restarted, or created again\n"
+    "under its name); an engine that restarts is waited for too.\n"
+    "\n"
+    "With --detach the recording goes on in the background, also after the terminal closes:\n"
+    "`docker flame ps` lists the recordings, `docker flame stop CONTAINER` ends one.\n"
     "\n"
     "Options:\n";
 
@@ -50,18 +54,12 @@ static const char usage_tail[] =
     "Examples:\n"
     "  docker flame record web api                   # 10-s windows into the default store\n"
     "  docker flame record web --window 30s -F 19\n"
+    "  docker flame record --detach web              # in the background; docker flame ps\n"
     "  docker flame show web --since 15m -o web.svg  # meanwhile, or later\n"
     "\n"
-    "Exit status: 0 stopped by Ctrl-C, 1 error, 2 bad command line, 3 no such container,\n"
-    "4 no JVM, 5 attach failed, 6 perf refused, 7 the store cannot be used.\n";
-
-typedef struct rec_args {
-    uint64_t window_ms;
-    int64_t frequency, pid;
-    const char *store;
-    bool no_inline, quiet, help;
-    args_operands in;
-} rec_args;
+    "Exit status: 0 stopped by Ctrl-C (or started, with --detach), 1 error, 2 bad command line,\n"
+    "3 no such container (or it was removed), 4 no JVM, 5 attach failed, 6 perf refused, 7 the\n"
+    "store cannot be used, 125 the engine failed.\n";
 
 #define F(field, T) ARG_FIELD(rec_args, field, T)
 // clang-format off
@@ -75,322 +73,307 @@ static const arg_spec specs[] = {
      .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
+    {.lng = "detach", .kind = ARG_FLAG, .off = F(detach, bool),
+     .help = "record in the background (docker flame ps lists it,\ndocker flame stop ends it)"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
      .help = "no line per stored window"},
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
 };
-static const args_verb verb = CLI_VERB("docker flame record", specs, F(in, args_operands));
+const args_verb cmd_record_grammar = CLI_VERB("docker flame record", specs, F(in, args_operands));
 // clang-format on
 #undef F
-
-/* One recorded container: its window model, fed by its session's stream thread, and its own
- * store handle (a handle serves one thread at a time). */
-enum rec_state { REC_WAITING, REC_LIVE, REC_ENDED };
-
-typedef struct rec_target {
-    top_model m;
-    sess *s;
-    store *st;
-    const rec_args *a;
-    const char *host;
-    profile *empty;   /* the stacks of a window in which nothing ran */
-    bool model_ready; /* top_model_init done: top_model_free is due */
-    enum rec_state state;
-    char label[256]; /* for messages: the container's name once known, else what the user typed */
-    int exit_code;   /* why its recording ended, when not by Ctrl-C */
-    uint64_t windows, samples, spooled, failed;
-} rec_target;
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* top_model.on_window: the stream thread, with the session's and the model's locks held. */
-static void store_window_cb(void *ctx, const top_win *w)
-{
-    rec_target *t = ctx;
-    if (t->s->name[0])
-        snprintf(t->label, sizeof t->label, "%s", t->s->name);
-    /* The sidecar reports the window's end on CLOCK_MONOTONIC, the host's own clock (a container
-     * shares it): its wall-clock time is now minus how long ago that was. */
-    int64_t now = wall_ms(), end = now;
-    if (w->end_mono_ms > 0 && w->end_mono_ms <= mono_ms())
-        end = now - (mono_ms() - w->end_mono_ms);
-    int64_t len = w->ms > 0 ? w->ms : 1;
-    const profile *p = w->p ? w->p : t->empty;
-    double total = profile_total(p);
-    const char *jv = t->s->pr.njvms > 0 ? t->s->pr.jvms[0].java_version : "";
-    store_window sw = {.host = t->host,
-                       .container_id = t->s->target_id,
-                       .container_name = t->s->name,
-                       .image = t->s->image,
-                       .jvm_pid = t->a->pid,
-                       .jvm_version = jv,
-                       .start_ms = end - len,
-                       .end_ms = end,
-                       .frequency = t->a->frequency,
-                       .samples = total > 0 ? (uint64_t)total : 0,
-                       .stacks = p};
-    flame_err err = FLAME_ERR_INIT;
-    int rc = store_put(t->st, &sw, &err);
-    if (rc < 0) {
-        /* The recording goes on: the next window may fit (a full disk freed, a lock gone). */
-        t->failed++;
-        fprintf(stderr, "docker flame record: %s: window %llu not stored: %s\n", t->s->name,
-                (unsigned long long)(t->windows + t->failed), err.msg);
-        return;
-    }
-    t->windows++;
-    t->samples += sw.samples;
-    if (rc == 1) {
-        t->spooled++;
-        fprintf(stderr, "docker flame record: %s: window %lld kept in the local spool: %s\n",
-                t->s->name, (long long)(t->windows + t->failed + 1), err.msg);
-    } else if (!t->a->quiet) {
-        fprintf(stderr, "docker flame record: %s: window %lld stored (%.1f s, %llu samples)\n",
-                t->s->name, (long long)t->windows, (double)len / 1000,
-                (unsigned long long)sw.samples);
-    }
-}
 
 static int check_args(rec_args *a, flame_err *err)
 {
     if (a->in.n == 0)
-        return args_error(&verb, err,
+        return args_error(&cmd_record_grammar, err,
                           "which container? usage: docker flame record [OPTIONS] CONTAINER...");
     if (a->in.n > REC_MAX_TARGETS)
-        return args_error(&verb, err, "at most %d containers in one recording", REC_MAX_TARGETS);
+        return args_error(&cmd_record_grammar, err, "at most %d containers in one recording",
+                          REC_MAX_TARGETS);
+    /* An unusable store is refused once, here, before any recorder or sidecar exists. */
+    store *st = NULL;
+    if (stored_open(a->store, &st, err) < 0)
+        return -1;
+    store_close(st);
     return 0;
 }
 
-/* "HH:MM" of now, local time, for the closing hint. */
-static void hhmm(int64_t ms, char *buf, size_t cap)
+static int wait_code(int status)
 {
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    if (!localtime_r(&t, &tm) || !strftime(buf, cap, "%H:%M", &tm))
-        snprintf(buf, cap, "1h");
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : FLAME_EXIT_ERROR;
 }
 
-/* Is the container running: 1 yes, 0 it exists but is not running, -1 there is none by that
- * name (removed), -2 the engine failed (err set). */
-static int probe(engine *e, const char *arg, flame_err *err)
+/* Foreground, several containers: one child per container. The children leave our process
+ * group so that a terminal's Ctrl-C reaches them once, through us (a second one from the
+ * terminal itself would read as "abort"); they die with us (PDEATHSIG) if we are killed. */
+static int record_fg(const ep_globals *g, const rec_args *a)
 {
-    _cleanup_free_ char *esc = engine_escape(arg);
-    _cleanup_json_ json_t *j = NULL;
-    long st = 0;
-    if (!esc)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory"), -2;
-    if (engine_json(e, "GET", NULL, &j, &st, err, "/containers/%s/json", esc) < 0)
-        return st == 404 ? -1 : -2;
-    json_t *state = json_object_get(j, "State");
-    return json_is_true(json_object_get(state, "Running")) &&
-           !json_is_true(json_object_get(state, "Paused")) &&
-           !json_is_true(json_object_get(state, "Restarting"));
-}
-
-static void rec_end(rec_target *t, const char *why)
-{
-    t->state = REC_ENDED;
-    fprintf(stderr, "docker flame record: %s %s: its recording ends\n", t->label, why);
-}
-
-/* One run of the ordinary session over the live targets, until Ctrl-C or until every one of
- * them has stopped; then what became of each. */
-static int record_once(const ep_globals *g, engine *e, rec_args *a, rec_target *t, size_t n,
-                       flame_err *err)
-{
-    sess ss[REC_MAX_TARGETS];
-    rec_target *who[REC_MAX_TARGETS];
-    flame_opts o;
-    opts_init(&o);
-    size_t live = 0;
+    size_t n = (size_t)a->in.n;
+    pid_t kids[REC_MAX_TARGETS];
+    int codes[REC_MAX_TARGETS];
+    size_t left = 0;
+    pid_t parent = getpid();
     for (size_t i = 0; i < n; i++) {
-        if (t[i].state != REC_LIVE)
-            continue;
-        ss[live] = (sess){.arg = a->in.v[i], .line_hook = top_model_line, .hook_ctx = &t[i].m};
-        t[i].s = &ss[live];
-        who[live] = &t[i];
-        o.containers.v[live++] = a->in.v[i];
-    }
-    o.containers.n = (int)live;
-    o.duration_ms = 0;
-    o.frequency = a->frequency;
-    o.pid = a->pid;
-    o.no_inline = a->no_inline;
-    o.quiet = true; /* one line per window instead of the progress bar */
-    o.top = true;
-    o.interval_ms = a->window_ms;
-    o.last_window = true;
-    run_ctx r = {.e = e, .o = &o, .s = ss, .n = (int)live, .debug = g->debug};
-    r.tm.t0 = mono_s();
-    progress_init(&r.pg, stderr, true);
-    int rc = run_profile(&r, err);
-    for (size_t k = 0; k < live; k++) {
-        sess *s = &ss[k];
-        rec_target *tk = who[k];
-        if (s->name[0])
-            snprintf(tk->label, sizeof tk->label, "%s", s->name);
-        const char *arg = tk->label;
-        if (s->pr.failed) {
-            char text[1024];
-            proto_sanitize(s->pr.err_text ? s->pr.err_text : "", text, sizeof text);
-            fprintf(stderr, "docker flame: record %s: %s: %s\n", arg, ct_error_name(s->pr.err),
-                    text);
-            if (!tk->exit_code)
-                tk->exit_code = ct_error_exit(s->pr.err);
-            rec_end(tk, "failed");
-        } else if (rc == 0 && !s->pr.done && !sess_interrupted()) {
-            if (s->target_removed) {
-                rec_end(tk, "was removed");
-                tk->exit_code = FLAME_EXIT_NO_CONTAINER;
-            } else {
-                tk->state = REC_WAITING;
-                fprintf(stderr,
-                        "docker flame record: %s stopped: waiting for it to start again "
-                        "(Ctrl-C ends the recording)\n",
-                        arg);
-            }
+        fflush(NULL);
+        pid_t p = fork();
+        if (p == 0) {
+            flame_err err = FLAME_ERR_INIT;
+            setpgid(0, 0);
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != parent)
+                _exit(FLAME_EXIT_INTERRUPTED);
+            if (sess_signals_child_reset(&err) < 0)
+                _exit(cli_fail("record", &err));
+            _exit(rec_run(g, a, a->in.v[i], NULL));
         }
-        tk->s = NULL;
-        sess_clear(s);
+        if (p < 0) {
+            fprintf(stderr, "docker flame record: %s: cannot start its recorder: %s\n", a->in.v[i],
+                    strerror(errno));
+            codes[i] = FLAME_EXIT_ERROR;
+            kids[i] = 0;
+            continue;
+        }
+        kids[i] = p;
+        codes[i] = -1;
+        left++;
     }
+    sess_signals seen = {0};
+    double last_int = -1;
+    while (left > 0) {
+        int status;
+        pid_t p;
+        while ((p = waitpid(-1, &status, WNOHANG)) > 0)
+            for (size_t i = 0; i < n; i++)
+                if (kids[i] == p) {
+                    codes[i] = wait_code(status);
+                    kids[i] = 0;
+                    left--;
+                }
+        if (left == 0)
+            break;
+        sess_signals now;
+        sess_signal_counts(&now);
+        int sig = 0;
+        /* As plugin/session.c reads them: a SIGINT and the CLI closing its socket within
+         * 0.25 s are one Ctrl-C (a CLI may do both); each child sees each Ctrl-C once. */
+        double t = mono_s();
+        if (now.sigterm > seen.sigterm) {
+            sig = SIGTERM;
+        } else if (now.sigint + now.sock_closed > seen.sigint + seen.sock_closed) {
+            if (t - last_int >= 0.25)
+                sig = SIGINT;
+            last_int = t;
+        }
+        seen = now;
+        for (size_t i = 0; sig && i < n; i++)
+            if (kids[i] > 0)
+                kill(kids[i], sig);
+        /* SIGCHLD is not among the signals that wake us: look again every 200 ms. */
+        struct pollfd pf = {.fd = sess_wake_fd(), .events = POLLIN};
+        if (poll(&pf, 1, 200) > 0)
+            sess_drain_wake();
+    }
+    for (size_t i = 0; i < n; i++)
+        if (codes[i] > 0)
+            return codes[i];
+    return 0;
+}
+
+/* The detached recorder of one container: its own session (no terminal, no SIGHUP when the
+ * terminal goes), stdin and stdout on /dev/null, stderr on the terminal until it records (so the
+ * command that started it can show why it could not), then on its log; registered for ps. */
+static int detached_main(const ep_globals *g, const rec_args *a, const char *arg, int ready_fd)
+{
+    flame_err err = FLAME_ERR_INIT;
+    setsid();
+    if (chdir("/") < 0)
+        return flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "chdir /"), cli_fail("record", &err);
+    if (sess_signals_child_reset(&err) < 0)
+        return cli_fail("record", &err);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, STDIN_FILENO);
+        dup2(null, STDOUT_FILENO);
+        close(null);
+    }
+    rec_reg reg = {.lock_fd = -1};
+    rec_entry *e = &reg.e;
+    snprintf(e->arg, sizeof e->arg, "%s", arg);
+    snprintf(e->state, sizeof e->state, "starting");
+    e->since_ms = (int64_t)time(NULL) * 1000;
+    e->window_ms = a->window_ms;
+    e->frequency = (uint64_t)a->frequency;
+    ep_endpoint ep = {0};
+    if (ep_resolve(g, &ep, &err) == 0)
+        snprintf(e->endpoint, sizeof e->endpoint, "%s", ep.host ? ep.host : "");
+    ep_endpoint_clear(&ep);
+    err = (flame_err)FLAME_ERR_INIT;
+    store *st = NULL;
+    if (stored_open(a->store, &st, &err) == 0)
+        snprintf(e->store, sizeof e->store, "%s", store_name(st));
+    store_close(st);
+    err = (flame_err)FLAME_ERR_INIT;
+    if (recs_register(&reg, &err) < 0)
+        return cli_fail("record", &err);
+    snprintf(e->log, sizeof e->log, "%s/%s.log", reg.dir, e->id);
+    int log_fd = open(e->log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (log_fd < 0) {
+        flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "cannot create %s", e->log);
+        recs_unregister(&reg);
+        return cli_fail("record", &err);
+    }
+    recs_update(&reg, &err);
+    rec_link link = {.ready_fd = ready_fd, .log_fd = log_fd, .reg = &reg};
+    int rc = rec_run(g, a, arg, &link);
+    if (link.ready_fd >= 0) {
+        /* It never ran: the command that started us reports the failure; nothing to keep. */
+        close(link.ready_fd);
+        if (link.log_fd >= 0)
+            close(link.log_fd);
+        unlink(e->log);
+        recs_unregister(&reg);
+        return rc;
+    }
+    recs_finish(&reg);
     return rc;
 }
 
-/* Until Ctrl-C or until no target is left: record the running targets, wait for the stopped
- * ones (a container started again, or created again under the same name, is recorded anew; the
- * engine is asked once a second), end the removed ones. */
-static int record_loop(const ep_globals *g, engine *e, rec_args *a, rec_target *t, size_t n,
-                       flame_err *err)
+static int record_detached(const ep_globals *g, const rec_args *a)
 {
-    for (bool first = true; !sess_interrupted(); first = false) {
-        size_t live = 0, left = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (t[i].state == REC_ENDED)
-                continue;
-            int p = probe(e, a->in.v[i], err);
-            if (p == -2)
-                return -1;
-            if (p == -1 && first)
-                return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
-                                  "no such container: %s (see `docker ps -a`)", a->in.v[i]);
-            if (p == -1) {
-                rec_end(&t[i], "was removed");
-                t[i].exit_code = FLAME_EXIT_NO_CONTAINER;
-                continue;
-            }
-            left++;
-            if (p == 1) {
-                t[i].state = REC_LIVE;
-                live++;
-            } else if (t[i].state != REC_WAITING) {
-                t[i].state = REC_WAITING;
-                fprintf(stderr,
-                        "docker flame record: %s is not running: waiting for it to start "
-                        "(Ctrl-C ends the recording)\n",
-                        t[i].label);
-            }
-        }
-        if (left == 0)
-            return 0;
-        if (live == 0) {
-            /* Nothing to record now: sleep until the next look, or until a Ctrl-C wakes us. */
-            struct pollfd pf = {.fd = sess_wake_fd(), .events = POLLIN};
-            if (poll(&pf, 1, 1000) > 0)
-                sess_drain_wake();
+    size_t n = (size_t)a->in.n;
+    pid_t kids[REC_MAX_TARGETS];
+    int fds[REC_MAX_TARGETS];
+    int exit_code = 0;
+    /* All started at once (each takes seconds to attach), then each one's news read in turn. */
+    for (size_t i = 0; i < n; i++) {
+        const char *arg = a->in.v[i];
+        int pfd[2];
+        kids[i] = -1;
+        fds[i] = -1;
+        if (pipe2(pfd, O_CLOEXEC) < 0) {
+            fprintf(stderr, "docker flame record: %s: pipe: %s\n", arg, strerror(errno));
+            exit_code = exit_code ? exit_code : FLAME_EXIT_ERROR;
             continue;
         }
-        if (record_once(g, e, a, t, n, err) < 0) {
-            /* A target that stopped between the look above and its sidecar's start: the next
-             * look finds it stopped (or gone) and waits for it; anything else ends it all. */
-            if (err->code != FLAME_EXIT_NO_CONTAINER || sess_interrupted())
-                return -1;
-            fprintf(stderr, "docker flame record: %s\n", err->msg);
-            *err = (flame_err)FLAME_ERR_INIT;
+        fflush(NULL);
+        pid_t p = fork();
+        if (p == 0) {
+            close(pfd[0]);
+            for (size_t k = 0; k < i; k++)
+                if (fds[k] >= 0)
+                    close(fds[k]);
+            _exit(detached_main(g, a, arg, pfd[1]));
+        }
+        close(pfd[1]);
+        if (p < 0) {
+            close(pfd[0]);
+            fprintf(stderr, "docker flame record: %s: cannot start its recorder: %s\n", arg,
+                    strerror(errno));
+            exit_code = exit_code ? exit_code : FLAME_EXIT_ERROR;
+            continue;
+        }
+        kids[i] = p;
+        fds[i] = pfd[0];
+    }
+    /* Each one's news: one byte 'R' once it records or waits for its container; end of file if
+     * it ended first (its messages are already on our stderr): then its exit code is ours. An
+     * interrupt meanwhile (Ctrl-C, the CLI closing its socket) ends every one not yet started:
+     * they left our session, so the terminal's Ctrl-C does not reach them. */
+    size_t pending = 0;
+    for (size_t i = 0; i < n; i++)
+        pending += kids[i] > 0;
+    while (pending > 0 && !sess_interrupted()) {
+        struct pollfd pf[REC_MAX_TARGETS + 2];
+        size_t idx[REC_MAX_TARGETS];
+        nfds_t np = 0;
+        for (size_t i = 0; i < n; i++)
+            if (fds[i] >= 0) {
+                idx[np] = i;
+                pf[np++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+            }
+        nfds_t nw = np;
+        pf[np++] = (struct pollfd){.fd = sess_wake_fd(), .events = POLLIN};
+        if (sess_plugin_sock_fd() >= 0)
+            pf[np++] = (struct pollfd){.fd = sess_plugin_sock_fd(), .events = POLLIN};
+        if (poll(pf, np, 1000) < 0 && errno != EINTR)
+            break;
+        sess_event_count(); /* notices a closed plugin socket */
+        if (pf[nw].revents)
+            sess_drain_wake();
+        for (nfds_t k = 0; k < nw; k++) {
+            if (!pf[k].revents)
+                continue;
+            size_t i = idx[k];
+            char c = 0;
+            ssize_t r = read(fds[i], &c, 1);
+            if (r < 0 && errno == EINTR)
+                continue;
+            close(fds[i]);
+            fds[i] = -1;
+            pending--;
+            if (r == 1 && c == 'R') {
+                fprintf(stderr,
+                        "docker flame record: %s is recorded in the background (pid %ld): "
+                        "`docker flame ps` lists it, `docker flame stop %s` ends it\n",
+                        a->in.v[i], (long)kids[i], a->in.v[i]);
+                continue;
+            }
+            int status = 0;
+            while (waitpid(kids[i], &status, 0) < 0 && errno == EINTR) {
+            }
+            int code = wait_code(status);
+            exit_code = exit_code ? exit_code : code ? code : FLAME_EXIT_ERROR;
         }
     }
-    return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (fds[i] < 0)
+            continue;
+        /* Interrupted while it started: it is ours to end (SIGTERM: it removes its sidecar). */
+        kill(kids[i], SIGTERM);
+        int status;
+        while (waitpid(kids[i], &status, 0) < 0 && errno == EINTR) {
+        }
+        close(fds[i]);
+        fprintf(stderr, "docker flame record: %s: interrupted before it recorded: not started\n",
+                a->in.v[i]);
+        exit_code = FLAME_EXIT_INTERRUPTED;
+    }
+    return exit_code;
 }
 
 int flame_cmd_record(const ep_globals *g, int argc, char **argv)
 {
     rec_args a = {.window_ms = REC_WINDOW_MS, .frequency = REC_FREQUENCY};
-    int rc = cli_parse("record", &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int rc =
+        cli_parse("record", &cmd_record_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
         return rc;
     flame_err err = FLAME_ERR_INIT;
     if (check_args(&a, &err) < 0)
         return cli_fail("record", &err);
-
-    char host[256] = "";
-    if (gethostname(host, sizeof host - 1) < 0)
-        snprintf(host, sizeof host, "unknown");
-    size_t n = (size_t)a.in.n;
-    rec_target t[REC_MAX_TARGETS];
-    memset(t, 0, sizeof t);
-    int64_t t0 = wall_ms();
-    engine *e = NULL;
-    bool looped = false;
-    rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        t[i] = (rec_target){.a = &a, .host = host};
-        const char *arg = a.in.v[i];
-        bool full_id = strlen(arg) == 64 && strspn(arg, "0123456789abcdef") == 64;
-        snprintf(t[i].label, sizeof t[i].label, "%.*s", full_id ? 12 : 255, arg);
-        if ((rc = stored_open(a.store, &t[i].st, &err)) < 0)
-            break;
-        int mr = top_model_init(&t[i].m, 1, false);
-        t[i].model_ready = true; /* init sets what free needs first, even when it fails */
-        if (mr < 0 || !(t[i].empty = profile_new()))
-            rc = flame_fail_errno(&err, FLAME_EXIT_ERROR, errno ? errno : ENOMEM, "record");
-        t[i].m.on_window = store_window_cb;
-        t[i].m.on_window_ctx = &t[i];
+    if (a.detach) {
+        /* A detached recorder has no one to show its windows to: its log keeps the events. It
+         * leaves the current directory (not to keep it busy), so a relative store path is made
+         * absolute first. */
+        a.quiet = true;
+        _cleanup_free_ char *abs = NULL;
+        if (a.store && !strstr(a.store, "://") && a.store[0] != '/') {
+            _cleanup_free_ char *cwd = getcwd(NULL, 0);
+            if (!cwd || asprintf(&abs, "%s/%s", cwd, a.store) < 0) {
+                abs = NULL;
+                flame_fail_errno(&err, FLAME_EXIT_ERROR, errno ? errno : ENOMEM,
+                                 "cannot make the store path %s absolute", a.store);
+                return cli_fail("record", &err);
+            }
+            a.store = abs;
+        }
+        return record_detached(g, &a);
     }
-    if (rc == 0)
-        rc = engine_open(g, &e, &err);
-    if (rc == 0) {
-        fprintf(stderr,
-                "docker flame record: recording %zu container%s into %s in %.0f-s windows at "
-                "%lld Hz; Ctrl-C stops\n",
-                n, n == 1 ? "" : "s", store_name(t[0].st), (double)a.window_ms / 1000,
-                (long long)a.frequency);
-        looped = true;
-        rc = record_loop(g, e, &a, t, n, &err);
-    }
-
-    int exit_code = 0;
-    if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED)
-        exit_code = cli_fail("record", &err);
-    for (size_t i = 0; i < n; i++) {
-        if (!exit_code && t[i].exit_code)
-            exit_code = t[i].exit_code;
-        if (!t[i].st || !looped)
-            continue;
-        flame_err fe = FLAME_ERR_INIT;
-        if (t[i].spooled && store_flush(t[i].st, &fe) != 0)
-            fprintf(stderr, "docker flame record: %s: %s\n", t[i].label, fe.msg);
-        char since[16];
-        hhmm(t0, since, sizeof since);
-        fprintf(stderr,
-                "docker flame record: %s: %llu window%s, %llu samples stored in %s%s; see "
-                "them with: docker flame show %s --since %s\n",
-                t[i].label, (unsigned long long)t[i].windows, t[i].windows == 1 ? "" : "s",
-                (unsigned long long)t[i].samples, store_name(t[i].st),
-                t[i].failed ? " (some windows could not be stored)" : "", t[i].label, since);
-        if (t[i].failed && !exit_code)
-            exit_code = FLAME_EXIT_STORE;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (t[i].model_ready)
-            top_model_free(&t[i].m);
-        profile_free(t[i].empty);
-        store_close(t[i].st);
-    }
-    engine_free(e);
-    return exit_code;
+    if (a.in.n == 1)
+        return rec_run(g, &a, a.in.v[0], NULL);
+    return record_fg(g, &a);
 }

@@ -1,5 +1,5 @@
 /* `docker flame render`: folded stacks (or a docker-flame SVG) in, an SVG flame graph,
- * speedscope JSON or folded text out. Options follow flamegraph.pl's names. */
+ * speedscope JSON, pprof or folded text out. Options follow flamegraph.pl's names. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +38,7 @@ static const char usage_tail[] =
     "  docker flame render --colors java --title 'web, 30 s' stacks.folded -o web.svg\n"
     "  docker flame render --format speedscope cpu.svg > cpu.speedscope.json\n"
     "  docker flame render --format folded cpu.svg > cpu.folded\n"
+    "  docker flame render --format pprof -o cpu.pb.gz cpu.folded   # go tool pprof cpu.pb.gz\n"
     "\n"
     "In the graph: click a frame to zoom, \"Reset Zoom\" to go back, Ctrl-F (or F3) to search\n"
     "with a regular expression (\"ic\" or Ctrl-I toggles case), the matched share shows bottom\n"
@@ -51,9 +52,13 @@ typedef struct render_args {
     const char *output;
     double embed_mb;
     int64_t height; /* render_opts.height is an int */
+    int64_t hz;     /* pprof: the sampling frequency the counts were taken at */
     args_operands in;
     bool help;
 } render_args;
+
+/* --bgcolors' named values, for completion (a #rrggbb is valid too) */
+static const char *const bgcolor_names[] = {"yellow", "blue", "green", "grey", NULL};
 
 static int store_bgcolors(void *base, const arg_val *v, flame_err *err)
 {
@@ -83,10 +88,14 @@ static int store_no_embed(void *base, const arg_val *v, flame_err *err)
 // clang-format off
 static const arg_spec specs[] = {
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg (default), speedscope (JSON for speedscope.app), folded",
+                    "svg (default), speedscope (JSON for speedscope.app), folded,\n"
+                    "pprof (gzip'd profile.proto for go tool pprof)",
                     out_fmt_names, 0),
     OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
                     "write FILE (atomically) instead of standard output"),
+    {.lng = "frequency", .kind = ARG_INT, .off = F(hz, int64_t), .meta = "HZ",
+     .help = "pprof: samples per second the counts were taken at, for its\ncpu/nanoseconds "
+     "values (99, docker flame's default)", .lo = 1, .hi = 1000000},
     {.lng = "no-embed", .kind = ARG_FLAG, .store = store_no_embed,
      .help = "do not embed the folded data in the SVG (smaller; cannot be re-read)"},
     {.lng = "embed-limit", .kind = ARG_NUM, .off = F(embed_mb, double), .meta = "MB",
@@ -107,6 +116,7 @@ static const arg_spec specs[] = {
     {.lng = "nametype", .kind = ARG_STR, .off = F(o.nametype, const char *), .meta = "TEXT",
      .help = "prefix of the details line (Function:)"},
     {.lng = "bgcolors", .kind = ARG_STR, .store = store_bgcolors, .meta = "COLOR",
+     .choices = bgcolor_names,
      .help = "yellow, blue, green, grey or #rrggbb"},
     {.lng = "hash", .kind = ARG_FLAG, .off = F(o.hash, bool),
      .help = "colours by name hash (similar names, similar colours)"},
@@ -135,14 +145,14 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 
-static const args_verb verb = {.name = "docker flame render",
-                               .specs = specs,
-                               .nspecs = sizeof specs / sizeof *specs,
-                               .flags = ARGS_SINGLE_DASH_LONG,
-                               .shared = graph_specs,
-                               .nshared = GRAPH_NSPECS,
-                               .shared_off = F(g, graph_opts),
-                               .operands_off = F(in, args_operands)};
+const args_verb cmd_render_grammar = {.name = "docker flame render",
+                                      .specs = specs,
+                                      .nspecs = sizeof specs / sizeof *specs,
+                                      .flags = ARGS_SINGLE_DASH_LONG,
+                                      .shared = graph_specs,
+                                      .nshared = GRAPH_NSPECS,
+                                      .shared_off = F(g, graph_opts),
+                                      .operands_off = F(in, args_operands)};
 #undef F
 
 int flame_cmd_render(int argc, char **argv)
@@ -150,11 +160,13 @@ int flame_cmd_render(int argc, char **argv)
     render_args a = {.fmt = FMT_SVG, .embed_mb = -1};
     render_opts_default(&a.o);
     flame_err err = FLAME_ERR_INIT;
-    int rc = cli_parse("render", &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int rc =
+        cli_parse("render", &cmd_render_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
         return rc;
     if (a.in.n > 1) {
-        args_error(&verb, &err, "one input file at most, got \"%.100s\" too", a.in.v[1]);
+        args_error(&cmd_render_grammar, &err, "one input file at most, got \"%.100s\" too",
+                   a.in.v[1]);
         return cli_fail("render", &err);
     }
     if (a.embed_mb >= 0)
@@ -193,7 +205,8 @@ int flame_cmd_render(int argc, char **argv)
                        : base                    ? base + 1
                                                  : input;
     if (rc == 0) {
-        out_job job = {.p = p, .fmt = a.fmt, .ro = &o, .name = name};
+        pprof_meta pm = {.hz = (double)a.hz, .comment = name};
+        out_job job = {.p = p, .fmt = a.fmt, .ro = &o, .name = name, .pm = &pm};
         rc = out_write(a.output ? a.output : "-", &job, &err);
     }
     profile_free(p);

@@ -63,7 +63,8 @@ static const arg_spec specs[] = {
     OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
                     "output file (default flame-<container>-<since>.svg, or\ntimeline-...); - = "
                     "standard output"),
-    OUT_FORMAT_SPEC(F(fmt, int), "svg, folded or speedscope (default: from the extension)",
+    OUT_FORMAT_SPEC(F(fmt, int),
+                    "svg, folded, speedscope or pprof (default: from the extension)",
                     out_fmt_names, 0),
     {.lng = "timeline", .kind = ARG_FLAG, .off = F(timeline, bool),
      .help = "draw samples per window over time (SVG) instead"},
@@ -75,7 +76,7 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 #undef F
-static const args_verb verb = GRAPH_VERB("docker flame show", specs, show_args);
+const args_verb cmd_show_grammar = GRAPH_VERB("docker flame show", specs, show_args);
 
 /* What the output is about, for titles and file names: "web", "web+api", "all containers". */
 static void label_of(const show_args *a, char *buf, size_t cap)
@@ -146,7 +147,14 @@ static int show_profile(const show_args *a, store *s, store_query q, flame_err *
     ro.subtitle = sub;
     if (rc == 0 && !(path = default_path(a, "flame", out_fmt_ext(fmt), q.since_ms, label)))
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    out_job job = {.p = p, .fmt = fmt, .ro = &ro, .name = label};
+    /* pprof: the stored range's time; the recorder's default rate (the store keeps each
+     * window's, which store_profile() does not report) */
+    pprof_meta pm = {.hz = REC_DEFAULT_HZ,
+                     .time_ns = info.first_ms * 1000000,
+                     .duration_ns = (info.last_ms - info.first_ms) * 1000000,
+                     .container = a->in.n == 1 ? a->in.v[0] : NULL,
+                     .comment = range};
+    out_job job = {.p = p, .fmt = fmt, .ro = &ro, .name = label, .pm = &pm};
     if (rc == 0)
         rc = out_write(path, &job, err);
     if (rc == 0)
@@ -227,7 +235,7 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
     const char *vname = "show";
     show_args a = {.fmt = -1};
     flame_err err = FLAME_ERR_INIT;
-    int done = cli_parse(vname, &verb, argc, argv, &a, &a.help, usage_head, usage_tail);
+    int done = cli_parse(vname, &cmd_show_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
     if (a.timeline && a.fmt >= 0 && a.fmt != FMT_SVG)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/args.h"
@@ -22,13 +23,14 @@
 #include "plugin/session.h"
 #include "plugin/sidecar.h"
 #include "plugin/signals.h"
+#include "plugin/summary.h"
 #include "plugin/top.h"
 
 typedef struct top_args {
     uint64_t interval_ms, window_ms;
     int64_t frequency, pid;
     int sampling; /* enum ct_sampling */
-    const char *record, *container;
+    const char *record, *container, *summary_json;
     bool no_inline, help;
     args_operands ops;
 } top_args;
@@ -49,13 +51,17 @@ static const arg_spec top_specs[] = {
     {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
      .help = "auto, cpu or thread (as for docker flame)", .choices = ct_sampling_names},
     {.lng = "record", .kind = ARG_STR, .off = F(record, const char *), .meta = "FILE",
-     .help = "on exit, write every stack seen as folded text", .complete = "file"},
+     .help = "on exit, write every stack seen as folded text (pprof when FILE\nends in .pb.gz)",
+     .complete = "file"},
+    {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *),
+     .meta = "FILE", .help = "on exit, write a summary (samples, JVMs, top methods) as JSON\n"
+     "to FILE (docs/SUMMARY.md)", .complete = "file"},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not split inlined Java frames"},
     CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
-static const args_verb top_verb = {.name = "docker flame top",
+const args_verb cmd_top_grammar = {.name = "docker flame top",
                                    .specs = top_specs,
                                    .nspecs = sizeof top_specs / sizeof *top_specs,
                                    .operands_off = F(ops, args_operands)};
@@ -66,7 +72,7 @@ static void top_usage(FILE *f)
     fprintf(f, "Usage:  docker flame top [OPTIONS] CONTAINER\n\n"
                "A live view of the hottest Java methods in the container's JVM(s).\n\n"
                "Options:\n");
-    args_help(&top_verb, f);
+    args_help(&cmd_top_grammar, f);
     fprintf(f, "\nKeys: q quit, s/t sort by self/total, j Java-only/all frames, p pause,\n"
                "Up/Down + Enter show a method's callers (Esc back).\n"
                "When stdout is not a terminal, a plain snapshot is printed every interval.\n");
@@ -75,31 +81,43 @@ static void top_usage(FILE *f)
 static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
 {
     *a = (top_args){.interval_ms = 1000, .window_ms = 5000, .frequency = 99};
-    if (args_parse(&top_verb, argc - 1, argv + 1, a, NULL, err) < 0)
+    if (args_parse(&cmd_top_grammar, argc - 1, argv + 1, a, NULL, err) < 0)
         return -1;
     if (a->help)
         return 1;
     if (a->ops.n == 0)
-        return args_error(&top_verb, err,
+        return args_error(&cmd_top_grammar, err,
                           "which container? usage: docker flame top [OPTIONS] CONTAINER");
     if (a->ops.n > 1)
-        return args_error(&top_verb, err, "one container at a time");
+        return args_error(&cmd_top_grammar, err, "one container at a time");
     a->container = a->ops.v[0];
+    if (a->summary_json && !strcmp(a->summary_json, "-"))
+        return args_error(&cmd_top_grammar, err,
+                          "--summary-json: give a file (standard output is top's view)");
     if (a->window_ms < a->interval_ms)
         a->window_ms = a->interval_ms;
     if ((double)a->window_ms / (double)a->interval_ms > TOP_MAX_WINDOWS - 0.5)
-        return args_error(&top_verb, err, "--window is at most %d intervals", TOP_MAX_WINDOWS);
+        return args_error(&cmd_top_grammar, err, "--window is at most %d intervals",
+                          TOP_MAX_WINDOWS);
     return 0;
 }
 
+typedef struct rec_job {
+    const profile *p;
+    const pprof_meta *pm; /* non-NULL: pprof, else folded text */
+} rec_job;
+
 static int write_record_cb(void *ctx, FILE *out, flame_err *err)
 {
-    return profile_write_folded(ctx, out, err);
+    const rec_job *j = ctx;
+    return j->pm ? export_pprof(j->p, j->pm, out, err) : profile_write_folded(j->p, out, err);
 }
 
-static int write_record(const char *path, profile *p, flame_err *err)
+/* Folded text, or pprof for a name ending in .pb.gz/.pb/.pprof (plugin/output.c's rule). */
+static int write_record(const char *path, const profile *p, const pprof_meta *pm, flame_err *err)
 {
-    if (atomic_write_file(path, write_record_cb, p, err) < 0)
+    rec_job j = {.p = p, .pm = out_fmt_of_path(path) == FMT_PPROF ? pm : NULL};
+    if (atomic_write_file(path, write_record_cb, &j, err) < 0)
         return flame_wrap(err, "--record");
     return 0;
 }
@@ -117,7 +135,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         return cli_fail("top", &err);
     static top_model m; /* the stream thread may outlive nothing: joined in run_profile */
     if (top_model_init(&m, (int)((double)a.window_ms / (double)a.interval_ms + 0.5),
-                       a.record != NULL) < 0) {
+                       a.record != NULL || a.summary_json != NULL) < 0) {
         flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "top");
         return cli_fail("top", &err);
     }
@@ -138,6 +156,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     sess s = {.arg = a.container, .line_hook = top_model_line, .hook_ctx = &m};
     run_ctx r = {.o = &o, .s = &s, .n = 1, .debug = g->debug};
     r.tm.t0 = mono_s();
+    time_t started = time(NULL);
     progress_init(&r.pg, stderr, true);
 
     /* a full container id is 64 hex digits: show docker's short form */
@@ -191,15 +210,43 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                 s.name);
         exit_code = FLAME_EXIT_ERROR;
     }
-    if (m.rec) {
+    bool recorded = false;
+    if (m.rec && a.record) {
         flame_err e2 = FLAME_ERR_INIT;
-        if (write_record(a.record, m.rec, &e2) < 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double ran = mono_s() - r.tm.t0;
+        pprof_meta pm = {.hz = (double)a.frequency,
+                         .time_ns =
+                             (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (int64_t)(ran * 1e9),
+                         .duration_ns = (int64_t)(ran * 1e9),
+                         .container = s.name,
+                         .layout = m.jvms > 1 ? PPROF_JVM_THEN_THREAD : PPROF_THREAD_FIRST};
+        if (write_record(a.record, m.rec, &pm, &e2) < 0) {
             fprintf(stderr, "docker flame: %s\n", e2.msg);
             if (!exit_code)
                 exit_code = e2.code ? e2.code : FLAME_EXIT_ERROR;
         } else {
             fprintf(stderr, "docker flame: wrote %s (%.0f samples)\n", a.record,
                     profile_total(m.rec));
+            recorded = true;
+        }
+    }
+    if (a.summary_json) {
+        flame_err e2 = FLAME_ERR_INIT;
+        sum_top st = {.container = s.name[0] ? s.name : a.container,
+                      .pr = &s.pr,
+                      .p = m.rec,
+                      .windows = m.gen,
+                      .record = recorded ? a.record : NULL,
+                      .started = started,
+                      .seconds = mono_s() - r.tm.t0,
+                      .frequency = a.frequency,
+                      .exit_code = exit_code};
+        if (summary_write_top(a.summary_json, &st, &e2) < 0) {
+            fprintf(stderr, "docker flame: %s\n", e2.msg);
+            if (!exit_code)
+                exit_code = e2.code ? e2.code : FLAME_EXIT_ERROR;
         }
     }
     if (getenv("DOCKER_FLAME_TOP_STATS"))

@@ -30,6 +30,7 @@ struct engine {
     char *base_url;   /* "http://localhost" / "https://h:p" */
     char version[16]; /* "1.41" */
     bool debug;
+    long limit_ms; /* engine_limit_time: cap on every request's connect and transfer, 0 = none */
     pthread_mutex_t lock; /* guards dial_pids */
     pid_t *dial_pids;
     size_t n_dial;
@@ -401,9 +402,14 @@ static int do_request(engine *e, const engine_req *rq, bool versioned, long *sta
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     if (getenv("DOCKER_FLAME_CURL_VERBOSE"))
         curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    if (rq->timeout_ms)
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, rq->timeout_ms);
+    long connect_ms = 10000L, timeout_ms = rq->timeout_ms;
+    if (e->limit_ms) {
+        connect_ms = connect_ms < e->limit_ms ? connect_ms : e->limit_ms;
+        timeout_ms = timeout_ms && timeout_ms < e->limit_ms ? timeout_ms : e->limit_ms;
+    }
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+    if (timeout_ms)
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
@@ -511,6 +517,11 @@ int engine_open(const ep_globals *g, engine **e, flame_err *err)
         *e = NULL;
     }
     return rc;
+}
+
+void engine_limit_time(engine *e, long ms)
+{
+    e->limit_ms = ms;
 }
 
 int engine_ping(engine *e, flame_err *err)

@@ -34,6 +34,9 @@ int engine_open(const ep_globals *g, engine **out, flame_err *err);
 /* Does not touch the network. ep is copied. */
 int engine_new(const ep_endpoint *ep, bool debug, engine **out, flame_err *err);
 void engine_free(engine *e);
+/* Every later request, the ping too, gives up after ms (connect and transfer): shell completion
+ * must answer a Tab at once, even when the engine hangs. */
+void engine_limit_time(engine *e, long ms);
 /* GET /_ping, pick the API version (min of the engine's and ours). Errors: unreachable,
  * permission denied, too old. */
 int engine_ping(engine *e, flame_err *err);

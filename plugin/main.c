@@ -8,8 +8,10 @@
 #include "common/err.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
+#include "plugin/complete.h"
 #include "plugin/endpoint.h"
 #include "plugin/signals.h"
+#include "plugin/verbs.h"
 
 #define URL "https://github.com/docker-flame/docker-flame"
 
@@ -23,40 +25,15 @@ static int print_metadata(void)
     return 0;
 }
 
-static int run_diff(const ep_globals *g, int argc, char **argv)
-{
-    return flame_cmd_with_profiler(g, flame_cmd_diff, argc, argv);
-}
-static int run_merge(const ep_globals *g, int argc, char **argv)
-{
-    return flame_cmd_with_profiler(g, flame_cmd_merge, argc, argv);
-}
-static int run_fold(const ep_globals *g, int argc, char **argv)
-{
-    (void)g;
-    return flame_cmd_fold(argc, argv);
-}
-static int run_render(const ep_globals *g, int argc, char **argv)
-{
-    (void)g;
-    return flame_cmd_render(argc, argv);
-}
-
-/* The verbs after "flame"; anything else is the profile verb's (options or containers). */
-static const struct verb {
-    const char *name;
-    int (*run)(const ep_globals *g, int argc, char **argv);
-} verbs[] = {
-    {"fold", run_fold},           {"render", run_render}, {"diff", run_diff},
-    {"merge", run_merge},         {"gc", flame_cmd_gc},   {"top", flame_cmd_top},
-    {"show", flame_cmd_show},     {"ls", flame_cmd_ls},   {"prune", flame_cmd_prune},
-    {"record", flame_cmd_record},
-};
-
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "docker-cli-plugin-metadata"))
         return print_metadata();
+    /* Shell completion: Docker CLIs from 23 on run `docker-flame __complete flame WORDS...` for
+     * Tab after `docker flame`, and Debian's bash script for CLI 20.10 runs
+     * `docker-flame __completeNoDesc WORDS...` (plugin/complete.c, docs/COMPLETION.md). */
+    if (argc >= 2 && (!strcmp(argv[1], "__complete") || !strcmp(argv[1], "__completeNoDesc")))
+        return flame_cmd_complete(argc - 1, argv + 1);
     flame_err err = FLAME_ERR_INIT;
     ep_globals g;
     ep_globals_init(&g);
@@ -83,12 +60,10 @@ int main(int argc, char **argv)
         flame_fail(&err, FLAME_EXIT_ERROR, "cannot initialise libcurl");
         return cli_fail("", &err);
     }
-    int rc = -1;
-    for (size_t v = 0; v < sizeof verbs / sizeof *verbs && rc < 0; v++)
-        if (!strcmp(av[0], verbs[v].name))
-            rc = verbs[v].run(&g, ac, av);
-    if (rc < 0) /* the profile verb takes everything after "flame" */
-        rc = flame_cmd_profile(&g, ac + 1, av - 1);
+    const flame_verb *v = flame_verb_find(av[0]);
+    int rc = v ? v->run(&g, ac, av)
+               /* the profile verb takes everything after "flame" */
+               : flame_profile_verb.run(&g, ac + 1, av - 1);
     curl_global_cleanup();
     return rc;
 }

@@ -26,8 +26,8 @@ static const arg_spec specs[] = {
                     "output file (default flame-<container>-<YYYYmmdd-HHMMSS>.svg);\n"
                     "with several containers: an existing directory"),
     OUT_FORMAT_SPEC(F(formats, unsigned),
-                    "svg, folded or speedscope; repeatable (file extension per\n"
-                    "format: .svg .folded .speedscope.json)",
+                    "svg, folded, speedscope or pprof; repeatable (file extension\n"
+                    "per format: .svg .folded .speedscope.json .pb.gz)",
                     out_fmt_names, ARG_LIST),
     {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
      .help = "cpu: one event per CPU, filtered to the container (cheap);\nthread: one event per "
@@ -39,24 +39,27 @@ static const arg_spec specs[] = {
      .help = "keep Java parameter lists and return types"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
      .help = "no progress and no summary"},
+    {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *), .meta = "FILE",
+     .help = "also write the summary as JSON to FILE (- = stdout;\ndocs/SUMMARY.md)",
+     .complete = "file"},
     CLI_HELP_SPEC(F(help, bool)),
     {.lng = "version", .shrt = 'v', .kind = ARG_FLAG, .off = F(version, bool),
      .help = "print the version"},
 };
 // clang-format on
 
-static const args_verb verb = {.name = "docker flame",
-                               .specs = specs,
-                               .nspecs = sizeof specs / sizeof *specs,
-                               .shared = graph_specs,
-                               .nshared = GRAPH_NSPECS,
-                               .shared_off = F(graph, graph_opts),
-                               .operands_off = F(containers, args_operands)};
+const args_verb opts_grammar = {.name = "docker flame",
+                                .specs = specs,
+                                .nspecs = sizeof specs / sizeof *specs,
+                                .shared = graph_specs,
+                                .nshared = GRAPH_NSPECS,
+                                .shared_off = F(graph, graph_opts),
+                                .operands_off = F(containers, args_operands)};
 #undef F
 
 void opts_help(FILE *out)
 {
-    args_help(&verb, out);
+    args_help(&opts_grammar, out);
 }
 
 /* duration_ms before parsing: "not given" (the default is chosen after, see opts_parse) */
@@ -76,7 +79,7 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
     int rest = -1;
     uint64_t dflt = o->duration_ms;
     o->duration_ms = DURATION_UNSET;
-    if (args_parse(&verb, argc, argv, o, &rest, err) < 0)
+    if (args_parse(&opts_grammar, argc, argv, o, &rest, err) < 0)
         return -1;
     o->duration_set = o->duration_ms != DURATION_UNSET;
     if (!o->duration_set)
@@ -87,7 +90,7 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
         o->cmd = argv + rest;
         o->ncmd = argc - rest;
         if (o->ncmd == 0)
-            return args_error(&verb, err, "\"--\" must be followed by a command");
+            return args_error(&opts_grammar, err, "\"--\" must be followed by a command");
     }
     o->nformats = __builtin_popcount(o->formats);
     if (!o->nformats) {
@@ -95,7 +98,7 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
         o->nformats = 1;
     }
     if (o->containers.n == 0)
-        return args_error(&verb, err,
+        return args_error(&opts_grammar, err,
                           "no container given: docker flame [OPTIONS] CONTAINER [CONTAINER...]");
     /* With a load command and no -d, profile exactly as long as the command runs. */
     if (o->cmd && !o->duration_set)

@@ -21,16 +21,21 @@ typedef struct flame_opts {
     int nformats;
     graph_opts graph; /* --title, --colors, --minwidth, --width */
     bool no_inline, signatures, quiet;
-    int sampling; /* enum ct_sampling (common/contract.h) */
+    const char *summary_json; /* --summary-json FILE, or NULL */
+    int sampling;             /* enum ct_sampling (common/contract.h) */
     bool help, version;
     args_operands containers; /* points into argv */
     bool top;                 /* `docker flame top` (plugin/cmd_top.c): the sidecar runs `top` */
     uint64_t interval_ms;     /* top: window length */
     bool last_window;         /* top: the window cut short by the stop is sent too (record) */
+    bool host;                /* `docker flame host` (plugin/cmd_host.c): the sidecar runs `host` */
+    const char *attach_ids;   /* host: the containers whose JVMs get the agent (comma list) */
     char **cmd;               /* after "--": NULL-terminated, points into argv */
     int ncmd;
 } flame_opts;
 
+/* The profile verb's grammar (also read by shell completion, plugin/complete.c). */
+extern const args_verb opts_grammar;
 void opts_init(flame_opts *o);
 /* argv[0] is the first argument after "flame". */
 int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err);

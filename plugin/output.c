@@ -15,8 +15,8 @@
 #include "common/cleanup.h"
 #include "flame/diff.h"
 
-const char *const out_fmt_names[] = {"svg", "folded", "speedscope", NULL};
-static const char *const fmt_exts[FMT_COUNT] = {".svg", ".folded", ".speedscope.json"};
+const char *const out_fmt_names[] = {"svg", "folded", "speedscope", "pprof", NULL};
+static const char *const fmt_exts[FMT_COUNT] = {".svg", ".folded", ".speedscope.json", ".pb.gz"};
 
 const char *out_fmt_name(int f)
 {
@@ -42,6 +42,8 @@ int out_fmt_of_path(const char *path)
         return FMT_FOLDED;
     if (has_suffix(path, ".json"))
         return FMT_SPEEDSCOPE;
+    if (has_suffix(path, ".pb.gz") || has_suffix(path, ".pb") || has_suffix(path, ".pprof"))
+        return FMT_PPROF;
     return -1;
 }
 
@@ -152,6 +154,9 @@ static int write_job(void *ud, FILE *f, flame_err *err)
         break;
     case FMT_SPEEDSCOPE:
         rc = export_speedscope(j->p, j->name ? j->name : "profile", f, err);
+        break;
+    case FMT_PPROF:
+        rc = export_pprof(j->p, j->pm, f, err);
         break;
     case FMT_COUNT:
     default:

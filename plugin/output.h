@@ -1,7 +1,8 @@
-/* Output files, for every verb: the three formats (SVG through flame/render.h, folded text,
- * speedscope JSON), names (flame-<container>-<YYYYmmdd-HHMMSS>.<ext>), atomic writes (temp file
- * in the same directory + fsync + rename: never half a graph; a failure leaves an older file as
- * it was), "-" for standard output, ownership under sudo, and a fallback to $TMPDIR. */
+/* Output files, for every verb: the four formats (SVG through flame/render.h, folded text,
+ * speedscope JSON, pprof through flame/pprof.h), names (flame-<container>-<YYYYmmdd-HHMMSS>.<ext>),
+ * atomic writes (temp file in the same directory + fsync + rename: never half a graph; a failure
+ * leaves an older file as it was), "-" for standard output, ownership under sudo, and a fallback to
+ * $TMPDIR. */
 #pragma once
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,14 +10,16 @@
 
 #include "common/args.h"
 #include "common/err.h"
+#include "flame/pprof.h"
 #include "flame/profile.h"
 #include "flame/render.h"
 
-enum out_fmt { FMT_SVG, FMT_FOLDED, FMT_SPEEDSCOPE, FMT_COUNT };
-extern const char *const out_fmt_names[]; /* "svg", "folded", "speedscope", NULL */
+enum out_fmt { FMT_SVG, FMT_FOLDED, FMT_SPEEDSCOPE, FMT_PPROF, FMT_COUNT };
+extern const char *const out_fmt_names[]; /* "svg", "folded", "speedscope", "pprof", NULL */
 const char *out_fmt_name(int fmt);
-const char *out_fmt_ext(int fmt); /* ".svg", ".folded", ".speedscope.json" */
-/* By the file's extension (.svg; .folded .txt .collapsed; .json): the format, or -1. */
+const char *out_fmt_ext(int fmt); /* ".svg", ".folded", ".speedscope.json", ".pb.gz" */
+/* By the file's extension (.svg; .folded .txt .collapsed; .json; .pb.gz .pb .pprof): the
+ * format, or -1. */
 int out_fmt_of_path(const char *path);
 
 /* The -o/--output and --format entries of a verb's option table (common/args.h): the same names,
@@ -38,6 +41,7 @@ typedef struct out_job {
     int fmt;
     const render_opts *ro; /* SVG; NULL = defaults */
     const char *name;      /* the speedscope profile's name */
+    const pprof_meta *pm;  /* pprof: period, time, labels; NULL = nothing known */
     /* checked before the rename (an interrupt while writing: nothing written); NULL = never */
     bool (*cancelled)(void *cancel_ctx);
     void *cancel_ctx;

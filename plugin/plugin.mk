@@ -3,7 +3,8 @@
 # and their argument helpers) need neither libcurl nor jansson and form build/libflamecmd.a, which
 # the standalone build/flame-render and the benchmarks link too.
 CMD_SRCS    := plugin/cmd_fold.c plugin/cmd_render.c plugin/cmd_diff.c plugin/cmd_merge.c \
-               plugin/cli.c plugin/graph.c plugin/inputs.c plugin/output.c plugin/opts.c
+               plugin/cli.c plugin/graph.c plugin/inputs.c plugin/output.c plugin/opts.c \
+               plugin/jsonw.c
 CMD_OBJS    := $(CMD_SRCS:%.c=$(BUILD)/obj/%.o)
 CMD_ASAN    := $(CMD_SRCS:%.c=$(BUILD)/asan/%.o)
 PLUGIN_SRCS := $(filter-out plugin/main.c plugin/render_main.c $(CMD_SRCS),$(wildcard plugin/*.c))
@@ -28,7 +29,7 @@ $(BUILD)/docker-flame: $(BUILD)/obj/plugin/main.o $(PLUGIN_OBJS) $(STORE_OBJS) $
 
 # flame-render: `docker flame render` without the plugin (bench, and users who only want SVGs).
 $(BUILD)/flame-render: $(BUILD)/obj/plugin/render_main.o $(BUILD)/libflamecmd.a $(BUILD)/libflamecore.a
-	$(CC) -o $@ $^ -lm -lpthread
+	$(CC) -o $@ $^ -lm -lpthread -lz
 
 # Unit tests named after the module they test: tests/unit/plugin_<module>.c, and the contract's
 # round trip (common_contract.c), which needs the plugin's reader of the stream.

@@ -14,6 +14,8 @@ void proto_init(proto *p)
 void proto_clear(proto *p)
 {
     free(p->jvms);
+    free(p->tasks);
+    free(p->tl);
     for (size_t i = 0; i < p->nwarn; i++)
         free(p->warnings[i]);
     free(p->err_text);
@@ -117,6 +119,52 @@ int proto_read_jvm(const char *s, size_t n, ct_jvm *out, flame_err *err)
     out->inject = (enum ct_injected)jname(j, "inject", injected_name, CT_INJECTED_COUNT, 0);
     jstr(j, "reason", out->reason, sizeof out->reason);
     out->attach_ms = jint(j, "attach_ms");
+    jstr(j, "container", out->container, sizeof out->container);
+    json_decref(j);
+    return 0;
+}
+
+static bool take_u32(const char **p, const char *end, uint32_t *v, char stop)
+{
+    uint64_t x = 0;
+    const char *s = *p;
+    while (*p < end && **p >= '0' && **p <= '9' && x <= 0xffffffffu)
+        x = x * 10 + (uint64_t)(*(*p)++ - '0');
+    if (*p == s || x > 0xffffffffu || (stop && (*p >= end || **p != stop)))
+        return false;
+    if (stop)
+        (*p)++;
+    *v = (uint32_t)x;
+    return true;
+}
+
+int proto_read_task(const char *s, size_t n, proto_task *t)
+{
+    memset(t, 0, sizeof *t);
+    const char *p = s, *end = s + n;
+    if (!take_u32(&p, end, &t->pid, ' ') || !take_u32(&p, end, &t->tid, ' ') ||
+        !take_u32(&p, end, &t->vpid, ' ') || !take_u32(&p, end, &t->vtid, ' '))
+        return -1;
+    char *dst[3] = {t->key, t->pcomm, t->tcomm};
+    size_t cap[3] = {sizeof t->key, sizeof t->pcomm, sizeof t->tcomm};
+    for (int k = 0; k < 3; k++) {
+        const char *tab = k < 2 ? memchr(p, ';', (size_t)(end - p)) : end;
+        if (!tab || (size_t)(tab - p) >= cap[k])
+            return -1;
+        memcpy(dst[k], p, (size_t)(tab - p));
+        p = tab + (k < 2);
+    }
+    return t->key[0] ? 0 : -1;
+}
+
+int proto_read_host(const char *s, size_t n, ct_host *out, flame_err *err)
+{
+    json_t *j = parse_obj("H", s, n, err);
+    if (!j)
+        return -1;
+    memset(out, 0, sizeof *out);
+    jfields(j, out, ct_host_fields, CT_HOST_NFIELDS);
+    jstr(j, "cgroup", out->cgroup, sizeof out->cgroup);
     json_decref(j);
     return 0;
 }
@@ -242,6 +290,45 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
         p->done = true;
         return 0;
     case CT_TAG_WINDOW: /* top reads these itself (plugin/top_model.c) */
+        return 0;
+    case CT_TAG_TASK: {
+        proto_task t;
+        if (proto_read_task(pl, pn, &t) < 0)
+            return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: bad K line");
+        if (p->ntasks >= PROTO_MAX_TASKS)
+            return 0;
+        if (p->ntasks == p->cap_tasks) {
+            size_t nc = p->cap_tasks ? p->cap_tasks * 2 : 256;
+            proto_task *g = realloc(p->tasks, nc * sizeof *g);
+            if (!g)
+                return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+            p->tasks = g;
+            p->cap_tasks = nc;
+        }
+        p->tasks[p->ntasks++] = t;
+        return 0;
+    }
+    case CT_TAG_SAMPLES:
+        for (const char *q = pl, *end = pl + pn; q < end && p->ntl < PROTO_MAX_TL;) {
+            proto_tl x;
+            if (!take_u32(&q, end, &x.cpu, ',') || !take_u32(&q, end, &x.ms, ',') ||
+                !take_u32(&q, end, &x.tid, 0) || (q < end && *q++ != ' '))
+                return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: bad U line");
+            if (p->ntl == p->cap_tl) {
+                size_t nc = p->cap_tl ? p->cap_tl * 2 : 4096;
+                proto_tl *g = realloc(p->tl, nc * sizeof *g);
+                if (!g)
+                    return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                p->tl = g;
+                p->cap_tl = nc;
+            }
+            p->tl[p->ntl++] = x;
+        }
+        return 0;
+    case CT_TAG_HOST:
+        if (proto_read_host(pl, pn, &p->host, err) < 0)
+            return -1;
+        p->have_host = true;
         return 0;
     }
     return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: unknown tag");

@@ -14,6 +14,17 @@
 #define PROTO_MAX_WARNINGS 64
 #define PROTO_MAX_JVMS 64
 
+#define PROTO_MAX_TASKS (256 * 1024) /* host: K lines kept */
+#define PROTO_MAX_TL (4u << 20)      /* host: timeline samples kept */
+/* host: one thread of the timeline (a K line) */
+typedef struct proto_task {
+    uint32_t pid, tid, vpid, vtid;
+    char key[144], pcomm[17], tcomm[17];
+} proto_task;
+typedef struct proto_tl {
+    uint32_t cpu, ms, tid;
+} proto_tl;
+
 typedef struct proto {
     int version;   /* from V; 0 before it */
     bool done;     /* D seen */
@@ -23,6 +34,12 @@ typedef struct proto {
     ct_progress prog; /* the last P line (samples also updated by S) */
     bool have_summary;
     ct_summary summary;
+    bool have_host; /* host: the H line */
+    ct_host host;
+    proto_task *tasks; /* host: K lines */
+    size_t ntasks, cap_tasks;
+    proto_tl *tl; /* host: U lines' samples */
+    size_t ntl, cap_tl;
     char *warnings[PROTO_MAX_WARNINGS];
     size_t nwarn, dropped_warn;
     bool failed; /* E seen */
@@ -40,6 +57,9 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err);
 int proto_read_jvm(const char *s, size_t n, ct_jvm *out, flame_err *err);
 int proto_read_progress(const char *s, size_t n, ct_progress *out, flame_err *err);
 int proto_read_summary(const char *s, size_t n, ct_summary *out, flame_err *err);
+/* pure: a K payload. 0 or -1. */
+int proto_read_task(const char *s, size_t n, proto_task *t);
+int proto_read_host(const char *s, size_t n, ct_host *out, flame_err *err);
 int proto_read_window(const char *s, size_t n, ct_window *out, flame_err *err);
 /* Copy s into out (size n) keeping printable ASCII/UTF-8 only (for the terminal). */
 void proto_sanitize(const char *s, char *out, size_t n);

@@ -236,6 +236,30 @@ static void follow(run_ctx *r)
     free(prev);
 }
 
+/* The host sidecar was SIGKILLed: its JVMs (in the containers of --attach) may keep the agent's
+ * mount and map. One restore sidecar per container (plugin/sidecar.c), as for a profile; one
+ * that has no JVM of ours or is gone simply finds nothing to undo. */
+static void restore_host_targets(run_ctx *r, sess *s)
+{
+    const char *p = r->o->attach_ids;
+    bool all = true;
+    while (p && *p) {
+        char id[65];
+        size_t l = strcspn(p, ",");
+        snprintf(id, sizeof id, "%.*s", (int)(l < 64 ? l : 64), p);
+        flame_err e = FLAME_ERR_INIT;
+        if (sidecar_restore_target(r->e, id, &e) < 0) {
+            all = false;
+            progress_note(&r->pg,
+                          "could not restore container %.12s after the host sidecar was "
+                          "killed: %s",
+                          id, e.msg);
+        }
+        p += l + (p[l] == ',');
+    }
+    s->restored = all;
+}
+
 int run_profile(run_ctx *r, flame_err *err)
 {
     int rc = 0;
@@ -310,6 +334,10 @@ int run_profile(run_ctx *r, flame_err *err)
         sess *s = &r->s[i];
         if (!s->started || s->pr.done || s->exit_status != 137 || s->target_exit >= 0)
             continue;
+        if (r->o->host) { /* host: a restore sidecar in each container it may have injected */
+            restore_host_targets(r, s);
+            continue;
+        }
         flame_err e = FLAME_ERR_INIT;
         if (sidecar_restore_target(r->e, s->target_id, &e) == 0)
             s->restored = true;

@@ -101,6 +101,11 @@ static void *stream_main(void *ud)
 
 int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
 {
+    if (r->o->host) { /* the whole host: no container to inspect */
+        s->target_id = strdup("host");
+        snprintf(s->name, sizeof s->name, "host");
+        return s->target_id ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
     _cleanup_free_ char *esc = engine_escape(s->arg);
     json_t *j = NULL;
     long st = 0;
@@ -146,12 +151,15 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     spec_args a = {.image = spec_image(),
                    .target_id = s->target_id,
                    .owner_pid = (long)getpid(),
+                   .run_id = spec_run_id(),
                    .created = (long long)time(NULL),
                    .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
                    .test_owner = owner,
                    .test_stop = getenv("DOCKER_FLAME_SIDECAR_TEST_STOP"),
                    .test_no_perfmon = getenv("DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON") != NULL};
-    ct_args_default(&a.cmd, r->o->top ? CT_TOP : CT_RECORD);
+    ct_args_default(&a.cmd, r->o->host ? CT_HOST : r->o->top ? CT_TOP : CT_RECORD);
+    a.host = r->o->host;
+    a.cmd.attach_ids = r->o->attach_ids;
     a.cmd.duration_ms = r->o->duration_ms;
     a.cmd.interval_ms = r->o->interval_ms;
     a.cmd.last_window = r->o->last_window;
@@ -324,6 +332,8 @@ static void sidecar_target_gone(run_ctx *r, sess *s)
     json_t *j = NULL;
     long st = 0;
     flame_err e = FLAME_ERR_INIT;
+    if (r->o->host) /* the host does not stop */
+        return;
     if (!s->target_id ||
         engine_json(r->e, "GET", NULL, &j, &st, &e, "/containers/%s/json", s->target_id) < 0) {
         if (st == 404) {
@@ -377,6 +387,7 @@ int sidecar_restore_target(engine *e, const char *target_id, flame_err *err)
     spec_args a = {.image = spec_image(),
                    .target_id = target_id,
                    .owner_pid = (long)getpid(),
+                   .run_id = spec_run_id(),
                    .created = (long long)time(NULL),
                    .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
                    .test_owner = getenv("FLAME_TEST_OWNER")};

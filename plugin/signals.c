@@ -50,6 +50,24 @@ int sess_signals_install(flame_err *err)
     return 0;
 }
 
+int sess_signals_child_reset(flame_err *err)
+{
+    /* The pipe is shared with the parent after fork(): a wake-up written by one would be read
+     * (and lost) by the other. The plugin socket is the CLI's bond with the parent only. */
+    if (g_pipe[0] >= 0)
+        close(g_pipe[0]);
+    if (g_pipe[1] >= 0)
+        close(g_pipe[1]);
+    g_pipe[0] = g_pipe[1] = -1;
+    if (g_plugin_sock >= 0)
+        close(g_plugin_sock);
+    g_plugin_sock = -1;
+    g_sigint = g_sigterm = g_sock_closed = g_any = 0;
+    if (pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
+    return 0;
+}
+
 void sess_plugin_socket_connect(void)
 {
     const char *name = getenv("DOCKER_CLI_PLUGIN_SOCKET");

@@ -7,6 +7,9 @@
 #include "common/err.h"
 
 int sess_signals_install(flame_err *err);
+/* In a child after fork(): a signal pipe of its own, counters at zero, no plugin socket (a
+ * recorder that outlives the CLI must not stop when the CLI closes it). */
+int sess_signals_child_reset(flame_err *err);
 /* Connect to $DOCKER_CLI_PLUGIN_SOCKET: the CLI closes it to ask us to stop (no terminal). */
 void sess_plugin_socket_connect(void);
 /* Has any SIGINT/SIGTERM or plugin-socket close arrived (setup phase: means abort)? */

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 const char *spec_image(void)
 {
@@ -27,7 +30,10 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
     char owner[24], created[24], pidmode[128];
     snprintf(owner, sizeof owner, "%ld", a->owner_pid);
     snprintf(created, sizeof created, "%lld", a->created);
-    snprintf(pidmode, sizeof pidmode, "container:%s", a->target_id);
+    if (a->host)
+        snprintf(pidmode, sizeof pidmode, "host");
+    else
+        snprintf(pidmode, sizeof pidmode, "container:%s", a->target_id);
 
     /* The sidecar's command line, built by the contract's one function (the sidecar parses it
      * with the other one). */
@@ -58,6 +64,8 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
 
     json_t *labels = json_pack("{ssssssss}", SPEC_LABEL_SIDECAR, "1", SPEC_LABEL_TARGET,
                                a->target_id, SPEC_LABEL_OWNER, owner, SPEC_LABEL_CREATED, created);
+    if (labels && a->run_id && *a->run_id)
+        json_object_set_new(labels, SPEC_LABEL_RUN, json_string(a->run_id));
     if (labels && a->test_owner && *a->test_owner) {
         json_object_set_new(labels, "docker-flame-test", json_string("1"));
         json_object_set_new(labels, "docker-flame-test.owner", json_string(a->test_owner));
@@ -76,6 +84,11 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
                   /* The profile travels over the attach stream; a json-file copy of it would only
                    * cost disk and time on the engine. */
                   "LogConfig", "Type", "none");
+    /* host: the host's cgroup namespace too, so that /proc/<pid>/cgroup shows whole paths (a
+     * private one, the default with cgroup v2, shows other containers as "/../docker-<id>.scope"
+     * relative to ours). API 1.41. Engine 20.10 on cgroup v1 ignores it (always the host's). */
+    if (host && a->host)
+        json_object_set_new(host, "CgroupnsMode", json_string("host"));
     json_t *env = json_array();
     if (a->test_stop && *a->test_stop && strlen(a->test_stop) < 64) {
         char ev[96];
@@ -99,4 +112,24 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
         flame_fail(err, FLAME_EXIT_ERROR, "out of memory building the sidecar spec");
     }
     return spec;
+}
+
+const char *spec_run_id(void)
+{
+    static char id[17];
+    static pid_t owner;
+    /* Per process: a recorder forked from the command gets an id of its own. */
+    if (owner != getpid()) {
+        unsigned char raw[8] = {0};
+        if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+            /* No entropy yet (early boot): pid and time still tell processes apart here. */
+            unsigned long long v =
+                ((unsigned long long)getpid() << 32) ^ (unsigned long long)time(NULL);
+            memcpy(raw, &v, sizeof raw);
+        }
+        for (size_t i = 0; i < sizeof raw; i++)
+            snprintf(id + 2 * i, 3, "%02x", raw[i]);
+        owner = getpid();
+    }
+    return id;
 }

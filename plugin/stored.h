@@ -10,6 +10,10 @@
 #include "flame/profile.h"
 #include "store/store.h"
 
+/* `docker flame record`'s default rate (plugin/cmd_record.c), what `show` assumes when it needs
+ * one (pprof's cpu time). */
+#define REC_DEFAULT_HZ 49
+
 /* --store URL, as an entry of a verb's option table; offset: its const char * field. */
 #define STORED_STORE_SPEC(offset)                                                                  \
     {                                                                                              \

@@ -87,6 +87,45 @@ static void prepare(sc_session *s)
     }
 }
 
+/* `host` (docs/HOST.md): record every CPU while the scanner maps tasks to containers, drop
+ * every privilege, process. Per-CPU or nothing: per thread cannot see the whole host. */
+static int host_main(sc_session *s, flame_err *err)
+{
+    s->sampling = s->o.sampling = CT_SAMPLING_CPU; /* refused: E perf_denied, exit 6 */
+    if (sc_host_find_jvms(s, err) < 0)
+        return -1;
+    sc_test_stop("setup");
+    if (sc_host_scanner_start(err) < 0)
+        return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
+    /* the agent in each JVM of the plugin's containers, as for one container */
+    open_namespaces(s);
+    prepare(s);
+    int rc = abort_requested ? 0 : sc_record(s, err);
+    sc_host_scanner_stop();
+    /* undo in every JVM, on every path; fetch the maps only for a profile */
+    bool fetch = rc == 0 && !abort_requested;
+    for (int k = 0; k < s->n; k++)
+        if (s->ns_fd[k] >= 0)
+            sc_finish_jvm(s, k, fetch);
+    close_namespaces(s);
+    if (abort_requested)
+        return sc_fail(err, CT_ERR_ABORTED, "aborted by SIGTERM; the JVMs were restored");
+    if (rc < 0) {
+        if (err->detail == 0) /* not classified by sc_fail: the recorder could not start */
+            sc_fail(err, CT_ERR_PERF_DENIED, "%s", err->msg);
+        return -1;
+    }
+    int map_fd[SC_MAX_JVMS];
+    sc_publish_maps(s, map_fd);
+    if (sc_harden(err) < 0)
+        return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
+    sc_cap_eff(0, s->caps[CT_CAPS_PROCESS], sizeof s->caps[CT_CAPS_PROCESS]);
+    sc_test_stop("process");
+    if (sc_host_process(s, map_fd, err) < 0)
+        return err->detail ? -1 : sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static sc_session s;
@@ -122,6 +161,8 @@ int main(int argc, char **argv)
     snprintf(s.caps[CT_CAPS_OPEN], sizeof s.caps[CT_CAPS_OPEN], "unknown");
     snprintf(s.caps[CT_CAPS_RECORD], sizeof s.caps[CT_CAPS_RECORD], "unknown");
 
+    if (s.o.verb == CT_HOST)
+        return finish(host_main(&s, &err) < 0 ? &err : NULL);
     if (discover(&s, &err) < 0)
         return finish(&err);
     sc_test_stop("setup");

@@ -71,6 +71,7 @@ void sc_out_jvm(const sc_jvm *j)
     snprintf(c.cmdline, sizeof c.cmdline, "%s", j->cmdline);
     snprintf(c.java_version, sizeof c.java_version, "%s", j->java_version);
     snprintf(c.reason, sizeof c.reason, "%s", j->reason);
+    snprintf(c.container, sizeof c.container, "%s", j->container);
     char buf[8192];
     if (ct_format_jvm(buf, sizeof buf, &c) >= 0)
         sc_out(CT_TAG_JVM, buf);

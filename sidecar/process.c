@@ -120,8 +120,8 @@ void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map
     munmap(m, (size_t)size);
 }
 
-int sc_perf_script(int data_fd, const char *symfs, folder *f, const volatile sig_atomic_t *abort,
-                   flame_err *err)
+int sc_perf_script(int data_fd, const char *symfs, bool cpu, folder *f,
+                   const volatile sig_atomic_t *abort, flame_err *err)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
@@ -138,12 +138,13 @@ int sc_perf_script(int data_fd, const char *symfs, folder *f, const volatile sig
         setenv("HOME", "/tmp", 1);
         /* comm,pid,tid,time,event + ip,sym,dso per frame: the classic layout fold parses;
          * `-i -` reads the pipe-format data from stdin (the file is ours, opened by the caller). */
+        const char *fields =
+            cpu ? "comm,pid,tid,cpu,time,event,ip,sym,dso" : "comm,pid,tid,time,event,ip,sym,dso";
         if (symfs)
-            execl(SC_PERF, "perf", "script", "-i", "-", "--symfs", symfs, "-F",
-                  "comm,pid,tid,time,event,ip,sym,dso", (char *)NULL);
-        else
-            execl(SC_PERF, "perf", "script", "-i", "-", "-F", "comm,pid,tid,time,event,ip,sym,dso",
+            execl(SC_PERF, "perf", "script", "-i", "-", "--symfs", symfs, "-F", fields,
                   (char *)NULL);
+        else
+            execl(SC_PERF, "perf", "script", "-i", "-", "-F", fields, (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -201,7 +202,7 @@ int sc_emit_folded(const folder *f)
     return folder_each(f, emit_folded, NULL);
 }
 
-int sc_process(sc_session *s, const int *map_fd, flame_err *err)
+void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t *bytes)
 {
     int64_t t = mono_ms();
     uint64_t map_lines = 0, map_bytes = 0;
@@ -224,7 +225,15 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
                     (int)s->jvms[k].st.pid, st.dropped);
     }
     s->t[CT_PH_SANITIZE] = (uint64_t)(mono_ms() - t);
-    t = mono_ms();
+    *lines = map_lines;
+    *bytes = map_bytes;
+}
+
+int sc_process(sc_session *s, const int *map_fd, flame_err *err)
+{
+    uint64_t map_lines = 0, map_bytes = 0;
+    sc_refresh_maps(s, map_fd, &map_lines, &map_bytes);
+    int64_t t = mono_ms();
     fold_opts fo = {.inline_frames = !s->o.no_inline,
                     .signatures = s->o.signatures,
                     .root_for_pid = s->n > 1 ? sc_root_for_pid : NULL,
@@ -234,7 +243,7 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
     int rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, SC_SYMFS, f, s->abort, err);
+                      : sc_perf_script(data, SC_SYMFS, false, f, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
         sc_emit_folded(f);

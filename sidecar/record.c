@@ -96,7 +96,8 @@ static void on_tick(void *ctx, int64_t elapsed, const sc_perfstream *ps)
         sc_out_progress((uint64_t)elapsed, s->o.duration_ms, ps->samples, s->n);
     }
     /* Per-thread events cover only the JVMs given at the start: nothing to gain there. */
-    if (s->sampling == CT_SAMPLING_CPU && !s->o.pid && elapsed - c->last_scan >= RESCAN_MS) {
+    if (s->sampling == CT_SAMPLING_CPU && !s->o.pid && s->o.verb != CT_HOST &&
+        elapsed - c->last_scan >= RESCAN_MS) {
         c->last_scan = elapsed;
         uint64_t sig = pid_set_sig();
         if (sig != c->pid_sig)

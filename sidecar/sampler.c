@@ -237,10 +237,16 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     /* We joined the target's PID namespace (--pid container:<target>): keep its tasks, but
      * not ours, which live there too. */
     o.pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-    o.exclude[o.n_exclude++] = parent;
-    o.exclude[o.n_exclude++] = getpid();
-    for (int i = 0; i < n_extra && o.n_exclude < SC_PERCPU_MAX_EXCLUDE; i++)
-        o.exclude[o.n_exclude++] = extra[i];
+    if (s->o.verb == CT_HOST) {
+        /* host (docs/HOST.md): every task of every CPU is wanted, ours included (the sidecar is
+         * a container on the host too): no filter program, and only pid 0 (idle) dropped. */
+        o.user_filter_only = true;
+    } else {
+        o.exclude[o.n_exclude++] = parent;
+        o.exclude[o.n_exclude++] = getpid();
+        for (int i = 0; i < n_extra && o.n_exclude < SC_PERCPU_MAX_EXCLUDE; i++)
+            o.exclude[o.n_exclude++] = extra[i];
+    }
     int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (o.pidns_fd < 0 || proc < 0) {
         put_status(st, "error open /proc: %s", strerror(errno));
@@ -484,6 +490,12 @@ int sc_sampler_start(sc_session *s, bool live, const pid_t *extra, int n_extra, 
             s->sampling = CT_SAMPLING_CPU; /* decided: top's next windows need not ask */
             return 0;
         }
+        if (s->o.verb == CT_HOST)
+            return sc_fail(err, CT_ERR_PERF_DENIED,
+                           "the kernel refused system-wide sampling (%s): `docker flame host` "
+                           "needs CPU-wide perf events (CAP_PERFMON or CAP_SYS_ADMIN in the "
+                           "sidecar, perf_event_paranoid <= 2, a rootful engine)",
+                           why);
         if (s->o.sampling == CT_SAMPLING_CPU)
             return sc_fail(err, CT_ERR_PERF_DENIED,
                            "per-CPU sampling refused (%s); --sampling thread records per thread",

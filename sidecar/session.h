@@ -112,6 +112,15 @@ int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_e
  * per-CPU sampling, JVMs that start in the container meanwhile are prepared and recorded too. */
 int sc_record(sc_session *s, flame_err *err);
 
+/* ---- host.c: the `host` verb (docs/HOST.md) ---- */
+/* The hardened scanner child that writes the task table while the recording runs. */
+int sc_host_scanner_start(flame_err *err);
+void sc_host_scanner_stop(void);
+/* Unprivileged: perf script folded with container;process;thread roots, H, F and S lines. */
+int sc_host_process(sc_session *s, const int *map_fd, flame_err *err);
+/* The JVMs of the containers named by --attach, into s->jvms (their container key set). */
+int sc_host_find_jvms(sc_session *s, flame_err *err);
+
 /* ---- process.c ---- */
 /* The rename step: our /tmp/perf-<pid>.map for each JVM with a fetched map (as root, before the
  * privilege drop); map_fd[k] is -1 for the others. */
@@ -124,12 +133,15 @@ int sc_create_map(const sc_jvm *j);
 int sc_top_run(sc_session *s, flame_err *err);
 /* Unprivileged: sanitise the maps, perf script + fold, F lines and the S line. */
 int sc_process(sc_session *s, const int *map_fd, flame_err *err);
+/* Unprivileged: each fetched map sanitised into map_fd (the first half of sc_process). */
+void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t *bytes);
 /* Rewrite map_fd with the sanitised first `size` bytes of the raw map (sc_map_sanitize). */
 int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err);
 /* perf script over the pipe-format data on data_fd (symfs: where copies of the target's
- * libraries are, or NULL), fed to f line by line, then folder_finish. */
-int sc_perf_script(int data_fd, const char *symfs, folder *f, const volatile sig_atomic_t *abort,
-                   flame_err *err);
+ * libraries are, or NULL), fed to f line by line, then folder_finish. cpu: print each sample's
+ * CPU too (host's timeline). */
+int sc_perf_script(int data_fd, const char *symfs, bool cpu, folder *f,
+                   const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */
 int sc_emit_folded(const folder *f);
 /* Append the recorder's names of JVM k's interpreted frames (window: as sc_interp_names_path) to

@@ -65,6 +65,7 @@ typedef struct sc_jvm {
     long attach_ms;
     unsigned long long map_lines, map_bytes;
     char root_frame[96];
+    char container[144]; /* host: the key of its container (docs/HOST.md), else "" */
 } sc_jvm;
 
 /* Scan /proc for HotSpot JVMs, skipping ourselves and our children. seen gets "pid comm, ..."

@@ -13,26 +13,29 @@
 #include "store/chtext.h"
 #include "store/clickhouse_impl.h"
 
-#define CH_SCHEMA_VERSION 1
-/* Stack keys remembered as sent, per handle; past it the memory starts over. */
-#define CH_KNOWN_MAX ((size_t)1 << 20)
+#define CH_SCHEMA_VERSION 2
 
-static const char *const tables[][2] = {
+/* The tables of schema 2, created when missing (meta first: an empty database gets the current
+ * version). windows: one row per window (docs/STORE.md); its pairs as byte arrays, see
+ * clickhouse_put.c. A granule of 64 rows (not 8192): a row holds a whole window, so an hour's
+ * query reads its hour (not the day) and spreads over the server's threads (0.14 -> 0.05 s for
+ * the pairs of an hour, docs/BENCHMARKS.md). */
+#define CH_TABLES 4
+static const char *const tables[CH_TABLES][2] = {
     {"meta", "CREATE TABLE IF NOT EXISTS meta (key String, value String) ENGINE = TinyLog"},
     {"stacks", "CREATE TABLE IF NOT EXISTS stacks (stack_hash UInt64, folded String)"
                " ENGINE = ReplacingMergeTree ORDER BY stack_hash"},
-    {"samples", "CREATE TABLE IF NOT EXISTS samples (host String, container_id String,"
+    {"stack_ids", "CREATE TABLE IF NOT EXISTS stack_ids (run UInt64, id UInt32, stack_hash UInt64)"
+                  " ENGINE = ReplacingMergeTree ORDER BY (run, id)"},
+    {"windows", "CREATE TABLE IF NOT EXISTS windows (host String, container_id String,"
                 " container_name String, image String, jvm_pid Int64, jvm_version String,"
                 " start_ms Int64, end_ms Int64, frequency Int64, samples UInt64, level UInt8,"
-                " stack_hash UInt64, count UInt64) ENGINE = MergeTree"
+                " run UInt64, ids Array(UInt8), ids_hi Array(UInt16), counts Array(UInt8),"
+                " counts_hi Array(UInt32)) ENGINE = MergeTree"
                 " PARTITION BY toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"
                 " ORDER BY (intDiv(start_ms, 3600000), container_name, container_id, jvm_pid,"
-                " start_ms, stack_hash)"},
+                " start_ms) SETTINGS index_granularity = 64"},
 };
-/* The columns of samples in that order, for INSERTs */
-#define CH_SAMPLE_COLS                                                                             \
-    "host, container_id, container_name, image, jvm_pid, jvm_version, start_ms, end_ms,"           \
-    " frequency, samples, level, stack_hash, count"
 
 static void ch_close(store *s)
 {
@@ -40,7 +43,8 @@ static void ch_close(store *s)
     if (!c)
         return;
     curl_easy_cleanup(c->curl); /* NULL-safe */
-    free(c->known);
+    free(c->id_keys);
+    free(c->id_vals);
     free(c);
 }
 
@@ -52,17 +56,106 @@ static int ch_strings(store *s, const char *sql, ch_buf *out, flame_err *err)
     return ch_post(s, sql, NULL, 0, out, err);
 }
 
+/* The highest schema_version in meta (0 when none). */
+static int read_version(store *s, int64_t *version, flame_err *err)
+{
+    ch_buf b = {0};
+    size_t pos = 0;
+    char *f[1];
+    size_t l[1];
+    int rc = ch_strings(
+        s, "SELECT value FROM meta WHERE key = 'schema_version' FORMAT TabSeparated", &b, err);
+    *version = 0;
+    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 1)) == 1)
+        *version = ch_int(f[0]) > *version ? ch_int(f[0]) : *version;
+    free(b.p);
+    if (rc < 0 && !err->code)
+        return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
+    return rc < 0 ? -1 : 0;
+}
+
+static int set_version(store *s, flame_err *err)
+{
+    char ins[128];
+    snprintf(ins, sizeof ins, "INSERT INTO meta VALUES ('schema_version', '%d')",
+             CH_SCHEMA_VERSION);
+    return ch_strings(s, ins, NULL, err);
+}
+
+/* Schema 1 -> 2: the rows of samples (one per window and stack, 64-bit stack hashes) become
+ * windows rows, numbered per JVM by a run key derived from its labels (ids in hash order). The
+ * old table is renamed first (of two processes migrating at once, one gets to do it) and kept
+ * as samples_v1 (drop it once the store reads right); a migration cut short (the version still
+ * 1, samples_v1 there, windows empty) is done again by the next open. */
+static int migrate_1(store *s, const char *samples_engine, bool have_v1, flame_err *err)
+{
+    if (samples_engine && !strcmp(samples_engine, "Distributed"))
+        return store_fail(err, STORE_ERR_SERVER,
+                          "%s: a version 1 store over a Distributed samples table: migrate each "
+                          "shard (open it once), then see docs/STORE.md (Versions)",
+                          s->name);
+    int rc = 0;
+    if (samples_engine) {
+        rc = ch_strings(s, "RENAME TABLE samples TO samples_v1", NULL, err);
+        have_v1 = rc == 0;
+    }
+    if (rc == 0 && have_v1) {
+        ch_buf b = {0};
+        size_t pos = 0;
+        char *f[1];
+        size_t l[1];
+        rc = ch_strings(s, "SELECT count() FROM windows FORMAT TabSeparated", &b, err);
+        if (rc == 0 && (ch_next_row(&b, &pos, f, l, 1) != 1 || ch_int(f[0]) != 0))
+            have_v1 = false; /* converted already (or unreadable: leave it be) */
+        free(b.p);
+    }
+    if (rc == 0 && have_v1) {
+#define RUN_EXPR "cityHash64(host, container_id, jvm_pid)"
+        if (rc == 0)
+            rc =
+                ch_strings(s,
+                           "INSERT INTO stack_ids SELECT run, id, stack_hash FROM (SELECT " RUN_EXPR
+                           " AS run, arraySort(groupUniqArray(stack_hash)) AS hs FROM samples_v1"
+                           " WHERE stack_hash != 0 GROUP BY run) ARRAY JOIN hs AS stack_hash,"
+                           " arrayEnumerate(hs) AS id",
+                           NULL, err);
+        /* a window's pairs sorted by id, then as gaps, split like the put does */
+        if (rc == 0)
+            rc = ch_strings(
+                s,
+                "INSERT INTO windows (" CH_WINDOW_COLS ") SELECT host, container_id, cn, im,"
+                " jvm_pid, jv, start_ms, end_ms, fr, sa, level, run, " CH_SPLIT(
+                    "g",
+                    "n") " FROM"
+                         " (SELECT *, arrayPopFront(arrayDifference(arrayPushFront(i, 0))) AS g"
+                         " FROM (SELECT host, container_id, any(container_name) AS cn, any(image) "
+                         "AS im,"
+                         " jvm_pid, any(jvm_version) AS jv, start_ms, end_ms, any(frequency) AS fr,"
+                         " any(samples) AS sa, level, run, arraySort(v_x -> v_x.1, "
+                         "groupArrayIf((id, count),"
+                         " stack_hash != 0)) AS p, arrayMap(v_x -> v_x.1, p) AS i, arrayMap(v_x -> "
+                         "v_x.2, p) AS n"
+                         " FROM (SELECT *, " RUN_EXPR
+                         " AS run FROM samples_v1) ANY LEFT JOIN (SELECT run,"
+                         " stack_hash, id FROM stack_ids) USING (run, stack_hash) GROUP BY host,"
+                         " container_id, jvm_pid, start_ms, end_ms, level, run))",
+                NULL, err);
+#undef RUN_EXPR
+    }
+    return rc == 0 ? set_version(s, err) : -1;
+}
+
 int ch_ready(store *s, flame_err *err)
 {
     ch *c = ch_of(s);
     if (c->ready)
         return 0;
-    _cleanup_free_ char *sql = NULL;
+    _cleanup_free_ char *sql = NULL, *samples = NULL;
     ch_buf b = {0};
     size_t pos = 0;
     char *f[2];
     size_t l[2];
-    bool have[3] = {false};
+    bool have[CH_TABLES] = {false}, have_v1 = false;
     /* the database: created when missing (its name is checked: [A-Za-z0-9_]) */
     if (asprintf(&sql, "CREATE DATABASE IF NOT EXISTS %s", c->db) < 0) {
         sql = NULL;
@@ -77,30 +170,24 @@ int ch_ready(store *s, flame_err *err)
                         "SELECT name, engine FROM system.tables WHERE database = currentDatabase()"
                         " FORMAT TabSeparated",
                         &b, err);
-    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1)
-        for (int i = 0; i < 3; i++)
+    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1) {
+        for (int i = 0; i < CH_TABLES; i++)
             if (!strcmp(f[0], tables[i][0])) {
                 have[i] = true;
-                if (i == 2)
+                if (i == CH_TABLES - 1)
                     c->distributed = !strcmp(f[1], "Distributed");
             }
-    for (int i = 0; rc == 0 && i < 3; i++)
-        if (!have[i])
-            rc = ch_strings(s, tables[i][1], NULL, err);
-    char ins[128];
-    snprintf(ins, sizeof ins, "INSERT INTO meta VALUES ('schema_version', '%d')",
-             CH_SCHEMA_VERSION);
-    if (rc == 0 && !have[0])
-        rc = ch_strings(s, ins, NULL, err);
-    if (rc == 0)
-        rc = ch_strings(
-            s, "SELECT value FROM meta WHERE key = 'schema_version' FORMAT TabSeparated", &b, err);
-    int64_t version = 0;
-    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 1)) == 1;)
-        version = ch_int(f[0]) > version ? ch_int(f[0]) : version;
+        have_v1 |= !strcmp(f[0], "samples_v1");
+        if (!strcmp(f[0], "samples") && !samples && !(samples = strdup(f[1])))
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
     free(b.p);
     if (rc < 0)
         return err->code ? -1 : store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
+    /* the version first: a newer store is refused before anything is made in it */
+    int64_t version = CH_SCHEMA_VERSION;
+    if (have[0] && read_version(s, &version, err) < 0)
+        return -1;
     if (version > CH_SCHEMA_VERSION)
         return store_fail(err, STORE_ERR_NEWER,
                           "%s: written by a newer docker-flame (store version %lld, this one "
@@ -109,6 +196,15 @@ int ch_ready(store *s, flame_err *err)
     if (version < 1)
         return store_fail(err, STORE_ERR_CORRUPT, "%s: the meta table has no schema version",
                           s->name);
+    for (int i = 0; rc == 0 && i < CH_TABLES; i++)
+        if (!have[i])
+            rc = ch_strings(s, tables[i][1], NULL, err);
+    if (rc == 0 && !have[0])
+        rc = set_version(s, err);
+    if (rc == 0 && version == 1)
+        rc = migrate_1(s, samples, have_v1, err);
+    if (rc < 0)
+        return -1;
     c->ready = true;
     return 0;
 }
@@ -142,144 +238,6 @@ void ch_where(FILE *f, const store_query *q)
         fprintf(f, " AND jvm_pid = %lld", (long long)q->jvm_pid);
 }
 
-/* ---- put ---- */
-
-static bool known_has(const ch *c, uint64_t k)
-{
-    if (!c->known_cap)
-        return false;
-    for (size_t i = k & (c->known_cap - 1); c->known[i]; i = (i + 1) & (c->known_cap - 1))
-        if (c->known[i] == k)
-            return true;
-    return false;
-}
-
-static void known_add(ch *c, uint64_t k)
-{
-    if (c->known_n * 2 >= c->known_cap) {
-        size_t nc = c->known_cap ? c->known_cap * 2 : 4096;
-        uint64_t *old = c->known, *nk = nc <= CH_KNOWN_MAX ? calloc(nc, sizeof *nk) : NULL;
-        size_t oc = c->known_cap;
-        if (!nk) { /* full, or no memory: forget (the server dedups what is sent again) */
-            memset(c->known, 0, c->known_cap * sizeof *c->known);
-            c->known_n = 0;
-            if (!c->known_cap)
-                return;
-        } else {
-            c->known = nk;
-            c->known_cap = nc;
-            c->known_n = 0;
-            for (size_t i = 0; i < oc; i++)
-                if (old[i])
-                    known_add(c, old[i]);
-            free(old);
-        }
-    }
-    size_t i = k & (c->known_cap - 1);
-    while (c->known[i] && c->known[i] != k)
-        i = (i + 1) & (c->known_cap - 1);
-    c->known_n += !c->known[i];
-    c->known[i] = k;
-}
-
-typedef struct put_ctx {
-    ch *c;
-    FILE *stacks, *rows;
-    const char *prefix; /* the window's columns before stack_hash */
-    char *cut;
-    uint64_t sent_keys; /* stacks in the stacks body */
-    flame_err *err;
-} put_ctx;
-
-static int put_stack(void *ud, const char *stack, size_t len, double count)
-{
-    put_ctx *p = ud;
-    if (!(count >= 0.5))
-        return 0;
-    if (len > STORE_MAX_STACK && !p->cut && !(p->cut = malloc(STORE_MAX_STACK)))
-        return flame_fail(p->err, FLAME_EXIT_ERROR, "out of memory");
-    const char *text;
-    len = stack_bound(stack, len, p->cut, &text);
-    uint64_t key = stack_key(text, len);
-    key += key == 0; /* 0 marks a window without stacks */
-    if (!known_has(p->c, key)) {
-        fprintf(p->stacks, "%llu\t", (unsigned long long)key);
-        ch_tsv_put(p->stacks, text, len);
-        fputc('\n', p->stacks);
-        known_add(p->c, key);
-        p->sent_keys++;
-    }
-    fprintf(p->rows, "%s%llu\t%llu\n", p->prefix, (unsigned long long)key,
-            count >= 9e18 ? 9000000000000000000ull : (unsigned long long)llround(count));
-    return 0;
-}
-
-static int put_window(put_ctx *p, const store_window *w)
-{
-    _cleanup_free_ char *prefix = NULL;
-    size_t plen = 0;
-    FILE *f = open_memstream(&prefix, &plen);
-    if (!f)
-        return flame_fail(p->err, FLAME_EXIT_ERROR, "out of memory");
-    const char *labels[] = {w->host, w->container_id, w->container_name, w->image};
-    char buf[STORE_MAX_LABEL];
-    for (int i = 0; i < 4; i++) {
-        label_copy(buf, labels[i]);
-        ch_tsv_put(f, buf, strlen(buf));
-        fputc('\t', f);
-    }
-    label_copy(buf, w->jvm_version);
-    fprintf(f, "%lld\t", (long long)w->jvm_pid);
-    ch_tsv_put(f, buf, strlen(buf));
-    fprintf(f, "\t%lld\t%lld\t%lld\t%llu\t0\t", (long long)w->start_ms, (long long)w->end_ms,
-            (long long)w->frequency, (unsigned long long)w->samples);
-    if (fclose(f) != 0 || !prefix)
-        return flame_fail(p->err, FLAME_EXIT_ERROR, "out of memory");
-    p->prefix = prefix;
-    /* one row that holds the window itself, even when nothing ran: stack 0, count 0 */
-    fprintf(p->rows, "%s0\t0\n", prefix);
-    int rc = profile_each_stack(w->stacks, put_stack, p);
-    p->prefix = NULL;
-    if (rc != 0)
-        return p->err->code ? -1 : flame_fail(p->err, FLAME_EXIT_ERROR, "out of memory");
-    return 0;
-}
-
-static int ch_put(store *s, const store_window *w, size_t n, flame_err *err)
-{
-    ch *c = ch_of(s);
-    if (ch_ready(s, err) < 0)
-        return -1;
-    char *sbody = NULL, *rbody = NULL;
-    size_t slen = 0, rlen = 0;
-    put_ctx p = {.c = c, .err = err};
-    p.stacks = open_memstream(&sbody, &slen);
-    p.rows = open_memstream(&rbody, &rlen);
-    int rc = p.stacks && p.rows ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = put_window(&p, &w[i]);
-    bool bad = (p.stacks && (ferror(p.stacks) | fclose(p.stacks))) ||
-               (p.rows && (ferror(p.rows) | fclose(p.rows)));
-    if (rc == 0 && (bad || !sbody || !rbody))
-        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    /* stacks first: rows never name a stack the server cannot have yet (a second copy of a
-     * stack, when a later put is retried, is merged away by ReplacingMergeTree) */
-    if (rc == 0 && slen)
-        rc = ch_post(s, "INSERT INTO stacks (stack_hash, folded) FORMAT TabSeparated", sbody, slen,
-                     NULL, err);
-    if (rc == 0)
-        rc = ch_post(s, "INSERT INTO samples (" CH_SAMPLE_COLS ") FORMAT TabSeparated", rbody, rlen,
-                     NULL, err);
-    if (rc < 0 && p.sent_keys) { /* which of them arrived is unknown: send them all again */
-        memset(c->known, 0, c->known_cap * sizeof *c->known);
-        c->known_n = 0;
-    }
-    free(sbody);
-    free(rbody);
-    free(p.cut);
-    return rc;
-}
-
 /* ---- readers ---- */
 
 /* A query built with the WHERE clause of q in the middle: head, WHERE, tail. */
@@ -307,13 +265,10 @@ static int ch_profile(store *s, const store_query *q, profile *out, store_info *
     size_t len = 0, pos = 0;
     char *f[4];
     size_t l[4];
-    /* the window totals (each window's rows repeat them: one per window) */
-    int rc = ch_select(s, q,
-                       "SELECT count(), sum(ws), min(s), max(e) FROM (SELECT any(samples) AS ws,"
-                       " min(start_ms) AS s, max(end_ms) AS e FROM samples",
-                       " GROUP BY host, container_id, jvm_pid, start_ms, end_ms)"
-                       " FORMAT TabSeparated",
-                       &b, err);
+    /* the window totals */
+    int rc =
+        ch_select(s, q, "SELECT count(), sum(samples), min(start_ms), max(end_ms) FROM windows",
+                  " FORMAT TabSeparated", &b, err);
     if (rc == 0 && (rc = ch_next_row(&b, &pos, f, l, 4)) == 1 && ch_int(f[0]) > 0) {
         store_info_add(info, (uint64_t)ch_int(f[0]), (uint64_t)ch_int(f[1]), ch_int(f[2]),
                        ch_int(f[3]));
@@ -323,15 +278,26 @@ static int ch_profile(store *s, const store_query *q, profile *out, store_info *
     if (rc >= 0 && !m)
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     if (m) {
-        fputs("SELECT folded, c FROM (SELECT stack_hash, sum(count) AS c FROM samples", m);
-        ch_where(m, q);
-        /* ANY JOIN takes one row of a stack that was sent twice and not merged away yet:
-         * cheaper than any(folded) ... GROUP BY over every text (~20 % of the query) */
-        fputs(" AND stack_hash != 0 GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, folded"
-              " FROM stacks WHERE stack_hash GLOBAL IN (SELECT stack_hash FROM samples",
+        /* each window's pairs summed per (run, id), named by the run's dictionary, summed per
+         * stack (one stack may have ids in several runs), then its text: an id or a text the
+         * store lacks comes back as an empty text (counted as missing) */
+        fputs("SELECT folded, c FROM (SELECT stack_hash, sum(c) AS c FROM (SELECT run,"
+              " toUInt32(lo + 256 * hi) AS id, sum(clo + 256 * toUInt64(chi)) AS c FROM (SELECT"
+              " run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS ihi, counts, counts_hi"
+              " FROM windows",
               m);
         ch_where(m, q);
-        fputs(")) USING stack_hash FORMAT TabSeparated", m);
+        fputs(") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi GROUP BY run, id)"
+              " ANY LEFT JOIN (SELECT run, id,"
+              " stack_hash FROM stack_ids WHERE run IN (SELECT run FROM windows",
+              m);
+        ch_where(m, q);
+        fputs(")) USING (run, id) GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, folded"
+              " FROM stacks WHERE stack_hash IN (SELECT stack_hash FROM stack_ids WHERE run IN"
+              " (SELECT run FROM windows",
+              m);
+        ch_where(m, q);
+        fputs("))) USING stack_hash FORMAT TabSeparated", m);
         rc = ch_post_file(s, m, &text, &b, err);
     }
     for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1;) {
@@ -360,7 +326,7 @@ static int ch_timeline(store *s, const store_query *q, store_series_list *out, f
     size_t l[7];
     int rc = ch_select(s, q,
                        "SELECT host, container_id, any(container_name), jvm_pid, start_ms,"
-                       " end_ms, any(samples) FROM samples",
+                       " end_ms, sum(samples) FROM windows",
                        " GROUP BY host, container_id, jvm_pid, start_ms, end_ms"
                        " ORDER BY host, container_id, jvm_pid, start_ms FORMAT TabSeparated",
                        &b, err);
@@ -382,9 +348,10 @@ int ch_disk(store *s, uint64_t *disk, double *per_row, flame_err *err)
     char *f[3];
     size_t l[3];
     int rc = ch_strings(s,
-                        "SELECT sum(bytes_on_disk), sumIf(bytes_on_disk, table = 'samples'),"
-                        " sumIf(rows, table = 'samples') FROM system.parts WHERE active AND"
-                        " database = currentDatabase() AND table IN ('meta', 'stacks', 'samples')"
+                        "SELECT sum(bytes_on_disk), sumIf(bytes_on_disk, table = 'windows'),"
+                        " sumIf(rows, table = 'windows') FROM system.parts WHERE active AND"
+                        " database = currentDatabase() AND table IN ('meta', 'stacks',"
+                        " 'stack_ids', 'windows')"
                         " FORMAT TabSeparated",
                         &b, err);
     if (rc == 0 && ch_next_row(&b, &pos, f, l, 3) == 1) {
@@ -413,12 +380,10 @@ static int ch_list(store *s, const store_query *q, store_listing *out, flame_err
     int rc = ch_disk(s, &disk, &per_row, err);
     if (rc == 0)
         rc = ch_select(s, &all,
-                       "SELECT host, container_id, container_name, image, min(s), max(e), count(),"
-                       " sum(ws), sum(r) FROM (SELECT host, container_id, container_name, image,"
-                       " min(start_ms) AS s, max(end_ms) AS e, any(samples) AS ws, count() AS r"
-                       " FROM samples",
-                       " GROUP BY host, container_id, container_name, image, jvm_pid, start_ms)"
-                       " GROUP BY host, container_id, container_name, image ORDER BY max(e) DESC"
+                       "SELECT host, container_id, container_name, image, min(start_ms),"
+                       " max(end_ms), count(), sum(samples), count() FROM windows",
+                       " GROUP BY host, container_id, container_name, image ORDER BY max(end_ms)"
+                       " DESC"
                        " FORMAT TabSeparated",
                        &b, err);
     while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 9)) == 1) {

@@ -16,8 +16,6 @@
 /* A day is rebuilt only once its last window is this old (late windows from a spool). */
 #define QUIET_MS (3600LL * 1000)
 #define DAY_EXPR "toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"
-/* one window of one JVM */
-#define WINDOW_KEY "host, container_id, jvm_pid, start_ms, end_ms"
 
 /* greatest(level, the level a row of that start reaches by now): the coarsest level whose
  * bucket lies wholly before that level's age */
@@ -55,9 +53,9 @@ static int list_days(store *s, const store_policy *pol, int64_t now, day **out, 
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    fputs("SELECT " DAY_EXPR " AS d, max(end_ms), uniqExact(" WINDOW_KEY "), countIf(level < ", f);
+    fputs("SELECT " DAY_EXPR " AS d, max(end_ms), count(), countIf(level < ", f);
     level_expr(f, pol, now);
-    fputs(") FROM samples GROUP BY d ORDER BY d FORMAT TabSeparated", f);
+    fputs(") FROM windows GROUP BY d ORDER BY d FORMAT TabSeparated", f);
     ch_buf b = {0};
     char *fl[4];
     size_t l[4];
@@ -97,7 +95,8 @@ static int run(store *s, flame_err *err, const char *fmt, ...)
     return ch_post(s, sql, NULL, 0, NULL, err);
 }
 
-/* The day's rows, bucketed and summed, into the scratch table. */
+/* The day's windows, bucketed and summed, into the scratch table: per run (ids mean something
+ * within their run only), the pairs decoded, added by sumMap (sorted by id), encoded again. */
 static int fill_scratch(store *s, const char *tmp, const day *d, const store_policy *pol,
                         int64_t now, flame_err *err)
 {
@@ -106,27 +105,27 @@ static int fill_scratch(store *s, const char *tmp, const day *d, const store_pol
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    fprintf(f,
-            "INSERT INTO %s SELECT host, container_id, any(container_name), any(image), jvm_pid,"
-            " any(jvm_version), min(start_ms), max(end_ms), max(frequency), any(bs), lv,"
-            " stack_hash, sum(count) FROM (SELECT host, container_id, container_name, image,"
-            " jvm_pid, jvm_version, start_ms, end_ms, frequency, stack_hash, count, ",
-            tmp);
+    fprintf(
+        f,
+        "INSERT INTO %s (" CH_WINDOW_COLS ") SELECT host, container_id, cn, im, jvm_pid, jv,"
+        " s, e, fr, sa, lv, run, " CH_SPLIT(
+            "g",
+            "m.2") " FROM (SELECT *,"
+                   " arrayPopFront(arrayDifference(arrayPushFront(m.1, 0))) AS g FROM (SELECT "
+                   "host, container_id,"
+                   " any(container_name) AS cn, any(image) AS im, jvm_pid, any(jvm_version) AS jv,"
+                   " min(start_ms) AS s, max(end_ms) AS e, max(frequency) AS fr, sum(samples) AS "
+                   "sa, lv,"
+                   " run, sumMap(i, n) AS m FROM (SELECT host, container_id, container_name, image,"
+                   " jvm_pid, jvm_version, start_ms, end_ms, frequency, samples, run, " CH_IDS
+                   " AS i, " CH_COUNTS " AS n, ",
+        tmp);
     level_expr(f, pol, now);
     fputs(" AS lv, ", f);
     bucket_expr(f, pol);
-    fprintf(f, " AS b FROM samples WHERE " DAY_EXPR " = %lld)", (long long)d->day);
-    /* a bucket's samples: the sum of its windows' totals (each window's rows repeat its own) */
-    fputs(" ALL INNER JOIN (SELECT host, container_id, jvm_pid, lv, b, sum(ws) AS bs FROM"
-          " (SELECT host, container_id, jvm_pid, any(samples) AS ws, ",
-          f);
-    level_expr(f, pol, now);
-    fputs(" AS lv, ", f);
-    bucket_expr(f, pol);
     fprintf(f,
-            " AS b FROM samples WHERE " DAY_EXPR " = %lld GROUP BY " WINDOW_KEY ", level)"
-            " GROUP BY host, container_id, jvm_pid, lv, b) USING (host, container_id, jvm_pid,"
-            " lv, b) GROUP BY host, container_id, jvm_pid, lv, b, stack_hash",
+            " AS b FROM windows WHERE " DAY_EXPR " = %lld) GROUP BY host, container_id, jvm_pid,"
+            " run, lv, b))",
             (long long)d->day);
     return ch_post_file(s, f, &text, NULL, err);
 }
@@ -136,11 +135,11 @@ static int rebuild_day(store *s, const day *d, const store_policy *pol, int64_t 
 {
     char tmp[64];
     snprintf(tmp, sizeof tmp, "samples_compact_%d_%lld", (int)getpid(), (long long)d->day);
-    int rc = run(s, err, "CREATE TABLE %s AS samples", tmp);
+    int rc = run(s, err, "CREATE TABLE %s AS windows", tmp);
     if (rc == 0)
         rc = fill_scratch(s, tmp, d, pol, now, err);
     if (rc == 0)
-        rc = run(s, err, "ALTER TABLE samples REPLACE PARTITION %lld FROM %s", (long long)d->day,
+        rc = run(s, err, "ALTER TABLE windows REPLACE PARTITION %lld FROM %s", (long long)d->day,
                  tmp);
     flame_err quiet = FLAME_ERR_INIT;
     run(s, &quiet, "DROP TABLE IF EXISTS %s", tmp);
@@ -157,7 +156,7 @@ int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
         return -1;
     if (ch_of(s)->distributed)
         return store_fail(err, STORE_ERR_SERVER,
-                          "%s: samples is a Distributed table: prune each shard's own tables "
+                          "%s: windows is a Distributed table: prune each shard's own tables "
                           "(--store clickhouse://SHARD:8123/LOCAL_DB)",
                           s->name);
     double per_row;
@@ -169,7 +168,7 @@ int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
     for (size_t i = 0; i < n; i++) {
         const day *d = &days[i];
         if (pol->retain_ms > 0 && d->last_end <= now_ms - pol->retain_ms) {
-            if (run(s, err, "ALTER TABLE samples DROP PARTITION %lld", (long long)d->day) < 0)
+            if (run(s, err, "ALTER TABLE windows DROP PARTITION %lld", (long long)d->day) < 0)
                 return -1;
             st->deleted += (uint64_t)d->windows;
         } else if (d->to_merge > 0 && d->last_end <= now_ms - QUIET_MS) {

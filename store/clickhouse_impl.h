@@ -16,9 +16,39 @@ typedef struct ch {
     bool no_db;       /* send the next requests without ?database= (to create it) */
     bool ready;       /* database and tables checked */
     bool distributed; /* samples is a Distributed table */
-    uint64_t *known;  /* stack keys the server already has (open addressing, 0 = free) */
-    size_t known_n, known_cap;
+    /* this handle's run (clickhouse_put.c; 0 = none yet): its key and its dictionary, stack
+     * key -> id (open addressing, key 0 = free); ids are 1..id_n */
+    uint64_t run;
+    uint64_t *id_keys;
+    uint32_t *id_vals;
+    size_t id_n, id_cap;
 } ch;
+
+/* Schema 2's windows table: the columns of an INSERT, and the expressions that turn a row's
+ * arrays back into its ids and counts. Each value is split in its low byte and the rest (x =
+ * lo + 256 * hi), in two arrays of the same length: the hi arrays are nearly all zeros, which
+ * LZ4 stores in almost nothing (18.16 has no column codecs; lambdas there cannot see other
+ * columns, so no escape-and-lookup). Ids are stored as gaps from the previous id. Lambda
+ * parameters are named v_*: 18.16 puts a query's aliases into lambda bodies, so a parameter named
+ * like an alias (compaction's b) silently reads the alias. */
+#define CH_ID_MAX ((uint64_t)1 << 24)    /* a gap must fit lo + 256 * UInt16 */
+#define CH_COUNT_MAX ((uint64_t)1 << 40) /* a count: lo + 256 * UInt32 */
+#define CH_WINDOW_COLS                                                                             \
+    "host, container_id, container_name, image, jvm_pid, jvm_version, start_ms, end_ms,"           \
+    " frequency, samples, level, run, ids, ids_hi, counts, counts_hi"
+#define CH_IDS                                                                                     \
+    "arrayMap(v_x -> toUInt32(v_x), arrayCumSum(arrayMap((v_lo, v_hi) -> toUInt32(v_lo) + 256 * "  \
+    "toUInt32(v_hi),"                                                                              \
+    " ids, ids_hi)))"
+#define CH_COUNTS                                                                                  \
+    "arrayMap((v_lo, v_hi) -> toUInt64(v_lo) + 256 * toUInt64(v_hi), counts, counts_hi)"
+/* SQL of the four arrays from a sorted id array g (already as gaps) and a count array n */
+#define CH_SPLIT(g, n)                                                                             \
+    "arrayMap(v_x -> toUInt8(bitAnd(v_x, 255)), " g                                                \
+    "), arrayMap(v_x -> toUInt16(bitShiftRight(v_x, 8)), " g                                       \
+    "), arrayMap(v_x -> toUInt8(bitAnd(v_x, 255)), " n                                             \
+    "), arrayMap(v_x -> toUInt32(bitShiftRight(v_x,"                                               \
+    " 8)), " n ")"
 
 /* A response body (NUL-terminated); reused from one request to the next, freed by the owner. */
 typedef struct ch_buf {
@@ -50,6 +80,9 @@ static inline ch *ch_of(store *s)
 {
     return s->impl;
 }
+
+/* Store n windows (clickhouse_put.c). */
+int ch_put(store *s, const store_window *w, size_t n, flame_err *err);
 
 int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *st,
                flame_err *err);

@@ -87,6 +87,16 @@ static bool scheme_is(const char *url, const char *sep, const char *name)
     return (size_t)(sep - url) == n && !strncmp(url, name, n);
 }
 
+char *store_file_of(const char *url)
+{
+    const char *sep = url ? strstr(url, "://") : NULL;
+    if (sep && !scheme_is(url, sep, "sqlite"))
+        return NULL;
+    const char *path = sep ? sep + 3 : url;
+    flame_err err = FLAME_ERR_INIT;
+    return path && *path ? strdup(path) : data_path("profiles.db", &err);
+}
+
 int store_open(const char *url, store **out, flame_err *err)
 {
     *out = NULL;

@@ -48,6 +48,10 @@ enum store_err {
  * spool, see store_put). Caller closes with store_close. Not thread-safe: one handle a thread. */
 int store_open(const char *url, store **out, flame_err *err);
 void store_close(store *s); /* NULL-safe */
+/* The file a SQLite store URL names (NULL or "" = the default file), malloc'd; NULL for any
+ * other URL. Opens nothing (shell completion looks whether a store exists before opening it:
+ * store_open creates a missing one). */
+char *store_file_of(const char *url);
 /* The store in words, for messages: "/home/u/.local/share/docker-flame/profiles.db",
  * "clickhouse://host:8123/db" (no password). */
 const char *store_name(const store *s);

@@ -8,7 +8,7 @@ CORE_TEST_LIBS := $(BUILD)/asan/libflamecmd.a $(BUILD)/asan/libflamecore.a
 
 $(BUILD)/tests/flame_%.t: $(BUILD)/asan/tests/unit/flame_%.o $(CORE_TEST_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -o $@ $^ -lm -lpthread
+	$(CC) $(SANFLAGS) -o $@ $^ -lm -lpthread -lz
 
 unit: $(UNIT_TESTS)
 	prove --exec '' $(UNIT_TESTS)

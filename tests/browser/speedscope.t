@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // speedscope's own importer (the `speedscope` npm package, run in headless chromium the way its
 // CLI opens a file: index.html#localProfilePath=<js calling speedscope.loadFileFromBase64>) must
-// accept our speedscope JSON export and our folded export. A truncated file must be refused, so
+// accept our speedscope JSON export, our folded export and our pprof export. A truncated file must be refused, so
 // the check can fail.
 'use strict';
 const fs = require('fs');
@@ -38,7 +38,9 @@ async function importInto(ctx, tmp, name, bytes) {
         const i = lines.indexOf('Total\tSelf\tSymbol Name') >= 0 ? lines.indexOf('Total\tSelf\tSymbol Name')
             : lines.findIndex(l => /^Total\s+Self\s+Symbol Name$/.test(l));
         for (let k = i + 1; k + 2 < lines.length + 1; k += 3) {
-            const tot = /^(\d+) /.exec(lines[k]), self = /^(\d+) /.exec(lines[k + 1] || '');
+            // a count ("70 (70%)") or, for weights in time units, a duration ("707.07ms (70%)")
+            const tot = /^([\d.]+(?:[nmµ]?s)?) /.exec(lines[k]);
+            const self = /^([\d.]+(?:[nmµ]?s)?) /.exec(lines[k + 1] || '');
             if (!tot || !self) break;
             table[lines[k + 2]] = `${tot[1]}/${self[1]}`;
         }
@@ -79,6 +81,22 @@ async function importInto(ctx, tmp, name, bytes) {
         const back = render(['--format', 'speedscope'], svg);
         r = await importInto(ctx, tmp, 'from-svg.json', back);
         ok(r.title !== null, 'an export made from our SVG imports too');
+
+        // pprof: speedscope's pprof importer (gzip'd profile.proto, detected by content). It
+        // weighs by the last sample type (cpu nanoseconds: 99 Hz = 10.10 ms a sample) and shows
+        // one function per location, the outermost: the inlined frame's time is its host's self
+        // time there (docs/PPROF.md); _[j] marks are gone, _[k] stays.
+        const pb = render(['--format', 'pprof'], FOLDED);
+        r = await importInto(ctx, tmp, 'cpu.pb.gz', pb);
+        is(r.title, 'cpu.pb.gz - speedscope', 'speedscope imports our pprof export');
+        is(r.alerts.join('|') + r.errors.join('|'), '', 'no import alert or error for pprof');
+        is(sorted(r.table), sorted({
+            'Work.step': '707.07ms/707.07ms', 'Work.run': '909.09ms/202.02ms',
+            'vfs_read_[k]': '101.01ms/101.01ms', '\u00e9t\u00e9': '101.01ms/0.00ns',
+            'start_thread': '909.09ms/0.00ns', 'java': '1.01s/0.00ns',
+        }), 'speedscope computes the cpu time per function from the pprof export');
+        r = await importInto(ctx, tmp, 'cut.pb.gz', pb.subarray(0, pb.length - 20));
+        ok(r.title === null || Object.keys(r.table).length === 0, 'a truncated pprof file is refused', JSON.stringify(r));
 
         r = await importInto(ctx, tmp, 'broken.json', json.subarray(0, json.length / 2));
         ok(r.title === null, 'a truncated export is refused (the check can fail)', JSON.stringify(r));

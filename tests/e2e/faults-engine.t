@@ -18,45 +18,16 @@ ensure_fixture_image || bail "cannot build the fixture image"
 plugin_env
 unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS DOCKER_FLAME_SIDECAR_TEST_STOP
 cd "$TMP"
-D=$TMP/d2
-mkdir -p "$D"
-echo "{}" > "$D/daemon.json"   # not the host's /etc/docker/daemon.json
-SOCK=unix://$D/sock
-DP=
-dockerd2() {
-    dockerd --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/pid" -H "$SOCK" --bridge=none \
-        --iptables=false --ip6tables=false --live-restore >>"$D/log" 2>&1 &
-    DP=$!
-    local i
-    for ((i = 0; i < 200; i++)); do
-        docker -H "$SOCK" info >/dev/null 2>&1 && return 0
-        kill -0 "$DP" 2>/dev/null || return 1
-        sleep 0.3
-    done
-    return 1
-}
-stop_dockerd2() {
-    [ -n "$DP" ] || return 0
-    kill -TERM "$DP" 2>/dev/null
-    local i
-    for ((i = 0; i < 300; i++)); do kill -0 "$DP" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$DP" 2>/dev/null
-    wait "$DP" 2>/dev/null
-    DP=
-}
+. "$ROOT/tests/e2e/engine2-lib.sh"
+SOCK=$ENGINE2_SOCK
+dockerd2() { engine2_start --live-restore; }
+stop_dockerd2() { engine2_stop; }
 teardown() {
-    if [ -n "$DP" ]; then
-        docker -H "$SOCK" rm -f $(docker -H "$SOCK" ps -aq) >/dev/null 2>&1
-        stop_dockerd2
-    fi
-    # the containerd (and shims) that our dockerd started: by pid, found by our exec-root
-    local p
-    for p in $(pgrep -f -- "$D/" 2>/dev/null); do [ "$p" != $$ ] && kill -TERM "$p" 2>/dev/null; done
-    grep -F " $D/" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m"; done
+    engine2_teardown
     _cleanup
 }
 trap teardown EXIT
-dockerd2 || { diag "$(tail -20 "$D/log")"; bail "the private dockerd did not start"; }
+dockerd2 || { diag "$(tail -20 "$D2/log")"; bail "the private dockerd did not start"; }
 docker save flame-fixture-jvm:latest | docker -H "$SOCK" load >/dev/null || bail "cannot load the fixture image"
 export DOCKER_HOST=$SOCK
 fx=$(fixture pid1) || bail "fixture did not start on the private engine"

@@ -3,7 +3,8 @@
 # Ctrl-C ends it with exit 0 and a summary; `show` of the range names the hot method, `ls` lists
 # the container with its windows, `show --timeline` draws them; an unusable store is refused
 # before any container is created; the container stopping ends the recording with a clear line
-# and exit 3, the windows already stored are kept; nothing left in or next to the target.
+# and exit 3, the windows already stored are kept; nothing left in or next to the target; two
+# containers recorded at once, one restarting while the other goes on.
 . "$(dirname "$0")/top-lib.sh"
 
 fx=$(fixture pid1) || bail "fixture pid1 did not start"
@@ -12,7 +13,7 @@ fname=$(docker inspect -f '{{.Name}}' "$fx"); fname=${fname#/}
 hp=$(host_pid "$fx")
 HOT='FlameFixture\.(countPrimes|isPrime)'
 DB=$TMP/rec.db
-stored() { [ "$(grep -c 'stored (' "$1" 2>/dev/null)" -ge "$2" ]; }
+stored() { local n; n=$(grep -c "stored (" "$1" 2>/dev/null); [ "${n:-0}" -ge "$2" ]; }
 no_sidecar() { [ "$(sidecars_of "$fid")" -eq 0 ]; }
 
 # An unusable store: one line, exit 7, and no sidecar was ever created.
@@ -32,7 +33,7 @@ ctrl_c "$pid"
 wait $pid; rc=$?
 is "$rc" 0 "Ctrl-C: exit status 0"
 diag "$(cat err)"
-like "$(head -1 err)" "recording 1 container into $DB in 1-s windows at 49 Hz" "says what it records, where"
+like "$(head -1 err)" "recording ${fid:0:12} into $DB in 1-s windows at 49 Hz" "says what it records, where"
 like "$(tail -1 err)" "[0-9]+ windows, [0-9]+ samples stored in $DB; see them with: docker flame show" \
     "a closing summary that says how to look at it"
 is "$(sidecars_of "$fid")" 0 "no sidecar left"
@@ -79,4 +80,32 @@ diag "$(cat err3)"
 wait_for 30 no_sidecar && ok "no sidecar left" || nok "no sidecar left"
 docker flame show "$fid" --store "$DB" --since 10m --format folded -o - >show2.folded 2>/dev/null
 like "$(cat show2.folded)" "$HOT" "the windows of every recording are still readable (by container id)"
+
+# Two containers in the foreground: each has its own recorder, so one restarting never pauses
+# the other; one Ctrl-C ends both (exit 0), each with its closing summary.
+p=$(fixture pid1) || bail "fixture did not start"
+q=$(fixture pid1) || bail "fixture did not start"
+pn=$(docker inspect -f '{{.Name}}' "$p"); pn=${pn#/}
+qn=$(docker inspect -f '{{.Name}}' "$q"); qn=${qn#/}
+timeout -k 10 300 docker flame record "$pn" "$qn" --window 1s --store "$DB" >out 2>err4 &
+pid=$!
+wins() { grep -c "^docker flame record: $1: window [0-9]* stored" err4; }
+both() { [ "$(wins "$pn")" -ge 2 ] && [ "$(wins "$qn")" -ge 2 ]; }
+wait_for 120 both && ok "two containers: both stored" || { nok "two containers: both stored"; fdiag "$(cat err4)"; }
+np=$(wins "$pn"); nq=$(wins "$qn")
+docker restart -t 1 "$pn" >/dev/null
+again() { [ "$(wins "$pn")" -ge $((np + 2)) ]; }
+wait_for 120 again && ok "$pn recorded again after its restart" || { nok "$pn recorded again after its restart"; fdiag "$(cat err4)"; }
+check "$qn went on meanwhile ($(wins "$qn") > $((nq + 1)))" test "$(wins "$qn")" -gt $((nq + 1))
+like "$(cat err4)" "$pn stopped: waiting for it to start again" "says $pn stopped and is waited for"
+ctrl_c "$pid"
+wait $pid; rc=$?
+is "$rc" 0 "one Ctrl-C ends both: exit 0"
+like "$(cat err4)" "$pn: [0-9]+ windows, [0-9]+ samples stored" "$pn's summary"
+like "$(cat err4)" "$qn: [0-9]+ windows, [0-9]+ samples stored" "$qn's summary"
+unlike "$(cat err4)" 'abort' "nothing aborted (each recorder saw one Ctrl-C)"
+wait_for 30 bash -c "[ \$(docker ps -aq --filter label=com.docker-flame.sidecar=1 | wc -l) -eq 0 ]" &&
+    ok "no sidecar left" || nok "no sidecar left"
+docker flame show "$pn" --store "$DB" --since 10m --format folded -o - >show3.folded 2>/dev/null
+like "$(cat show3.folded)" "$HOT" "the range that spans the restart names the hot method"
 done_testing

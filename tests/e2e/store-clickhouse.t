@@ -70,6 +70,38 @@ like "$out" "web .* 360 " "ls: web, 360 windows"
 like "$out" "api .* 360 " "ls: api, 360 windows"
 like "$out" "on disk \(clickhouse://127.0.0.1:$CH_HTTP_one/flame\)" "the footer names the server"
 
+# ---- a store of schema version 1 (a row per window and stack) is migrated when opened ----
+# built from the windows above: version 1's tables, its rows made from schema 2's by the server
+V1_DAY="toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"
+V1_IDS="arrayMap(x -> toUInt32(x), arrayCumSum(arrayMap((v_lo, v_hi) -> toUInt32(v_lo) + 256 * toUInt32(v_hi), ids, ids_hi)))"
+V1_COUNTS="arrayMap((v_lo, v_hi) -> toUInt64(v_lo) + 256 * toUInt64(v_hi), counts, counts_hi)"
+V1_LABELS="host, container_id, container_name, image, jvm_pid, jvm_version, start_ms, end_ms, frequency, samples, level"
+ch_sql one "CREATE DATABASE old" &&
+    ch_sql one "CREATE TABLE old.meta (key String, value String) ENGINE = TinyLog" &&
+    ch_sql one "INSERT INTO old.meta VALUES ('schema_version', '1')" &&
+    ch_sql one "CREATE TABLE old.stacks ENGINE = ReplacingMergeTree ORDER BY stack_hash AS SELECT * FROM flame.stacks" &&
+    ch_sql one "CREATE TABLE old.samples (host String, container_id String, container_name String, image String, jvm_pid Int64, jvm_version String, start_ms Int64, end_ms Int64, frequency Int64, samples UInt64, level UInt8, stack_hash UInt64, count UInt64) ENGINE = MergeTree PARTITION BY $V1_DAY ORDER BY (intDiv(start_ms, 3600000), container_name, container_id, jvm_pid, start_ms, stack_hash)" &&
+    ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, 0, 0 FROM flame.windows" &&
+    ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, stack_hash, c FROM (SELECT $V1_LABELS, run, id, c FROM flame.windows ARRAY JOIN $V1_IDS AS id, $V1_COUNTS AS c) ANY INNER JOIN (SELECT run, id, stack_hash FROM flame.stack_ids) USING (run, id)"
+okif $? "a version 1 store made of the same windows"
+outputs "clickhouse://127.0.0.1:$CH_HTTP_one/old" old
+okif $? "show from the version 1 store (migrated on opening)"
+as_sqlite old "migrated from version 1"
+is "$(ch_sql one "SELECT max(toInt64(value)) FROM old.meta WHERE key = 'schema_version'")" 2 "the store says version 2 now"
+is "$(ch_sql one "SELECT count() FROM old.samples_v1") $(ch_sql one "SELECT count() FROM old.windows")" \
+    "$(ch_sql one "SELECT count() FROM old.samples_v1") 720" "a row per window; the old table kept as samples_v1"
+# compaction: the hour ended an hour ago, so its windows become 1-minute buckets, same sums
+OLD=clickhouse://127.0.0.1:$CH_HTTP_one/old
+out=$("$FLAME" prune --store "$OLD" 2>&1)
+okif $? "prune the migrated store"
+like "$out" "merged 720 windows into 120 buckets" "720 windows into 1-minute buckets ($out)"
+"$FLAME" show web api --store "$OLD" --since "$since" --until "$until" --format folded -o pruned.folded 2>/dev/null &&
+    "$FLAME" show web --pid 1 --store "$OLD" --since "$since" --until "$(date -d "@$((T0 / 1000 + 300))" +%H:%M:%S)" \
+        --format folded -o pruned.web5.folded 2>/dev/null
+okif $? "show after prune"
+same ref.folded pruned.folded "after prune, folded: the same stacks and counts as SQLite"
+same ref.web5.folded pruned.web5.folded "after prune, a few minutes of one JVM: the same as SQLite"
+
 # ---- two shards behind a Distributed table ----
 for s in s1 s2; do
     eval "CH_HTTP_$s=$(free_port) CH_TCP_$s=$(free_port)"
@@ -77,18 +109,19 @@ done
 cluster="<two><shard><replica><host>127.0.0.1</host><port>$CH_TCP_s1</port></replica></shard><shard><replica><host>127.0.0.1</host><port>$CH_TCP_s2</port></replica></shard></two>"
 ch_start s1 "$cluster" && ch_start s2 "$cluster" || bail "the shards did not start"
 # each shard: the store's own tables in database flame_local (made by opening it); the front
-# (s1, database flame): meta and stacks of its own, samples a Distributed table over the shards
+# (s1, database flame): meta, stacks and stack_ids of its own, windows a Distributed table over
+# the shards
 "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame_local" >/dev/null 2>&1 &&
     "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s2/flame_local" >/dev/null 2>&1 &&
     "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame" >/dev/null 2>&1 &&
-    ch_sql s1 "DROP TABLE flame.samples" &&
-    ch_sql s1 "CREATE TABLE flame.samples AS flame_local.samples ENGINE = Distributed(two, flame_local, samples, sipHash64(start_ms))"
-okif $? "two shards and a Distributed samples table"
+    ch_sql s1 "DROP TABLE flame.windows" &&
+    ch_sql s1 "CREATE TABLE flame.windows AS flame_local.windows ENGINE = Distributed(two, flame_local, windows, sipHash64(start_ms))"
+okif $? "two shards and a Distributed windows table"
 TWO=clickhouse://127.0.0.1:$CH_HTTP_s1/flame
 gen "$TWO"
 okif $? "the same windows through the Distributed table"
-n1=$(ch_sql s1 "SELECT count() FROM flame_local.samples")
-n2=$(ch_sql s2 "SELECT count() FROM flame_local.samples")
+n1=$(ch_sql s1 "SELECT count() FROM flame_local.windows")
+n2=$(ch_sql s2 "SELECT count() FROM flame_local.windows")
 check "rows on both shards ($n1, $n2)" test "${n1:-0}" -gt 0 -a "${n2:-0}" -gt 0
 outputs "$TWO" two
 okif $? "show from the two shards"

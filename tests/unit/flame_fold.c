@@ -24,6 +24,29 @@ static const char *root_cb(void *ctx, long pid)
     return buf;
 }
 
+/* `docker flame host`: the roots by pid/tid/comm and each sample's CPU and time */
+static struct {
+    int n, cpu;
+    long pid, tid;
+    unsigned long long us;
+} seen_sample;
+static const char *task_cb(void *ctx, long pid, long tid, const char *comm, size_t len)
+{
+    (void)ctx;
+    static char buf[128];
+    snprintf(buf, sizeof buf, "ctr;proc %ld;%.*s %ld", pid, (int)len, comm, tid);
+    return pid == 99 ? NULL : buf;
+}
+static void sample_cb(void *ctx, long pid, long tid, int cpu, unsigned long long us)
+{
+    (void)ctx;
+    seen_sample.n++;
+    seen_sample.pid = pid;
+    seen_sample.tid = tid;
+    seen_sample.cpu = cpu;
+    seen_sample.us = us;
+}
+
 static int stop_after_one(void *ctx, const char *stack, size_t len, unsigned long long count)
 {
     (void)stack, (void)len, (void)count;
@@ -363,5 +386,19 @@ int main(void)
         free(want);
         free(jdk_in);
     }
+    /* 9. host roots and the timeline hook */
+    fold_opts host = ours;
+    host.root_for_task = task_cb;
+    host.on_sample = sample_cb;
+    check("C2 CompilerThre 4536/4584 [001] 10314749.0025:  1 cpu-clock: \n\t 1 f (/x)\n\n", &host,
+          "ctr;proc 4536;C2_CompilerThre 4584;f 1\n", "host: container;process;thread roots");
+    ok(seen_sample.n == 1 && seen_sample.pid == 4536 && seen_sample.tid == 4584 &&
+           seen_sample.cpu == 1 && seen_sample.us == 10314749002500ull,
+       "host: the sample's pid, tid, CPU and time (us, from a 4-digit fraction)");
+    check("java 99/100 [000] 1.5: 1 cpu-clock: \n\t 1 f (/x)\n\n", &host, "java;f 1\n",
+          "host: no root from the hook: the usual process name");
+    check("java 7/8 2.000001: 1 cpu-clock: \n\t 1 f (/x)\n\n", &host, "ctr;proc 7;java 8;f 1\n",
+          "host: without a [cpu] token");
+    ok(seen_sample.cpu == -1 && seen_sample.us == 2000001, "host: no CPU printed: -1");
     return tap_done();
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame/pprof.h"
 #include "tests/unit/render_test_util.h"
 #include "tests/unit/tap.h"
 
@@ -43,7 +44,7 @@ static char *random_input(size_t *len)
 
 int main(void)
 {
-    int loaded = 0, rendered = 0, well_formed = 0, round_trips = 0, runs = 300;
+    int loaded = 0, rendered = 0, well_formed = 0, round_trips = 0, pprof_ok = 0, runs = 300;
     for (int i = 0; i < runs; i++) {
         size_t len;
         char *in = random_input(&len);
@@ -78,6 +79,8 @@ int main(void)
                     round_trips++;
                 FILE *devnull = fopen("/dev/null", "w");
                 export_speedscope(p, "fuzz", devnull, &err);
+                pprof_meta pm = {.layout = (enum pprof_layout)(i % 3), .container = "c"};
+                pprof_ok += export_pprof(p, &pm, devnull, &err) == 0;
                 fclose(devnull);
                 free(a);
                 free(b);
@@ -93,5 +96,6 @@ int main(void)
     is_int(rendered, loaded, "everything that loads renders");
     is_int(well_formed, rendered, "every checked SVG is well-formed XML");
     is_int(round_trips, rendered, "every SVG reads back to the same folded stacks");
+    is_int(pprof_ok, rendered, "every profile exports as pprof");
     return tap_done();
 }

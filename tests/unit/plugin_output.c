@@ -59,6 +59,16 @@ int main(void)
        "-o with several formats: extension per format");
     free(paths[FMT_SVG]);
     free(paths[FMT_SPEEDSCOPE]);
+    parse(&o, &err, 5, "-o", "out/x.pb.gz", "--format", "pprof,folded", "web");
+    ok(out_paths(o.output, o.formats, "web", 1, when, paths, &err) == 0 &&
+           !strcmp(paths[FMT_PPROF], "out/x.pb.gz") && !strcmp(paths[FMT_FOLDED], "out/x.folded") &&
+           !paths[FMT_SVG],
+       "--format pprof: .pb.gz, its extension replaced for the other formats");
+    free(paths[FMT_PPROF]);
+    free(paths[FMT_FOLDED]);
+    ok(out_fmt_of_path("a.pb.gz") == FMT_PPROF && out_fmt_of_path("a.PB") == FMT_PPROF &&
+           out_fmt_of_path("a.pprof") == FMT_PPROF && out_fmt_of_path("a.gz") < 0,
+       "pprof by extension: .pb.gz .pb .pprof (not any .gz)");
     parse(&o, &err, 3, "-o", "prof.txt", "web");
     ok(out_paths(o.output, o.formats, "web", 1, when, paths, &err) == 0 &&
            !strcmp(paths[FMT_SVG], "prof.txt"),

@@ -1,0 +1,431 @@
+/* One container's recorder (plugin/record.h): the ordinary sidecar (plugin/session.c) runs the
+ * contract's `top` verb, which streams one window of folded stacks per --window; every completed
+ * window is stored, as it completes, in the profile store (store/store.h) with its labels, and
+ * the window an interrupt cuts short is stored too. A window in which nothing ran is stored as
+ * empty, never skipped: `show --timeline` then shows the quiet time as quiet, not as a gap.
+ * Around it, the container's life: waited for while stopped, recorded again when it runs again
+ * (restarted, or recreated under its name), the recording ended when it is removed; and the
+ * engine's: waited for while it does not answer (a restart), our dead sidecar swept afterwards. */
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/clock.h"
+#include "common/contract.h"
+#include "plugin/cli.h"
+#include "plugin/cmd.h"
+#include "plugin/engine.h"
+#include "plugin/opts.h"
+#include "plugin/proto.h"
+#include "plugin/record.h"
+#include "plugin/session.h"
+#include "plugin/sidecar.h"
+#include "plugin/signals.h"
+#include "plugin/spec.h"
+#include "plugin/stored.h"
+#include "plugin/top.h"
+
+/* Retry pacing once the recording has run: a sidecar that fails again and again (no JVM yet
+ * after a restart) is retried at most this often. */
+#define REC_RETRY_MAX_MS 30000
+
+typedef struct rec_target {
+    top_model m;
+    sess *s;
+    store *st;
+    const rec_args *a;
+    rec_link *link;
+    const char *arg;
+    char host[256];
+    profile *empty;  /* the stacks of a window in which nothing ran */
+    char label[256]; /* for messages: the container's name once known, else what the user typed */
+    char state[32];  /* last state announced (registry and messages) */
+    bool ever_ready; /* recorded or waited once: from then on, failures are waited out */
+    bool ended;
+    char why[256]; /* how it ended, for `docker flame ps` */
+    int exit_code; /* why its recording ended, when not by an interrupt */
+    uint64_t windows, samples, spooled, failed;
+} rec_target;
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("docker flame record: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void reg_save(rec_target *t)
+{
+    rec_reg *r = t->link ? t->link->reg : NULL;
+    if (!r)
+        return;
+    snprintf(r->e.state, sizeof r->e.state, "%s", t->state);
+    r->e.windows = t->windows;
+    r->e.samples = t->samples;
+    if (t->s && t->s->name[0])
+        snprintf(r->e.name, sizeof r->e.name, "%s", t->s->name);
+    if (t->s && t->s->target_id)
+        snprintf(r->e.container_id, sizeof r->e.container_id, "%s", t->s->target_id);
+    flame_err err = FLAME_ERR_INIT;
+    if (recs_update(r, &err) < 0)
+        note("%s: %s (docker flame ps may show an older state)", t->label, err.msg);
+}
+
+/* The recording runs (or waits for its container): tell a waiting `record --detach`, and from
+ * now on write messages into the recording's log instead of the terminal that is about to go. */
+static void rec_ready(rec_target *t)
+{
+    t->ever_ready = true;
+    rec_link *l = t->link;
+    if (!l || l->ready_fd < 0)
+        return;
+    ssize_t w = write(l->ready_fd, "R", 1);
+    (void)w; /* the command may have gone: nothing to tell then */
+    close(l->ready_fd);
+    l->ready_fd = -1;
+    if (l->log_fd >= 0) {
+        fflush(stderr);
+        dup2(l->log_fd, STDERR_FILENO);
+        close(l->log_fd);
+        l->log_fd = -1;
+    }
+}
+
+static void set_state(rec_target *t, const char *state)
+{
+    if (!strcmp(t->state, state))
+        return;
+    snprintf(t->state, sizeof t->state, "%s", state);
+    reg_save(t);
+}
+
+/* The stream thread sees every line first: the first window (`T`) means the recording runs. */
+static int rec_line(void *ctx, const char *line, size_t len)
+{
+    rec_target *t = ctx;
+    if (!t->ever_ready && len > 0 && line[0] == 'T')
+        rec_ready(t);
+    return top_model_line(&t->m, line, len);
+}
+
+/* top_model.on_window: the stream thread, with the session's and the model's locks held. */
+static void store_window_cb(void *ctx, const top_win *w)
+{
+    rec_target *t = ctx;
+    if (t->s->name[0])
+        snprintf(t->label, sizeof t->label, "%s", t->s->name);
+    /* The sidecar reports the window's end on CLOCK_MONOTONIC, the host's own clock (a container
+     * shares it): its wall-clock time is now minus how long ago that was. */
+    int64_t now = wall_ms(), end = now;
+    if (w->end_mono_ms > 0 && w->end_mono_ms <= mono_ms())
+        end = now - (mono_ms() - w->end_mono_ms);
+    int64_t len = w->ms > 0 ? w->ms : 1;
+    const profile *p = w->p ? w->p : t->empty;
+    double total = profile_total(p);
+    const char *jv = t->s->pr.njvms > 0 ? t->s->pr.jvms[0].java_version : "";
+    store_window sw = {.host = t->host,
+                       .container_id = t->s->target_id,
+                       .container_name = t->s->name,
+                       .image = t->s->image,
+                       .jvm_pid = t->a->pid,
+                       .jvm_version = jv,
+                       .start_ms = end - len,
+                       .end_ms = end,
+                       .frequency = t->a->frequency,
+                       .samples = total > 0 ? (uint64_t)total : 0,
+                       .stacks = p};
+    flame_err err = FLAME_ERR_INIT;
+    int rc = store_put(t->st, &sw, &err);
+    if (rc < 0) {
+        /* The recording goes on: the next window may fit (a full disk freed, a lock gone). */
+        t->failed++;
+        note("%s: window %llu not stored: %s", t->label,
+             (unsigned long long)(t->windows + t->failed), err.msg);
+        return;
+    }
+    t->windows++;
+    t->samples += sw.samples;
+    if (t->link && t->link->reg)
+        t->link->reg->e.last_window_ms = end;
+    snprintf(t->state, sizeof t->state, "recording");
+    reg_save(t);
+    if (rc == 1) {
+        t->spooled++;
+        note("%s: window %lld kept in the local spool: %s", t->label,
+             (long long)(t->windows + t->failed + 1), err.msg);
+    } else if (!t->a->quiet) {
+        note("%s: window %lld stored (%.1f s, %llu samples)", t->label, (long long)t->windows,
+             (double)len / 1000, (unsigned long long)sw.samples);
+    }
+}
+
+/* Is the container running: 1 yes, 0 it exists but is not running, -1 there is none by that
+ * name (removed), -2 the engine failed (err set). */
+static int probe(engine *e, const char *arg, flame_err *err)
+{
+    _cleanup_free_ char *esc = engine_escape(arg);
+    _cleanup_json_ json_t *j = NULL;
+    long st = 0;
+    if (!esc)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory"), -2;
+    if (engine_json(e, "GET", NULL, &j, &st, err, "/containers/%s/json", esc) < 0)
+        return st == 404 ? -1 : -2;
+    json_t *state = json_object_get(j, "State");
+    return json_is_true(json_object_get(state, "Running")) &&
+           !json_is_true(json_object_get(state, "Paused")) &&
+           !json_is_true(json_object_get(state, "Restarting"));
+}
+
+static void rec_end(rec_target *t, const char *why, int code)
+{
+    t->ended = true;
+    t->exit_code = code;
+    snprintf(t->why, sizeof t->why, "%.200s %s", t->label, why);
+    note("%s %s: its recording ends", t->label, why);
+}
+
+/* One run of the ordinary session until an interrupt or until the container stops; then what
+ * became of it. Returns run_profile's result. */
+static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err *err)
+{
+    const rec_args *a = t->a;
+    sess s = {.arg = t->arg, .line_hook = rec_line, .hook_ctx = t};
+    t->s = &s;
+    flame_opts o;
+    opts_init(&o);
+    o.containers.v[0] = t->arg;
+    o.containers.n = 1;
+    o.duration_ms = 0;
+    o.frequency = a->frequency;
+    o.pid = a->pid;
+    o.no_inline = a->no_inline;
+    o.quiet = true; /* one line per window instead of the progress bar */
+    o.top = true;
+    o.interval_ms = a->window_ms;
+    o.last_window = true;
+    run_ctx r = {.e = e, .o = &o, .s = &s, .n = 1, .debug = g->debug};
+    r.tm.t0 = mono_s();
+    progress_init(&r.pg, stderr, true);
+    int rc = run_profile(&r, err);
+    if (s.name[0])
+        snprintf(t->label, sizeof t->label, "%s", s.name);
+    if (s.pr.failed) {
+        char text[1024];
+        proto_sanitize(s.pr.err_text ? s.pr.err_text : "", text, sizeof text);
+        note("%s: %s: %s", t->label, ct_error_name(s.pr.err), text);
+        /* No JVM yet: the container restarted and its JVM is still starting, or it runs
+         * something else for a while. Once the recording has run, that is waited out. */
+        if (t->ever_ready && s.pr.err == CT_ERR_NO_JVM && !sess_interrupted())
+            set_state(t, "waiting-jvm");
+        else
+            rec_end(t, "failed", ct_error_exit(s.pr.err));
+    } else if (rc == 0 && !s.pr.done && !sess_interrupted()) {
+        if (s.target_removed) {
+            rec_end(t, "was removed", FLAME_EXIT_NO_CONTAINER);
+        } else {
+            note("%s stopped: waiting for it to start again (%s ends the recording)", t->label,
+                 t->link && t->link->reg ? "docker flame stop" : "Ctrl-C");
+            set_state(t, "waiting");
+        }
+    }
+    reg_save(t);
+    t->s = NULL;
+    sess_clear(&s);
+    return rc;
+}
+
+/* Sleep until the next look, or until an interrupt wakes us. */
+static void nap(long ms)
+{
+    struct pollfd pf = {.fd = sess_wake_fd(), .events = POLLIN};
+    if (poll(&pf, 1, (int)ms) > 0)
+        sess_drain_wake();
+}
+
+/* The engine answers again after an outage, or a run failed halfway: our sidecars that are
+ * still there (stopped by the engine's restart, or left running by --live-restore) belong to
+ * no live session of ours any more: remove them (a running one is stopped with SIGTERM first,
+ * so it restores its target). They carry this process's run id as a label (plugin/spec.h). */
+static void sweep(rec_target *t, engine *e)
+{
+    flame_err err = FLAME_ERR_INIT;
+    unsigned n = 0;
+    if (gc_owned(e, spec_run_id(), &n, &err) < 0)
+        note("%s: %s (docker flame gc removes it later)", t->label, err.msg);
+    else if (n)
+        note("%s: removed %u sidecar%s the interruption left behind", t->label, n,
+             n == 1 ? "" : "s");
+}
+
+/* The first look found the container: say what is recorded, where, and how it ends. */
+static void announce(const rec_target *t)
+{
+    const rec_args *a = t->a;
+    if (t->link && t->link->reg)
+        note("recording %s into %s in %.0f-s windows at %lld Hz; `docker flame stop %s` ends it",
+             t->label, store_name(t->st), (double)a->window_ms / 1000, (long long)a->frequency,
+             t->arg);
+    else
+        note("recording %s into %s in %.0f-s windows at %lld Hz; Ctrl-C stops", t->label,
+             store_name(t->st), (double)a->window_ms / 1000, (long long)a->frequency);
+}
+
+/* Until an interrupt or the end of the container: record it while it runs, wait while it does
+ * not (the engine is asked once a second), wait for the engine while it does not answer. */
+static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err *err)
+{
+    bool engine_down = false, dirty = false;
+    long retry_ms = 1000;
+    for (bool first = true; !sess_interrupted() && !t->ended; first = false) {
+        int p = probe(e, t->arg, err);
+        if (p == -2) {
+            if (first || err->code != FLAME_EXIT_ENGINE)
+                return -1;
+            if (!engine_down)
+                note("%s: the Docker engine does not answer (%s): waiting for it", t->label,
+                     err->msg);
+            engine_down = dirty = true;
+            set_state(t, "engine-down");
+            *err = (flame_err)FLAME_ERR_INIT;
+            nap(1000);
+            continue;
+        }
+        if (engine_down) {
+            engine_down = false;
+            note("%s: the Docker engine answers again", t->label);
+        }
+        if (dirty) {
+            sweep(t, e);
+            dirty = false;
+        }
+        if (first && p >= 0)
+            announce(t);
+        if (p == -1 && first)
+            return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
+                              "no such container: %s (see `docker ps -a`)", t->arg);
+        if (p == -1) {
+            rec_end(t, "was removed", FLAME_EXIT_NO_CONTAINER);
+            break;
+        }
+        if (p == 0) {
+            if (strcmp(t->state, "waiting") != 0)
+                note("%s is not running: waiting for it to start (%s ends the recording)", t->label,
+                     t->link && t->link->reg ? "docker flame stop" : "Ctrl-C");
+            set_state(t, "waiting");
+            rec_ready(t);
+            nap(1000);
+            continue;
+        }
+        set_state(t, "starting");
+        uint64_t before = t->windows;
+        int rc = record_once(g, e, t, err);
+        if (t->windows > before)
+            retry_ms = 1000;
+        if (rc < 0) {
+            if (sess_interrupted() || !t->ever_ready)
+                return -1;
+            /* Once it has run: the engine going away mid-run, the container stopping between
+             * the look above and its sidecar's start, are waited out like a stopped container. */
+            note("%s: %s", t->label, err->msg);
+            *err = (flame_err)FLAME_ERR_INIT;
+            dirty = true;
+        }
+        if (!t->ended && !strcmp(t->state, "waiting-jvm") && !sess_interrupted()) {
+            nap(retry_ms);
+            retry_ms = retry_ms * 2 > REC_RETRY_MAX_MS ? REC_RETRY_MAX_MS : retry_ms * 2;
+        } else if (rc < 0) {
+            nap(1000);
+        }
+    }
+    return 0;
+}
+
+/* "HH:MM" of a time, local, for the closing hint. */
+static void hhmm(int64_t ms, char *buf, size_t cap)
+{
+    time_t tt = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!localtime_r(&tt, &tm) || !strftime(buf, cap, "%H:%M", &tm))
+        snprintf(buf, cap, "1h");
+}
+
+int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *link)
+{
+    rec_target t = {.a = a, .arg = arg, .link = link};
+    flame_err err = FLAME_ERR_INIT;
+    bool full_id = strlen(arg) == 64 && strspn(arg, "0123456789abcdef") == 64;
+    snprintf(t.label, sizeof t.label, "%.*s", full_id ? 12 : 255, arg);
+    if (gethostname(t.host, sizeof t.host - 1) < 0)
+        snprintf(t.host, sizeof t.host, "unknown");
+    int64_t t0 = wall_ms();
+    engine *e = NULL;
+    bool model_ready = false, looped = false;
+    int rc = stored_open(a->store, &t.st, &err);
+    if (rc == 0) {
+        int mr = top_model_init(&t.m, 1, false);
+        model_ready = true; /* init sets what free needs first, even when it fails */
+        if (mr < 0 || !(t.empty = profile_new()))
+            rc = flame_fail_errno(&err, FLAME_EXIT_ERROR, errno ? errno : ENOMEM, "record");
+        t.m.on_window = store_window_cb;
+        t.m.on_window_ctx = &t;
+    }
+    if (rc == 0)
+        rc = engine_open(g, &e, &err);
+    if (rc == 0) {
+        looped = true;
+        rc = record_loop(g, e, &t, &err);
+    }
+
+    int exit_code = 0;
+    if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED)
+        exit_code = cli_fail("record", &err);
+    if (!exit_code)
+        exit_code = t.exit_code;
+    if (t.st && looped && t.ever_ready) {
+        flame_err fe = FLAME_ERR_INIT;
+        if (t.spooled && store_flush(t.st, &fe) != 0)
+            note("%s: %s", t.label, fe.msg);
+        char since[16];
+        hhmm(t0, since, sizeof since);
+        note("%s: %llu window%s, %llu samples stored in %s%s; see them with: docker flame show "
+             "%s --since %s",
+             t.label, (unsigned long long)t.windows, t.windows == 1 ? "" : "s",
+             (unsigned long long)t.samples, store_name(t.st),
+             t.failed ? " (some windows could not be stored)" : "", t.label, since);
+        if (t.failed && !exit_code)
+            exit_code = FLAME_EXIT_STORE;
+    }
+    if (link && link->reg) {
+        snprintf(t.state, sizeof t.state, "ended");
+        snprintf(link->reg->e.reason, sizeof link->reg->e.reason, "%.255s",
+                 !exit_code ? "stopped"
+                 : t.why[0] ? t.why
+                            : err.msg);
+        link->reg->e.exit_code = exit_code;
+        reg_save(&t);
+    }
+    if (model_ready)
+        top_model_free(&t.m);
+    profile_free(t.empty);
+    store_close(t.st);
+    engine_free(e);
+    return exit_code;
+}

@@ -1,0 +1,235 @@
+/* --summary-json for the profile verb and top (plugin/summary.h). Field by field what
+ * print_summary() in cmd_profile.c prints on stderr, plus what a script needs to act on it
+ * (exit codes, errors, files, timings); the contract is docs/SUMMARY.md. */
+#include "plugin/summary.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/contract.h"
+
+const char *const run_timing_names[RUN_TIMINGS] = {"ping",           "inspect",
+                                                   "image",          "create",
+                                                   "start",          "start_to_recording",
+                                                   "recording",      "recording_to_profile",
+                                                   "profile_stream", "remove",
+                                                   "write",          "total"};
+
+void run_timings_ms(const run_ctx *r, double t_written, double out[RUN_TIMINGS])
+{
+    /* Recording start = first P line's arrival minus its elapsed_ms; the end is the start plus
+     * the last P line's elapsed_ms. With several targets, the latest of each. */
+    const run_times *t = &r->tm;
+    double rec_start = 0, rec_end = 0, first_f = 0;
+    for (int i = 0; i < r->n; i++) {
+        const sess *s = &r->s[i];
+        if (s->t_first_p) {
+            double st = s->t_first_p - (double)s->first_p_elapsed_ms / 1000;
+            double en = st + (double)s->pr.prog.elapsed_ms / 1000;
+            if (st > rec_start)
+                rec_start = st;
+            if (en > rec_end)
+                rec_end = en;
+        }
+        if (s->t_first_f > first_f)
+            first_f = s->t_first_f;
+    }
+    double v[RUN_TIMINGS] = {
+        t->ping - t->t0,
+        t->inspect - t->ping,
+        t->image - t->inspect,
+        t->create - t->image,
+        t->start - t->create,
+        rec_start ? rec_start - t->start : 0,
+        rec_start ? rec_end - rec_start : 0,
+        first_f && rec_end ? first_f - rec_end : 0,
+        first_f ? t->streams_done - first_f : 0,
+        t->removed - t->streams_done,
+        t_written - t->removed,
+        t_written - t->t0,
+    };
+    for (int i = 0; i < RUN_TIMINGS; i++)
+        out[i] = v[i] * 1000;
+}
+
+void summary_jvms(jsonw *w, const proto *pr)
+{
+    jsonw_array(w, "jvms");
+    for (size_t i = 0; pr && i < pr->njvms; i++) {
+        const ct_jvm *j = &pr->jvms[i];
+        jsonw_object(w, NULL);
+        jsonw_uint(w, "pid", j->nspid);
+        jsonw_uint(w, "host_pid", j->pid);
+        jsonw_strn(w, "java_version", j->java_version,
+                   strnlen(j->java_version, sizeof j->java_version));
+        jsonw_str(w, "names_via", ct_attach_name(j->attach));
+        jsonw_str(w, "agent_injected", ct_injected_name(j->inject));
+        jsonw_bool(w, "preserve_frame_pointer", j->preserve_fp);
+        jsonw_strn(w, "note", j->reason, strnlen(j->reason, sizeof j->reason));
+        jsonw_uint(w, "attach_ms", j->attach_ms);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+void summary_top_methods(jsonw *w, const profile *p, size_t n)
+{
+    const char *names[SUMMARY_TOP_METHODS];
+    double counts[SUMMARY_TOP_METHODS];
+    double total = p ? profile_total(p) : 0;
+    if (n > SUMMARY_TOP_METHODS)
+        n = SUMMARY_TOP_METHODS;
+    size_t k = total > 0 ? profile_top_self(p, n, true, names, counts) : 0;
+    jsonw_array(w, "top_methods");
+    for (size_t i = 0; i < k; i++) {
+        size_t len = strlen(names[i]); /* the folder's _[j]/_[i]/_[k]/_[w] is not the name */
+        if (len > 4 && names[i][len - 4] == '_' && names[i][len - 3] == '[' &&
+            names[i][len - 1] == ']')
+            len -= 4;
+        jsonw_object(w, NULL);
+        jsonw_strn(w, "name", names[i], len);
+        jsonw_num(w, "self_samples", counts[i]);
+        jsonw_num(w, "self_share", counts[i] / total);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+static void warnings(jsonw *w, const proto *pr)
+{
+    jsonw_array(w, "warnings");
+    for (size_t i = 0; pr && i < pr->nwarn; i++)
+        jsonw_str(w, NULL, pr->warnings[i]);
+    jsonw_end(w);
+    jsonw_uint(w, "warnings_dropped", pr ? pr->dropped_warn : 0);
+}
+
+static void target(jsonw *w, const sum_target *t)
+{
+    const sess *s = t->s;
+    const proto *pr = &s->pr;
+    const ct_summary *sum = pr->have_summary ? &pr->summary : NULL;
+    jsonw_object(w, NULL);
+    jsonw_str(w, "container", s->arg);
+    jsonw_strn(w, "name", s->name, strnlen(s->name, sizeof s->name));
+    jsonw_str(w, "id", s->target_id);
+    jsonw_strn(w, "image", s->image, strnlen(s->image, sizeof s->image));
+    jsonw_bool(w, "ok", t->error == NULL);
+    jsonw_int(w, "exit_code", t->exit_code);
+    jsonw_str(w, "error", t->error);
+    jsonw_num(w, "samples", pr->prof ? profile_total(pr->prof) : 0);
+    jsonw_uint(w, "stacks", pr->prof ? profile_stacks(pr->prof) : 0);
+    if (sum) {
+        jsonw_strn(w, "sampling", sum->sampling, strnlen(sum->sampling, sizeof sum->sampling));
+        jsonw_strn(w, "filter", sum->filter, strnlen(sum->filter, sizeof sum->filter));
+        jsonw_uint(w, "lost", sum->lost);
+        jsonw_object(w, "jit");
+        jsonw_uint(w, "samples", sum->jit_leaf_samples);
+        jsonw_uint(w, "named", sum->jit_leaf_named);
+        jsonw_num(w, "named_share", sum->jit_leaf_samples ? sum->named_share : 0);
+        jsonw_end(w);
+    } else {
+        jsonw_null(w, "sampling");
+        jsonw_null(w, "filter");
+        jsonw_null(w, "lost");
+        jsonw_null(w, "jit");
+    }
+    summary_jvms(w, pr);
+    summary_top_methods(w, pr->prof, SUMMARY_TOP_METHODS);
+    jsonw_array(w, "files");
+    for (int f = 0; f < FMT_COUNT; f++) {
+        if (!t->paths || !t->paths[f])
+            continue;
+        jsonw_object(w, NULL);
+        jsonw_str(w, "format", out_fmt_name(f));
+        jsonw_str(w, "path", t->paths[f]);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+    warnings(w, pr);
+    jsonw_object(w, "sidecar_timings_ms");
+    for (int ph = 0; sum && ph < CT_PH_COUNT; ph++)
+        jsonw_uint(w, ct_phase_name((enum ct_phase)ph), sum->timings_ms[ph]);
+    jsonw_end(w);
+    jsonw_end(w);
+}
+
+static int write_profile(void *ctx, FILE *f, flame_err *err)
+{
+    const sum_profile *sp = ctx;
+    jsonw w;
+    jsonw_init(&w, f);
+    jsonw_object(&w, NULL);
+    summary_header(&w, "profile", sp->started);
+    jsonw_int(&w, "exit_code", sp->exit_code);
+    jsonw_str(&w, "error", sp->error);
+    jsonw_int(&w, "frequency_hz", sp->o->frequency);
+    jsonw_uint(&w, "duration_ms", sp->o->duration_ms);
+    jsonw_array(&w, "containers");
+    for (size_t i = 0; i < sp->n; i++)
+        target(&w, &sp->t[i]);
+    jsonw_end(&w);
+    jsonw_object(&w, "timings_ms");
+    if (sp->r) {
+        double ms[RUN_TIMINGS];
+        run_timings_ms(sp->r, sp->t_written, ms);
+        for (int i = 0; i < RUN_TIMINGS; i++)
+            jsonw_num(&w, run_timing_names[i], (double)(long long)(ms[i] + 0.5));
+    }
+    jsonw_end(&w);
+    jsonw_end(&w);
+    if (fflush(f) != 0 || ferror(f))
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
+    return 0;
+}
+
+static int write_top(void *ctx, FILE *f, flame_err *err)
+{
+    const sum_top *st = ctx;
+    jsonw w;
+    jsonw_init(&w, f);
+    jsonw_object(&w, NULL);
+    summary_header(&w, "top", st->started);
+    jsonw_int(&w, "exit_code", st->exit_code);
+    jsonw_str(&w, "container", st->container);
+    jsonw_int(&w, "frequency_hz", st->frequency);
+    jsonw_uint(&w, "windows", st->windows);
+    jsonw_num(&w, "samples", st->p ? profile_total(st->p) : 0);
+    jsonw_uint(&w, "stacks", st->p ? profile_stacks(st->p) : 0);
+    summary_jvms(&w, st->pr);
+    summary_top_methods(&w, st->p, SUMMARY_TOP_METHODS);
+    jsonw_array(&w, "files");
+    if (st->record) {
+        jsonw_object(&w, NULL);
+        jsonw_str(&w, "format", out_fmt_of_path(st->record) == FMT_PPROF ? "pprof" : "folded");
+        jsonw_str(&w, "path", st->record);
+        jsonw_end(&w);
+    }
+    jsonw_end(&w);
+    warnings(&w, st->pr);
+    jsonw_object(&w, "timings_ms");
+    jsonw_num(&w, "total", (double)(long long)(st->seconds * 1000 + 0.5));
+    jsonw_end(&w);
+    jsonw_end(&w);
+    if (fflush(f) != 0 || ferror(f))
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write error");
+    return 0;
+}
+
+int summary_write(const char *path, out_writer_fn fn, const void *ctx, flame_err *err)
+{
+    if (out_write_with(path, fn, (void *)ctx, err) < 0)
+        return flame_wrap(err, "--summary-json");
+    return 0;
+}
+
+int summary_write_profile(const char *path, const sum_profile *sp, flame_err *err)
+{
+    return summary_write(path, write_profile, sp, err);
+}
+
+int summary_write_top(const char *path, const sum_top *st, flame_err *err)
+{
+    return summary_write(path, write_top, st, err);
+}

@@ -1,0 +1,66 @@
+/* --summary-json FILE: the end-of-run summary of the profile verb and of `top` as one JSON
+ * object for scripts (docs/SUMMARY.md; schema docs/summary.schema.json; `diff` writes its own in
+ * cmd_diff.c with the same writer, plugin/jsonw.h). Everything in it that came from a container
+ * (names, versions, warnings) is bytes the writer escapes. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "flame/profile.h"
+#include "plugin/jsonw.h"
+#include "plugin/output.h"
+#include "plugin/proto.h"
+#include "plugin/session.h"
+
+/* Methods listed under top_methods. */
+#define SUMMARY_TOP_METHODS 10
+
+/* The tool's own time per stage of a profiling run, in ms (what -D / DOCKER_FLAME_TIMINGS=1
+ * print): ping, inspect, image, create, attach+start, start->recording, recording,
+ * recording->profile, profile stream, remove, write, total. */
+enum { RUN_TIMINGS = 12 };
+extern const char *const run_timing_names[RUN_TIMINGS];
+void run_timings_ms(const run_ctx *r, double t_written, double out[RUN_TIMINGS]);
+
+/* One container of the profile verb. */
+typedef struct sum_target {
+    const sess *s;
+    char *const *paths; /* [FMT_COUNT]: the files written, NULL where none */
+    const char *error;  /* why it has no profile; NULL = it has one */
+    int exit_code;      /* 0, or the exit code of its failure */
+} sum_target;
+
+typedef struct sum_profile {
+    const flame_opts *o;
+    const run_ctx *r; /* NULL when the run never started (engine unreachable...) */
+    time_t started;
+    double t_written; /* mono_s() once every file was written */
+    int exit_code;
+    const char *error; /* the run's own failure, NULL = none */
+    const sum_target *t;
+    size_t n;
+} sum_profile;
+int summary_write_profile(const char *path, const sum_profile *sp, flame_err *err);
+
+typedef struct sum_top {
+    const char *container;
+    const proto *pr;    /* the session's stream: JVMs, warnings */
+    const profile *p;   /* every stack seen; NULL = none */
+    unsigned windows;   /* completed windows */
+    const char *record; /* --record FILE written, or NULL */
+    time_t started;
+    double seconds; /* the run's length */
+    int64_t frequency;
+    int exit_code;
+} sum_top;
+int summary_write_top(const char *path, const sum_top *st, flame_err *err);
+
+/* The pieces, for the writers above and their tests. */
+void summary_jvms(jsonw *w, const proto *pr);
+/* Java methods by self samples (profile_top_self), fold annotations dropped: name, samples,
+ * share of total. */
+void summary_top_methods(jsonw *w, const profile *p, size_t n);
+/* fn's JSON to path as every output is written (atomic; "-" = stdout); err names the file. */
+int summary_write(const char *path, out_writer_fn fn, const void *ctx, flame_err *err);

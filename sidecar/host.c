@@ -1,0 +1,333 @@
+/* `host` (docs/HOST.md): every CPU of the host, every sample attributed to its container. The
+ * sidecar runs in the host's PID (and cgroup) namespace; the per-CPU recorder of sampler.c runs
+ * without its PID-namespace filter. While it records, a hardened scanner child (uid 65534, no
+ * capability, the seccomp deny-list) writes a table of every task it sees: pid, tid, their ids
+ * inside their container (NSpid), the container's id from /proc/<pid>/cgroup, the names. After
+ * the recording (and the privilege drop) perf script is folded with one root per sample:
+ *   <container key>;<process> <pid> (vpid N);<thread> <tid> (vtid N);frames...
+ * The plugin turns the keys into container names (it knows its engine's containers). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/clock.h"
+#include "sidecar/hostproc.h"
+#include "sidecar/session.h"
+
+#define SCAN_MS                                                                                    \
+    500 /* a task living shorter than this may miss the table: read again at the end               \
+         */
+#define TABLE_MAX (64u << 20)
+
+static pid_t scanner_pid = -1;
+static int scanner_ctl = -1;
+static int table_rfd = -1; /* opened as root: the file is 0600 and processing runs as nobody */
+
+static char *read_mountinfo(size_t *len)
+{
+    size_t cap = 1 << 20;
+    char *b = malloc(cap);
+    /* the host's init (we share its PID namespace): its mounts are the host's cgroup layout;
+     * ours, a container's, show only what the engine mounted for us */
+    int fd = open("/proc/1/mountinfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+    *len = 0;
+    if (!b || fd < 0) {
+        if (fd >= 0)
+            close(fd);
+        free(b);
+        return NULL;
+    }
+    for (ssize_t k; *len < cap && (k = read(fd, b + *len, cap - *len)) > 0;)
+        *len += (size_t)k;
+    close(fd);
+    return b;
+}
+
+int sc_host_scanner_start(flame_err *err)
+{
+    int table = open(SC_HOST_TABLE, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (table < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", SC_HOST_TABLE);
+    table_rfd = open(SC_HOST_TABLE, O_RDONLY | O_CLOEXEC);
+    int c[2];
+    if (table_rfd < 0 || pipe2(c, O_CLOEXEC) < 0) {
+        close(table);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(table), close(c[0]), close(c[1]);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "fork");
+    }
+    if (pid == 0) {
+        close(c[1]);
+        signal(SIGINT, SIG_IGN); /* the parent ends us through the pipe */
+        signal(SIGTERM, SIG_DFL);
+        int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        flame_err e = FLAME_ERR_INIT;
+        /* PRIVILEGE: none is needed: status and cgroup of every process are world-readable.
+         * Drop everything before the first byte of another process is read. */
+        if (proc < 0 || sc_harden(&e) < 0) {
+            fprintf(stderr, "flame-sidecar: host scanner: %s\n", proc < 0 ? "no /proc" : e.msg);
+            _exit(1);
+        }
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sc_host_seen seen;
+        if (sc_host_seen_init(&seen, (size_t)SC_HOST_MAX_TASKS * 2) < 0)
+            _exit(1);
+        for (;;) {
+            sc_host_scan(proc, &seen, table);
+            struct pollfd p = {.fd = c[0], .events = POLLIN};
+            if (poll(&p, 1, SCAN_MS) > 0)
+                break; /* "stop" or the parent went away */
+        }
+        sc_host_scan(proc, &seen, table);
+        _exit(0);
+    }
+    close(c[0]);
+    close(table);
+    scanner_pid = pid;
+    scanner_ctl = c[1];
+    return 0;
+}
+
+void sc_host_scanner_stop(void)
+{
+    if (scanner_ctl >= 0) {
+        if (write(scanner_ctl, "stop\n", 5) < 0) { /* closing below ends it anyway */
+        }
+        close(scanner_ctl);
+        scanner_ctl = -1;
+    }
+    if (scanner_pid > 0) {
+        int st;
+        for (int64_t t0 = mono_ms(); waitpid(scanner_pid, &st, WNOHANG) == 0;) {
+            if (mono_ms() - t0 > 5000)
+                break; /* it dies with us (PDEATHSIG) */
+            sleep_ms(10);
+        }
+        scanner_pid = -1;
+    }
+}
+
+/* ---- processing ---- */
+
+#define TL_MAX (4u << 20) /* samples kept for the timeline; beyond, the timeline stops there */
+
+typedef struct tl_sample {
+    uint32_t cpu, ms, tid, pid;
+} tl_sample;
+
+typedef struct host_ctx {
+    sc_host_table *t;
+    int proc;
+    uint64_t unattributed;
+    tl_sample *tl;
+    size_t ntl, captl;
+    unsigned long long t0_us; /* the first sample's time */
+    char buf[SC_HOST_KEY_MAX + 2 * (SC_HOST_COMM_MAX + 64) + 1100];
+} host_ctx;
+
+static const char *root_for_task(void *ctx, long pid, long tid, const char *comm, size_t len)
+{
+    host_ctx *c = ctx;
+    const sc_host_task *t =
+        pid > 0 && tid > 0 ? sc_host_table_get(c->t, c->proc, (uint32_t)pid, (uint32_t)tid) : NULL;
+    if (!t) {
+        /* gone before the scanner saw it: named, counted, never dropped */
+        c->unattributed++;
+        snprintf(c->buf, sizeof c->buf, "unknown;%.*s %ld;%.*s %ld", (int)(len > 64 ? 64 : len),
+                 comm, pid, (int)(len > 64 ? 64 : len), comm, tid);
+        return c->buf;
+    }
+    snprintf(c->buf, sizeof c->buf, "%s;%s %u (vpid %u);%s %u (vtid %u)", t->key, t->pcomm, t->pid,
+             t->vpid, t->tcomm, t->tid, t->vtid);
+    return c->buf;
+}
+
+/* Is key (or its innermost level) one of the comma-separated ids? */
+static bool attach_wanted(const char *ids, const char *key)
+{
+    const char *inner = strrchr(key, '/');
+    inner = inner ? inner + 1 : key;
+    size_t kl = strlen(inner);
+    if (kl != 64)
+        return false;
+    for (const char *p = ids; p && *p;) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        if (l == kl && !memcmp(p, inner, l))
+            return true;
+        p = c ? c + 1 : NULL;
+    }
+    return false;
+}
+
+int sc_host_find_jvms(sc_session *s, flame_err *err)
+{
+    if (!s->o.attach_ids || !*s->o.attach_ids)
+        return 0;
+    /* every JVM of the host, then only those of the plugin's containers: we inject into no
+     * process we were not asked about (another engine's, the host's own) */
+    static sc_jvm all[4 * SC_MAX_JVMS];
+    char seen[256];
+    int n = sc_find_jvms(all, 4 * SC_MAX_JVMS, seen, sizeof seen, err);
+    if (n < 0)
+        return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
+    int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (int i = 0; i < n && s->n < SC_MAX_JVMS && proc >= 0; i++) {
+        sc_host_task t;
+        if (sc_host_read_task(proc, (uint32_t)all[i].st.pid, (uint32_t)all[i].st.pid, &t) < 0 ||
+            !attach_wanted(s->o.attach_ids, t.key))
+            continue;
+        s->jvms[s->n] = all[i];
+        snprintf(s->jvms[s->n].container, sizeof s->jvms[s->n].container, "%s", t.key);
+        s->n++;
+    }
+    if (proc >= 0)
+        close(proc);
+    return 0;
+}
+
+static void on_sample(void *ctx, long pid, long tid, int cpu, unsigned long long us)
+{
+    host_ctx *c = ctx;
+    if (cpu < 0 || !us || pid <= 0 || tid <= 0 || c->ntl >= TL_MAX)
+        return;
+    if (c->ntl == c->captl) {
+        size_t nc = c->captl ? c->captl * 2 : 4096;
+        tl_sample *g = realloc(c->tl, nc * sizeof *g);
+        if (!g)
+            return;
+        c->tl = g;
+        c->captl = nc;
+    }
+    if (!c->t0_us || us < c->t0_us)
+        c->t0_us = us;
+    c->tl[c->ntl++] =
+        (tl_sample){(uint32_t)cpu, (uint32_t)(us / 1000), (uint32_t)tid, (uint32_t)pid};
+}
+
+/* The timeline: K once per thread that has samples, then U lines of "cpu,ms,tid" (ms from the
+ * first sample). */
+static void emit_timeline(host_ctx *c)
+{
+    char line[512];
+    uint64_t t0 = c->t0_us / 1000;
+    sc_host_seen done;
+    if (sc_host_seen_init(&done, 1u << 18) < 0)
+        return;
+    for (size_t i = 0; i < c->ntl; i++) {
+        bool added;
+        if (sc_host_seen_add(&done, c->tl[i].tid, &added) || !added)
+            continue;
+        const sc_host_task *t = sc_host_table_get(c->t, -1, c->tl[i].pid, c->tl[i].tid);
+        /* no task: the "unknown" key of the graph; its name stays out of the timeline */
+        sc_host_task u = {.pid = c->tl[i].pid, .tid = c->tl[i].tid, .key = "unknown"};
+        const sc_host_task *x = t ? t : &u;
+        /* ';' separates: no name holds one (clean_name), and a K line carries no control byte */
+        snprintf(line, sizeof line, "%u %u %u %u %s;%s;%s", x->pid, x->tid, x->vpid, x->vtid,
+                 x->key, x->pcomm, x->tcomm);
+        sc_out(CT_TAG_TASK, line);
+    }
+    sc_host_seen_free(&done);
+    size_t cap = 60000, used = 0;
+    char *b = malloc(cap);
+    for (size_t i = 0; b && i < c->ntl; i++) {
+        used +=
+            (size_t)snprintf(b + used, cap - used, "%s%u,%llu,%u", used ? " " : "", c->tl[i].cpu,
+                             (unsigned long long)(c->tl[i].ms - t0), c->tl[i].tid);
+        if (used > cap - 64 || i + 1 == c->ntl) {
+            sc_out(CT_TAG_SAMPLES, b);
+            used = 0;
+        }
+    }
+    free(b);
+}
+
+int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
+{
+    uint64_t map_lines = 0, map_bytes = 0;
+    sc_refresh_maps(s, map_fd, &map_lines, &map_bytes);
+    int64_t t = mono_ms();
+    _cleanup_close_ int tfd = table_rfd;
+    table_rfd = -1;
+    host_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    c->t = sc_host_table_load(tfd, TABLE_MAX);
+    c->proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (!c->t) {
+        free(c);
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    fold_opts fo = {.inline_frames = !s->o.no_inline,
+                    .signatures = s->o.signatures,
+                    .root_for_task = root_for_task,
+                    .on_sample = on_sample,
+                    .root_ctx = c};
+    folder *f = folder_new(&fo);
+    int rc = -1;
+    if (!f) {
+        flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    } else {
+        _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
+        rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
+                      : sc_perf_script(data, s->n ? SC_SYMFS : NULL, true, f, s->abort, err);
+    }
+    s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
+    if (rc == 0 && !*s->abort) {
+        size_t mlen;
+        _cleanup_free_ char *mi = read_mountinfo(&mlen);
+        ct_host h = {.cpus = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN),
+                     .record_ms = s->t[CT_PH_RECORD],
+                     .frequency = (uint64_t)s->o.frequency,
+                     .tasks = sc_host_table_count(c->t),
+                     .unattributed = c->unattributed};
+        snprintf(h.cgroup, sizeof h.cgroup, "%s",
+                 sc_host_layout_name(mi ? sc_host_layout(mi, mlen) : SC_CG_UNKNOWN));
+        char buf[4096];
+        if (ct_format_host(buf, sizeof buf, &h) >= 0)
+            sc_out(CT_TAG_HOST, buf);
+        sc_emit_folded(f);
+        emit_timeline(c);
+        fold_stats fs;
+        folder_get_stats(f, &fs);
+        ct_summary sum = {.samples = s->samples,
+                          .folded_samples = fs.samples,
+                          .lost = s->lost,
+                          .jit_leaf_samples = fs.jit_leaf,
+                          .jit_leaf_named = fs.jit_leaf_named,
+                          .named_share =
+                              fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0,
+                          .map_lines = map_lines,
+                          .map_bytes = map_bytes,
+                          .jvms = (uint32_t)s->n};
+        s->t[CT_PH_TOTAL] = (uint64_t)(mono_ms() - s->t0);
+        memcpy(sum.timings_ms, s->t, sizeof sum.timings_ms);
+        memcpy(sum.caps, s->caps, sizeof sum.caps);
+        snprintf(sum.sampling, sizeof sum.sampling, "cpu");
+        snprintf(sum.filter, sizeof sum.filter, "%s", s->filter);
+        if (ct_format_summary(buf, sizeof buf, &sum) >= 0)
+            sc_out(CT_TAG_SUMMARY, buf);
+    }
+    folder_free(f);
+    if (c->proc >= 0)
+        close(c->proc);
+    sc_host_table_free(c->t);
+    free(c->tl);
+    free(c);
+    return rc;
+}

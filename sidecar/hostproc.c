@@ -1,0 +1,569 @@
+/* Which container each task of the host belongs to (hostproc.h). The formats parsed here are
+ * the kernel's (Documentation/admin-guide/cgroup-v1 and cgroup-v2: "hierarchy-ID:controller-
+ * list:cgroup-path" lines; proc(5): mountinfo fields, the "- fstype" separator, status' NSpid).
+ * What they carry is the targets': a container can name its own (nested) cgroups and threads. */
+#include "sidecar/hostproc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+#define ID_LEN 64
+#define STATUS_MAX (16 * 1024)
+#define LINE_MAX_TABLE 512
+
+/* ---- cgroup paths ---- */
+
+static bool is_hex_id(const char *p, size_t n)
+{
+    if (n != ID_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+            return false;
+    return true;
+}
+
+/* The container ids named by one cgroup path, outermost first, into ids[]. */
+static int path_ids(const char *p, size_t n, const char *ids[SC_HOST_NEST_MAX])
+{
+    int k = 0;
+    size_t i = 0;
+    while (i < n && k < SC_HOST_NEST_MAX) {
+        while (i < n && p[i] == '/')
+            i++;
+        size_t s = i;
+        while (i < n && p[i] != '/')
+            i++;
+        const char *c = p + s;
+        size_t cl = i - s;
+        if (is_hex_id(c, cl))
+            ids[k++] = c;
+        else if (cl == 7 + ID_LEN + 6 && !memcmp(c, "docker-", 7) &&
+                 !memcmp(c + 7 + ID_LEN, ".scope", 6) && is_hex_id(c + 7, ID_LEN))
+            ids[k++] = c + 7;
+    }
+    return k;
+}
+
+/* Does the comma-separated controller list name cpu or cpuacct? */
+static bool has_cpu(const char *c, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t s = i;
+        while (i < n && c[i] != ',')
+            i++;
+        if ((i - s == 3 && !memcmp(c + s, "cpu", 3)) ||
+            (i - s == 7 && !memcmp(c + s, "cpuacct", 7)))
+            return true;
+        i++;
+    }
+    return false;
+}
+
+int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
+{
+    const char *best = NULL;
+    size_t best_len = 0;
+    int best_prio = 3;
+    bool bad = len == 0;
+    for (size_t i = 0; i < len && !bad;) {
+        const char *l = text + i;
+        const char *nl = memchr(l, '\n', len - i);
+        size_t ll = nl ? (size_t)(nl - l) : len - i;
+        i += ll + 1;
+        /* hierarchy id: digits */
+        size_t d = 0;
+        while (d < ll && l[d] >= '0' && l[d] <= '9')
+            d++;
+        const char *c1 = d < ll ? memchr(l + d, ':', ll - d) : NULL;
+        if (d == 0 || d > 10 || c1 != l + d) {
+            bad = true;
+            break;
+        }
+        const char *ctl = c1 + 1;
+        const char *c2 = memchr(ctl, ':', (size_t)(l + ll - ctl));
+        if (!c2 || c2 + 1 >= l + ll || c2[1] != '/') {
+            bad = true;
+            break;
+        }
+        size_t ctl_len = (size_t)(c2 - ctl);
+        const char *path = c2 + 1;
+        size_t path_len = (size_t)(l + ll - path);
+        int prio = has_cpu(ctl, ctl_len) ? 0 : (d == 1 && l[0] == '0' && !ctl_len) ? 1 : 2;
+        if (prio < best_prio) {
+            best_prio = prio;
+            best = path;
+            best_len = path_len;
+        }
+    }
+    const char *ids[SC_HOST_NEST_MAX];
+    int n = bad || !best ? 0 : path_ids(best, best_len, ids);
+    size_t used = 0;
+    int kept = 0;
+    for (int k = 0; k < n && used + ID_LEN + 2 <= cap; k++, kept++) {
+        if (k)
+            key[used++] = '/';
+        memcpy(key + used, ids[k], ID_LEN);
+        used += ID_LEN;
+    }
+    if (!kept && cap > 4) {
+        memcpy(key, "host", 4);
+        used = 4;
+    }
+    if (cap)
+        key[used < cap ? used : cap - 1] = '\0';
+    return bad ? -1 : kept;
+}
+
+/* ---- mountinfo ---- */
+
+enum sc_host_layout sc_host_layout(const char *mi, size_t len)
+{
+    bool v1 = false, v2root = false, unified = false;
+    for (size_t i = 0; i < len;) {
+        const char *l = mi + i;
+        const char *nl = memchr(l, '\n', len - i);
+        size_t ll = nl ? (size_t)(nl - l) : len - i;
+        i += ll + 1;
+        /* fields: id parent maj:min root mountpoint options [optional...] - fstype source opts */
+        const char *f[5];
+        size_t fl[5];
+        size_t p = 0;
+        int nf = 0;
+        while (nf < 5 && p < ll) {
+            while (p < ll && l[p] == ' ')
+                p++;
+            f[nf] = l + p;
+            while (p < ll && l[p] != ' ')
+                p++;
+            fl[nf] = (size_t)(l + p - f[nf]);
+            nf++;
+        }
+        if (nf < 5)
+            continue;
+        /* the separator " - " ends the optional fields */
+        const char *sep = NULL;
+        for (size_t q = p; q + 3 <= ll; q++)
+            if (l[q] == ' ' && l[q + 1] == '-' && l[q + 2] == ' ') {
+                sep = l + q + 3;
+                break;
+            }
+        if (!sep)
+            continue;
+        size_t tl = 0;
+        while (sep + tl < l + ll && sep[tl] != ' ')
+            tl++;
+        bool root = fl[4] == 14 && !memcmp(f[4], "/sys/fs/cgroup", 14);
+        if (tl == 7 && !memcmp(sep, "cgroup2", 7)) {
+            if (root)
+                v2root = true;
+            else
+                unified = true;
+        } else if (tl == 6 && !memcmp(sep, "cgroup", 6)) {
+            v1 = true;
+        }
+    }
+    if (v1 && (v2root || unified))
+        return SC_CG_HYBRID;
+    if (v1)
+        return SC_CG_V1;
+    if (v2root)
+        return SC_CG_V2;
+    return SC_CG_UNKNOWN;
+}
+
+const char *sc_host_layout_name(enum sc_host_layout l)
+{
+    switch (l) {
+    case SC_CG_V1:
+        return "v1";
+    case SC_CG_V2:
+        return "v2";
+    case SC_CG_HYBRID:
+        return "hybrid";
+    case SC_CG_UNKNOWN:
+        break;
+    }
+    return "unknown";
+}
+
+/* ---- status ---- */
+
+/* A name as a frame and a table field: printable ASCII, no ';' (frame separator) nor tab. */
+static void clean_name(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 1 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[k++] = c == ';' ? ':' : (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+    }
+    out[k] = '\0';
+}
+
+int sc_host_parse_status(const char *text, size_t len, sc_host_ids *out)
+{
+    *out = (sc_host_ids){0};
+    bool have = false;
+    for (size_t i = 0; i < len;) {
+        const char *l = text + i;
+        const char *nl = memchr(l, '\n', len - i);
+        size_t ll = nl ? (size_t)(nl - l) : len - i;
+        i += ll + 1;
+        if (ll >= 5 && !memcmp(l, "Name:", 5)) {
+            size_t s = 5;
+            while (s < ll && (l[s] == '\t' || l[s] == ' '))
+                s++;
+            /* the kernel caps comm at 15 bytes, escaped: take at most 64 and cut */
+            size_t n = ll - s > 64 ? 64 : ll - s;
+            clean_name(l + s, n, out->name, sizeof out->name);
+        } else if (ll >= 6 && !memcmp(l, "NSpid:", 6)) {
+            uint64_t v = 0;
+            int levels = 0;
+            bool in = false;
+            for (size_t p = 6; p <= ll; p++) {
+                char c = p < ll ? l[p] : '\t';
+                if (c >= '0' && c <= '9') {
+                    v = v * 10 + (uint64_t)(c - '0');
+                    if (v > 4194304)
+                        return -1;
+                    in = true;
+                } else if (c == '\t' || c == ' ') {
+                    if (in) {
+                        if (++levels > 32)
+                            return -1;
+                        if (levels == 1)
+                            out->host = (uint32_t)v;
+                        out->inner = (uint32_t)v;
+                    }
+                    in = false;
+                    v = 0;
+                } else {
+                    return -1;
+                }
+            }
+            if (!levels || !out->host)
+                return -1;
+            out->levels = levels;
+            have = true;
+        }
+    }
+    return have ? 0 : -1;
+}
+
+/* ---- the table ---- */
+
+int sc_host_task_format(const sc_host_task *t, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "T %u %u %u %u %s\t%s\t%s\n", t->pid, t->tid, t->vpid, t->vtid,
+                     t->key, t->pcomm, t->tcomm);
+    return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+static bool take_u32(const char **p, const char *end, uint32_t *v)
+{
+    uint64_t x = 0;
+    const char *s = *p;
+    while (*p < end && **p >= '0' && **p <= '9') {
+        x = x * 10 + (uint64_t)(**p - '0');
+        if (x > 4194304)
+            return false;
+        (*p)++;
+    }
+    if (*p == s || *p >= end || **p != ' ')
+        return false;
+    (*p)++;
+    *v = (uint32_t)x;
+    return true;
+}
+
+int sc_host_task_parse(const char *line, size_t len, sc_host_task *t)
+{
+    *t = (sc_host_task){0};
+    const char *p = line, *end = line + len;
+    if (len < 2 || memcmp(p, "T ", 2))
+        return -1;
+    p += 2;
+    if (!take_u32(&p, end, &t->pid) || !take_u32(&p, end, &t->tid) ||
+        !take_u32(&p, end, &t->vpid) || !take_u32(&p, end, &t->vtid))
+        return -1;
+    const char *f[3];
+    size_t fl[3];
+    for (int k = 0; k < 3; k++) {
+        f[k] = p;
+        const char *tab = k < 2 ? memchr(p, '\t', (size_t)(end - p)) : end;
+        if (!tab)
+            return -1;
+        fl[k] = (size_t)(tab - p);
+        p = tab + (k < 2);
+    }
+    if (!fl[0] || fl[0] >= sizeof t->key || fl[1] > SC_HOST_COMM_MAX || fl[2] > SC_HOST_COMM_MAX)
+        return -1;
+    for (size_t i = 0; i < fl[0]; i++) /* "host", hex ids and '/' only */
+        if (!((f[0][i] >= '0' && f[0][i] <= '9') || (f[0][i] >= 'a' && f[0][i] <= 'z') ||
+              f[0][i] == '/'))
+            return -1;
+    memcpy(t->key, f[0], fl[0]);
+    clean_name(f[1], fl[1], t->pcomm, sizeof t->pcomm);
+    clean_name(f[2], fl[2], t->tcomm, sizeof t->tcomm);
+    return t->tid ? 0 : -1;
+}
+
+/* A small /proc file, bounded; no links followed (procfs entries are no links, a planted one in a
+ * target's tree cannot be reached from our /proc, but be strict anyway). */
+static ssize_t read_proc(int dirfd, const char *path, char *buf, size_t cap)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    size_t n = 0;
+    while (n < cap - 1) {
+        ssize_t k = read(fd, buf + n, cap - 1 - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+    }
+    close(fd);
+    buf[n] = '\0';
+    return (ssize_t)n;
+}
+
+int sc_host_read_task(int proc_fd, uint32_t pid, uint32_t tid, sc_host_task *t)
+{
+    char path[96], buf[STATUS_MAX];
+    *t = (sc_host_task){.pid = pid, .tid = tid};
+    sc_host_ids pi, ti;
+    snprintf(path, sizeof path, "%u/status", pid);
+    ssize_t n = read_proc(proc_fd, path, buf, sizeof buf);
+    if (n <= 0 || sc_host_parse_status(buf, (size_t)n, &pi) < 0 || pi.host != pid)
+        return -1;
+    snprintf(path, sizeof path, "%u/task/%u/status", pid, tid);
+    n = read_proc(proc_fd, path, buf, sizeof buf);
+    if (n <= 0 || sc_host_parse_status(buf, (size_t)n, &ti) < 0 || ti.host != tid)
+        return -1;
+    snprintf(path, sizeof path, "%u/cgroup", pid);
+    n = read_proc(proc_fd, path, buf, SC_HOST_CGROUP_MAX);
+    if (n < 0)
+        return -1;
+    sc_host_cgroup_key(buf, (size_t)n, t->key, sizeof t->key); /* malformed: "host" */
+    t->vpid = pi.inner;
+    t->vtid = ti.inner;
+    memcpy(t->pcomm, pi.name, sizeof t->pcomm);
+    memcpy(t->tcomm, ti.name, sizeof t->tcomm);
+    return 0;
+}
+
+int sc_host_seen_init(sc_host_seen *s, size_t cap)
+{
+    s->cap = cap;
+    s->n = 0;
+    s->slot = calloc(cap, sizeof *s->slot);
+    return s->slot ? 0 : -1;
+}
+
+void sc_host_seen_free(sc_host_seen *s)
+{
+    free(s->slot);
+    s->slot = NULL;
+}
+
+bool sc_host_seen_add(sc_host_seen *s, uint32_t tid, bool *added)
+{
+    *added = false;
+    size_t h = (tid * 2654435761u) & (s->cap - 1); /* cap is a power of two */
+    for (size_t k = 0; k < s->cap; k++, h = (h + 1) & (s->cap - 1)) {
+        if (s->slot[h] == tid)
+            return true;
+        if (!s->slot[h]) {
+            if (s->n * 4 >= s->cap * 3)
+                return false; /* full enough: stop adding, keep probing short */
+            s->slot[h] = tid;
+            s->n++;
+            *added = true;
+            return false;
+        }
+    }
+    return false;
+}
+
+static bool digits(const char *s, uint32_t *v)
+{
+    uint64_t x = 0;
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        x = x * 10 + (uint64_t)(*s - '0');
+        if (x > 4194304)
+            return false;
+    }
+    *v = (uint32_t)x;
+    return x != 0;
+}
+
+long sc_host_scan(int proc_fd, sc_host_seen *seen, int fd)
+{
+    int d0 = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = d0 < 0 ? NULL : fdopendir(d0);
+    if (!d) {
+        if (d0 >= 0)
+            close(d0);
+        return -1;
+    }
+    long written = 0;
+    struct dirent *de;
+    char path[64], line[LINE_MAX_TABLE];
+    while ((de = readdir(d))) {
+        uint32_t pid, tid;
+        if (!digits(de->d_name, &pid))
+            continue;
+        snprintf(path, sizeof path, "%u/task", pid);
+        int t0 = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        DIR *td = t0 < 0 ? NULL : fdopendir(t0);
+        if (!td) {
+            if (t0 >= 0)
+                close(t0);
+            continue;
+        }
+        struct dirent *te;
+        while ((te = readdir(td))) {
+            bool added;
+            if (!digits(te->d_name, &tid) || sc_host_seen_add(seen, tid, &added) || !added)
+                continue;
+            sc_host_task t;
+            if (sc_host_read_task(proc_fd, pid, tid, &t) < 0)
+                continue;
+            int n = sc_host_task_format(&t, line, sizeof line);
+            if (n > 0 && write(fd, line, (size_t)n) == n)
+                written++;
+        }
+        closedir(td);
+    }
+    closedir(d);
+    return written;
+}
+
+/* ---- the loaded table ---- */
+
+struct sc_host_table {
+    sc_host_task *t;
+    size_t n, cap;
+    uint32_t *idx; /* open addressing over tids: index + 1, 0 = empty */
+    size_t icap;
+};
+
+static void index_put(sc_host_table *t, size_t i)
+{
+    uint32_t tid = t->t[i].tid;
+    size_t h = (tid * 2654435761u) & (t->icap - 1);
+    for (size_t k = 0; k < t->icap; k++, h = (h + 1) & (t->icap - 1))
+        if (!t->idx[h] || t->t[t->idx[h] - 1].tid == tid) {
+            t->idx[h] = (uint32_t)i + 1;
+            return;
+        }
+}
+
+static sc_host_task *index_get(const sc_host_table *t, uint32_t tid)
+{
+    size_t h = (tid * 2654435761u) & (t->icap - 1);
+    for (size_t k = 0; k < t->icap && t->idx[h]; k++, h = (h + 1) & (t->icap - 1))
+        if (t->t[t->idx[h] - 1].tid == tid)
+            return &t->t[t->idx[h] - 1];
+    return NULL;
+}
+
+static int table_add(sc_host_table *t, const sc_host_task *task)
+{
+    sc_host_task *old = index_get(t, task->tid);
+    if (old) { /* a later line for a reused tid wins */
+        *old = *task;
+        return 0;
+    }
+    if (t->n >= SC_HOST_MAX_TASKS)
+        return -1;
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 1024;
+        sc_host_task *g = realloc(t->t, nc * sizeof *g);
+        if (!g)
+            return -1;
+        t->t = g;
+        t->cap = nc;
+    }
+    t->t[t->n] = *task;
+    index_put(t, t->n++);
+    return 0;
+}
+
+sc_host_table *sc_host_table_load(int fd, size_t max_bytes)
+{
+    sc_host_table *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->icap = (size_t)SC_HOST_MAX_TASKS * 2;
+    t->idx = calloc(t->icap, sizeof *t->idx);
+    if (!t->idx) {
+        free(t);
+        return NULL;
+    }
+    if (fd < 0)
+        return t;
+    _cleanup_free_ char *buf = malloc(LINE_MAX_TABLE * 16);
+    if (!buf)
+        return t;
+    size_t have = 0, total = 0;
+    for (;;) {
+        ssize_t k = read(fd, buf + have, LINE_MAX_TABLE * 16 - have);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0 || total > max_bytes)
+            break;
+        total += (size_t)k;
+        have += (size_t)k;
+        size_t i = 0;
+        for (char *nl; (nl = memchr(buf + i, '\n', have - i));) {
+            sc_host_task task;
+            if (sc_host_task_parse(buf + i, (size_t)(nl - (buf + i)), &task) == 0)
+                table_add(t, &task);
+            i = (size_t)(nl - buf) + 1;
+        }
+        memmove(buf, buf + i, have - i);
+        have -= i;
+        if (have == LINE_MAX_TABLE * 16)
+            have = 0; /* a line longer than any we write: drop it */
+    }
+    return t;
+}
+
+void sc_host_table_free(sc_host_table *t)
+{
+    if (!t)
+        return;
+    free(t->t);
+    free(t->idx);
+    free(t);
+}
+
+const sc_host_task *sc_host_table_get(sc_host_table *t, int proc_fd, uint32_t pid, uint32_t tid)
+{
+    const sc_host_task *x = index_get(t, tid);
+    if (x && x->pid == pid)
+        return x;
+    sc_host_task fresh;
+    if (proc_fd < 0 || sc_host_read_task(proc_fd, pid, tid, &fresh) < 0 || table_add(t, &fresh) < 0)
+        return NULL;
+    return index_get(t, tid);
+}
+
+size_t sc_host_table_count(const sc_host_table *t)
+{
+    return t->n;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# `docker flame host`: least privilege, measured from the host (docs/HOST.md "What it sees"):
+# the sidecar's HostConfig as the engine applied it, and CapEff/Seccomp/NoNewPrivs/Uid from
+# /proc/<pid>/status of the host sidecar's processes in each phase: the sidecar (setup, process),
+# the per-CPU recorder (open, record) and the scanner child (nobody, nothing, the seccomp filter,
+# for its whole life). Hooks and helpers as in tests/e2e/privilege-phases.t
+# (DOCKER_FLAME_SIDECAR_TEST_STOP, TEST ONLY). Every wait is bounded.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/fixtures/plugin-stub/lib.sh"
+engine_up || bail "no Docker engine answers"
+[ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
+[ -f "$BUILD/flame-sidecar.tar" ] || { skip_or_fail "build/flame-sidecar.tar missing (make)"; done_testing; }
+ensure_fixture_image || bail "cannot build the fixture image"
+ensure_sidecar_image || bail "cannot import the sidecar image"
+plugin_env
+unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS
+cd "$TMP"
+
+SETUP_CAPS=00000000002c00c0   # SETGID SETUID SYS_CHROOT SYS_PTRACE SYS_ADMIN
+OPEN_CAPS=0000000000280000    # SYS_ADMIN SYS_PTRACE (per-CPU events on an engine without PERFMON)
+PTRACE_CAPS=0000000000080000  # SYS_PTRACE (perf record -p)
+NONE=0000000000000000
+st() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null | head -1; }
+uid() { st "$1" Uid | awk '{print $2}'; }   # effective uid
+# wait (bounded, seconds) until pid $1 is stopped (State T)
+wait_stopped() {
+    local i
+    for ((i = 0; i < $2 * 20; i++)); do
+        case "$(st "$1" State)" in T*) return 0 ;; esac
+        sleep 0.05
+    done
+    return 1
+}
+# the host pid of the child named $3 of sidecar pid $1 (bounded: $2 s); with $4 = T, only a
+# stopped one
+child_named() {
+    local i c
+    for ((i = 0; i < $2 * 20; i++)); do
+        for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+            [ "$(cat /proc/"$c"/comm 2>/dev/null)" = "$3" ] || continue
+            case "${4:-}:$(st "$c" State)" in :* | T:T*) echo "$c"; return 0 ;; esac
+        done
+        sleep 0.05
+    done
+    return 1
+}
+assert_status() { # PID PHASE UID CAPEFF CAPPRM
+    local p=$1 ph=$2
+    is "$(uid "$p")" "$3" "$ph: euid $3"
+    is "$(st "$p" CapEff)" "$4" "$ph: CapEff $4"
+    is "$(st "$p" CapPrm)" "$5" "$ph: CapPrm $5"
+    is "$(st "$p" CapBnd)" "$SETUP_CAPS" "$ph: CapBnd is exactly CapAdd (engine)"
+    is "$(st "$p" NoNewPrivs)" 1 "$ph: NoNewPrivs 1"
+    is "$(st "$p" Seccomp)" 2 "$ph: Seccomp 2 (filter)"
+    diag "$ph pid $p: $(grep -E '^(Uid|Cap|Seccomp|NoNewPrivs)' "/proc/$p/status" | tr '\n\t' '  ')"
+}
+
+# a JVM of this engine, so that the setup phase injects the agent as in a profile
+fx=$(fixture pid1) || bail "fixture pid1 did not start"
+DOCKER_FLAME_SIDECAR_TEST_STOP=setup,open,record,process \
+    timeout -k 10 150 docker flame host -d 3 --format folded -o h.folded >table 2>err &
+bg=$!
+sc=
+for ((i = 0; i < 600; i++)); do
+    sc=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter label=com.docker-flame.target=host \
+        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
+    [ -n "$sc" ] && break
+    sleep 0.1
+done
+[ -n "$sc" ] || { kill "$bg"; bail "no host sidecar appeared"; }
+hc=$(docker inspect -f '{{.HostConfig.Privileged}} {{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{json .HostConfig.CapDrop}} {{json .HostConfig.CapAdd}} {{json .HostConfig.SecurityOpt}} {{.HostConfig.PidMode}} {{.HostConfig.CgroupnsMode}}' "$sc")
+# the engine itself adds label=disable (no SELinux label) to a container in the host PID namespace
+hc=${hc/,\"label=disable\"/}
+is "$hc" "false none true [\"ALL\"] [\"SYS_ADMIN\",\"SYS_PTRACE\",\"SETUID\",\"SETGID\",\"SYS_CHROOT\"] [\"no-new-privileges:true\"] host host" \
+    "HostConfig: not privileged, no network, read-only, CapDrop ALL + 5 caps, no-new-privileges, host PID and cgroup namespaces"
+scpid=0
+for ((i = 0; i < 100; i++)); do
+    scpid=$(docker inspect -f '{{.State.Pid}}' "$sc" 2>/dev/null); [ "${scpid:-0}" -gt 0 ] && break; sleep 0.1
+done
+if wait_stopped "$scpid" 30; then
+    assert_status "$scpid" setup 0 "$SETUP_CAPS" "$SETUP_CAPS"
+    kill -CONT "$scpid"
+else nok "setup: sidecar did not stop at the setup hook"; fi
+if rp=$(child_named "$scpid" 30 flame-sidecar T); then
+    assert_status "$rp" "open (recorder)" 65534 "$OPEN_CAPS" "$OPEN_CAPS"
+    # the scanner: the other flame-sidecar child, running
+    scan=
+    for c in $(cat /proc/"$scpid"/task/*/children 2>/dev/null); do
+        [ "$c" != "$rp" ] && [ "$(cat /proc/"$c"/comm 2>/dev/null)" = flame-sidecar ] && [ "$(uid "$c")" = 65534 ] && scan=$c
+    done
+    if [ -n "$scan" ]; then assert_status "$scan" "scanner" 65534 "$NONE" "$NONE"
+    else nok "scanner: no unprivileged scanner child seen"; fi
+    kill -CONT "$rp"
+    if wait_stopped "$rp" 30; then
+        assert_status "$rp" "record (recorder)" 65534 "$NONE" "$NONE"
+        kill -CONT "$rp"
+    else nok "record (recorder): did not stop at the record hook"; kill -CONT "$rp" 2>/dev/null; fi
+else nok "open: no per-CPU recorder child seen"; fi
+if wait_stopped "$scpid" 60 && [ "$(uid "$scpid")" = 65534 ]; then
+    assert_status "$scpid" process 65534 "$NONE" "$NONE"
+    kill -CONT "$scpid"
+else nok "process: sidecar did not stop at the process hook"; kill -CONT "$scpid" 2>/dev/null; fi
+wait_pid "$bg" 120; rc=$RC
+is "$rc" 0 "host with the phase hooks: exit 0"
+like "$(cat h.folded 2>/dev/null)" 'FlameFixture\.' "Java names in the host graph"
+is "$(flame_mounts "$(target_pid "$fx")")" 0 "no docker-flame mount left in the JVM"
+
+# --- the host sidecar SIGKILLed while the agent is in the JVM: restored by the plugin ---
+pid=$(target_pid "$fx")
+timeout -k 5 120 docker flame host -q -d 30 -o k.folded >/dev/null 2>errk &
+bg=$!
+for ((i = 0; i < 300; i++)); do [ "$(flame_mounts "$pid")" -gt 0 ] && break; sleep 0.1; done
+check "the agent is mounted in the JVM while recording" test "$(flame_mounts "$pid")" -gt 0
+docker kill "$(docker ps -q --filter label=com.docker-flame.target=host --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER")" >/dev/null
+wait_pid "$bg" 120; rc=$RC
+is "$rc" 1 "killed host sidecar: exit 1"
+like "$(cat errk)" 'killed \(exit 137\).*restored' "... says the JVMs were restored"
+is "$(flame_mounts "$pid")" 0 "... and no docker-flame mount is left in the JVM"
+check "... and nothing written" test ! -e k.folded
+
+# --- refusals: exit 6 with one line ---
+DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON=1 timeout -k 5 90 docker flame host -q -d 1 -o r.folded >/dev/null 2>err6
+is "$?" 6 "a recorder refused CPU-wide events: exit 6"
+is "$(wc -l <err6)" 1 "... with one line"
+like "$(cat err6)" 'refused system-wide sampling' "... that says so"
+check "... and no graph" test ! -e r.folded
+done_testing

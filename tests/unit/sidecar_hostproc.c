@@ -1,0 +1,189 @@
+/* sidecar/hostproc.c: container keys from captured and documented /proc/<pid>/cgroup texts
+ * (cgroup v1 + cgroupfs of the test bed, v2 + systemd, hybrid, nested, malformed), the cgroup
+ * layout from mountinfo, NSpid from status, the task table's lines, and a live scan. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sidecar/hostproc.h"
+#include "tests/unit/tap.h"
+
+#define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define ID2 "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+#define BED "9d8be12d3ed9486d0857ca8a8eacf1133910e2a35e964e8d3ec3ec324e9a36ec"
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *b = calloc(1, 1 << 16);
+    *len = b ? fread(b, 1, (1 << 16) - 1, f) : 0;
+    fclose(f);
+    return b;
+}
+
+static void key_of_file(const char *file, int want_n, const char *want_key)
+{
+    char path[256], key[SC_HOST_KEY_MAX];
+    size_t len = 0;
+    snprintf(path, sizeof path, "tests/data/host/%s", file);
+    char *t = slurp(path, &len);
+    ok(t != NULL, "%s readable", file);
+    int n = t ? sc_host_cgroup_key(t, len, key, sizeof key) : -2;
+    is_int(n, want_n, "%s: %d container level(s)", file, want_n);
+    is_str(key, want_key, "%s: key", file);
+    free(t);
+}
+
+static void test_cgroup(void)
+{
+    key_of_file("cgroup-v1-cgroupfs.txt", 1, BED);
+    key_of_file("cgroup-v1-host.txt", 0, "host"); /* memory:/process_api/<32 hex> is no id */
+    key_of_file("cgroup-v2-systemd.txt", 1, ID);
+    key_of_file("cgroup-v2-nested.txt", 2, ID "/" ID2);
+    key_of_file("cgroup-v2-host.txt", 0, "host");
+    key_of_file("cgroup-hybrid-systemd.txt", 1, ID);
+
+    char key[SC_HOST_KEY_MAX];
+    const char *cpu_wins = "3:memory:/docker/" ID2 "\n1:cpu,cpuacct:/docker/" ID "\n";
+    sc_host_cgroup_key(cpu_wins, strlen(cpu_wins), key, sizeof key);
+    is_str(key, ID, "the cpu hierarchy's path is the one used");
+    const char *bad[] = {"", "x:cpu:/docker/" ID "\n", "1:cpu\n", "1:cpu:docker/" ID "\n",
+                         "12345678901:cpu:/\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        is_int(sc_host_cgroup_key(bad[i], strlen(bad[i]), key, sizeof key), -1,
+               "malformed cgroup text %zu refused", i);
+        is_str(key, "host", "... and named host, never dropped");
+    }
+    const char *upper = "0::/docker/"
+                        "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\n";
+    is_int(sc_host_cgroup_key(upper, strlen(upper), key, sizeof key), 0, "upper-case hex is no id");
+    const char *scope63 = "0::/system.slice/docker-" ID ".scopeX\n";
+    is_int(sc_host_cgroup_key(scope63, strlen(scope63), key, sizeof key), 0,
+           "a unit name that only starts like a scope is no id");
+    char deep[2048] = "0::";
+    for (int i = 0; i < 8; i++)
+        strcat(deep, "/docker/" ID);
+    strcat(deep, "\n");
+    is_int(sc_host_cgroup_key(deep, strlen(deep), key, sizeof key), 2,
+           "nesting cut where the key buffer ends (whole ids only)");
+    char small[70];
+    is_int(sc_host_cgroup_key(deep, strlen(deep), small, sizeof small), 1, "one id fits in 70");
+    is_int((int)strlen(small), 64, "... and the key is that id");
+    /* no NUL inside: the text is bounded by len, not by a terminator */
+    char raw[80];
+    memcpy(raw, "0::/docker/" ID, 75);
+    is_int(sc_host_cgroup_key(raw, 75, key, sizeof key), 1, "no newline, no NUL: still parsed");
+}
+
+static void test_layout(void)
+{
+    size_t len;
+    char *t = slurp("tests/data/host/mountinfo-v1.txt", &len);
+    is_str(sc_host_layout_name(sc_host_layout(t, len)), "hybrid",
+           "test bed: v1 hierarchies + cgroup2 at /sys/fs/cgroup/unified");
+    free(t);
+    t = slurp("tests/data/host/mountinfo-v2.txt", &len);
+    is_str(sc_host_layout_name(sc_host_layout(t, len)), "v2", "cgroup2 at /sys/fs/cgroup");
+    free(t);
+    const char *v1 = "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n";
+    is_str(sc_host_layout_name(sc_host_layout(v1, strlen(v1))), "v1", "only v1 hierarchies");
+    const char *junk = "garbage\n1 2 3\n - cgroup2\n";
+    is_str(sc_host_layout_name(sc_host_layout(junk, strlen(junk))), "unknown", "junk: unknown");
+}
+
+static void test_status(void)
+{
+    sc_host_ids id;
+    const char *s = "Name:\tworker;0\x01\nTgid:\t6676\nNSpid:\t6690\t14\n";
+    is_int(sc_host_parse_status(s, strlen(s), &id), 0, "status with NSpid");
+    is_int(id.host, 6690, "host tid");
+    is_int(id.inner, 14, "vtid");
+    is_int(id.levels, 2, "two namespaces");
+    is_str(id.name, "worker:0?", "name: ';' and control bytes replaced");
+    const char *one = "Name:\tbash\nNSpid:\t42\n";
+    is_int(sc_host_parse_status(one, strlen(one), &id), 0, "host process");
+    ok(id.host == 42 && id.inner == 42 && id.levels == 1, "vpid = pid on the host");
+    const char *bad[] = {"Name:\tx\n", "NSpid:\t\n", "NSpid:\t12x\n", "NSpid:\t99999999\n",
+                         "NSpid:\t0\t1\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        is_int(sc_host_parse_status(bad[i], strlen(bad[i]), &id), -1, "bad status %zu refused", i);
+    char many[512] = "NSpid:";
+    for (int i = 0; i < 40; i++)
+        strcat(many, "\t7");
+    is_int(sc_host_parse_status(many, strlen(many), &id), -1, "more than 32 levels refused");
+}
+
+static void test_table(void)
+{
+    sc_host_task t = {.pid = 10, .tid = 11, .vpid = 1, .vtid = 2}, u;
+    strcpy(t.key, ID);
+    strcpy(t.pcomm, "java");
+    strcpy(t.tcomm, "C2 CompilerThre");
+    char line[512];
+    int n = sc_host_task_format(&t, line, sizeof line);
+    ok(n > 0 && line[n - 1] == '\n', "formatted");
+    is_int(sc_host_task_parse(line, (size_t)n - 1, &u), 0, "parsed back");
+    ok(u.pid == 10 && u.tid == 11 && u.vpid == 1 && u.vtid == 2, "ids round-trip");
+    is_str(u.key, ID, "key round-trips");
+    is_str(u.tcomm, "C2 CompilerThre", "thread name with a space round-trips");
+    const char *bad[] = {"X 1 2 3 4 host\ta\tb",  "T 1 2 3 host\ta\tb",
+                         "T 1 2 3 4 ho st\ta\tb", "T 1 2 3 4 host\ta",
+                         "T 1 2 3 4 ../x\ta\tb",  "T 1 2 3 4 host\t01234567890123456789\tb",
+                         "T 1 0 3 4 host\ta\tb"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        is_int(sc_host_task_parse(bad[i], strlen(bad[i]), &u), -1, "bad table line %zu", i);
+
+    /* a table file: load, look up, and a live fallback for a tid it lacks */
+    char path[] = "/tmp/flame-hostproc-XXXXXX";
+    int fd = mkstemp(path);
+    ok(fd >= 0, "temp table");
+    if (fd < 0)
+        return;
+    unlink(path);
+    for (uint32_t k = 1; k <= 3000; k++) {
+        sc_host_task x = {.pid = 100000 + k / 10, .tid = 100000 + k, .vpid = 1, .vtid = k};
+        strcpy(x.key, k % 2 ? ID : "host");
+        strcpy(x.pcomm, "p");
+        strcpy(x.tcomm, "t");
+        n = sc_host_task_format(&x, line, sizeof line);
+        if (write(fd, line, (size_t)n) != n)
+            break;
+    }
+    if (write(fd, "garbage line\n", 13) != 13)
+        return;
+    lseek(fd, 0, SEEK_SET);
+    sc_host_table *tab = sc_host_table_load(fd, 1 << 20);
+    ok(tab && sc_host_table_count(tab) == 3000, "3000 tasks loaded, garbage skipped");
+    const sc_host_task *g = sc_host_table_get(tab, -1, 100000 + 1234 / 10, 100000 + 1234);
+    ok(g && g->vtid == 1234 && !strcmp(g->key, "host"), "lookup by tid");
+    ok(!sc_host_table_get(tab, -1, 5, 100000 + 1234), "another pid for that tid: not it");
+    int proc = open("/proc", O_RDONLY | O_DIRECTORY);
+    g = sc_host_table_get(tab, proc, (uint32_t)getpid(), (uint32_t)getpid());
+    ok(g && g->vpid >= 1 && g->pid == (uint32_t)getpid(), "a live task is read from /proc");
+    sc_host_table_free(tab);
+    close(fd);
+
+    /* a live scan of this machine's /proc: at least ourselves */
+    sc_host_seen seen;
+    ok(sc_host_seen_init(&seen, 1 << 16) == 0, "seen set");
+    int out = open("/dev/null", O_WRONLY);
+    long w = sc_host_scan(proc, &seen, out);
+    ok(w >= 1, "live scan wrote %ld tasks", w);
+    is_int(sc_host_scan(proc, &seen, out) < w, 1, "a second scan writes only new tasks");
+    sc_host_seen_free(&seen);
+    close(out);
+    close(proc);
+}
+
+int main(void)
+{
+    test_cgroup();
+    test_layout();
+    test_status();
+    test_table();
+    return tap_done();
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flame/fold_impl.h"
+#include "flame/frame.h"
 
 /* Remove from the first '(' not followed by "anonymous namespace)", unless the name looks like
  * a Go method ".(*T)." (Perl's generic tidy). */
@@ -220,7 +221,8 @@ long tidy_piece(folder *f, const frame_line *fl, span piece, size_t index, bool 
         memcpy(b + n, "_[k]", 4);
         n += 4;
     } else if (f->o.jit && (f->o.compat ? mod_is_perfmap_perl(fl->mod) : perfmap)) {
-        if (!has_annotation(b, n, 'j')) {
+        /* the recorder's interpreted frames come marked _[int] in the map (docs/FOLDING.md) */
+        if (!has_annotation(b, n, 'j') && !frame_is_interpreted(b, n)) {
             memcpy(b + n, "_[j]", 4);
             n += 4;
         }

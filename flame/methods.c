@@ -504,7 +504,8 @@ static bool ident_char(char c)
 
 bool methods_is_java(const char *s, size_t n)
 {
-    if (frame_ends_with(s, n, "_[j]") || frame_ends_with(s, n, "_[i]"))
+    if (frame_ends_with(s, n, "_[j]") || frame_ends_with(s, n, "_[i]") ||
+        frame_ends_with(s, n, "_[int]"))
         return true;
     if (frame_ends_with(s, n, "_[k]") || n == 0 || s[0] == '[')
         return false;
@@ -532,7 +533,7 @@ static const char *name_in(const profile *p, const char *method)
     uint32_t id = prof_name_find(p, method, n);
     if (id != UINT32_MAX)
         return prof_name_str(p, id);
-    _cleanup_free_ char *s = malloc(n + 5);
+    _cleanup_free_ char *s = malloc(n + 7);
     if (!s)
         return NULL;
     memcpy(s, method, n);
@@ -543,6 +544,9 @@ static const char *name_in(const profile *p, const char *method)
         if ((id = prof_name_find(p, s, n + 4)) != UINT32_MAX)
             return prof_name_str(p, id);
     }
+    memcpy(s + n, "_[int]", 6);
+    if ((id = prof_name_find(p, s, n + 6)) != UINT32_MAX)
+        return prof_name_str(p, id);
     return NULL;
 }
 

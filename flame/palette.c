@@ -128,6 +128,8 @@ static palette classify(palette pal, const char *s, size_t n)
             return PAL_GREEN;
         if (frame_ends_with(s, n, "_[i]"))
             return PAL_AQUA;
+        if (frame_ends_with(s, n, "_[int]"))
+            return PAL_PURPLE; /* interpreted: the JIT has not compiled it (yet) */
         {
             const char *q = s;
             size_t m = n;

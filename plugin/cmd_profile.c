@@ -12,6 +12,7 @@
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "common/err.h"
+#include "flame/frame.h"
 #include "flame/profile.h"
 #include "plugin/cmd.h"
 #include "plugin/cli.h"
@@ -125,9 +126,8 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
         for (size_t i = 0; i < n; i++) {
             char clean[160];
             proto_sanitize(names[i], clean, sizeof clean);
-            size_t cl = strlen(clean); /* drop the folder's _[j]/_[i] annotation */
-            if (cl > 4 && clean[cl - 4] == '_' && clean[cl - 3] == '[' && clean[cl - 1] == ']')
-                clean[cl - 4] = 0;
+            /* drop the annotation: _[j]/_[i] (the folder's), _[int] (interpreted) */
+            clean[frame_strip_annotation(clean, strlen(clean))] = 0;
             fprintf(stderr, "    %5.1f%%  %s\n", counts[i] * 100 / total, clean);
         }
     }

@@ -29,6 +29,7 @@
 
 #include "common/cleanup.h"
 #include "sidecar/sidecar.h"
+#include "sidecar/interp.h"
 
 /* perf 6.1 finds the ids after HEADER_ATTR's attr at sizeof(its struct perf_event_attr), which
  * is 128 (PERF_ATTR_SIZE_VER7); newer perfs use attr.size. Writing exactly 128 bytes with
@@ -63,6 +64,7 @@ struct sc_percpu {
     unsigned char *out;
     size_t out_len, out_cap;
     unsigned char rec[65536]; /* one record (u16 size) unwrapped from a ring */
+    unsigned char rew[65536]; /* a sample rewritten by interp.h */
 };
 
 /* ---------------------------------------------------------------- small helpers */
@@ -349,7 +351,10 @@ static int errno_class(int e)
 int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
 {
     *out = NULL;
-    unsigned pages = o->ring_pages ? o->ring_pages : 32;
+    /* With stack copies (16 KiB a sample) 32 pages would wake us every 4 samples; 64 pages per
+     * CPU stay within the kernel's unprivileged perf mlock allowance (516 KiB per CPU, shared
+     * by every process of uid 65534) together with a second recording. */
+    unsigned pages = o->ring_pages ? o->ring_pages : o->interp ? 64 : 32;
     if ((pages & (pages - 1)) || pages > 4096 || !o->freq || o->n_exclude < 0 ||
         o->n_exclude > SC_PERCPU_MAX_EXCLUDE) {
         flame_fail(err, FLAME_EXIT_USAGE, "sampler: bad options");
@@ -389,6 +394,14 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     a->sample_freq = o->freq;
     a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                      PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+    if (o->interp) {
+        /* bp, sp and the top of the user stack: where interpreter frames keep their Method*
+         * (interp.h). The kernel still walks the fp callchain for us (only perf's dwarf mode
+         * turns that off); we drop both additions again before writing the sample. */
+        a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        a->sample_regs_user = SC_INTERP_REGS_MASK;
+        a->sample_stack_user = SC_INTERP_STACK;
+    }
     /* User space only, as today's recorder under perf_event_paranoid 2: a sample that interrupts
      * the kernel is discarded before any filter or unwinding (perf_exclude_event), and no kernel
      * address is ever collected. */
@@ -528,6 +541,10 @@ int sc_percpu_write_header(sc_percpu *s, int fd, flame_err *err)
     fa.disabled = 0; /* what perf script sees: an event that sampled */
     fa.watermark = 0;
     fa.wakeup_watermark = 0;
+    /* the samples we write never carry these: sc_interp_rewrite takes them out */
+    fa.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+    fa.sample_regs_user = 0;
+    fa.sample_stack_user = 0;
     memcpy(r + 8, &fa, sizeof fa < FILE_ATTR_SIZE ? sizeof fa : FILE_ATTR_SIZE);
     for (int i = 0; i < s->n; i++)
         put64(r + 8 + FILE_ATTR_SIZE + 8 * (size_t)i, s->rings[i].id);
@@ -636,6 +653,15 @@ static int synth_mmap2(sc_percpu *s, int fd, uint32_t pid, const sc_maps_entry *
     return emit(s, fd, r, size, err);
 }
 
+int sc_percpu_synth_anon(sc_percpu *s, int fd, pid_t pid, uint64_t start, uint64_t len,
+                         flame_err *err)
+{
+    sc_maps_entry e = {.start = start, .end = start + len, .prot = 5, .flags = 2};
+    if (synth_mmap2(s, fd, (uint32_t)pid, &e, "", err) < 0)
+        return -1;
+    return flush_out(s, fd, err);
+}
+
 static bool all_digits(const char *n)
 {
     if (!*n)
@@ -703,9 +729,11 @@ static int synth_maps(sc_percpu *s, int fd, int mfd, uint32_t pid, flame_err *er
             break;
         size_t len = (size_t)(nl - (buf + i));
         sc_maps_entry e;
-        if (sc_percpu_parse_maps_line(buf + i, len, &e, name, sizeof name) == 1 &&
-            synth_mmap2(s, fd, pid, &e, name, err) < 0)
-            return -1;
+        if (sc_percpu_parse_maps_line(buf + i, len, &e, name, sizeof name) == 1) {
+            sc_interp_note_map(s->o.interp, (pid_t)pid, e.start, e.pgoff, name);
+            if (synth_mmap2(s, fd, pid, &e, name, err) < 0)
+                return -1;
+        }
         i += len + 1;
     }
     return 0;
@@ -903,7 +931,17 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
         }
         tail += size;
         if (sc_percpu_filter_record(&s->f, s->rec, size)) {
-            rc = emit(s, fd, s->rec, size, err);
+            const unsigned char *w = s->rec;
+            size_t wl = size;
+            if (s->o.interp && get32(s->rec) == PERF_RECORD_SAMPLE) {
+                wl = sc_interp_rewrite(s->o.interp, s->rec, size, s->rew);
+                w = s->rew;
+                if (!wl) {
+                    s->f.st.bad++;
+                    continue;
+                }
+            }
+            rc = emit(s, fd, w, wl, err);
             *wrote = true;
         }
     }
@@ -928,6 +966,8 @@ int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *
     _cleanup_free_ uint64_t *heads = calloc((size_t)s->n, sizeof *heads);
     if (!heads)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (s->o.interp)
+        sc_interp_pass(s->o.interp); /* before the heads: the unloading epoch rule */
     for (int i = 0; i < s->n; i++) {
         const struct perf_event_mmap_page *m = s->rings[i].base;
         /* acquire: the record bytes before data_head are visible once we see data_head */

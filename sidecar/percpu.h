@@ -52,9 +52,11 @@ typedef struct sc_percpu_opts {
                                              sidecar and the recorder share it); their children
                                              are followed through FORK records */
     int n_exclude;
-    unsigned ring_pages;   /* data pages per CPU, a power of two; 0 = 32 (128 KiB) */
-    bool user_filter_only; /* no BPF program: every CPU's samples reach us and are dropped here
-                              (costs our CPU; counted in samples_dropped) */
+    unsigned ring_pages;      /* data pages per CPU, a power of two; 0 = 32 (128 KiB) */
+    bool user_filter_only;    /* no BPF program: every CPU's samples reach us and are dropped here
+                                 (costs our CPU; counted in samples_dropped) */
+    struct sc_interp *interp; /* not NULL: samples carry bp/sp and a stack copy, rewritten by
+                                 sidecar/interp.h before they are written (not owned) */
 } sc_percpu_opts;
 
 typedef struct sc_percpu_stats {
@@ -105,6 +107,11 @@ int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *
 int sc_percpu_disable(sc_percpu *s, flame_err *err);
 
 void sc_percpu_get_stats(const sc_percpu *s, sc_percpu_stats *st);
+
+/* Unprivileged. One MMAP2 of an anonymous executable range [start, start+len) of pid, as if the
+ * process had mapped it before the recording (interp.h's synthetic addresses). */
+int sc_percpu_synth_anon(sc_percpu *s, int fd, pid_t pid, uint64_t start, uint64_t len,
+                         flame_err *err);
 void sc_percpu_close(sc_percpu *s);
 
 /* pure, for tests: the BPF filter as instructions (struct bpf_insn, 8 bytes each) into insns

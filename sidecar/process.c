@@ -76,6 +76,50 @@ int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, fla
     return rc;
 }
 
+/* The recorder's names of JVM k's interpreted frames (interp.h): its first line says whether
+ * they could be named (else one W line with the reason), the rest are map lines for the
+ * synthetic addresses, sanitised and appended to the map like the agent's own lines. */
+void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window)
+{
+    if (window < 0)
+        snprintf(buf, cap, "/tmp/interp-%d.names", (int)pid);
+    else
+        snprintf(buf, cap, "/tmp/interp-%d-%d.names", (int)pid, window);
+}
+
+void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map_stats *total)
+{
+    char path[64];
+    sc_interp_names_path(path, sizeof path, s->jvms[k].st.pid, window);
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    off_t size = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
+    if (size <= 0)
+        return;
+    if ((unsigned long long)size > SC_MAP_FILE_MAX)
+        size = (off_t)SC_MAP_FILE_MAX;
+    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED)
+        return;
+    const char *b = m;
+    if (size > 9 && !memcmp(b, "#unnamed ", 9) && window <= 0) {
+        const char *nl = memchr(b, '\n', (size_t)size);
+        int len = (int)((nl ? nl : b + size) - b - 9);
+        sc_warn("pid %d: interpreted Java frames stay `Interpreter`: %.*s", (int)s->jvms[k].st.pid,
+                len > 400 ? 400 : len, b + 9);
+    }
+    sc_map_stats st;
+    flame_err e = FLAME_ERR_INIT;
+    FILE *out = NULL;
+    if (lseek(map_fd, 0, SEEK_END) >= 0 && (out = fdopen(dup(map_fd), "a")) != NULL &&
+        sc_map_sanitize(m, (size_t)size, out, &st, &e) == 0) {
+        total->lines_out += st.lines_out;
+        total->bytes_out += st.bytes_out;
+    }
+    if (out)
+        fclose(out);
+    munmap(m, (size_t)size);
+}
+
 int sc_perf_script(int data_fd, const char *symfs, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err)
 {
@@ -170,6 +214,8 @@ void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t
         flame_err e2 = FLAME_ERR_INIT;
         if (sc_map_refresh(s->raw_fd[k], (long long)sz, map_fd[k], &st, &e2) < 0)
             sc_warn("map of pid %d: %s", (int)s->jvms[k].st.pid, e2.msg);
+        if (s->interp)
+            sc_append_interp(s, k, -1, map_fd[k], &st);
         s->jvms[k].map_lines = st.lines_out;
         s->jvms[k].map_bytes = st.bytes_out;
         map_lines += st.lines_out;

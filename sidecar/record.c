@@ -116,6 +116,8 @@ int sc_record(sc_session *s, flame_err *err)
     if (data < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", SC_WORK_DATA);
     rec_ctx c = {.s = s, .pid_sig = pid_set_sig()};
+    s->interp = true;
+    s->interp_window = -1;
     sc_run run = {.data_fd = data,
                   .duration_ms = (int64_t)s->o.duration_ms,
                   .grace_ms = 10000,

@@ -16,19 +16,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "sidecar/interp.h"
 #include "sidecar/percpu.h"
 #include "sidecar/session.h"
 
 #define STATUS_MAX 1024
 #define OPEN_TIMEOUT_MS 10000 /* the per-CPU child reports within this (opening takes ~5 ms) */
 #define PUMP_MS 250           /* per-CPU: the longest a sample waits in its ring */
+/* Naming interpreted frames: a sample's Method* is resolved when its ring is drained, and a name
+ * is kept only if no class was unloaded since the pass before (interp.h); draining every 50 ms
+ * keeps that window short for JVMs that unload classes often (~20 wake-ups/s, microseconds each).
+ */
+#define PUMP_INTERP_MS 50
 #define DATA_PIPE_SIZE (1 << 20)
+#define SC_INTERP_WHY_LINE 256
 
 /* ---- per thread: perf record -p ---- */
 
@@ -167,8 +175,59 @@ static const char *class_name(int detail)
     return "error";
 }
 
+/* PRIVILEGED (root with CAP_SETUID/SETGID, before become_opener): /proc/<pid>/mem of each JVM,
+ * for interp.h, opened as the JVM's own user. The file is 0600 and owned by the JVM's euid, and
+ * we hold no CAP_DAC_*: with fsuid/fsgid = the JVM's, the permission check passes as its owner's
+ * and the kernel's ptrace check (PTRACE_MODE_ATTACH_FSCREDS, made here at open; reads later need
+ * nothing) passes as the same user's; a JVM that made itself non-dumpable needs our
+ * CAP_SYS_PTRACE. Nothing is read here. */
+static struct sc_interp *open_interp(const sc_session *s, const int *names_fd)
+{
+    pid_t pid[SC_MAX_JVMS];
+    int mem[SC_MAX_JVMS], names[SC_MAX_JVMS], n = 0;
+    for (int k = 0; k < s->n && names_fd; k++) {
+        if (names_fd[k] < 0)
+            continue;
+        const sc_jvm *j = &s->jvms[k];
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/mem", (int)j->st.pid);
+        pid[n] = j->st.pid;
+        setfsgid(j->st.gid);
+        setfsuid(j->st.uid);
+        mem[n] = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (mem[n] < 0)
+            mem[n] = -errno; /* interp.h reports why */
+        setfsuid(0);
+        setfsgid(0);
+        names[n++] = names_fd[k];
+    }
+    return n ? sc_interp_new(pid, mem, names, n) : NULL;
+}
+
+/* After the privilege drop: read the JVMs' VMStructs, say per JVM whether its interpreted frames
+ * get names (first line of its names file, read by process.c), and map the synthetic range. */
+static int start_interp(sc_percpu *p, struct sc_interp *in, const sc_session *s,
+                        const int *names_fd, int out, flame_err *e)
+{
+    sc_interp_start(in);
+    for (int k = 0; k < s->n; k++) {
+        if (names_fd[k] < 0)
+            continue;
+        const char *why = sc_interp_why(in, s->jvms[k].st.pid);
+        char line[SC_INTERP_WHY_LINE];
+        int m = why ? snprintf(line, sizeof line, "#unnamed %s\n", why)
+                    : snprintf(line, sizeof line, "#named\n");
+        if (m > 0 && write(names_fd[k], line, (size_t)m) < 0)
+            fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
+        if (!why &&
+            sc_percpu_synth_anon(p, out, s->jvms[k].st.pid, SC_INTERP_BASE, SC_INTERP_SPAN, e) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_t *extra,
-                                   int n_extra, int out, int ctl, int st)
+                                   int n_extra, int out, int ctl, int st, const int *names_fd)
 {
     signal(SIGINT, SIG_IGN); /* the parent stops us through the control pipe */
     signal(SIGTERM, SIG_DFL);
@@ -193,6 +252,7 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         put_status(st, "error open /proc: %s", strerror(errno));
         _exit(1);
     }
+    o.interp = open_interp(s, names_fd);
     if (become_opener(&e) < 0) {
         put_status(st, "error %s", e.msg);
         _exit(1);
@@ -233,13 +293,19 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
                bpf_refused);
     close(st);
     if (sc_percpu_write_header(p, out, &e) < 0 || sc_percpu_enable(p, &e) < 0 ||
-        sc_percpu_synthesize(p, proc, out, &e) < 0) {
+        sc_percpu_synthesize(p, proc, out, &e) < 0 ||
+        (o.interp && start_interp(p, o.interp, s, names_fd, out, &e) < 0)) {
+        fprintf(stderr, "flame-sidecar: recorder: %s\n", e.msg);
+        _exit(1);
+    }
+    /* the samples taken before the VMStructs were read, judged at once (interp.h) */
+    if (o.interp && sc_percpu_pump(p, out, -1, 0, &e) < 0) {
         fprintf(stderr, "flame-sidecar: recorder: %s\n", e.msg);
         _exit(1);
     }
     sc_test_stop("record");
     for (;;) {
-        rc = sc_percpu_pump(p, out, ctl, PUMP_MS, &e);
+        rc = sc_percpu_pump(p, out, ctl, o.interp ? PUMP_INTERP_MS : PUMP_MS, &e);
         if (rc < 0)
             break;
         if (rc > 0) { /* "stop\n", or the parent closed the pipe: either way we are done */
@@ -262,6 +328,22 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
             (unsigned long long)stats.samples_dropped, (unsigned long long)stats.sideband,
             (unsigned long long)stats.sideband_dropped, (unsigned long long)stats.synthesized,
             (unsigned long long)stats.lost, (unsigned long long)stats.wakeups);
+    if (o.interp) {
+        sc_interp_stats is;
+        sc_interp_get_stats(o.interp, &is);
+        fprintf(stderr,
+                "flame-sidecar: recorder: interpreted: samples=%llu with_interp=%llu frames=%llu "
+                "named=%llu unknown=%llu partial=%llu beyond_copy=%llu unload_window=%llu "
+                "refused=%llu broken_chain=%llu names=%llu walk_us=%llu bytes_in=%llu "
+                "bytes_out=%llu\n",
+                (unsigned long long)is.samples, (unsigned long long)is.with_interp,
+                (unsigned long long)is.frames, (unsigned long long)is.named,
+                (unsigned long long)is.unknown, (unsigned long long)is.partial,
+                (unsigned long long)is.beyond_copy, (unsigned long long)is.unload_window,
+                (unsigned long long)is.refused, (unsigned long long)is.broken_chain,
+                (unsigned long long)is.names, (unsigned long long)(is.walk_ns / 1000),
+                (unsigned long long)is.bytes_in, (unsigned long long)is.bytes_out);
+    }
     _exit(rc < 0 ? 1 : 0);
 }
 
@@ -317,20 +399,37 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
     }
     /* Room for ~5 s of samples while we are busy elsewhere (attaching a new JVM). */
     fcntl(p[1], F_SETPIPE_SZ, DATA_PIPE_SIZE);
+    /* The recorder's names of interpreted frames, one file per JVM: created here (root, our
+     * tmpfs), written by the child through the inherited fd, read by process.c. */
+    int names_fd[SC_MAX_JVMS];
+    for (int k = 0; k < SC_MAX_JVMS; k++)
+        names_fd[k] = -1;
+    for (int k = 0; s->interp && k < s->n; k++) {
+        char path[64];
+        sc_interp_names_path(path, sizeof path, s->jvms[k].st.pid, s->interp_window);
+        unlink(path);
+        names_fd[k] = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    }
     pid_t parent = getpid();
     fflush(stdout);
     r->pid = fork();
     if (r->pid < 0) {
         int e = errno;
         close(p[0]), close(p[1]), close(c[0]), close(c[1]), close(st[0]), close(st[1]);
+        for (int k = 0; k < SC_MAX_JVMS; k++)
+            if (names_fd[k] >= 0)
+                close(names_fd[k]);
         return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "fork");
     }
     if (r->pid == 0) {
         close(p[0]);
         close(c[1]);
         close(st[0]);
-        percpu_child(s, parent, extra, n_extra, p[1], c[0], st[1]);
+        percpu_child(s, parent, extra, n_extra, p[1], c[0], st[1], names_fd);
     }
+    for (int k = 0; k < SC_MAX_JVMS; k++)
+        if (names_fd[k] >= 0)
+            close(names_fd[k]);
     close(p[1]);
     close(c[0]);
     close(st[1]);
@@ -408,6 +507,9 @@ int sc_sampler_start(sc_session *s, bool live, const pid_t *extra, int n_extra, 
                 why);
         s->sampling = CT_SAMPLING_THREAD;
     }
+    if (s->interp && s->n > 0 && s->interp_window <= 0) /* top: once, not per window */
+        sc_warn("interpreted Java frames stay `Interpreter`: naming them needs per-CPU sampling "
+                "(the per-thread recorder is perf's own, without the stack copies it takes)");
     if (spawn_thread(s, live, r, err) < 0)
         return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
     return 0;

@@ -17,6 +17,9 @@
 #define SC_PERF "/usr/bin/perf"
 #define SC_WORK_DATA "/tmp/perf.data" /* our tmpfs: the recording */
 #define SC_SYMFS "/tmp/symfs"         /* copies of the target's libraries, for perf script */
+/* The recorder's names of interpreted frames: /tmp/interp-<pid>.names (record), or
+ * /tmp/interp-<pid>-<window>.names (top's windows). */
+void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window);
 
 typedef struct sc_session {
     ct_args o;
@@ -28,8 +31,10 @@ typedef struct sc_session {
     uint64_t t[CT_PH_COUNT];
     char caps[CT_CAPS_COUNT][20];
     uint64_t samples, lost;
-    int sampling;   /* enum ct_sampling: as asked (auto), then what records (cpu or thread) */
-    char filter[8]; /* S.filter: "bpf", "user" or "pid" */
+    int sampling;      /* enum ct_sampling: as asked (auto), then what records (cpu or thread) */
+    char filter[8];    /* S.filter: "bpf", "user" or "pid" */
+    bool interp;       /* name interpreted frames (per-CPU recordings; interp.h) */
+    int interp_window; /* top: the window being recorded; -1 for a one-shot recording */
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -142,5 +147,8 @@ int sc_emit_folded(const folder *f);
 /* The `S` line: counts, timings and capabilities of the session, the folder's stats. */
 void sc_emit_summary(sc_session *s, const folder *f, uint64_t map_lines, uint64_t map_bytes,
                      const char *sampling);
+/* Append the recorder's names of JVM k's interpreted frames (window: as sc_interp_names_path) to
+ * its map, sanitised; warn once (first window) when they could not be named. */
+void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map_stats *total);
 /* The root frame of a JVM's stacks when there are several ("java-<pid> <Main>"), or NULL. */
 const char *sc_root_for_pid(void *ctx, long pid);

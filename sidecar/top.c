@@ -49,6 +49,7 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
         if (sc_map_refresh(raw_fd[k], c->raw_size[k], map_fd[k], &st, &e) < 0)
             fprintf(stderr, "flame-sidecar: top: map of pid %d: %s\n", (int)env->jvms[k].st.pid,
                     e.msg);
+        sc_append_interp(env, k, c->window, map_fd[k], &st);
     }
     fold_opts fo = {.inline_frames = !env->o.no_inline,
                     .signatures = env->o.signatures,
@@ -160,6 +161,16 @@ static void open_maps(top_state *t)
     }
 }
 
+/* The recorder's interpreted-frame names of a window that is done (or skipped). */
+static void unlink_names(const sc_session *env, int window)
+{
+    for (int k = 0; k < env->n; k++) {
+        char path[64];
+        sc_interp_names_path(path, sizeof path, env->jvms[k].st.pid, window);
+        unlink(path);
+    }
+}
+
 /* Append what the agent wrote since last time to the raw copy, then hand the window over. */
 static void hand_over(top_state *t)
 {
@@ -194,6 +205,7 @@ static void on_ack(top_state *t)
     char path[64];
     data_path(path, sizeof(path), t->busy_window);
     unlink(path);
+    unlink_names(t->env, t->busy_window);
     t->busy = false;
     if (t->pending)
         hand_over(t);
@@ -216,6 +228,9 @@ static int record_window(top_state *t, int window, sc_run_result *res, flame_err
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", path);
     /* Not live: the window is read only once it is over, and the recorder delivers everything
      * it holds at "stop"; waking it for every sample would buy nothing (docs/SIDECAR.md). */
+    /* Interpreted frames named per window: the recorder writes this window's names file. */
+    env->interp = true;
+    env->interp_window = window;
     sc_run run = {.data_fd = data,
                   .duration_ms = (int64_t)env->o.interval_ms,
                   .grace_ms = 5000,
@@ -277,6 +292,7 @@ int sc_top_run(sc_session *env, flame_err *err)
             char path[64];
             data_path(path, sizeof(path), t.pend.window);
             unlink(path);
+            unlink_names(env, t.pend.window);
             t.skipped++;
         }
         t.pend = (top_cmd){.window = w,

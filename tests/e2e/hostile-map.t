@@ -56,6 +56,8 @@ fx=$(hstart "fakejvm ready" /hostile fakejvm ok) || bail "fakejvm ok"
 is "$rc" 0 "crafted map: docker flame exit 0"
 like "$(cat "$TMP/fake.err")" 'map of pid 1: 5 malformed or overlapping lines dropped' "crafted map: a warning counts the dropped lines (overflow, zero, absurd, not hex, 100 kB name)"
 like "$(cat "$TMP/fake.folded")" 'Evil<script>' "crafted map: the crafted name reached the profile"
+like "$(cat "$TMP/fake.err")" 'pid 1: interpreted Java frames stay `Interpreter`: no executable libjvm.so mapping' \
+    "a fake JVM: interpreted frames left unnamed, one warning saying why"
 svg_checks "crafted map" "$TMP/fake.svg" '<script>document'
 docker rm -f "$fx" >/dev/null
 

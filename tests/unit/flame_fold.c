@@ -113,6 +113,23 @@ int main(void)
     check("node 1 1.5: 1 cpu-clock:\n\t1 LazyCompile:~f /app/x.js:3 (/tmp/perf-1.map)\n\n", &ours,
           "node;LazyCompile:~f /app/x.js:3 1\n", "V8 names in a perf map are left alone");
 
+    /* Interpreted frames (docs/FOLDING.md "Interpreted frames"): the recorder's map names them
+     * X_[int]; --jit must not add _[j] to them, JIT frames still get it. */
+    const char *interp = "worker-0 7 1.5: 1 cpu-clock: \n"
+                         "\t4000000000000018 FlameFixture.isPrime_[int]+0x0 (/tmp/perf-7.map)\n"
+                         "\t4000000000000028 FlameFixture.countPrimes_[int]+0x0 (/tmp/perf-7.map)\n"
+                         "\t7fd0a8ee5891 void FlameFixture.work(int)+0x6d1 (/tmp/perf-7.map)\n\n";
+    check(
+        interp, &ours,
+        "worker-0;FlameFixture.work;FlameFixture.countPrimes_[int];FlameFixture.isPrime_[int] 1\n",
+        "interpreted frames keep their _[int]");
+    fold_opts jit_int = ours;
+    jit_int.jit = true;
+    check(interp, &jit_int,
+          "worker-0;FlameFixture.work_[j];FlameFixture.countPrimes_[int];"
+          "FlameFixture.isPrime_[int] 1\n",
+          "--jit marks JIT frames only, not interpreted ones");
+
     /* 3. Java recognised by the frame's origin, not the thread name. */
     const char *desc = "worker-0 7 1.000001: 1 cpu-clock: \n"
                        "\t1 Lorg/foo/Bar;.baz(I)V (/tmp/perf-7.map)\n"

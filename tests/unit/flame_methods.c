@@ -50,8 +50,8 @@ static methods *table(const char *folded, const methods_opts *o)
 static void test_is_java(void)
 {
     static const char *const yes[] = {
-        "Work.step",     "java.util.HashMap.get", "a/b/C:.m",         "foo_[j]",
-        "A.isPrime_[i]", "Cls$Inner.run",         "org/x/Y:::method", "Lpkg/C;.m"};
+        "Work.step",     "java.util.HashMap.get", "a/b/C:.m",  "foo_[j]",  "A.isPrime_[i]",
+        "Cls$Inner.run", "org/x/Y:::method",      "Lpkg/C;.m", "foo_[int]"};
     static const char *const no[] = {"memcpy",   "JVM::gc",  "x_[k]",         "[libc.so.6]",
                                      "0x7f12ab", "f.isra.0", "g.constprop.1", "h.part.2",
                                      "k.cold",   "Foo.1",    "Interpreter",   ""};

@@ -195,7 +195,7 @@ static void test_java_palette(void)
     render_opts_default(&o);
     o.colors = "java";
     char *s = render_text("t;Interp_[j];inl_[i];JVM::gc;vfs_read_[k];Work.step;java/util/Map:.get;"
-                          "foo.constprop.0;start_thread 1\n",
+                          "foo.constprop.0;start_thread;Slow.loop_[int] 1\n",
                           &o);
     unsigned r, g, b;
     ok(s && frame_fill(s, "Interp (", &r, &g, &b) == 0 && is_green(r, g, b), "_[j] is green");
@@ -204,6 +204,8 @@ static void test_java_palette(void)
     ok(s && frame_fill(s, "JVM::gc (", &r, &g, &b) == 0 && r == g && r >= 175 && b <= 70,
        ":: (C++) is yellow");
     ok(s && frame_fill(s, "vfs_read (", &r, &g, &b) == 0 && r >= 190 && b == 0, "_[k] is orange");
+    ok(s && frame_fill(s, "Slow.loop (", &r, &g, &b) == 0 && r == b && g < r && r >= 190,
+       "_[int] (interpreted) is purple, its label without the annotation");
     ok(s && frame_fill(s, "Work.step (", &r, &g, &b) == 0 && is_green(r, g, b),
        "JDK perf-map name Work.step is green without annotation");
     ok(s && frame_fill(s, "java/util/Map:.get (", &r, &g, &b) == 0 && is_green(r, g, b),

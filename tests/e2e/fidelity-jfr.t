@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The fidelity check (issue 15): on fixture JVMs that record JFR from their start (fixture
+# variants jfr-interp, jfr), profile with `docker flame` for a window, stop the JVM (JFR dumps on
+# exit), read its jdk.ExecutionSample events with the host JDK's `jfr print`, keep those of the
+# same window, fold both sides to self time per Java method (fidelity-lib.sh says how like is
+# compared with like) and compare: the top method must be the same, and the total variation
+# distance must stay within the noise floor (TVD between the two halves of the JFR window) plus
+# a margin that grows as samples get fewer (below). Before interpreted frames were named, the
+# interpreted fixture's TVD was ~0.9 (its Java self time was all `Interpreter`). JDK 25: when
+# the host has a Temurin 25 JDK (FIXTURE_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64), its
+# fixture image is built and checked too. Figures: docs/BENCHMARKS.md "Interpreted frames".
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fidelity-lib.sh"
+engine_up || bail "no Docker engine answers"
+[ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
+[ -f "$BUILD/flame-sidecar.tar" ] || { skip_or_fail "build/flame-sidecar.tar missing (make)"; done_testing; }
+ensure_fixture_image || bail "cannot build the fixture image"
+ensure_sidecar_image || bail "cannot import the sidecar image"
+plugin_env
+unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON
+cd "$TMP"
+JDK17=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
+JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+# Allowed: floor + 0.05 (the issue's goal) + 1.5/sqrt(n), n the smaller side's sample count:
+# the halves' floor measures JFR's noise at n/2, not ours, and a loaded machine leaves fewer
+# samples (at n = 350: +0.08; at n = 800: +0.05). Before interpreted frames were named the
+# interpreted fixtures were at ~0.96. FIDELITY_MARGIN=X replaces the sample-count term.
+margin() { awk -v n="$1" -v m="${FIDELITY_MARGIN:-}" 'BEGIN { printf "%.3f\n", 0.05 + (m != "" ? m : 1.5 / sqrt(n)) }'; }
+
+# check_one LABEL VARIANT JDK [image]
+check_one() {
+    local label=$1 variant=$2 jdk=$3 image=${4:-}
+    local fx t0 t1
+    fx=$(FLAME_FIXTURE_IMAGE=${image:-flame-fixture-jvm:latest} fixture "$variant") || { nok "$label: fixture $variant did not start"; return; }
+    t0=$(date +%s.%N)
+    timeout -k 5 120 docker flame -d 8 --format folded -o "$label.folded" "$fx" 2>"$label.err"
+    okif $? "$label: docker flame exit 0"
+    t1=$(date +%s.%N)
+    docker stop -t 20 "$fx" >/dev/null
+    docker cp "$fx:/tmp/flame.jfr" "$label.jfr" 2>"$label.cp" || { nok "$label: no JFR recording ($(cat "$label.cp"))"; return; }
+    "$jdk/bin/jfr" print --events jdk.ExecutionSample "$label.jfr" >"$label.jfr.txt" 2>&1
+    flame_self "$label.folded" >"$label.ours"
+    jfr_self "$label.jfr.txt" "$t0" "$t1" >"$label.jfr.self"
+    jfr_self "$label.jfr.txt" "$t0" "$t1" 1 >"$label.h1"
+    jfr_self "$label.jfr.txt" "$t0" "$t1" 2 >"$label.h2"
+    local n_ours n_jfr d floor top_o top_j
+    n_ours=$(total "$label.ours") n_jfr=$(total "$label.jfr.self")
+    d=$(tvd "$label.ours" "$label.jfr.self") floor=$(tvd "$label.h1" "$label.h2")
+    top_o=$(top1 "$label.ours") top_j=$(top1 "$label.jfr.self")
+    diag "$label: ours $n_ours Java samples, JFR $n_jfr; TVD $d, noise floor $floor; top $top_o / $top_j; top-10 overlap $(top10_overlap "$label.ours" "$label.jfr.self")/10"
+    check "$label: enough samples on both sides ($n_ours, $n_jfr)" test "$n_ours" -ge 100 -a "$n_jfr" -ge 100
+    is "$top_o" "$top_j" "$label: same top method as JFR"
+    local m
+    m=$(margin "$([ "$n_ours" -lt "$n_jfr" ] && echo "$n_ours" || echo "$n_jfr")")
+    check "$label: TVD $d <= noise floor $floor + $m" awk -v d="$d" -v f="$floor" -v m="$m" 'BEGIN { exit !(d <= f + m) }'
+    docker rm -f "$fx" >/dev/null
+}
+
+check_one jdk17-interp jfr-interp "$JDK17"
+check_one jdk17-jit jfr "$JDK17"
+if [ -x "$JDK25/bin/jlink" ] && [ -x "$JDK25/bin/jfr" ]; then
+    FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
+        bail "cannot build the JDK 25 fixture image"
+    check_one jdk25-interp jfr-interp "$JDK25" flame-fixture-jvm25:latest
+else
+    diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"
+fi
+done_testing

@@ -45,12 +45,14 @@ EOF
     "$CH_SERVER" --config-file="$dir/config.xml" >"$dir/log/stdout" 2>&1 &
     echo $! > "$dir/pid"
     eval "CH_HTTP_$name=$http CH_TCP_$name=$tcp"
-    for _ in $(seq 100); do
+    # up to 60 s: a restart loads its tables first, which takes seconds on a loaded machine
+    for _ in $(seq 600); do
         curl -fsS "http://127.0.0.1:$http/ping" >/dev/null 2>&1 && return 0
         kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
         sleep 0.1
     done
-    fdiag "clickhouse-server $name did not answer on port $http:" "$(tail -5 "$dir/log/stdout" "$dir/log/error.log" 2>/dev/null)"
+    fdiag "clickhouse-server $name did not answer on port $http within 60 s:" \
+        "$(tail -5 "$dir/log/stdout" "$dir/log/error.log" "$dir/log/server.log" 2>/dev/null)"
     return 1
 }
 

@@ -4,7 +4,13 @@
 # no temporary file or directory of the tests in /tmp or /dev/shm.
 . "$(dirname "$0")/lib.sh"
 engine_up || bail "no Docker engine answers"
-is "$(docker ps -aq --filter label=com.docker-flame.sidecar=1 | wc -l)" 0 "no sidecar container left"
+# sidecars that were there before tests/run started (their ids are in its start marker) are
+# not the suite's doing
+before=
+[ -n "${FLAME_SUITE_START:-}" ] && [ -s "$FLAME_SUITE_START" ] && before=$FLAME_SUITE_START
+left=$(docker ps -aq --no-trunc --filter label=com.docker-flame.sidecar=1 | { if [ -n "$before" ]; then grep -vxF -f "$before"; else cat; fi; })
+is "$(printf '%s' "$left" | grep -c .)" 0 "no sidecar container left"
+[ -n "$before" ] && diag "$(wc -l <"$before") sidecar container(s) predate this run: not counted"
 left=$(docker ps -a --filter label=docker-flame-test=1 --format '{{.ID}} {{.Label "docker-flame-test.variant"}} {{.Status}}')
 is "$left" "" "no fixture container left by the tests"
 m=$(grep -l 'docker-flame' /proc/[0-9]*/mountinfo 2>/dev/null | head -3)

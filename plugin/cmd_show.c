@@ -147,9 +147,15 @@ static int show_profile(const show_args *a, store *s, store_query q, flame_err *
     ro.subtitle = sub;
     if (rc == 0 && !(path = default_path(a, "flame", out_fmt_ext(fmt), q.since_ms, label)))
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    /* pprof: the stored range's time; the recorder's default rate (the store keeps each
-     * window's, which store_profile() does not report) */
-    pprof_meta pm = {.hz = REC_DEFAULT_HZ,
+    /* pprof: the stored range's time and its windows' rate. Windows recorded at different
+     * rates are merged as counts; pprof has one period per profile, so the highest rate is
+     * given, with a note (older stores without a rate: the recorder's default). */
+    if (rc == 0 && fmt == FMT_PPROF && info.hz_min && info.hz_min != info.hz_max)
+        fprintf(stderr,
+                "docker flame show: note: the range mixes windows recorded at %lld to %lld Hz; "
+                "the pprof period says %lld Hz\n",
+                (long long)info.hz_min, (long long)info.hz_max, (long long)info.hz_max);
+    pprof_meta pm = {.hz = info.hz_max > 0 ? (double)info.hz_max : REC_DEFAULT_HZ,
                      .time_ns = info.first_ms * 1000000,
                      .duration_ns = (info.last_ms - info.first_ms) * 1000000,
                      .container = a->in.n == 1 ? a->in.v[0] : NULL,

@@ -263,15 +263,16 @@ static int ch_profile(store *s, const store_query *q, profile *out, store_info *
     ch_buf b = {0};
     char *text = NULL;
     size_t len = 0, pos = 0;
-    char *f[4];
-    size_t l[4];
+    char *f[6];
+    size_t l[6];
     /* the window totals */
-    int rc =
-        ch_select(s, q, "SELECT count(), sum(samples), min(start_ms), max(end_ms) FROM windows",
-                  " FORMAT TabSeparated", &b, err);
-    if (rc == 0 && (rc = ch_next_row(&b, &pos, f, l, 4)) == 1 && ch_int(f[0]) > 0) {
-        store_info_add(info, (uint64_t)ch_int(f[0]), (uint64_t)ch_int(f[1]), ch_int(f[2]),
-                       ch_int(f[3]));
+    int rc = ch_select(s, q,
+                       "SELECT count(), sum(samples), min(start_ms), max(end_ms), min(frequency),"
+                       " max(frequency) FROM windows",
+                       " FORMAT TabSeparated", &b, err);
+    if (rc == 0 && (rc = ch_next_row(&b, &pos, f, l, 6)) == 1 && ch_int(f[0]) > 0) {
+        store_info_add(info, (uint64_t)ch_int(f[0]), (uint64_t)ch_int(f[1]), ch_int(f[4]),
+                       ch_int(f[5]), ch_int(f[2]), ch_int(f[3]));
     }
     /* the stacks, summed by the server; their texts joined on the server too */
     FILE *m = rc >= 0 ? open_memstream(&text, &len) : NULL;

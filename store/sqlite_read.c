@@ -95,8 +95,8 @@ static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *i
     int64_t maxid;
     _cleanup_stmt_ sqlite3_stmt *st = NULL;
     if (sq_int(q, "SELECT max(id) FROM stacks", &maxid, err) < 0 ||
-        prepare_query(q, "SELECT w.pairs, w.samples, w.start_ms, w.end_ms" SQ_FROM, qq, &st, err) <
-            0)
+        prepare_query(q, "SELECT w.pairs, w.samples, w.start_ms, w.end_ms, w.frequency" SQ_FROM, qq,
+                      &st, err) < 0)
         return -1;
     /* counts by stack id: ids are dense (the table's rowids), so an array is the map */
     _cleanup_free_ uint64_t *acc = calloc((size_t)maxid + 1, sizeof *acc);
@@ -113,8 +113,9 @@ static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *i
         }
         for (size_t i = 0; i < b.n; i++)
             acc[b.p[i].id] += b.p[i].count;
-        store_info_add(info, 1, (uint64_t)sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                       sqlite3_column_int64(st, 3));
+        int64_t hz = sqlite3_column_int64(st, 4);
+        store_info_add(info, 1, (uint64_t)sqlite3_column_int64(st, 1), hz, hz,
+                       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
     }
     pairs_buf_free(&b);
     if (rc != SQLITE_DONE)

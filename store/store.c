@@ -396,9 +396,14 @@ void store_listing_free(store_listing *l)
     *l = (store_listing){0};
 }
 
-void store_info_add(store_info *info, uint64_t windows, uint64_t samples, int64_t start_ms,
-                    int64_t end_ms)
+void store_info_add(store_info *info, uint64_t windows, uint64_t samples, int64_t hz_min,
+                    int64_t hz_max, int64_t start_ms, int64_t end_ms)
 {
+    /* a frequency of 0 (unknown) does not narrow the range */
+    if (hz_min > 0 && (!info->hz_min || hz_min < info->hz_min))
+        info->hz_min = hz_min;
+    if (hz_max > info->hz_max)
+        info->hz_max = hz_max;
     if (!info->windows || start_ms < info->first_ms)
         info->first_ms = start_ms;
     if (!info->windows || end_ms > info->last_ms)

@@ -96,6 +96,7 @@ typedef struct store_info {
     uint64_t windows, samples; /* samples: the recorder's counts, summed */
     int64_t first_ms, last_ms; /* start of the first window, end of the last (windows > 0) */
     uint64_t missing; /* samples whose stack text the store lacks (left out; ClickHouse only) */
+    int64_t hz_min, hz_max; /* the windows' sampling frequencies (Hz; both 0 when none says) */
 } store_info;
 
 /* The windows of q, merged: their stacks ADDED into out (a single-column profile), info updated.

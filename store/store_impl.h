@@ -50,5 +50,5 @@ int store_timeline_add(store_series_list *t, const char *host, const char *conta
 /* Append an entry (strings copied). */
 int store_listing_add(store_listing *l, const store_entry *e);
 /* Add windows (spanning start_ms to end_ms) to info. */
-void store_info_add(store_info *info, uint64_t windows, uint64_t samples, int64_t start_ms,
-                    int64_t end_ms);
+void store_info_add(store_info *info, uint64_t windows, uint64_t samples, int64_t hz_min,
+                    int64_t hz_max, int64_t start_ms, int64_t end_ms);

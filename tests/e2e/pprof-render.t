@@ -79,7 +79,7 @@ docker flame show web --store st.db --since 2h --format folded -o show.folded 2>
 pprof_matches show.folded show.pb.gz "show"
 raw=$(go tool pprof -raw show.pb.gz 2>&1)
 like "$raw" 'Duration: 1m0s' "show: duration = the six stored 10-s windows"
-like "$raw" 'Period: 20408163' "show: the recorder's 49 Hz"
+like "$raw" 'Period: 10101010' "show: the period of the stored windows' rate (store-gen writes 99 Hz)"
 like "$(go tool pprof -tags show.pb.gz 2>&1)" '\(  100%\): web$' "show: container label"
 
 # hostile names: markup and control bytes as they are, invalid UTF-8 as U+FFFD

@@ -64,6 +64,8 @@ outputs "$ONE" one
 okif $? "show from ClickHouse"
 as_sqlite one "one server"
 like "$(cat one.log)" "wrote one.svg \(720 windows" "the 720 windows of web and api"
+"$FLAME" show web --store "$ONE" --since "$since" --until "$until" --format pprof -o one.pb.gz 2>>one.log
+like "$(go tool pprof -raw one.pb.gz 2>&1)" 'Period: 10101010' "pprof from ClickHouse: the period of the windows' 99 Hz"
 out=$("$FLAME" ls --store "$ONE")
 okif $? "ls"
 like "$out" "web .* 360 " "ls: web, 360 windows"

@@ -58,6 +58,7 @@ static void test_put_and_query(void)
     profile *c = folded("main;api;x 7\n");
     store_window w[] = {window_of("web", 1, T0, a), window_of("web", 1, T0 + 10000, b),
                         window_of("api", 7, T0, c)};
+    w[1].frequency = 49; /* the rate changed between two recordings */
     is_int(store_put_many(s, w, 3, &e), 0, "three windows stored");
     store_info info;
     char *t = query(s, "web", T0, T0 + 20000, &info);
@@ -65,6 +66,9 @@ static void test_put_and_query(void)
     free(t);
     ok(info.windows == 2 && info.samples == 14 && info.first_ms == T0 && info.last_ms == T0 + 20000,
        "info: windows, samples, first and last");
+    ok(info.hz_min == 49 && info.hz_max == 99, "info: the windows' rates, lowest and highest");
+    free(query(s, "api", T0, T0 + 20000, &info));
+    ok(info.hz_min == 99 && info.hz_max == 99, "info: one rate");
     t = query(s, "web", T0 + 12000, T0 + 13000, &info);
     is_str(t, "main;idle 4\nmain;work;a 2\n", "a range inside one window: that window");
     free(t);

@@ -6,14 +6,7 @@
 # (bench/bench-load.sh measures the same at -d 10 plus the sidecars' memory.)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/fixtures/plugin-stub/lib.sh"
-engine_up || bail "no Docker engine answers"
-[ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
-[ -f "$BUILD/flame-sidecar.tar" ] || { skip_or_fail "build/flame-sidecar.tar missing (make)"; done_testing; }
-ensure_fixture_image || bail "cannot build the fixture image"
-ensure_sidecar_image || bail "cannot import the sidecar image"
-plugin_env
-unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS DOCKER_FLAME_SIDECAR_TEST_STOP
-cd "$TMP"
+real_plugin_setup
 N=8
 fx=()
 for ((i = 0; i < N; i++)); do

@@ -11,14 +11,7 @@
 # fixture image is built and checked too. Figures: docs/BENCHMARKS.md "Interpreted frames".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fidelity-lib.sh"
-engine_up || bail "no Docker engine answers"
-[ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
-[ -f "$BUILD/flame-sidecar.tar" ] || { skip_or_fail "build/flame-sidecar.tar missing (make)"; done_testing; }
-ensure_fixture_image || bail "cannot build the fixture image"
-ensure_sidecar_image || bail "cannot import the sidecar image"
-plugin_env
-unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON
-cd "$TMP"
+real_plugin_setup
 JDK17=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
 JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 # Allowed: floor + 0.05 (the issue's goal) + 1.5/sqrt(n), n the smaller side's sample count:

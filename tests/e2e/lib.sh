@@ -56,6 +56,20 @@ plugin_env() {
     mkdir -p "$DOCKER_CONFIG/cli-plugins"
     ln -sf "$BUILD/docker-flame" "$DOCKER_CONFIG/cli-plugins/docker-flame"
 }
+# The preamble of the tests that run the real plugin with the real sidecar on a fixture JVM: an
+# engine, the built plugin and sidecar, the fixture and sidecar images, the plugin as the CLI's
+# only one, none of the sidecar overrides the stub tests use, and $TMP as the working directory.
+real_plugin_setup() {
+    engine_up || bail "no Docker engine answers"
+    [ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
+    [ -f "$BUILD/flame-sidecar.tar" ] || { skip_or_fail "build/flame-sidecar.tar missing (make)"; done_testing; }
+    ensure_fixture_image || bail "cannot build the fixture image"
+    ensure_sidecar_image || bail "cannot import the sidecar image"
+    plugin_env
+    unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS \
+        DOCKER_FLAME_SIDECAR_TEST_STOP DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON
+    cd "$TMP" || bail "cd $TMP"
+}
 # The docker CLI of a backgrounded `timeout ... docker ...` (timeout's only child), or $1 itself.
 # A test's Ctrl-C goes to the CLI, not to timeout: timeout passes a signal on twice (to its child
 # and to its process group), and the CLI SIGKILLs its plugin after repeated signals (seen as a

@@ -2,14 +2,7 @@
 # and the helpers that read a sidecar process's /proc/<pid>/status in each phase (bounded waits).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/fixtures/plugin-stub/lib.sh"
-engine_up || bail "no Docker engine answers"
-[ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
-[ -f "$BUILD/flame-sidecar.tar" ] || { skip_or_fail "build/flame-sidecar.tar missing (make)"; done_testing; }
-ensure_fixture_image || bail "cannot build the fixture image"
-ensure_sidecar_image || bail "cannot import the sidecar image"
-plugin_env
-unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS
-cd "$TMP"
+real_plugin_setup
 
 SETUP_CAPS=00000000002c00c0   # SETGID SETUID SYS_CHROOT SYS_PTRACE SYS_ADMIN
 OPEN_CAPS=0000000000280000    # SYS_ADMIN SYS_PTRACE (per-CPU events on an engine without PERFMON)

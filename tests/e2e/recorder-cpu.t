@@ -7,15 +7,8 @@
 # `top` records per CPU too. No leftovers in the target.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/fixtures/plugin-stub/lib.sh"
-engine_up || bail "no Docker engine answers"
-[ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
-[ -f "$BUILD/flame-sidecar.tar" ] || { skip_or_fail "build/flame-sidecar.tar missing (make)"; done_testing; }
-ensure_fixture_image || bail "cannot build the fixture image"
-ensure_sidecar_image || bail "cannot import the sidecar image"
 command -v gcc >/dev/null || bail "gcc is needed to build the intruder"
-plugin_env
-unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON
-cd "$TMP"
+real_plugin_setup
 
 JAVA=/opt/java/openjdk/bin/java
 # Wait (bounded, $3 s) until file $1 matches the extended regex $2.

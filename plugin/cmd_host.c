@@ -503,11 +503,16 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         fprintf(stderr, "docker flame: host: %s\n", text);
         exit_code = ct_error_exit(s.pr.err);
     } else if (!s.pr.done || !s.pr.have_host) {
-        if (s.exit_status == 137)
+        if (s.exit_status == 137 && s.restored)
             fprintf(stderr,
-                    "docker flame: host: the sidecar was killed (exit 137): nothing written; %s\n",
-                    s.restored ? "the JVMs it had attached were restored"
-                               : "run `docker flame gc` and check the JVMs' /tmp");
+                    "docker flame: host: the sidecar was killed (exit 137): nothing written; "
+                    "the JVMs it had attached were restored\n");
+        else if (s.exit_status == 137)
+            fprintf(stderr,
+                    "docker flame: host: the sidecar was killed (exit 137): nothing written; "
+                    "could not restore %s: run `docker flame gc` and check that container's "
+                    "/tmp\n",
+                    s.restore_why[0] ? s.restore_why : "the JVMs it had attached");
         else
             fprintf(stderr, "docker flame: host: the sidecar ended without its result (see "
                             "`docker -D flame host`)\n");

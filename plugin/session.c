@@ -248,7 +248,18 @@ static void restore_host_targets(run_ctx *r, sess *s)
         size_t l = strcspn(p, ",");
         snprintf(id, sizeof id, "%.*s", (int)(l < 64 ? l : 64), p);
         flame_err e = FLAME_ERR_INIT;
-        if (sidecar_restore_target(r->e, id, &e) < 0) {
+        /* A container that stopped meanwhile has nothing left to restore: its mount namespace
+         * went with it (the restore sidecar cannot join a stopped container's PID namespace). */
+        int rc = sidecar_restore_target(r->e, id, &e);
+        if (rc < 0 && sidecar_target_running(r->e, id) == 1) { /* once more: a busy engine */
+            sleep_ms(500);
+            e = (flame_err)FLAME_ERR_INIT;
+            rc = sidecar_restore_target(r->e, id, &e);
+        }
+        if (rc < 0 && sidecar_target_running(r->e, id) != 0) {
+            if (all)
+                snprintf(s->restore_why, sizeof s->restore_why, "container %.12s: %.160s", id,
+                         e.msg);
             all = false;
             progress_note(&r->pg,
                           "could not restore container %.12s after the host sidecar was "

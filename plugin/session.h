@@ -41,10 +41,11 @@ typedef struct sess {
     double t_attached, t_first_p, t_first_f, t_done;
     long long first_p_elapsed_ms; /* elapsed_ms of the first P line (recording start estimate) */
     volatile sig_atomic_t cancel;
-    long exit_status;    /* sidecar's exit code, -1 unknown */
-    long target_exit;    /* >= 0: the target stopped during the run, with this exit code */
-    bool target_removed; /* ... and was removed (target_exit is then 0) */
-    bool restored;       /* its sidecar was killed; a restore sidecar undid its work */
+    long exit_status;      /* sidecar's exit code, -1 unknown */
+    long target_exit;      /* >= 0: the target stopped during the run, with this exit code */
+    bool target_removed;   /* ... and was removed (target_exit is then 0) */
+    bool restored;         /* its sidecar was killed; a restore sidecar undid its work */
+    char restore_why[200]; /* host: the first container that could not be restored, and why */
     bool stop_sent;
     bool debug;
     /* top: sees each stdout line first (stream thread, lock held); 1 = consumed */

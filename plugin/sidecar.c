@@ -423,6 +423,18 @@ int sidecar_restore_target(engine *e, const char *target_id, flame_err *err)
     return rc;
 }
 
+int sidecar_target_running(engine *e, const char *id)
+{
+    json_t *j = NULL;
+    long st = 0;
+    flame_err e2 = FLAME_ERR_INIT;
+    if (engine_json(e, "GET", NULL, &j, &st, &e2, "/containers/%s/json", id) < 0)
+        return st == 404 ? 0 : -1;
+    int running = json_is_true(json_object_get(json_object_get(j, "State"), "Running"));
+    json_decref(j);
+    return running;
+}
+
 void sess_clear(sess *s)
 {
     if (s->thread_started)

@@ -35,7 +35,8 @@ static const arg_spec specs[] = {
      .choices = ct_sampling_names},
     {.lng = "kernel", .kind = ARG_FLAG, .off = F(kernel, bool),
      .help = "kernel stacks too (system calls, page faults, network),\n"
-     "marked _[k]; gives the sidecar CAP_SYSLOG, dropped after\nrecording; per-CPU sampling only"},
+     "marked _[k]; gives the sidecar CAP_SYSLOG to read kernel\nsymbols, dropped before it looks at the target;\n"
+     "per-CPU sampling only"},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
     {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -79,6 +80,19 @@ int sc_kallsyms_check(const char *buf, size_t len, bool truncated, uint64_t *tex
         *text = stext;
     if (!*text)
         return flame_fail(err, FLAME_EXIT_PERF, "/proc/kallsyms has no _text symbol");
+    return 0;
+}
+
+int sc_kallsyms_drop_syslog(flame_err *err)
+{
+    /* PRIVILEGE: lowering our own permitted set needs no capability; CapBnd keeps SYSLOG, which
+     * NO_NEW_PRIVS and the later drop to uid 65534 make unusable. */
+    cap_value_t syslog = CAP_SYSLOG;
+    _cleanup_cap_ cap_t c = cap_get_proc();
+    if (!c || cap_set_flag(c, CAP_EFFECTIVE, 1, &syslog, CAP_CLEAR) < 0 ||
+        cap_set_flag(c, CAP_PERMITTED, 1, &syslog, CAP_CLEAR) < 0 ||
+        cap_set_flag(c, CAP_INHERITABLE, 1, &syslog, CAP_CLEAR) < 0 || cap_set_proc(c) < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "drop CAP_SYSLOG");
     return 0;
 }
 

@@ -21,3 +21,6 @@ int sc_kallsyms_check(const char *buf, size_t len, bool truncated, uint64_t *tex
  * anew, 0644: perf script reads it as nobody). The kernel decides whether addresses are shown
  * when the file is opened, from the opener's credentials: call it while holding CAP_SYSLOG. */
 int sc_kallsyms_copy(const char *dst, uint64_t *text, flame_err *err);
+/* CAP_SYSLOG out of our effective, permitted and inheritable sets: once the copy is made, no
+ * later phase needs it. */
+int sc_kallsyms_drop_syslog(flame_err *err);

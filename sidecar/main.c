@@ -138,7 +138,12 @@ static int kernel_symbols(sc_session *s, flame_err *err)
         return sc_fail(err, CT_ERR_USAGE,
                        "--kernel needs per-CPU sampling (not --sampling thread)");
     flame_err why = FLAME_ERR_INIT;
-    if (sc_kallsyms_copy(SC_KALLSYMS_PATH, &s->kernel_text, &why) == 0)
+    int rc = sc_kallsyms_copy(SC_KALLSYMS_PATH, &s->kernel_text, &why);
+    /* CAP_SYSLOG was for that open alone: gone before the target is looked at */
+    flame_err drop = FLAME_ERR_INIT;
+    if (sc_kallsyms_drop_syslog(&drop) < 0)
+        return sc_fail(err, CT_ERR_INTERNAL, "%s", drop.msg);
+    if (rc == 0)
         return 0;
     char kr[16] = "?";
     if (sc_read_bounded(AT_FDCWD, "/proc/sys/kernel/kptr_restrict", kr, sizeof kr) > 0)

@@ -13,7 +13,7 @@ fxid=$(docker inspect -f '{{.Id}}' "$fx")
 SYSLOG_CAPS=00000004002c00c0 # SETUP_CAPS + SYSLOG (34)
 
 # --- with --kernel: every output names kernel frames of the target's own threads ---
-DOCKER_FLAME_SIDECAR_TEST_STOP=process DOCKER_FLAME_TIMINGS=1 \
+DOCKER_FLAME_SIDECAR_TEST_STOP=setup,process DOCKER_FLAME_TIMINGS=1 \
     timeout -k 10 150 docker flame --kernel -d 5 --format folded --format svg --format speedscope \
     --format pprof -o k1 "$fx" 2>err1 &
 bg=$!
@@ -28,6 +28,15 @@ done
 is "$(docker inspect -f '{{json .HostConfig.CapAdd}}' "$sc")" \
     '["SYS_ADMIN","SYS_PTRACE","SETUID","SETGID","SYS_CHROOT","SYSLOG"]' "--kernel: CapAdd has SYSLOG"
 scpid=$(docker inspect -f '{{.State.Pid}}' "$sc")
+# setup (after discovery): kallsyms copied, SYSLOG already gone from CapEff and CapPrm
+if wait_stopped "$scpid" 60; then
+    is "$(st "$scpid" CapEff)" "$SETUP_CAPS" "--kernel, setup: CapEff the five caps (SYSLOG dropped after the copy)"
+    is "$(st "$scpid" CapPrm)" "$SETUP_CAPS" "--kernel, setup: CapPrm the five caps"
+    is "$(st "$scpid" CapBnd)" "$SYSLOG_CAPS" "--kernel, setup: CapBnd = CapAdd (five + SYSLOG)"
+    kill -CONT "$scpid"
+else nok "--kernel: sidecar did not stop at the setup hook"; kill -CONT "$scpid" 2>/dev/null; fi
+# wait for it to resume before waiting for the next stop
+for ((i = 0; i < 100; i++)); do case "$(st "$scpid" State)" in T*) sleep 0.05 ;; *) break ;; esac; done
 if wait_stopped "$scpid" 120; then
     is "$(st "$scpid" CapEff)" "$NONE" "--kernel, processing: CapEff 0 (SYSLOG dropped)"
     is "$(st "$scpid" CapPrm)" "$NONE" "--kernel, processing: CapPrm 0"
@@ -38,7 +47,7 @@ wait_pid "$bg" 120; rc=$RC
 is "$rc" 0 "--kernel: exit 0"
 caps=$(sed -n 's/^docker flame: sidecar caps [^:]*: //p' err1 | head -1)
 is "$caps" "{\"setup\":\"$SYSLOG_CAPS\",\"open\":\"$OPEN_CAPS\",\"record\":\"$NONE\",\"process\":\"$NONE\"}" \
-    "--kernel: SYSLOG held during setup only (S caps per phase)"
+    "--kernel: SYSLOG held at the start of setup only (S caps per phase)"
 f=k1.folded
 total=$(awk '{ t += $NF } END { print t + 0 }' "$f")
 kern=$(awk '/_\[k\]/ { k += $NF } END { print k + 0 }' "$f")

@@ -67,6 +67,12 @@ like "$(cat k1.svg 2>/dev/null)" '<title>do_syscall_64 \([^<]*</title><rect [^>]
 like "$(cat k1.speedscope.json 2>/dev/null)" '_\[k\]' "speedscope shows kernel frames"
 like "$(zcat k1.pb.gz 2>/dev/null | tr -c '[:print:]' '\n')" '_\[k\]' "pprof names kernel frames"
 like "$(cat err1)" 'sidecar sampling [^:]*: cpu bpf' "recorded per CPU with the in-kernel filter"
+# the BPF filter judges kernel samples by the interrupted task: the idle task and other
+# processes stay out (their kernel frames would be idle loops and swapper)
+unlike "$(cut -d';' -f1 "$f" | sort -u)" '^(swapper|kworker|ksoftirqd|dockerd|containerd)' \
+    "no stack of the idle task or another process"
+unlike "$(grep -oE '[^;]*_\[k\]' "$f" | sort -u)" '^(default_idle|native_safe_halt|intel_idle|cpu_idle|do_idle)' \
+    "no idle-loop kernel frame"
 
 # --- without --kernel: no kernel frame, no SYSLOG ---
 DOCKER_FLAME_TIMINGS=1 timeout -k 10 150 docker flame -d 3 --format folded -o u1.folded "$fx" 2>err2
@@ -74,6 +80,12 @@ okif $? "without --kernel: exit 0"
 is "$(grep -c '_\[k\]' u1.folded)" 0 "without --kernel: no kernel frame"
 caps=$(sed -n 's/^docker flame: sidecar caps [^:]*: //p' err2 | head -1)
 like "$caps" "^\\{\"setup\":\"$SETUP_CAPS\"" "without --kernel: no SYSLOG at setup"
+
+# diff: kernel frames take part like any other (the kernel run against the user-only one)
+timeout -k 5 60 docker flame diff k1.folded u1.folded -o d.svg 2>errd
+okif $? "diff of a --kernel profile and a user-only one: exit 0"
+# d.svg is drawn with AFTER's widths (user-only: no kernel frame), d.mirror.svg with BEFORE's
+like "$(cat d.mirror.svg 2>/dev/null)" '<title>do_syscall_64 ' "diff (mirror, --kernel widths) shows the kernel frames"
 
 # --- refused: a sidecar without CAP_SYSLOG sees kallsyms addresses as 0 (paranoid 2) ---
 DOCKER_FLAME_SIDECAR_CAPS=SYS_ADMIN,SYS_PTRACE,SETUID,SETGID,SYS_CHROOT \

@@ -86,7 +86,7 @@ static const arg_spec sidecar_specs[] = {
     {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
      .help = "keep Java signatures"},
     {.lng = "kernel", .kind = ARG_FLAG, .off = F(kernel, bool),
-     .help = "record: kernel stacks too (needs CAP_SYSLOG while recording)"},
+     .help = "record, top: kernel stacks too (needs CAP_SYSLOG at the start)"},
     {.lng = "last-window", .kind = ARG_FLAG, .off = F(last_window, bool),
      .help = "top: send the window cut short by the stop too"},
     {.lng = "attach-timeout", .kind = ARG_DURATION, .off = F(attach_timeout_ms, uint64_t),

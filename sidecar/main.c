@@ -132,8 +132,8 @@ static int host_main(sc_session *s, flame_err *err)
  * never a profile silently without kernel frames. */
 static int kernel_symbols(sc_session *s, flame_err *err)
 {
-    if (s->o.verb != CT_RECORD)
-        return sc_fail(err, CT_ERR_USAGE, "--kernel is supported by record only");
+    if (s->o.verb != CT_RECORD && s->o.verb != CT_TOP)
+        return sc_fail(err, CT_ERR_USAGE, "--kernel is supported by record and top only");
     if (s->o.sampling == CT_SAMPLING_THREAD)
         return sc_fail(err, CT_ERR_USAGE,
                        "--kernel needs per-CPU sampling (not --sampling thread)");

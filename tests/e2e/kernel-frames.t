@@ -102,8 +102,30 @@ is "$(sidecars_left)" 0 "no sidecar left"
 timeout 30 docker flame --kernel --sampling thread "$fx" 2>err4
 is "$?" 2 "--kernel --sampling thread: exit 2"
 like "$(cat err4)" '--kernel needs per-CPU sampling' "--kernel --sampling thread: says why"
-timeout 30 docker flame top --kernel "$fx" </dev/null >/dev/null 2>err5
-is "$?" 2 "top --kernel: exit 2 (not supported with this verb)"
+timeout 30 docker flame top --kernel --sampling thread "$fx" </dev/null >/dev/null 2>err5
+is "$?" 2 "top --kernel --sampling thread: exit 2"
+timeout 30 docker flame record --kernel "$fx" </dev/null >/dev/null 2>err6
+is "$?" 2 "record --kernel: exit 2 (not supported with this verb)"
+like "$(cat err6)" 'unknown flag: --kernel' "record --kernel: says so in one line"
+
+# --- top --kernel: its windows carry kernel frames too (snapshots, --record) ---
+wait_for() {
+    local end=$((SECONDS + $1)); shift
+    until "$@"; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.1
+    done
+}
+timeout -k 10 300 docker flame top --kernel "$fx" --interval 1s --record top.folded >snap.txt 2>errt &
+tpid=$!
+top_ran() { [ "$(grep -c '^--- docker flame top' snap.txt 2>/dev/null)" -ge 3 ]; }
+if wait_for 120 top_ran; then ok "top --kernel: snapshots"; else nok "top --kernel: snapshots"; fdiag "$(cat errt)"; fi
+ctrl_c "$tpid"
+wait "$tpid"
+is "$?" 0 "top --kernel: exit 0 on Ctrl-C"
+like "$(cat top.folded 2>/dev/null)" 'FlameFixture\.readZeros[^;]*;([^;]*;)*[a-z_0-9.]+_\[k\]' \
+    "top --kernel --record: kernel frames under FlameFixture.readZeros"
+is "$(sidecars_left)" 0 "top: no sidecar left"
 like "$(docker flame --help)" '--kernel.*kernel stacks' "--help lists --kernel"
 like "$(docker flame --help)" 'CAP_SYSLOG' "--help states the extra privilege"
 done_testing

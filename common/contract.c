@@ -85,6 +85,8 @@ static const arg_spec sidecar_specs[] = {
      .help = "no frames for inlined methods"},
     {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
      .help = "keep Java signatures"},
+    {.lng = "kernel", .kind = ARG_FLAG, .off = F(kernel, bool),
+     .help = "record, top: kernel stacks too (needs CAP_SYSLOG at the start)"},
     {.lng = "last-window", .kind = ARG_FLAG, .off = F(last_window, bool),
      .help = "top: send the window cut short by the stop too"},
     {.lng = "attach-timeout", .kind = ARG_DURATION, .off = F(attach_timeout_ms, uint64_t),
@@ -197,6 +199,8 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
     if (ok && a->sampling != CT_SAMPLING_AUTO)
         ok = push(argv, cap, &n, buf, bufcap, &used, "--sampling=%s",
                   ct_sampling_name((enum ct_sampling)a->sampling));
+    if (ok && a->kernel)
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--kernel");
     if (ok && a->last_window)
         ok = push(argv, cap, &n, buf, bufcap, &used, "--last-window");
     if (ok && a->verb == CT_HOST && a->attach_ids && *a->attach_ids)

@@ -41,6 +41,8 @@ typedef struct ct_args {
     uint64_t attach_timeout_ms; /* per attach command */
     int64_t pid;                /* 0 = every JVM; else its pid as seen in the container */
     bool no_inline, signatures;
+    /* record, top: kernel stacks too (docs/SIDECAR.md "Kernel frames"); per-CPU sampling only */
+    bool kernel;
     bool last_window; /* top: at the stop, send the window cut short too (the recorder keeps it) */
     int inject;       /* enum ct_inject */
     int sampling; /* enum ct_sampling; sent only when not auto, so an older sidecar still runs */

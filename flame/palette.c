@@ -124,6 +124,8 @@ static palette classify(palette pal, const char *s, size_t n)
 {
     switch (pal) {
     case PAL_JAVA:
+        if (frame_ends_with(s, n, "_[k]")) /* --kernel: never mistaken for Java or C++ */
+            return PAL_ORANGE;
         if (frame_ends_with(s, n, "_[j]"))
             return PAL_GREEN;
         if (frame_ends_with(s, n, "_[i]"))
@@ -147,8 +149,6 @@ static palette classify(palette pal, const char *s, size_t n)
             return PAL_GREEN;
         if (has(s, n, "::"))
             return PAL_YELLOW;
-        if (frame_ends_with(s, n, "_[k]"))
-            return PAL_ORANGE;
         /* deliberate change: JDK perf-map names without annotation are Java, not native */
         return java_like(s, n) ? PAL_GREEN : PAL_RED;
     case PAL_JS:

@@ -31,7 +31,7 @@ typedef struct top_args {
     int64_t frequency, pid;
     int sampling; /* enum ct_sampling */
     const char *record, *container, *summary_json;
-    bool no_inline, help;
+    bool no_inline, kernel, help;
     args_operands ops;
 } top_args;
 
@@ -58,6 +58,9 @@ static const arg_spec top_specs[] = {
      "to FILE (docs/SUMMARY.md)", .complete = "file"},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not split inlined Java frames"},
+    {.lng = "kernel", .kind = ARG_FLAG, .off = F(kernel, bool),
+     .help = "kernel stacks too, marked _[k] (as for docker flame: the sidecar\n"
+     "gets CAP_SYSLOG to read kernel symbols, dropped before it looks\nat the target)"},
     CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
@@ -94,6 +97,9 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (a->summary_json && !strcmp(a->summary_json, "-"))
         return args_error(&cmd_top_grammar, err,
                           "--summary-json: give a file (standard output is top's view)");
+    if (a->kernel && a->sampling == CT_SAMPLING_THREAD)
+        return args_error(&cmd_top_grammar, err,
+                          "--kernel needs per-CPU sampling: drop --sampling thread");
     if (a->window_ms < a->interval_ms)
         a->window_ms = a->interval_ms;
     if ((double)a->window_ms / (double)a->interval_ms > TOP_MAX_WINDOWS - 0.5)
@@ -149,6 +155,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     o.pid = a.pid;
     o.sampling = a.sampling;
     o.no_inline = a.no_inline;
+    o.kernel = a.kernel;
     o.quiet = true; /* the view is the progress */
     o.top = true;
     o.interval_ms = a.interval_ms;

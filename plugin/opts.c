@@ -33,6 +33,10 @@ static const arg_spec specs[] = {
      .help = "cpu: one event per CPU, filtered to the container (cheap);\nthread: one event per "
      "JVM thread (costs busy servers 10-50 %);\nauto (default): cpu, else thread with a warning",
      .choices = ct_sampling_names},
+    {.lng = "kernel", .kind = ARG_FLAG, .off = F(kernel, bool),
+     .help = "kernel stacks too (system calls, page faults, network),\n"
+     "marked _[k]; gives the sidecar CAP_SYSLOG to read kernel\nsymbols, dropped before it looks at the target;\n"
+     "per-CPU sampling only"},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
     {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
@@ -100,6 +104,11 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
     if (o->containers.n == 0)
         return args_error(&opts_grammar, err,
                           "no container given: docker flame [OPTIONS] CONTAINER [CONTAINER...]");
+    /* Kernel stacks come from our per-CPU recorder only (perf's per-thread recorder runs
+     * unprivileged, where paranoid 2 forbids kernel samples). */
+    if (o->kernel && o->sampling == CT_SAMPLING_THREAD)
+        return args_error(&opts_grammar, err,
+                          "--kernel needs per-CPU sampling: drop --sampling thread");
     /* With a load command and no -d, profile exactly as long as the command runs. */
     if (o->cmd && !o->duration_set)
         o->duration_ms = 0;

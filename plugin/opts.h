@@ -21,6 +21,7 @@ typedef struct flame_opts {
     int nformats;
     graph_opts graph; /* --title, --colors, --minwidth, --width */
     bool no_inline, signatures, quiet;
+    bool kernel; /* --kernel: kernel stacks too (one-shot only; the sidecar gets CAP_SYSLOG) */
     const char *summary_json; /* --summary-json FILE, or NULL */
     int sampling;             /* enum ct_sampling (common/contract.h) */
     bool help, version;

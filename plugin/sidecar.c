@@ -168,6 +168,7 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     a.cmd.no_inline = r->o->no_inline;
     a.cmd.signatures = r->o->signatures;
     a.cmd.sampling = r->o->sampling;
+    a.cmd.kernel = r->o->kernel;
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
         return -1;

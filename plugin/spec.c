@@ -60,6 +60,12 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
     } else {
         for (size_t i = 0; i < sizeof sidecar_caps / sizeof *sidecar_caps; i++)
             json_array_append_new(caps, json_string(sidecar_caps[i]));
+        /* --kernel only: CAP_SYSLOG lets the sidecar read real addresses from /proc/kallsyms
+         * (hidden without it at perf_event_paranoid > 1 or kptr_restrict 1) to name kernel
+         * frames. The sidecar clears it right after that one read (docs/HARDENING.md); without
+         * --kernel it never holds it. */
+        if (a->cmd.kernel)
+            json_array_append_new(caps, json_string("SYSLOG"));
     }
 
     json_t *labels = json_pack("{ssssssss}", SPEC_LABEL_SIDECAR, "1", SPEC_LABEL_TARGET,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "sidecar/kallsyms.h"
 #include "sidecar/session.h"
 
 static volatile sig_atomic_t stop_requested, abort_requested;
@@ -126,6 +127,33 @@ static int host_main(sc_session *s, flame_err *err)
     return 0;
 }
 
+/* --kernel: kernel symbols copied while we hold CAP_SYSLOG (kallsyms.h), before anything is
+ * done to the target, so a refusal leaves nothing to undo. Refused = E perf_denied (exit 6),
+ * never a profile silently without kernel frames. */
+static int kernel_symbols(sc_session *s, flame_err *err)
+{
+    if (s->o.verb != CT_RECORD && s->o.verb != CT_TOP)
+        return sc_fail(err, CT_ERR_USAGE, "--kernel is supported by record and top only");
+    if (s->o.sampling == CT_SAMPLING_THREAD)
+        return sc_fail(err, CT_ERR_USAGE,
+                       "--kernel needs per-CPU sampling (not --sampling thread)");
+    flame_err why = FLAME_ERR_INIT;
+    int rc = sc_kallsyms_copy(SC_KALLSYMS_PATH, &s->kernel_text, &why);
+    /* CAP_SYSLOG was for that open alone: gone before the target is looked at */
+    flame_err drop = FLAME_ERR_INIT;
+    if (sc_kallsyms_drop_syslog(&drop) < 0)
+        return sc_fail(err, CT_ERR_INTERNAL, "%s", drop.msg);
+    if (rc == 0)
+        return 0;
+    char kr[16] = "?";
+    if (sc_read_bounded(AT_FDCWD, "/proc/sys/kernel/kptr_restrict", kr, sizeof kr) > 0)
+        kr[strcspn(kr, "\n")] = '\0';
+    return sc_fail(err, CT_ERR_PERF_DENIED,
+                   "--kernel refused: %s (kernel.kptr_restrict=%s; naming kernel frames needs "
+                   "kptr_restrict <= 1 and CAP_SYSLOG in the sidecar); profile without --kernel",
+                   why.msg, kr);
+}
+
 int main(int argc, char **argv)
 {
     static sc_session s;
@@ -163,6 +191,8 @@ int main(int argc, char **argv)
 
     if (s.o.verb == CT_HOST)
         return finish(host_main(&s, &err) < 0 ? &err : NULL);
+    if (s.o.kernel && kernel_symbols(&s, &err) < 0)
+        return finish(&err);
     if (discover(&s, &err) < 0)
         return finish(&err);
     sc_test_stop("setup");

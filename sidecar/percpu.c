@@ -402,12 +402,13 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
         a->sample_regs_user = SC_INTERP_REGS_MASK;
         a->sample_stack_user = SC_INTERP_STACK;
     }
-    /* User space only, as today's recorder under perf_event_paranoid 2: a sample that interrupts
-     * the kernel is discarded before any filter or unwinding (perf_exclude_event), and no kernel
-     * address is ever collected. */
-    a->exclude_kernel = 1;
+    /* User space only by default: a sample that interrupts the kernel is discarded before any
+     * filter or unwinding (perf_exclude_event), and no kernel address is ever collected.
+     * --kernel: kernel samples and the kernel part of each callchain too; the BPF filter still
+     * judges by the interrupted task, so they are the target's own (system calls, faults). */
+    a->exclude_kernel = o->kernel_text ? 0 : 1;
     a->exclude_hv = 1;
-    a->exclude_callchain_kernel = 1;
+    a->exclude_callchain_kernel = o->kernel_text ? 0 : 1;
     /* Side-band for processes that start or map code during the recording: exec (COMM with
      * COMM_EXEC), executable mmaps (MMAP2), fork/exit. The kernel sends these for every task on
      * the CPU; records of tasks outside our namespace carry pid 0 and are dropped in the pump. */
@@ -770,9 +771,31 @@ int sc_percpu_collect(sc_percpu *s, int proc_dirfd, flame_err *err)
     return 0;
 }
 
+/* The kernel's mapping as perf itself announces it: PERF_RECORD_MMAP, pid -1, named
+ * "[kernel.kallsyms]_text" with pgoff = the address of _text (perf's relocation reference), so
+ * perf script places kernel addresses in [kernel.kallsyms] and names them from --kallsyms. */
+static int synth_kernel_mmap(sc_percpu *s, int fd, uint64_t text, flame_err *err)
+{
+    static const char name[] = "[kernel.kallsyms]_text";
+    unsigned char r[8 + 32 + sizeof name + 8 + TRAILER_SIZE];
+    size_t body = 32 + ((sizeof name + 7) & ~(size_t)7);
+    memset(r, 0, sizeof r);
+    put32(r, PERF_RECORD_MMAP);
+    put16(r + 4, PERF_RECORD_MISC_KERNEL);
+    put32(r + 8, UINT32_MAX); /* pid -1: the kernel */
+    put64(r + 16, text);
+    put64(r + 24, UINT64_MAX - text);
+    put64(r + 32, text);
+    memcpy(r + 40, name, sizeof name);
+    size_t size = 8 + body + trailer(r + 8 + body, UINT32_MAX, 0);
+    put16(r + 6, (uint16_t)size);
+    s->f.st.synthesized++;
+    return emit(s, fd, r, size, err);
+}
+
 int sc_percpu_synthesize(sc_percpu *s, int proc_dirfd, int fd, flame_err *err)
 {
-    int rc = 0;
+    int rc = s->o.kernel_text ? synth_kernel_mmap(s, fd, s->o.kernel_text, err) : 0;
     char path[64], comm[64];
     for (int k = 0; k < s->n_maps; k++) {
         uint32_t pid = (uint32_t)s->maps_pid[k];

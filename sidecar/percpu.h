@@ -57,6 +57,8 @@ typedef struct sc_percpu_opts {
                                  (costs our CPU; counted in samples_dropped) */
     struct sc_interp *interp; /* not NULL: samples carry bp/sp and a stack copy, rewritten by
                                  sidecar/interp.h before they are written (not owned) */
+    uint64_t kernel_text;     /* not 0 (--kernel): kernel samples and callchains too, and a kernel
+                                 MMAP record at this _text address for perf script --kallsyms */
 } sc_percpu_opts;
 
 typedef struct sc_percpu_stats {

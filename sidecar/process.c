@@ -14,6 +14,7 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "sidecar/kallsyms.h"
 #include "sidecar/session.h"
 
 const char *sc_root_for_pid(void *ctx, long pid)
@@ -120,7 +121,7 @@ void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map
     munmap(m, (size_t)size);
 }
 
-int sc_perf_script(int data_fd, const char *symfs, bool cpu, folder *f,
+int sc_perf_script(int data_fd, const char *symfs, const char *kallsyms, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err)
 {
     int p[2];
@@ -140,11 +141,20 @@ int sc_perf_script(int data_fd, const char *symfs, bool cpu, folder *f,
          * `-i -` reads the pipe-format data from stdin (the file is ours, opened by the caller). */
         const char *fields =
             cpu ? "comm,pid,tid,cpu,time,event,ip,sym,dso" : "comm,pid,tid,time,event,ip,sym,dso";
-        if (symfs)
-            execl(SC_PERF, "perf", "script", "-i", "-", "--symfs", symfs, "-F", fields,
-                  (char *)NULL);
-        else
-            execl(SC_PERF, "perf", "script", "-i", "-", "-F", fields, (char *)NULL);
+        /* --kallsyms: our copy of the kernel's symbols (kallsyms.h); we can no longer read the
+         * real file's addresses, having dropped CAP_SYSLOG */
+        const char *argv[16] = {"perf", "script", "-i", "-", "-F", fields};
+        int n = 6;
+        if (symfs) {
+            argv[n++] = "--symfs";
+            argv[n++] = symfs;
+        }
+        if (kallsyms) {
+            argv[n++] = "--kallsyms";
+            argv[n++] = kallsyms;
+        }
+        argv[n] = NULL;
+        execv(SC_PERF, (char *const *)argv);
         _exit(127);
     }
     close(p[1]);
@@ -262,6 +272,7 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
     int64_t t = mono_ms();
     fold_opts fo = {.inline_frames = !s->o.no_inline,
                     .signatures = s->o.signatures,
+                    .kernel = s->kernel_text != 0, /* kernel frames marked _[k] */
                     .root_for_pid = s->n > 1 ? sc_root_for_pid : NULL,
                     .root_ctx = s};
     folder *f = folder_new(&fo);
@@ -269,7 +280,8 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
     int rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, SC_SYMFS, false, f, s->abort, err);
+                      : sc_perf_script(data, SC_SYMFS, s->kernel_text ? SC_KALLSYMS_PATH : NULL,
+                                       false, f, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
         sc_emit_folded(f);

@@ -233,7 +233,7 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     signal(SIGTERM, SIG_DFL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     flame_err e = FLAME_ERR_INIT;
-    sc_percpu_opts o = {.freq = (unsigned)s->o.frequency};
+    sc_percpu_opts o = {.freq = (unsigned)s->o.frequency, .kernel_text = s->kernel_text};
     /* We joined the target's PID namespace (--pid container:<target>): keep its tasks, but
      * not ours, which live there too. */
     o.pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
@@ -495,6 +495,11 @@ int sc_sampler_start(sc_session *s, bool live, const pid_t *extra, int n_extra, 
                            "the kernel refused system-wide sampling (%s): `docker flame host` "
                            "needs CPU-wide perf events (CAP_PERFMON or CAP_SYS_ADMIN in the "
                            "sidecar, perf_event_paranoid <= 2, a rootful engine)",
+                           why);
+        if (s->kernel_text) /* perf's per-thread recorder runs unprivileged: user only */
+            return sc_fail(err, CT_ERR_PERF_DENIED,
+                           "--kernel refused: per-CPU sampling refused (%s), and kernel stacks "
+                           "are recorded per CPU only; profile without --kernel",
                            why);
         if (s->o.sampling == CT_SAMPLING_CPU)
             return sc_fail(err, CT_ERR_PERF_DENIED,

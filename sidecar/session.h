@@ -31,10 +31,11 @@ typedef struct sc_session {
     uint64_t t[CT_PH_COUNT];
     char caps[CT_CAPS_COUNT][20];
     uint64_t samples, lost;
-    int sampling;      /* enum ct_sampling: as asked (auto), then what records (cpu or thread) */
-    char filter[8];    /* S.filter: "bpf", "user" or "pid" */
-    bool interp;       /* name interpreted frames (per-CPU recordings; interp.h) */
-    int interp_window; /* top: the window being recorded; -1 for a one-shot recording */
+    int sampling;         /* enum ct_sampling: as asked (auto), then what records (cpu or thread) */
+    char filter[8];       /* S.filter: "bpf", "user" or "pid" */
+    bool interp;          /* name interpreted frames (per-CPU recordings; interp.h) */
+    int interp_window;    /* top: the window being recorded; -1 for a one-shot recording */
+    uint64_t kernel_text; /* --kernel: the kernel's _text address (kallsyms.h); 0 without */
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -140,7 +141,7 @@ int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, fla
 /* perf script over the pipe-format data on data_fd (symfs: where copies of the target's
  * libraries are, or NULL), fed to f line by line, then folder_finish. cpu: print each sample's
  * CPU too (host's timeline). */
-int sc_perf_script(int data_fd, const char *symfs, bool cpu, folder *f,
+int sc_perf_script(int data_fd, const char *symfs, const char *kallsyms, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */
 int sc_emit_folded(const folder *f);

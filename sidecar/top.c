@@ -20,6 +20,7 @@
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "flame/fold.h"
+#include "sidecar/kallsyms.h"
 #include "sidecar/session.h"
 
 /* One window handed to the child: fixed size, far below PIPE_BUF, so one write is atomic. */
@@ -53,6 +54,7 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
     }
     fold_opts fo = {.inline_frames = !env->o.no_inline,
                     .signatures = env->o.signatures,
+                    .kernel = env->kernel_text != 0, /* --kernel: kernel frames marked _[k] */
                     .root_for_pid = env->n > 1 ? sc_root_for_pid : NULL,
                     .root_ctx = (void *)env};
     folder *f = folder_new(&fo);
@@ -63,7 +65,8 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
     flame_err err = FLAME_ERR_INIT;
     int data = open(path, O_RDONLY | O_CLOEXEC);
     int rc = data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
-                      : sc_perf_script(data, NULL, false, f, NULL, &err);
+                      : sc_perf_script(data, NULL, env->kernel_text ? SC_KALLSYMS_PATH : NULL,
+                                       false, f, NULL, &err);
     if (data >= 0)
         close(data);
     fold_stats fs = {0};

@@ -28,7 +28,8 @@ static bool same_args(const ct_args *a, const ct_args *b)
            (a->verb != CT_TOP || a->interval_ms == b->interval_ms) &&
            a->frequency == b->frequency && a->attach_timeout_ms == b->attach_timeout_ms &&
            a->no_inline == b->no_inline && a->signatures == b->signatures &&
-           a->last_window == b->last_window && a->inject == b->inject && a->sampling == b->sampling;
+           a->kernel == b->kernel && a->last_window == b->last_window && a->inject == b->inject &&
+           a->sampling == b->sampling;
 }
 
 int main(void)
@@ -58,6 +59,7 @@ int main(void)
     a.pid = 4194304;
     a.no_inline = true;
     a.signatures = true;
+    a.kernel = true;
     a.last_window = true;
     a.attach_timeout_ms = 2500;
     for (int inj = 0; inj < CT_INJECT_COUNT; inj++) {

@@ -76,6 +76,23 @@ int main(void)
     const char *leading = "     swapper     0 [002] 6035557.056977:     250000 cpu-clock: \n"
                           "\tffffffff8103d0ca native_safe_halt ([kernel.kallsyms])\n\n";
     check(leading, &ours, "swapper;native_safe_halt 1\n", "header with leading spaces");
+    /* --kernel as the sidecar folds it (perf script of our per-CPU recording, --kallsyms) */
+    const char *ksample = "syscalls 1/33 [001] 5.000001: 10101010 cpu-clock: \n"
+                          "\tffffffff8133f1a0 ksys_read+0x60 ([kernel.kallsyms])\n"
+                          "\tffffffff81c00099 entry_SYSCALL_64_after_hwframe+0x63 "
+                          "([kernel.kallsyms])\n"
+                          "\t    7f0011223344 read+0x14 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+                          "\t    7fd0a8ee5891 void FlameFixture.readZeros()+0x6d1 "
+                          "(/tmp/perf-1.map)\n\n";
+    fold_opts kern = ours;
+    kern.kernel = true;
+    check(
+        ksample, &kern,
+        "syscalls;FlameFixture.readZeros;read;entry_SYSCALL_64_after_hwframe_[k];ksys_read_[k] 1\n",
+        "kernel frames marked _[k] at the leaf end, user frames unmarked");
+    check(ksample, &ours,
+          "syscalls;FlameFixture.readZeros;read;entry_SYSCALL_64_after_hwframe;ksys_read 1\n",
+          "without the kernel option: no mark");
     check(leading, &compat, "", "compat: header with leading spaces drops the sample");
     check("V8 WorkerThread 24636/25607 [000] 94564.109216: 100 cycles:\n\t1 f (/x)\n\n", &tid,
           "V8_WorkerThread-24636/25607;f 1\n", "comm with a space, pid/tid");

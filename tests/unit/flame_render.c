@@ -195,7 +195,8 @@ static void test_java_palette(void)
     render_opts_default(&o);
     o.colors = "java";
     char *s = render_text("t;Interp_[j];inl_[i];JVM::gc;vfs_read_[k];Work.step;java/util/Map:.get;"
-                          "foo.constprop.0;start_thread;Slow.loop_[int] 1\n",
+                          "foo.constprop.0;start_thread;Slow.loop_[int];net/x.y_[k];"
+                          "ext4::io_[k] 1\n",
                           &o);
     unsigned r, g, b;
     ok(s && frame_fill(s, "Interp (", &r, &g, &b) == 0 && is_green(r, g, b), "_[j] is green");
@@ -204,6 +205,11 @@ static void test_java_palette(void)
     ok(s && frame_fill(s, "JVM::gc (", &r, &g, &b) == 0 && r == g && r >= 175 && b <= 70,
        ":: (C++) is yellow");
     ok(s && frame_fill(s, "vfs_read (", &r, &g, &b) == 0 && r >= 190 && b == 0, "_[k] is orange");
+    /* --kernel: the mark decides before any name rule (a package-like or C++-like name) */
+    ok(s && frame_fill(s, "net/x.y (", &r, &g, &b) == 0 && r >= 190 && b == 0,
+       "_[k] with a Java-package-like name is orange");
+    ok(s && frame_fill(s, "ext4::io (", &r, &g, &b) == 0 && r >= 190 && b == 0 && g != r,
+       "_[k] with a C++-like name is orange");
     ok(s && frame_fill(s, "Slow.loop (", &r, &g, &b) == 0 && r == b && g < r && r >= 190,
        "_[int] (interpreted) is purple, its label without the annotation");
     ok(s && frame_fill(s, "Work.step (", &r, &g, &b) == 0 && is_green(r, g, b),

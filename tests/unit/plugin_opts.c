@@ -41,6 +41,13 @@ int main(void)
        "--sampling=cpu");
     ok(parse(&o, &err, 2, "--sampling=never", "web") < 0 && err.code == FLAME_EXIT_USAGE,
        "--sampling with an unknown value: usage error");
+    ok(parse(&o, &err, 1, "web") == 0 && !o.kernel, "kernel frames off by default");
+    ok(parse(&o, &err, 2, "--kernel", "web") == 0 && o.kernel, "--kernel");
+    ok(parse(&o, &err, 4, "--kernel", "--sampling", "cpu", "web") == 0 && o.kernel,
+       "--kernel --sampling cpu");
+    ok(parse(&o, &err, 4, "--kernel", "--sampling", "thread", "web") < 0 &&
+           err.code == FLAME_EXIT_USAGE && strstr(err.msg, "per-CPU") && !strchr(err.msg, '\n'),
+       "--kernel --sampling thread: usage error in one line");
     ok(parse(&o, &err, 3, "--format", "png", "web") < 0 && err.code == FLAME_EXIT_USAGE &&
            strstr(err.msg, "png"),
        "unknown format: usage error naming it");

@@ -100,5 +100,21 @@ int main(void)
        "test hook passed as the sidecar's env");
     json_decref(s);
 
+    /* --kernel: CAP_SYSLOG added, and only then (kallsyms addresses, setup phase only) */
+    spec_args k = {.target_id = "abc123", .owner_pid = 1};
+    ct_args_default(&k.cmd, CT_RECORD);
+    json_t *ds = spec_sidecar(&k, &err);
+    ok(!has_str(json_object_get(json_object_get(ds, "HostConfig"), "CapAdd"), "SYSLOG") &&
+           !has_str(json_object_get(ds, "Cmd"), "--kernel"),
+       "no SYSLOG and no --kernel by default");
+    json_decref(ds);
+    k.cmd.kernel = true;
+    json_t *ks = spec_sidecar(&k, &err);
+    json_t *kca = json_object_get(json_object_get(ks, "HostConfig"), "CapAdd");
+    ok(json_array_size(kca) == 6 && has_str(kca, "SYSLOG") && has_str(kca, "SYS_CHROOT"),
+       "--kernel: the five caps + SYSLOG");
+    ok(has_str(json_object_get(ks, "Cmd"), "--kernel"), "--kernel: passed to the sidecar");
+    json_decref(ks);
+
     return tap_done();
 }

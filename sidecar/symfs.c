@@ -501,6 +501,9 @@ int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *out)
                 snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, c->path);
                 unlink(dst);
                 s.conflicts++;
+                sc_warn("pid %d: %s is another file than the one an earlier JVM maps under that "
+                        "name: its frames stay unnamed in both",
+                        (int)j->st.pid, c->path);
             }
             continue;
         }

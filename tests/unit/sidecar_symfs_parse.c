@@ -1,4 +1,4 @@
-/* sidecar/symfs.c: the strict /proc/<pid>/maps line parser and the name check that decides
+/* sidecar/symfs_parse.c: the strict /proc/<pid>/maps line parser and the name check that decides
  * where below --symfs a copy of the target's library may go (crafted names, escapes, deleted
  * files, traversal, malformed numbers), and the build-id reader (truncated and crafted ELF). */
 #include <string.h>

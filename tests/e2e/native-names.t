@@ -6,7 +6,8 @@
 # (exported: named from .dynsym) and libc's write; every thread starts in libc's start_thread
 # (a local symbol: named only from the debug file). Before: every sample had a `[libc.so.6]`
 # frame. Hostile: a library and the debug file replaced in the container after the JVM mapped
-# the library -- the names still come from the mapped inode, the foreign debug file is refused.
+# the library -- the names still come from the mapped inode, the foreign debug file is refused;
+# a fake JVM mapping a huge file, an escaped name, /dev/zero and an unlinked file.
 . "$(dirname "$0")/lib.sh"
 engine_up || bail "no Docker engine answers"
 [ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
@@ -62,5 +63,19 @@ like "$(cat err3)" "the target's debug file for /lib/x86_64-linux-gnu/libc\\.so\
 like "$(cat h1.folded)" '^native;\[libc\.so\.6\];thread_native_entry;' \
     "without it start_thread stays unnamed (never a wrong name)"
 check "the JVM still runs" test "$(docker inspect -f '{{.State.Running}}' "$fx")" = true
+docker rm -f "$fx" >/dev/null
+
+# --- hostile: a fake JVM mapping, executable, a 200 MB sparse "ELF", an ELF whose name holds a
+# newline (maps shows it escaped), /dev/zero shared, and an ELF unlinked after mapping ---
+. "$ROOT/tests/e2e/hostile-lib.sh"
+fx=$(hstart "fakejvm ready" /hostile fakejvm ok libs) || bail "fakejvm libs did not start"
+timeout -k 5 120 docker flame -d 2 --format folded -o fake.folded "$fx" 2>err4
+okif $? "crafted mappings: exit 0"
+like "$(cat err4)" 'pid 1: /tmp/huge\.so stays unnamed: larger than the per-file bound' \
+    "the 200 MB file is refused for its size, with a warning"
+like "$(cat err4)" 'pid 1: 1 executable mapping\(s\) with a name that cannot be used as a file name' \
+    "the name with an escaped newline is refused, with a warning"
+unlike "$(cat err4)" 'gone\.so|dev/zero' "the unlinked ELF is copied and /dev/zero (no ELF) skipped, quietly"
+check "the fake JVM still runs" test "$(docker inspect -f '{{.State.Running}}' "$fx")" = true
 docker rm -f "$fx" >/dev/null
 done_testing

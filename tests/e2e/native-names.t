@@ -46,6 +46,26 @@ share=$(unnamed_share t1.folded)
 check "per thread: at most 5 % keep an unnamed [lib...] frame ($share %)" test "$share" -le 5
 like "$(cat t1.folded)" '(^|;)start_thread;' "per thread: start_thread named"
 
+# --- top: its windows use the same copies (made once, before the first window) ---
+wait_for() {
+    local end=$((SECONDS + $1)); shift
+    until "$@"; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.1
+    done
+}
+timeout -k 10 300 docker flame top "$fx" --interval 1s --record top.folded >snap.txt 2>errt &
+tpid=$!
+top_named() { local n; n=$(grep -c '^--- docker flame top' snap.txt 2>/dev/null); [ "${n:-0}" -ge 3 ]; }
+if wait_for 120 top_named; then ok "top: three snapshots"; else nok "top: three snapshots"; fdiag "$(cat errt)"; fi
+ctrl_c "$tpid"
+wait "$tpid"
+is "$?" 0 "top: exit 0 on Ctrl-C"
+like "$(cat top.folded 2>/dev/null)" '(^|;)start_thread;' "top --record: start_thread named"
+like "$(cat top.folded 2>/dev/null)" '(^|;)adler32(_z)? [0-9]+' "top --record: adler32 named"
+share=$(unnamed_share top.folded)
+check "top --record: at most 5 % keep an unnamed [lib...] frame ($share %)" test "$share" -le 5
+
 # --- hostile: libz and libc's debug file replaced in the container after they were mapped ---
 libc_id=$(readelf -n "$BUILD/fixtures/jvm-rootfs/lib/x86_64-linux-gnu/libc.so.6" | sed -n 's/.*Build ID: *//p')
 dbg=/usr/lib/debug/.build-id/${libc_id:0:2}/${libc_id:2}.debug

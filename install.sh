@@ -38,9 +38,10 @@ fi
 # clickhouse-server: the store's tests start their own servers (tests/e2e/clickhouse-lib.sh)
 # golang-go: `go tool pprof` reads our pprof files in tests/e2e/pprof-*.t
 # bash-completion: Docker's bash completion script needs it (tests/e2e/complete.t); dpkg-dev
-# (dpkg-shlibdeps: versioned Depends) and man-db: `make deb` and tests/e2e/package-deb.t
+# (dpkg-shlibdeps: versioned Depends) and man-db: `make deb` and tests/e2e/package-deb.t;
+# libc6-dbg + binutils: libc's debug file for the fixture image (tests/e2e/native-names.t)
 [ "$test_deps" = 1 ] && pkgs+=(chromium libxml2-utils nodejs npm tmux socat python3 clang clang-format valgrind
-                               clickhouse-server golang-go bash-completion dpkg-dev man-db)
+                               clickhouse-server golang-go bash-completion dpkg-dev man-db libc6-dbg binutils)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

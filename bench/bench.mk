@@ -23,6 +23,13 @@ bench-overhead-record: all
 bench-host: all
 	bench/host.sh
 
+# `make bench-native`: native frames named (bench/native-names.sh; docs/BENCHMARKS.md "Native
+# frames"): unnamed-frame share and the sidecar's extra time; OLD_TAR=<older sidecar tarball>
+# adds the "before" runs. Needs an engine with the fixture and sidecar images, and root.
+.PHONY: bench-native
+bench-native: all
+	bench/native-names.sh
+
 # `make bench-interp`: per-sample cost in the sampled thread of the registers and 16 KiB stack
 # copy that interpreted-frame naming adds (bench/interp-cost.c; docs/BENCHMARKS.md
 # "Interpreted frames"). Not part of `make bench`: it samples at 5 kHz for ~30 s.

@@ -3,7 +3,9 @@
  * options (sc_flag_preserve_fp, NUL- and space-separated) — each fed the whole input in an
  * exact-size buffer, and the perf pipe-stream counter (sc_perfstream_feed) fed it in pieces.
  * `docker flame host`'s parsers (sidecar/hostproc.h) too: the cgroup key, the cgroup layout
- * from mountinfo, NSpid, the task table's line. */
+ * from mountinfo, NSpid, the task table's line. The native-frame copies' maps line parser and
+ * name check (sc_symfs_parse_line, sc_symfs_path_ok) and the build-id reader (sc_elf_build_id,
+ * on the input as an ELF image). */
 #include "fuzz/fuzz.h"
 
 #include "sidecar/hostproc.h"
@@ -55,6 +57,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char line[512];
         FUZZ_ASSERT(sc_host_task_format(&task, line, sizeof line) > 0);
     }
+
+    sc_symfs_map sm;
+    int sr = sc_symfs_parse_line(buf, size, &sm);
+    FUZZ_ASSERT(sr >= -1 && sr <= 2);
+    if (sr == 1)
+        FUZZ_ASSERT(memchr(sm.path, '\0', sizeof sm.path) && sc_symfs_path_ok(sm.path) &&
+                    sm.path[0] == '/' && !strstr(sm.path, "/../") && !strstr(sm.path, "//"));
+    char hex[2 * SC_BUILD_ID_MAX + 1];
+    memset(hex, 'x', sizeof hex);
+    if (sc_elf_build_id((const unsigned char *)buf, size, hex))
+        FUZZ_ASSERT(strlen(hex) >= 2 && strlen(hex) % 2 == 0);
+    else
+        FUZZ_ASSERT(hex[0] == '\0');
 
     /* perf's pipe-mode stream, split at a size taken from the first byte */
     sc_perfstream ps;

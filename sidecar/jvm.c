@@ -1,7 +1,8 @@
 /* What docker-flame does to each JVM in the target, and how it is undone: make the agent
  * visible (inject.c), load it through the attach listener (attach.c) or fall back to HotSpot's
- * own Compiler.perfmap; after recording, stop the agent, fetch the complete map and libjvm.so
- * for perf's symbols, and undo everything; and `restore`, the undo a SIGKILLed sidecar missed. */
+ * own Compiler.perfmap; after recording, stop the agent, fetch the complete map and copy the
+ * JVM's mapped libraries for perf's symbols (symfs.c), and undo everything; and `restore`, the undo
+ * a SIGKILLed sidecar missed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -174,14 +175,25 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
         else if (sc_fetch_map(j, ns, s->raw_fd[k], &err) < 0)
             sc_warn("%s", err.msg);
     }
-    /* libjvm.so for perf's symbols: perf script runs without the privilege to enter the
-     * target's mount namespace, so it reads a copy below --symfs (same path, same build-id).
-     * Best effort: without it libjvm frames stay "[libjvm.so]". */
+    /* The target's libraries for perf's symbols (symfs.c): perf script runs without the
+     * privilege to enter the target's mount namespace, so it reads copies below --symfs. Each
+     * is the mapped inode itself, copied through /proc/<pid>/map_files. Best effort: without a
+     * copy a library's frames stay "[libc.so.6]". */
+    if (fetch) {
+        sc_symfs_stats st;
+        int r = sc_symfs_copy(j, ns, &st);
+        if (r < 0)
+            sc_warn("pid %d: cannot read its maps (%s): native frames stay unnamed", (int)j->st.pid,
+                    strerror(-r));
+    }
+    /* libjvm.so by its path, as the JVM's user, when map_files could not give it (older
+     * behaviour, kept as the fallback: the same path, so the same file unless replaced). */
     if (fetch && j->libjvm[0] == '/') {
         char path[600];
         snprintf(path, sizeof(path), "%s%s", SC_SYMFS, j->libjvm);
-        int fd =
-            mkdirs_for(path) == 0 ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+        int fd = access(path, F_OK) != 0 && mkdirs_for(path) == 0
+                     ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)
+                     : -1;
         err = (flame_err)FLAME_ERR_INIT;
         if (fd >= 0 && sc_fetch_file(j, ns, j->libjvm, fd, &err) < 0) {
             sc_warn("%s (libjvm frames stay unnamed)", err.msg);

@@ -414,6 +414,9 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
      * the CPU; records of tasks outside our namespace carry pid 0 and are dropped in the pump. */
     a->mmap = 1;
     a->mmap2 = 1;
+    /* MMAP2 with the mapped file's build-id (docs/SIDECAR.md "Native frames"): perf script then
+     * refuses a --symfs copy whose build-id differs. */
+    a->build_id = 1;
     a->comm = 1;
     a->comm_exec = 1;
     a->task = 1;

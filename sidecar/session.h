@@ -63,6 +63,16 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch);
 /* `restore`: undo what a SIGKILLed sidecar left in JVM k (only mounts the kernel shows as ours). */
 int sc_restore_jvm(sc_session *s, int k);
 
+/* ---- symfs.c: the target's libraries for perf script (privileged phase) ---- */
+typedef struct sc_symfs_stats {
+    unsigned files, skipped, unsafe, conflicts, debug;
+    uint64_t bytes;
+} sc_symfs_stats;
+/* Copy the inode of every executable file mapping of JVM j into SC_SYMFS (bounded, deduplicated
+ * over the run; W lines for what stays unnamed), and the target's build-id-matched debug files
+ * for them (ns: its mount namespace, -1 for none). 0, or -errno when its maps cannot be read. */
+int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *st);
+
 /* ---- sampler.c: the recorder, shared by record.c and top.c ---- */
 typedef struct sc_sampler {
     int mode;          /* enum ct_sampling: CT_SAMPLING_CPU or CT_SAMPLING_THREAD */

@@ -74,6 +74,31 @@ int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, flame_err *e
 /* Read a whole small file below /proc (bounded); NUL-terminates. Returns length or <0 errno. */
 ssize_t sc_read_bounded(int dirfd, const char *path, char *buf, size_t cap);
 
+/* ---- the target's libraries for perf's --symfs (symfs.c) ---- */
+#define SC_SYMFS_PATH_MAX 480             /* a mapping's path we copy under (longer: skipped) */
+#define SC_SYMFS_FILE_MAX (128ull << 20)  /* one copied library */
+#define SC_SYMFS_TOTAL_MAX (192ull << 20) /* all copies: the 512 MiB /tmp holds perf.data too */
+#define SC_SYMFS_FILES_MAX 64
+typedef struct sc_symfs_map {
+    uint64_t start, end, ino;
+    uint32_t dev_major, dev_minor;
+    char path[SC_SYMFS_PATH_MAX + 1];
+} sc_symfs_map;
+/* pure: parse one /proc/<pid>/maps line (len bytes, no newline) strictly. Returns 1 for an
+ * executable mapping of a file whose path sc_symfs_path_ok accepts (in m->path), 2 for an
+ * executable file mapping whose name is refused, 0 for any other valid line, -1 if malformed. */
+int sc_symfs_parse_line(const char *line, size_t len, sc_symfs_map *m);
+/* pure: may this kernel-printed mapping name be used below SC_SYMFS? Absolute, printable ASCII
+ * without backslash (the kernel's escape), no empty, "." or ".." component, no trailing slash,
+ * at most SC_SYMFS_PATH_MAX bytes (" (deleted)" is kept: it is the name perf looks up). */
+bool sc_symfs_path_ok(const char *path);
+
+#define SC_BUILD_ID_MAX 20 /* bytes (SHA-1); perf keeps no longer ones */
+/* pure: the GNU build-id (NT_GNU_BUILD_ID note, through program or section headers) of the ELF64
+ * little-endian image p (len bytes) as lowercase hex into hex (2 * SC_BUILD_ID_MAX + 1 bytes).
+ * 1 found, 0 not (hex is then ""). */
+int sc_elf_build_id(const unsigned char *p, size_t len, char *hex);
+
 /* ---- safe target file helpers (target.c) ---- */
 /* openat2 with RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS|RESOLVE_BENEATH; -errno on failure. */
 int sc_open_beneath(int dirfd, const char *path, int flags, mode_t mode);

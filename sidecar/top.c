@@ -65,7 +65,7 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
     flame_err err = FLAME_ERR_INIT;
     int data = open(path, O_RDONLY | O_CLOEXEC);
     int rc = data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
-                      : sc_perf_script(data, NULL, env->kernel_text ? SC_KALLSYMS_PATH : NULL,
+                      : sc_perf_script(data, SC_SYMFS, env->kernel_text ? SC_KALLSYMS_PATH : NULL,
                                        false, f, NULL, &err);
     if (data >= 0)
         close(data);
@@ -257,6 +257,16 @@ int sc_top_run(sc_session *env, flame_err *err)
 {
     top_state t = {.env = env, .cmd_fd = -1, .ack_fd = -1, .child = -1};
     open_maps(&t);
+    /* The JVMs' libraries for every window's perf script, copied once, still privileged
+     * (symfs.c); code mapped later stays unnamed (its build-id-carrying MMAP2 makes perf refuse
+     * any other file). Without copies perf would read the sidecar's own files at those paths. */
+    for (int k = 0; k < env->n; k++) {
+        sc_symfs_stats st;
+        int r = env->ns_fd[k] >= 0 ? sc_symfs_copy(&env->jvms[k], env->ns_fd[k], &st) : 0;
+        if (r < 0)
+            sc_warn("pid %d: cannot read its maps (%s): native frames stay unnamed",
+                    (int)env->jvms[k].st.pid, strerror(-r));
+    }
     int cmdp[2], ackp[2];
     if (pipe2(cmdp, O_CLOEXEC) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");

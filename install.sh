@@ -32,6 +32,9 @@ pkgs=(gcc make pkg-config libc6-dev curl ca-certificates libcurl4-openssl-dev li
       libseccomp-dev libcap-dev linux-perf openjdk-17-jdk-headless
       libsqlite3-dev libssl-dev zlib1g-dev) # the last three: the profile store (store/store.mk)
 engine_answers() { curl -fsS --max-time 3 --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2>&1; }
+# libc6-dbg: the demo image carries libc's debug file, so its flame graph names start_thread
+# (docker-flame reads a target's own /usr/lib/debug; tests/fixtures/build.sh)
+[ "$demo" = 1 ] && pkgs+=(libc6-dbg)
 if ! command -v docker >/dev/null || { ! engine_answers && ! command -v dockerd >/dev/null; }; then
     pkgs+=(docker.io)
 fi

@@ -95,8 +95,7 @@ while True:
     c, _ = s.accept(); conns.append(c)   # accept, never answer
 ' "$TMP/hang.sock" &
 hang=$!
-wait_for() { local t=$1; shift; local end=$(( $(date +%s) + t )); until "$@"; do [ "$(date +%s)" -ge $end ] && return 1; sleep 0.1; done; }
-wait_for 10 test -S "$TMP/hang.sock" || nok "the hanging engine's socket is there"
+wait_until 10 test -S "$TMP/hang.sock" || nok "the hanging engine's socket is there"
 t0=$(date +%s%N)
 out=$(DOCKER_HOST=unix://$TMP/hang.sock timeout 20 "$FLAME" __complete flame "" 2>err.txt)
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -140,25 +139,25 @@ docker completion bash >docker.bash
 printf '%s\n' 'PS1="$ "' '. /usr/share/bash-completion/bash_completion' ". $TMP/docker.bash" \
     'echo RC-READY' >rc.bash
 tm new-session -d -x 200 -y 50 -s sh "bash --noprofile --rcfile $TMP/rc.bash -i"
-wait_for 20 on_screen 'RC-READY' || { nok "bash started"; fdiag "$(screen)"; done_testing; }
+wait_until 20 on_screen 'RC-READY' || { nok "bash started"; fdiag "$(screen)"; done_testing; }
 tm send-keys -t sh 'docker flame ' Tab Tab
-if wait_for 20 on_screen "${tag}-jvm"; then ok "docker flame <Tab><Tab>: the fixture's name on screen"; else
+if wait_until 20 on_screen "${tag}-jvm"; then ok "docker flame <Tab><Tab>: the fixture's name on screen"; else
     nok "docker flame <Tab><Tab>: the fixture's name on screen"; fdiag "$(screen)"; fi
 s=$(screen)
 like "$s" "record" "the verbs on screen"
 like "$s" "prune" "all of them"
 unlike "$s" "no such container|__complete" "no error on screen"
 tm send-keys -t sh C-u 'docker flame diff --format ' Tab Tab
-if wait_for 20 on_screen 'folded +pprof +svg'; then ok "diff --format <Tab><Tab>: its formats"; else
+if wait_until 20 on_screen 'folded +pprof +svg'; then ok "diff --format <Tab><Tab>: its formats"; else
     nok "diff --format <Tab><Tab>: its formats"; fdiag "$(screen)"; fi
 tm send-keys -t sh C-u 'clear' Enter
-wait_for 10 eval '! on_screen folded'
+wait_until 10 eval '! on_screen folded'
 # a key typed after the Tab is handled after the completion: "Z" shows what Tab inserted
 tm send-keys -t sh 'docker flame --colors ja' Tab Z
-if wait_for 20 on_screen '\$ docker flame --colors java Z$'; then ok "--colors ja<Tab> completes to java"; else
+if wait_until 20 on_screen '\$ docker flame --colors java Z$'; then ok "--colors ja<Tab> completes to java"; else
     nok "--colors ja<Tab> completes to java"; fdiag "$(screen)"; fi
 tm send-keys -t sh C-u "docker flame top ${tag}-j" Tab Z
-if wait_for 20 on_screen "top ${tag}-jvm Z\$"; then ok "top <prefix><Tab>: the one container, completed"; else
+if wait_until 20 on_screen "top ${tag}-jvm Z\$"; then ok "top <prefix><Tab>: the one container, completed"; else
     nok "top <prefix><Tab>: the one container, completed"; fdiag "$(screen)"; fi
 tm kill-session -t sh
 
@@ -167,12 +166,12 @@ if [ -f /usr/share/bash-completion/completions/docker ]; then
     printf '%s\n' 'PS1="$ "' '. /usr/share/bash-completion/bash_completion' \
         '. /usr/share/bash-completion/completions/docker' 'echo RC-READY' >rc20.bash
     tm new-session -d -x 200 -y 50 -s sh "bash --noprofile --rcfile $TMP/rc20.bash -i"
-    wait_for 20 on_screen 'RC-READY' || nok "bash with Debian's script started"
+    wait_until 20 on_screen 'RC-READY' || nok "bash with Debian's script started"
     tm send-keys -t sh 'docker flame diff --format ' Tab Tab
-    if wait_for 20 on_screen 'folded +pprof +svg'; then ok "Debian's script: diff --format <Tab><Tab>"; else
+    if wait_until 20 on_screen 'folded +pprof +svg'; then ok "Debian's script: diff --format <Tab><Tab>"; else
         nok "Debian's script: diff --format <Tab><Tab>"; fdiag "$(screen)"; fi
     tm send-keys -t sh C-u 'docker flame ' Tab Tab
-    if wait_for 20 on_screen 'record +render'; then ok "Debian's script: docker flame <Tab><Tab>: the verbs"; else
+    if wait_until 20 on_screen 'record +render'; then ok "Debian's script: docker flame <Tab><Tab>: the verbs"; else
         nok "Debian's script: docker flame <Tab><Tab>: the verbs"; fdiag "$(screen)"; fi
 else
     skip_or_fail "no Debian docker bash completion script (package docker.io)"

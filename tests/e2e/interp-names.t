@@ -12,14 +12,6 @@
 . "$ROOT/tests/fixtures/plugin-stub/lib.sh"
 real_plugin_setup
 
-# until CMD succeeds or $1 seconds pass (an event, polled with a bound)
-wait_for() {
-    local end=$((SECONDS + $1)); shift
-    until "$@"; do
-        [ "$SECONDS" -ge "$end" ] && return 1
-        sleep 0.1
-    done
-}
 # share (0-100) of the samples of folded file $1 whose stack has an unnamed Interpreter frame
 unnamed_share() {
     awk '{ n = $NF; t += n; if ($0 ~ /(^|;)Interpreter(;| )/) u += n } END { printf "%d\n", t ? 100 * u / t : 100 }' "$1"
@@ -50,7 +42,7 @@ like "$(cat i1.speedscope.json 2>/dev/null)" 'FlameFixture\.isPrime_\[int\]' "sp
 timeout -k 10 300 docker flame top "$fx" --interval 1s --record top.folded >snap.txt 2>errt &
 tpid=$!
 top_named() { [ "$(grep -c '^--- docker flame top' snap.txt 2>/dev/null)" -ge 2 ] && grep -Eq 'FlameFixture\.isPrime' snap.txt; }
-if wait_for 120 top_named; then ok "top: a snapshot names the interpreted hot method"; else nok "top: a snapshot names the interpreted hot method"; fdiag "$(cat errt)"; fi
+if wait_until 120 top_named; then ok "top: a snapshot names the interpreted hot method"; else nok "top: a snapshot names the interpreted hot method"; fdiag "$(cat errt)"; fi
 ctrl_c "$tpid"
 wait "$tpid"
 is "$?" 0 "top: exit 0 on Ctrl-C"

@@ -109,17 +109,10 @@ is "$?" 2 "record --kernel: exit 2 (not supported with this verb)"
 like "$(cat err6)" 'unknown flag: --kernel' "record --kernel: says so in one line"
 
 # --- top --kernel: its windows carry kernel frames too (snapshots, --record) ---
-wait_for() {
-    local end=$((SECONDS + $1)); shift
-    until "$@"; do
-        [ "$SECONDS" -ge "$end" ] && return 1
-        sleep 0.1
-    done
-}
 timeout -k 10 300 docker flame top --kernel "$fx" --interval 1s --record top.folded >snap.txt 2>errt &
 tpid=$!
 top_ran() { [ "$(grep -c '^--- docker flame top' snap.txt 2>/dev/null)" -ge 3 ]; }
-if wait_for 120 top_ran; then ok "top --kernel: snapshots"; else nok "top --kernel: snapshots"; fdiag "$(cat errt)"; fi
+if wait_until 120 top_ran; then ok "top --kernel: snapshots"; else nok "top --kernel: snapshots"; fdiag "$(cat errt)"; fi
 ctrl_c "$tpid"
 wait "$tpid"
 is "$?" 0 "top --kernel: exit 0 on Ctrl-C"

@@ -56,6 +56,16 @@ plugin_env() {
     mkdir -p "$DOCKER_CONFIG/cli-plugins"
     ln -sf "$BUILD/docker-flame" "$DOCKER_CONFIG/cli-plugins/docker-flame"
 }
+# wait_until SECS CMD...: until CMD succeeds, or SECS seconds pass (1 then): an event polled with
+# a bound, never a sleep standing in for one.
+wait_until() {
+    local secs=$1; shift
+    local end=$(($(date +%s%N) / 1000000 + secs * 1000))
+    until "$@"; do
+        [ $(($(date +%s%N) / 1000000)) -ge $end ] && return 1
+        sleep 0.1
+    done
+}
 # The preamble of the tests that run the real plugin with the real sidecar on a fixture JVM: an
 # engine, the built plugin and sidecar, the fixture and sidecar images, the plugin as the CLI's
 # only one, none of the sidecar overrides the stub tests use, and $TMP as the working directory.

@@ -9,14 +9,7 @@
 # the library -- the names still come from the mapped inode, the foreign debug file is refused;
 # a fake JVM mapping a huge file, an escaped name, /dev/zero and an unlinked file.
 . "$(dirname "$0")/lib.sh"
-engine_up || bail "no Docker engine answers"
-[ -x "$BUILD/docker-flame" ] || bail "build/docker-flame missing (make)"
-[ -f "$BUILD/flame-sidecar.tar" ] || { skip_or_fail "build/flame-sidecar.tar missing (make)"; done_testing; }
-ensure_fixture_image || bail "cannot build the fixture image"
-ensure_sidecar_image || bail "cannot import the sidecar image"
-plugin_env
-unset DOCKER_FLAME_SIDECAR_IMAGE DOCKER_FLAME_SIDECAR_TAR DOCKER_FLAME_SIDECAR_CAPS DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON
-cd "$TMP"
+real_plugin_setup
 
 # share (0-100) of the samples of folded file $1 with an unnamed native frame (`[lib...]`)
 unnamed_share() {
@@ -47,17 +40,10 @@ check "per thread: at most 5 % keep an unnamed [lib...] frame ($share %)" test "
 like "$(cat t1.folded)" '(^|;)start_thread;' "per thread: start_thread named"
 
 # --- top: its windows use the same copies (made once, before the first window) ---
-wait_for() {
-    local end=$((SECONDS + $1)); shift
-    until "$@"; do
-        [ "$SECONDS" -ge "$end" ] && return 1
-        sleep 0.1
-    done
-}
 timeout -k 10 300 docker flame top "$fx" --interval 1s --record top.folded >snap.txt 2>errt &
 tpid=$!
 top_named() { local n; n=$(grep -c '^--- docker flame top' snap.txt 2>/dev/null); [ "${n:-0}" -ge 3 ]; }
-if wait_for 120 top_named; then ok "top: three snapshots"; else nok "top: three snapshots"; fdiag "$(cat errt)"; fi
+if wait_until 120 top_named; then ok "top: three snapshots"; else nok "top: three snapshots"; fdiag "$(cat errt)"; fi
 ctrl_c "$tpid"
 wait "$tpid"
 is "$?" 0 "top: exit 0 on Ctrl-C"

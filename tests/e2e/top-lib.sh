@@ -18,12 +18,5 @@ cd "$TMP"
 # sidecars of this target still present (any state)
 sidecars_of() { docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=com.docker-flame.target=$1" | wc -l; }
 # until CMD succeeds or SECONDS pass: returns CMD's last status
-wait_for() {
-    local secs=$1; shift
-    local end=$(($(date +%s%N) / 1000000 + secs * 1000))
-    while ! "$@"; do
-        [ $(($(date +%s%N) / 1000000)) -ge $end ] && return 1
-        sleep 0.1
-    done
-}
+wait_for() { wait_until "$@"; } # the name the top and record tests call
 now_ms() { echo $(($(date +%s%N) / 1000000)); }

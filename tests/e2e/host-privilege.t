@@ -12,13 +12,7 @@ fx=$(fixture pid1) || bail "fixture pid1 did not start"
 DOCKER_FLAME_SIDECAR_TEST_STOP=setup,open,record,process \
     timeout -k 10 150 docker flame host -d 3 --format folded -o h.folded >table 2>err &
 bg=$!
-sc=
-for ((i = 0; i < 600; i++)); do
-    sc=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter label=com.docker-flame.target=host \
-        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
-    [ -n "$sc" ] && break
-    sleep 0.1
-done
+sc=$(sidecar_of "host")
 [ -n "$sc" ] || { kill "$bg"; bail "no host sidecar appeared"; }
 hc=$(docker inspect -f '{{.HostConfig.Privileged}} {{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{json .HostConfig.CapDrop}} {{json .HostConfig.CapAdd}} {{json .HostConfig.SecurityOpt}} {{.HostConfig.PidMode}} {{.HostConfig.CgroupnsMode}}' "$sc")
 # the engine itself adds label=disable (no SELinux label) to a container in the host PID namespace

@@ -17,13 +17,7 @@ DOCKER_FLAME_SIDECAR_TEST_STOP=setup,process DOCKER_FLAME_TIMINGS=1 \
     timeout -k 10 150 docker flame --kernel -d 5 --format folded --format svg --format speedscope \
     --format pprof -o k1 "$fx" 2>err1 &
 bg=$!
-sc=
-for ((i = 0; i < 600; i++)); do
-    sc=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter "label=com.docker-flame.target=$fxid" \
-        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
-    [ -n "$sc" ] && break
-    sleep 0.1
-done
+sc=$(sidecar_of "$fxid")
 [ -n "$sc" ] || { kill "$bg"; bail "no sidecar appeared"; }
 is "$(docker inspect -f '{{json .HostConfig.CapAdd}}' "$sc")" \
     '["SYS_ADMIN","SYS_PTRACE","SETUID","SETGID","SYS_CHROOT","SYSLOG"]' "--kernel: CapAdd has SYSLOG"

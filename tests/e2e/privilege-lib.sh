@@ -32,6 +32,14 @@ child_named() {
     done
     return 1
 }
+# sidecar_of TARGET: the id of this test's sidecar whose target label is TARGET (a container id,
+# or "host"), once the engine lists it (60 s); nothing when none appeared.
+sidecar_id() {
+    docker ps -q --filter label=com.docker-flame.sidecar=1 --filter "label=com.docker-flame.target=$1" \
+        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1
+}
+sidecar_listed() { [ -n "$(sidecar_id "$1")" ]; }
+sidecar_of() { wait_until 60 sidecar_listed "$1" && sidecar_id "$1"; }
 assert_status() { # PID PHASE UID CAPEFF CAPPRM
     local p=$1 ph=$2
     is "$(uid "$p")" "$3" "$ph: euid $3"

@@ -19,13 +19,7 @@ done
 DOCKER_FLAME_SIDECAR_TEST_STOP=setup,open,record,process DOCKER_FLAME_TIMINGS=1 \
     timeout -k 10 150 docker flame -d 3 -o p.svg "$fx" 2>err &
 bg=$!
-sc=
-for ((i = 0; i < 600; i++)); do
-    sc=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter "label=com.docker-flame.target=$fxid" \
-        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
-    [ -n "$sc" ] && break
-    sleep 0.1
-done
+sc=$(sidecar_of "$fxid")
 [ -n "$sc" ] || { kill "$bg"; bail "no sidecar appeared"; }
 hc=$(docker inspect -f '{{.HostConfig.Privileged}} {{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{json .HostConfig.CapDrop}} {{json .HostConfig.CapAdd}} {{json .HostConfig.SecurityOpt}} {{.HostConfig.PidMode}}' "$sc")
 is "$hc" "false none true [\"ALL\"] [\"SYS_ADMIN\",\"SYS_PTRACE\",\"SETUID\",\"SETGID\",\"SYS_CHROOT\"] [\"no-new-privileges:true\"] container:$fxid" \
@@ -75,13 +69,7 @@ is "$(sidecars_left)" 0 "sidecar removed"
 # --sampling thread: perf record -p as nobody with SYS_PTRACE only (ambient, across its exec)
 DOCKER_FLAME_TIMINGS=1 timeout -k 10 150 docker flame --sampling thread -d 3 -o t.svg "$fx" 2>err2 &
 bg=$!
-sc=
-for ((i = 0; i < 600; i++)); do
-    sc=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter "label=com.docker-flame.target=$fxid" \
-        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
-    [ -n "$sc" ] && break
-    sleep 0.1
-done
+sc=$(sidecar_of "$fxid")
 scpid=0
 for ((i = 0; i < 100 && ${#sc} > 0; i++)); do
     scpid=$(docker inspect -f '{{.State.Pid}}' "$sc" 2>/dev/null); [ "${scpid:-0}" -gt 0 ] && break; sleep 0.1

@@ -101,6 +101,9 @@ struct sc_hs {
     uint64_t sz_cm, sz_cp;
     uint64_t interp_lo, interp_hi, unload_addr;
     int64_t epoch;
+    uint64_t gc_exit[SC_HS_GC_MAX]; /* sun.gc.collector.<n>.lastExitTime, where present */
+    int n_gc;
+    int64_t gc_epoch; /* their sum at the last poll */
     meth *tab;
     size_t mask, used;
     hcache hc[HCACHE];
@@ -393,6 +396,13 @@ sc_hs *sc_hs_open(int mem_fd, uint64_t jvm_base, char why[SC_HS_WHY_MAX])
         goto bad;
     }
     h->unload_addr = perf_counter(h, "java.cls.unloadedClasses");
+    for (int c = 0; c < SC_HS_GC_MAX; c++) {
+        char cname[64];
+        snprintf(cname, sizeof cname, "sun.gc.collector.%d.lastExitTime", c);
+        uint64_t a = perf_counter(h, cname);
+        if (a)
+            h->gc_exit[h->n_gc++] = a;
+    }
     h->epoch = sc_hs_poll_unloads(h); /* after the table: a change walks it */
     return h;
 bad:
@@ -434,10 +444,22 @@ int64_t sc_hs_poll_unloads(sc_hs *h)
     int64_t v;
     if (!h->unload_addr || rd(h, h->unload_addr, &v, 8) < 0)
         return -1;
-    if (v != h->epoch) {
+    /* HotSpot counts a class as unloaded when it unlinks it, and frees its metadata later in
+     * the same pause (ClassLoaderDataGraph::purge): an answer read from a Method* between the
+     * two is about the dead class, and after the free a new class's Method* can sit at that very
+     * address (seen: a churned class's method at the same chunk offset, named after the class
+     * unloaded before it). So a pause that ends counts too: each collector's lastExitTime. */
+    int64_t g = 0;
+    for (int c = 0; c < h->n_gc; c++) {
+        int64_t t;
+        if (rd(h, h->gc_exit[c], &t, 8) == 0)
+            g += t;
+    }
+    if (v != h->epoch || g != h->gc_epoch) {
         /* Classes were unloaded: a cached Method* of theirs may now be freed memory, reused
          * by another method. Forget every answer that is not about a boot-loader class. */
         h->epoch = v;
+        h->gc_epoch = g;
         hcache_drop(h);
         for (size_t i = 0; h->tab && i <= h->mask; i++)
             if (h->tab[i].method && !h->tab[i].permanent)
@@ -580,6 +602,21 @@ static meth *slot(sc_hs *h, uint64_t M)
     while (h->tab[k].method && h->tab[k].method != M)
         k = (k + 1) & h->mask;
     return &h->tab[k];
+}
+
+void sc_hs_forget(sc_hs *h, uint64_t method)
+{
+    /* the holders' method lists read with it may be just as stale */
+    hcache_drop(h);
+    if (!aligned(method) || !h->tab)
+        return;
+    size_t k = (size_t)((method >> 3) * 0x9E3779B97F4A7C15ull) & h->mask;
+    for (; h->tab[k].method; k = (k + 1) & h->mask)
+        if (h->tab[k].method == method) {
+            if (!h->tab[k].permanent)
+                h->tab[k].stale = true;
+            return;
+        }
 }
 
 enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const char **name,

@@ -41,6 +41,12 @@ bool sc_hs_in_interpreter(const sc_hs *h, uint64_t pc);
 /* Classes unloaded so far (java.cls.unloadedClasses), or -1 when the JVM has no PerfData. A
  * change drops every cached answer about a class that could have been unloaded. */
 int64_t sc_hs_poll_unloads(sc_hs *h);
+#define SC_HS_GC_MAX 4 /* collectors whose pause ends also drop those answers (hotspot.c) */
+
+/* Forget the answer about method (unless its class is the boot loader's): it was read for a
+ * sample taken before an unloading, so from memory that may have been freed since, and a new
+ * class's Method* may come to sit at that address without another unloading to say so. */
+void sc_hs_forget(sc_hs *h, uint64_t method);
 
 /* Name one interpreted frame from its Method* and bcp slots. *name (valid until the next epoch
  * change) is set only for SC_HS_OK; *permanent says its class belongs to the boot loader (never

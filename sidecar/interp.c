@@ -312,6 +312,8 @@ static uint64_t cb_name(void *ctx, int k, uint64_t method, uint64_t bcp)
             }
         now = sum;
         if (now < 0 || in->floor < 0 || now != in->floor) {
+            /* what was just read may be the freed metadata of the unloaded class: not kept */
+            sc_hs_forget(in->cur->hs, method);
             in->st.unload_window++;
             return 0;
         }
@@ -376,6 +378,10 @@ size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, uns
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     in->cur = j;
+    /* Before any Method* of this sample is looked up: drop the answers an unloading (or a pause
+     * that freed metadata) made stale since the last poll. The sample was taken after that
+     * pause, so a method defined after it is never named from before it. */
+    sc_hs_poll_unloads(j->hs);
     uint64_t before = in->st.frames;
     sc_interp_walk_cb cb = {.in_interp = cb_in_interp, .name = cb_name, .ctx = in};
     /* ips may be unaligned in out: walk a copy */

@@ -27,13 +27,6 @@ okif() { local c=$1; shift; if [ "$c" -eq 0 ]; then ok "$*"; else nok "$*"; fi; 
 # check DESC CMD...: ok when CMD succeeds
 check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 is()   { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3"; fdiag "got:  '$1'" "want: '$2'"; fi; }
-# todo_is GOT WANT DESC REASON: a check of a known, open defect (TAP TODO): reported either way
-# (prove lists it, "TODO passed" once it is fixed), not counted as a failure.
-todo_is() {
-    _tap_n=$((_tap_n + 1))
-    if [ "$1" = "$2" ]; then echo "ok $_tap_n - $3 # TODO $4"; else
-        echo "not ok $_tap_n - $3 # TODO $4"; fdiag "known defect, got:  '$1'" "want: '$2'"; fi
-}
 like() { if printf '%s' "$1" | grep -Eq -- "$2"; then ok "$3"; else nok "$3"; fdiag "no match for /$2/ in:" "$(printf '%s' "$1" | head -c 2000)"; fi; }
 unlike() { if printf '%s' "$1" | grep -Eq -- "$2"; then nok "$3"; fdiag "unexpected /$2/ in:" "$(printf '%s' "$1" | head -c 2000)"; else ok "$3"; fi; }
 # A test this machine cannot run: a skip on a laptop, a failure under CI=true.

@@ -36,14 +36,7 @@ is "$mounts" 0 "no docker-flame mount in any target"
 # Ctrl-C (SIGINT to the plugin process) once all $N record
 timeout -k 10 240 docker flame -d 0 -o int/ "${fx[@]}" 2>int.err &
 bg=$!
-pp=
-for ((i = 0; i < 100; i++)); do
-    [ -n "$pp" ] && break
-    for c in $(pgrep -P "$bg"); do for p in $(pgrep -P "$c"); do
-        [ "$(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null | cut -d' ' -f2)" = flame ] && pp=$p
-    done; done
-    sleep 0.1
-done
+pp=$(plugin_under "$bg")
 # an event: a progress line where all $N containers record and have samples
 all_rec() { awk -v n="$N" '{ c = gsub(/recording [^|]*, [1-9][0-9]* samples/, "&"); if (c >= n) f = 1 } END { exit !f }' int.err; }
 ok_rec=0

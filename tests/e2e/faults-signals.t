@@ -50,25 +50,10 @@ stopped_pid() { # bounded: the sidecar's host pid once it is stopped at the hook
     return 1
 }
 mkdir -p out
-# The docker-flame process under `timeout docker flame` (a terminal's Ctrl-C reaches it directly;
-# through the CLI without a terminal only the first one would, by closing the plugin socket).
-flame_pid() {
-    local i c p
-    for ((i = 0; i < 100; i++)); do
-        for c in $(pgrep -P "$1"); do
-            for p in $(pgrep -P "$c"); do
-                # not the short-lived `docker-flame docker-cli-plugin-metadata` the CLI runs first
-                [ "$(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null | cut -d' ' -f2)" = flame ] && { echo "$p"; return 0; }
-            done
-        done
-        sleep 0.1
-    done
-    return 1
-}
 
 # 1. Ctrl-C while the sidecar starts (held before it touches the target): abort, nothing written
 DOCKER_FLAME_SIDECAR_TEST_STOP=setup $T docker flame -d 5 -o out/start.svg "$fx" 2>start.err &
-bg=$!; pp=$(flame_pid "$bg")
+bg=$!; pp=$(plugin_under "$bg")
 sc=$(sidecar_of) && scp=$(stopped_pid "$sc") || bail "sidecar not held at setup"
 kill -INT "$pp"; sleep 0.3; kill -CONT "$scp"
 wait_pid "$bg" 60
@@ -80,7 +65,7 @@ clean "Ctrl-C at start"
 
 # 2. Ctrl-C mid-recording: partial profile written, exit 0
 $T docker flame -d 0 -o out/rec.svg "$fx" 2>rec.err &
-bg=$!; pp=$(flame_pid "$bg")
+bg=$!; pp=$(plugin_under "$bg")
 wait_for 'recording [0-9]+s .* [1-9][0-9]* samples' rec.err 60 || nok "no samples within 60 s"
 kill -INT "$pp"
 wait_pid "$bg" 90
@@ -90,7 +75,7 @@ clean "Ctrl-C mid-recording"
 
 # 3. Ctrl-C during processing (held after the privilege drop): the profile is still written
 DOCKER_FLAME_SIDECAR_TEST_STOP=process $T docker flame -d 2 -o out/proc.svg "$fx" 2>proc.err &
-bg=$!; pp=$(flame_pid "$bg")
+bg=$!; pp=$(plugin_under "$bg")
 sc=$(sidecar_of) && scp=$(stopped_pid "$sc") || nok "sidecar not held at process"
 kill -INT "$pp"; sleep 0.3; kill -CONT "$scp"
 wait_pid "$bg" 90
@@ -100,7 +85,7 @@ clean "Ctrl-C during processing"
 
 # 4. a second Ctrl-C (during processing) aborts: exit 130, nothing written
 DOCKER_FLAME_SIDECAR_TEST_STOP=process $T docker flame -d 2 -o out/two.svg "$fx" 2>two.err &
-bg=$!; pp=$(flame_pid "$bg")
+bg=$!; pp=$(plugin_under "$bg")
 sc=$(sidecar_of) && scp=$(stopped_pid "$sc") || nok "sidecar not held at process"
 kill -INT "$pp"; sleep 0.5; kill -INT "$pp"; sleep 0.3; kill -CONT "$scp" 2>/dev/null
 wait_pid "$bg" 90
@@ -131,7 +116,7 @@ rm -f out/after.svg
 
 # 6. the plugin SIGKILLed mid-recording: `docker flame gc` removes its sidecar (and it restores the target)
 $T docker flame -d 0 -o out/gc.svg "$fx" 2>gc.err &
-bg=$!; pp=$(flame_pid "$bg")
+bg=$!; pp=$(plugin_under "$bg")
 wait_for 'recording [0-9]+s .* [1-9][0-9]* samples' gc.err 60 || nok "no samples within 60 s"
 out=$($T docker flame gc 2>&1)
 like "$out" 'kept: their docker flame is still running' "gc while the plugin lives: its sidecar is kept"
@@ -147,7 +132,7 @@ like "$out" '^0 sidecars removed' "gc again: nothing to do"
 
 # 6a. plugin SIGKILLed, then its sidecar killed too (Exited (137)): gc removes it AND restores
 $T docker flame -d 0 -o out/gc2.svg "$fx" 2>gc2.err &
-bg=$!; pp=$(flame_pid "$bg")
+bg=$!; pp=$(plugin_under "$bg")
 wait_for 'recording [0-9]+s .* [1-9][0-9]* samples' gc2.err 60 || nok "no samples within 60 s"
 kill -KILL "$pp"; wait_pid "$bg" 30
 docker kill "$(sidecar_of)" >/dev/null

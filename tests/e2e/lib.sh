@@ -56,6 +56,25 @@ plugin_env() {
     mkdir -p "$DOCKER_CONFIG/cli-plugins"
     ln -sf "$BUILD/docker-flame" "$DOCKER_CONFIG/cli-plugins/docker-flame"
 }
+# plugin_under PID: the docker-flame plugin process under a backgrounded `timeout docker flame`
+# (timeout -> the CLI -> the plugin), bounded (10 s). A terminal's Ctrl-C reaches that process
+# directly. Its comm is checked before its arguments: a child the CLI has forked but not yet
+# exec'd still carries the CLI's own command line ("docker flame ..."), and the short-lived
+# `docker-flame docker-cli-plugin-metadata` the CLI runs first is not the one either.
+plugin_under() {
+    local i c p
+    for ((i = 0; i < 100; i++)); do
+        for c in $(pgrep -P "$1"); do
+            for p in $(pgrep -P "$c"); do
+                [ "$(cat /proc/"$p"/comm 2>/dev/null)" = docker-flame ] &&
+                    [ "$(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null | cut -d' ' -f2)" = flame ] &&
+                    { echo "$p"; return 0; }
+            done
+        done
+        sleep 0.1
+    done
+    return 1
+}
 # wait_until SECS CMD...: until CMD succeeds, or SECS seconds pass (1 then): an event polled with
 # a bound, never a sleep standing in for one.
 wait_until() {

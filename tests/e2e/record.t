@@ -89,7 +89,7 @@ pn=$(docker inspect -f '{{.Name}}' "$p"); pn=${pn#/}
 qn=$(docker inspect -f '{{.Name}}' "$q"); qn=${qn#/}
 timeout -k 10 300 docker flame record "$pn" "$qn" --window 1s --store "$DB" >out 2>err4 &
 pid=$!
-wins() { grep -c "^docker flame record: $1: window [0-9]* stored" err4; }
+wins() { local n; n=$(grep -c "^docker flame record: $1: window [0-9]* stored" err4 2>/dev/null); echo "${n:-0}"; } # err4 may not exist yet
 both() { [ "$(wins "$pn")" -ge 2 ] && [ "$(wins "$qn")" -ge 2 ]; }
 wait_for 120 both && ok "two containers: both stored" || { nok "two containers: both stored"; fdiag "$(cat err4)"; }
 np=$(wins "$pn"); nq=$(wins "$qn")

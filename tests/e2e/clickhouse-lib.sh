@@ -42,16 +42,29 @@ ch_start() {
   <remote_servers>$cluster</remote_servers>
 </yandex>
 EOF
-    "$CH_SERVER" --config-file="$dir/config.xml" >"$dir/log/stdout" 2>&1 &
-    echo $! > "$dir/pid"
     eval "CH_HTTP_$name=$http CH_TCP_$name=$tcp"
-    # up to 60 s: a restart loads its tables first, which takes seconds on a loaded machine
-    for _ in $(seq 600); do
-        curl -fsS "http://127.0.0.1:$http/ping" >/dev/null 2>&1 && return 0
-        kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
-        sleep 0.1
+    # A restart on the same ports and data right after a stop has (rarely, twice in CI) ended at
+    # once with nothing logged: such an early exit is retried, up to three starts.
+    local try pid rc=
+    for try in 1 2 3; do
+        "$CH_SERVER" --config-file="$dir/config.xml" >>"$dir/log/stdout" 2>&1 &
+        pid=$!
+        echo "$pid" > "$dir/pid"
+        # up to 60 s: a restart loads its tables first, which takes seconds on a loaded machine
+        for _ in $(seq 600); do
+            curl -fsS "http://127.0.0.1:$http/ping" >/dev/null 2>&1 && return 0
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            rc="still starting after 60 s"
+            break
+        fi
+        wait "$pid"; rc="exited with status $? (start $try of 3)"
+        rm -f "$dir/pid"
+        sleep 1
     done
-    fdiag "clickhouse-server $name did not answer on port $http within 60 s:" \
+    fdiag "clickhouse-server $name did not answer on port $http: $rc" \
         "$(tail -5 "$dir/log/stdout" "$dir/log/error.log" "$dir/log/server.log" 2>/dev/null)"
     return 1
 }

@@ -68,6 +68,18 @@ static const char *js =
     "document.getElementById('highlight').textContent=hl===null?'':'highlighted: '+hl;}"
     "document.addEventListener('mouseover',over);document.addEventListener('click',click);";
 
+/* The rest of a cell's <rect> after `data-c="`: its container, its tooltip (the details line
+ * and the native title), escaped. */
+static void cell_end(FILE *f, const char *name, const char *tip)
+{
+    escape_xml_str(f, name);
+    fprintf(f, "\" data-t=\"");
+    escape_xml_str(f, tip);
+    fprintf(f, "\"><title>");
+    escape_xml_str(f, tip);
+    fprintf(f, "</title></rect>\n");
+}
+
 int host_timeline_write(void *ctx, FILE *f, flame_err *err)
 {
     const tl_input *in = ctx;
@@ -166,12 +178,7 @@ int host_timeline_write(void *ctx, FILE *f, flame_err *err)
         fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" data-c=\"",
                 LEFT + c[i].b * bw, cpu_top + (int)c[i].cpu * CPU_H, bw < 0.5 ? 0.5 : bw, CPU_H - 2,
                 col);
-        escape_xml_str(f, name);
-        fprintf(f, "\" data-t=\"");
-        escape_xml_str(f, tip);
-        fprintf(f, "\"><title>");
-        escape_xml_str(f, tip);
-        fprintf(f, "</title></rect>\n");
+        cell_end(f, name, tip);
         i = j;
     }
     fprintf(f,
@@ -198,12 +205,7 @@ int host_timeline_write(void *ctx, FILE *f, flame_err *err)
                     "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
                     "data-c=\"",
                     LEFT + b * bw, y + (ROW_H - 2) - h, bw < 0.5 ? 0.5 : bw, h, col);
-            escape_xml_str(f, name);
-            fprintf(f, "\" data-t=\"");
-            escape_xml_str(f, tip);
-            fprintf(f, "\"><title>");
-            escape_xml_str(f, tip);
-            fprintf(f, "</title></rect>\n");
+            cell_end(f, name, tip);
         }
     }
     fprintf(f, "</g>\n<script type=\"text/ecmascript\"><![CDATA[%s]]></script>\n</svg>\n", js);

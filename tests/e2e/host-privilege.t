@@ -19,10 +19,7 @@ hc=$(docker inspect -f '{{.HostConfig.Privileged}} {{.HostConfig.NetworkMode}} {
 hc=${hc/,\"label=disable\"/}
 is "$hc" "false none true [\"ALL\"] [\"SYS_ADMIN\",\"SYS_PTRACE\",\"SETUID\",\"SETGID\",\"SYS_CHROOT\"] [\"no-new-privileges:true\"] host host" \
     "HostConfig: not privileged, no network, read-only, CapDrop ALL + 5 caps, no-new-privileges, host PID and cgroup namespaces"
-scpid=0
-for ((i = 0; i < 100; i++)); do
-    scpid=$(docker inspect -f '{{.State.Pid}}' "$sc" 2>/dev/null); [ "${scpid:-0}" -gt 0 ] && break; sleep 0.1
-done
+scpid=$(sidecar_pid "$sc")
 if wait_stopped "$scpid" 30; then
     assert_status "$scpid" setup 0 "$SETUP_CAPS" "$SETUP_CAPS"
     kill -CONT "$scpid"

@@ -40,6 +40,14 @@ sidecar_id() {
 }
 sidecar_listed() { [ -n "$(sidecar_id "$1")" ]; }
 sidecar_of() { wait_until 60 sidecar_listed "$1" && sidecar_id "$1"; }
+# sidecar_pid SC: its host pid once the engine reports one (10 s), else 0
+sidecar_pid() {
+    local i p=0
+    for ((i = 0; i < 100 && ${#1} > 0; i++)); do
+        p=$(docker inspect -f '{{.State.Pid}}' "$1" 2>/dev/null); [ "${p:-0}" -gt 0 ] && break; sleep 0.1
+    done
+    echo "${p:-0}"
+}
 assert_status() { # PID PHASE UID CAPEFF CAPPRM
     local p=$1 ph=$2
     is "$(uid "$p")" "$3" "$ph: euid $3"

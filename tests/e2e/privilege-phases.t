@@ -24,10 +24,7 @@ sc=$(sidecar_of "$fxid")
 hc=$(docker inspect -f '{{.HostConfig.Privileged}} {{.HostConfig.NetworkMode}} {{.HostConfig.ReadonlyRootfs}} {{json .HostConfig.CapDrop}} {{json .HostConfig.CapAdd}} {{json .HostConfig.SecurityOpt}} {{.HostConfig.PidMode}}' "$sc")
 is "$hc" "false none true [\"ALL\"] [\"SYS_ADMIN\",\"SYS_PTRACE\",\"SETUID\",\"SETGID\",\"SYS_CHROOT\"] [\"no-new-privileges:true\"] container:$fxid" \
     "HostConfig: not privileged, no network, read-only, CapDrop ALL + 5 caps, no-new-privileges, default seccomp"
-scpid=0
-for ((i = 0; i < 100; i++)); do
-    scpid=$(docker inspect -f '{{.State.Pid}}' "$sc" 2>/dev/null); [ "${scpid:-0}" -gt 0 ] && break; sleep 0.1
-done
+scpid=$(sidecar_pid "$sc")
 if wait_stopped "$scpid" 30; then
     assert_status "$scpid" setup 0 "$SETUP_CAPS" "$SETUP_CAPS"
     is "$(st "$scpid" CapAmb)" "$NONE" "setup: no ambient caps"
@@ -70,10 +67,7 @@ is "$(sidecars_left)" 0 "sidecar removed"
 DOCKER_FLAME_TIMINGS=1 timeout -k 10 150 docker flame --sampling thread -d 3 -o t.svg "$fx" 2>err2 &
 bg=$!
 sc=$(sidecar_of "$fxid")
-scpid=0
-for ((i = 0; i < 100 && ${#sc} > 0; i++)); do
-    scpid=$(docker inspect -f '{{.State.Pid}}' "$sc" 2>/dev/null); [ "${scpid:-0}" -gt 0 ] && break; sleep 0.1
-done
+scpid=$(sidecar_pid "$sc")
 if [ "${scpid:-0}" -gt 0 ] && pp=$(perf_child "$scpid" 30); then
     assert_status "$pp" "record (perf)" 65534 "$PTRACE_CAPS" "$PTRACE_CAPS"
     is "$(st "$pp" CapAmb)" "$PTRACE_CAPS" "record (perf): only SYS_PTRACE ambient"

@@ -3,6 +3,7 @@
  * in the target's /tmp (needs the new mount API: open_tree/move_mount >= 5.2, mount_setattr
  * >= 5.12). Fallback: copy the .so into the target's /tmp as the JVM's user. Both are undone. */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/fsuid.h>
@@ -104,8 +105,8 @@ static int copy_child(void *arg, sc_reply *reply)
         return dir;
     _cleanup_close_ int out =
         sc_open_beneath(dir, SC_AGENT_NAME, O_WRONLY | O_CREAT | O_EXCL, 0700);
-    if (out < 0)
-        return out;
+    if (out < 0) /* EEXIST is kept for a directory that existed before (sc_inject) */
+        return out == -EEXIST ? -ENOTEMPTY : out;
     char buf[65536];
     off_t off = 0;
     for (;;) {
@@ -191,22 +192,74 @@ static int inject_copy(sc_jvm *j, int ns_fd, flame_err *err)
         return flame_fail(err, rc,
                           "the target's /tmp is mounted noexec: a copied agent cannot be loaded");
     if (rc < 0) {
-        /* leave nothing half-made behind */
-        sc_in_target(ns_fd, true, j->st.uid, j->st.gid, uncopy_child, &a, 10000, NULL);
+        /* leave nothing half-made behind -- but a directory that was there already (EEXIST at
+         * mkdir: another sidecar's copy under the stable name, or the target's) is not ours */
+        if (rc != -EEXIST)
+            sc_in_target(ns_fd, true, j->st.uid, j->st.gid, uncopy_child, &a, 10000, NULL);
         return flame_fail_errno(err, rc, -rc, "copy the agent into the target's /tmp");
     }
     j->inject = CT_INJECTED_COPY;
     return 0;
 }
 
-int sc_inject(sc_jvm *j, int ns_fd, enum ct_injected how, flame_err *err)
+/* The agent's stable name: ".docker-flame-" + 16 hex digits of an FNV-1a hash of the agent
+ * file, the same for every sidecar of one docker-flame build. Why it matters: the JVM's dlopen()
+ * returns an already-loaded library when the path it is given is the one that library was
+ * loaded by (glibc compares names before opening anything). A random directory per profile
+ * made every profile load one more copy of the agent into the JVM -- 5 more mappings and one
+ * more JVMTI environment each time, for the JVM's lifetime (a JVM cannot unload an agent). With
+ * the stable path, the second and later profiles re-arm the copy loaded by the first. Only the
+ * contents count, so another build's agent gets another name and never meets this one. */
+static int stable_name(char *out, size_t cap)
 {
-    if (random_name(j->inject_dir, sizeof(j->inject_dir)) < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "getrandom");
+    static char name[64];
+    if (!name[0]) {
+        _cleanup_close_ int fd = open(SC_AGENT_DIR "/" SC_AGENT_NAME, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        uint64_t h = 0xcbf29ce484222325ull;
+        unsigned char buf[65536];
+        off_t off = 0;
+        for (;;) {
+            ssize_t n = TEMP_FAILURE_RETRY(pread(fd, buf, sizeof(buf), off));
+            if (n < 0)
+                return -errno;
+            if (n == 0)
+                break;
+            if ((off += n) > AGENT_MAX)
+                return -EFBIG;
+            for (ssize_t i = 0; i < n; i++)
+                h = (h ^ buf[i]) * 0x100000001b3ull;
+        }
+        snprintf(name, sizeof(name), ".docker-flame-%016llx", (unsigned long long)h);
+    }
+    snprintf(out, cap, "%s", name);
+    return 0;
+}
+
+static int inject_as(sc_jvm *j, int ns_fd, enum ct_injected how, flame_err *err)
+{
     snprintf(j->agent_path, sizeof(j->agent_path), "/tmp/%s/%s", j->inject_dir, SC_AGENT_NAME);
     if (how == CT_INJECTED_MOUNT)
         return inject_mount(j, ns_fd, err);
     return inject_copy(j, ns_fd, err);
+}
+
+int sc_inject(sc_jvm *j, int ns_fd, enum ct_injected how, flame_err *err)
+{
+    /* The stable name first. Taken already (EEXIST: another sidecar profiling this JVM right
+     * now, a mount left by a killed sidecar, or a directory the target planted to force
+     * this): a fresh random name, i.e. one more copy of the agent, as a first profile gets.
+     * The target can only make us do that; mkdirat/open-beneath refuse anything it planted. */
+    if (stable_name(j->inject_dir, sizeof(j->inject_dir)) == 0) {
+        int rc = inject_as(j, ns_fd, how, err);
+        if (rc == 0 || err->code != -EEXIST)
+            return rc;
+        *err = (flame_err)FLAME_ERR_INIT;
+    }
+    if (random_name(j->inject_dir, sizeof(j->inject_dir)) < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "getrandom");
+    return inject_as(j, ns_fd, how, err);
 }
 
 int sc_inject_undo(sc_jvm *j, int ns_fd, flame_err *err)

@@ -341,9 +341,14 @@ int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *out)
                 snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, c->path);
                 unlink(dst);
                 s.conflicts++;
-                sc_warn("pid %d: %s is another file than the one an earlier JVM maps under that "
-                        "name: its frames stay unnamed in both",
-                        (int)j->st.pid, c->path);
+                /* Our own agent, two copies (another docker-flame build, or a profile that
+                 * found the stable name taken: inject.c) both shown at /libflameagent.so,
+                 * the path inside their detached mounts: a few agent frames unnamed, not
+                 * worth a warning about the user's libraries. */
+                if (strcmp(c->path, "/" SC_AGENT_NAME) != 0)
+                    sc_warn("pid %d: %s names two different files (in this JVM or another one "
+                            "profiled with it): its frames stay unnamed in both",
+                            (int)j->st.pid, c->path);
             }
             continue;
         }

@@ -67,7 +67,7 @@ plugin_under() {
         for c in $(pgrep -P "$1"); do
             for p in $(pgrep -P "$c"); do
                 [ "$(cat /proc/"$p"/comm 2>/dev/null)" = docker-flame ] &&
-                    [ "$(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null | cut -d' ' -f2)" = flame ] &&
+                    [ "$(tr '\0' ' ' 2>/dev/null < /proc/"$p"/cmdline | cut -d' ' -f2)" = flame ] &&
                     { echo "$p"; return 0; }
             done
         done

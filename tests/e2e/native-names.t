@@ -53,8 +53,14 @@ share=$(unnamed_share top.folded)
 check "top --record: at most 5 % keep an unnamed [lib...] frame ($share %)" test "$share" -le 5
 
 # --- hostile: libz and libc's debug file replaced in the container after they were mapped ---
-libc_id=$(readelf -n "$BUILD/fixtures/jvm-rootfs/lib/x86_64-linux-gnu/libc.so.6" | sed -n 's/.*Build ID: *//p')
+# libc's build-id read off the image itself, not off build/fixtures: a fixture image that is up to
+# date is not rebuilt, and then a fresh clone has no staging tree (CI on a machine that kept it).
+docker cp "$fx:/lib/x86_64-linux-gnu/libc.so.6" fixture-libc.so.6 >/dev/null 2>&1
+libc_id=$(readelf -n fixture-libc.so.6 2>/dev/null | sed -n 's/.*Build ID: *//p')
+[ "${#libc_id}" -ge 8 ] || bail "cannot read the build-id of the fixture's libc (readelf: binutils)"
 dbg=/usr/lib/debug/.build-id/${libc_id:0:2}/${libc_id:2}.debug
+docker cp "$fx:$dbg" fixture-libc.debug >/dev/null 2>&1
+check "the fixture carries libc's debug file at $dbg" test -s fixture-libc.debug
 cp -L /lib/x86_64-linux-gnu/libm.so.6 planted
 docker cp planted "$fx:/lib/x86_64-linux-gnu/libz.so.1" && docker cp planted "$fx:$dbg"
 okif $? "planted libm as libz.so.1 and as libc's debug file"

@@ -61,11 +61,40 @@ for run in 2 3; do
     restored "$fx" "$before" "run $run"
 done
 
+# Copies of the agent the JVM maps (its executable segment; a detached mount shows the file at
+# /libflameagent.so, a deleted copy with " (deleted)"). A JVM cannot unload an agent: every
+# profile that loaded a new copy would add mappings and a JVMTI environment for good.
+agent_copies() { grep -cE ' r-xp .*/libflameagent\.so( \(deleted\))?$' "/proc/$(target_pid "$1")/maps"; }
+is "$(agent_copies "$fx")" 1 "three profiles of one JVM: it maps one copy of the agent (the stable path re-arms it)"
+
 # --- the copy fallback, forced ---
 sidecar "$fx" "$TMP/copy.out" --duration 2 --inject copy
 like "$(grep '^J' "$TMP/copy.out")" '"attach":"agent","inject":"copy"' "inject=copy: agent loaded from a copy"
 like "$(grep '^F' "$TMP/copy.out")" 'FlameFixture\.countPrimes' "inject=copy: countPrimes named"
 restored "$fx" "$before" "inject=copy"
+is "$(agent_copies "$fx")" 1 "inject=copy: the same path, the copy loaded before is re-armed"
+
+# --- hostile: the stable name taken by a directory the target made (its own uid) ---
+stable=.docker-flame-$(tar -xOf "$BUILD/flame-sidecar.tar" ./opt/docker-flame/agent/libflameagent.so | python3 -c '
+import sys
+h = 0xcbf29ce484222325
+for b in sys.stdin.buffer.read():
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+print("%016x" % h)')
+planted=/proc/$(target_pid "$fx")/root/tmp/$stable
+mkdir "$planted" && touch "$planted/keep" && chown -R 10001:10001 "$planted"
+okif $? "planted a directory at the agent's stable name /tmp/$stable"
+before_p=$(snapshot "$fx")
+sidecar "$fx" "$TMP/taken.out" --duration 2
+like "$(grep '^J' "$TMP/taken.out")" '"attach":"agent","inject":"mount"' "stable name taken: agent mounted under a random name instead"
+like "$(grep '^F' "$TMP/taken.out")" 'FlameFixture\.countPrimes' "stable name taken: countPrimes named"
+restored "$fx" "$before_p" "stable name taken"
+check "stable name taken: the target's directory and its file are left as they were" test -f "$planted/keep"
+is "$(agent_copies "$fx")" 2 "stable name taken: one more copy of the agent, as a first profile loads"
+rm -rf "$planted"
+sidecar "$fx" "$TMP/two-copies.out" --duration 1
+like "$(grep '^F' "$TMP/two-copies.out")" 'FlameFixture\.countPrimes' "two agent copies mapped: countPrimes named"
+unlike "$(grep '^W' "$TMP/two-copies.out")" 'libflameagent' "two agent copies mapped: no warning about our own agent's files"
 docker rm -f "$fx" >/dev/null
 
 # --- variants ---

@@ -35,7 +35,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_fd = -1;
 static unsigned g_gen; /* bumped by every start/stop; a callback writes only into its session */
 static struct agent_opts g_opts;
-static char g_path[sizeof g_opts.dir + 32];
+static char g_path[sizeof g_opts.dir + sizeof g_opts.tag + 32];
 static unsigned long g_lines, g_bytes, g_methods, g_stubs;
 static double g_method_ms; /* time spent in CompiledMethodLoad callbacks */
 
@@ -480,7 +480,10 @@ static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err 
     agent_stop(&ignored);
 
     char path[sizeof g_path];
-    snprintf(path, sizeof path, "%s/perf-%d.map", o->dir, (int)getpid());
+    if (o->tag[0])
+        snprintf(path, sizeof path, "%s/perf-%d.%s.map", o->dir, (int)getpid(), o->tag);
+    else
+        snprintf(path, sizeof path, "%s/perf-%d.map", o->dir, (int)getpid());
     /* Created by the JVM's own user, which is what perf expects. O_NOFOLLOW: a symlink planted
      * at the map path must not make us truncate what it points to. O_NONBLOCK: a FIFO there
      * would otherwise block the attach listener forever (it fails with ENXIO instead, and is

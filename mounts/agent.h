@@ -31,13 +31,17 @@ enum agent_rc {
     AGENT_RC_JVMTI = 3,   /* a JVMTI call failed (environment, capability, events) */
 };
 
-/* Options of Agent_OnAttach/Agent_OnLoad: "start|stop,inline=1|0,sig=0|1,dir=/tmp,verbose=0|1". */
+/* Options of Agent_OnAttach/Agent_OnLoad:
+ * "start|stop,inline=1|0,sig=0|1,dir=/tmp,verbose=0|1,tag=HEX". */
 struct agent_opts {
     int stop;       /* 0: start (default), 1: stop */
     int inline_on;  /* emit inlined frames (default 1) */
     int sig;        /* append parameter lists (default 0) */
     int verbose;    /* one info line on stderr per start/stop (default 0) */
     char dir[1024]; /* directory of perf-<pid>.map (default /tmp), absolute */
+    char tag[17];   /* 1-16 lowercase hex digits: the map is perf-<pid>.<tag>.map, so that two
+                     * profilers of one JVM (two copies of the agent) never share a file;
+                     * empty (default): perf-<pid>.map, the name perf itself looks for */
 };
 
 /* Parse `options` (NULL or "" = defaults). Returns 0, or -1 with err set (unknown key, bad

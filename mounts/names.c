@@ -237,11 +237,18 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
                                   "dir=%.64s: need an absolute path shorter than %zu bytes", val,
                                   sizeof o->dir - 32);
             strcpy(o->dir, val);
+        } else if (strcmp(tok, "tag") == 0 && val) {
+            /* Part of a file name: hex only, so no '/', '.' or control byte can get in. */
+            size_t n = strspn(val, "0123456789abcdef");
+            if (n == 0 || val[n] != '\0' || n >= sizeof o->tag)
+                return agent_fail(err, AGENT_RC_OPTIONS,
+                                  "tag: need 1 to %zu lowercase hex digits", sizeof o->tag - 1);
+            strcpy(o->tag, val);
         } else {
             agent_sanitize(tok);
-            return agent_fail(err, AGENT_RC_OPTIONS,
-                              "unknown option '%.64s' (use start|stop,inline=1|0,sig=0|1,dir=PATH)",
-                              tok);
+            return agent_fail(
+                err, AGENT_RC_OPTIONS,
+                "unknown option '%.64s' (use start|stop,inline=1|0,sig=0|1,dir=PATH,tag=HEX)", tok);
         }
         if (bad) {
             agent_sanitize(tok);

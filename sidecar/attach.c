@@ -326,6 +326,16 @@ static int open_target_file(int dir, const char *rel)
     return steal_fd(&fd);
 }
 
+/* The map's name in the target's /tmp: the agent's own (tagged), or HotSpot's perf-<pid>.map
+ * for Compiler.perfmap (sidecar.h, map_tag). */
+static void map_name(const sc_jvm *j, char *out, size_t cap)
+{
+    if (j->map_tag[0] && j->attach != CT_ATTACH_PERFMAP)
+        snprintf(out, cap, "perf-%d.%s.map", (int)j->st.nspid, j->map_tag);
+    else
+        snprintf(out, cap, "perf-%d.map", (int)j->st.nspid);
+}
+
 static int map_child(void *arg, sc_reply *reply)
 {
     (void)reply;
@@ -334,7 +344,7 @@ static int map_child(void *arg, sc_reply *reply)
     if (tmp < 0)
         return tmp;
     char name[64];
-    snprintf(name, sizeof(name), "perf-%d.map", (int)a->j->st.nspid);
+    map_name(a->j, name, sizeof name);
     long total = 0;
     if (a->fetch) {
         _cleanup_close_ int fd = open_target_file(tmp, name);
@@ -366,16 +376,17 @@ int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
 {
     struct map_args a = {.j = j, .out_fd = out_fd, .fetch = true};
     int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 60000, NULL);
+    char name[64];
+    map_name(j, name, sizeof name);
     if (rc == -ELOOP || rc == -EINVAL || rc == -EFBIG || rc == -ENXIO)
-        return flame_fail(err, FLAME_EXIT_ATTACH,
-                          "pid %d: /tmp/perf-%d.map in the target refused: %s", (int)j->st.pid,
-                          (int)j->st.nspid,
+        return flame_fail(err, FLAME_EXIT_ATTACH, "pid %d: /tmp/%s in the target refused: %s",
+                          (int)j->st.pid, name,
                           rc == -ELOOP   ? "a symlink (not followed)"
                           : rc == -EFBIG ? "larger than 256 MiB"
                                          : "not a regular file");
     if (rc < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/perf-%d.map",
-                                (int)j->st.pid, (int)j->st.nspid);
+        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/%s",
+                                (int)j->st.pid, name);
     return rc;
 }
 
@@ -384,9 +395,12 @@ int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_er
     struct map_args a = {
         .j = (sc_jvm *)j, .out_fd = out_fd, .fetch = true, .keep = true, .from = from};
     int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000, NULL);
-    if (rc < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/perf-%d.map",
-                                (int)j->st.pid, (int)j->st.nspid);
+    if (rc < 0) {
+        char name[64];
+        map_name(j, name, sizeof name);
+        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/%s",
+                                (int)j->st.pid, name);
+    }
     return rc;
 }
 

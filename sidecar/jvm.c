@@ -79,9 +79,11 @@ void sc_prepare_jvm(sc_session *s, int k)
         return;
     t = mono_ms();
     if (j->inject != CT_INJECTED_NONE) {
-        char aopts[128];
-        snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp", !s->o.no_inline ? 1 : 0,
-                 s->o.signatures ? 1 : 0);
+        /* tag: the map's own name (sidecar.h, map_tag), the hex of the agent's directory */
+        snprintf(j->map_tag, sizeof(j->map_tag), "%.16s", j->inject_dir + strlen(".docker-flame-"));
+        char aopts[160];
+        snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp,tag=%s",
+                 !s->o.no_inline ? 1 : 0, s->o.signatures ? 1 : 0, j->map_tag);
         err = (flame_err)FLAME_ERR_INIT;
         int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "load", j->agent_path, "true",
                                   aopts, msg, sizeof(msg), &err);
@@ -89,6 +91,7 @@ void sc_prepare_jvm(sc_session *s, int k)
             j->attach = CT_ATTACH_AGENT;
             j->agent_started = true;
         } else {
+            j->map_tag[0] = '\0'; /* no agent map: Compiler.perfmap's name from here on */
             snprintf(j->reason, sizeof(j->reason), "agent load failed: %.400s",
                      r < 0    ? err.msg
                      : msg[0] ? msg
@@ -257,6 +260,7 @@ int sc_restore_jvm(sc_session *s, int k)
         char msg[1024];
         snprintf(j->inject_dir, sizeof(j->inject_dir), "%s", name);
         snprintf(j->agent_path, sizeof(j->agent_path), "/tmp/%s/%s", name, SC_AGENT_NAME);
+        snprintf(j->map_tag, sizeof(j->map_tag), "%.16s", name + strlen(".docker-flame-"));
         int r = sc_attach_command(j, s->ns_fd[k], (int)s->o.attach_timeout_ms, "load",
                                   j->agent_path, "true", "stop", msg, sizeof(msg), &err);
         if (r != 0)

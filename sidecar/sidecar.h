@@ -60,6 +60,11 @@ typedef struct sc_jvm {
     enum ct_attach attach;
     char inject_dir[64];  /* ".docker-flame-<hex>" under the target's /tmp */
     char agent_path[128]; /* path of the agent as the JVM sees it */
+    /* The agent's map is /tmp/perf-<nspid>.<map_tag>.map, the hex of inject_dir: a second
+     * profiler of the same JVM (its own copy of the agent, inject.c) has its own file, and
+     * neither truncates nor deletes the other's. "" (Compiler.perfmap, HotSpot's fixed name,
+     * or no agent): /tmp/perf-<nspid>.map. */
+    char map_tag[20];
     char reason[512];     /* why Java names may be missing ("" = none) */
     bool agent_started;
     long attach_ms;

@@ -34,17 +34,33 @@ run_case attach-to-sidecar 'symlink:/flame-sidecar:/tmp/.attach_pid%p' 'attach_p
 run_case attach-to-secret 'symlink:/app/secret:/tmp/.attach_pid%p' 'attach_pid1 in the target is not ours.*no SIGQUIT sent'
 run_case attach-to-victim 'file:/tmp/victim:VICTIM symlink:/tmp/victim:/tmp/.attach_pid%p' 'attach_pid1 in the target is not ours'
 run_case attach-fifo 'fifo:/tmp/.attach_pid%p' 'attach_pid1 in the target is not ours'
-# 2. the perf map: the agent refuses (O_NOFOLLOW|O_NONBLOCK), and so must Compiler.perfmap
-run_case map-to-secret 'symlink:/app/secret:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused, no Compiler.perfmap'
-run_case map-to-environ 'symlink:/proc/self/environ:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
-run_case map-to-victim 'file:/tmp/victim:VICTIM symlink:/tmp/victim:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
-run_case map-to-sidecar 'symlink:/flame-sidecar:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
-run_case map-to-sparse-2G 'sparse:/tmp/big:2147483648 symlink:/tmp/big:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
-run_case map-fifo 'fifo:/tmp/perf-%p.map' 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
+# 2. the perf map, at both of its names: the agent's own, perf-<pid>.<tag>.map (the tag of its
+# stable directory is predictable: agent_stable_tag), which the agent refuses to open
+# (O_NOFOLLOW|O_NONBLOCK); and HotSpot's perf-<pid>.map, which Compiler.perfmap would write
+# through, so it must not be asked to.
+tag=$(agent_stable_tag)
+[ "${#tag}" = 16 ] || bail "cannot compute the agent's stable tag"
+both() { echo "$1:/tmp/perf-%p.map $1:/tmp/perf-%p.$tag.map"; }
+run_case map-to-secret "$(both symlink:/app/secret)" 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused, no Compiler.perfmap'
+run_case map-to-environ "$(both symlink:/proc/self/environ)" 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
+run_case map-to-victim "file:/tmp/victim:VICTIM $(both symlink:/tmp/victim)" 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
+run_case map-to-sidecar "$(both symlink:/flame-sidecar)" 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
+run_case map-to-sparse-2G "sparse:/tmp/big:2147483648 $(both symlink:/tmp/big)" 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
+run_case map-fifo "fifo:/tmp/perf-%p.map fifo:/tmp/perf-%p.$tag.map" 'perf-1.map in the target is a symlink, FIFO or foreign file planted there: refused'
+# Only at HotSpot's name: the agent, with a map of its own, is not disturbed (and touches nothing).
+fx=$(hstart "FlameFixture ready" /hostile plant 'symlink:/app/secret:/tmp/perf-%p.map' -- "$J" "${JOPTS[@]}") || bail "hotspot-name fixture"
+before=$(tsnap "$fx")
+o=$TMP/hsname.out
+hsidecar "$fx" "$o" --duration 2 --attach-timeout 3; rc=$?
+common "$o" map-hotspot-name 0 "$rc"
+like "$(grep -a '^F' "$o")" 'FlameFixture\.' "map-hotspot-name: Java frames named by the agent's own map"
+unlike "$(grep -a '^W' "$o")" 'perf-' "map-hotspot-name: no warning about a map"
+untouched "$fx" "$before" map-hotspot-name
+docker rm -f "$fx" >/dev/null
 
-# 2 GB sparse regular file of the JVM user at the map's name: the agent takes it over (O_TRUNC,
-# it is the JVM user's own file at the agent's own name) and the profile is named.
-fx=$(hstart "FlameFixture ready" /hostile plant 'sparse:/tmp/perf-%p.map:2147483648' -- "$J" "${JOPTS[@]}") || bail "sparse fixture"
+# 2 GB sparse regular file of the JVM user at the agent's map name: the agent takes it over
+# (O_TRUNC, it is the JVM user's own file at the agent's own name) and the profile is named.
+fx=$(hstart "FlameFixture ready" /hostile plant "sparse:/tmp/perf-%p.$tag.map:2147483648" -- "$J" "${JOPTS[@]}") || bail "sparse fixture"
 o=$TMP/sparse.out
 hsidecar "$fx" "$o" --duration 2 --attach-timeout 3; rc=$?
 diag "map-sparse-2G: ${ELAPSED_MS} ms, VmHWM ${HWM_KB} kB"

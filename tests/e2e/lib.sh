@@ -75,6 +75,17 @@ plugin_under() {
     done
     return 1
 }
+# The agent's stable tag, as sidecar/inject.c computes it (FNV-1a of the agent file in the
+# sidecar image): a target sees /tmp/.docker-flame-<tag> and the map /tmp/perf-<pid>.<tag>.map.
+# A hostile target can compute it too, which the tests do to plant things there.
+agent_stable_tag() {
+    tar -xOf "$BUILD/flame-sidecar.tar" ./opt/docker-flame/agent/libflameagent.so | python3 -c '
+import sys
+h = 0xcbf29ce484222325
+for b in sys.stdin.buffer.read():
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+print("%016x" % h)'
+}
 # wait_until SECS CMD...: until CMD succeeds, or SECS seconds pass (1 then): an event polled with
 # a bound, never a sleep standing in for one.
 wait_until() {

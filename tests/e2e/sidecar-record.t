@@ -75,12 +75,7 @@ restored "$fx" "$before" "inject=copy"
 is "$(agent_copies "$fx")" 1 "inject=copy: the same path, the copy loaded before is re-armed"
 
 # --- hostile: the stable name taken by a directory the target made (its own uid) ---
-stable=.docker-flame-$(tar -xOf "$BUILD/flame-sidecar.tar" ./opt/docker-flame/agent/libflameagent.so | python3 -c '
-import sys
-h = 0xcbf29ce484222325
-for b in sys.stdin.buffer.read():
-    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-print("%016x" % h)')
+stable=.docker-flame-$(agent_stable_tag)
 planted=/proc/$(target_pid "$fx")/root/tmp/$stable
 mkdir "$planted" && touch "$planted/keep" && chown -R 10001:10001 "$planted"
 okif $? "planted a directory at the agent's stable name /tmp/$stable"
@@ -92,6 +87,23 @@ restored "$fx" "$before_p" "stable name taken"
 check "stable name taken: the target's directory and its file are left as they were" test -f "$planted/keep"
 is "$(agent_copies "$fx")" 2 "stable name taken: one more copy of the agent, as a first profile loads"
 rm -rf "$planted"
+
+# --- two profilers of one JVM at the same time (a recording and a one-shot profile): each agent
+# copy has its own map, so the one that ends first neither truncates nor deletes the other's.
+# Before: the longer profile lost every Java name ("0% of 1569 JIT samples have Java names"). ---
+before_c=$(snapshot "$fx")
+sidecar "$fx" "$TMP/longer.out" --duration 8 &
+lpid=$!
+has_p() { grep -q '^P ' "$TMP/longer.out" 2>/dev/null; }
+wait_until 60 has_p || nok "the longer profile started recording"
+sidecar "$fx" "$TMP/shorter.out" --duration 1
+wait "$lpid"
+like "$(grep '^J' "$TMP/shorter.out")" '"attach":"agent"' "at the same time: the shorter profile has its own agent"
+check "at the same time: the shorter profile names >= 99% of its JIT-leaf samples ($(field "$TMP/shorter.out" named_share))" share_ok "$TMP/shorter.out"
+check "at the same time: the longer one, which outlived it, too ($(field "$TMP/longer.out" named_share))" share_ok "$TMP/longer.out"
+unlike "$(grep '^W' "$TMP/longer.out" "$TMP/shorter.out")" 'perf-[0-9]' "at the same time: no warning about a map"
+restored "$fx" "$before_c" "at the same time"
+
 sidecar "$fx" "$TMP/two-copies.out" --duration 1
 like "$(grep '^F' "$TMP/two-copies.out")" 'FlameFixture\.countPrimes' "two agent copies mapped: countPrimes named"
 unlike "$(grep '^W' "$TMP/two-copies.out")" 'libflameagent' "two agent copies mapped: no warning about our own agent's files"

@@ -241,8 +241,8 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
             /* Part of a file name: hex only, so no '/', '.' or control byte can get in. */
             size_t n = strspn(val, "0123456789abcdef");
             if (n == 0 || val[n] != '\0' || n >= sizeof o->tag)
-                return agent_fail(err, AGENT_RC_OPTIONS,
-                                  "tag: need 1 to %zu lowercase hex digits", sizeof o->tag - 1);
+                return agent_fail(err, AGENT_RC_OPTIONS, "tag: need 1 to %zu lowercase hex digits",
+                                  sizeof o->tag - 1);
             strcpy(o->tag, val);
         } else {
             agent_sanitize(tok);

@@ -385,8 +385,8 @@ int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
                           : rc == -EFBIG ? "larger than 256 MiB"
                                          : "not a regular file");
     if (rc < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/%s",
-                                (int)j->st.pid, name);
+        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/%s", (int)j->st.pid,
+                                name);
     return rc;
 }
 
@@ -398,8 +398,8 @@ int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_er
     if (rc < 0) {
         char name[64];
         map_name(j, name, sizeof name);
-        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/%s",
-                                (int)j->st.pid, name);
+        return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/%s", (int)j->st.pid,
+                                name);
     }
     return rc;
 }

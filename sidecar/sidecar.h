@@ -65,7 +65,7 @@ typedef struct sc_jvm {
      * neither truncates nor deletes the other's. "" (Compiler.perfmap, HotSpot's fixed name,
      * or no agent): /tmp/perf-<nspid>.map. */
     char map_tag[20];
-    char reason[512];     /* why Java names may be missing ("" = none) */
+    char reason[512]; /* why Java names may be missing ("" = none) */
     bool agent_started;
     long attach_ms;
     unsigned long long map_lines, map_bytes;

@@ -96,8 +96,8 @@ static void test_opts(void)
     ok(agent_parse_opts("start,tag=0a97a33ff2a1e8d5", &o, &err) == 0 &&
            strcmp(o.tag, "0a97a33ff2a1e8d5") == 0,
        "tag of 16 hex digits");
-    static const char *const bad_tags[] = {"tag=",         "tag=0A97",   "tag=../x",
-                                           "tag=ab/cd",    "tag=ab.map", "tag=0123456789abcdef0",
+    static const char *const bad_tags[] = {"tag=",       "tag=0A97",   "tag=../x",
+                                           "tag=ab/cd",  "tag=ab.map", "tag=0123456789abcdef0",
                                            "tag=ab\ncd", "tag"};
     for (size_t i = 0; i < sizeof bad_tags / sizeof *bad_tags; i++)
         ok(agent_parse_opts(bad_tags[i], &o, &err) < 0 && err.code == AGENT_RC_OPTIONS,

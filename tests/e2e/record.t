@@ -53,6 +53,32 @@ docker flame show "$fx" --store "$DB" --since 10m --timeline -o tl.svg 2>err2; r
 is "$rc" 0 "show --timeline: exit 0"
 like "$(head -c 300 tl.svg)" '<svg' "the timeline is an SVG"
 
+# A one-shot profile of the same JVM while it is recorded (a quick look while `record` runs):
+# each has its own agent map (docs/SIDECAR.md, "Attach"), so the recording keeps naming what is
+# compiled after the one-shot ended: lateBloomer, started then (SIGHUP). With one shared
+# /tmp/perf-<pid>.map the one-shot's end deleted the recording's map and its agent went quiet:
+# new code stayed unnamed ([perf-1.map]) and nothing said so (83 % of the samples of a young JVM).
+unnamed_jit() { awk '{ c = $NF; t += c; if ($0 ~ /\[perf-[0-9]+[^]]*\.map\]/) u += c } END { print u + 0, t + 0 }' "$1"; }
+timeout -k 10 300 docker flame record "$fx" --window 1s --store "$TMP/both.db" >out 2>errb &
+pid=$!
+wait_for 120 stored errb 1 || nok "the recording stores a window before the one-shot"
+timeout -k 5 120 docker flame -d 2 --format folded -o one.folded "$fx" 2>erro
+okif $? "a one-shot profile while the JVM is recorded: exit 0"
+like "$(cat one.folded)" "$HOT" "the one-shot names the hot method"
+t1=$(date +%H:%M:%S)
+docker kill -s HUP "$fx" >/dev/null
+n=$(grep -c "stored (" errb)
+if wait_for 120 stored errb $((n + 4)); then ok "four more windows after the one-shot"; else nok "four more windows after the one-shot"; fdiag "$(cat errb)"; fi
+ctrl_c "$pid"
+wait $pid
+is "$?" 0 "that recording: exit 0 on Ctrl-C"
+docker flame show "$fx" --store "$TMP/both.db" --since "$t1" --format folded -o after.folded 2>err2
+like "$(cat after.folded)" 'FlameFixture\.lateBloomer' "the recording names lateBloomer, first compiled after the one-shot ended"
+read -r u t < <(unnamed_jit after.folded)
+check "the recording after the one-shot ended: $t samples, at most 1 % with an unnamed JIT frame ($u)" \
+    test "$t" -gt 0 -a $((100 * u)) -le "$t"
+unlike "$(cat errb)" 'warning' "the recording: no warning"
+
 # The container stops while recorded: the recording waits for it, records it again once it is
 # started again, and ends with a clear line (exit 3) when it is removed; its windows stay.
 timeout -k 10 300 docker flame record "$fx" --window 1s --store "$DB" >out 2>err3 &

@@ -78,7 +78,10 @@ static void tar_identity(const char *tar, char id[17])
     }
 }
 
-static int image_present(engine *e, const char *want_id, bool *present, flame_err *err)
+/* stale_id: when the image under our tag is another build's, its engine id ("sha256:<64 hex>"),
+ * so that it can be removed once replaced. */
+static int image_present(engine *e, const char *want_id, bool *present, char stale_id[80],
+                         flame_err *err)
 {
     long st = 0;
     json_t *resp = NULL;
@@ -86,8 +89,12 @@ static int image_present(engine *e, const char *want_id, bool *present, flame_er
     if (rc == 0 && want_id && *want_id) {
         const char *have = json_string_value(
             json_object_get(json_object_get(json_object_get(resp, "Config"), "Labels"), TAR_LABEL));
-        if (!have || strcmp(have, want_id) != 0)
+        if (!have || strcmp(have, want_id) != 0) {
             rc = 1; /* stale: import again */
+            const char *old = json_string_value(json_object_get(resp, "Id"));
+            if (stale_id && old && strlen(old) < 80)
+                strcpy(stale_id, old);
+        }
     }
     json_decref(resp);
     if (rc < 0 && st != 404)
@@ -103,9 +110,9 @@ int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported,
     _cleanup_free_ char *tar = image_tar_path();
     if (!tar)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    char id[17];
+    char id[17], stale[80] = "";
     tar_identity(tar, id);
-    if (image_present(e, id, &present, err) < 0)
+    if (image_present(e, id, &present, stale, err) < 0)
         return -1;
     if (present)
         return 0;
@@ -144,13 +151,26 @@ int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported,
     if (c.error[0])
         return flame_fail(err, FLAME_EXIT_ENGINE, "load sidecar image %s from %s: %s", spec_image(),
                           tar, c.error);
-    if (image_present(e, id, &present, err) < 0)
+    if (image_present(e, id, &present, NULL, err) < 0)
         return -1;
     if (!present)
         return flame_fail(err, FLAME_EXIT_ENGINE,
                           "load sidecar image %s from %s: the engine accepted the tarball but has "
                           "no such image afterwards",
                           spec_image(), tar);
+    /* The build it replaced is now an untagged image of ~36 MB that nothing would ever remove
+     * (every upgrade of docker-flame would leave one). Removed without force: if a sidecar of
+     * that build still runs (a detached recording), the engine refuses (409) and it stays, as
+     * `docker rmi` would leave it; that is not worth a warning. */
+    if (stale[0]) {
+        json_t *ignored = NULL;
+        flame_err quiet = FLAME_ERR_INIT;
+        long dst = 0;
+        _cleanup_free_ char *eid = engine_escape(stale);
+        if (eid)
+            engine_json(e, "DELETE", NULL, &ignored, &dst, &quiet, "/images/%s", eid);
+        json_decref(ignored);
+    }
     *imported = true;
     return 0;
 }

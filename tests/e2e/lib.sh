@@ -48,7 +48,10 @@ ensure_sidecar_image() {
     want=$(sha256sum "$BUILD/flame-sidecar.tar" | cut -c1-16)
     have=$(docker image inspect -f '{{index .Config.Labels "com.docker-flame.tar-sha256"}}' "$SIDECAR_IMAGE" 2>/dev/null)
     [ "$have" = "$want" ] && return 0
-    docker import --change "LABEL com.docker-flame.tar-sha256=$want" "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null
+    local old; old=$(docker image inspect -f '{{.Id}}' "$SIDECAR_IMAGE" 2>/dev/null)
+    docker import --change "LABEL com.docker-flame.tar-sha256=$want" "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null || return 1
+    # the build it replaced would stay as an untagged image, one more per build (as the plugin)
+    [ -z "$old" ] || docker rmi "$old" >/dev/null 2>&1 || true
 }
 # Point the docker CLI at a private config dir whose only plugin is our build.
 plugin_env() {

@@ -13,10 +13,26 @@ fx=$(fixture pid1) || bail "fixture did not start"
 # A stale image under our tag (what an upgrade without a VERSION bump would leave).
 docker import --change "LABEL com.docker-flame.tar-sha256=0000000000000000" "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null
 is "$(label)" 0000000000000000 "a stale sidecar image is in place"
+old=$(docker image inspect -f '{{.Id}}' "$SIDECAR_IMAGE")
 out=$(docker flame "$fx" -d 2 -q -o "$TMP/a.svg" 2>&1); rc=$?
 is "$rc" 0 "profiling with a stale image succeeds"; [ "$rc" = 0 ] || diag "$out"
 is "$(label)" "$want" "the stale image was replaced by the current tarball"
 check "the SVG was written" test -s "$TMP/a.svg"
+# Replaced, the old build would be an untagged ~36 MB image that nothing removes (one per
+# upgrade): the plugin removes it.
+check "the image it replaced is removed, not left untagged" eval "! docker image inspect '$old' >/dev/null 2>&1"
+
+# ... unless something still uses it (here a created container; in life, a detached recording's
+# sidecar of the old build): then the engine refuses, it stays, and nothing is said about it.
+docker import --change "LABEL com.docker-flame.tar-sha256=0000000000000001" "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null
+old=$(docker image inspect -f '{{.Id}}' "$SIDECAR_IMAGE")
+user=$(docker create --label docker-flame-test=1 --label docker-flame-test.owner="$FLAME_TEST_OWNER" "$old" /flame-sidecar)
+out=$(docker flame "$fx" -d 1 -q -o "$TMP/c.svg" 2>&1); rc=$?
+is "$rc" 0 "a stale image still used by a container: profiling succeeds"; [ "$rc" = 0 ] || diag "$out"
+is "$out" "" "... and says nothing (-q)"
+is "$(label)" "$want" "... the tag points at the current build"
+check "... the used old image stays" docker image inspect "$old"
+docker rm -f "$user" >/dev/null && docker rmi "$old" >/dev/null
 
 docker rmi -f "$SIDECAR_IMAGE" >/dev/null 2>&1
 out=$(docker flame "$fx" -d 2 -q -o "$TMP/b.svg" 2>&1); rc=$?

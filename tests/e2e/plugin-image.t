@@ -10,8 +10,16 @@ want=$(cat "$BUILD/flame-sidecar.tar.sha256")
 label() { docker image inspect -f '{{index .Config.Labels "com.docker-flame.tar-sha256"}}' "$SIDECAR_IMAGE" 2>/dev/null; }
 
 fx=$(fixture pid1) || bail "fixture did not start"
+# stale LABEL: import the tarball under our tag as another build; the image the tag pointed
+# at is removed (it would stay untagged: the test's leftover, not the plugin's).
+stale() {
+    local cur; cur=$(docker image inspect -f '{{.Id}}' "$SIDECAR_IMAGE" 2>/dev/null)
+    docker import --change "LABEL com.docker-flame.tar-sha256=$1" "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null
+    [ -z "$cur" ] || docker rmi "$cur" >/dev/null 2>&1 || true
+}
+
 # A stale image under our tag (what an upgrade without a VERSION bump would leave).
-docker import --change "LABEL com.docker-flame.tar-sha256=0000000000000000" "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null
+stale 0000000000000000
 is "$(label)" 0000000000000000 "a stale sidecar image is in place"
 old=$(docker image inspect -f '{{.Id}}' "$SIDECAR_IMAGE")
 out=$(docker flame "$fx" -d 2 -q -o "$TMP/a.svg" 2>&1); rc=$?
@@ -24,7 +32,7 @@ check "the image it replaced is removed, not left untagged" eval "! docker image
 
 # ... unless something still uses it (here a created container; in life, a detached recording's
 # sidecar of the old build): then the engine refuses, it stays, and nothing is said about it.
-docker import --change "LABEL com.docker-flame.tar-sha256=0000000000000001" "$BUILD/flame-sidecar.tar" "$SIDECAR_IMAGE" >/dev/null
+stale 0000000000000001
 old=$(docker image inspect -f '{{.Id}}' "$SIDECAR_IMAGE")
 user=$(docker create --label docker-flame-test=1 --label docker-flame-test.owner="$FLAME_TEST_OWNER" "$old" /flame-sidecar)
 out=$(docker flame "$fx" -d 1 -q -o "$TMP/c.svg" 2>&1); rc=$?

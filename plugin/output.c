@@ -185,6 +185,16 @@ int out_write(const char *path, const out_job *j, flame_err *err)
 
 int out_check_dir(const char *path, flame_err *err)
 {
+    /* standard output, a device or a pipe (-o /dev/null) is written in place: only it must be
+     * writable, not its directory (a user cannot create files in /dev) */
+    struct stat st;
+    if (!strcmp(path, "-"))
+        return 0;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        if (access(path, W_OK) != 0)
+            return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+        return 0;
+    }
     const char *slash = strrchr(path, '/');
     _cleanup_free_ char *dir =
         slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
@@ -194,7 +204,20 @@ int out_check_dir(const char *path, flame_err *err)
     if (access(dir, W_OK | X_OK) != 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno,
                                 "cannot write to %s (choose another -o)", dir);
-    return 0;
+    /* ... but not a directory where nothing can be created (/proc, /sys): make the temporary
+     * file the write will need, and remove it at once */
+    _cleanup_free_ char *probe = NULL;
+    if (asprintf(&probe, "%s/.flame-probe-XXXXXX", dir) < 0) {
+        probe = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    int fd = mkostemp(probe, O_CLOEXEC);
+    if (fd < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno,
+                                "cannot write to %s (choose another -o)", dir);
+    close(fd);
+    unlink(probe);
+    return atomic_check(path, err); /* e.g. another user's link planted in /tmp */
 }
 
 int out_write_saved(char **path, const out_job *j, flame_err *err)
@@ -208,24 +231,26 @@ int out_write_saved(char **path, const out_job *j, flame_err *err)
     const char *dir = t && t[0] == '/' ? t : "/tmp";
     const char *slash = strrchr(*path, '/');
     const char *base = slash ? slash + 1 : *path;
-    _cleanup_free_ char *alt = NULL;
-    if (asprintf(&alt, "%s/%s", dir, base) < 0) {
-        alt = NULL;
-        return -1;
-    }
     char a[PATH_MAX], b[PATH_MAX];
     _cleanup_free_ char *odir = slash ? strndup(*path, (size_t)(slash - *path)) : strdup(".");
     /* the same directory again would fail the same way */
     if (!odir || (realpath(odir, a) && realpath(dir, b) && !strcmp(a, b)))
         return -1;
+    /* "web.svg" -> $TMPDIR/web-Xk3q9Z.svg: a new file with a name nobody can plant a link or a
+     * file under in a shared /tmp (mkostemps), the format's extension kept so it opens */
+    const char *ext = out_fmt_ext(j->fmt);
+    _cleanup_free_ char *stem =
+        has_suffix(base, ext) ? strndup(base, strlen(base) - strlen(ext)) : strdup(base);
+    if (!stem)
+        return -1;
+    char *alt = NULL;
     flame_err e2 = FLAME_ERR_INIT;
-    if (out_write(alt, j, &e2) < 0)
+    if (atomic_write_new(dir, *stem ? stem : "flame", ext, write_job, (void *)j, &alt, &e2) < 0)
         return -1;
     char first[sizeof err->msg];
     snprintf(first, sizeof first, "%s", err->msg);
     flame_fail(err, FLAME_EXIT_ERROR, "%s; the profile was saved to %s instead", first, alt);
     free(*path);
     *path = alt;
-    alt = NULL;
     return 1;
 }

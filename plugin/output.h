@@ -2,7 +2,7 @@
  * speedscope JSON, pprof through flame/pprof.h), names (flame-<container>-<YYYYmmdd-HHMMSS>.<ext>),
  * atomic writes (temp file in the same directory + fsync + rename: never half a graph; a failure
  * leaves an older file as it was), "-" for standard output, ownership under sudo, and a fallback to
- * $TMPDIR. */
+ * a new randomly named file in $TMPDIR. */
 #pragma once
 #include <stdbool.h>
 #include <stdio.h>
@@ -50,8 +50,9 @@ typedef struct out_job {
 /* Write j to path ("-" = standard output, no temporary file). Errors name the path. */
 int out_write(const char *path, const out_job *j, flame_err *err);
 /* out_write; when that fails for a reason other than an interrupt (disk full, read-only, removed
- * dir), the output is saved under the same name in $TMPDIR (or /tmp) instead: returns 1, *path
- * replaced by the new (malloc'd) path, err says both. 0 ok, <0 failed. */
+ * dir), the output is saved in $TMPDIR (or /tmp) instead, as a new file <name>-XXXXXX<ext>
+ * (random, mode 0600: never a name someone could have planted a link or a file under): returns
+ * 1, *path replaced by the new (malloc'd) path, err says both. 0 ok, <0 failed. */
 int out_write_saved(char **path, const out_job *j, flame_err *err);
 
 typedef int (*out_writer_fn)(void *ctx, FILE *f, flame_err *err);
@@ -68,8 +69,9 @@ int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *e
  * Errors: a file -o for several containers. */
 int out_paths(const char *output, unsigned formats, const char *container, int n, time_t when,
               char *paths[FMT_COUNT], flame_err *err);
-/* Before anything is started: the directory of path exists and is writable (a read-only or
- * missing output dir fails in a second, not after the whole profile). */
+/* Before anything is started: a file can be created in the directory of path (a read-only,
+ * missing or pseudo-filesystem output dir fails in a second, not after the whole profile); an
+ * existing device or pipe (-o /dev/null) and "-" need only be writable themselves. */
 int out_check_dir(const char *path, flame_err *err);
 /* A container name in a file name ([A-Za-z0-9_.-], others -> '_', never hidden). */
 void out_safe_name(const char *in, char *out, size_t n);

@@ -1,4 +1,5 @@
-/* plugin/output.c: output names per container and format, atomic writes. */
+/* plugin/output.c: output names per container and format, atomic writes, the $TMPDIR fallback
+ * under a name nobody can predict. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,52 @@ int main(void)
         char sh[600];
         snprintf(sh, sizeof sh, "test \"$(ls -A %s | tr '\\n' ' ')\" = 'null pipe '", dir);
         ok(system(sh) == 0, "no temporary file left next to them");
+        snprintf(sh, sizeof sh, "rm -rf %s", dir);
+        if (system(sh) != 0)
+            return 1;
+    }
+    /* ---- the fallback: a fresh random name in $TMPDIR, never the bare name ---- */
+    {
+        char dir[] = "/tmp/plugin-fallback-XXXXXX";
+        ok(mkdtemp(dir) != NULL, "temp dir");
+        char planted[300], victim[300], sh[700];
+        snprintf(planted, sizeof planted, "%s/web.svg", dir);
+        snprintf(victim, sizeof victim, "%s/victim", dir);
+        FILE *vf = fopen(victim, "w");
+        if (vf) {
+            fputs("keep\n", vf);
+            fclose(vf);
+        }
+        ok(symlink(victim, planted) == 0, "a link planted at $TMPDIR/web.svg");
+        profile *p = profile_new();
+        flame_err e2 = FLAME_ERR_INIT;
+        profile_add_line(p, "a;b 3", 5, &e2);
+        out_job job = {.p = p, .fmt = FMT_SVG};
+        char *path = strdup("/nonexistent-dir-of-flame/web.svg");
+        const char *old_tmp = getenv("TMPDIR");
+        char *saved_tmp = old_tmp ? strdup(old_tmp) : NULL;
+        setenv("TMPDIR", dir, 1);
+        err = (flame_err)FLAME_ERR_INIT;
+        int rc = out_write_saved(&path, &job, &err);
+        if (saved_tmp)
+            setenv("TMPDIR", saved_tmp, 1);
+        else
+            unsetenv("TMPDIR");
+        free(saved_tmp);
+        size_t dl = strlen(dir);
+        ok(rc == 1 && !strncmp(path, dir, dl) && !strncmp(path + dl, "/web-", 5) &&
+               strlen(path + dl) == strlen("/web-XXXXXX.svg"),
+           "write failed: saved as $TMPDIR/web-XXXXXX.svg (%s)", path);
+        ok(strstr(err.msg, "cannot write /nonexistent-dir-of-flame/web.svg") &&
+               strstr(err.msg, path) && strstr(err.msg, "instead"),
+           "the message names both (%s)", err.msg);
+        snprintf(sh, sizeof sh, "grep -q '<svg' %s && grep -qx keep %s && test -L %s", path, victim,
+                 planted);
+        ok(system(sh) == 0, "the SVG is there; the planted link and its target untouched");
+        struct stat st;
+        ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "the saved file is 0600");
+        free(path);
+        profile_free(p);
         snprintf(sh, sizeof sh, "rm -rf %s", dir);
         if (system(sh) != 0)
             return 1;

@@ -45,7 +45,9 @@ like "$(cat err)" "no such container: no-such-container-$$" "says which containe
 is "$(docker flame ps -q | wc -l)" 0 "nothing registered after the refusals"
 
 # Two containers in the background; the command returns once both record.
-timeout -k 5 120 docker flame record --detach "$an" "$bn" --window 1s --store "$DB" >out 2>err; rc=$?
+# fd 9 stands for a pipe a CI runner or an IDE started the command with: a recording that runs
+# for days must not hold it.
+timeout -k 5 120 docker flame record --detach "$an" "$bn" --window 1s --store "$DB" >out 2>err 9>"$TMP/held-by-ci"; rc=$?
 is "$rc" 0 "record --detach: exit 0"
 diag "$(cat err)"
 like "$(cat err)" "$an is recorded in the background \(pid [0-9]+\): .docker flame ps. lists it, .docker flame stop $an. ends it" \
@@ -58,6 +60,9 @@ sid=$(awk '{ sub(/.*\) /, ""); print $4 }' "/proc/$pa/stat" 2>/dev/null)
 is "$sid" "$pa" "the recorder leads a session of its own (no terminal: no SIGHUP when it closes)"
 is "$(readlink "/proc/$pa/fd/0")" /dev/null "its stdin is /dev/null"
 check "the recorder does not keep the test's directory busy" test "$(readlink "/proc/$pa/cwd")" = /
+held=$(ls -l "/proc/$pa/fd/" "/proc/$pb/fd/" 2>/dev/null | grep -c held-by-ci)
+is "$held" 0 "the recorders closed the fds they inherited (fd 9 of the command)"
+is "$(awk '/^Umask:/ { print $2 }' "/proc/$pa/status")" 0077 "the recorder's umask is 077 (its log, store and spool are the user's only)"
 wait_for 120 windows_over "$an" 1 && ok "$an: windows stored in the background" || nok "$an: windows stored in the background"
 wait_for 60 windows_over "$bn" 1 && ok "$bn: windows stored in the background" || nok "$bn: windows stored in the background"
 is "$(ps_field "$an" 7)" recording "ps: state recording"

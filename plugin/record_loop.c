@@ -117,11 +117,13 @@ static void set_state(rec_target *t, const char *state)
     reg_save(t);
 }
 
-/* The stream thread sees every line first: the first window (`T`) means the recording runs. */
+/* The stream thread sees every line first: the first progress line (`P`, sent once the
+ * sidecar's recorder runs: JVMs found and attached, perf events open) means the recording works;
+ * a `T` (a window) all the more. A `record --detach` returns then, not a whole window later. */
 static int rec_line(void *ctx, const char *line, size_t len)
 {
     rec_target *t = ctx;
-    if (!t->ever_ready && len > 0 && line[0] == 'T')
+    if (!t->ever_ready && len > 0 && (line[0] == 'P' || line[0] == 'T'))
         rec_ready(t);
     return top_model_line(&t->m, line, len);
 }

@@ -287,7 +287,7 @@ int run_profile(run_ctx *r, flame_err *err)
     if (rc == 0 && sess_interrupted())
         rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted: nothing was recorded");
     if (rc == 0) {
-        rc = image_ensure(r->e, sess_cancel_flag(), &r->image_imported, err);
+        rc = image_ensure(r->e, sess_cancel_flag(), &r->image_imported, r->image_id, err);
         if (rc == 0 && r->image_imported)
             progress_note(&r->pg, "loaded the sidecar image %s into the engine", spec_image());
     }

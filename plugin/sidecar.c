@@ -148,7 +148,7 @@ int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
 int sidecar_create(run_ctx *r, sess *s, flame_err *err)
 {
     const char *owner = getenv("FLAME_TEST_OWNER");
-    spec_args a = {.image = spec_image(),
+    spec_args a = {.image = r->image_id[0] ? r->image_id : spec_image(),
                    .target_id = s->target_id,
                    .owner_pid = (long)getpid(),
                    .run_id = spec_run_id(),

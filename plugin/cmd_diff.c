@@ -315,12 +315,11 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     const char *output = a.output ? a.output : "diff.svg";
     if (a.summary_json && !strcmp(a.summary_json, "-") && !strcmp(output, "-"))
         return cli_usage_error(vname, "-o - and --summary-json - both want standard output");
-    int fmt = a.fmt >= 0 && a.fmt < 3 ? diff_fmt[a.fmt] : out_fmt_of_path(output);
+    /* speedscope has no notion of a differential: a .json name is refused */
+    int fmt = out_format(output, a.fmt >= 0 && a.fmt < 3 ? diff_fmt[a.fmt] : -1,
+                         1u << FMT_SVG | 1u << FMT_FOLDED | 1u << FMT_PPROF, FMT_SVG, &err);
     if (fmt < 0)
-        fmt = FMT_SVG;
-    if (fmt == FMT_SPEEDSCOPE)
-        return cli_usage_error(vname, "speedscope cannot show a differential; use -o FILE.svg, "
-                                      "FILE.folded or FILE.pb.gz");
+        return cli_fail(vname, &err);
 
     double t[5] = {mono_s()};
     time_t started = time(NULL);

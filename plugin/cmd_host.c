@@ -57,7 +57,9 @@ static const arg_spec host_specs[] = {
      .help = "samples per second per CPU (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
     OUT_OUTPUT_SPEC(F(output, const char *), "PATH",
                     "the graph (a file), or DIR/: the whole graph and one file per container"),
-    OUT_FORMAT_SPEC(F(formats, unsigned), "svg, folded, speedscope (a list; default svg)",
+    OUT_FORMAT_SPEC(F(formats, unsigned),
+                    "svg, folded, speedscope or pprof (a list; default: from the\n"
+                    "extension of -o, else svg)",
                     out_fmt_names, ARG_LIST),
     {.lng = "container", .shrt = 'c', .kind = ARG_STR, .store = store_container, .meta = "NAME",
      .help = "only this container in the graph (repeatable); the table still shows the host",
@@ -343,7 +345,11 @@ static int write_profile(const char *output, unsigned formats, const char *name,
     for (int f = 0; f < FMT_COUNT; f++) {
         if (!paths[f])
             continue;
-        out_job job = {.p = p, .fmt = f, .ro = &ro, .name = name};
+        pprof_meta pm = {.hz = (double)a->frequency,
+                         .time_ns = (int64_t)when * 1000000000,
+                         .duration_ns = (int64_t)a->duration_ms * 1000000,
+                         .comment = name};
+        out_job job = {.p = p, .fmt = f, .ro = &ro, .name = name, .pm = &pm};
         flame_err e2 = FLAME_ERR_INIT;
         if (out_write_saved(&paths[f], &job, &e2) != 0) {
             int c = cli_fail("host", &e2);
@@ -427,11 +433,12 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         errno != EEXIST)
         return cli_usage_error("host", "-o %s: cannot create that directory: %s", a.output,
                                strerror(errno));
-    if (!formats) {
-        int f = a.output && !split ? out_fmt_of_path(a.output) : -1;
-        formats = 1u << (f >= 0 ? f : FMT_SVG);
-    }
     flame_err err = FLAME_ERR_INIT;
+    /* the one rule (plugin/output.h); the timeline is a picture */
+    if (out_formats(split ? NULL : a.output, a.formats, OUT_ALL_FORMATS, FMT_SVG, &formats, &err) <
+            0 ||
+        (a.timeline && out_format(a.timeline, -1, 1u << FMT_SVG, FMT_SVG, &err) < 0))
+        return cli_fail("host", &err);
     engine *e = NULL;
     static ctr cs[MAX_CONTAINERS];
     int nc = 0;

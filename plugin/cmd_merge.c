@@ -58,7 +58,8 @@ static const arg_spec specs[] = {
                     "its data), .folded or .txt (folded stacks), .json (speedscope),\n"
                     ".pb.gz (pprof)"),
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg, folded, speedscope or pprof, whatever the extension",
+                    "svg, folded, speedscope or pprof, for an OUT without a known\n"
+                    "extension (one that names another format is refused)",
                     out_fmt_names, 0),
     {.lng = "normalize", .kind = ARG_FLAG, .off = F(normalize, bool),
      .help = "scale every input to the same total before adding, so each run\nweighs the same "
@@ -85,12 +86,9 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         return cli_usage_error(vname, "no profiles to merge");
     if (!a.output)
         return cli_usage_error(vname, "-o OUT is required (all.svg, all.folded or all.json)");
-    int fmt = a.fmt >= 0 ? a.fmt : out_fmt_of_path(a.output);
+    int fmt = out_format(a.output, a.fmt, OUT_ALL_FORMATS, -1, &err);
     if (fmt < 0)
-        return cli_usage_error(vname,
-                               "cannot tell the format of '%s' from its extension; use "
-                               "--format svg|folded|speedscope|pprof",
-                               a.output);
+        return cli_fail(vname, &err);
     _cleanup_free_ input *in = calloc(n, sizeof *in);
     _cleanup_free_ profile **ps = calloc(n, sizeof *ps);
     if (!in || !ps) {

@@ -88,8 +88,9 @@ static int store_no_embed(void *base, const arg_val *v, flame_err *err)
 // clang-format off
 static const arg_spec specs[] = {
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg (default), speedscope (JSON for speedscope.app), folded,\n"
-                    "pprof (gzip'd profile.proto for go tool pprof)",
+                    "svg, speedscope (JSON for speedscope.app), folded, pprof\n"
+                    "(gzip'd profile.proto for go tool pprof); default: from the\n"
+                    "extension of -o, else svg",
                     out_fmt_names, 0),
     OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
                     "write FILE (atomically) instead of standard output"),
@@ -157,7 +158,7 @@ const args_verb cmd_render_grammar = {.name = "docker flame render",
 
 int flame_cmd_render(int argc, char **argv)
 {
-    render_args a = {.fmt = FMT_SVG, .embed_mb = -1};
+    render_args a = {.fmt = -1, .embed_mb = -1};
     render_opts_default(&a.o);
     flame_err err = FLAME_ERR_INIT;
     int rc =
@@ -169,6 +170,9 @@ int flame_cmd_render(int argc, char **argv)
                    a.in.v[1]);
         return cli_fail("render", &err);
     }
+    a.fmt = out_format(a.output, a.fmt, OUT_ALL_FORMATS, FMT_SVG, &err);
+    if (a.fmt < 0)
+        return cli_fail("render", &err);
     if (a.embed_mb >= 0)
         a.o.embed_limit = (size_t)(a.embed_mb * 1048576);
     if (a.height)

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "common/args.h"
-#include "common/atomic.h"
 #include "common/clock.h"
 #include "common/contract.h"
 #include "plugin/cli.h"
@@ -27,6 +26,7 @@
 #include "plugin/top.h"
 
 typedef struct top_args {
+    int record_fmt; /* --record's format, from its extension (folded by default) */
     uint64_t interval_ms, window_ms;
     int64_t frequency, pid;
     int sampling; /* enum ct_sampling */
@@ -51,8 +51,8 @@ static const arg_spec top_specs[] = {
     {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
      .help = "auto, cpu or thread (as for docker flame)", .choices = ct_sampling_names},
     {.lng = "record", .kind = ARG_STR, .off = F(record, const char *), .meta = "FILE",
-     .help = "on exit, write every stack seen as folded text (pprof when FILE\nends in .pb.gz)",
-     .complete = "file"},
+     .help = "on exit, write every stack seen: folded text, or the format\nFILE's extension "
+     "names (.svg, .json, .pb.gz: as for -o)", .complete = "file"},
     {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *),
      .meta = "FILE", .help = "on exit, write a summary (samples, JVMs, top methods) as JSON\n"
      "to FILE (docs/SUMMARY.md)", .complete = "file"},
@@ -94,6 +94,9 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (a->ops.n > 1)
         return args_error(&cmd_top_grammar, err, "one container at a time");
     a->container = a->ops.v[0];
+    if (a->record &&
+        (a->record_fmt = out_format(a->record, -1, OUT_ALL_FORMATS, FMT_FOLDED, err)) < 0)
+        return -1;
     if (a->summary_json && !strcmp(a->summary_json, "-"))
         return args_error(&cmd_top_grammar, err,
                           "--summary-json: give a file (standard output is top's view)");
@@ -108,22 +111,17 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     return 0;
 }
 
-typedef struct rec_job {
-    const profile *p;
-    const pprof_meta *pm; /* non-NULL: pprof, else folded text */
-} rec_job;
-
-static int write_record_cb(void *ctx, FILE *out, flame_err *err)
+/* Every stack seen, in the format of --record's extension (folded without a known one). */
+static int write_record(const char *path, int fmt, const char *name, const profile *p,
+                        const pprof_meta *pm, flame_err *err)
 {
-    const rec_job *j = ctx;
-    return j->pm ? export_pprof(j->p, j->pm, out, err) : profile_write_folded(j->p, out, err);
-}
-
-/* Folded text, or pprof for a name ending in .pb.gz/.pb/.pprof (plugin/output.c's rule). */
-static int write_record(const char *path, const profile *p, const pprof_meta *pm, flame_err *err)
-{
-    rec_job j = {.p = p, .pm = out_fmt_of_path(path) == FMT_PPROF ? pm : NULL};
-    if (atomic_write_file(path, write_record_cb, &j, err) < 0)
+    render_opts ro;
+    render_opts_default(&ro);
+    ro.colors = "java";
+    ro.title = name;
+    ro.embed_folded = true;
+    out_job j = {.p = p, .fmt = fmt, .ro = &ro, .name = name, .pm = pm};
+    if (out_write(path, &j, err) < 0)
         return flame_wrap(err, "--record");
     return 0;
 }
@@ -229,7 +227,8 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                          .duration_ns = (int64_t)(ran * 1e9),
                          .container = s.name,
                          .layout = m.jvms > 1 ? PPROF_JVM_THEN_THREAD : PPROF_THREAD_FIRST};
-        if (write_record(a.record, m.rec, &pm, &e2) < 0) {
+        if (write_record(a.record, a.record_fmt, s.name[0] ? s.name : a.container, m.rec, &pm,
+                         &e2) < 0) {
             fprintf(stderr, "docker flame: %s\n", e2.msg);
             if (!exit_code)
                 exit_code = e2.code ? e2.code : FLAME_EXIT_ERROR;

@@ -18,9 +18,19 @@ enum out_fmt { FMT_SVG, FMT_FOLDED, FMT_SPEEDSCOPE, FMT_PPROF, FMT_COUNT };
 extern const char *const out_fmt_names[]; /* "svg", "folded", "speedscope", "pprof", NULL */
 const char *out_fmt_name(int fmt);
 const char *out_fmt_ext(int fmt); /* ".svg", ".folded", ".speedscope.json", ".pb.gz" */
-/* By the file's extension (.svg; .folded .txt .collapsed; .json; .pb.gz .pb .pprof): the
- * format, or -1. */
+/* By the file's extension (.svg; .folded .txt .collapsed; .speedscope.json .json; .pb.gz .pb
+ * .pprof; any case): the format, or -1. The one table of known extensions. */
 int out_fmt_of_path(const char *path);
+/* The one rule of every verb that writes a profile (docs/PLUGIN.md "Formats"): given, the
+ * --format bits (1 << FMT_*; 0 = not given); path, -o (NULL or "-": no name to read); allowed, the
+ * formats the verb can write. Without --format a known extension decides, else dflt (-1: none,
+ * an error). A known extension that names a format not given, or one the verb cannot write, is
+ * refused (FLAME_EXIT_USAGE), as is a --format outside allowed. *out: the formats to write. */
+int out_formats(const char *path, unsigned given, unsigned allowed, int dflt, unsigned *out,
+                flame_err *err);
+/* out_formats for a verb that writes one format: given is a FMT_* or -1; the format, or -1. */
+int out_format(const char *path, int given, unsigned allowed, int dflt, flame_err *err);
+#define OUT_ALL_FORMATS ((1u << FMT_COUNT) - 1)
 
 /* The -o/--output and --format entries of a verb's option table (common/args.h): the same names,
  * kinds and completion in every verb, each verb's own help. off: ARG_FIELD of a const char * and

@@ -202,7 +202,8 @@ static int write_top(void *ctx, FILE *f, flame_err *err)
     jsonw_array(&w, "files");
     if (st->record) {
         jsonw_object(&w, NULL);
-        jsonw_str(&w, "format", out_fmt_of_path(st->record) == FMT_PPROF ? "pprof" : "folded");
+        int rf = out_fmt_of_path(st->record); /* the rule top --record follows */
+        jsonw_str(&w, "format", out_fmt_name(rf >= 0 ? rf : FMT_FOLDED));
         jsonw_str(&w, "path", st->record);
         jsonw_end(&w);
     }

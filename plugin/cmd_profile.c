@@ -378,6 +378,9 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
                    "--help`)");
         return cli_fail("", &err);
     }
+    /* A load command that cannot start is refused before anything else (no profile at all). */
+    if (o.cmd && sess_cmd_check(o.cmd[0], &err) < 0)
+        return cli_fail("", &err);
     /* Output names are fixed before anything is started: a bad -o fails before the engine. */
     time_t when = time(NULL);
     char *paths[64][FMT_COUNT];
@@ -443,7 +446,11 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
                 exit_code = c;
             print_summary(s, &o, paths[i]);
         }
-        if (r.cmd_pid > 0 && r.cmd_done) {
+        if (r.cmd_done && r.cmd_error.code) {
+            int c = cli_fail("", &r.cmd_error);
+            if (!exit_code)
+                exit_code = c;
+        } else if (r.cmd_pid > 0 && r.cmd_done) {
             int st = r.cmd_status;
             if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
                 fprintf(stderr, "docker flame: %s failed: exit status %d\n", o.cmd[0],

@@ -4,12 +4,14 @@
  * undo what it did in the target (mounts, files) before it goes. */
 #include "plugin/session.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +30,50 @@
 #define STOP_DEADLINE_S 120.0 /* SIGINT -> profile delivered, at most */
 
 /* ---- the load command ---- */
+
+/* Is path a file we may execute (not a directory)? 0, or an errno. */
+static int runnable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    return access(path, X_OK) == 0 ? 0 : errno;
+}
+
+int sess_cmd_check(const char *cmd, flame_err *err)
+{
+    /* posix_spawnp's own search: a name with a '/' as given, else each $PATH entry (an empty one
+     * is the current directory; no PATH: glibc's default) */
+    if (strchr(cmd, '/')) {
+        int e = runnable(cmd);
+        return e ? flame_fail_errno(err, FLAME_EXIT_USAGE, e, "cannot run %s", cmd) : 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/bin:/usr/bin";
+    int seen = ENOENT;
+    for (const char *p = path;; p++) {
+        const char *end = strchrnul(p, ':');
+        char full[4096];
+        int n = snprintf(full, sizeof full, "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", cmd);
+        if (n > 0 && (size_t)n < sizeof full) {
+            int e = runnable(full);
+            if (!e)
+                return 0;
+            if (e == EACCES)
+                seen = EACCES;
+        }
+        if (!*end)
+            break;
+        p = end;
+    }
+    if (seen == EACCES)
+        return flame_fail_errno(err, FLAME_EXIT_USAGE, EACCES, "cannot run %s", cmd);
+    return flame_fail(err, FLAME_EXIT_USAGE,
+                      "cannot run %s: no such command in $PATH (nothing was profiled)", cmd);
+}
 
 static int spawn_cmd(run_ctx *r, flame_err *err)
 {
@@ -192,7 +238,8 @@ static void follow(run_ctx *r)
         if (!cmd_started && !stopping && all_done(r, true)) {
             flame_err e = FLAME_ERR_INIT;
             if (spawn_cmd(r, &e) < 0) {
-                progress_note(&r->pg, "%s", e.msg);
+                /* checked before anything started (sess_cmd_check): gone since, or PATH lied */
+                r->cmd_error = e;
                 r->cmd_done = true;
                 r->cmd_status = 127 << 8;
                 stopping = true;

@@ -69,6 +69,7 @@ typedef struct run_ctx {
     pid_t cmd_pid;
     int cmd_status; /* wait status */
     bool cmd_done;
+    flame_err cmd_error; /* it could not be started (code set) */
     /* interrupts */
     int interrupts;
     bool aborted;
@@ -78,6 +79,9 @@ typedef struct run_ctx {
     char image_id[80]; /* the sidecar image checked by image_ensure: sidecars are made from it */
 } run_ctx;
 
+/* Can `-- CMD` be run: found in $PATH (or the path given) and executable? Checked before anything
+ * is created, so a typo fails at once (exit 2) instead of after a useless profile. */
+int sess_cmd_check(const char *cmd, flame_err *err);
 /* Inspect targets, ensure image, create + attach + start sidecars, follow them to the end,
  * remove them. On return every sidecar is removed (or reported as left behind in err).
  * Returns 0 when every sidecar finished (each sess then carries its proto), -1 otherwise. */

@@ -94,6 +94,7 @@ is "$rc" 1 "-- CMD that fails (exit 3): exit 1"
 like "$(cat cmdfail.err)" 'sh failed: exit status 3' "... its status in the message"
 is "$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["command"]; print(c["argv0"], c["exit_code"], c["signal"])' cmdfail.json)" "sh 3 None" \
     "... and in --summary-json (command.exit_code 3)"
+is "$(python3 "$ROOT/tests/schema_check.py" "$ROOT/docs/summary.schema.json" cmdfail.json 2>&1)" "" "... which is valid against docs/summary.schema.json"
 check "... the profile is still written" test -s cmdfail.svg
 
 # second endpoint (named context through a forwarding socket)

@@ -22,7 +22,7 @@
 #include "plugin/output.h"
 
 static const char usage_head[] =
-    "Usage: docker flame diff [OPTIONS] BEFORE AFTER [-o diff.svg]\n"
+    "Usage:  docker flame diff [OPTIONS] BEFORE AFTER [-o diff.svg]\n"
     "\n"
     "Compare two profiles. BEFORE and AFTER are each a folded file (\"a;b;c 12\" lines), an SVG\n"
     "written by docker flame (it carries its data), - for standard input, a stored range\n"

@@ -92,9 +92,10 @@ static const char host_head[] =
     "It sees the names, ids and user-space stacks of every process on the host, other engines'\n"
     "containers included (shown by short id). Needs a rootful engine.\n\n"
     "Options:\n";
-static const char host_tail[] = "\nExit codes: 6 when the engine or the kernel refuses system-wide "
-                                "sampling (rootless engine,\nperf_event_paranoid 3); see `docker "
-                                "flame --help`.\n";
+static const char host_tail[] =
+    "\nExit status: 0 ok, 1 error, 2 bad command line, 6 the engine or the kernel refuses\n"
+    "system-wide sampling (rootless engine, perf_event_paranoid 3), 125 the engine failed, 130\n"
+    "aborted.\n";
 
 /* ---- this engine's containers ---- */
 

@@ -13,7 +13,7 @@
 #include "store/when.h"
 
 static const char usage_head[] =
-    "Usage: docker flame ls [OPTIONS] [CONTAINER...]\n"
+    "Usage:  docker flame ls [OPTIONS] [CONTAINER...]\n"
     "\n"
     "List what the profile store holds: per container (name or id prefix; none = all), its\n"
     "image, the first and last recorded window, windows, samples and their size (stacks are\n"

@@ -18,7 +18,7 @@
 #include "plugin/output.h"
 
 static const char usage_head[] =
-    "Usage: docker flame merge [OPTIONS] INPUT INPUT... -o OUT\n"
+    "Usage:  docker flame merge [OPTIONS] INPUT INPUT... -o OUT\n"
     "\n"
     "Add several profiles into one: several runs of one configuration, runs at several\n"
     "frequencies, several containers. Rare code paths caught by one run show up in the sum.\n"

@@ -78,7 +78,7 @@ const args_verb cmd_ps_grammar = {.name = "docker flame ps", .specs = ps_specs,
 #undef F
 
 static const char ps_head[] =
-    "Usage: docker flame ps [OPTIONS]\n"
+    "Usage:  docker flame ps [OPTIONS]\n"
     "\n"
     "List the background recordings (docker flame record --detach) of this user: the\n"
     "container, since when, how many windows and samples are stored, its state (recording,\n"
@@ -87,7 +87,8 @@ static const char ps_head[] =
     "failure) or was killed is listed once more, with why and the end of its log.\n"
     "\n"
     "Options:\n";
-static const char ps_tail[] = "\nExit status: 0, 1 the list cannot be read.\n";
+static const char ps_tail[] =
+    "\nExit status: 0 ok, 1 the list cannot be read, 2 bad command line.\n";
 
 int flame_cmd_ps(const ep_globals *g, int argc, char **argv)
 {
@@ -153,7 +154,7 @@ const args_verb cmd_stop_grammar = CLI_VERB("docker flame stop", stop_specs, F(i
 #undef F
 
 static const char stop_head[] =
-    "Usage: docker flame stop [OPTIONS] CONTAINER|RECORDING...\n"
+    "Usage:  docker flame stop [OPTIONS] CONTAINER|RECORDING...\n"
     "\n"
     "End background recordings (docker flame record --detach): each stores the window it is\n"
     "in, removes its sidecar, and ends; this waits for that and prints what was stored. A\n"

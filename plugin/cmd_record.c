@@ -36,7 +36,7 @@
 #define REC_MAX_TARGETS 16
 
 static const char usage_head[] =
-    "Usage: docker flame record [OPTIONS] CONTAINER...\n"
+    "Usage:  docker flame record [OPTIONS] CONTAINER...\n"
     "\n"
     "Record the JVMs of each CONTAINER continuously, window after window, into the profile\n"
     "store, until Ctrl-C (the window cut short by it is kept). Later, any time range can be\n"

@@ -15,7 +15,7 @@
 #include "plugin/output.h"
 
 static const char usage_head[] =
-    "Usage: docker flame render [OPTIONS] [FILE|-] > graph.svg\n"
+    "Usage:  docker flame render [OPTIONS] [FILE|-] > graph.svg\n"
     "\n"
     "Draw an interactive flame graph from folded stacks: one line per stack, frames from the\n"
     "root to the leaf separated by ';', then a count (\"main;work;compute 42\"). Two counts per\n"
@@ -129,8 +129,11 @@ static const arg_spec specs[] = {
      .help = "same with another file", .complete = "file"},
     {.lng = "reverse", .kind = ARG_FLAG, .off = F(o.reverse, bool),
      .help = "reverse stacks (leaf at the bottom): merges callers of hot leaves"},
-    {.lng = "inverted", .shrt = 'i', .kind = ARG_FLAG, .off = F(o.inverted, bool),
+    {.lng = "inverted", .kind = ARG_FLAG, .off = F(o.inverted, bool),
      .help = "icicle graph (root at the top)"},
+    /* -i was --inverted here while it is --interval in top: the short form is gone from the help
+     * and completion, the old spelling still works (as the single-dash long option "-i") */
+    {.lng = "i", .kind = ARG_FLAG, .off = F(o.inverted, bool), .flags = ARG_HIDDEN},
     {.lng = "flamechart", .kind = ARG_FLAG, .off = F(o.flamechart, bool),
      .help = "keep input order (time order) instead of sorting"},
     {.lng = "negate", .kind = ARG_FLAG, .off = F(o.negate, bool),

@@ -19,7 +19,7 @@
 #include "store/when.h"
 
 static const char usage_head[] =
-    "Usage: docker flame show [OPTIONS] [CONTAINER...] [--since TIME] [--until TIME]\n"
+    "Usage:  docker flame show [OPTIONS] [CONTAINER...] [--since TIME] [--until TIME]\n"
     "\n"
     "What were the JVMs doing at 14:05? The recorder keeps profiling windows (e.g. 10 s each)\n"
     "in a profile store; show merges the windows of a time range into one flame graph. A\n"

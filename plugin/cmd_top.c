@@ -78,7 +78,10 @@ static void top_usage(FILE *f)
     args_help(&cmd_top_grammar, f);
     fprintf(f, "\nKeys: q quit, s/t sort by self/total, j Java-only/all frames, p pause,\n"
                "Up/Down + Enter show a method's callers (Esc back).\n"
-               "When stdout is not a terminal, a plain snapshot is printed every interval.\n");
+               "When stdout is not a terminal, a plain snapshot is printed every interval.\n\n"
+               "Exit status: 0 quit (q, Ctrl-C), 1 error, 2 bad command line, 3 no such container\n"
+               "(or it stopped), 4 no JVM, 5 attach refused, 6 perf not permitted or unsupported,\n"
+               "125 the engine failed, 130 aborted.\n");
 }
 
 static int parse_args(int argc, char **argv, top_args *a, flame_err *err)

@@ -23,4 +23,20 @@ docker flame help nosuch >out 2>err; rc=$?
 is "$rc" 2 "docker flame help nosuch: exit 2"
 is "$(cat err)" 'docker flame help: nosuch: no such command (see `docker flame --help`)' "... one line"
 
+# --help: every exit code, one Usage spacing, exit statuses everywhere
+main=$(docker flame --help)
+like "$main" '7 profile store unusable' "main --help lists exit code 7"
+like "$main" '8 nothing stored' "main --help lists exit code 8"
+for v in "" fold render diff merge gc top host record ps stop show ls prune help version; do
+    h=$(docker flame $v --help 2>&1)
+    like "$(printf '%s\n' "$h" | head -1)" "^Usage:  docker flame${v:+ $v}( |\$)" "${v:-flame} --help: 'Usage:  docker flame${v:+ $v}' (two spaces)"
+    like "$h" 'Exit status: 0' "${v:-flame} --help: its exit statuses"
+done
+like "$(docker flame top --help)" '-i, --interval' "top: -i is --interval"
+unlike "$(docker flame render --help)" '-i, ' "render --help: no -i (--inverted only)"
+unlike "$(docker flame render --help)" 'see `docker flame render --help`' "render --help does not send the reader to itself"
+printf 'main;a 3\nmain;b 1\n' >i.folded
+docker flame render -i i.folded -o i1.svg && docker flame render --inverted i.folded -o i2.svg
+check "render -i (the old spelling) still means --inverted" cmp -s i1.svg i2.svg
+
 done_testing

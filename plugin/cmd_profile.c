@@ -179,31 +179,8 @@ static int write_summary_json(const flame_opts *o, const run_ctx *r, bool ran, t
 static int session_failure(const sess *s, bool stopping, flame_err *err)
 {
     const proto *p = &s->pr;
-    char text[1024];
-    if (p->failed) {
-        proto_sanitize(p->err_text ? p->err_text : "", text, sizeof text);
-        int code = ct_error_exit(p->err);
-        switch (p->err) {
-        case CT_ERR_NO_JVM:
-            return flame_fail(err, code, "no JVM in container %s: %s", s->name, text);
-        case CT_ERR_NO_PID:
-            return flame_fail(err, code, "no JVM with --pid in container %s: %s", s->name, text);
-        case CT_ERR_ATTACH:
-        case CT_ERR_INJECT:
-            return flame_fail(err, code, "the JVM in %s refused the attach: %s", s->name, text);
-        case CT_ERR_PERF_DENIED:
-            return flame_fail(err, code, "perf is not permitted on this engine's host: %s", text);
-        case CT_ERR_PERF_UNSUPPORTED:
-            return flame_fail(err, code, "perf is not supported by this kernel: %s", text);
-        case CT_ERR_USAGE:
-        case CT_ERR_ABORTED:
-        case CT_ERR_INTERNAL:
-        case CT_ERR_COUNT:
-            break;
-        }
-        return flame_fail(err, code, "profiling %s failed (%s): %s", s->name, ct_error_name(p->err),
-                          text);
-    }
+    if (p->failed)
+        return sess_sidecar_error(s, err);
     if (s->stream_rc < 0 && s->stream_err.code != FLAME_EXIT_INTERRUPTED) {
         *err = s->stream_err;
         flame_wrap(err, "sidecar of %s", s->name);

@@ -207,10 +207,9 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED) {
         exit_code = cli_fail("top", &err);
     } else if (s.pr.failed) {
-        char text[1024];
-        proto_sanitize(s.pr.err_text ? s.pr.err_text : "", text, sizeof text);
-        fprintf(stderr, "docker flame: top %s: %s: %s\n", s.name, ct_error_name(s.pr.err), text);
-        exit_code = ct_error_exit(s.pr.err);
+        flame_err e2 = FLAME_ERR_INIT;
+        sess_sidecar_error(&s, &e2);
+        exit_code = cli_fail("top", &e2);
     } else if (rc == 0 && !s.pr.done && !u.quit_sent && !sess_interrupted()) {
         fprintf(stderr,
                 "docker flame: top %s: the sidecar ended without finishing (did the "

@@ -230,9 +230,9 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
     if (s.name[0])
         snprintf(t->label, sizeof t->label, "%s", s.name);
     if (s.pr.failed) {
-        char text[1024];
-        proto_sanitize(s.pr.err_text ? s.pr.err_text : "", text, sizeof text);
-        note("%s: %s: %s", t->label, ct_error_name(s.pr.err), text);
+        flame_err e2 = FLAME_ERR_INIT;
+        sess_sidecar_error(&s, &e2);
+        note("%s", e2.msg);
         /* No JVM yet: the container restarted and its JVM is still starting, or it runs
          * something else for a while. Once the recording has run, that is waited out. */
         if (t->ever_ready && s.pr.err == CT_ERR_NO_JVM && !sess_interrupted())

@@ -95,6 +95,35 @@ static int spawn_cmd(run_ctx *r, flame_err *err)
     return 0;
 }
 
+int sess_sidecar_error(const sess *s, flame_err *err)
+{
+    const proto *p = &s->pr;
+    char text[1024];
+    proto_sanitize(p->err_text ? p->err_text : "", text, sizeof text);
+    const char *name = s->name[0] ? s->name : s->arg;
+    int code = ct_error_exit(p->err);
+    switch (p->err) {
+    case CT_ERR_NO_JVM:
+        return flame_fail(err, code, "no JVM in container %s: %s", name, text);
+    case CT_ERR_NO_PID:
+        return flame_fail(err, code, "no JVM with --pid in container %s: %s", name, text);
+    case CT_ERR_ATTACH:
+    case CT_ERR_INJECT:
+        return flame_fail(err, code, "the JVM in %s refused the attach: %s", name, text);
+    case CT_ERR_PERF_DENIED:
+        return flame_fail(err, code, "perf is not permitted on this engine's host: %s", text);
+    case CT_ERR_PERF_UNSUPPORTED:
+        return flame_fail(err, code, "perf is not supported by this kernel: %s", text);
+    case CT_ERR_USAGE:
+    case CT_ERR_ABORTED:
+    case CT_ERR_INTERNAL:
+    case CT_ERR_COUNT:
+        break;
+    }
+    /* the protocol's code stays in parentheses only where no wording above fits */
+    return flame_fail(err, code, "profiling %s failed (%s): %s", name, ct_error_name(p->err), text);
+}
+
 /* ---- the run ---- */
 
 static void fill_items(run_ctx *r, progress_item *it)

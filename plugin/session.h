@@ -79,6 +79,9 @@ typedef struct run_ctx {
     char image_id[80]; /* the sidecar image checked by image_ensure: sidecars are made from it */
 } run_ctx;
 
+/* The sidecar's E line (s->pr.failed) in the words every verb uses ("no JVM in container web:
+ * ..."), never the protocol's code alone; returns <0 with err set, err->code its exit code. */
+int sess_sidecar_error(const sess *s, flame_err *err);
 /* Can `-- CMD` be run: found in $PATH (or the path given) and executable? Checked before anything
  * is created, so a typo fails at once (exit 2) instead of after a useless profile. */
 int sess_cmd_check(const char *cmd, flame_err *err);

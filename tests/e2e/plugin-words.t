@@ -39,4 +39,17 @@ printf 'main;a 3\nmain;b 1\n' >i.folded
 docker flame render -i i.folded -o i1.svg && docker flame render --inverted i.folded -o i2.svg
 check "render -i (the old spelling) still means --inverted" cmp -s i1.svg i2.svg
 
+# top and record: the one-shot's words for the sidecar's errors
+nj=$(fixture nojvm) || bail "fixture nojvm did not start"
+njn=$(docker inspect -f '{{.Name}}' "$nj"); njn=${njn#/}
+$T docker flame -d 1 "$nj" >/dev/null 2>one.err; rc1=$?
+$T docker flame top "$nj" >/dev/null 2>top.err; rc=$?
+is "$rc $rc1" "4 4" "top of a container without a JVM: exit 4, as the one-shot"
+like "$(cat top.err)" "^docker flame top: no JVM in container $njn: " "top: the one-shot's words ($(head -c 150 top.err))"
+unlike "$(cat top.err)" 'no_jvm' "top: no protocol code"
+$T docker flame record "$nj" --store "$TMP/r.db" >/dev/null 2>rec.err; rc=$?
+is "$rc" 4 "record of a container without a JVM: exit 4"
+like "$(cat rec.err)" "docker flame record: no JVM in container $njn: " "record: the one-shot's words"
+unlike "$(cat rec.err)" 'no_jvm' "record: no protocol code"
+
 done_testing

@@ -21,6 +21,7 @@
 #include "plugin/sidecar.h"
 #include "plugin/spec.h"
 #include "plugin/signals.h"
+#include "plugin/inputs.h"
 
 #define MAX_CONTAINERS 1024
 #define MAX_ROWS 256
@@ -315,8 +316,9 @@ static void print_table(host_view *v, const proto *pr, FILE *out)
         proto_sanitize(r->name, name, sizeof name);
         proto_sanitize(r->image[0] ? r->image : "-", image, sizeof image);
         proto_sanitize(r->hot[0] ? r->hot : "-", hot, sizeof hot);
-        fprintf(out, "%-28s %-12s %-24s %6.1f %6.2f %8.0f %4d  %s\n", name, r->id[0] ? r->id : "-",
-                image, 100.0 * cores / cpus, cores, r->samples, r->jvms, hot);
+        char n[32];
+        fprintf(out, "%-28s %-12s %-24s %6.1f %6.2f %8s %4d  %s\n", name, r->id[0] ? r->id : "-",
+                image, 100.0 * cores / cpus, cores, grouped(r->samples, n, sizeof n), r->jvms, hot);
     }
     fprintf(out,
             "(%.1f s on %.0f CPUs at %llu Hz; cgroup %s; %llu tasks seen; %llu samples of "
@@ -338,8 +340,9 @@ static int write_profile(const char *output, unsigned formats, const char *name,
     graph_apply(&go, &ro);
     char title[256], sub[256];
     snprintf(title, sizeof title, "%s", name);
-    snprintf(sub, sizeof sub, "%.0f samples at %lld Hz on every CPU", profile_total(p),
-             (long long)a->frequency);
+    char n[32];
+    snprintf(sub, sizeof sub, "%s samples at %lld Hz on every CPU",
+             grouped(profile_total(p), n, sizeof n), (long long)a->frequency);
     ro.title = title;
     ro.subtitle = sub;
     ro.embed_folded = true;

@@ -107,8 +107,8 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
                l.sizes_unknown ? "sizes: see each shard's database" : b2,
                l.sizes_unknown ? "" : " on disk", store_name(s));
         if (l.spooled)
-            printf("%llu windows wait in the local spool for the server\n",
-                   (unsigned long long)l.spooled);
+            printf("%s windows wait in the local spool for the server\n",
+                   grouped((double)l.spooled, b1, sizeof b1));
     }
     store_listing_free(&l);
     store_close(s);

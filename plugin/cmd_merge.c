@@ -120,11 +120,16 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
      * big (the render default leaves out more than RENDER_EMBED_LIMIT bytes) */
     ro.embed_limit = 0;
     _cleanup_free_ char *title = NULL;
-    if (!a.g.title && asprintf(&title, "Merged profile (%zu inputs%s)", n,
+    const char *inputs = n == 1 ? "input" : "inputs";
+    if (!a.g.title && asprintf(&title, "Merged profile (%zu %s%s)", n, inputs,
                                a.normalize ? ", each weighted the same" : "") >= 0)
         ro.title = title;
+    char total[32], sub[96];
+    snprintf(sub, sizeof sub, "%s samples from %zu profile%s",
+             grouped(profile_total(sum), total, sizeof total), n, n == 1 ? "" : "s");
+    ro.subtitle = sub;
     char comment[96];
-    snprintf(comment, sizeof comment, "merged from %zu profiles%s", n,
+    snprintf(comment, sizeof comment, "merged from %zu profile%s%s", n, n == 1 ? "" : "s",
              a.normalize ? ", each weighted the same" : "");
     pprof_meta pm = {.comment = comment};
     out_job job = {.p = sum, .fmt = fmt, .ro = &ro, .name = "merged", .pm = &pm};
@@ -134,6 +139,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         return cli_fail(vname, &err);
     t[4] = mono_s();
     print_timings(vname, "sum", t);
-    fprintf(stderr, "docker flame merge: wrote %s (%zu inputs)\n", a.output, n);
+    fprintf(stderr, "docker flame merge: wrote %s (%zu %s, %s samples)\n", a.output, n, inputs,
+            total);
     return FLAME_EXIT_OK;
 }

@@ -25,6 +25,7 @@
 #include "plugin/stored.h"
 #include "plugin/summary.h"
 #include "plugin/verbs.h"
+#include "plugin/inputs.h"
 
 /* diff/merge: profiling containers for plugin/cmd_diff.c */
 typedef struct prof_ctx {
@@ -92,7 +93,8 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
         return;
     const proto *p = &s->pr;
     double total = p->prof ? profile_total(p->prof) : 0;
-    fprintf(stderr, "%s: %.0f samples", s->name, total);
+    char b1[32], b2[32];
+    fprintf(stderr, "%s: %s samples", s->name, grouped(total, b1, sizeof b1));
     const ct_summary *sum = &p->summary;
     if (p->have_summary && sum->sampling[0]) {
         char how[8], filt[8];
@@ -103,10 +105,10 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
                 *filt && strcmp(filt, "pid") ? filt : "");
     }
     if (p->have_summary && sum->jit_leaf_samples > 0)
-        fprintf(stderr, ", %.0f%% of %llu JIT samples have Java names", sum->named_share * 100,
-                (unsigned long long)sum->jit_leaf_samples);
+        fprintf(stderr, ", %.0f%% of %s JIT samples have Java names", sum->named_share * 100,
+                grouped((double)sum->jit_leaf_samples, b2, sizeof b2));
     if (p->have_summary && sum->lost)
-        fprintf(stderr, ", %llu lost", (unsigned long long)sum->lost);
+        fprintf(stderr, ", %s lost", grouped((double)sum->lost, b2, sizeof b2));
     fputc('\n', stderr);
     /* One line per JVM the sidecar found (all of it container data: sanitised). */
     for (size_t ji = 0; ji < p->njvms && ji < 16; ji++) {
@@ -218,7 +220,7 @@ static int session_failure(const sess *s, bool stopping, flame_err *err)
 
 /* Where the time went (-D or DOCKER_FLAME_TIMINGS=1): the tool's own overhead around the
  * recording itself. Recording start = first P line's arrival minus its elapsed_ms. */
-static void print_timings(const run_ctx *r, double t_written)
+static void print_run_timings(const run_ctx *r, double t_written)
 {
     double ms[RUN_TIMINGS];
     run_timings_ms(r, t_written, ms);
@@ -261,7 +263,7 @@ static bool events_since_follow(void *ctx)
 }
 
 /* What a pprof file says beyond the stacks: the rate, when the recording started (estimated as
- * for print_timings: the first P line's arrival minus its elapsed_ms, on the wall clock), how
+ * for print_run_timings: the first P line's arrival minus its elapsed_ms, on the wall clock), how
  * long it ran, and where the frames hold the JVM and thread (the sidecar roots stacks at
  * "java-<pid> <Main>" only when it found several JVMs: docs/SIDECAR.md). */
 static void pprof_meta_of(const sess *s, const flame_opts *o, time_t when, pprof_meta *pm)
@@ -292,8 +294,9 @@ static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *
     struct tm tm;
     localtime_r(&when, &tm);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
-    snprintf(subtitle, sizeof subtitle, "%.0f samples at %lld Hz, %s", profile_total(s->pr.prof),
-             (long long)o->frequency, date);
+    char n[32];
+    snprintf(subtitle, sizeof subtitle, "%s samples at %lld Hz, %s",
+             grouped(profile_total(s->pr.prof), n, sizeof n), (long long)o->frequency, date);
     render_opts ro;
     graph_apply(&o->graph, &ro);
     snprintf(title, sizeof title, "%s", o->graph.title ? o->graph.title : s->name);
@@ -446,7 +449,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     double t_written = mono_s();
     if (g->debug || getenv("DOCKER_FLAME_TIMINGS"))
         if (rc == 0)
-            print_timings(&r, t_written);
+            print_run_timings(&r, t_written);
     if (o.summary_json) {
         int c = write_summary_json(&o, &r, rc == 0, when, t_written, exit_code, paths, terr);
         if (c && !exit_code)

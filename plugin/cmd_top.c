@@ -24,6 +24,7 @@
 #include "plugin/signals.h"
 #include "plugin/summary.h"
 #include "plugin/top.h"
+#include "plugin/inputs.h"
 
 typedef struct top_args {
     int record_fmt; /* --record's format, from its extension (folded by default) */
@@ -235,8 +236,9 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
             if (!exit_code)
                 exit_code = e2.code ? e2.code : FLAME_EXIT_ERROR;
         } else {
-            fprintf(stderr, "docker flame: wrote %s (%.0f samples)\n", a.record,
-                    profile_total(m.rec));
+            char n[32];
+            fprintf(stderr, "docker flame: wrote %s (%s samples)\n", a.record,
+                    grouped(profile_total(m.rec), n, sizeof n));
             recorded = true;
         }
     }

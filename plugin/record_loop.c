@@ -31,6 +31,7 @@
 #include "plugin/spec.h"
 #include "plugin/stored.h"
 #include "plugin/top.h"
+#include "plugin/inputs.h"
 
 /* Retry pacing once the recording has run: a sidecar that fails again and again (no JVM yet
  * after a restart) is retried at most this often. */
@@ -174,8 +175,9 @@ static void store_window_cb(void *ctx, const top_win *w)
         note("%s: window %lld kept in the local spool: %s", t->label,
              (long long)(t->windows + t->failed + 1), err.msg);
     } else if (!t->a->quiet) {
-        note("%s: window %lld stored (%.1f s, %llu samples)", t->label, (long long)t->windows,
-             (double)len / 1000, (unsigned long long)sw.samples);
+        char n[32];
+        note("%s: window %lld stored (%.1f s, %s samples)", t->label, (long long)t->windows,
+             (double)len / 1000, grouped((double)sw.samples, n, sizeof n));
     }
 }
 
@@ -407,10 +409,11 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
             note("%s: %s", t.label, fe.msg);
         char since[16];
         hhmm(t0, since, sizeof since);
-        note("%s: %llu window%s, %llu samples stored in %s%s; see them with: docker flame show "
+        char w[32], sm[32];
+        note("%s: %s window%s, %s samples stored in %s%s; see them with: docker flame show "
              "%s --since %s",
-             t.label, (unsigned long long)t.windows, t.windows == 1 ? "" : "s",
-             (unsigned long long)t.samples, store_name(t.st),
+             t.label, grouped((double)t.windows, w, sizeof w), t.windows == 1 ? "" : "s",
+             grouped((double)t.samples, sm, sizeof sm), store_name(t.st),
              t.failed ? " (some windows could not be stored)" : "", t.label, since);
         if (t.failed && !exit_code)
             exit_code = FLAME_EXIT_STORE;

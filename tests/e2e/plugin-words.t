@@ -39,6 +39,13 @@ printf 'main;a 3\nmain;b 1\n' >i.folded
 docker flame render -i i.folded -o i1.svg && docker flame render --inverted i.folded -o i2.svg
 check "render -i (the old spelling) still means --inverted" cmp -s i1.svg i2.svg
 
+# merge: "1 input", the sample count with separators, a subtitle
+printf 'main;a 12000\nmain;b 345\n' >big.folded
+docker flame merge big.folded -o one.svg 2>err
+is "$(cat err)" "docker flame merge: wrote one.svg (1 input, 12,345 samples)" "merge of one: '1 input', '12,345 samples'"
+like "$(cat one.svg)" 'Merged profile \(1 input\)' "the graph's title says 1 input"
+like "$(cat one.svg)" '12,345 samples from 1 profile' "and its subtitle the samples"
+
 # top and record: the one-shot's words for the sidecar's errors
 nj=$(fixture nojvm) || bail "fixture nojvm did not start"
 njn=$(docker inspect -f '{{.Name}}' "$nj"); njn=${njn#/}
@@ -51,5 +58,17 @@ $T docker flame record "$nj" --store "$TMP/r.db" >/dev/null 2>rec.err; rc=$?
 is "$rc" 4 "record of a container without a JVM: exit 4"
 like "$(cat rec.err)" "docker flame record: no JVM in container $njn: " "record: the one-shot's words"
 unlike "$(cat rec.err)" 'no_jvm' "record: no protocol code"
+
+# one profile's words: counts with separators that agree; no count that the summary contradicts;
+# where the time went when it is not mostly Java
+fx=$(fixture native) || bail "fixture native did not start"
+$T docker flame -d 3 -F 499 --format folded -o n.folded "$fx" 2>n.err; rc=$?
+is "$rc" 0 "a profile of the native fixture: exit 0"; [ "$rc" = 0 ] || fdiag "$(cat n.err)"
+total=$(awk '{ n += $NF } END { print n }' n.folded)
+want=$(python3 -c "import sys; print(f'{int(sys.argv[1]):,}')" "$total")
+like "$(cat n.err)" ": $want samples" "the summary's count is the profile's, with separators ($want)"
+# (the line itself is not always printed: a short profile may be processed between two looks;
+# tests/unit/plugin_progress.c checks its words)
+unlike "$(cat n.err)" 'processing [0-9,]+ samples' "no 'processing N samples' line (its count lags the summary's)"
 
 done_testing

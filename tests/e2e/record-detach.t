@@ -90,7 +90,8 @@ is "$(ps_field "$an" 8)" "$pa" "the same recorder goes on (no new process)"
 aid=$(docker inspect -f '{{.Id}}' "$a")
 timeout -k 5 90 docker flame stop "$an" >out 2>err; rc=$?
 is "$rc" 0 "stop: exit 0"
-like "$(cat out)" "stopped the recording of $an: [0-9]+ windows, [0-9]+ samples in $DB" "stop says what was stored, where"
+like "$(cat err)" "^docker flame stop: stopped the recording of $an: [0-9,]+ windows, [0-9,]+ samples in $DB" "stop says what was stored, where (on stderr, as show and prune report)"
+is "$(cat out)" "" "stop prints nothing on stdout"
 wait_for 10 gone "$pa" && ok "the recorder has ended" || nok "the recorder has ended"
 is "$(ps_field "$an" 2)" "" "ps no longer lists it"
 is "$(sidecars_of "$aid")" 0 "no sidecar left for $an"

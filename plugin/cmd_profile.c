@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "flame/frame.h"
+#include "flame/methods.h"
 #include "flame/profile.h"
 #include "plugin/cmd.h"
 #include "plugin/cli.h"
@@ -87,6 +88,20 @@ void flame_usage(FILE *f)
           f);
 }
 
+/* The self samples of every Java method (what the "top Java methods" lines are part of). */
+static double java_self(const profile *p)
+{
+    methods_opts mo = {.java_only = true, .measure = METHODS_SELF};
+    methods *m = methods_new(&mo);
+    double sum = 0;
+    size_t n = 0;
+    if (m && methods_add(m, p, NULL) == 0)
+        for (const methods_row *r = methods_rows(m, &n); n > 0; r++, n--)
+            sum += r->self;
+    methods_free(m);
+    return sum;
+}
+
 static void print_summary(const sess *s, const flame_opts *o, char *const paths[FMT_COUNT])
 {
     if (o->quiet)
@@ -133,6 +148,14 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
             clean[frame_strip_annotation(clean, strlen(clean))] = 0;
             fprintf(stderr, "    %5.1f%%  %s\n", counts[i] * 100 / total, clean);
         }
+        /* where the rest went, when Java methods are not most of it (a quiet server: the JIT
+         * compiler, GC, idle I/O threads) */
+        double other = total - java_self(p->prof);
+        if (n && other > total * 0.2)
+            fprintf(stderr,
+                    "    %5.1f%%  outside Java methods (JIT compiler, GC, VM and native "
+                    "code)\n",
+                    other * 100 / total);
     }
     for (int f = 0; f < FMT_COUNT; f++)
         if (paths[f])

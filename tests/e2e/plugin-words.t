@@ -70,5 +70,7 @@ like "$(cat n.err)" ": $want samples" "the summary's count is the profile's, wit
 # (the line itself is not always printed: a short profile may be processed between two looks;
 # tests/unit/plugin_progress.c checks its words)
 unlike "$(cat n.err)" 'processing [0-9,]+ samples' "no 'processing N samples' line (its count lags the summary's)"
+like "$(cat n.err)" '[0-9.]+%  outside Java methods \(JIT compiler, GC, VM and native code\)' \
+    "a profile mostly outside Java methods says so under its top methods"
 
 done_testing

@@ -200,6 +200,22 @@ static int write_summary_json(const flame_opts *o, const run_ctx *r, bool ran, t
     return 0;
 }
 
+/* -q on a terminal, for a recording of a minute or more (or until Ctrl-C): one line, so a silent
+ * terminal is not taken for a hung one. Without a terminal (scripts, CI) -q stays silent. */
+static void quiet_note(const flame_opts *o)
+{
+    if (!o->quiet || o->cmd || (o->duration_ms && o->duration_ms < 60000) || !isatty(STDERR_FILENO))
+        return;
+    char d[32] = "";
+    if (o->duration_ms)
+        progress_fmt_secs((double)o->duration_ms / 1000, d, sizeof d);
+    fprintf(stderr, "docker flame: recording ");
+    for (int i = 0; i < o->containers.n; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", o->containers.v[i]);
+    fprintf(stderr, " %s%s; Ctrl-C stops early and still writes the graph\n",
+            o->duration_ms ? "for " : "until Ctrl-C", d);
+}
+
 /* Why did this sidecar not deliver a profile? Returns the exit code, err filled. */
 static int session_failure(const sess *s, bool stopping, flame_err *err)
 {
@@ -414,8 +430,10 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     r.e = e;
     for (int i = 0; ss && i < o.containers.n; i++)
         ss[i].arg = o.containers.v[i];
-    if (rc == 0)
+    if (rc == 0) {
+        quiet_note(&o);
         rc = run_profile(&r, &err);
+    }
     unsigned events_at_follow_end = sess_event_count();
     if (rc < 0)
         exit_code = cli_fail("", &err);

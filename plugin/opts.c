@@ -43,7 +43,7 @@ static const arg_spec specs[] = {
     {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
      .help = "keep Java parameter lists and return types"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
-     .help = "no progress and no summary"},
+     .help = "no progress and no summary (on a terminal, one line for a\nrecording of a minute or more)"},
     {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *), .meta = "FILE",
      .help = "also write the summary as JSON to FILE (- = stdout;\ndocs/SUMMARY.md)",
      .complete = "file"},

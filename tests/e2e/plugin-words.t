@@ -73,4 +73,15 @@ unlike "$(cat n.err)" 'processing [0-9,]+ samples' "no 'processing N samples' li
 like "$(cat n.err)" '[0-9.]+%  outside Java methods \(JIT compiler, GC, VM and native code\)' \
     "a profile mostly outside Java methods says so under its top methods"
 
+# -q on a terminal: one line for a recording until Ctrl-C (scripts: nothing, as before)
+out=$($T docker flame -q -d 1 -o q.svg "$fx" 2>&1)
+is "$out" "" "-q without a terminal: nothing"
+# (script(1) gives the plugin a terminal; timeout's SIGINT is the Ctrl-C; the log's own
+# "Script started/done" lines are script's)
+script -qfec "timeout --preserve-status -s INT 6 $FLAME flame -q -d 0 -o tty.svg $fx" tty.log >/dev/null 2>&1; rc=$?
+said=$(tr -d '\r' <tty.log | grep -v '^Script \|^$')
+is "$rc" 0 "-q -d 0 on a terminal, then Ctrl-C: exit 0"
+is "$said" "docker flame: recording $fx until Ctrl-C; Ctrl-C stops early and still writes the graph" \
+    "-q on a terminal: one line saying how long it records, nothing else"
+check "... and the graph was written" test -s tty.svg
 done_testing

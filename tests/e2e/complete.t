@@ -196,7 +196,7 @@ if [ -f /usr/share/bash-completion/completions/docker ]; then
     if wait_until 20 on_screen 'folded +pprof +svg'; then ok "Debian's script: diff --format <Tab><Tab>"; else
         nok "Debian's script: diff --format <Tab><Tab>"; fdiag "$(screen)"; fi
     tm send-keys -t sh C-u 'docker flame ' Tab Tab
-    if wait_until 20 on_screen 'record +render'; then ok "Debian's script: docker flame <Tab><Tab>: the verbs"; else
+    if wait_until 20 on_screen ' record ' && on_screen ' render ' && on_screen 'version'; then ok "Debian's script: docker flame <Tab><Tab>: the verbs"; else
         nok "Debian's script: docker flame <Tab><Tab>: the verbs"; fdiag "$(screen)"; fi
 else
     skip_or_fail "no Debian docker bash completion script (package docker.io)"

@@ -312,14 +312,17 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     a.dopt.normalize = (enum diff_norm)a.normalize;
     if (a.in.n != 2)
         return cli_usage_error(vname, "expected two profiles, BEFORE and AFTER (got %d)", a.in.n);
-    const char *output = a.output ? a.output : "diff.svg";
-    if (a.summary_json && !strcmp(a.summary_json, "-") && !strcmp(output, "-"))
-        return cli_usage_error(vname, "-o - and --summary-json - both want standard output");
     /* speedscope has no notion of a differential: a .json name is refused */
-    int fmt = out_format(output, a.fmt >= 0 && a.fmt < 3 ? diff_fmt[a.fmt] : -1,
+    int fmt = out_format(a.output, a.fmt >= 0 && a.fmt < 3 ? diff_fmt[a.fmt] : -1,
                          1u << FMT_SVG | 1u << FMT_FOLDED | 1u << FMT_PPROF, FMT_SVG, &err);
     if (fmt < 0)
         return cli_fail(vname, &err);
+    /* no -o: diff.svg, or diff.folded / diff.pb.gz for the format asked for */
+    char dflt[32];
+    snprintf(dflt, sizeof dflt, "diff%s", out_fmt_ext(fmt));
+    const char *output = a.output ? a.output : dflt;
+    if (a.summary_json && !strcmp(a.summary_json, "-") && !strcmp(output, "-"))
+        return cli_usage_error(vname, "-o - and --summary-json - both want standard output");
 
     double t[5] = {mono_s()};
     time_t started = time(NULL);

@@ -61,6 +61,9 @@ is "$(kind d.folded)" folded "diff -o d.folded writes the two-column folded text
 docker flame diff one.folded two.folded -o d.pb.gz 2>/dev/null
 is "$(kind d.pb.gz)" pprof "diff -o d.pb.gz writes pprof"
 refused "diff --format folded -o d.svg" d.svg docker flame diff --format folded one.folded two.folded -o d.svg
+rm -f diff.svg diff.folded
+docker flame diff --format folded one.folded two.folded 2>/dev/null
+is "$(kind diff.folded) $(kind diff.svg)" "folded missing" "diff --format folded without -o: diff.folded (not folded text in diff.svg)"
 refused "diff -o d.json (speedscope has no differential)" d.json docker flame diff one.folded two.folded -o d.json
 
 # show, from a store filled by store-gen

@@ -60,5 +60,3 @@ int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const f
 extern const args_verb cmd_fold_grammar, cmd_render_grammar, cmd_diff_grammar, cmd_merge_grammar,
     cmd_gc_grammar, cmd_top_grammar, cmd_show_grammar, cmd_record_grammar, cmd_ls_grammar,
     cmd_prune_grammar, cmd_ps_grammar, cmd_stop_grammar, cmd_host_grammar;
-/* The general --help (`docker flame --help`, `docker help flame`). */
-void flame_usage(FILE *out);

@@ -1,7 +1,9 @@
 /* `docker flame [OPTIONS] CONTAINER...`: the profile verb. Output names are fixed before
  * anything starts, the run (plugin/session.c) profiles every container at the same time, then
  * each profile is written in every format asked for and summarised; a failed container does not
- * cost the others their profile. Also the container profiler that diff and merge use. */
+ * cost the others their profile. Also the container profiler that diff and merge use. Its
+ * descriptor (flame_profile_verb) is here, not in the table of plugin/verbs.c: it has no name,
+ * and its --help (plugin/usage.c) lists that table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "plugin/signals.h"
 #include "plugin/stored.h"
 #include "plugin/summary.h"
+#include "plugin/usage.h"
 #include "plugin/verbs.h"
 
 /* diff/merge: profiling containers for plugin/cmd_diff.c */
@@ -31,59 +34,6 @@ typedef struct prof_ctx {
     const ep_globals *g;
     engine *e;
 } prof_ctx;
-
-void flame_usage(FILE *f)
-{
-    fputs("Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
-          "        docker flame ",
-          f);
-    /* The verbs, from the one table (plugin/verbs.c), so a new verb is never missing here. */
-    for (size_t v = 0; v < flame_nverbs; v++)
-        fprintf(f, "%s%s", v ? "|" : "", flame_verbs[v].name);
-    fputs(" [ARGS...]\n"
-          "\n"
-          "Profile the JVMs running in a container with perf, from a sidecar container that\n"
-          "shares its PID namespace, and write an interactive flame graph (SVG). Nothing is\n"
-          "installed in or restarted in the container; the sidecar is removed afterwards.\n"
-          "\n"
-          "Options:\n",
-          f);
-    opts_help(f);
-    fputs("\n"
-          "  -- CMD [ARG...]          run CMD on this host while profiling; recording starts\n"
-          "                           before CMD and stops when it exits (no -d needed)\n"
-          "\n"
-          "Ctrl-C stops recording early and still writes the flame graph; a second Ctrl-C aborts.\n"
-          "\n"
-          "Other commands:\n",
-          f);
-    for (size_t v = 0; v < flame_nverbs; v++) {
-        const char *line = flame_verbs[v].summary;
-        fprintf(f, "  %-8s ", flame_verbs[v].name);
-        for (;;) { /* a summary's further lines are indented under its first */
-            size_t n = strcspn(line, "\n");
-            fprintf(f, "%.*s\n", (int)n, line);
-            if (!line[n])
-                break;
-            line += n + 1;
-            fputs("           ", f);
-        }
-    }
-    fputs("\n"
-          "Examples:\n"
-          "  docker flame web                         # 30 s, writes flame-web-<time>.svg\n"
-          "  docker flame -d 10 -o web.svg web\n"
-          "  docker flame -d 0 web                    # until Ctrl-C\n"
-          "  docker flame --format svg --format folded -o out/web web\n"
-          "  docker flame web api -o profiles/        # both at the same time, one file each\n"
-          "  docker flame web -- ab -n 100000 http://localhost:8080/   # profile under load\n"
-          "  docker --context prod flame web          # any engine docker can reach\n"
-          "\n"
-          "Exit codes: 0 ok, 1 error, 2 usage, 3 no such container / not running, 4 no JVM,\n"
-          "5 attach refused, 6 perf not permitted or unsupported, 125 engine error or sidecar\n"
-          "image unavailable, 130 aborted.\n",
-          f);
-}
 
 static void print_summary(const sess *s, const flame_opts *o, char *const paths[FMT_COUNT])
 {
@@ -539,3 +489,6 @@ int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const f
     engine_free(c.e);
     return rc;
 }
+
+const flame_verb flame_profile_verb = {"", flame_cmd_profile, &opts_grammar, OPS_RUNNING,
+                                       "profile the JVMs of containers"};

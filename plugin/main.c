@@ -11,6 +11,7 @@
 #include "plugin/complete.h"
 #include "plugin/endpoint.h"
 #include "plugin/signals.h"
+#include "plugin/usage.h"
 #include "plugin/verbs.h"
 
 #define URL "https://github.com/docker-flame/docker-flame"

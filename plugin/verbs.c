@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "plugin/cmd.h"
-#include "plugin/opts.h"
 
 static int run_diff(const ep_globals *g, int argc, char **argv)
 {
@@ -23,10 +22,6 @@ static int run_render(const ep_globals *g, int argc, char **argv)
 {
     (void)g;
     return flame_cmd_render(argc, argv);
-}
-static int run_profile(const ep_globals *g, int argc, char **argv)
-{
-    return flame_cmd_profile(g, argc, argv);
 }
 
 // clang-format off
@@ -59,9 +54,6 @@ const flame_verb flame_verbs[] = {
 };
 // clang-format on
 const size_t flame_nverbs = sizeof flame_verbs / sizeof *flame_verbs;
-
-const flame_verb flame_profile_verb = {"", run_profile, &opts_grammar, OPS_RUNNING,
-                                       "profile the JVMs of containers"};
 
 const flame_verb *flame_verb_find(const char *name)
 {

@@ -36,9 +36,6 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof);
 /* The verbs that talk to the engine; g: Docker's global flags. */
 int flame_cmd_profile(const ep_globals *g, int argc, char **argv);
 int flame_cmd_gc(const ep_globals *g, int argc, char **argv);
-/* Remove every sidecar whose run label is run_id (spec_run_id(): this process), whatever its
- * state (a recorder sweeping what an engine restart left of its own runs); *removed counts them. */
-int gc_owned(engine *e, const char *run_id, unsigned *removed, flame_err *err);
 /* `docker flame ps` and `stop`: the background recordings (plugin/cmd_ps.c). */
 int flame_cmd_ps(const ep_globals *g, int argc, char **argv);
 int flame_cmd_stop(const ep_globals *g, int argc, char **argv);

@@ -30,6 +30,7 @@
 #include "plugin/signals.h"
 #include "plugin/spec.h"
 #include "plugin/stored.h"
+#include "plugin/sweep.h"
 #include "plugin/top.h"
 
 /* Retry pacing once the recording has run: a sidecar that fails again and again (no JVM yet
@@ -268,7 +269,7 @@ static void sweep(rec_target *t, engine *e)
 {
     flame_err err = FLAME_ERR_INIT;
     unsigned n = 0;
-    if (gc_owned(e, spec_run_id(), &n, &err) < 0)
+    if (sweep_owned(e, spec_run_id(), &n, &err) < 0)
         note("%s: %s (docker flame gc removes it later)", t->label, err.msg);
     else if (n)
         note("%s: removed %u sidecar%s the interruption left behind", t->label, n,

@@ -49,9 +49,6 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv);
 int flame_cmd_top(const ep_globals *g, int argc, char **argv);
 /* `docker flame host`: every container of the host on the CPU (plugin/cmd_host.c). */
 int flame_cmd_host(const ep_globals *g, int argc, char **argv);
-/* diff and merge with the container profiler of this plugin. */
-int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
-                            int argc, char **argv);
 /* Each verb's option table and operands (common/args.h): its parser, its --help, and the shell
  * completion of plugin/complete.c read the same grammar. The profile verb's is opts_grammar. */
 extern const args_verb cmd_fold_grammar, cmd_render_grammar, cmd_diff_grammar, cmd_merge_grammar,

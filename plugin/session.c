@@ -374,3 +374,67 @@ int run_profile(run_ctx *r, flame_err *err)
     }
     return rc;
 }
+
+/* Why did this sidecar not deliver a profile? Returns the exit code, err filled. */
+int run_failure(const sess *s, bool stopping, flame_err *err)
+{
+    const proto *p = &s->pr;
+    char text[1024];
+    if (p->failed) {
+        proto_sanitize(p->err_text ? p->err_text : "", text, sizeof text);
+        int code = ct_error_exit(p->err);
+        switch (p->err) {
+        case CT_ERR_NO_JVM:
+            return flame_fail(err, code, "no JVM in container %s: %s", s->name, text);
+        case CT_ERR_NO_PID:
+            return flame_fail(err, code, "no JVM with --pid in container %s: %s", s->name, text);
+        case CT_ERR_ATTACH:
+        case CT_ERR_INJECT:
+            return flame_fail(err, code, "the JVM in %s refused the attach: %s", s->name, text);
+        case CT_ERR_PERF_DENIED:
+            return flame_fail(err, code, "perf is not permitted on this engine's host: %s", text);
+        case CT_ERR_PERF_UNSUPPORTED:
+            return flame_fail(err, code, "perf is not supported by this kernel: %s", text);
+        case CT_ERR_USAGE:
+        case CT_ERR_ABORTED:
+        case CT_ERR_INTERNAL:
+        case CT_ERR_COUNT:
+            break;
+        }
+        return flame_fail(err, code, "profiling %s failed (%s): %s", s->name, ct_error_name(p->err),
+                          text);
+    }
+    if (s->stream_rc < 0 && s->stream_err.code != FLAME_EXIT_INTERRUPTED) {
+        *err = s->stream_err;
+        flame_wrap(err, "sidecar of %s", s->name);
+        return err->code;
+    }
+    if (!p->done && s->target_exit >= 0)
+        return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
+                          "container %s stopped during the profile (exit code %ld: its JVM "
+                          "exited or was killed): nothing could be saved",
+                          s->name, s->target_exit);
+    if (!p->done && s->exit_status == 137 && s->restored)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "the sidecar of %s was killed (SIGKILL): nothing written; what it "
+                          "left in the target was removed by `flame-sidecar restore`",
+                          s->name);
+    if (!p->done && s->exit_status == 137)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "the sidecar of %s was killed (SIGKILL) before it could restore the "
+                          "target: its agent mount /tmp/.docker-flame-* may remain in %s until "
+                          "the container restarts; nothing written",
+                          s->name, s->name);
+    if (!p->done) {
+        const char *last = s->tail_n ? s->tail[(s->tail_n - 1) % SESS_TAIL] : "";
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "the sidecar of %s stopped before finishing (exit status %ld)%s%s",
+                          s->name, s->exit_status, *last ? ": " : "", last);
+    }
+    if (!p->prof || profile_total(p->prof) <= 0)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "no samples recorded in %s%s: nothing written (is the JVM busy? try a "
+                          "longer -d)",
+                          s->name, stopping ? " before the stop" : "");
+    return 0;
+}

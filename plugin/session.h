@@ -81,3 +81,6 @@ typedef struct run_ctx {
  * remove them. On return every sidecar is removed (or reported as left behind in err).
  * Returns 0 when every sidecar finished (each sess then carries its proto), -1 otherwise. */
 int run_profile(run_ctx *r, flame_err *err);
+/* Why did this sidecar not deliver a profile (its E line, its stream, its target that stopped,
+ * its exit; stopping: the user stopped it early)? 0 when it did; else the exit code, err filled. */
+int run_failure(const sess *s, bool stopping, flame_err *err);

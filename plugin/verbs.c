@@ -4,14 +4,29 @@
 #include <string.h>
 
 #include "plugin/cmd.h"
+#include "plugin/profiler.h"
+#include "plugin/stored.h"
 
+/* diff and merge with this plugin's container profiler and the profile store as inputs. */
+static int with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
+                         int argc, char **argv)
+{
+    profiler c = {.g = g};
+    flame_profiler pr = {.is_container = profiler_is_container,
+                         .profile = profiler_profile,
+                         .stored = stored_input,
+                         .ctx = &c};
+    int rc = fn(argc, argv, &pr);
+    profiler_close(&c);
+    return rc;
+}
 static int run_diff(const ep_globals *g, int argc, char **argv)
 {
-    return flame_cmd_with_profiler(g, flame_cmd_diff, argc, argv);
+    return with_profiler(g, flame_cmd_diff, argc, argv);
 }
 static int run_merge(const ep_globals *g, int argc, char **argv)
 {
-    return flame_cmd_with_profiler(g, flame_cmd_merge, argc, argv);
+    return with_profiler(g, flame_cmd_merge, argc, argv);
 }
 static int run_fold(const ep_globals *g, int argc, char **argv)
 {

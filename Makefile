@@ -52,7 +52,7 @@ check-format:
 format:
 	clang-format -i $(C_SOURCES)
 
-# The sidecar tarball's identity (plugin/image.c replaces an engine's image whose label differs).
+# The sidecar tarball's identity (plugin/run/image.c replaces an engine's image whose label differs).
 all: $(BUILD)/flame-sidecar.tar.sha256
 $(BUILD)/flame-sidecar.tar.sha256: $(BUILD)/flame-sidecar.tar
 	sha256sum $< | cut -c1-16 > $@

@@ -1,7 +1,8 @@
 /* The verbs of `docker flame`, each a main() for itself (plugin/cli.h): it returns the process
  * exit code and prints its own messages. The pure ones (fold, render, diff and merge on files)
  * need no engine and also form build/libflamecmd.a, so this header includes nothing that needs
- * jansson or libcurl: the engine verbs get Docker's global flags only (plugin/endpoint.h). */
+ * jansson or libcurl: the engine verbs get Docker's global flags only (plugin/engine/endpoint.h).
+ */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -10,7 +11,7 @@
 #include "common/args.h"
 #include "common/err.h"
 #include "flame/profile.h"
-#include "plugin/endpoint.h"
+#include "plugin/engine/endpoint.h"
 
 int flame_cmd_fold(int argc, char **argv);
 int flame_cmd_render(int argc, char **argv);

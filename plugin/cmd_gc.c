@@ -13,8 +13,8 @@
 #include "common/cleanup.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
-#include "plugin/spec.h"
-#include "plugin/sweep.h"
+#include "plugin/run/spec.h"
+#include "plugin/run/sweep.h"
 
 /* Is the plugin that created a sidecar still running here? kill(pid, 0) alone would keep a
  * killed plugin's sidecar forever once its pid is reused: the process must also be a

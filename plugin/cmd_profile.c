@@ -1,5 +1,5 @@
 /* `docker flame [OPTIONS] CONTAINER...`: the profile verb. Output names are fixed before
- * anything starts, the run (plugin/session.c) profiles every container at the same time, then
+ * anything starts, the run (plugin/run/session.c) profiles every container at the same time, then
  * each profile is written in every format asked for and summarised; a failed container does not
  * cost the others their profile. Its descriptor (flame_profile_verb) is here, not in the table of
  * plugin/verbs.c: it has no name, and its --help (plugin/usage.c) lists that table. */
@@ -17,12 +17,12 @@
 #include "flame/profile.h"
 #include "plugin/cmd.h"
 #include "plugin/cli.h"
-#include "plugin/engine.h"
+#include "plugin/engine/engine.h"
 #include "plugin/opts.h"
-#include "plugin/output.h"
-#include "plugin/session.h"
-#include "plugin/sidecar.h"
-#include "plugin/signals.h"
+#include "plugin/out/output.h"
+#include "plugin/run/session.h"
+#include "plugin/run/sidecar.h"
+#include "plugin/run/signals.h"
 #include "plugin/stored.h"
 #include "plugin/summary.h"
 #include "plugin/usage.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "plugin/cmd.h"
-#include "plugin/profiler.h"
+#include "plugin/run/profiler.h"
 #include "plugin/stored.h"
 
 /* diff and merge with this plugin's container profiler and the profile store as inputs. */

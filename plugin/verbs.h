@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "common/args.h"
-#include "plugin/endpoint.h"
+#include "plugin/engine/endpoint.h"
 
 /* What a verb's operands are, for completion. */
 typedef enum verb_operands {

@@ -1,14 +1,14 @@
-/* Sidecars left behind (plugin/sweep.h): listed by label, removed through the ordinary removal of
- * one sidecar (plugin/sidecar.c), their target restored when they were SIGKILLed. */
-#include "plugin/sweep.h"
+/* Sidecars left behind (plugin/run/sweep.h): listed by label, removed through the ordinary removal
+ * of one sidecar (plugin/run/sidecar.c), their target restored when they were SIGKILLed. */
+#include "plugin/run/sweep.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/cleanup.h"
-#include "plugin/sidecar.h"
-#include "plugin/spec.h"
+#include "plugin/run/sidecar.h"
+#include "plugin/run/spec.h"
 
 int sweep_list(engine *e, json_t **list, flame_err *err)
 {

@@ -1,4 +1,4 @@
-/* Sidecars left behind, found by their labels (plugin/spec.h) and removed: `docker flame gc`
+/* Sidecars left behind, found by their labels (plugin/run/spec.h) and removed: `docker flame gc`
  * (plugin/cmd_gc.c) decides which, from their owners; a recorder sweeps its own run's after an
  * engine restart (plugin/record_loop.c). */
 #pragma once
@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 #include "common/err.h"
-#include "plugin/engine.h"
+#include "plugin/engine/engine.h"
 
 /* Every sidecar container of the engine, running or not (GET /containers/json, by label). */
 int sweep_list(engine *e, json_t **list, flame_err *err);

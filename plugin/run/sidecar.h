@@ -1,8 +1,8 @@
-/* One target and its sidecar (plugin/sidecar.c). The structs live in plugin/session.h; every
- * function here acts on one sess and leaves its undo flags (created, started, removed) true to
- * what exists on the engine. */
+/* One target and its sidecar (plugin/run/sidecar.c). The structs live in plugin/run/session.h;
+ * every function here acts on one sess and leaves its undo flags (created, started, removed) true
+ * to what exists on the engine. */
 #pragma once
-#include "plugin/session.h"
+#include "plugin/run/session.h"
 
 /* Inspect the target: id, name, running (exit 3 when missing or stopped). */
 int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err);

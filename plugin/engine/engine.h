@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
-#include "plugin/endpoint.h"
+#include "plugin/engine/endpoint.h"
 
 typedef struct engine engine;
 

@@ -11,8 +11,8 @@
 
 #include "common/cleanup.h"
 #include "plugin/complete.h"
-#include "plugin/engine.h"
-#include "plugin/spec.h"
+#include "plugin/engine/engine.h"
+#include "plugin/run/spec.h"
 #include "plugin/stored.h"
 #include "store/store.h"
 

@@ -1,5 +1,5 @@
-/* Output files for every verb (plugin/output.h). */
-#include "plugin/output.h"
+/* Output files for every verb (plugin/out/output.h). */
+#include "plugin/out/output.h"
 
 #include <errno.h>
 #include <fcntl.h>

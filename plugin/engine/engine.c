@@ -1,6 +1,6 @@
 /* libcurl transport for the Engine API. One easy handle per request (requests run from several
  * threads: the attach streams run while the main thread sends kill/wait/remove). */
-#include "plugin/engine.h"
+#include "plugin/engine/engine.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* One profiling run: one sess per target (its sidecar's undo list: created, started, removed, and
  * its attach stream, read by a thread), the interrupts (first Ctrl-C = stop early and still
- * render, second or SIGTERM = abort: plugin/signals.c counts them) and the optional load
- * command. The run itself: plugin/session.c; one sidecar's steps: plugin/sidecar.c. */
+ * render, second or SIGTERM = abort: plugin/run/signals.c counts them) and the optional load
+ * command. The run itself: plugin/run/session.c; one sidecar's steps: plugin/run/sidecar.c. */
 #pragma once
 #include <pthread.h>
 #include <signal.h>
@@ -9,11 +9,11 @@
 #include <sys/types.h>
 
 #include "common/err.h"
-#include "plugin/demux.h"
-#include "plugin/engine.h"
+#include "plugin/engine/demux.h"
+#include "plugin/engine/engine.h"
 #include "plugin/opts.h"
-#include "plugin/progress.h"
-#include "plugin/proto.h"
+#include "plugin/run/progress.h"
+#include "plugin/run/proto.h"
 
 #define SESS_TAIL 16 /* sidecar stderr lines kept for error messages */
 

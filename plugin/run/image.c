@@ -1,5 +1,5 @@
 /* Sidecar image: inspect, import from the tarball when missing. */
-#include "plugin/image.h"
+#include "plugin/run/image.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "common/cleanup.h"
-#include "plugin/spec.h"
+#include "plugin/run/spec.h"
 
 #define TAR_LABEL "com.docker-flame.tar-sha256"
 

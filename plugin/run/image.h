@@ -4,7 +4,7 @@
 #include <signal.h>
 
 #include "common/err.h"
-#include "plugin/engine.h"
+#include "plugin/engine/engine.h"
 
 /* Where the tarball is: $DOCKER_FLAME_SIDECAR_TAR, else <dir of realpath(/proc/self/exe)>/
  * flame-sidecar.tar. Caller frees. */

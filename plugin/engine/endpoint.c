@@ -1,6 +1,6 @@
 /* Docker endpoint resolution: global flags, DOCKER_* variables, the context store
  * ($DOCKER_CONFIG/contexts/meta/<sha256(name)>/meta.json) and TLS material. */
-#include "plugin/endpoint.h"
+#include "plugin/engine/endpoint.h"
 
 #include <jansson.h>
 #include <openssl/sha.h>

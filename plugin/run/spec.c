@@ -1,6 +1,6 @@
 /* Sidecar container spec: minimal explicit capabilities, never Privileged, no network,
  * read-only rootfs with a private /tmp, labels for `docker flame gc`. */
-#include "plugin/spec.h"
+#include "plugin/run/spec.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* Parser for the sidecar's result stream (plugin/proto.h). */
-#include "plugin/proto.h"
+/* Parser for the sidecar's result stream (plugin/run/proto.h). */
+#include "plugin/run/proto.h"
 
 #include <stdlib.h>
 #include <string.h>

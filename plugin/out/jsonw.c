@@ -1,5 +1,5 @@
-/* The summaries' JSON writer (plugin/jsonw.h). */
-#include "plugin/jsonw.h"
+/* The summaries' JSON writer (plugin/out/jsonw.h). */
+#include "plugin/out/jsonw.h"
 
 #include <inttypes.h>
 #include <math.h>

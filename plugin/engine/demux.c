@@ -1,5 +1,5 @@
 /* Attach-stream demultiplexer: a small state machine over arbitrary read boundaries. */
-#include "plugin/demux.h"
+#include "plugin/engine/demux.h"
 
 #include <stdlib.h>
 #include <string.h>

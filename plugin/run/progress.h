@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 
 enum progress_state { PS_STARTING, PS_RECORDING, PS_PROCESSING, PS_DONE, PS_FAILED };
 

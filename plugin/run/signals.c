@@ -1,7 +1,7 @@
 /* Signals and the docker CLI's plugin socket: handlers only count and wake the main loop through
  * a self-pipe (the only state a handler may touch is global). First Ctrl-C = stop early and still
- * render, second or SIGTERM = abort (plugin/session.c decides what they mean). */
-#include "plugin/signals.h"
+ * render, second or SIGTERM = abort (plugin/run/session.c decides what they mean). */
+#include "plugin/run/signals.h"
 
 #include <errno.h>
 #include <fcntl.h>

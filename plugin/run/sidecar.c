@@ -1,8 +1,8 @@
 /* One target and its sidecar container, from inspect to removal: create it (the contract's
- * argv, plugin/spec.c), attach to its output before starting it (one thread reads the stream),
+ * argv, plugin/run/spec.c), attach to its output before starting it (one thread reads the stream),
  * signal it, and remove it on every path (gracefully while it runs, so that it can undo what it
  * did in the target). A sidecar killed by SIGKILL is followed by a restore sidecar. */
-#include "plugin/sidecar.h"
+#include "plugin/run/sidecar.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,8 +12,8 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
-#include "plugin/signals.h"
-#include "plugin/spec.h"
+#include "plugin/run/signals.h"
+#include "plugin/run/spec.h"
 
 #define ATTACH_TIMEOUT_S 30.0
 #define STOP_GRACE_S 20.0 /* SIGTERM -> exit: the sidecar restores the target */

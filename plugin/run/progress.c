@@ -1,5 +1,5 @@
 /* Progress line and notes on stderr. */
-#include "plugin/progress.h"
+#include "plugin/run/progress.h"
 
 #include <stdarg.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * command); one thread per sidecar only reads its attach stream. Every sidecar that was created
  * is removed on every path: after a graceful stop when it still runs, so that the sidecar can
  * undo what it did in the target (mounts, files) before it goes. */
-#include "plugin/session.h"
+#include "plugin/run/session.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,10 +17,10 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
-#include "plugin/image.h"
-#include "plugin/sidecar.h"
-#include "plugin/signals.h"
-#include "plugin/spec.h"
+#include "plugin/run/image.h"
+#include "plugin/run/sidecar.h"
+#include "plugin/run/signals.h"
+#include "plugin/run/spec.h"
 
 #define STOP_GRACE_S 20.0 /* SIGTERM -> exit: the sidecar restores the target */
 #define INTERRUPT_COALESCE_S 0.25
@@ -237,7 +237,7 @@ static void follow(run_ctx *r)
 }
 
 /* The host sidecar was SIGKILLed: its JVMs (in the containers of --attach) may keep the agent's
- * mount and map. One restore sidecar per container (plugin/sidecar.c), as for a profile; one
+ * mount and map. One restore sidecar per container (plugin/run/sidecar.c), as for a profile; one
  * that has no JVM of ours or is gone simply finds nothing to undo. */
 static void restore_host_targets(run_ctx *r, sess *s)
 {

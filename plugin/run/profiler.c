@@ -1,12 +1,12 @@
-/* The container profiler of diff and merge (plugin/profiler.h). */
-#include "plugin/profiler.h"
+/* The container profiler of diff and merge (plugin/run/profiler.h). */
+#include "plugin/run/profiler.h"
 
 #include <stdlib.h>
 
 #include "common/cleanup.h"
 #include "plugin/opts.h"
-#include "plugin/session.h"
-#include "plugin/sidecar.h"
+#include "plugin/run/session.h"
+#include "plugin/run/sidecar.h"
 
 static int profiler_engine(profiler *c, flame_err *err)
 {

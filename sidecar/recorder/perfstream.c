@@ -4,7 +4,7 @@
  * which gives exact progress numbers without asking perf anything. */
 #include <string.h>
 
-#include "sidecar/sidecar.h"
+#include "sidecar/recorder/recorder.h"
 
 #define REC_LOST 2
 #define REC_SAMPLE 9

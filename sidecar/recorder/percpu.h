@@ -56,7 +56,7 @@ typedef struct sc_percpu_opts {
     bool user_filter_only;    /* no BPF program: every CPU's samples reach us and are dropped here
                                  (costs our CPU; counted in samples_dropped) */
     struct sc_interp *interp; /* not NULL: samples carry bp/sp and a stack copy, rewritten by
-                                 sidecar/interp.h before they are written (not owned) */
+                                 sidecar/recorder/interp.h before they are written (not owned) */
     uint64_t kernel_text;     /* not 0 (--kernel): kernel samples and callchains too, and a kernel
                                  MMAP record at this _text address for perf script --kallsyms */
 } sc_percpu_opts;

@@ -7,7 +7,7 @@
  *   fp_k = [fp_{k-1}], and the leaf's is bp itself.
  *   Sample body with REGS_USER and STACK_USER after CALLCHAIN: u64 abi; u64 regs[popcount(mask)]
  *   (if abi != 0, in bit order); u64 size; u8 data[size]; u64 dyn_size (if size != 0). */
-#include "sidecar/interp.h"
+#include "sidecar/recorder/interp.h"
 
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sidecar/hotspot.h"
+#include "sidecar/recorder/hotspot.h"
 
 #define SLOT_METHOD 24
 #define SLOT_BCP 64

@@ -1,15 +1,13 @@
 /* What percpu.c, percpu_filter.c and percpu_synth.c share: the recorder's state and the record
  * encoding helpers (formats: percpu.c's opening comment). Internal to the sidecar's recorder. */
-#ifndef SIDECAR_PERCPU_IMPL_H
-#define SIDECAR_PERCPU_IMPL_H
-
+#pragma once
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "sidecar/percpu.h"
+#include "sidecar/recorder/percpu.h"
 
 /* perf 6.1 finds the ids after HEADER_ATTR's attr at sizeof(its struct perf_event_attr), which
  * is 128 (PERF_ATTR_SIZE_VER7); newer perfs use attr.size. Writing exactly 128 bytes with
@@ -95,5 +93,3 @@ int sc_pc_emit(sc_percpu *s, int fd, const unsigned char *r, size_t n, flame_err
 int sc_pc_flush(sc_percpu *s, int fd, flame_err *err);
 /* The PID-namespace filter program for o's namespace, loaded (percpu_filter.c): its fd, or -1. */
 int sc_pc_load_filter(const sc_percpu_opts *o, flame_err *err);
-
-#endif

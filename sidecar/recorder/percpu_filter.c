@@ -1,6 +1,6 @@
 /* The per-CPU recorder's filters (percpu.h): the in-kernel PID-namespace BPF program attached to
  * every event, and the user-space filter of records (forks of excluded processes, pid 0). */
-#include "sidecar/percpu_impl.h"
+#include "sidecar/recorder/percpu_impl.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -21,7 +21,7 @@
 
 #include "common/cleanup.h"
 #include "sidecar/sidecar.h"
-#include "sidecar/interp.h"
+#include "sidecar/recorder/interp.h"
 
 /* ---------------------------------------------------------------- the BPF filter */
 

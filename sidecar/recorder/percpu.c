@@ -8,7 +8,7 @@
  *   sample body   (our sample_type IP|TID|TIME|CPU|PERIOD|CALLCHAIN, in the kernel's order)
  *                 u64 ip; u32 pid, tid; u64 time; u32 cpu, res; u64 period; u64 nr; u64 ips[nr]
  *   sample_id_all trailer of every other record: u32 pid, tid; u64 time; u32 cpu, res. */
-#include "sidecar/percpu_impl.h"
+#include "sidecar/recorder/percpu_impl.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -29,7 +29,7 @@
 
 #include "common/cleanup.h"
 #include "sidecar/sidecar.h"
-#include "sidecar/interp.h"
+#include "sidecar/recorder/interp.h"
 
 static int write_all(int fd, const unsigned char *b, size_t n, flame_err *err)
 {

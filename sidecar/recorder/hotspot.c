@@ -12,7 +12,7 @@
  *   major, minor, accessible, i32 used, overflow, i64 mod_time_stamp, i32 entry_offset,
  *   num_entries}; entry {i32 entry_length, name_offset, vector_length; u8 data_type, flags,
  *   data_units, data_variability; i32 data_offset}. */
-#include "sidecar/hotspot.h"
+#include "sidecar/recorder/hotspot.h"
 
 #include <elf.h>
 #include <stdio.h>

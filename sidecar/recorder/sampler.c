@@ -1,8 +1,8 @@
 /* The recorder, the one way record.c and top.c start, read, stop and reap a recording: a child
  * that writes pipe-format perf.data on a pipe and ends when "stop\n" arrives on its control pipe.
  * Two kinds (docs/SIDECAR.md "Sampling"):
- *   per CPU   (default) our own child around sidecar/percpu.c: one cpu-clock event per CPU, a BPF
- *             filter keeping only the target's PID namespace. Costs the target nothing at its
+ *   per CPU   (default) our own child around sidecar/recorder/percpu.c: one cpu-clock event per
+ * CPU, a BPF filter keeping only the target's PID namespace. Costs the target nothing at its
  *             context switches. Needs CAP_PERFMON (or CAP_SYS_ADMIN) while opening, then none.
  *   per thread `perf record -p <JVMs>`, as nobody with CAP_SYS_PTRACE: the fallback when per-CPU
  *             events are refused, or --sampling thread.
@@ -23,8 +23,9 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
-#include "sidecar/interp.h"
-#include "sidecar/percpu.h"
+#include "sidecar/recorder/interp.h"
+#include "sidecar/recorder/percpu.h"
+#include "sidecar/recorder/recorder.h"
 #include "sidecar/session.h"
 
 #define STATUS_MAX 1024
@@ -101,7 +102,7 @@ static int spawn_thread(const sc_session *s, bool live, sc_sampler *r, flame_err
     return 0;
 }
 
-/* ---- per CPU: our child around sidecar/percpu.c ---- */
+/* ---- per CPU: our child around sidecar/recorder/percpu.c ---- */
 
 /* Write the one status line the parent waits for ("ok ...", or "<class> <message>"). */
 static void put_status(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

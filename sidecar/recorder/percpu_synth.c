@@ -1,7 +1,7 @@
 /* The per-CPU recorder's synthesis from /proc (percpu.h): COMM and MMAP2 records for the
  * processes and mappings that existed before the recording started, so perf script can name them.
  */
-#include "sidecar/percpu_impl.h"
+#include "sidecar/recorder/percpu_impl.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -22,7 +22,7 @@
 
 #include "common/cleanup.h"
 #include "sidecar/sidecar.h"
-#include "sidecar/interp.h"
+#include "sidecar/recorder/interp.h"
 
 /* ---------------------------------------------------------------- synthesis from /proc */
 

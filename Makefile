@@ -14,7 +14,7 @@ CPPFLAGS := -D_GNU_SOURCE -I. -DFLAME_VERSION=\"$(VERSION)\"
 CFLAGS   := -std=gnu11 -O2 -g $(WARN)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all test unit e2e bench fuzz clean check-format format install
+.PHONY: all test unit e2e bench fuzz clean check-format check-layers format install
 # Objects made through pattern chains (tests, archives) are kept: a rebuild recompiles only what changed.
 .SECONDARY:
 all:
@@ -51,6 +51,9 @@ check-format:
 	clang-format --dry-run -Werror $(C_SOURCES)
 format:
 	clang-format -i $(C_SOURCES)
+# The direction of includes between folders and plugin/'s layers (docs/PLUGIN.md "Files").
+check-layers:
+	@CC="$(CC)" PURE_SRCS="$(CMD_SRCS)" scripts/check-layers.sh
 
 # The sidecar tarball's identity (plugin/run/image.c replaces an engine's image whose label differs).
 all: $(BUILD)/flame-sidecar.tar.sha256

@@ -13,7 +13,7 @@ $(BUILD)/tests/flame_%.t: $(BUILD)/asan/tests/unit/flame_%.o $(CORE_TEST_LIBS)
 unit: $(UNIT_TESTS)
 	prove --exec '' $(UNIT_TESTS)
 
-# The whole suite: what the README's test command runs and .ci/run calls. The format check comes
-# first: it is the cheapest failure (clang-format as Debian ships it, version 14).
-test: check-format all $(UNIT_TESTS)
+# The whole suite: what the README's test command runs and .ci/run calls. The format and layer
+# checks come first: they are the cheapest failures (clang-format as Debian ships it, version 14).
+test: check-format check-layers all $(UNIT_TESTS)
 	tests/run

@@ -4,7 +4,10 @@
 
 VERSION  := 0.1.0
 BUILD    := build
-CC       ?= gcc
+# gcc unless CC is given (make's own default, cc, counts as not given; the fuzzers use clang).
+ifeq ($(origin CC),default)
+CC := gcc
+endif
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))))
 
 WARN := -Wall -Wextra -Werror -Werror=shadow -Werror=strict-prototypes \

@@ -10,9 +10,11 @@ all: $(BUILD)/flame-sidecar $(BUILD)/flame-sidecar.tar
 $(BUILD)/flame-sidecar: $(BUILD)/obj/sidecar/main.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
 	$(CC) -static -o $@ $^ -lseccomp -lcap -lm
 
-# The image rootfs; the agent is optional at build time (the sidecar then falls back to
-# Compiler.perfmap and says so).
-$(BUILD)/flame-sidecar.tar: $(BUILD)/flame-sidecar sidecar/build-rootfs.sh $(wildcard $(BUILD)/libflameagent.so)
+# The image rootfs. The agent is a prerequisite whenever the JDK's headers are there to build it,
+# so `make -j` never packs the image before the agent exists; without a JDK the image has none
+# (the sidecar then falls back to Compiler.perfmap and says so).
+AGENT := $(if $(wildcard $(JAVA_HOME)/include/jni.h),$(BUILD)/libflameagent.so)
+$(BUILD)/flame-sidecar.tar: $(BUILD)/flame-sidecar sidecar/build-rootfs.sh $(AGENT)
 	sidecar/build-rootfs.sh $(BUILD)/flame-sidecar $(BUILD)/libflameagent.so $@
 
 # Compiled BPF programs (none yet; sidecar/recorder/bpf/README.md): sidecar/recorder/bpf/NAME.bpf.c

@@ -16,11 +16,11 @@
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
 #include "plugin/host_timeline.h"
-#include "plugin/output.h"
-#include "plugin/session.h"
-#include "plugin/sidecar.h"
-#include "plugin/spec.h"
-#include "plugin/signals.h"
+#include "plugin/out/output.h"
+#include "plugin/run/session.h"
+#include "plugin/run/sidecar.h"
+#include "plugin/run/spec.h"
+#include "plugin/run/signals.h"
 #include "plugin/inputs.h"
 
 #define MAX_CONTAINERS 1024
@@ -438,7 +438,7 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         return cli_usage_error("host", "-o %s: cannot create that directory: %s", a.output,
                                strerror(errno));
     flame_err err = FLAME_ERR_INIT;
-    /* the one rule (plugin/output.h); the timeline is a picture */
+    /* the one rule (plugin/out/output.h); the timeline is a picture */
     if (out_formats(split ? NULL : a.output, a.formats, OUT_ALL_FORMATS, FMT_SVG, &formats, &err) <
             0 ||
         (a.timeline && out_format(a.timeline, -1, 1u << FMT_SVG, FMT_SVG, &err) < 0))

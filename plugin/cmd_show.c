@@ -14,7 +14,7 @@
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
 #include "plugin/inputs.h"
-#include "plugin/output.h"
+#include "plugin/out/output.h"
 #include "plugin/stored.h"
 #include "store/when.h"
 
@@ -245,7 +245,7 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
         return done;
     if (a.timeline && a.fmt >= 0 && a.fmt != FMT_SVG)
         return cli_usage_error(vname, "--timeline draws an SVG: drop --format");
-    /* the one rule (plugin/output.h), checked before the store is opened */
+    /* the one rule (plugin/out/output.h), checked before the store is opened */
     a.fmt =
         out_format(a.output, a.fmt, a.timeline ? 1u << FMT_SVG : OUT_ALL_FORMATS, FMT_SVG, &err);
     if (a.fmt < 0)

@@ -97,7 +97,7 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
         if (o->ncmd == 0)
             return args_error(&opts_grammar, err, "\"--\" must be followed by a command");
     }
-    /* the one rule (plugin/output.h): a known extension of -o decides without --format, and
+    /* the one rule (plugin/out/output.h): a known extension of -o decides without --format, and
      * must agree with it */
     unsigned fm = 0;
     if (out_formats(o->output, o->formats, OUT_ALL_FORMATS, FMT_SVG, &fm, err) < 0)

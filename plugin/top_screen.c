@@ -13,7 +13,7 @@
 
 #include "common/clock.h"
 #include "plugin/inputs.h"
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "plugin/top.h"
 
 /* Rebuild the table from the ring (caller holds the model lock). On failure (out of memory) the

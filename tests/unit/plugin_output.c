@@ -1,5 +1,5 @@
-/* plugin/output.c: output names per container and format, atomic writes, the $TMPDIR fallback
- * under a name nobody can predict. */
+/* plugin/out/output.c: output names per container and format, atomic writes, the $TMPDIR
+ * fallback under a name nobody can predict. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "plugin/opts.h"
-#include "plugin/output.h"
+#include "plugin/out/output.h"
 #include "tests/unit/tap.h"
 
 static int parse(flame_opts *o, flame_err *err, int argc, ...)

@@ -1,10 +1,10 @@
-/* plugin/progress.c: the plain progress lines' words: counts with thousands separators, and the
+/* plugin/run/progress.c: the plain progress lines' words: counts with thousands separators, and the
  * processing line without a sample count (the recorder's last progress count lags the profile;
  * the summary gives the one exact count). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/progress.h"
+#include "plugin/run/progress.h"
 #include "tests/unit/tap.h"
 
 /* The plain line progress_update prints for one item. */

@@ -77,6 +77,8 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
         json_object_set_new(labels, "docker-flame-test.owner", json_string(a->test_owner));
     }
 
+    /* /tmp: 0711, nobody else creates anything in it (docs/HARDENING.md "Who can reach the
+     * sidecar"); nothing in it is ever executed. */
     /* SecurityOpt: no-new-privileges (docs/HARDENING.md "Privileges"): nothing the sidecar
      * execs (perf) can gain privilege through setuid bits or file capabilities; setuid(2)
      * drops and the recorder's ambient CAP_SYS_PTRACE are unaffected (verified: the profile is
@@ -85,8 +87,8 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
     json_t *host =
         json_pack("{s:s, s:s, s:b, s:b, s:{s:s}, s:[s], s:o, s:[s], s:b, s:{s:s}}", "PidMode",
                   pidmode, "NetworkMode", "none", "ReadonlyRootfs", 1, "Privileged", 0, "Tmpfs",
-                  "/tmp", "rw,nosuid,nodev,size=512m", "CapDrop", "ALL", "CapAdd", caps,
-                  "SecurityOpt", "no-new-privileges:true", "AutoRemove", 0,
+                  "/tmp", "rw,nosuid,nodev,noexec,size=512m,mode=0711", "CapDrop", "ALL", "CapAdd",
+                  caps, "SecurityOpt", "no-new-privileges:true", "AutoRemove", 0,
                   /* The profile travels over the attach stream; a json-file copy of it would only
                    * cost disk and time on the engine. */
                   "LogConfig", "Type", "none");

@@ -112,7 +112,7 @@ static void on_tick(void *ctx, int64_t elapsed, const sc_perfstream *ps)
 
 int sc_record(sc_session *s, flame_err *err)
 {
-    _cleanup_close_ int data = open(SC_WORK_DATA, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    _cleanup_close_ int data = sc_work_create(SC_WORK_DATA, O_WRONLY, 0644);
     if (data < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", SC_WORK_DATA);
     rec_ctx c = {.s = s, .pid_sig = pid_set_sig()};

@@ -332,14 +332,15 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         fprintf(stderr,
                 "flame-sidecar: recorder: interpreted: samples=%llu with_interp=%llu frames=%llu "
                 "named=%llu unknown=%llu partial=%llu beyond_copy=%llu unload_window=%llu "
-                "refused=%llu broken_chain=%llu names=%llu walk_us=%llu bytes_in=%llu "
-                "bytes_out=%llu\n",
+                "refused=%llu broken_chain=%llu names=%llu names_full=%llu throttled=%llu "
+                "walk_us=%llu bytes_in=%llu bytes_out=%llu\n",
                 (unsigned long long)is.samples, (unsigned long long)is.with_interp,
                 (unsigned long long)is.frames, (unsigned long long)is.named,
                 (unsigned long long)is.unknown, (unsigned long long)is.partial,
                 (unsigned long long)is.beyond_copy, (unsigned long long)is.unload_window,
                 (unsigned long long)is.refused, (unsigned long long)is.broken_chain,
-                (unsigned long long)is.names, (unsigned long long)(is.walk_ns / 1000),
+                (unsigned long long)is.names, (unsigned long long)is.names_full,
+                (unsigned long long)is.throttled, (unsigned long long)(is.walk_ns / 1000),
                 (unsigned long long)is.bytes_in, (unsigned long long)is.bytes_out);
     }
     _exit(rc < 0 ? 1 : 0);

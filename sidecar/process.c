@@ -247,6 +247,10 @@ int sc_perf_script(int data_fd, bool symfs, int kallsyms_fd, bool cpu, folder *f
         ;
     if (feeder > 0)
         waitpid(feeder, NULL, 0);
+    /* Killed by the kernel (the sidecar's memory limit) rather than by us: what it printed is
+     * a part of the profile, which must not pass for the whole. */
+    if (rc == 0 && !(abort && *abort) && WIFSIGNALED(status))
+        return sc_fail_killed(err, "perf script", WTERMSIG(status));
     if (rc == 0 && folder_finish(f, err) < 0)
         rc = -1;
     return rc;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -135,5 +136,8 @@ int sc_record(sc_session *s, flame_err *err)
     if (rc == 0 && res.write_errno)
         sc_warn("storing the recording failed (%s): the profile ends there",
                 strerror(res.write_errno));
+    /* SIGKILL is never ours to send it: the memory limit (or the target's root) ended it */
+    if (rc == 0 && !*s->abort && WIFSIGNALED(res.status) && WTERMSIG(res.status) == SIGKILL)
+        return sc_fail_killed(err, "the recorder", SIGKILL);
     return rc;
 }

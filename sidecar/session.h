@@ -72,6 +72,13 @@ void sc_out_error(const flame_err *err);
 int sc_fail(flame_err *err, enum ct_error code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ---- limits.c: the container's limits, as the kernel enforced them ---- */
+/* OOM kills in our memory cgroup so far (-1: unknown). */
+long long sc_oom_kills(void);
+/* sc_fail() for a child of ours (what) killed by sig we did not send: the memory limit when the
+ * cgroup counted an OOM kill (with the limit and how to raise it), else the signal. */
+int sc_fail_killed(flame_err *err, const char *what, int sig);
+
 /* ---- jvm.c: what is done to each JVM in the target, and undone ---- */
 void sc_prepare_jvm(sc_session *s, int k);
 /* Open JVM k's mount namespace into s->ns_fd[k] (-1 and j->reason set on failure). */
@@ -173,7 +180,7 @@ int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, fla
  * libraries; kallsyms_fd: the kernel's symbols, or -1), fed to f line by line, then
  * folder_finish. cpu: print each sample's CPU too (host's timeline). perf runs exec'd from an
  * execute-only file (non-dumpable), with a fixed environment, and reaches the work directory only
- * through the inherited descriptor. */
+ * through the inherited descriptor. A perf killed by a signal (the memory limit) fails the run. */
 int sc_perf_script(int data_fd, bool symfs, int kallsyms_fd, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */

@@ -249,6 +249,8 @@ static int record_window(top_state *t, int window, sc_run_result *res, flame_err
     snprintf(env->filter, sizeof env->filter, "%s", res->filter);
     if (res->write_errno)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, res->write_errno, "write %s", path);
+    if (!*env->abort && WIFSIGNALED(res->status) && WTERMSIG(res->status) == SIGKILL)
+        return sc_fail_killed(err, "the recorder", SIGKILL);
     return 0;
 }
 
@@ -321,12 +323,10 @@ int sc_top_run(sc_session *env, flame_err *err)
         if (!t.busy)
             hand_over(&t);
     }
-    if (rc == 0 && t.ack_fd < 0)
-        rc = flame_fail(err, FLAME_EXIT_ERROR, "internal the processing child died; see stderr");
     /* Closing the command pipe ends the child after its current window. */
     close(t.cmd_fd);
     int64_t w0 = mono_ms();
-    int status;
+    int status = 0;
     while (waitpid(t.child, &status, WNOHANG) == 0) {
         if (mono_ms() - w0 > (*env->abort ? 1000 : 10000)) {
             fprintf(stderr, "flame-sidecar: top: the processing child did not exit\n");
@@ -334,6 +334,11 @@ int sc_top_run(sc_session *env, flame_err *err)
         }
         nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
     }
+    if (rc == 0 && t.ack_fd < 0)
+        rc = WIFSIGNALED(status) ? sc_fail_killed(err, "the processing child", WTERMSIG(status))
+                                 : flame_fail(err, FLAME_EXIT_ERROR,
+                                              "internal the processing child died; see "
+                                              "stderr");
     if (t.ack_fd >= 0)
         close(t.ack_fd);
     for (int k = 0; k < env->n; k++) {

@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sidecar/hotspot.h"
-#include "sidecar/interp.h"
+#include "sidecar/recorder/hotspot.h"
+#include "sidecar/recorder/interp.h"
 #include "tests/unit/tap.h"
 
 #ifdef __SANITIZE_ADDRESS__

@@ -212,10 +212,14 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         sess_sidecar_error(&s, &e2);
         exit_code = cli_fail("top", &e2);
     } else if (rc == 0 && !s.pr.done && !u.quit_sent && !sess_interrupted()) {
-        fprintf(stderr,
-                "docker flame: top %s: the sidecar ended without finishing (did the "
-                "container stop?)\n",
-                s.name);
+        char oom[256];
+        if (sidecar_out_of_memory(&s, oom, sizeof oom))
+            fprintf(stderr, "docker flame: top %s: the sidecar %s\n", s.name, oom);
+        else
+            fprintf(stderr,
+                    "docker flame: top %s: the sidecar ended without finishing (did the "
+                    "container stop?)\n",
+                    s.name);
         exit_code = FLAME_EXIT_ERROR;
     }
     bool recorded = false;

@@ -158,7 +158,7 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     flame_err ignored = FLAME_ERR_INIT;
     if (tt && *tt && spec_memory_parse(tt, &test_tmpfs, &ignored) < 0)
         test_tmpfs = 0;
-    spec_args a = {.image = spec_image(),
+    spec_args a = {.image = r->image_id[0] ? r->image_id : spec_image(),
                    .target_id = s->target_id,
                    .owner_pid = (long)getpid(),
                    .run_id = spec_run_id(),

@@ -17,6 +17,7 @@
 #include "plugin/stored.h"
 #include "plugin/web/web_api.h"
 #include "plugin/web/web_cache.h"
+#include "plugin/web/web_host.h"
 #include "plugin/web/web_server.h"
 #include "store/when.h"
 
@@ -134,10 +135,10 @@ int flame_cmd_serve(const ep_globals *g, int argc, char **argv)
         return done;
     char addr[64];
     int port = 0;
-    if (web_server_parse_listen(a.listen ? a.listen : "127.0.0.1:0", addr, sizeof addr, &port,
-                                &err) < 0)
+    if (web_host_parse_listen(a.listen ? a.listen : "127.0.0.1:0", addr, sizeof addr, &port, &err) <
+        0)
         return cli_fail(vname, &err);
-    bool loopback = web_server_is_loopback(addr);
+    bool loopback = web_host_is_loopback(addr);
     if (a.no_token && !loopback)
         return cli_usage_error(vname,
                                "--no-token only with a loopback --listen (127.0.0.1, "

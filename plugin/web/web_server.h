@@ -32,12 +32,3 @@ int web_server_start(const web_server_opts *o, web_server **out, flame_err *err)
 int web_server_port(const web_server *s);
 /* Stop accepting, finish the requests in flight, free. NULL-safe. */
 void web_server_stop(web_server *s);
-
-/* --listen ADDR:PORT, [ADDR6]:PORT, ADDR (port 0) or :PORT / PORT (127.0.0.1); localhost is
- * 127.0.0.1. addr: cap bytes. 0, or -1 with a usage error. */
-int web_server_parse_listen(const char *s, char *addr, size_t cap, int *port, flame_err *err);
-/* 127.0.0.0/8 and ::1: reachable from this machine only. */
-bool web_server_is_loopback(const char *addr);
-/* The Host header h allowed for a server on port, given the extra names (exposed for tests). */
-bool web_server_host_ok(const char *h, int port, const char *listen_addr, const char *const *allow,
-                        size_t nallow);

@@ -2,6 +2,7 @@
 #include "plugin/web/web_query.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,9 +47,15 @@ static bool when(const char *s, int64_t now_ms, int64_t *out)
     return when_parse(s, now_ms, out) == 0;
 }
 
+/* The message names the key when it is one a person could have typed (it goes back to the page
+ * and into logs: no bytes of any kind). */
 static int bad(flame_err *err, const char *key, const char *why)
 {
-    return flame_fail(err, FLAME_EXIT_USAGE, "%s: %s", key, why);
+    size_t n = strlen(key);
+    bool plain = n > 0 && n <= 32 &&
+                 strspn(key, "abcdefghijklmnopqrstuvwxyz"
+                             "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+    return flame_fail(err, FLAME_EXIT_USAGE, "%s: %s", plain ? key : "a parameter", why);
 }
 
 static int side_set(web_side *s, const char *key, const char *v, int64_t now_ms, flame_err *err)
@@ -88,7 +95,7 @@ int web_query_set(web_query *q, const char *key, const char *v, int64_t now_ms, 
 {
     int64_t n;
     if (strlen(key) > 16)
-        return flame_fail(err, FLAME_EXIT_USAGE, "unknown parameter");
+        return bad(err, key, "unknown parameter");
     if (strlen(v) > WEB_MAX_VALUE)
         return bad(err, key, "value too long");
     if (!strncmp(key, "b.", 2)) {

@@ -43,6 +43,7 @@ static void ch_close(store *s)
     if (!c)
         return;
     curl_easy_cleanup(c->curl); /* NULL-safe */
+    explicit_bzero(c->password, sizeof c->password);
     free(c->id_keys);
     free(c->id_vals);
     free(c);

@@ -56,7 +56,10 @@ typedef struct ch_buf {
     size_t n;
 } ch_buf;
 
-/* The store URL into s (name, spool) and c (base URL, database, credentials). */
+/* url as it may be shown: without user and password ("clickhouse://host:port/db?..."). */
+void ch_url_shown(const char *url, char *out, size_t cap);
+/* The store URL into s (name, spool) and c (base URL, database, credentials: from the URL, else
+ * its password_file, else $DOCKER_FLAME_STORE_PASSWORD). */
 int ch_parse_url(store *s, ch *c, const char *url, flame_err *err);
 /* POST sql (with body: the rows of an INSERT ... FORMAT TabSeparated, sql then goes in the
  * URL); the answer into out (may be NULL). Errors: STORE_ERR_UNREACHABLE (no connection,

@@ -43,9 +43,11 @@ enum store_err {
 
 /* url: NULL or "" = the default SQLite file, $XDG_DATA_HOME/docker-flame/profiles.db (or
  * ~/.local/share/...); a path or sqlite:///path (created when missing, with its directory);
- * clickhouse://[user[:password]@]host[:port]/db[?spool=PATH|off&spool_max=SIZE] (HTTP interface,
- * port 8123 by default, database "default"; windows that cannot be sent are kept in a local
- * spool, see store_put). Caller closes with store_close. Not thread-safe: one handle a thread. */
+ * clickhouse://[user[:password]@]host[:port]/db[?spool=PATH|off&spool_max=SIZE&password_file=
+ * PATH] (HTTP interface, port 8123 by default, database "default"; windows that cannot be sent
+ * are kept in a local spool, see store_put; without a password in the URL, password_file's first
+ * line, else $DOCKER_FLAME_STORE_PASSWORD). For writers (the recorder, prune): creates and
+ * migrates. Caller closes with store_close. Not thread-safe: one handle a thread. */
 int store_open(const char *url, store **out, flame_err *err);
 void store_close(store *s); /* NULL-safe */
 /* The file a SQLite store URL names (NULL or "" = the default file), malloc'd; NULL for any

@@ -92,6 +92,8 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
     int done = cli_parse(vname, &cmd_ls_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     store *s = NULL;
     store_listing l = {0};
     int rc = stored_open(a.store, &s, &err);

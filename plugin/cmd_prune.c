@@ -60,6 +60,8 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv)
         cli_parse(vname, &cmd_prune_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     store_policy pol;
     store_policy_default(&pol);
     pol.retain_ms = (int64_t)a.retain_ms;

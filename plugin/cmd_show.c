@@ -244,6 +244,8 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
     int done = cli_parse(vname, &cmd_show_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     if (a.timeline && a.fmt >= 0 && a.fmt != FMT_SVG)
         return cli_usage_error(vname, "--timeline draws an SVG: drop --format");
     store_query q = {.host = a.host, .jvm_pid = a.pid};

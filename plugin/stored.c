@@ -22,6 +22,28 @@ int stored_open(const char *url, store **s, flame_err *err)
     return store_open(url ? url : env && *env ? env : NULL, s, err);
 }
 
+/* the copies of the URLs whose password left argv (reachable until exit) */
+static char *hidden[4];
+
+int stored_hide_password(const char **url, flame_err *err)
+{
+    if (!*url || !strchr(*url, '@'))
+        return 0;
+    size_t i = 0;
+    while (i < sizeof hidden / sizeof *hidden && hidden[i])
+        i++;
+    char *copy = i < sizeof hidden / sizeof *hidden ? strdup(*url) : NULL;
+    if (!copy)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    /* argv's strings are the process's own, writable memory (const only in our arg table) */
+    if (store_url_scrub((char *)*url) == 0) {
+        free(copy);
+        return 0;
+    }
+    *url = hidden[i] = copy;
+    return 0;
+}
+
 int stored_range(const char *since, const char *until, int64_t now, int64_t default_since_ago,
                  int64_t *since_ms, int64_t *until_ms, flame_err *err)
 {

@@ -131,6 +131,102 @@ int store_open(const char *url, store **out, flame_err *err)
     return 0;
 }
 
+/* ---- URLs as typed ---- */
+
+/* Is the %XX-encoded value v (n bytes) an absolute path: does it decode to a leading '/'? */
+static bool abs_value(const char *v, size_t n)
+{
+    if (n >= 3 && v[0] == '%')
+        return v[1] == '2' && (v[2] == 'f' || v[2] == 'F');
+    return n > 0 && v[0] == '/';
+}
+
+/* cwd %XX-encoded where a URL needs it */
+static void put_encoded(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char k = (unsigned char)*s;
+        if ((k >= 'a' && k <= 'z') || (k >= 'A' && k <= 'Z') || (k >= '0' && k <= '9') ||
+            strchr("/._~-", k))
+            fputc(k, f);
+        else
+            fprintf(f, "%%%02X", k);
+    }
+}
+
+int store_url_absolute(const char *url, const char *cwd, char **out)
+{
+    *out = NULL;
+    if (!url)
+        return 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return -1;
+    const char *sep = strstr(url, "://");
+    if (!sep) { /* a plain path */
+        if (url[0] && url[0] != '/')
+            fprintf(f, "%s/", cwd);
+        fputs(url, f);
+    } else if (scheme_is(url, sep, "sqlite")) {
+        const char *path = sep + 3;
+        fwrite(url, 1, (size_t)(path - url), f);
+        if (path[0] && path[0] != '/')
+            fprintf(f, "%s/", cwd);
+        fputs(path, f);
+    } else {
+        /* ClickHouse: the file paths among the parameters (spool=off is no path) */
+        const char *q = strchr(sep + 3 + strcspn(sep + 3, "/?"), '?');
+        fwrite(url, 1, q ? (size_t)(q + 1 - url) : strlen(url), f);
+        for (q = q ? q + 1 : NULL; q && *q;) {
+            size_t n = strcspn(q, "&");
+            const char *eq = memchr(q, '=', n);
+            size_t kl = eq ? (size_t)(eq - q) : n, vl = eq ? n - kl - 1 : 0;
+            bool path =
+                eq &&
+                ((kl == 5 && !strncmp(q, "spool", 5) && !(vl == 3 && !strncmp(eq + 1, "off", 3))) ||
+                 (kl == 13 && !strncmp(q, "password_file", 13)));
+            if (path && vl && !abs_value(eq + 1, vl)) {
+                fwrite(q, 1, kl + 1, f);
+                put_encoded(f, cwd);
+                fputc('/', f);
+                fwrite(eq + 1, 1, vl, f);
+            } else {
+                fwrite(q, 1, n, f);
+            }
+            q += n;
+            if (*q)
+                fputc(*q++, f);
+        }
+    }
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad || !text) {
+        free(text);
+        return -1;
+    }
+    *out = text;
+    return 0;
+}
+
+int store_url_scrub(char *url)
+{
+    char *sep = strstr(url, "://");
+    if (!sep || !(scheme_is(url, sep, "clickhouse") || scheme_is(url, sep, "clickhouses")))
+        return 0;
+    char *p = sep + 3, *at = memrchr(p, '@', strcspn(p, "/?"));
+    char *colon = at ? memchr(p, ':', (size_t)(at - p)) : NULL;
+    if (!colon || colon + 1 == at)
+        return 0;
+    /* "user:SECRET@host..." -> "user:*@host...", the bytes freed at the end zeroed */
+    size_t tail = strlen(at), old = strlen(url);
+    colon[1] = '*';
+    memmove(colon + 2, at, tail + 1);
+    size_t now = strlen(url);
+    memset(url + now, 0, old - now);
+    return 1;
+}
+
 void store_close(store *s)
 {
     if (!s)

@@ -50,6 +50,14 @@ enum store_err {
  * migrates. Caller closes with store_close. Not thread-safe: one handle a thread. */
 int store_open(const char *url, store **out, flame_err *err);
 void store_close(store *s); /* NULL-safe */
+/* A store URL as the user typed it, with every file path in it made absolute against cwd (a
+ * path, sqlite://PATH, ClickHouse's spool= and password_file=): what a process that changes
+ * directory (record --detach) must open. *out: malloc'd, NULL when url is NULL. -1: no memory. */
+int store_url_absolute(const char *url, const char *cwd, char **out);
+/* Overwrite the password of a ClickHouse URL in place with "*" (the URL in argv: the kernel
+ * shows a process's arguments as they are now, so `ps` no longer shows it). 1 when there was
+ * one; the caller keeps a copy made before to open the store with. */
+int store_url_scrub(char *url);
 /* The file a SQLite store URL names (NULL or "" = the default file), malloc'd; NULL for any
  * other URL. Opens nothing (shell completion looks whether a store exists before opening it:
  * store_open creates a missing one). */

@@ -94,6 +94,35 @@ is "$(docker flame ps -q | wc -l)" 0 "then it is forgotten"
 timeout -k 5 120 docker flame gc >/dev/null 2>&1
 is "$(sidecars_of "$bid")" 0 "gc removed the killed recorder's sidecar"
 
+# The store's secrets and paths in the background. A ClickHouse password given in the URL is not
+# left in the recorder's command line (ps, /proc/PID/cmdline) for the recording's life; every
+# relative path of the store (a ?spool= parameter, $DOCKER_FLAME_STORE) is the one the command
+# was given from, not one under / (where the recorder moves). Nothing listens on port 1: every
+# window goes to the spool.
+d=$(fixture pid1) || bail "fixture did not start"
+dn=$(docker inspect -f '{{.Name}}' "$d"); dn=${dn#/}
+rel=rel-$$
+(cd "$TMP" && timeout -k 5 120 docker flame record --detach "$dn" --window 1s \
+    --store "clickhouse://alice:S3cretPw@127.0.0.1:1/flame?spool=$rel-spool.db" >out 2>err); rc=$?
+is "$rc" 0 "record --detach into a ClickHouse URL with a password: exit 0" || fdiag "$(cat "$TMP/err")"
+pd=$(ps_field "$dn" 8)
+check "its recorder runs ($pd)" kill -0 "${pd:-0}"
+unlike "$(tr '\0' ' ' <"/proc/$pd/cmdline")" "S3cretPw" "its command line no longer holds the password"
+like "$(tr '\0' ' ' <"/proc/$pd/cmdline")" "clickhouse://alice:\*@127.0.0.1:1/flame" "the URL is there, the password starred"
+unlike "$(docker flame ps)" "S3cretPw|alice" "nor does ps's STORE column"
+wait_for 120 windows_over "$dn" 2 && ok "windows kept while the server is unreachable" || nok "windows kept while the server is unreachable"
+check "in the spool given relative to the command's directory" test -s "$TMP/$rel-spool.db"
+check "not in one under /" test ! -e "/$rel-spool.db"
+timeout -k 5 90 docker flame stop "$dn" >/dev/null 2>&1
+(cd "$TMP" && DOCKER_FLAME_STORE=$rel.db timeout -k 5 120 docker flame record --detach "$dn" \
+    --window 1s >out 2>err); rc=$?
+is "$rc" 0 "record --detach into a relative \$DOCKER_FLAME_STORE: exit 0" || fdiag "$(cat "$TMP/err")"
+wait_for 120 windows_over "$dn" 1 && ok "windows stored" || nok "windows stored"
+timeout -k 5 90 docker flame stop "$dn" >/dev/null 2>&1
+check "into the store named relative to the command's directory" test -s "$TMP/$rel.db"
+check "not into one under /" test ! -e "/$rel.db"
+rm -f "/$rel-spool.db" "/$rel.db" # what an old build made there
+
 # The store holds both containers' windows, across the restart.
 docker flame show "$an" --store "$DB" --since 10m --format folded -o - >a.folded 2>err; rc=$?
 is "$rc" 0 "show of the range that spans the restart: exit 0"

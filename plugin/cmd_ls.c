@@ -96,7 +96,7 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
         return cli_fail(vname, &err);
     store *s = NULL;
     store_listing l = {0};
-    int rc = stored_open(a.store, &s, &err);
+    int rc = stored_open_read(a.store, &s, &err);
     for (int i = 0; rc == 0 && i < (a.in.n ? a.in.n : 1); i++) {
         store_query q = {.container = a.in.n ? a.in.v[i] : NULL, .host = a.host};
         rc = store_list(s, &q, &l, &err);

@@ -253,7 +253,7 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
                      &err) < 0)
         return cli_usage_error(vname, "%s", err.msg);
     store *s = NULL;
-    int rc = stored_open(a.store, &s, &err);
+    int rc = stored_open_read(a.store, &s, &err);
     if (rc == 0)
         rc = a.timeline ? show_timeline(&a, s, q, &err) : show_profile(&a, s, q, &err);
     store_close(s);

@@ -26,7 +26,9 @@ int store_fail(flame_err *err, int detail, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
-    err->code = detail == STORE_ERR_URL ? FLAME_EXIT_USAGE : FLAME_EXIT_STORE;
+    err->code = detail == STORE_ERR_URL       ? FLAME_EXIT_USAGE
+                : detail == STORE_ERR_MISSING ? FLAME_EXIT_EMPTY
+                                              : FLAME_EXIT_STORE;
     err->detail = detail;
     return -1;
 }
@@ -97,12 +99,13 @@ char *store_file_of(const char *url)
     return path && *path ? strdup(path) : data_path("profiles.db", &err);
 }
 
-int store_open(const char *url, store **out, flame_err *err)
+static int open_mode(const char *url, bool readonly, store **out, flame_err *err)
 {
     *out = NULL;
     store *s = calloc(1, sizeof *s);
     if (!s)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    s->readonly = readonly;
     const char *sep = url ? strstr(url, "://") : NULL;
     int rc;
     if (sep && (scheme_is(url, sep, "clickhouse") || scheme_is(url, sep, "clickhouses"))) {
@@ -117,7 +120,7 @@ int store_open(const char *url, store **out, flame_err *err)
         const char *path = sep ? sep + 3 : url;
         if (!path || !*path)
             path = def = data_path("profiles.db", err);
-        rc = path ? make_parent(path, err) : -1;
+        rc = !path ? -1 : readonly ? 0 : make_parent(path, err);
         if (rc == 0 && !(s->name = strdup(path)))
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         if (rc == 0)
@@ -129,6 +132,16 @@ int store_open(const char *url, store **out, flame_err *err)
     }
     *out = s;
     return 0;
+}
+
+int store_open(const char *url, store **out, flame_err *err)
+{
+    return open_mode(url, false, out, err);
+}
+
+int store_open_read(const char *url, store **out, flame_err *err)
+{
+    return open_mode(url, true, out, err);
 }
 
 /* ---- URLs as typed ---- */
@@ -274,13 +287,14 @@ static int spool_open(store *s, bool create, flame_err *err)
         return 1;
     if (!spool_on(s) || (!create && access(s->spool_path, F_OK) != 0))
         return 0;
-    if (make_parent(s->spool_path, err) < 0)
+    if (!s->readonly && make_parent(s->spool_path, err) < 0)
         return -1;
     store *sp = calloc(1, sizeof *sp);
     if (!sp || !(sp->name = strdup(s->spool_path))) {
         free(sp);
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
+    sp->readonly = s->readonly;
     if (sq_open(sp, s->spool_path, err) < 0) {
         store_close(sp);
         return flame_wrap(err, "spool");

@@ -29,8 +29,8 @@
 
 typedef struct store store;
 
-/* The finer cause of a failure, in err->detail (err->code is FLAME_EXIT_STORE for the first
- * four, FLAME_EXIT_USAGE for a bad URL). */
+/* The finer cause of a failure, in err->detail (err->code is FLAME_EXIT_STORE, or
+ * FLAME_EXIT_USAGE for a bad URL, FLAME_EXIT_EMPTY for a missing store). */
 enum store_err {
     STORE_ERR_NONE = 0,
     STORE_ERR_UNREACHABLE, /* server down, refused, timed out */
@@ -39,6 +39,8 @@ enum store_err {
     STORE_ERR_NEWER,       /* written by a newer docker-flame (schema version above ours) */
     STORE_ERR_IO,          /* disk full, read-only, permission */
     STORE_ERR_URL,         /* unknown scheme, malformed URL */
+    STORE_ERR_MISSING,     /* opened for reading: there is no store there (yet) */
+    STORE_ERR_OLDER,       /* opened for reading: a store of an older version (not migrated) */
 };
 
 /* url: NULL or "" = the default SQLite file, $XDG_DATA_HOME/docker-flame/profiles.db (or
@@ -49,6 +51,11 @@ enum store_err {
  * line, else $DOCKER_FLAME_STORE_PASSWORD). For writers (the recorder, prune): creates and
  * migrates. Caller closes with store_close. Not thread-safe: one handle a thread. */
 int store_open(const char *url, store **out, flame_err *err);
+/* The same for reading only (show, ls, diff, completion): nothing is created, migrated or
+ * written, not even a pragma; a SQLite file must be a docker-flame store of this version
+ * (application id looked at first: a foreign database or an empty file is refused untouched,
+ * a missing one is STORE_ERR_MISSING); a ClickHouse database must hold the store's tables. */
+int store_open_read(const char *url, store **out, flame_err *err);
 void store_close(store *s); /* NULL-safe */
 /* A store URL as the user typed it, with every file path in it made absolute against cwd (a
  * path, sqlite://PATH, ClickHouse's spool= and password_file=): what a process that changes

@@ -2,6 +2,7 @@
  * handle they share, and the helpers every backend uses to fill timelines and listings. Only
  * store/ and its tests include this. */
 #pragma once
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "store/codec.h"
@@ -20,7 +21,8 @@ struct store_ops {
 struct store {
     const struct store_ops *ops;
     void *impl;
-    char *name; /* store_name() */
+    char *name;    /* store_name() */
+    bool readonly; /* store_open_read: nothing is created, migrated or written */
     /* ClickHouse only: the local SQLite spool for windows the server did not take (opened when
      * first needed), its path ("" = none) and bound in bytes */
     store *spool;
@@ -28,7 +30,7 @@ struct store {
     uint64_t spool_max;
 };
 
-/* Backends: fill s->ops, s->impl (s->name is set by the caller). */
+/* Backends: fill s->ops, s->impl (s->name and s->readonly are set by the caller). */
 int sq_open(store *s, const char *path, flame_err *err);
 int ch_open(store *s, const char *url, flame_err *err);
 

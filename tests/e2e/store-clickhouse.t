@@ -86,8 +86,14 @@ ch_sql one "CREATE DATABASE old" &&
     ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, 0, 0 FROM flame.windows" &&
     ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, stack_hash, c FROM (SELECT $V1_LABELS, run, id, c FROM flame.windows ARRAY JOIN $V1_IDS AS id, $V1_COUNTS AS c) ANY INNER JOIN (SELECT run, id, stack_hash FROM flame.stack_ids) USING (run, id)"
 okif $? "a version 1 store made of the same windows"
+is "$(run_err "$FLAME" show web --store "clickhouse://127.0.0.1:$CH_HTTP_one/old" --since 1h)" 7 \
+    "a reader does not migrate it: exit 7"
+like "$(cat err.txt)" "a store of version 1, this docker-flame reads version 2: a recorder upgrades it" "saying what does"
+is "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'old' AND name = 'windows'")" 0 "nothing made by the reader"
+"$FLAME" prune --retain 0 --no-compact --store "clickhouse://127.0.0.1:$CH_HTTP_one/old" 2>/dev/null
+okif $? "prune --retain 0 --no-compact migrates it"
 outputs "clickhouse://127.0.0.1:$CH_HTTP_one/old" old
-okif $? "show from the version 1 store (migrated on opening)"
+okif $? "show from the migrated store"
 as_sqlite old "migrated from version 1"
 is "$(ch_sql one "SELECT max(toInt64(value)) FROM old.meta WHERE key = 'schema_version'")" 2 "the store says version 2 now"
 is "$(ch_sql one "SELECT count() FROM old.samples_v1") $(ch_sql one "SELECT count() FROM old.windows")" \
@@ -110,12 +116,16 @@ for s in s1 s2; do
 done
 cluster="<two><shard><replica><host>127.0.0.1</host><port>$CH_TCP_s1</port></replica></shard><shard><replica><host>127.0.0.1</host><port>$CH_TCP_s2</port></replica></shard></two>"
 ch_start s1 "$cluster" && ch_start s2 "$cluster" || bail "the shards did not start"
-# each shard: the store's own tables in database flame_local (made by opening it); the front
-# (s1, database flame): meta, stacks and stack_ids of its own, windows a Distributed table over
-# the shards
-"$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame_local" >/dev/null 2>&1 &&
-    "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s2/flame_local" >/dev/null 2>&1 &&
-    "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame" >/dev/null 2>&1 &&
+# each shard: the store's own tables in database flame_local (made by a writer: prune that
+# deletes nothing); the front (s1, database flame): meta, stacks and stack_ids of its own,
+# windows a Distributed table over the shards
+is "$(run_err "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame_local")" 8 \
+    "ls of a database without a store: exit 8"
+like "$(cat err.txt)" "no store in that database \(docker flame record makes it\)" "said so"
+is "$(ch_sql s1 "SELECT count() FROM system.databases WHERE name = 'flame_local'")" 0 "and the reader made nothing"
+"$FLAME" prune --retain 0 --no-compact --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame_local" >/dev/null 2>&1 &&
+    "$FLAME" prune --retain 0 --no-compact --store "clickhouse://127.0.0.1:$CH_HTTP_s2/flame_local" >/dev/null 2>&1 &&
+    "$FLAME" prune --retain 0 --no-compact --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame" >/dev/null 2>&1 &&
     ch_sql s1 "DROP TABLE flame.windows" &&
     ch_sql s1 "CREATE TABLE flame.windows AS flame_local.windows ENGINE = Distributed(two, flame_local, windows, sipHash64(start_ms))"
 okif $? "two shards and a Distributed windows table"

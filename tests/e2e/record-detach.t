@@ -29,6 +29,26 @@ windows_over() { local w; w=$(ps_field "$1" 5); [ "${w:-0}" -gt "$2" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 state_is() { [ "$(ps_field "$1" 7)" = "$2" ]; }
 
+# A crafted registry (its files are read as hostile): the log shown for an entry is <id>.log,
+# a regular file, never the path its JSON names (another file's contents, a FIFO that would hang
+# ps). Each in a state directory of its own: ps forgets an entry once shown.
+crafted_ps() { # LOGPATH: ps of an entry of a killed recorder whose JSON names LOGPATH
+    local st=$TMP/crafted-$RANDOM id=0123456789abcdef
+    mkdir -p "$st/docker-flame/recordings" && chmod -R 700 "$st"
+    printf '{"version":1,"id":"%s","arg":"crafted","state":"recording","log":"%s","exit_code":3}' \
+        "$id" "$1" >"$st/docker-flame/recordings/$id.json"
+    : >"$st/docker-flame/recordings/$id.lock"
+    XDG_STATE_HOME=$st timeout -k 2 10 docker flame ps 2>&1
+}
+echo "a line of another file" >"$TMP/other.txt"
+out=$(crafted_ps "$TMP/other.txt"); rc=$?
+is "$rc" 0 "ps of an entry whose JSON names another file as its log: exit 0"
+like "$out" "crafted .* killed" "the entry is listed"
+unlike "$out" "a line of another file" "that file is not shown"
+mkfifo "$TMP/fifo"
+out=$(crafted_ps "$TMP/fifo"); rc=$?
+is "$rc" 0 "ps of an entry whose JSON names a FIFO as its log: answers at once, exit 0"
+
 a=$(fixture pid1) || bail "fixture did not start"
 b=$(fixture pid1) || bail "fixture did not start"
 an=$(docker inspect -f '{{.Name}}' "$a"); an=${an#/}

@@ -2,12 +2,17 @@
  * here, and here lives the spool of a remote store: windows the server did not take are kept in
  * a local SQLite store, bounded in size, and sent with the next successful put. */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/clock.h"
 
 #include "common/cleanup.h"
 #include "store/sqlite_impl.h"
@@ -17,6 +22,9 @@
  * after an outage within minutes, few enough that one put stays short. */
 #define DRAIN_BATCH 64
 #define DRAIN_ROUNDS 4
+/* How long store_flush waits for another process that sends the same spool (a round is a few
+ * requests, each bounded by the put timeout). */
+#define FLUSH_LOCK_WAIT_MS 60000
 
 int store_fail(flame_err *err, int detail, const char *fmt, ...)
 {
@@ -303,10 +311,40 @@ static int spool_open(store *s, bool create, flame_err *err)
     return 1;
 }
 
-/* Send up to rounds batches from the spool. 0 = sent (or nothing to send), -1 = stopped. */
-static int drain(store *s, int rounds, flame_err *err)
+/* The spool is sent by one process at a time: an exclusive flock on <spool>.lock, held from
+ * reading a batch to deleting it once sent (two recorders of one server share the spool; without
+ * it both sent the same windows). A file of its own: SQLite's own locks on the spool are fcntl
+ * locks, which flock may be on some file systems. Returns the locked fd, -2 when another process
+ * holds it past wait_ms, -1 with err on failure. */
+static int drain_lock(const store *s, int wait_ms, flame_err *err)
 {
-    int rc = spool_open(s, false, err);
+    _cleanup_free_ char *path = NULL;
+    if (asprintf(&path, "%s.lock", s->spool_path) < 0) {
+        path = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return store_fail(err, STORE_ERR_IO, "spool: cannot open %s: %s", path, strerror(errno));
+    int64_t deadline = mono_ms() + wait_ms;
+    while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        if ((e != EWOULDBLOCK && e != EINTR) || (e == EWOULDBLOCK && mono_ms() >= deadline)) {
+            close(fd);
+            if (e == EWOULDBLOCK)
+                return -2;
+            return store_fail(err, STORE_ERR_IO, "spool: cannot lock %s: %s", path, strerror(e));
+        }
+        poll(NULL, 0, 20);
+    }
+    return fd;
+}
+
+/* Send up to rounds batches from the spool, holding its drain lock. 0 = sent (or nothing to
+ * send), -1 = stopped. */
+static int drain_locked(store *s, int rounds, flame_err *err)
+{
+    int rc = 1;
     for (int r = 0; rc > 0 && r < rounds; r++) {
         sq_batch b;
         rc = sq_take(s->spool, DRAIN_BATCH, &b, err);
@@ -323,6 +361,22 @@ static int drain(store *s, int rounds, flame_err *err)
             rc = 1;
     }
     return rc < 0 ? -1 : 0;
+}
+
+/* After a put: send some of the spool, unless another process sends it right now. */
+static int drain(store *s, int rounds, flame_err *err)
+{
+    int rc = spool_open(s, false, err);
+    if (rc <= 0)
+        return rc;
+    int fd = drain_lock(s, 0, err);
+    if (fd == -2)
+        return 0; /* being sent: by the time we could, it would be sent */
+    if (fd < 0)
+        return -1;
+    rc = drain_locked(s, rounds, err);
+    close(fd);
+    return rc;
 }
 
 static int spool_put(store *s, const store_window *w, size_t n, flame_err *err)
@@ -364,18 +418,25 @@ int store_put(store *s, const store_window *w, flame_err *err)
 
 int store_flush(store *s, flame_err *err)
 {
+    int rc = spool_open(s, false, err);
+    if (rc <= 0)
+        return rc;
+    int fd = drain_lock(s, FLUSH_LOCK_WAIT_MS, err);
+    if (fd == -2)
+        return store_fail(err, STORE_ERR_UNREACHABLE,
+                          "%s: another process has been sending the spool for %d s: it sends what "
+                          "waits",
+                          s->spool_path, FLUSH_LOCK_WAIT_MS / 1000);
+    if (fd < 0)
+        return -1;
     for (;;) {
         uint64_t left = 0;
-        int rc = spool_open(s, false, err);
-        if (rc <= 0)
-            return rc;
-        if (sq_count(s->spool, &left, err) < 0)
-            return -1;
-        if (left == 0)
-            return 0;
-        if (drain(s, 1, err) < 0)
-            return -1;
+        if ((rc = sq_count(s->spool, &left, err)) < 0 || left == 0 ||
+            (rc = drain_locked(s, 1, err)) < 0)
+            break;
     }
+    close(fd);
+    return rc;
 }
 
 /* ---- readers ---- */

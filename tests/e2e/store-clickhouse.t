@@ -185,6 +185,31 @@ unlike "$("$FLAME" ls --store "$SP")" "wait in the local spool" "nothing waits i
 okif $? "the last windows of the outage show"
 like "$(cat late.txt)" "wrote late.svg \(1[01] windows" "all ten of them"
 
+# ---- two processes send one spool at once: each window reaches the server once ----
+# (two recorders of one server share its spool; `docker flame stop --all` flushes them together)
+SP2="$ONE?spool=$TMP/spool2.db"
+ch_stop one
+writers=()
+for seed in 7 8; do
+    "$GEN" --store "$SP2" --container dup --id "dup-$seed" --stacks 50 --samples 200 --seed "$seed" \
+        --start $((T1 + (seed - 1) * 3600000)) --windows 150 --batch 1 >/dev/null 2>&1 &
+    writers+=($!)
+done
+wait "${writers[@]}"
+is "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM windows").fetchone()[0])' spool2.db)" \
+    300 "two writers spooled 150 windows each while the server was down"
+ch_start one || bail "clickhouse-server one did not restart"
+"$GEN" --store "$SP2" --windows 0 --stacks 10 >flush1.txt 2>&1 &
+f1=$!
+"$GEN" --store "$SP2" --windows 0 --stacks 10 >flush2.txt 2>&1 &
+f2=$!
+wait "$f1" "$f2"
+is "$(ch_sql one "SELECT count() FROM flame.windows WHERE container_name = 'dup'")" 300 \
+    "two processes flushing the spool at once: 300 windows, 300 rows"
+is "$(ch_sql one "SELECT count() FROM (SELECT container_id, start_ms FROM flame.windows WHERE container_name = 'dup' GROUP BY container_id, start_ms HAVING count() > 1)")" 0 \
+    "no window twice"
+unlike "$("$FLAME" ls --store "$SP2")" "wait in the local spool" "nothing waits in the spool"
+
 # ---- bad stores: one line, the documented exit code ----
 P=$(free_port)
 is "$(run_err "$FLAME" show web --store "clickhouse://127.0.0.1:$P/flame" --since 1h)" 7 "a refused connection: exit 7"

@@ -252,6 +252,9 @@ void store_close(store *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; i < s->npending; i++)
+        store_window_free(&s->pending[i]);
+    free(s->pending);
     store_close(s->spool);
     if (s->ops)
         s->ops->close(s);
@@ -396,16 +399,102 @@ static int spool_put(store *s, const store_window *w, size_t n, flame_err *err)
     return 1;
 }
 
+static int dup_labels(const char *const *in, char **const *out, int n);
+
+/* ---- windows kept in memory (SQLite busy) ---- */
+
+static int copy_stack(void *ud, const char *stack, size_t len, double count)
+{
+    return profile_add(ud, stack, len, count, PROFILE_ONE_COLUMN) < 0 ? -1 : 0;
+}
+
+int store_window_copy(const store_window *w, store_window *out)
+{
+    *out = *w;
+    char *block = NULL;
+    const char *in[] = {w->host, w->container_id, w->container_name, w->image, w->jvm_version};
+    char **dst[] = {&block, (char **)&out->container_id, (char **)&out->container_name,
+                    (char **)&out->image, (char **)&out->jvm_version};
+    profile *p = profile_new();
+    if (!p || dup_labels(in, dst, 5) < 0 || profile_each_stack(w->stacks, copy_stack, p) != 0) {
+        free(block);
+        profile_free(p);
+        *out = (store_window){0};
+        return -1;
+    }
+    out->host = block; /* the block of all five: freed through it */
+    out->stacks = p;
+    return 0;
+}
+
+void store_window_free(store_window *w)
+{
+    free((char *)w->host);
+    profile_free((profile *)w->stacks);
+    *w = (store_window){0};
+}
+
+/* Keep copies of w (the put of which found the store busy) for the next put. The oldest go
+ * beyond STORE_PENDING_MAX. Returns 1 with err a warning, or -1. */
+static int keep_pending(store *s, const store_window *w, size_t n, flame_err *err)
+{
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", err->msg);
+    size_t dropped = 0;
+    if (!s->pending && !(s->pending = calloc(STORE_PENDING_MAX, sizeof *s->pending)))
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (s->npending == STORE_PENDING_MAX) {
+            store_window_free(&s->pending[0]);
+            memmove(s->pending, s->pending + 1, (STORE_PENDING_MAX - 1) * sizeof *s->pending);
+            s->npending--;
+            dropped++;
+        }
+        if (store_window_copy(&w[i], &s->pending[s->npending]) < 0)
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        s->npending++;
+    }
+    store_fail(err, STORE_ERR_BUSY,
+               "%s; kept in memory, stored with the next window (%zu waiting%s)", why, s->npending,
+               dropped ? ", the oldest dropped" : "");
+    return 1;
+}
+
+/* The windows kept in memory and w, in one put (the kept ones first: time order). */
+static int put_with_pending(store *s, const store_window *w, size_t n, flame_err *err)
+{
+    if (!s->npending)
+        return s->ops->put(s, w, n, err);
+    store_window *all = malloc((s->npending + n) * sizeof *all);
+    if (!all)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    memcpy(all, s->pending, s->npending * sizeof *all);
+    if (n)
+        memcpy(all + s->npending, w, n * sizeof *all);
+    int rc = s->ops->put(s, all, s->npending + n, err);
+    free(all);
+    if (rc == 0) {
+        for (size_t i = 0; i < s->npending; i++)
+            store_window_free(&s->pending[i]);
+        s->npending = 0;
+    }
+    return rc;
+}
+
 int store_put_many(store *s, const store_window *w, size_t n, flame_err *err)
 {
     for (size_t i = 0; i < n; i++)
         if (store_check_window(&w[i], err) < 0)
             return -1;
-    if (s->ops->put(s, w, n, err) == 0) {
+    if (put_with_pending(s, w, n, err) == 0) {
         flame_err quiet = FLAME_ERR_INIT; /* the window is in: a failed catch-up waits */
         drain(s, DRAIN_ROUNDS, &quiet);
         return 0;
     }
+    /* SQLite held by another process (a prune, a checkpoint) longer than the busy timeout: the
+     * window waits in memory for the next put instead of being lost */
+    if (err->detail == STORE_ERR_BUSY)
+        return keep_pending(s, w, n, err);
     if (!spool_on(s) || (err->detail != STORE_ERR_UNREACHABLE && err->detail != STORE_ERR_SERVER))
         return -1;
     return spool_put(s, w, n, err);
@@ -418,6 +507,11 @@ int store_put(store *s, const store_window *w, flame_err *err)
 
 int store_flush(store *s, flame_err *err)
 {
+    if (s->npending) {
+        size_t n = s->npending;
+        if (put_with_pending(s, NULL, 0, err) < 0)
+            return flame_wrap(err, "%zu window%s kept in memory not stored", n, n == 1 ? "" : "s");
+    }
     int rc = spool_open(s, false, err);
     if (rc <= 0)
         return rc;

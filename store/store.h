@@ -41,6 +41,7 @@ enum store_err {
     STORE_ERR_URL,         /* unknown scheme, malformed URL */
     STORE_ERR_MISSING,     /* opened for reading: there is no store there (yet) */
     STORE_ERR_OLDER,       /* opened for reading: a store of an older version (not migrated) */
+    STORE_ERR_BUSY,        /* SQLite: another process held the store past the busy timeout */
 };
 
 /* url: NULL or "" = the default SQLite file, $XDG_DATA_HOME/docker-flame/profiles.db (or
@@ -92,14 +93,21 @@ typedef struct store_window {
 /* A stack longer than this many bytes is cut at a frame boundary and ends in "[truncated]". */
 #define STORE_MAX_STACK (256u << 10)
 
-/* Store one window atomically (all of it or nothing). Returns 0 stored; 1 when the server
- * failed and the window was kept in the local spool instead (err says why, for a warning; it is
- * sent by the next successful put or store_flush); <0 error (nothing stored). */
+/* Store one window atomically (all of it or nothing). Returns 0 stored; 1 when it was kept
+ * instead, err saying why (for a warning): in the local spool when the ClickHouse server failed
+ * (sent by the next successful put or store_flush), or in memory when another process held the
+ * SQLite store past the busy timeout (stored with the next put or by store_flush; at most
+ * STORE_PENDING_MAX windows, the oldest dropped beyond); <0 error (nothing stored). */
 int store_put(store *s, const store_window *w, flame_err *err);
 /* Several windows in one transaction / request (the same return values). */
 int store_put_many(store *s, const store_window *w, size_t n, flame_err *err);
-/* Send what the spool holds (ClickHouse); 0 when it is empty afterwards. No-op for SQLite. */
+/* Store what waits: the windows kept in memory (SQLite), the spool (ClickHouse: sent by one
+ * process at a time). 0 when nothing waits afterwards. */
 int store_flush(store *s, flame_err *err);
+/* A copy of w that owns its labels and stacks; free it with store_window_free. 0 or -1 (no
+ * memory). */
+int store_window_copy(const store_window *w, store_window *out);
+void store_window_free(store_window *w);
 
 typedef struct store_query {
     const char *container; /* its name, id, or an id prefix (4+ chars); NULL = every container */

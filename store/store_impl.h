@@ -28,7 +28,14 @@ struct store {
     store *spool;
     char *spool_path;
     uint64_t spool_max;
+    /* SQLite only: windows a put could not store because another process held the store past
+     * the busy timeout (copies), stored before the next put's windows or by store_flush */
+    store_window *pending;
+    size_t npending;
 };
+/* Windows kept in memory at most (a minute and more of 1-s windows, ten of 10-s ones: the
+ * longest a prune slice or a checkpoint holds the store is far shorter). */
+#define STORE_PENDING_MAX 64
 
 /* Backends: fill s->ops, s->impl (s->name and s->readonly are set by the caller). */
 int sq_open(store *s, const char *path, flame_err *err);

@@ -210,6 +210,37 @@ is "$(ch_sql one "SELECT count() FROM (SELECT container_id, start_ms FROM flame.
     "no window twice"
 unlike "$("$FLAME" ls --store "$SP2")" "wait in the local spool" "nothing waits in the spool"
 
+# ---- compaction while windows arrive in the day it rebuilds (a spool drained late) ----
+# The day is rebuilt into a scratch table and swapped in whole: a window that lands meanwhile
+# must not be dropped by the swap. Every sample written is there afterwards, merged or not.
+RACE=clickhouse://127.0.0.1:$CH_HTTP_one/race
+DAY0=$(( ($(date +%s) / 86400 - 2) * 86400 * 1000 + 3600 * 1000 ))
+"$GEN" --store "$RACE" --container bulk --stacks 2000 --samples 500 --seed 11 --start "$DAY0" \
+    --windows 2000 --batch 100 >/dev/null
+okif $? "a day two days ago: 2,000 windows"
+sum_of() { ch_sql one "SELECT sum(samples) FROM race.windows WHERE container_name = '$1'"; }
+bulk0=$(sum_of bulk)
+late_args=(--container late2 --workload fixture --samples 990 --seed 12 --batch 1
+    --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt"
+    --start $((DAY0 + 8 * 3600 * 1000)) --windows 1500)
+"$GEN" --store "$RACE" "${late_args[@]}" >late2.txt 2>&1 &
+writer=$!
+wait_until 30 test "$(ch_sql one "SELECT count() FROM race.windows WHERE container_name = 'late2'")" -gt 0
+"$FLAME" prune --store "$RACE" >race.txt 2>&1
+okif $? "prune while late windows arrive in that day ($(tr '\n' ' ' <race.txt))"
+check "the writer was still writing when prune ended" kill -0 "$writer"
+wait "$writer"
+"$GEN" --store "$TMP/late2.db" "${late_args[@]}" >/dev/null 2>&1
+want=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT sum(samples) FROM windows").fetchone()[0])' late2.db)
+is "$(sum_of late2)" "$want" "every late window's samples are in the store"
+is "$(sum_of bulk)" "$bulk0" "and the day's own"
+out=$("$FLAME" prune --store "$RACE" 2>&1)
+like "$out" "merged [0-9,]+ windows into [0-9,]+ buckets" "a later prune merges the day ($out)"
+unlike "$out" "not merged" "this time"
+is "$(sum_of late2) $(sum_of bulk)" "$want $bulk0" "with the same samples"
+is "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'race' AND name LIKE 'samples_compact_%'")" 0 \
+    "no scratch table left"
+
 # ---- bad stores: one line, the documented exit code ----
 P=$(free_port)
 is "$(run_err "$FLAME" show web --store "clickhouse://127.0.0.1:$P/flame" --since 1h)" 7 "a refused connection: exit 7"

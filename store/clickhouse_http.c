@@ -97,10 +97,10 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
     if (rc == 0) {
         curl_easy_reset(h);
         curl_easy_setopt(h, CURLOPT_URL, url);
-        /* ClickHouse answers in its own time (a day's GROUP BY); a dead server is seen at connect
-         */
+        /* ClickHouse answers in its own time (a day's GROUP BY), but a put's time is bounded
+         * (clickhouse_impl.h); a dead server is seen at connect */
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT, 300L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s > 0 ? c->timeout_s : CH_READ_TIMEOUT_S);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : sql);

@@ -14,6 +14,7 @@ typedef struct ch {
     char user[128]; /* "" = none */
     char password[128];
     bool no_db;       /* send the next requests without ?database= (to create it) */
+    long timeout_s;   /* of a whole request: CH_READ_TIMEOUT_S, CH_PUT_TIMEOUT_S in a put */
     bool ready;       /* database and tables checked */
     bool distributed; /* samples is a Distributed table */
     /* this handle's run (clickhouse_put.c; 0 = none yet): its key and its dictionary, stack
@@ -49,6 +50,12 @@ typedef struct ch {
     "), arrayMap(v_x -> toUInt8(bitAnd(v_x, 255)), " n                                             \
     "), arrayMap(v_x -> toUInt32(bitShiftRight(v_x,"                                               \
     " 8)), " n ")"
+
+/* How long a request may take: a reader's (a day's GROUP BY) is long; a put's is short, so a
+ * server that hangs (accepts, never answers) is given up on and the window spooled instead of
+ * holding the recorder for minutes. A dead server is seen at connect (5 s) either way. */
+#define CH_READ_TIMEOUT_S 300L
+#define CH_PUT_TIMEOUT_S 15L
 
 /* A response body (NUL-terminated); reused from one request to the next, freed by the owner. */
 typedef struct ch_buf {

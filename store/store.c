@@ -481,12 +481,24 @@ static int put_with_pending(store *s, const store_window *w, size_t n, flame_err
     return rc;
 }
 
+/* The server was unreachable moments ago: the put goes to the spool without trying it. */
+static bool server_down(const store *s)
+{
+    return spool_on(s) && s->down_until_ms && mono_ms() < s->down_until_ms;
+}
+
 int store_put_many(store *s, const store_window *w, size_t n, flame_err *err)
 {
     for (size_t i = 0; i < n; i++)
         if (store_check_window(&w[i], err) < 0)
             return -1;
+    if (server_down(s)) {
+        store_fail(err, STORE_ERR_UNREACHABLE, "%s (tried again in %lld s)", s->down_why,
+                   (long long)((s->down_until_ms - mono_ms()) / 1000 + 1));
+        return spool_put(s, w, n, err);
+    }
     if (put_with_pending(s, w, n, err) == 0) {
+        s->down_until_ms = 0;
         flame_err quiet = FLAME_ERR_INIT; /* the window is in: a failed catch-up waits */
         drain(s, DRAIN_ROUNDS, &quiet);
         return 0;
@@ -497,6 +509,10 @@ int store_put_many(store *s, const store_window *w, size_t n, flame_err *err)
         return keep_pending(s, w, n, err);
     if (!spool_on(s) || (err->detail != STORE_ERR_UNREACHABLE && err->detail != STORE_ERR_SERVER))
         return -1;
+    if (err->detail == STORE_ERR_UNREACHABLE) {
+        s->down_until_ms = mono_ms() + STORE_DOWN_MS;
+        snprintf(s->down_why, sizeof s->down_why, "%s", err->msg);
+    }
     return spool_put(s, w, n, err);
 }
 
@@ -515,6 +531,12 @@ int store_flush(store *s, flame_err *err)
     int rc = spool_open(s, false, err);
     if (rc <= 0)
         return rc;
+    if (server_down(s)) { /* it would only wait for the same timeout again */
+        uint64_t left = 0;
+        sq_count(s->spool, &left, err);
+        return store_fail(err, STORE_ERR_UNREACHABLE, "%s: %llu windows wait in %s", s->down_why,
+                          (unsigned long long)left, s->spool_path);
+    }
     int fd = drain_lock(s, FLUSH_LOCK_WAIT_MS, err);
     if (fd == -2)
         return store_fail(err, STORE_ERR_UNREACHABLE,

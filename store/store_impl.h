@@ -32,7 +32,12 @@ struct store {
      * the busy timeout (copies), stored before the next put's windows or by store_flush */
     store_window *pending;
     size_t npending;
+    /* ClickHouse: until when (mono ms) puts go straight to the spool, the server having been
+     * unreachable (a hung server costs one put's timeout per STORE_DOWN_MS, not one per window) */
+    int64_t down_until_ms;
+    char down_why[sizeof((flame_err *)0)->msg];
 };
+#define STORE_DOWN_MS 30000
 /* Windows kept in memory at most (a minute and more of 1-s windows, ten of 10-s ones: the
  * longest a prune slice or a checkpoint holds the store is far shorter). */
 #define STORE_PENDING_MAX 64

@@ -27,7 +27,8 @@ static const char usage_tail[] =
     "  docker flame ls\n"
     "  docker flame ls web --store clickhouse://ch:8123/flame\n"
     "\n"
-    "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used.\n";
+    "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used, 8 there is no store\n"
+    "there yet.\n";
 
 typedef struct ls_args {
     const char *store, *host;

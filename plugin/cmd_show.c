@@ -42,7 +42,8 @@ static const char usage_tail[] =
     "Stored ranges are inputs of diff and merge too: docker flame diff web@-2h..-1h web@-1h\n"
     "\n"
     "Exit status: 0 ok, 1 error, 2 bad command line, 7 the store cannot be used (server\n"
-    "unreachable, damaged file, written by a newer docker-flame), 8 nothing stored in the range.\n";
+    "unreachable, damaged file, written by a newer docker-flame), 8 nothing stored in the range\n"
+    "(or no store there yet).\n";
 
 typedef struct show_args {
     graph_opts g;

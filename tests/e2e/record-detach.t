@@ -162,8 +162,10 @@ is "$rc" 0 "private engine: record --detach: exit 0" || fdiag "$(cat err)"
 wait_for 120 windows_over "$cn" 1 && ok "private engine: windows stored" || nok "private engine: windows stored"
 pc=$(ps_field "$cn" 8)
 engine2_stop
-wait_for 60 state_is "$cn" engine-down && ok "ps: engine-down while the engine is stopped" ||
-    { nok "ps: engine-down while the engine is stopped"; fdiag "$(docker flame ps)"; }
+# a plain ps forgets an ended recording with its log: keep a copy for the failure's message
+state_kept() { cp "$XDG_STATE_HOME"/docker-flame/recordings/*.log "$TMP/last.log" 2>/dev/null; state_is "$@"; }
+wait_for 60 state_kept "$cn" engine-down && ok "ps: engine-down while the engine is stopped" ||
+    { nok "ps: engine-down while the engine is stopped"; fdiag "$(docker flame ps)" "$(tail -5 "$TMP/last.log")"; }
 wc0=$(ps_field "$cn" 5)
 engine2_start || bail "the private dockerd did not come back"
 wait_for 180 windows_over "$cn" $((wc0 + 1)) && ok "recorded again after the engine restart" ||

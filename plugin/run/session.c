@@ -414,6 +414,13 @@ int run_failure(const sess *s, bool stopping, flame_err *err)
                           "container %s stopped during the profile (exit code %ld: its JVM "
                           "exited or was killed): nothing could be saved",
                           s->name, s->target_exit);
+    char oom[256];
+    if (!p->done && sidecar_out_of_memory(s, oom, sizeof oom))
+        return flame_fail(err, FLAME_EXIT_ERROR, "the sidecar of %s %s: nothing written%s", s->name,
+                          oom,
+                          s->restored ? "; what it left in the target was removed by "
+                                        "`flame-sidecar restore`"
+                                      : "");
     if (!p->done && s->exit_status == 137 && s->restored)
         return flame_fail(err, FLAME_EXIT_ERROR,
                           "the sidecar of %s was killed (SIGKILL): nothing written; what it "

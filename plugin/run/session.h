@@ -42,6 +42,8 @@ typedef struct sess {
     long long first_p_elapsed_ms; /* elapsed_ms of the first P line (recording start estimate) */
     volatile sig_atomic_t cancel;
     long exit_status;      /* sidecar's exit code, -1 unknown */
+    bool oom_killed;       /* the engine says the kernel's OOM killer ended a process of it */
+    long long memory;      /* its memory limit, bytes (plugin/spec.h) */
     long target_exit;      /* >= 0: the target stopped during the run, with this exit code */
     bool target_removed;   /* ... and was removed (target_exit is then 0) */
     bool restored;         /* its sidecar was killed; a restore sidecar undid its work */

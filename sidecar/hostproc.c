@@ -30,24 +30,87 @@ static bool is_hex_id(const char *p, size_t n)
     return true;
 }
 
-/* The container ids named by one cgroup path, outermost first, into ids[]. */
-static int path_ids(const char *p, size_t n, const char *ids[SC_HOST_NEST_MAX])
+/* The components of one cgroup path, into c[] (at most cap; -1 when there are more). */
+typedef struct comp {
+    const char *p;
+    size_t n;
+} comp;
+
+static int split_path(const char *p, size_t n, comp *c, int cap)
 {
     int k = 0;
-    size_t i = 0;
-    while (i < n && k < SC_HOST_NEST_MAX) {
+    for (size_t i = 0; i < n;) {
         while (i < n && p[i] == '/')
             i++;
         size_t s = i;
         while (i < n && p[i] != '/')
             i++;
-        const char *c = p + s;
-        size_t cl = i - s;
-        if (is_hex_id(c, cl))
-            ids[k++] = c;
-        else if (cl == 7 + ID_LEN + 6 && !memcmp(c, "docker-", 7) &&
-                 !memcmp(c + 7 + ID_LEN, ".scope", 6) && is_hex_id(c + 7, ID_LEN))
-            ids[k++] = c + 7;
+        if (i == s)
+            break;
+        if (k == cap)
+            return -1;
+        c[k++] = (comp){p + s, i - s};
+    }
+    return k;
+}
+
+static bool comp_is(const comp *c, const char *s)
+{
+    return c->n == strlen(s) && !memcmp(c->p, s, c->n);
+}
+
+/* "docker-<id>.scope" (systemd driver): its id, else NULL */
+static const char *scope_id(const comp *c)
+{
+    if (c->n == 7 + ID_LEN + 6 && !memcmp(c->p, "docker-", 7) &&
+        !memcmp(c->p + 7 + ID_LEN, ".scope", 6) && is_hex_id(c->p + 7, ID_LEN))
+        return c->p + 7;
+    return NULL;
+}
+
+static bool is_slice(const comp *c)
+{
+    return c->n > 6 && !memcmp(c->p + c->n - 6, ".slice", 6);
+}
+
+/* The container ids one cgroup path names, outermost first, into ids[]. A level counts only
+ * where an engine puts it (a delegated cgroup v2 subtree -- systemd's user@UID.service, any
+ * container allowed to write its cgroups -- can hold a directory of any name, so a name alone
+ * proves nothing):
+ *   cgroupfs driver: "<id>" right after a "docker" component;
+ *   systemd driver:  "docker-<id>.scope" right after one or more "*.slice" components, the
+ *                    first of which is not "user.slice" (slices are never delegated; a delegated
+ *                    unit is a .service or .scope, and user.slice holds the users' own);
+ * either at the start of the path, right after the previous level (an engine in a container), or
+ * right after nothing but ".." (a reader in a private cgroup namespace sees the engine's other
+ * containers as its siblings). What follows the innermost level is the container's own. */
+static int path_ids(const char *p, size_t n, const char *ids[SC_HOST_NEST_MAX])
+{
+    comp c[64];
+    int nc = split_path(p, n, c, 64);
+    if (nc < 0)
+        return 0; /* deeper than any engine nests: trust nothing of it */
+    int dots = 0; /* the ".." prefix of a relative view */
+    while (dots < nc && comp_is(&c[dots], ".."))
+        dots++;
+    int k = 0, start = dots; /* start: the first component after the last level */
+    for (int i = start; i < nc && k < SC_HOST_NEST_MAX; i++) {
+        bool sibling = k == 0 && dots > 0 && i == dots;
+        const char *id = NULL;
+        if (is_hex_id(c[i].p, c[i].n)) {
+            if (sibling || (i == start + 1 && comp_is(&c[start], "docker")))
+                id = c[i].p;
+        } else if ((id = scope_id(&c[i])) && !sibling) {
+            bool slices = i > start && !(k == 0 && comp_is(&c[start], "user.slice"));
+            for (int j = start; slices && j < i; j++)
+                slices = is_slice(&c[j]);
+            if (!slices)
+                id = NULL;
+        }
+        if (id) {
+            ids[k++] = id;
+            start = i + 1;
+        }
     }
     return k;
 }
@@ -68,13 +131,17 @@ static bool has_cpu(const char *c, size_t n)
     return false;
 }
 
-int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
+/* The path of the hierarchy a task's CPU is accounted in: v1's cpu/cpuacct line, else v2's
+ * "0::" line, else the first. -1 when the text is not a cgroup file (every line strictly
+ * "hierarchy-id:controllers:/path"), 0 with path and plen set, 1 when it has no line. */
+static int cpu_path(const char *text, size_t len, const char **path, size_t *plen)
 {
     const char *best = NULL;
     size_t best_len = 0;
     int best_prio = 3;
-    bool bad = len == 0;
-    for (size_t i = 0; i < len && !bad;) {
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < len;) {
         const char *l = text + i;
         const char *nl = memchr(l, '\n', len - i);
         size_t ll = nl ? (size_t)(nl - l) : len - i;
@@ -84,28 +151,32 @@ int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
         while (d < ll && l[d] >= '0' && l[d] <= '9')
             d++;
         const char *c1 = d < ll ? memchr(l + d, ':', ll - d) : NULL;
-        if (d == 0 || d > 10 || c1 != l + d) {
-            bad = true;
-            break;
-        }
+        if (d == 0 || d > 10 || c1 != l + d)
+            return -1;
         const char *ctl = c1 + 1;
         const char *c2 = memchr(ctl, ':', (size_t)(l + ll - ctl));
-        if (!c2 || c2 + 1 >= l + ll || c2[1] != '/') {
-            bad = true;
-            break;
-        }
+        if (!c2 || c2 + 1 >= l + ll || c2[1] != '/')
+            return -1;
         size_t ctl_len = (size_t)(c2 - ctl);
-        const char *path = c2 + 1;
-        size_t path_len = (size_t)(l + ll - path);
         int prio = has_cpu(ctl, ctl_len) ? 0 : (d == 1 && l[0] == '0' && !ctl_len) ? 1 : 2;
         if (prio < best_prio) {
             best_prio = prio;
-            best = path;
-            best_len = path_len;
+            best = c2 + 1;
+            best_len = (size_t)(l + ll - best);
         }
     }
+    *path = best;
+    *plen = best_len;
+    return best ? 0 : 1;
+}
+
+int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
+{
+    const char *best = NULL;
+    size_t best_len = 0;
+    int r = cpu_path(text, len, &best, &best_len);
     const char *ids[SC_HOST_NEST_MAX];
-    int n = bad || !best ? 0 : path_ids(best, best_len, ids);
+    int n = r == 0 ? path_ids(best, best_len, ids) : 0;
     size_t used = 0;
     int kept = 0;
     for (int k = 0; k < n && used + ID_LEN + 2 <= cap; k++, kept++) {
@@ -120,7 +191,28 @@ int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
     }
     if (cap)
         key[used < cap ? used : cap - 1] = '\0';
-    return bad ? -1 : kept;
+    return r < 0 ? -1 : kept;
+}
+
+int sc_cgroup_innermost(const char *text, size_t len, char id[SC_HOST_ID_LEN + 1])
+{
+    const char *p = NULL;
+    size_t n = 0;
+    id[0] = '\0';
+    int r = cpu_path(text, len, &p, &n);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    comp c[64];
+    int nc = split_path(p, n, c, 64);
+    for (int i = nc - 1; i >= 0; i--) { /* nc < 0 (too deep): no id */
+        const char *x = is_hex_id(c[i].p, c[i].n) ? c[i].p : scope_id(&c[i]);
+        if (x) {
+            memcpy(id, x, ID_LEN);
+            id[ID_LEN] = '\0';
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* ---- mountinfo ---- */

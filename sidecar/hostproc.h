@@ -19,13 +19,25 @@
 #define SC_HOST_TABLE "/tmp/host-tasks" /* the scanner's output, in our tmpfs */
 
 /* pure: the container key of a task from its /proc/<pid>/cgroup text: "host" (in no
- * container), "<id>" or, nested, "<outer id>/<inner id>" (64 lowercase hex each). Recognised
- * path components: a bare 64-hex id (cgroupfs: /docker/<id>, any --cgroup-parent) and
- * docker-<id>.scope (systemd driver: /system.slice/docker-<id>.scope). The cpu/cpuacct line of
- * cgroup v1 is preferred (the hierarchy CPU is accounted in), then the v2 "0::" line, then any.
- * Returns the number of ids (0 = host) or -1 for a text that is not a cgroup file (key then
- * "host": never dropped, counted by the caller). */
+ * container), "<id>" or, nested, "<outer id>/<inner id>" (64 lowercase hex each). A level counts
+ * only where an engine puts it, so that a delegated cgroup (systemd's user@UID.service) cannot
+ * pose as a container: "<id>" right after a "docker" component (cgroupfs driver), or
+ * "docker-<id>.scope" right after "*.slice" components not starting with user.slice (systemd
+ * driver: /system.slice/docker-<id>.scope), each at the start of the path, right after the
+ * previous level (nested engines) or after a ".." prefix (a private cgroup namespace's view of
+ * sibling containers). A custom --cgroup-parent other than a *.slice is not recognised (the task
+ * is "host"). The cpu/cpuacct line of cgroup v1 is preferred (the hierarchy CPU is accounted
+ * in), then the v2 "0::" line, then any. Returns the number of ids (0 = host) or -1 for a text
+ * that is not a cgroup file (key then "host": never dropped, counted by the caller). */
 int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap);
+
+#define SC_HOST_ID_LEN 64
+/* pure: the innermost container id a /proc/<pid>/cgroup text names (the same hierarchy as
+ * sc_host_cgroup_key; the last path component that is "<64 hex>" or "docker-<id>.scope", under
+ * any parent, so that a custom --cgroup-parent still works) into id: 1, 0 when none, -1 for a
+ * text that is not a cgroup file. What the sidecar of one container uses to tell the target's
+ * processes from the others that share its PID namespace (docs/SIDECAR.md "Only the target"). */
+int sc_cgroup_innermost(const char *text, size_t len, char id[SC_HOST_ID_LEN + 1]);
 
 enum sc_host_layout { SC_CG_UNKNOWN, SC_CG_V1, SC_CG_V2, SC_CG_HYBRID };
 /* pure: the cgroup layout from /proc/self/mountinfo: v2 when /sys/fs/cgroup is a cgroup2 mount,

@@ -79,6 +79,85 @@ static void test_cgroup(void)
     is_int(sc_host_cgroup_key(raw, 75, key, sizeof key), 1, "no newline, no NUL: still parsed");
 }
 
+/* A level counts only where an engine puts it: what a delegated cgroup (systemd's
+ * user@UID.service, a container allowed to write its cgroups) can name is never a container. */
+static void test_cgroup_spoof(void)
+{
+    char key[SC_HOST_KEY_MAX];
+    struct {
+        const char *text, *key;
+        int n;
+        const char *why;
+    } t[] = {
+        {"0::/user.slice/user-1000.slice/user@1000.service/docker-" ID ".scope\n", "host", 0,
+         "a user's own docker-<id>.scope (delegated user@.service) is no container"},
+        {"0::/user.slice/user-1000.slice/user@1000.service/app.slice/docker-" ID ".scope\n", "host",
+         0, "... nor below a slice the user made inside it"},
+        {"0::/user.slice/docker-" ID ".scope\n", "host", 0, "... nor anything in user.slice"},
+        {"0::/user.slice/user-1000.slice/user@1000.service/docker/" ID "\n", "host", 0,
+         "a user's own docker/<id> is no container"},
+        {"0::/machine.slice/machine-x.scope/system.slice/docker-" ID ".scope\n", "host", 0,
+         "a delegated scope's subtree is no engine's"},
+        {"1:cpu:/" ID "\n", "host", 0, "a bare id at the root: no engine parent"},
+        {"1:cpu:/custom/" ID "\n", "host", 0, "a custom cgroupfs parent is not recognised"},
+        {"0::/a.slice/a-b.slice/docker-" ID ".scope\n", ID, 1,
+         "systemd driver under a custom slice (--cgroup-parent a-b.slice)"},
+        {"0::/system.slice/docker-" ID ".scope/init.scope\n", ID, 1,
+         "the container's own sub-cgroup below its level"},
+        {"0::/docker/" ID "/docker/" ID2 "\n", ID "/" ID2, 2, "cgroupfs engine in a container"},
+        {"0::/docker/" ID "/x/docker/" ID2 "\n", ID, 1,
+         "a cgroup the container made between two levels: not nested"},
+        {"0::/docker/" ID "/" ID2 "\n", ID, 1,
+         "an id the container named directly below its own: not nested"},
+        {"0::/docker/" ID "/system.slice/docker-" ID2 ".scope\n", ID "/" ID2, 2,
+         "systemd engine in a cgroupfs container"},
+        {"0::/../docker-" ID ".scope\n", ID, 1, "private cgroup namespace: a sibling scope"},
+        {"0::/../" ID "\n", ID, 1, "private cgroup namespace: a sibling (cgroupfs)"},
+        {"0::/../../user.slice/user-1000.slice/user@1000.service/docker-" ID ".scope\n", "host", 0,
+         "private cgroup namespace: a user's delegated cgroup is still none"},
+        {"0::/../" ID "/sub/" ID2 "\n", ID, 1, "private cgroup namespace: no id below a sibling's"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        is_int(sc_host_cgroup_key(t[i].text, strlen(t[i].text), key, sizeof key), t[i].n, "%s",
+               t[i].why);
+        is_str(key, t[i].key, "... key");
+    }
+    char deep[4096] = "0::/docker/" ID;
+    for (int i = 0; i < 70; i++)
+        strcat(deep, "/d");
+    strcat(deep, "\n");
+    is_int(sc_host_cgroup_key(deep, strlen(deep), key, sizeof key), 0,
+           "a path deeper than any engine nests: host");
+}
+
+/* The target's identity in a one-container sidecar: the innermost id, under any parent. */
+static void test_cgroup_innermost(void)
+{
+    char id[SC_HOST_ID_LEN + 1];
+    struct {
+        const char *text, *id;
+        int r;
+    } t[] = {
+        {"1:cpu:/docker/" ID "\n0::/docker/" ID "\n", ID, 1},
+        {"0::/../docker-" ID ".scope\n", ID, 1},
+        {"1:cpu:/custom/parent/" ID "\n", ID, 1},
+        {"0::/docker/" ID "/docker/" ID2 "\n", ID2, 1},
+        {"0::/system.slice/docker-" ID ".scope/init.scope\n", ID, 1},
+        {"9:name=systemd:/\n1:cpu:/\n0::/\n", "", 0},
+        {"1:cpu\n", "", -1},
+        {"", "", -1},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        is_int(sc_cgroup_innermost(t[i].text, strlen(t[i].text), id), t[i].r, "innermost %zu", i);
+        is_str(id, t[i].id, "... id %zu", i);
+    }
+    size_t len;
+    char *b = slurp("tests/data/host/cgroup-v1-cgroupfs.txt", &len);
+    ok(b && sc_cgroup_innermost(b, len, id) == 1 && !strcmp(id, BED),
+       "the test bed's captured text: the container's id");
+    free(b);
+}
+
 static void test_layout(void)
 {
     size_t len;
@@ -182,6 +261,8 @@ static void test_table(void)
 int main(void)
 {
     test_cgroup();
+    test_cgroup_spoof();
+    test_cgroup_innermost();
     test_layout();
     test_status();
     test_table();

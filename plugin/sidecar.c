@@ -169,6 +169,8 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     a.cmd.signatures = r->o->signatures;
     a.cmd.sampling = r->o->sampling;
     a.cmd.kernel = r->o->kernel;
+    /* the sidecar tells the target's own processes by this id (its cgroup) */
+    a.cmd.target = r->o->host ? NULL : s->target_id;
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
         return -1;
@@ -393,6 +395,7 @@ int sidecar_restore_target(engine *e, const char *target_id, flame_err *err)
                    .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
                    .test_owner = getenv("FLAME_TEST_OWNER")};
     ct_args_default(&a.cmd, CT_RESTORE);
+    a.cmd.target = target_id;
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
         return -1;

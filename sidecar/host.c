@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,22 +158,43 @@ static const char *root_for_task(void *ctx, long pid, long tid, const char *comm
     return c->buf;
 }
 
-/* Is key (or its innermost level) one of the comma-separated ids? */
-static bool attach_wanted(const char *ids, const char *key)
+/* The host pid of the main process (State.Pid) of the container whose id is key's innermost
+ * level, when --attach names it ("<id>:<pid>,..."); 0 when it does not. */
+static long attach_main_pid(const char *ids, const char *key)
 {
     const char *inner = strrchr(key, '/');
     inner = inner ? inner + 1 : key;
-    size_t kl = strlen(inner);
-    if (kl != 64)
-        return false;
+    if (strlen(inner) != SC_HOST_ID_LEN)
+        return 0;
     for (const char *p = ids; p && *p;) {
-        const char *c = strchr(p, ',');
-        size_t l = c ? (size_t)(c - p) : strlen(p);
-        if (l == kl && !memcmp(p, inner, l))
-            return true;
-        p = c ? c + 1 : NULL;
+        size_t l = strcspn(p, ",");
+        if (l > SC_HOST_ID_LEN + 1 && p[SC_HOST_ID_LEN] == ':' && !memcmp(p, inner, SC_HOST_ID_LEN))
+            return strtol(p + SC_HOST_ID_LEN + 1, NULL, 10); /* digits: checked by the parser */
+        p += l + (p[l] == ',');
     }
-    return false;
+    return 0;
+}
+
+/* Is the JVM in the mount namespace of its container's main process? That process must still
+ * be the container's (the same key: State.Pid was not reused). A process that only poses as the
+ * container (its cgroup; HOST.md) runs in another mount namespace: it gets no agent. */
+static bool in_container_mnt(int proc, pid_t jvm, long main_pid, const char *key)
+{
+    sc_host_task m;
+    char path[64];
+    struct stat a, b;
+    if (main_pid <= 0 || main_pid > CT_PID_MAX ||
+        sc_host_read_task(proc, (uint32_t)main_pid, (uint32_t)main_pid, &m) < 0 ||
+        strcmp(m.key, key) != 0)
+        return false;
+    /* PRIVILEGE: ns links of other users' processes need PTRACE_MODE_READ (CAP_SYS_PTRACE) */
+    snprintf(path, sizeof path, "%d/ns/mnt", (int)jvm);
+    if (fstatat(proc, path, &a, 0) < 0)
+        return false;
+    snprintf(path, sizeof path, "%ld/ns/mnt", main_pid);
+    if (fstatat(proc, path, &b, 0) < 0)
+        return false;
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 int sc_host_find_jvms(sc_session *s, flame_err *err)
@@ -183,15 +205,28 @@ int sc_host_find_jvms(sc_session *s, flame_err *err)
      * process we were not asked about (another engine's, the host's own) */
     static sc_jvm all[4 * SC_MAX_JVMS];
     char seen[256];
-    int n = sc_find_jvms(all, 4 * SC_MAX_JVMS, seen, sizeof seen, err);
+    int n = sc_find_jvms(all, 4 * SC_MAX_JVMS, seen, sizeof seen, NULL, err);
     if (n < 0)
         return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
     int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    for (int i = 0; i < n && s->n < SC_MAX_JVMS && proc >= 0; i++) {
+    for (int i = 0; i < n; i++) {
         sc_host_task t;
-        if (sc_host_read_task(proc, (uint32_t)all[i].st.pid, (uint32_t)all[i].st.pid, &t) < 0 ||
-            !attach_wanted(s->o.attach_ids, t.key))
+        long main_pid = 0;
+        bool take =
+            s->n < SC_MAX_JVMS && proc >= 0 &&
+            sc_host_read_task(proc, (uint32_t)all[i].st.pid, (uint32_t)all[i].st.pid, &t) == 0 &&
+            (main_pid = attach_main_pid(s->o.attach_ids, t.key)) > 0;
+        if (take && !in_container_mnt(proc, all[i].st.pid, main_pid, t.key)) {
+            sc_warn("pid %d: not in the mount namespace of its container's main process: no "
+                    "agent",
+                    (int)all[i].st.pid);
+            take = false;
+        }
+        if (!take) {
+            if (all[i].pidfd >= 0)
+                close(all[i].pidfd);
             continue;
+        }
         s->jvms[s->n] = all[i];
         snprintf(s->jvms[s->n].container, sizeof s->jvms[s->n].container, "%s", t.key);
         s->n++;

@@ -20,9 +20,15 @@ void sc_open_ns(sc_session *s, int k)
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)s->jvms[k].st.pid);
     s->ns_fd[k] = open(path, O_RDONLY | O_CLOEXEC);
-    if (s->ns_fd[k] < 0)
+    if (s->ns_fd[k] < 0) {
         snprintf(s->jvms[k].reason, sizeof(s->jvms[k].reason),
                  "cannot open its mount namespace: %s", strerror(errno));
+    } else if (s->jvms[k].pidfd >= 0 && !sc_pidfd_alive(s->jvms[k].pidfd)) {
+        /* it exited since discovery: the pid (and so that namespace) may be another's now */
+        close(s->ns_fd[k]);
+        s->ns_fd[k] = -1;
+        snprintf(s->jvms[k].reason, sizeof(s->jvms[k].reason), "it exited");
+    }
 }
 
 void sc_announce_jvm(sc_session *s, int k)

@@ -187,6 +187,8 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     s->o = *o;
     s->prog_fd = -1;
     sc_percpu_filter_init(&s->f, o->exclude, o->n_exclude);
+    if (o->classify)
+        sc_percpu_filter_set_target(&s->f, o->classify, o->classify_ctx);
 
     struct perf_event_attr *a = &s->attr;
     a->size = sizeof *a;

@@ -270,7 +270,10 @@ int sc_percpu_synthesize(sc_percpu *s, int proc_dirfd, int fd, flame_err *err)
     for (int k = 0; k < s->n_maps; k++) {
         uint32_t pid = (uint32_t)s->maps_pid[k];
         snprintf(path, sizeof path, "%u/comm", pid);
-        if (rc == 0 && sc_read_bounded(proc_dirfd, path, comm, sizeof comm) >= 0) {
+        /* only the target's processes: nothing of another's (its names, its mappings) is
+         * written, its maps text (opened while privileged) is closed unread */
+        if (rc == 0 && sc_percpu_filter_is_target(&s->f, pid, 0) &&
+            sc_read_bounded(proc_dirfd, path, comm, sizeof comm) >= 0) {
             comm[strcspn(comm, "\n")] = '\0';
             if ((rc = synth_comm(s, fd, pid, pid, comm, err)) == 0 &&
                 (rc = synth_maps(s, fd, s->maps_fd[k], pid, err)) == 0)

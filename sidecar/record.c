@@ -72,10 +72,14 @@ static void adopt_new_jvms(sc_session *s)
     static sc_jvm found[SC_MAX_JVMS];
     char seen[256];
     flame_err e = FLAME_ERR_INIT;
-    int n = sc_find_jvms(found, SC_MAX_JVMS, seen, sizeof seen, &e);
-    for (int i = 0; i < n && s->n < SC_MAX_JVMS && !*s->stop; i++) {
-        if (known(s, found[i].st.pid) || !quit_handled(found[i].st.pid))
+    int n = sc_find_jvms(found, SC_MAX_JVMS, seen, sizeof seen, s->target, &e);
+    for (int i = 0; i < n; i++) {
+        if (s->n >= SC_MAX_JVMS || *s->stop || known(s, found[i].st.pid) ||
+            !quit_handled(found[i].st.pid)) {
+            if (found[i].pidfd >= 0)
+                close(found[i].pidfd);
             continue;
+        }
         int k = s->n++;
         s->jvms[k] = found[i];
         sc_open_ns(s, k);

@@ -226,6 +226,22 @@ static int start_interp(sc_percpu *p, struct sc_interp *in, const sc_session *s,
     return 0;
 }
 
+/* The recorder's classifier (percpu.h): is process pid of our namespace the target's? Its
+ * /proc/<pid>/cgroup (world-readable: no privilege needed, read after the seal) must name the
+ * target container. */
+typedef struct target_ctx {
+    int proc;
+    const char *target;
+} target_ctx;
+
+static int classify_target(void *ctx, uint32_t pid)
+{
+    const target_ctx *t = ctx;
+    char path[32];
+    snprintf(path, sizeof path, "%u/cgroup", pid);
+    return sc_cgroup_is(t->proc, path, t->target);
+}
+
 static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_t *extra,
                                    int n_extra, int out, int ctl, int st, const int *names_fd)
 {
@@ -251,6 +267,14 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     if (o.pidns_fd < 0 || proc < 0) {
         put_status(st, "error open /proc: %s", strerror(errno));
         _exit(1);
+    }
+    /* Only the target's processes, not everything that shares its namespace (docs/SIDECAR.md
+     * "Only the target's tasks"); host: every task of the host is wanted. */
+    static target_ctx tc;
+    if (s->o.verb != CT_HOST) {
+        tc = (target_ctx){.proc = proc, .target = s->target};
+        o.classify = classify_target;
+        o.classify_ctx = &tc;
     }
     o.interp = open_interp(s, names_fd);
     if (become_opener(&e) < 0) {
@@ -323,9 +347,11 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     /* Counts only (never a name or a pid of anything outside the target). */
     fprintf(stderr,
             "flame-sidecar: recorder: cpus=%d filter=%s samples=%llu dropped_in_sidecar=%llu "
-            "sideband=%llu sideband_dropped=%llu synthesized=%llu lost=%llu wakeups=%llu\n",
+            "others=%llu classified=%llu sideband=%llu sideband_dropped=%llu synthesized=%llu "
+            "lost=%llu wakeups=%llu\n",
             stats.cpus, stats.bpf ? "bpf" : "user", (unsigned long long)stats.samples,
-            (unsigned long long)stats.samples_dropped, (unsigned long long)stats.sideband,
+            (unsigned long long)stats.samples_dropped, (unsigned long long)stats.others,
+            (unsigned long long)stats.classified, (unsigned long long)stats.sideband,
             (unsigned long long)stats.sideband_dropped, (unsigned long long)stats.synthesized,
             (unsigned long long)stats.lost, (unsigned long long)stats.wakeups);
     if (o.interp) {

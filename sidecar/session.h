@@ -36,6 +36,9 @@ typedef struct sc_session {
     bool interp;          /* name interpreted frames (per-CPU recordings; interp.h) */
     int interp_window;    /* top: the window being recorded; -1 for a one-shot recording */
     uint64_t kernel_text; /* --kernel: the kernel's _text address (kallsyms.h); 0 without */
+    /* record, top, restore: the target container's id (--target, or pid 1's container): only
+     * processes whose cgroup names it are looked at, attached and sampled */
+    char target[65];
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;

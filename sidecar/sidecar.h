@@ -71,11 +71,21 @@ typedef struct sc_jvm {
     unsigned long long map_lines, map_bytes;
     char root_frame[96];
     char container[144]; /* host: the key of its container (docs/HOST.md), else "" */
+    int pidfd;           /* this process (pidfd_open at discovery), -1 when refused */
 } sc_jvm;
 
-/* Scan /proc for HotSpot JVMs, skipping ourselves and our children. seen gets "pid comm, ..."
- * (truncated) for the no_jvm message. Returns the number found (<= cap) or <0. */
-int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, flame_err *err);
+/* Scan /proc for HotSpot JVMs, skipping ourselves and our children and, with target (a full
+ * container id; NULL: every process), every process whose cgroup does not name it. seen gets
+ * "pid comm, ..." of those processes (truncated) for the no_jvm message. Each JVM's pidfd is
+ * open (-1 where pidfd_open is refused): the caller closes it. Returns the number found
+ * (<= cap) or <0. */
+int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, const char *target,
+                 flame_err *err);
+/* 1 when the cgroup text at dirfd/path (a /proc/<pid>/cgroup) names target as its innermost
+ * container (hostproc.h: sc_cgroup_innermost), 0 when another or none, -1 unreadable (gone). */
+int sc_cgroup_is(int dirfd, const char *path, const char *target);
+/* Has the process of pidfd not exited yet? (false for -1) */
+bool sc_pidfd_alive(int pidfd);
 /* Read a whole small file below /proc (bounded); NUL-terminates. Returns length or <0 errno. */
 ssize_t sc_read_bounded(int dirfd, const char *path, char *buf, size_t cap);
 

@@ -141,10 +141,118 @@ static void test_records(void)
     is_int(f.n_tracked, SC_PERCPU_MAX_TRACKED, "followed children bounded");
 }
 
+/* The target's processes among the others of its namespace: pids below 100 and from 1000 on are
+ * the target's, the rest another's (another sidecar, a debug container, an nsenter); 666 is
+ * gone. */
+static int classify_calls;
+static int fake_classify(void *ctx, uint32_t pid)
+{
+    (void)ctx;
+    classify_calls++;
+    return pid == 666 ? -1 : pid < 100 || pid >= 1000 ? 1 : 0;
+}
+
+static size_t timed(unsigned char *b, uint32_t type, uint16_t size, uint32_t f8, uint32_t f12,
+                    uint32_t f16, uint32_t f20, uint64_t time)
+{
+    rec(b, type, size, f8, f12, f16, f20);
+    memcpy(b + 24, &time, 8); /* SAMPLE: ip, pid/tid, time; FORK: pid, ppid, tid, ptid, time */
+    return size;
+}
+
+static void test_target_only(void)
+{
+    static sc_percpu_filter f;
+    pid_t ex[1] = {40};
+    sc_percpu_filter_init(&f, ex, 1);
+    sc_percpu_filter_set_target(&f, fake_classify, NULL);
+    unsigned char b[128];
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 5, 5, 100);
+    ok(sc_percpu_filter_record(&f, b, 64), "the target's sample kept");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 201, 100);
+    ok(!sc_percpu_filter_record(&f, b, 64), "another process of the namespace: dropped");
+    is_int((long long)f.st.others, 1, "... counted as another's");
+    rec(b, PERF_RECORD_COMM, 40, 200, 201, 0, 0);
+    ok(!sc_percpu_filter_record(&f, b, 40), "its COMM dropped (its name stays out)");
+    rec(b, PERF_RECORD_MMAP2, 120, 200, 200, 0, 0);
+    ok(!sc_percpu_filter_record(&f, b, 120), "its MMAP2 dropped");
+    is_int(classify_calls, 2, "each process classified once");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 202, 110);
+    sc_percpu_filter_record(&f, b, 64);
+    is_int(classify_calls, 2, "... and remembered");
+
+    /* a child of the target's process is the target's, without reading its cgroup */
+    timed(b, PERF_RECORD_FORK, 40, 300, 5, 300, 5, 120);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    ok(sc_percpu_filter_record(&f, b, 40), "the target's FORK kept");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 300, 300, 130);
+    ok(sc_percpu_filter_record(&f, b, 64), "its child's sample kept");
+    timed(b, PERF_RECORD_FORK, 40, 301, 200, 301, 200, 120);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 301, 301, 130);
+    ok(!sc_percpu_filter_record(&f, b, 64), "another's child's sample dropped");
+    is_int(classify_calls, 2, "children inherit: no cgroup read");
+
+    /* entered from outside the namespace (parent 0): docker exec, nsenter, a sidecar */
+    timed(b, PERF_RECORD_FORK, 40, 7, 0, 7, 0, 140);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 7, 7, 150);
+    ok(sc_percpu_filter_record(&f, b, 64), "a docker exec into the target: kept (its cgroup)");
+    timed(b, PERF_RECORD_FORK, 40, 400, 0, 400, 0, 140);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 400, 400, 150);
+    ok(!sc_percpu_filter_record(&f, b, 64), "an nsenter -p from the host: dropped (its cgroup)");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 666, 666, 150);
+    ok(!sc_percpu_filter_record(&f, b, 64), "a process gone before it was classified: dropped");
+
+    /* pid 200 (another's) exits and the target's process 5 gets its pid: a sample of the old
+     * process read after the new one's FORK (another CPU's ring) keeps the old verdict */
+    timed(b, PERF_RECORD_FORK, 40, 200, 5, 200, 5, 1000);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    ok(sc_percpu_filter_record(&f, b, 40), "FORK of the pid's new process (the target's) kept");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 201, 900);
+    ok(!sc_percpu_filter_record(&f, b, 64),
+       "an older sample of that pid: the old process's, dropped");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 200, 1100);
+    ok(sc_percpu_filter_record(&f, b, 64), "a newer one: the target's, kept");
+    timed(b, PERF_RECORD_FORK, 40, 200, 5, 200, 5, 1000);
+    sc_percpu_filter_note_fork(&f, b, 40); /* the filtering pass sees the same record again */
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 201, 900);
+    ok(!sc_percpu_filter_record(&f, b, 64), "one FORK seen twice does not lose the old verdict");
+
+    /* the kernel lost records (a FORK among them, maybe): every verdict is asked again */
+    uint64_t lost = 3;
+    rec(b, PERF_RECORD_LOST, 24, 0, 0, 0, 0);
+    memcpy(b + 16, &lost, 8);
+    sc_percpu_filter_record(&f, b, 24);
+    int before = classify_calls;
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 5, 5, 2000);
+    ok(sc_percpu_filter_record(&f, b, 64) && classify_calls == before + 1,
+       "after LOST records: classified again");
+
+    /* bounded: a target forking all the time fills the table, which starts over */
+    for (uint32_t i = 0; i < 3 * SC_PERCPU_VERDICTS; i++) {
+        timed(b, PERF_RECORD_FORK, 40, 1000 + i, 5, 1000 + i, 5, 3000 + i);
+        sc_percpu_filter_note_fork(&f, b, 40);
+    }
+    ok(f.n_verdict < SC_PERCPU_VERDICTS, "verdicts bounded (%zu)", f.n_verdict);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 1000 + 3 * SC_PERCPU_VERDICTS - 1, 1, 9999999);
+    ok(sc_percpu_filter_record(&f, b, 64),
+       "a child whose parent a restart forgot: classified, kept");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 200, 9999999);
+    ok(!sc_percpu_filter_record(&f, b, 64), "another's: classified, dropped");
+
+    /* host: no classifier, every task of the namespace is wanted */
+    sc_percpu_filter_init(&f, NULL, 0);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 200, 1);
+    ok(sc_percpu_filter_record(&f, b, 64), "without a classifier every task is kept (host)");
+}
+
 int main(void)
 {
     test_filter();
     test_maps();
     test_records();
+    test_target_only();
     return tap_done();
 }

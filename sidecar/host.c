@@ -319,8 +319,10 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
         flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     } else {
         _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
+        /* always our --symfs (made before the privilege drop): perf never reads the sidecar's
+         * own files at a target's paths; what is not copied there stays unnamed */
         rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, s->n ? SC_SYMFS : NULL, NULL, true, f, s->abort, err);
+                      : sc_perf_script(data, SC_SYMFS, NULL, true, f, s->abort, err);
     }
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {

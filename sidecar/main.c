@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -144,6 +145,8 @@ static int host_main(sc_session *s, flame_err *err)
     }
     int map_fd[SC_MAX_JVMS];
     sc_publish_maps(s, map_fd);
+    if (mkdir(SC_SYMFS, 0755) < 0 && errno != EEXIST) /* no copy (no JVM attached): empty */
+        return sc_fail(err, CT_ERR_INTERNAL, "create %s: %s", SC_SYMFS, strerror(errno));
     if (sc_harden(err) < 0)
         return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
     sc_cap_eff(0, s->caps[CT_CAPS_PROCESS], sizeof s->caps[CT_CAPS_PROCESS]);

@@ -220,7 +220,7 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     a->mmap2 = 1;
     /* MMAP2 with the mapped file's build-id (docs/SIDECAR.md "Native frames"): perf script then
      * refuses a --symfs copy whose build-id differs. */
-    a->build_id = 1;
+    a->build_id = o->inode_names ? 0 : 1; /* host: the inode names the file instead */
     a->comm = 1;
     a->comm_exec = 1;
     a->task = 1;
@@ -428,6 +428,15 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
         if (sc_percpu_filter_record(&s->f, s->rec, size)) {
             const unsigned char *w = s->rec;
             size_t wl = size;
+            if (get32(s->rec) == PERF_RECORD_MMAP2)
+                sc_percpu_fix_mmap2(s->rec, size, s->attr.build_id);
+            if (s->o.inode_names && get32(s->rec) == PERF_RECORD_MMAP2) {
+                size_t nl = sc_percpu_inode_name(s->rec, size, s->rew);
+                if (nl) {
+                    w = s->rew;
+                    wl = nl;
+                }
+            }
             if (s->o.interp && get32(s->rec) == PERF_RECORD_SAMPLE) {
                 wl = sc_interp_rewrite(s->o.interp, s->rec, size, s->rew);
                 w = s->rew;

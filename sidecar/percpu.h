@@ -68,6 +68,10 @@ typedef struct sc_percpu_opts {
                                  MMAP record at this _text address for perf script --kallsyms */
     sc_percpu_classify_fn classify; /* NULL: every task of the namespace is wanted (host) */
     void *classify_ctx;
+    /* host: every MMAP2 (the kernel's and ours) names its file by its inode, SC_INODE_DIR/<maj>.
+     * <min>.<ino><path> (sidecar.h), so that perf script looks for that very file's copy; the
+     * records then carry the inode, not the build-id (attr.build_id off) */
+    bool inode_names;
 } sc_percpu_opts;
 
 typedef struct sc_percpu_stats {
@@ -126,6 +130,19 @@ void sc_percpu_get_stats(const sc_percpu *s, sc_percpu_stats *st);
 int sc_percpu_synth_anon(sc_percpu *s, int fd, pid_t pid, uint64_t start, uint64_t len,
                          flame_err *err);
 void sc_percpu_close(sc_percpu *s);
+
+/* pure, for tests: clear a PERF_RECORD_MISC_MMAP_BUILD_ID flag that does not describe the MMAP2
+ * record r (in place): the kernel sets it in the header it shares between the events an mmap is
+ * written to and never clears it, so an event without attr.build_id (or one whose build-id could
+ * not be read) gets the flag over a body of maj/min/ino; perf script then copies "maj" bytes as
+ * a build-id into 20 (seen: size 254, a crash). build_id_attr: our event's attr.build_id. */
+void sc_percpu_fix_mmap2(unsigned char *r, size_t size, bool build_id_attr);
+
+/* pure, for tests: the MMAP2 record r (size bytes, header included, sample_id trailer of 24
+ * bytes) with its file name moved under its inode's prefix (sidecar.h, SC_INODE_DIR), into out
+ * (65536 bytes). Returns the new size, or 0 when the record stays as it is: not a file (no
+ * inode, "//anon", "[vdso]"), a build-id instead of an inode, or malformed. */
+size_t sc_percpu_inode_name(const unsigned char *r, size_t size, unsigned char *out);
 
 /* pure, for tests: the BPF filter as instructions (struct bpf_insn, 8 bytes each) into insns
  * (capacity cap); returns the count or -1. dev/ino: the namespace's nsfs device (kernel encoding)

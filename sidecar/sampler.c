@@ -255,8 +255,10 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     o.pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
     if (s->o.verb == CT_HOST) {
         /* host (docs/HOST.md): every task of every CPU is wanted, ours included (the sidecar is
-         * a container on the host too): no filter program, and only pid 0 (idle) dropped. */
+         * a container on the host too): no filter program, and only pid 0 (idle) dropped. Files
+         * are named by inode: many containers' different files share paths. */
         o.user_filter_only = true;
+        o.inode_names = true;
     } else {
         o.exclude[o.n_exclude++] = parent;
         o.exclude[o.n_exclude++] = getpid();

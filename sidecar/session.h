@@ -73,8 +73,10 @@ typedef struct sc_symfs_stats {
 } sc_symfs_stats;
 /* Copy the inode of every executable file mapping of JVM j into SC_SYMFS (bounded, deduplicated
  * over the run; W lines for what stays unnamed), and the target's build-id-matched debug files
- * for them (ns: its mount namespace, -1 for none). 0, or -errno when its maps cannot be read. */
-int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *st);
+ * for them (ns: its mount namespace, -1 for none). by_inode (host): each copy under its inode's
+ * name (SC_INODE_DIR), as the host recorder names the mappings, instead of its path alone.
+ * 0, or -errno when its maps cannot be read. */
+int sc_symfs_copy(sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *st);
 
 /* ---- sampler.c: the recorder, shared by record.c and top.c ---- */
 typedef struct sc_sampler {

@@ -94,6 +94,13 @@ ssize_t sc_read_bounded(int dirfd, const char *path, char *buf, size_t cap);
 #define SC_SYMFS_FILE_MAX (128ull << 20)  /* one copied library */
 #define SC_SYMFS_TOTAL_MAX (192ull << 20) /* all copies: the 512 MiB /tmp holds perf.data too */
 #define SC_SYMFS_FILES_MAX 64
+/* host (docs/HOST.md "Native frames"): every mapped file is named for perf by its inode,
+ * <SC_INODE_DIR>/<major>.<minor>.<inode><path>, in the recorder's MMAP2 records and in the symfs
+ * copies alike, so that two containers' different files at one path never share a copy. */
+#define SC_INODE_DIR "/.by-inode"
+#define SC_INODE_PREFIX_MAX 56 /* "/.by-inode/" + 10 + 1 + 10 + 1 + 20 digits + NUL */
+/* pure: the prefix for a file (no trailing slash) into buf; its length, or -1 if cap is short */
+int sc_inode_prefix(char *buf, size_t cap, uint32_t major, uint32_t minor, uint64_t ino);
 typedef struct sc_symfs_map {
     uint64_t start, end, ino;
     uint32_t dev_major, dev_minor;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sidecar/percpu.h"
+#include "sidecar/sidecar.h"
 #include "tests/unit/tap.h"
 
 static void test_filter(void)
@@ -248,8 +249,79 @@ static void test_target_only(void)
     ok(sc_percpu_filter_record(&f, b, 64), "without a classifier every task is kept (host)");
 }
 
+/* An MMAP2 record as the kernel writes it: body, file name NUL-padded to 8, sample_id trailer. */
+static size_t mmap2(unsigned char *b, uint16_t misc, uint32_t maj, uint32_t min, uint64_t ino,
+                    const char *name)
+{
+    size_t nl = strlen(name), pad = (nl + 1 + 7) & ~(size_t)7, size = 72 + pad + 24;
+    memset(b, 0, size);
+    uint32_t type = PERF_RECORD_MMAP2, pid = 9;
+    uint16_t sz = (uint16_t)size;
+    memcpy(b, &type, 4);
+    memcpy(b + 4, &misc, 2);
+    memcpy(b + 6, &sz, 2);
+    memcpy(b + 8, &pid, 4);
+    memcpy(b + 40, &maj, 4);
+    memcpy(b + 44, &min, 4);
+    memcpy(b + 48, &ino, 8);
+    memcpy(b + 72, name, nl);
+    uint64_t t = 77;
+    memcpy(b + size - 16, &t, 8); /* the trailer's time */
+    return size;
+}
+
+static void test_mmap2_names(void)
+{
+    static unsigned char b[65536], out[65536];
+    char p[SC_INODE_PREFIX_MAX];
+    is_int(sc_inode_prefix(p, sizeof p, 254, 0, 333607), 23, "inode prefix length");
+    is_str(p, "/.by-inode/254.0.333607", "inode prefix");
+    is_int(sc_inode_prefix(p, sizeof p, 4294967295u, 4294967295u, UINT64_MAX),
+           (int)strlen("/.by-inode/4294967295.4294967295.18446744073709551615"),
+           "the longest fits");
+    size_t n = mmap2(b, PERF_RECORD_MISC_USER, 254, 0, 333607, "/usr/lib/libz.so.1");
+    size_t m = sc_percpu_inode_name(b, n, out);
+    ok(m > n && m % 8 == 0, "a file's MMAP2 renamed (%zu -> %zu bytes)", n, m);
+    is_str((const char *)out + 72, "/.by-inode/254.0.333607/usr/lib/libz.so.1", "... by its inode");
+    uint16_t sz;
+    memcpy(&sz, out + 6, 2);
+    is_int(sz, (int)m, "... header size updated");
+    ok(!memcmp(out + m - 24, b + n - 24, 24), "... the sample_id trailer kept");
+    ok(!memcmp(out, b, 6) && !memcmp(out + 8, b + 8, 64), "... the rest of the body kept");
+    const char *keep[] = {"//anon", "[vdso]", "/"};
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++) {
+        n = mmap2(b, PERF_RECORD_MISC_USER, 0, 5, 12, keep[i]);
+        is_int((int)sc_percpu_inode_name(b, n, out), 0, "%s: not renamed", keep[i]);
+    }
+    n = mmap2(b, PERF_RECORD_MISC_USER, 0, 5, 0, "/memfd:x (deleted)");
+    is_int((int)sc_percpu_inode_name(b, n, out), 0, "no inode: not renamed");
+    n = mmap2(b, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 20, 0, 1, "/lib/a.so");
+    is_int((int)sc_percpu_inode_name(b, n, out), 0, "a build-id instead of an inode: kept");
+    n = mmap2(b, PERF_RECORD_MISC_USER, 8, 1, 2, "/lib/a.so");
+    memset(b + 72, 'x', n - 72 - 24); /* no NUL before the trailer */
+    is_int((int)sc_percpu_inode_name(b, n, out), 0, "an unterminated name: kept");
+    is_int((int)sc_percpu_inode_name(b, 40, out), 0, "truncated: kept");
+
+    /* the kernel's stale build-id flag over an inode body (seen: perf script crashed) */
+    n = mmap2(b, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 254, 0, 9, "/lib/a.so");
+    sc_percpu_fix_mmap2(b, n, false);
+    uint16_t misc;
+    memcpy(&misc, b + 4, 2);
+    is_int(misc, PERF_RECORD_MISC_USER, "no build-id asked for: the flag is cleared");
+    n = mmap2(b, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 254, 0, 9, "/lib/a.so");
+    sc_percpu_fix_mmap2(b, n, true);
+    memcpy(&misc, b + 4, 2);
+    is_int(misc, PERF_RECORD_MISC_USER, "asked for, but a size of 254: cleared");
+    n = mmap2(b, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 20, 0, 9, "/lib/a.so");
+    sc_percpu_fix_mmap2(b, n, true);
+    memcpy(&misc, b + 4, 2);
+    is_int(misc, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID,
+           "a real build-id (size 20) keeps it");
+}
+
 int main(void)
 {
+    test_mmap2_names();
     test_filter();
     test_maps();
     test_records();

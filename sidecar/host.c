@@ -128,24 +128,37 @@ void sc_host_scanner_stop(void)
 #define TL_MAX (4u << 20) /* samples kept for the timeline; beyond, the timeline stops there */
 
 typedef struct tl_sample {
-    uint32_t cpu, ms, tid, pid;
+    uint32_t cpu, ms, tid, pid; /* ms: since base_us (a u32 of ms since boot wraps at 49 days) */
 } tl_sample;
 
 typedef struct host_ctx {
     sc_host_table *t;
     int proc;
     uint64_t unattributed;
+    bool boottime; /* sample times are CLOCK_BOOTTIME: they can be compared with task starts */
     tl_sample *tl;
     size_t ntl, captl;
-    unsigned long long t0_us; /* the first sample's time */
+    unsigned long long t0_us;   /* the first sample's time */
+    unsigned long long base_us; /* the timeline's ms count from here (the first sample's time
+                                   less a minute: samples come almost in time order) */
     char buf[SC_HOST_KEY_MAX + 2 * (SC_HOST_COMM_MAX + 64) + 1100];
 } host_ctx;
 
-static const char *root_for_task(void *ctx, long pid, long tid, const char *comm, size_t len)
+/* The sample's time as the table compares it: boot time (the recorder's clock, when it got it). */
+static uint64_t time_ns(const host_ctx *c, unsigned long long us)
+{
+    return c->boottime ? (uint64_t)us * 1000 : 0;
+}
+
+static const char *root_for_task(void *ctx, long pid, long tid, const char *comm, size_t len,
+                                 unsigned long long us)
 {
     host_ctx *c = ctx;
-    const sc_host_task *t =
-        pid > 0 && tid > 0 ? sc_host_table_get(c->t, c->proc, (uint32_t)pid, (uint32_t)tid) : NULL;
+    /* the task that had this tid when the sample was taken: a tid reused by a task of another
+     * container during the recording never takes the earlier one's samples */
+    const sc_host_task *t = pid > 0 && tid > 0 ? sc_host_table_get(c->t, c->proc, (uint32_t)pid,
+                                                                   (uint32_t)tid, time_ns(c, us))
+                                               : NULL;
     if (!t) {
         /* gone before the scanner saw it: named, counted, never dropped */
         c->unattributed++;
@@ -249,10 +262,14 @@ static void on_sample(void *ctx, long pid, long tid, int cpu, unsigned long long
         c->tl = g;
         c->captl = nc;
     }
+    if (!c->base_us)
+        c->base_us = us > 60000000ull ? us - 60000000ull : 1;
+    if (us < c->base_us)
+        return;
     if (!c->t0_us || us < c->t0_us)
         c->t0_us = us;
-    c->tl[c->ntl++] =
-        (tl_sample){(uint32_t)cpu, (uint32_t)(us / 1000), (uint32_t)tid, (uint32_t)pid};
+    c->tl[c->ntl++] = (tl_sample){(uint32_t)cpu, (uint32_t)((us - c->base_us) / 1000),
+                                  (uint32_t)tid, (uint32_t)pid};
 }
 
 /* The timeline: K once per thread that has samples, then U lines of "cpu,ms,tid" (ms from the
@@ -260,7 +277,7 @@ static void on_sample(void *ctx, long pid, long tid, int cpu, unsigned long long
 static void emit_timeline(host_ctx *c)
 {
     char line[512];
-    uint64_t t0 = c->t0_us / 1000;
+    uint64_t t0 = (c->t0_us - c->base_us) / 1000;
     sc_host_seen done;
     if (sc_host_seen_init(&done, 1u << 18) < 0)
         return;
@@ -268,7 +285,9 @@ static void emit_timeline(host_ctx *c)
         bool added;
         if (sc_host_seen_add(&done, c->tl[i].tid, &added) || !added)
             continue;
-        const sc_host_task *t = sc_host_table_get(c->t, -1, c->tl[i].pid, c->tl[i].tid);
+        const sc_host_task *t =
+            sc_host_table_get(c->t, -1, c->tl[i].pid, c->tl[i].tid,
+                              time_ns(c, c->base_us + (uint64_t)c->tl[i].ms * 1000));
         /* no task: the "unknown" key of the graph; its name stays out of the timeline */
         sc_host_task u = {.pid = c->tl[i].pid, .tid = c->tl[i].tid, .key = "unknown"};
         const sc_host_task *x = t ? t : &u;
@@ -303,6 +322,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
     if (!c)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     c->t = sc_host_table_load(tfd, TABLE_MAX);
+    c->boottime = s->boottime;
     c->proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (!c->t) {
         free(c);

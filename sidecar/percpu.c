@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -225,6 +226,11 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     a->comm_exec = 1;
     a->task = 1;
     a->sample_id_all = 1; /* time on side-band records: perf script orders them with samples */
+    if (o->clock_boottime) {
+        /* allowed for cpu-clock (a software event, never in NMI context) since Linux 4.1 */
+        a->use_clockid = 1;
+        a->clockid = CLOCK_BOOTTIME;
+    }
     a->disabled = 1;
     a->watermark = 1;
     a->wakeup_watermark = (uint32_t)((size_t)pages * (size_t)sysconf(_SC_PAGESIZE) / 2);
@@ -244,6 +250,11 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
          * capability is gone). Docker's default seccomp profile allows perf_event_open only
          * when the container holds CAP_SYS_ADMIN (20.10) or CAP_PERFMON (newer engines). */
         int fd = (int)syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0 && errno == EINVAL && a->use_clockid && s->n == 0) {
+            a->use_clockid = 0; /* a kernel without it: perf's own clock (st.boottime false) */
+            a->clockid = 0;
+            fd = (int)syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        }
         if (fd < 0 && errno == ENODEV)
             continue; /* went offline since we read the list */
         if (fd < 0) {
@@ -284,6 +295,7 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
         s->f.st.bpf = true;
     }
     s->f.st.cpus = s->n;
+    s->f.st.boottime = a->use_clockid && a->clockid == CLOCK_BOOTTIME;
     *out = s;
     return 0;
 }

@@ -72,6 +72,10 @@ typedef struct sc_percpu_opts {
      * <min>.<ino><path> (sidecar.h), so that perf script looks for that very file's copy; the
      * records then carry the inode, not the build-id (attr.build_id off) */
     bool inode_names;
+    /* host: sample times in CLOCK_BOOTTIME (attr.clockid), the clock of a task's start time in
+     * /proc/<pid>/stat, so that a sample is told to the task that had its tid then; without it
+     * (refused) perf's own clock (st.boottime false) */
+    bool clock_boottime;
 } sc_percpu_opts;
 
 typedef struct sc_percpu_stats {
@@ -89,6 +93,7 @@ typedef struct sc_percpu_stats {
     uint64_t wakeups;          /* pump passes */
     int cpus;                  /* events opened */
     bool bpf;                  /* the kernel filter is attached */
+    bool boottime;             /* sample times are CLOCK_BOOTTIME */
 } sc_percpu_stats;
 
 typedef struct sc_percpu sc_percpu;

@@ -132,6 +132,7 @@ int sc_record(sc_session *s, flame_err *err)
     sc_run_result res;
     int rc = sc_sampler_run(s, &run, &res, err);
     snprintf(s->filter, sizeof s->filter, "%s", res.filter);
+    s->boottime = res.boottime;
     s->samples = res.ps.samples;
     s->lost = res.ps.lost;
     s->t[CT_PH_RECORD] = (uint64_t)res.ms;

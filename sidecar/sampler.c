@@ -259,6 +259,7 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
          * are named by inode: many containers' different files share paths. */
         o.user_filter_only = true;
         o.inode_names = true;
+        o.clock_boottime = true; /* a tid reused meanwhile: tasks are told apart by start */
     } else {
         o.exclude[o.n_exclude++] = parent;
         o.exclude[o.n_exclude++] = getpid();
@@ -315,8 +316,8 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     sc_cap_eff(0, caps_rec, sizeof caps_rec);
     sc_percpu_stats stats;
     sc_percpu_get_stats(p, &stats);
-    put_status(st, "ok %s %d %s %s %s", stats.bpf ? "bpf" : "user", stats.cpus, caps_open, caps_rec,
-               bpf_refused);
+    put_status(st, "ok %s %d %s %s %s %s", stats.bpf ? "bpf" : "user", stats.cpus, caps_open,
+               caps_rec, stats.boottime ? "boot" : "perf", bpf_refused);
     close(st);
     if (sc_percpu_write_header(p, out, &e) < 0 || sc_percpu_enable(p, &e) < 0 ||
         sc_percpu_synthesize(p, proc, out, &e) < 0 ||
@@ -466,11 +467,12 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
     char line[STATUS_MAX];
     read_status(st[0], line, sizeof line);
     close(st[0]);
-    char filt[8] = "", co[20] = "", cr[20] = "";
+    char filt[8] = "", co[20] = "", cr[20] = "", clk[8] = "";
     int cpus = 0, used = 0;
-    if (sscanf(line, "ok %7s %d %19s %19s %n", filt, &cpus, co, cr, &used) >= 4) {
+    if (sscanf(line, "ok %7s %d %19s %19s %7s %n", filt, &cpus, co, cr, clk, &used) >= 5) {
         r->mode = CT_SAMPLING_CPU;
         r->cpus = cpus;
+        r->boottime = !strcmp(clk, "boot");
         snprintf(r->filter, sizeof r->filter, "%s", filt);
         snprintf(r->caps_open, sizeof r->caps_open, "%s", co);
         snprintf(r->caps_record, sizeof r->caps_record, "%s", cr);
@@ -582,6 +584,7 @@ int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_e
     int64_t start = mono_ms();
     res->start = start;
     res->mode = r.mode;
+    res->boottime = r.boottime;
     snprintf(res->filter, sizeof res->filter, "%s", r.filter);
     snprintf(s->caps[CT_CAPS_OPEN], sizeof s->caps[CT_CAPS_OPEN], "%s", r.caps_open);
     snprintf(s->caps[CT_CAPS_RECORD], sizeof s->caps[CT_CAPS_RECORD], "%s", r.caps_record);

@@ -39,6 +39,7 @@ typedef struct sc_session {
     /* record, top, restore: the target container's id (--target, or pid 1's container): only
      * processes whose cgroup names it are looked at, attached and sampled */
     char target[65];
+    bool boottime; /* host: the recording's sample times are CLOCK_BOOTTIME */
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -89,6 +90,7 @@ typedef struct sc_sampler {
     char filter[8]; /* "bpf", "user" (per CPU), "pid" (per thread) */
     char caps_open[20], caps_record[20];
     char bpf_refused[400]; /* why the in-kernel filter could not be used, "" */
+    bool boottime;         /* per CPU: sample times are CLOCK_BOOTTIME */
 } sc_sampler;
 /* Start a recorder of every JVM of s: per CPU unless s->sampling is CT_SAMPLING_THREAD; when
  * per-CPU events are refused, per thread with one W line (auto) or E perf_denied (--sampling
@@ -120,6 +122,7 @@ typedef struct sc_run_result {
     int mode;
     char filter[8];
     int status, write_errno;
+    bool boottime; /* sample times are CLOCK_BOOTTIME */
 } sc_run_result;
 int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_err *err);
 

@@ -398,8 +398,9 @@ static uint16_t ring_record(sc_percpu *s, const ring *r, uint64_t tail, uint64_t
     return size;
 }
 
-/* First pass over every ring, without consuming: FORK records of our processes. A child's
- * first samples may sit in a ring drained before the one holding its FORK. */
+/* First pass over every ring, without consuming: FORK records (of our processes; every new
+ * process's verdict) and exec COMMs. A child's first samples may sit in a ring drained before
+ * the one holding its FORK. */
 static void note_forks(sc_percpu *s, const uint64_t *heads)
 {
     for (int i = 0; i < s->n; i++) {
@@ -413,7 +414,8 @@ static void note_forks(sc_percpu *s, const uint64_t *heads)
                 (uint16_t)(r->data[(tail + 6) & r->mask] | r->data[(tail + 7) & r->mask] << 8);
             if (size < 8 || size > heads[i] - tail)
                 break;
-            if (type == PERF_RECORD_FORK && ring_record(s, r, tail, heads[i]) == size)
+            if ((type == PERF_RECORD_FORK || type == PERF_RECORD_COMM) &&
+                ring_record(s, r, tail, heads[i]) == size)
                 sc_percpu_filter_note_fork(&s->f, s->rec, size);
             tail += size;
         }

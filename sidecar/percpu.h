@@ -189,6 +189,9 @@ void sc_percpu_filter_set_target(sc_percpu_filter *f, sc_percpu_classify_fn clas
 /* Is process pid the target's (asked at time; 0 = now)? Unknown ones are classified. */
 bool sc_percpu_filter_is_target(sc_percpu_filter *f, uint32_t pid, uint64_t time);
 /* First pass over a batch: follow FORK records of our own processes (so that their children's
- * samples, possibly read earlier from another CPU's ring, are recognised). */
+ * samples, possibly read earlier from another CPU's ring, are recognised), give every new
+ * process its parent's verdict, and judge again a process of another's that execs (a COMM
+ * record with COMM_EXEC: runc moves a `docker exec`'s process into its container's cgroup after
+ * it entered the namespace, before it execs the command). */
 void sc_percpu_filter_note_fork(sc_percpu_filter *f, const unsigned char *r, size_t size);
 bool sc_percpu_filter_record(sc_percpu_filter *f, const unsigned char *r, size_t size);

@@ -230,6 +230,19 @@ void sc_percpu_filter_note_fork(sc_percpu_filter *f, const unsigned char *r, siz
      * ours is ours too (the sidecar's later children: attach helpers, perf script): follow it
      * here, since the BPF program only knows the tgids given at open. Any other new process
      * takes its parent's verdict. */
+    if (size >= 8 + 8 && get32(r) == PERF_RECORD_COMM && f->classify) {
+        /* An exec: a process that entered the namespace from outside before its container's
+         * cgroup took it (runc puts a `docker exec`'s process there after it forked into the
+         * namespace, and it then execs the command) is judged again; the target's own stays. */
+        uint16_t misc;
+        memcpy(&misc, r + 4, 2);
+        sc_percpu_verdict *v = (misc & PERF_RECORD_MISC_COMM_EXEC) && get32(r + 8) == get32(r + 12)
+                                   ? verdict_slot(f, get32(r + 8), false)
+                                   : NULL;
+        if (v && v->now == SC_PV_OTHER)
+            v->now = SC_PV_UNKNOWN;
+        return;
+    }
     if (size < 8 + 16 || get32(r) != PERF_RECORD_FORK)
         return;
     uint32_t pid = get32(r + 8), ppid = get32(r + 12), tid = get32(r + 16);
@@ -267,10 +280,10 @@ bool sc_percpu_filter_record(sc_percpu_filter *f, const unsigned char *r, size_t
         return false;
     }
     case PERF_RECORD_FORK:
-        sc_percpu_filter_note_fork(f, r, size);
+    case PERF_RECORD_COMM:
+        sc_percpu_filter_note_fork(f, r, size); /* either: it tells which */
         /* fall through */
     case PERF_RECORD_EXIT:
-    case PERF_RECORD_COMM:
     case PERF_RECORD_MMAP:
     case PERF_RECORD_MMAP2:
         if (size < 8 + 8)

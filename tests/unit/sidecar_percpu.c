@@ -142,15 +142,18 @@ static void test_records(void)
     is_int(f.n_tracked, SC_PERCPU_MAX_TRACKED, "followed children bounded");
 }
 
-/* The target's processes among the others of its namespace: pids below 100 and from 1000 on are
+/* The target's processes among the others of its namespace: pids below 100 and from 500 on are
  * the target's, the rest another's (another sidecar, a debug container, an nsenter); 666 is
  * gone. */
 static int classify_calls;
+static uint32_t other_until_exec; /* a docker exec's process before runc moved it */
 static int fake_classify(void *ctx, uint32_t pid)
 {
     (void)ctx;
     classify_calls++;
-    return pid == 666 ? -1 : pid < 100 || pid >= 1000 ? 1 : 0;
+    if (pid == other_until_exec)
+        return 0;
+    return pid == 666 ? -1 : pid < 100 || pid >= 500 ? 1 : 0;
 }
 
 static size_t timed(unsigned char *b, uint32_t type, uint16_t size, uint32_t f8, uint32_t f12,
@@ -205,6 +208,26 @@ static void test_target_only(void)
     ok(!sc_percpu_filter_record(&f, b, 64), "an nsenter -p from the host: dropped (its cgroup)");
     timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 666, 666, 150);
     ok(!sc_percpu_filter_record(&f, b, 64), "a process gone before it was classified: dropped");
+    /* docker exec: runc's process forks into the namespace (parent 0), is seen before runc put
+     * it into the container's cgroup (another's, then), and execs the command once it is */
+    other_until_exec = 500;
+    timed(b, PERF_RECORD_FORK, 40, 500, 0, 500, 0, 160);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 500, 500, 161);
+    ok(!sc_percpu_filter_record(&f, b, 64), "docker exec before its cgroup: another's");
+    other_until_exec = 0;
+    rec(b, PERF_RECORD_COMM, 40, 500, 500, 0, 0);
+    uint16_t exec_misc = PERF_RECORD_MISC_COMM_EXEC;
+    memcpy(b + 4, &exec_misc, 2);
+    unsigned char smp[64];
+    timed(smp, PERF_RECORD_SAMPLE, 64, 0, 0, 500, 500, 170);
+    sc_percpu_filter_note_fork(&f, b, 40); /* the first pass sees the exec ... */
+    ok(sc_percpu_filter_record(&f, smp, 64), "... its command's sample (another ring): kept");
+    ok(sc_percpu_filter_record(&f, b, 40), "... and its exec COMM kept");
+    rec(b, PERF_RECORD_COMM, 40, 200, 200, 0, 0);
+    memcpy(b + 4, &exec_misc, 2);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    ok(!sc_percpu_filter_record(&f, b, 40), "another's exec is judged again, and stays another's");
 
     /* pid 200 (another's) exits and the target's process 5 gets its pid: a sample of the old
      * process read after the new one's FORK (another CPU's ring) keeps the old verdict */

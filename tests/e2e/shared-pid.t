@@ -91,11 +91,15 @@ untouched spother "refused"
 
 # --- 1b. --shared-pid: only the target's own processes ---
 timeout -k 5 120 docker flame --shared-pid -d 4 --format folded -o c1.folded spweb 2>errc1
-okif $? "--shared-pid, per CPU: exit 0"
+rc=$?
+okif "$rc" "--shared-pid, per CPU: exit 0"
+[ "$rc" = 0 ] || fdiag "$(cat errc1)"
 is "$(jvms errc1)" 1 "one JVM found (the target's), not the other's"
 only_own c1.folded "--pid container:X, per CPU"
 timeout -k 5 120 docker flame --shared-pid -d 4 --sampling thread --format folded -o c2.folded spweb 2>errc2
-okif $? "--shared-pid, per thread: exit 0"
+rc=$?
+okif "$rc" "--shared-pid, per thread: exit 0"
+[ "$rc" = 0 ] || fdiag "$(cat errc2)"
 only_own c2.folded "--pid container:X, per thread"
 timeout -k 10 120 docker flame top --shared-pid spweb --interval 1s --record ct.folded >ct.txt 2>errct &
 tpid=$!
@@ -115,7 +119,9 @@ timeout -k 5 60 docker flame -d 2 sphost 2>errh1
 is "$?" 2 "--pid host: exit 2"
 like "$(cat errh1)" "container sphost shares the host's PID namespace \(--pid host\)" "the line says so"
 timeout -k 5 120 docker flame --shared-pid -d 4 --format folded -o h1.folded sphost 2>errh2
-okif $? "--pid host --shared-pid: exit 0"
+rc=$?
+okif "$rc" "--pid host --shared-pid: exit 0"
+[ "$rc" = 0 ] || fdiag "$(cat errh2)"
 is "$(jvms errh2)" 1 "one JVM found: the target's"
 only_own h1.folded "--pid host"
 untouched spother "--pid host"
@@ -134,11 +140,15 @@ timeout -k 10 300 docker flame top spfx --interval 1s --record bgtop.folded >bgt
 bgtop=$!
 wait_until 90 snapshots bgtop.txt 3 || fdiag "the background top did not start: $(cat errbg)"
 timeout -k 5 120 docker flame -d 5 --format folded -o f1.folded spfx 2>errf1
-okif $? "joined namespace, per CPU: exit 0"
+rc=$?
+okif "$rc" "joined namespace, per CPU: exit 0"
+[ "$rc" = 0 ] || fdiag "$(cat errf1)"
 is "$(jvms errf1)" 1 "one JVM found (not the debug container's)"
 only_own f1.folded "joined namespace, per CPU"
 timeout -k 5 120 docker flame -d 4 --sampling thread --format folded -o f2.folded spfx 2>errf2
-okif $? "joined namespace, per thread: exit 0"
+rc=$?
+okif "$rc" "joined namespace, per thread: exit 0"
+[ "$rc" = 0 ] || fdiag "$(cat errf2)"
 only_own f2.folded "joined namespace, per thread"
 timeout -k 5 60 docker flame --pid 999 spfx 2>errf3
 is "$?" 4 "--pid 999: exit 4"

@@ -167,7 +167,7 @@ static int count_sample(folder *f)
 {
     size_t n = 0;
     const char *task = f->o.root_for_task ? f->o.root_for_task(f->o.root_ctx, f->pid, f->tid,
-                                                               f->pname, f->pname_len)
+                                                               f->pname, f->pname_len, f->time_us)
                                           : NULL;
     if (task) {
         if (key_push_text(f, &n, task, strnlen(task, 4096), true) < 0)

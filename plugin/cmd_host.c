@@ -130,6 +130,20 @@ static int list_containers(engine *e, ctr *out, int cap, flame_err *err)
     return n;
 }
 
+/* The host pid of a running container's main process (its State.Pid), 0 when unknown. */
+static long main_pid_of(engine *e, const char *id)
+{
+    json_t *j = NULL;
+    long st = 0;
+    flame_err ignored = FLAME_ERR_INIT;
+    if (engine_json(e, "GET", NULL, &j, &st, &ignored, "/containers/%s/json", id) < 0)
+        return 0;
+    json_t *p = json_object_get(json_object_get(j, "State"), "Pid");
+    long pid = json_is_integer(p) ? (long)json_integer_value(p) : 0;
+    json_decref(j);
+    return pid > 0 && pid <= CT_PID_MAX ? pid : 0;
+}
+
 /* A rootless engine cannot grant CPU-wide perf events nor the host's PID namespace. */
 static int check_rootful(engine *e, flame_err *err)
 {
@@ -475,15 +489,19 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
 
     /* the agent goes into the JVMs of this engine's containers (only --container's, when
      * given), never into processes of the host or of another engine */
-    static char ids[CT_ATTACH_IDS_MAX * 65 + 1];
+    static char ids[CT_ATTACH_IDS_MAX * 74 + 1];
     size_t il = 0;
     for (int k = 0, nids = 0; k < nc && nids < CT_ATTACH_IDS_MAX; k++) {
         row tmp;
         memset(&tmp, 0, sizeof tmp);
         key_name(&v, cs[k].id, 64, &tmp);
-        if (!wanted(&v, &tmp))
+        long main_pid = wanted(&v, &tmp) ? main_pid_of(e, cs[k].id) : 0;
+        if (main_pid <= 0) /* not wanted, or gone meanwhile */
             continue;
-        il += (size_t)snprintf(ids + il, sizeof ids - il, "%s%s", il ? "," : "", cs[k].id);
+        /* with its main process's host pid: the sidecar attaches only to JVMs in that process's
+         * mount namespace, never to a host process posing as the container (docs/HOST.md) */
+        il += (size_t)snprintf(ids + il, sizeof ids - il, "%s%s:%ld", il ? "," : "", cs[k].id,
+                               main_pid);
         nids++;
     }
     flame_opts o;

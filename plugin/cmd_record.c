@@ -74,6 +74,8 @@ static const arg_spec specs[] = {
      .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
+    {.lng = "shared-pid", .kind = ARG_FLAG, .off = F(shared_pid, bool),
+     .help = "a container that shares another's PID namespace (as for\ndocker flame)"},
     {.lng = "detach", .kind = ARG_FLAG, .off = F(detach, bool),
      .help = "record in the background (docker flame ps lists it,\ndocker flame stop ends it)"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),

@@ -307,6 +307,7 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
     o.frequency = a->frequency;
     o.pid = a->pid;
     o.no_inline = a->no_inline;
+    o.shared_pid = a->shared_pid;
     o.quiet = true; /* one line per window instead of the progress bar */
     o.top = true;
     o.interval_ms = a->window_ms;

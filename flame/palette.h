@@ -39,6 +39,18 @@ uint32_t palette_rgb(double r, double g, double b);
 /* The colour of frame name s[0..n) in palette pal (render options: --hash, --random). */
 uint32_t palette_colour(palette pal, const render_opts *o, const char *s, size_t n,
                         palette_rng *rr);
+/* The flat hue a frame name gets in pal: one of the flat palettes (PAL_RED ... PAL_ORANGE) for
+ * the palettes that classify names (java, js, perl, wakeup, chain), pal itself for the others.
+ * What the legend of a graph explains. */
+palette palette_class(palette pal, const char *s, size_t n);
+/* What a class means in pal (java: "compiled", "inlined", "interpreted", "C++ (JVM)", "native",
+ * "kernel"), NULL when it says nothing (hot, mem, ...: shades for telling frames apart). */
+const char *palette_class_meaning(palette pal, palette cls);
+/* A representative colour of a flat hue: the middle of its shades. */
+uint32_t palette_class_rgb(palette cls);
+/* Text on a fill: true when white reads better than black (WCAG contrast of the two), as on
+ * the saturated blue of a differential's largest shrink. */
+bool palette_dark(uint32_t rgb);
 /* Differential: red grew, blue shrank, white unchanged; saturation relative to the largest
  * change of any frame. */
 uint32_t palette_diff_colour(double delta, double maxdelta);

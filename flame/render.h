@@ -14,6 +14,11 @@ typedef struct render_opts {
     bool minwidth_pct;
     int width, height; /* image width; frame height */
     bool hash, reverse, inverted, flamechart, negate, random, embed_folded;
+    /* Differential of sample counts: a frame whose self change is within the noise of its
+     * counts (under a standard error, sqrt(before + after)) is drawn white, fading in up to
+     * three standard errors, so an unchanged program's diff is near white. Off: flamegraph.pl's
+     * colours (the change relative to the largest, however small). */
+    bool diff_noise;
     const char *palette_file; /* consistent palette (read + written); NULL = off */
     double total, factor;     /* total: override the 100% figure (0 = sum) */
     /* The embedded folded data is left out (with a comment saying so) when it would exceed this

@@ -29,6 +29,21 @@ static inline size_t frame_strip_annotation(const char *s, size_t n)
     return n;
 }
 
+/* The length of s[0..n) without the annotations that record what the JIT made of a Java method:
+ * _[j] compiled, _[i] inlined into its caller, _[int] interpreted. Unchanged code gets other
+ * ones from one run to the next (the JIT compiles and inlines by what it has seen so far), so
+ * diff and merge compare names without them (flame/match.h); _[k] and _[w] say what a frame is
+ * and stay. */
+static inline size_t frame_strip_jit(const char *s, size_t n)
+{
+    if (frame_is_interpreted(s, n))
+        return n - 6;
+    if (n >= 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' &&
+        (s[n - 2] == 'j' || s[n - 2] == 'i'))
+        return n - 4;
+    return n;
+}
+
 /* Code the JIT inlined into its caller (our agent's "a->b" chains, folded as b_[i]). */
 static inline bool frame_is_inlined(const char *s, size_t n)
 {

@@ -12,6 +12,7 @@
 #include "common/cleanup.h"
 #include "flame/alloc.h"
 #include "flame/diff.h"
+#include "flame/match.h"
 #include "flame/profile_impl.h"
 
 /* ---- stacks as text ------------------------------------------------------------------------ */
@@ -258,7 +259,7 @@ void union_two_columns(profile *p, int column)
 
 /* ---- merge ---------------------------------------------------------------------------------- */
 
-int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err *err)
+int diff_merge(profile **in, size_t n, bool normalize, bool exact, profile **out, flame_err *err)
 {
     *out = NULL;
     int rc = 0;
@@ -309,6 +310,17 @@ int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err 
         in[i] = NULL;
     }
     in[base] = NULL;
+    profile *read = NULL;
+    size_t merged;
+    if (!exact && match_as_read(r, &read, &merged, err) < 0) {
+        profile_free(r);
+        rc = -1;
+        goto done;
+    }
+    if (read) {
+        profile_free(r);
+        r = read;
+    }
     *out = r;
 done:
     for (size_t i = 0; i < n; i++) {

@@ -78,7 +78,7 @@ const args_verb cmd_merge_grammar = GRAPH_VERB("docker flame merge", specs, merg
 int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
 {
     const char *vname = "merge";
-    merge_args a = {.fmt = -1, .duration_ms = 30000};
+    merge_args a = {.fmt = -1, .duration_ms = 30000, .g = {.colors = "java"}};
     flame_err err = FLAME_ERR_INIT;
     int rc = cli_parse(vname, &cmd_merge_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)

@@ -29,32 +29,6 @@ struct diff {
     diff_mover *mover_hosts; /* and their hosts */
 };
 
-/* ---- stacks as text ------------------------------------------------------------------------ */
-
-static bool is_hex(char c)
-{
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-size_t diff_strip_hex(const char *s, size_t n, char *buf)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        /* Perl's s/0x[0-9a-fA-F]+/0x.../g: leftmost match, greedy run of hex digits */
-        if (s[i] == '0' && i + 2 < n && s[i + 1] == 'x' && is_hex(s[i + 2])) {
-            memcpy(buf + o, "0x...", 5);
-            o += 5;
-            i += 2;
-            while (i < n && is_hex(s[i]))
-                i++;
-        } else {
-            buf[o++] = s[i++];
-        }
-    }
-    buf[o] = '\0';
-    return o;
-}
-
 /* ---- diff ------------------------------------------------------------------------------------ */
 
 /* The smallest non-zero count of a column. */
@@ -391,4 +365,77 @@ double diff_smallest_count(const profile *p)
             m = c;
     }
     return m;
+}
+
+/* ---- merge ---------------------------------------------------------------------------------- */
+
+int diff_merge(profile **in, size_t n, bool normalize, bool exact, profile **out, flame_err *err)
+{
+    *out = NULL;
+    int rc = 0;
+    double tmax = 0;
+    size_t base = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (profile_is_diff(in[i])) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR,
+                            "input %zu is a differential profile (two count columns); merge "
+                            "plain profiles",
+                            i + 1);
+            goto done;
+        }
+        if (profile_stacks(in[i]) == 0 || profile_total(in[i]) <= 0) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "input %zu is empty (no samples)", i + 1);
+            goto done;
+        }
+        if (profile_total(in[i]) > tmax)
+            tmax = profile_total(in[i]);
+        if (in[i]->nstacks > in[base]->nstacks)
+            base = i;
+    }
+    if (n == 0) {
+        rc = flame_fail(err, FLAME_EXIT_USAGE, "nothing to merge");
+        goto done;
+    }
+    /* the input with the most stacks becomes the sum: only the others are interned again */
+    profile *r = in[base];
+    if (normalize && r->total != tmax) {
+        double f = tmax / r->total, sum = 0;
+        for (uint32_t k = 0; k < r->nstacks; k++) {
+            r->stacks[k].count = floor(r->stacks[k].count * f + 0.5);
+            sum += r->stacks[k].count;
+        }
+        r->total = sum;
+    }
+    r->keep_order = false; /* input order means nothing for a sum of profiles */
+    r->nseq = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == base)
+            continue;
+        double f = normalize ? tmax / in[i]->total : 1;
+        if (union_add_ids(r, in[i], -1, f, normalize, err) < 0) {
+            rc = -1;
+            goto done;
+        }
+        profile_free(in[i]);
+        in[i] = NULL;
+    }
+    in[base] = NULL;
+    profile *read = NULL;
+    size_t merged;
+    if (!exact && match_as_read(r, &read, &merged, err) < 0) {
+        profile_free(r);
+        rc = -1;
+        goto done;
+    }
+    if (read) {
+        profile_free(r);
+        r = read;
+    }
+    *out = r;
+done:
+    for (size_t i = 0; i < n; i++) {
+        profile_free(in[i]);
+        in[i] = NULL;
+    }
+    return rc;
 }

@@ -90,15 +90,11 @@ typedef struct diff_movers_opts {
 int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
                 diff_mover *shrank, size_t *nshrank, flame_err *err);
 
-/* Replace every 0x[0-9a-fA-F]+ in s[0..n) by "0x..." into buf, which must hold 2 * n + 1 bytes
- * (a 3-byte "0x0" becomes 5 bytes); returns the new length. NUL-terminates buf. */
-size_t diff_strip_hex(const char *s, size_t n, char *buf);
-
 /* The smallest non-zero count of a (one-column) profile, 0 if none: sample counts go down to
  * 1, sums of periods never below one period (the CLI's check for mismatched units). */
 double diff_smallest_count(const profile *p);
 
-/* Sum profiles (flame/union.c). normalize: scale each input to the largest input total first
+/* Sum profiles. normalize: scale each input to the largest input total first
  * (counts rounded to integers; every factor is >= 1 so no non-zero count becomes 0), so each
  * input weighs the same. Stacks are matched as read unless exact (diff_opts.exact). Consumes
  * in[0..n) (freed, also on error; the array itself is not freed).

@@ -12,6 +12,7 @@
 #include "common/cleanup.h"
 #include "plugin/cmd.h"
 #include "flame/diff.h"
+#include "flame/frame.h"
 #include "flame/profile.h"
 #include "flame/render.h"
 #include "tests/unit/tap.h"
@@ -87,7 +88,7 @@ static void test_strip_hex(void)
         {"lib+0xDEADbeef;0xg", "lib+0x...;0xg"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        diff_strip_hex(cases[i][0], strlen(cases[i][0]), buf);
+        frame_strip_hex(cases[i][0], strlen(cases[i][0]), buf);
         is_str(buf, cases[i][1], "strip-hex '%s'", cases[i][0]);
     }
 }

@@ -29,7 +29,7 @@ void fold_cache_init(fold_cache *c)
 
 void fold_cache_clear(fold_cache *c)
 {
-    flame_arena_clear(&c->arena);
+    alloc_arena_clear(&c->arena);
     c->used = 0;
     if (c->lines)
         memset(c->lines, 0, c->cap * sizeof *c->lines);
@@ -101,7 +101,7 @@ void fold_cache_insert(fold_cache *c, const char *line, size_t len, bool java_co
     struct fold_line *e = slot(c, line, len, java_comm, h);
     if (e->data)
         return;
-    char *d = flame_arena_alloc(&c->arena, len + n * sizeof *ids);
+    char *d = alloc_arena_alloc(&c->arena, len + n * sizeof *ids);
     if (!d)
         return;
     memcpy(d, line, len);

@@ -18,7 +18,7 @@ typedef struct fold_cache {
     struct fold_line *lines;
     size_t cap, used;
     uint64_t seed;
-    flame_arena arena;
+    alloc_arena arena;
 } fold_cache;
 
 void fold_cache_init(fold_cache *c);

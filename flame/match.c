@@ -47,7 +47,7 @@ static uint64_t node_hash(const trie *t, uint32_t parent, uint32_t plain)
 
 static int trie_rehash(trie *t, size_t mask)
 {
-    uint32_t *tab = flame_zalloc((mask + 1) * sizeof *tab);
+    uint32_t *tab = alloc_zalloc((mask + 1) * sizeof *tab);
     if (!tab)
         return -1;
     for (size_t i = 0; i < t->len; i++)
@@ -145,7 +145,7 @@ int match_as_read(const profile *p, profile **out, size_t *merged, flame_err *er
 
     /* 2. the as-read graph of the stacks that hold a shared plain form */
     t.mask = 1023;
-    if (!(t.tab = flame_zalloc((t.mask + 1) * sizeof *t.tab))) {
+    if (!(t.tab = alloc_zalloc((t.mask + 1) * sizeof *t.tab))) {
         rc = fail_oom(err);
         goto out;
     }

@@ -15,7 +15,7 @@
 #include "flame/frame.h"
 #include "flame/render.h"
 
-const char *const render_palette_names[] = {
+const char *const palette_names[] = {
     [PAL_HOT] = "hot",       [PAL_MEM] = "mem",       [PAL_IO] = "io",
     [PAL_WAKEUP] = "wakeup", [PAL_CHAIN] = "chain",   [PAL_JAVA] = "java",
     [PAL_JS] = "js",         [PAL_PERL] = "perl",     [PAL_RED] = "red",
@@ -26,13 +26,13 @@ const char *const render_palette_names[] = {
 
 int palette_parse(const char *s)
 {
-    for (size_t i = 0; render_palette_names[i]; i++)
-        if (strcmp(s, render_palette_names[i]) == 0)
+    for (size_t i = 0; palette_names[i]; i++)
+        if (strcmp(s, palette_names[i]) == 0)
             return (int)i;
     return -1;
 }
 
-bool render_palette_valid(const char *name)
+bool palette_valid(const char *name)
 {
     return palette_parse(name) >= 0;
 }
@@ -360,10 +360,10 @@ void palette_background(const render_opts *o, palette pal, const char **c1, cons
     else if (strcmp(bg, "grey") == 0)
         *c1 = "#f8f8f8", *c2 = "#e8e8e8";
     else
-        *c1 = *c2 = bg; /* validated by render_bgcolor_valid: #rrggbb */
+        *c1 = *c2 = bg; /* validated by palette_bgcolor_valid: #rrggbb */
 }
 
-bool render_bgcolor_valid(const char *s)
+bool palette_bgcolor_valid(const char *s)
 {
     if (!strcmp(s, "yellow") || !strcmp(s, "blue") || !strcmp(s, "green") || !strcmp(s, "grey"))
         return true;

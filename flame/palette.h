@@ -1,5 +1,6 @@
-/* Colours of a flame graph (flame/ internal, for render.c): flamegraph.pl's palettes, the
- * differential scale, backgrounds, and the consistent palette file (--cp). */
+/* Colours of a flame graph: flamegraph.pl's palettes, the differential scale, backgrounds, and
+ * the consistent palette file (--cp), for render.c; command lines validate palette and
+ * background names here. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,6 +29,10 @@ typedef enum palette {
 
 /* A palette by its flamegraph.pl name, or -1. */
 int palette_parse(const char *s);
+/* Validation helpers for command lines. */
+bool palette_valid(const char *name);
+extern const char *const palette_names[];  /* "hot", "mem", ..., NULL: the palettes */
+bool palette_bgcolor_valid(const char *s); /* yellow blue green grey or #rrggbb */
 
 /* --random's generator (xorshift; seeded by the renderer). */
 typedef struct palette_rng {

@@ -421,7 +421,7 @@ int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *
         !(o->fontsize > 0 && o->fontsize < 1000) || !(o->fontwidth > 0 && o->fontwidth < 100) ||
         !(o->minwidth >= 0) || !isfinite(o->minwidth) || !(o->factor > 0) || !isfinite(o->factor))
         return flame_fail(err, FLAME_EXIT_USAGE, "render options out of range");
-    if (o->bgcolors && *o->bgcolors && !render_bgcolor_valid(o->bgcolors))
+    if (o->bgcolors && *o->bgcolors && !palette_bgcolor_valid(o->bgcolors))
         return flame_fail(err, FLAME_EXIT_USAGE,
                           "bad background '%s' (yellow, blue, green, grey or #rrggbb)",
                           o->bgcolors);

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/contract.h"
 #include "flame/frame.h"
+#include "flame/methods.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
@@ -461,8 +462,8 @@ static void fill_rows(host_view *v, const proto *pr, engine *e)
                 r->jvms++;
         const char *names[1];
         double counts[1];
-        if (r->split && (profile_top_self(r->split, 1, true, names, counts) == 1 ||
-                         profile_top_self(r->split, 1, false, names, counts) == 1)) {
+        if (r->split && (methods_top_self(r->split, 1, true, names, counts) == 1 ||
+                         methods_top_self(r->split, 1, false, names, counts) == 1)) {
             if (perfmap_placeholder(names[0])) /* a JVM's JIT code, unnamed: why */
                 snprintf(r->hot, sizeof r->hot, "%s",
                          !own_container(v, r) ? "(JIT code; not this engine's, not attached)"

@@ -178,7 +178,7 @@ typedef struct tl_job {
 static int write_timeline(void *ctx, FILE *f, flame_err *err)
 {
     tl_job *j = ctx;
-    return render_timeline(j->series, j->n, &j->o, f, err);
+    return timeline_render(j->series, j->n, &j->o, f, err);
 }
 
 static int show_timeline(const show_args *a, store *s, store_query q, flame_err *err)

@@ -116,7 +116,7 @@ typedef struct rec_job {
 static int write_record_cb(void *ctx, FILE *out, flame_err *err)
 {
     const rec_job *j = ctx;
-    return j->pm ? export_pprof(j->p, j->pm, out, err) : profile_write_folded(j->p, out, err);
+    return j->pm ? pprof_export(j->p, j->pm, out, err) : profile_write_folded(j->p, out, err);
 }
 
 /* Folded text, or pprof for a name ending in .pb.gz/.pb/.pprof (plugin/output.c's rule). */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame/palette.h"
+#include "flame/speedscope.h"
 #include "tests/unit/render_test_util.h"
 #include "tests/unit/tap.h"
 
@@ -244,11 +246,10 @@ static void test_java_palette(void)
        "unknown palette is a usage error");
     fclose(f);
     profile_free(p);
-    ok(render_palette_valid("hot") && render_palette_valid("orange") && !render_palette_valid("x"),
-       "render_palette_valid");
-    ok(render_bgcolor_valid("grey") && render_bgcolor_valid("#aBc123") &&
-           !render_bgcolor_valid("#12345") && !render_bgcolor_valid("red\"/>"),
-       "render_bgcolor_valid");
+    ok(palette_valid("hot") && palette_valid("orange") && !palette_valid("x"), "palette_valid");
+    ok(palette_bgcolor_valid("grey") && palette_bgcolor_valid("#aBc123") &&
+           !palette_bgcolor_valid("#12345") && !palette_bgcolor_valid("red\"/>"),
+       "palette_bgcolor_valid");
 }
 
 static bool starts(const char *s, const char *prefix)
@@ -443,7 +444,7 @@ static void test_speedscope(void)
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
     flame_err err = FLAME_ERR_INIT;
-    int rc = export_speedscope(p, "na\"me", f, &err);
+    int rc = speedscope_export(p, "na\"me", f, &err);
     fclose(f);
     ok(rc == 0, "speedscope export");
     char *path = buf ? write_tmp(buf, n, ".json") : NULL;

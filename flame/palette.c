@@ -120,7 +120,7 @@ static bool has(const char *s, size_t n, const char *needle)
 }
 
 /* Which flat hue a frame gets in the palettes that classify names (java, js, perl, ...). */
-palette palette_class(palette pal, const char *s, size_t n)
+static palette classify(palette pal, const char *s, size_t n)
 {
     switch (pal) {
     case PAL_JAVA:
@@ -238,12 +238,17 @@ uint32_t palette_colour(palette pal, const render_opts *o, const char *s, size_t
     } else {
         v1 = v2 = v3 = name_seeded(s, n);
     }
-    const hue *h = &hues[palette_class(pal, s, n)];
+    const hue *h = &hues[classify(pal, s, n)];
     const double v[4] = {0, v1, v2, v3};
     int c[3];
     for (int k = 0; k < 3; k++)
         c[k] = h->ch[k].base + (int)(h->ch[k].scale * v[h->ch[k].v]);
     return palette_rgb(c[0], c[1], c[2]);
+}
+
+palette palette_class(palette pal, const char *s, size_t n)
+{
+    return classify(pal, s, n);
 }
 
 const char *palette_class_meaning(palette pal, palette cls)

@@ -65,8 +65,9 @@ static void thousands(char *buf, size_t cap, double v)
 
 typedef struct open_frame {
     uint32_t rank;
+    float self; /* diff_noise: self samples of both columns (in the padding: the walk's frames
+                 * stay 24 bytes; a float is exact to 2^24 samples, plenty for a noise estimate) */
     double start, delta;
-    double self; /* self samples of both columns (diff_noise) */
 } open_frame;
 
 typedef struct svg_ctx {
@@ -131,8 +132,8 @@ static void emit_frame(svg_ctx *c, const char *name, size_t len, uint32_t depth,
     prof_format_count(wid, sizeof wid, w);
     size_t shown = depth ? frame_strip_annotation(name, len) : len;
     /* white labels where they read better than black (the saturated blue of a big shrink) */
-    fprintf(out, "<g data-s=\"%s\" data-w=\"%s\"%s><title>", pos, wid,
-            palette_dark(colour) ? " class=\"w\"" : "");
+    fprintf(out, "<g data-s=\"%s\" data-w=\"%s\"", pos, wid);
+    fputs(palette_dark(colour) ? " class=\"w\"><title>" : "><title>", out);
     escape_xml(out, name, shown, SIZE_MAX);
     fprintf(out, " (%s ", num);
     escape_xml_str(out, o->countname);
@@ -222,11 +223,12 @@ static int walk_stack(svg_ctx *c, const uint32_t *frames, uint32_t n, double cou
         c->open_cap = cap;
     }
     for (size_t i = common; i < n; i++)
-        c->open[i] = (open_frame){frames[i], c->pos, 0, 0};
+        c->open[i] = (open_frame){frames[i], 0, c->pos, 0};
     c->nopen = n;
     c->pos += count;
     c->open[n - 1].delta += count - before;
-    c->open[n - 1].self += count + before;
+    if (c->o->diff_noise)
+        c->open[n - 1].self += (float)(count + before);
     if (!c->out && fabs(count - before) > c->maxdelta)
         c->maxdelta = fabs(count - before);
     return 0;

@@ -36,7 +36,10 @@ static const char usage_head[] =
     "  diff.svg         widths = AFTER; red = grew, blue = shrank (self change of each frame)\n"
     "  diff.mirror.svg  widths = BEFORE, same colours: shows the stacks that vanished, which have\n"
     "                   no width in diff.svg\n"
-    "and prints the methods whose share of the samples grew or shrank most.\n"
+    "and prints the methods whose share of the samples grew or shrank most: one line per method\n"
+    "whatever the JIT made of it (inlined code split by host below it), with the noise of two\n"
+    "profiles of this size. Stacks that differ only in what the JIT made of a frame are matched\n"
+    "as one (--exact keeps them apart).\n"
     "\n"
     "Options:\n";
 

@@ -178,7 +178,7 @@ typedef struct tl_job {
 static int write_timeline(void *ctx, FILE *f, flame_err *err)
 {
     tl_job *j = ctx;
-    return render_timeline(j->series, j->n, &j->o, f, err);
+    return timeline_render(j->series, j->n, &j->o, f, err);
 }
 
 static int show_timeline(const show_args *a, store *s, store_query q, flame_err *err)
@@ -239,7 +239,7 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
 {
     (void)g; /* the store, not the engine */
     const char *vname = "show";
-    show_args a = {.fmt = -1};
+    show_args a = {.fmt = -1, .g = {.colors = "java"}}; /* a profile of JVMs */
     flame_err err = FLAME_ERR_INIT;
     int done = cli_parse(vname, &cmd_show_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)

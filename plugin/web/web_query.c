@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame/palette.h"
 #include "plugin/out/output.h"
 #include "store/store.h"
 #include "store/when.h"
@@ -121,7 +122,7 @@ int web_query_set(web_query *q, const char *key, const char *v, int64_t now_ms, 
             return bad(err, key, "a function name");
         q->fn = v;
     } else if (!strcmp(key, "palette")) {
-        if (!render_palette_valid(v))
+        if (!palette_valid(v))
             return bad(err, key, "unknown palette");
         q->palette = v;
     } else if (!strcmp(key, "format")) {

@@ -191,7 +191,9 @@
 
     timeline.onselect = function (s) {
         var ch = { since: U.iso(s.since), until: U.iso(s.until), zoom: "" };
-        if (s.row) ch.c = [s.row.name];
+        // a name that was not valid UTF-8 reads back here with U+FFFD, which names nothing in
+        // the store: such a container is chosen by its id
+        if (s.row) ch.c = [s.row.name.indexOf("\uFFFD") >= 0 && s.row.id ? s.row.id : s.row.name];
         go(ch);
     };
 
@@ -343,10 +345,12 @@
     });
 
     // Side B: the same containers shifted in time, or the same range of other containers.
+    // B's range defaults to A's: the range asked (a page opened on a compare link has no answer
+    // yet to take it from)
     function sideB() {
-        var a = cur.range || { since: 0, until: 0 };
+        var a = range();
         return {
-            since: st["b.since"] || String(a.since), until: st["b.until"] || String(a.until),
+            since: st["b.since"] || a.since, until: st["b.until"] || a.until,
             c: st["b.c"] && st["b.c"].length ? st["b.c"] : st.c || [],
         };
     }

@@ -133,6 +133,8 @@ int flame_cmd_serve(const ep_globals *g, int argc, char **argv)
         cli_parse(vname, &cmd_serve_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     char addr[64];
     int port = 0;
     if (web_host_parse_listen(a.listen ? a.listen : "127.0.0.1:0", addr, sizeof addr, &port, &err) <

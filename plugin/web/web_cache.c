@@ -94,9 +94,10 @@ int web_cache_new(const web_cache_opts *o, web_cache **out, flame_err *err)
         web_cache_free(c);
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
-    /* one handle now: a store that cannot be opened fails the start, not the first request */
+    /* one handle now: a store that cannot be opened fails the start, not the first request;
+     * opened for reading: serve creates, migrates and writes nothing */
     store *s;
-    if (store_open(c->url, &s, err) < 0) {
+    if (store_open_read(c->url, &s, err) < 0) {
         web_cache_free(c);
         return -1;
     }
@@ -155,8 +156,7 @@ int web_cache_get(web_cache *c, store **s, flame_err *err)
         if (c->open < c->o.handles) {
             c->open++;
             pthread_mutex_unlock(&c->mu);
-            /* NEEDSWORK: store_open_read once the store has it (nothing created or migrated) */
-            if (store_open(c->url, s, err) == 0)
+            if (store_open_read(c->url, s, err) == 0)
                 return 0;
             pthread_mutex_lock(&c->mu);
             c->open--;

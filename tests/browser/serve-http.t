@@ -5,7 +5,8 @@
 # Host is 403 (DNS rebinding); anything but GET/HEAD is 405; no CORS header, also for a preflight;
 # path traversal is 404; an oversized URL is refused; a bad query is a 400 with a JSON error; a
 # non-loopback --listen warns and refuses --no-token; an export is exactly `show`'s bytes; Ctrl-C
-# stops it with status 0.
+# stops it with status 0; the store is opened read-only (a missing one is not created, nothing
+# written).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=build/docker-flame
@@ -43,6 +44,12 @@ store=$tmp/p.db
 $GEN --store "$store" --container web --windows 30 --start -40m --workload many --stacks 300 \
     --samples 300 --seed 1 >/dev/null 2>&1
 ok $? "store-gen wrote a store"
+sum_before=$(sha256sum "$store")
+
+# -- read-only: a missing store is an error, not a new file
+timeout -s INT 20 $BIN serve --store "$tmp/none.db" >/dev/null 2>"$tmp/err0" # a server that starts serves
+is "$?" 8 "no store there: exit 8"
+[ ! -e "$tmp/none.db" ]; ok $? "and none created" "$(cat "$tmp/err0")"
 
 # serve STDERR-FILE ARGS...: starts the server in the background ($srv), reads its URL ($url)
 serve() {
@@ -155,6 +162,8 @@ kill -INT "$srv"
 wait "$srv"
 is "$?" 0 "SIGINT: exit 0"
 srv=
+
+is "$(sha256sum "$store")" "$sum_before" "the store's file is byte for byte as before"
 
 # -- other addresses
 serve "$tmp/err2" --listen 0.0.0.0:0

@@ -274,6 +274,8 @@ async function search(page, text) {
         await until(page, () => window.dfView().view === 'diff', 'the compare tab');
         const opts = await page.locator('#diff-container option').allTextContents();
         ok(opts.some(o => o.includes(hostile)), 'the hostile container name is an option\'s text', JSON.stringify(opts));
+        const hv = await page.locator('#diff-container option', { hasText: '<script>' }).first().getAttribute('value');
+        is(hv, hs.id, 'and it chooses that container by id (its name is not valid UTF-8)');
         is(found.imgs, 0, 'no element made of a hostile name');
         is(found.scripts, 4, 'only the page\'s own 4 scripts');
         ok(found.cells > 0, 'hostile frame names fill the table as text');

@@ -413,7 +413,7 @@
             if (seen[c.name]) return;
             seen[c.name] = 1;
             var o = document.createElement("option");
-            o.value = c.name;
+            o.value = c.name.indexOf("\uFFFD") >= 0 && c.id ? c.id : c.name; // as the timeline does
             o.textContent = c.name + " (" + c.image + ")";
             sel.appendChild(o);
         });

@@ -261,7 +261,7 @@ static void api_flamegraph(web_api *api, const web_query *q, int64_t now_ms, web
     flame_err err = FLAME_ERR_INIT;
     const web_merged *m = NULL;
     matcher mt;
-    calltree t = {0};
+    const calltree *t = NULL;
     jbuf j = {0};
     if (matcher_init(&mt, q, &err) < 0 || web_cache_merged(api->cache, &q->a, now_ms, &m, &err) < 0)
         goto fail;
@@ -269,7 +269,7 @@ static void api_flamegraph(web_api *api, const web_query *q, int64_t now_ms, web
     if (mt.text && calltree_search(m->p, matches, &mt, &matched, NULL, &err) < 0)
         goto fail;
     calltree_opts o = {.max_nodes = q->nodes, .path = q->root};
-    if (calltree_build(m->p, &o, &t, &err) < 0 || !jbuf_open(&j))
+    if (web_cache_tree(api->cache, m, &o, &t, &err) < 0 || !jbuf_open(&j))
         goto fail;
     write_info(&j.w, "range", &q->a, m);
     if (mt.text) {
@@ -278,7 +278,7 @@ static void api_flamegraph(web_api *api, const web_query *q, int64_t now_ms, web
         jsonw_num(&j.w, "total", profile_total(m->p));
         jsonw_end(&j.w);
     }
-    if (write_tree(&j.w, "tree", &t, q->palette, &mt) < 0) {
+    if (write_tree(&j.w, "tree", t, q->palette, &mt) < 0) {
         flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
         goto fail;
     }
@@ -288,7 +288,7 @@ fail:
     jbuf_abort(&j);
     fail_resp(r, &err);
 out:
-    calltree_free(&t);
+    web_cache_tree_release(api->cache, t);
     matcher_free(&mt);
     web_cache_release(api->cache, m);
 }

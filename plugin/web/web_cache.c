@@ -3,6 +3,7 @@
 #include "plugin/web/web_cache.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,14 @@
 #include <time.h>
 
 enum ent_state { ENT_LOADING, ENT_READY };
+
+/* A built call tree, shared by the requests that hold it and by its entry's slot. */
+typedef struct tree_memo {
+    calltree t; /* first: a calltree pointer is its memo's */
+    size_t nodes;
+    char *path;
+    int refs;
+} tree_memo;
 
 typedef struct entry {
     char *key;
@@ -19,6 +28,7 @@ typedef struct entry {
     uint64_t used;      /* LRU tick */
     int64_t expires_ms; /* 0 = never (a range in the past) */
     bool dropped;       /* out of the table: freed by its last release */
+    tree_memo *tree;    /* the tree asked last, or NULL */
 } entry;
 
 struct web_cache {
@@ -112,10 +122,20 @@ int web_cache_new(const web_cache_opts *o, web_cache **out, flame_err *err)
     return 0;
 }
 
+static void memo_unref(tree_memo *t)
+{
+    if (!t || --t->refs > 0)
+        return;
+    calltree_free(&t->t);
+    free(t->path);
+    free(t);
+}
+
 static void entry_free(entry *e)
 {
     if (!e)
         return;
+    memo_unref(e->tree); /* the slot's: every request released its tree before its range */
     profile_free(e->m.p);
     free(e->key);
     free(e);
@@ -365,5 +385,63 @@ void web_cache_stats(web_cache *c, uint64_t *hits, uint64_t *merges)
     pthread_mutex_lock(&c->mu);
     *hits = c->hits;
     *merges = c->merges;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* m is the web_merged inside an entry */
+static entry *entry_of(const web_merged *m)
+{
+    return (entry *)((char *)m - offsetof(entry, m));
+}
+
+static bool same_path(const char *a, const char *b)
+{
+    return !strcmp(a ? a : "", b ? b : "");
+}
+
+int web_cache_tree(web_cache *c, const web_merged *m, const calltree_opts *o, const calltree **out,
+                   flame_err *err)
+{
+    entry *e = entry_of(m);
+    pthread_mutex_lock(&c->mu);
+    tree_memo *t = e->tree;
+    if (t && t->nodes == o->max_nodes && same_path(t->path, o->path)) {
+        t->refs++;
+        pthread_mutex_unlock(&c->mu);
+        *out = &t->t;
+        return 0;
+    }
+    pthread_mutex_unlock(&c->mu);
+    /* built outside the lock: two requests may build the same tree, the later one is kept */
+    t = calloc(1, sizeof *t);
+    if (!t || (o->path && *o->path && !(t->path = strdup(o->path)))) {
+        free(t);
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    t->nodes = o->max_nodes;
+    if (calltree_build(m->p, o, &t->t, err) < 0) {
+        free(t->path);
+        free(t);
+        return -1;
+    }
+    /* the builder's array held the whole tree before the cut: what is kept needs less */
+    calltree_node *fit = realloc(t->t.node, (t->t.n ? t->t.n : 1) * sizeof *fit);
+    if (fit)
+        t->t.node = fit;
+    pthread_mutex_lock(&c->mu);
+    t->refs = 2; /* the caller's and the slot's */
+    memo_unref(e->tree);
+    e->tree = t;
+    pthread_mutex_unlock(&c->mu);
+    *out = &t->t;
+    return 0;
+}
+
+void web_cache_tree_release(web_cache *c, const calltree *t)
+{
+    if (!t)
+        return;
+    pthread_mutex_lock(&c->mu);
+    memo_unref((tree_memo *)t);
     pthread_mutex_unlock(&c->mu);
 }

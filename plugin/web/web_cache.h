@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "flame/calltree.h"
 #include "flame/profile.h"
 #include "plugin/web/web_query.h"
 #include "store/store.h"
@@ -48,5 +49,11 @@ void web_cache_put(web_cache *c, store *s, bool broken);
 int web_cache_merged(web_cache *c, const web_side *side, int64_t now_ms, const web_merged **out,
                      flame_err *err);
 void web_cache_release(web_cache *c, const web_merged *m);
+/* The call tree of a merged range m (held) with options o, built now or the one built last for m
+ * with the same options (zoom, hover-driven re-queries and searches of one view rebuild
+ * nothing). Release it before m. */
+int web_cache_tree(web_cache *c, const web_merged *m, const calltree_opts *o, const calltree **out,
+                   flame_err *err);
+void web_cache_tree_release(web_cache *c, const calltree *t);
 /* Hits and merges so far (tests, the bench). */
 void web_cache_stats(web_cache *c, uint64_t *hits, uint64_t *merges);

@@ -13,29 +13,37 @@
 #include "store/chtext.h"
 #include "store/clickhouse_impl.h"
 
-#define CH_SCHEMA_VERSION 2
+#define CH_SCHEMA_VERSION 3
 
-/* The tables of schema 2, created when missing (meta first: an empty database gets the current
- * version). windows: one row per window (docs/STORE.md); its pairs as byte arrays, see
- * clickhouse_put.c. A granule of 64 rows (not 8192): a row holds a whole window, so an hour's
- * query reads its hour (not the day) and spreads over the server's threads (0.14 -> 0.05 s for
- * the pairs of an hour, docs/BENCHMARKS.md). */
-#define CH_TABLES 4
+/* The tables of schema 3, created when missing (meta first: an empty database gets the current
+ * version). dict: each run's dictionary of stacks (store/dict.h), a chunk a row, numbered (seq)
+ * in the run; stacks: how many the chunk adds; at: when it was written (unix ms). windows: one
+ * row per window (docs/STORE.md); its pairs as byte arrays, see clickhouse_put.c; uid: the
+ * window's id (0: none, see CH_UID_KEY). A granule of 64 rows (not 8192): a
+ * row holds a whole window, so an hour's query reads its hour (not the day) and spreads over the
+ * server's threads (0.14 -> 0.05 s for the pairs of an hour, docs/BENCHMARKS.md). */
+enum { T_META, T_DICT, T_WINDOWS, CH_TABLES };
 static const char *const tables[CH_TABLES][2] = {
     {"meta", "CREATE TABLE IF NOT EXISTS meta (key String, value String) ENGINE = TinyLog"},
-    {"stacks", "CREATE TABLE IF NOT EXISTS stacks (stack_hash UInt64, folded String)"
-               " ENGINE = ReplacingMergeTree ORDER BY stack_hash"},
-    {"stack_ids", "CREATE TABLE IF NOT EXISTS stack_ids (run UInt64, id UInt32, stack_hash UInt64)"
-                  " ENGINE = ReplacingMergeTree ORDER BY (run, id)"},
+    {"dict", "CREATE TABLE IF NOT EXISTS dict (run UInt64, seq UInt32, stacks UInt32, at Int64,"
+             " chunk String) ENGINE = ReplacingMergeTree ORDER BY (run, seq)"},
     {"windows", "CREATE TABLE IF NOT EXISTS windows (host String, container_id String,"
                 " container_name String, image String, jvm_pid Int64, jvm_version String,"
                 " start_ms Int64, end_ms Int64, frequency Int64, samples UInt64, level UInt8,"
                 " run UInt64, ids Array(UInt8), ids_hi Array(UInt16), counts Array(UInt8),"
-                " counts_hi Array(UInt32)) ENGINE = MergeTree"
-                " PARTITION BY toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"
+                " counts_hi Array(UInt32), uid UInt64)"
+                " ENGINE = MergeTree PARTITION BY toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"
                 " ORDER BY (intDiv(start_ms, 3600000), container_name, container_id, jvm_pid,"
                 " start_ms) SETTINGS index_granularity = 64"},
 };
+/* Schema 2's columns of windows, and its dictionary (kept as stacks_v2 and stack_ids_v2 by the
+ * migration to 3), which the migration from 1 still makes first. */
+#define CH_WINDOW_COLS_V2                                                                          \
+    "host, container_id, container_name, image, jvm_pid, jvm_version, start_ms, end_ms,"           \
+    " frequency, samples, level, run, ids, ids_hi, counts, counts_hi"
+#define CH_STACK_IDS_V2                                                                            \
+    "CREATE TABLE IF NOT EXISTS stack_ids (run UInt64, id UInt32, stack_hash UInt64)"              \
+    " ENGINE = ReplacingMergeTree ORDER BY (run, id)"
 
 static void ch_close(store *s)
 {
@@ -43,8 +51,7 @@ static void ch_close(store *s)
     if (!c)
         return;
     curl_easy_cleanup(c->curl); /* NULL-safe */
-    free(c->id_keys);
-    free(c->id_vals);
+    dict_free(&c->d);
     free(c);
 }
 
@@ -54,6 +61,19 @@ static void ch_close(store *s)
 static int ch_strings(store *s, const char *sql, ch_buf *out, flame_err *err)
 {
     return ch_post(s, sql, NULL, 0, out, err);
+}
+
+/* The first field of the first row of sql's answer, as a number (0 when none). */
+static int ch_one(store *s, const char *sql, int64_t *out, flame_err *err)
+{
+    ch_buf b = {0};
+    size_t pos = 0;
+    char *f[1];
+    size_t l[1];
+    int rc = ch_strings(s, sql, &b, err);
+    *out = rc == 0 && ch_next_row(&b, &pos, f, l, 1) == 1 ? ch_int(f[0]) : 0;
+    free(b.p);
+    return rc;
 }
 
 /* The highest schema_version in meta (0 when none). */
@@ -74,40 +94,76 @@ static int read_version(store *s, int64_t *version, flame_err *err)
     return rc < 0 ? -1 : 0;
 }
 
-static int set_version(store *s, flame_err *err)
+static int set_version(store *s, int version, flame_err *err)
 {
     char ins[128];
-    snprintf(ins, sizeof ins, "INSERT INTO meta VALUES ('schema_version', '%d')",
-             CH_SCHEMA_VERSION);
+    snprintf(ins, sizeof ins, "INSERT INTO meta VALUES ('schema_version', '%d')", version);
     return ch_strings(s, ins, NULL, err);
+}
+
+/* The tables of the database (name -> engine), as a list of the names we look at. */
+typedef struct ch_tables {
+    bool have[CH_TABLES];
+    bool distributed, stacks, stack_ids, stacks_v2, stack_ids_v2, samples_v1;
+    char samples_engine[64]; /* "" = no samples table (schema 1's) */
+} ch_tables;
+
+static int list_tables(store *s, ch_tables *t, flame_err *err)
+{
+    ch_buf b = {0};
+    size_t pos = 0;
+    char *f[2];
+    size_t l[2];
+    *t = (ch_tables){0};
+    int rc = ch_strings(s,
+                        "SELECT name, engine FROM system.tables WHERE database = currentDatabase()"
+                        " FORMAT TabSeparated",
+                        &b, err);
+    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1) {
+        for (int i = 0; i < CH_TABLES; i++)
+            if (!strcmp(f[0], tables[i][0])) {
+                t->have[i] = true;
+                if (i == T_WINDOWS)
+                    t->distributed = !strcmp(f[1], "Distributed");
+            }
+        t->stacks |= !strcmp(f[0], "stacks");
+        t->stack_ids |= !strcmp(f[0], "stack_ids");
+        t->stacks_v2 |= !strcmp(f[0], "stacks_v2");
+        t->stack_ids_v2 |= !strcmp(f[0], "stack_ids_v2");
+        t->samples_v1 |= !strcmp(f[0], "samples_v1");
+        if (!strcmp(f[0], "samples"))
+            snprintf(t->samples_engine, sizeof t->samples_engine, "%s", f[1]);
+    }
+    free(b.p);
+    if (rc < 0)
+        return err->code ? -1 : store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
+    return 0;
 }
 
 /* Schema 1 -> 2: the rows of samples (one per window and stack, 64-bit stack hashes) become
  * windows rows, numbered per JVM by a run key derived from its labels (ids in hash order). The
  * old table is renamed first (of two processes migrating at once, one gets to do it) and kept
  * as samples_v1 (drop it once the store reads right); a migration cut short (the version still
- * 1, samples_v1 there, windows empty) is done again by the next open. */
-static int migrate_1(store *s, const char *samples_engine, bool have_v1, flame_err *err)
+ * 1, samples_v1 there, windows empty) is done again by the next open. Schema 2's dictionary
+ * (stacks, stack_ids) is what migrate_2 then turns into schema 3's. */
+static int migrate_1(store *s, const ch_tables *t, flame_err *err)
 {
-    if (samples_engine && !strcmp(samples_engine, "Distributed"))
+    if (!strcmp(t->samples_engine, "Distributed"))
         return store_fail(err, STORE_ERR_SERVER,
                           "%s: a version 1 store over a Distributed samples table: migrate each "
                           "shard (open it once), then see docs/STORE.md (Versions)",
                           s->name);
-    int rc = 0;
-    if (samples_engine) {
+    bool have_v1 = t->samples_v1;
+    int rc = ch_strings(s, CH_STACK_IDS_V2, NULL, err);
+    if (rc == 0 && t->samples_engine[0]) {
         rc = ch_strings(s, "RENAME TABLE samples TO samples_v1", NULL, err);
         have_v1 = rc == 0;
     }
     if (rc == 0 && have_v1) {
-        ch_buf b = {0};
-        size_t pos = 0;
-        char *f[1];
-        size_t l[1];
-        rc = ch_strings(s, "SELECT count() FROM windows FORMAT TabSeparated", &b, err);
-        if (rc == 0 && (ch_next_row(&b, &pos, f, l, 1) != 1 || ch_int(f[0]) != 0))
-            have_v1 = false; /* converted already (or unreadable: leave it be) */
-        free(b.p);
+        int64_t n = 0;
+        rc = ch_one(s, "SELECT count() FROM windows FORMAT TabSeparated", &n, err);
+        if (n != 0)
+            have_v1 = false; /* converted already */
     }
     if (rc == 0 && have_v1) {
 #define RUN_EXPR "cityHash64(host, container_id, jvm_pid)"
@@ -123,7 +179,7 @@ static int migrate_1(store *s, const char *samples_engine, bool have_v1, flame_e
         if (rc == 0)
             rc = ch_strings(
                 s,
-                "INSERT INTO windows (" CH_WINDOW_COLS ") SELECT host, container_id, cn, im,"
+                "INSERT INTO windows (" CH_WINDOW_COLS_V2 ") SELECT host, container_id, cn, im,"
                 " jvm_pid, jv, start_ms, end_ms, fr, sa, level, run, " CH_SPLIT(
                     "g",
                     "n") " FROM"
@@ -142,7 +198,137 @@ static int migrate_1(store *s, const char *samples_engine, bool have_v1, flame_e
                 NULL, err);
 #undef RUN_EXPR
     }
-    return rc == 0 ? set_version(s, err) : -1;
+    return rc == 0 ? set_version(s, 2, err) : -1;
+}
+
+typedef struct conv {
+    store *s;
+    uint64_t run;
+    uint32_t seq;
+    FILE *rows;
+    uint32_t stacks_before; /* the chunk's first stack - 1 */
+} conv;
+
+/* One chunk of a migrated run, as a row of dict. */
+static int conv_chunk(void *ctx, const uint8_t *chunk, size_t len)
+{
+    conv *v = ctx;
+    dict_span sp;
+    dict_chunk_span(chunk, len, &sp);
+    fprintf(v->rows, "%llu\t%u\t%u\t0\t", (unsigned long long)v->run, v->seq++, sp.nstacks);
+    ch_tsv_put(v->rows, (const char *)chunk, len);
+    fputc('\n', v->rows);
+    return 0;
+}
+
+/* Schema 2's dictionary of one run (ids -> stack hashes -> texts) as schema 3's: the stacks get
+ * the same ids (a hole in them becomes a stack whose text is unknown: counted as missing, as
+ * schema 2's readers did). */
+static int convert_run(store *s, uint64_t run, flame_err *err)
+{
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
+    if (!f)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    fprintf(f,
+            "SELECT id, folded FROM (SELECT id, stack_hash FROM stack_ids_v2 WHERE run = %llu)"
+            " ANY LEFT JOIN (SELECT stack_hash, folded FROM stacks_v2 WHERE stack_hash IN (SELECT"
+            " stack_hash FROM stack_ids_v2 WHERE run = %llu)) USING stack_hash ORDER BY id"
+            " FORMAT TabSeparated",
+            (unsigned long long)run, (unsigned long long)run);
+    ch_buf b = {0};
+    int rc = ch_post_file(s, f, &text, &b, err);
+    dict d;
+    dict_init(&d);
+    size_t pos = 0;
+    char *fl[2];
+    size_t l[2];
+    int r = 0;
+    while (rc == 0 && (r = ch_next_row(&b, &pos, fl, l, 2)) == 1) {
+        int64_t id = ch_int(fl[0]);
+        uint32_t got = 0;
+        if (id <= (int64_t)d.nstacks) /* the same id twice (its rows not merged yet) */
+            continue;
+        if (id > (int64_t)DICT_MAX_STACKS) {
+            rc = store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (stack id %lld)", s->name,
+                            (long long)id);
+            break;
+        }
+        while (rc == 0 && (int64_t)d.nstacks + 1 < id) /* a hole in the ids */
+            rc = dict_add_gap(&d, &got);
+        bool fine = rc == 0 && l[1] > 0 && dict_add_stack(&d, fl[1], l[1], &got) == 0 && got == id;
+        /* no text, or one seen under an earlier id (a hash collision, never in practice) */
+        if (rc == 0 && !fine && (int64_t)d.nstacks < id)
+            rc = dict_add_gap(&d, &got);
+        if (rc < 0)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    if (rc == 0 && r < 0)
+        rc = store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
+    free(b.p);
+    char *rows = NULL;
+    size_t rlen = 0;
+    conv v = {s, run, 0, rc == 0 ? open_memstream(&rows, &rlen) : NULL, 0};
+    if (rc == 0 && !v.rows)
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (rc == 0 && dict_encode_all(&d, 1u << 20, conv_chunk, &v) < 0)
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    dict_free(&d);
+    if (v.rows && (ferror(v.rows) | fclose(v.rows)) != 0 && rc == 0)
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    /* all of the run's chunks in one insert: a run is converted whole or not at all */
+    if (rc == 0 && rlen)
+        rc = ch_post(s, "INSERT INTO dict (run, seq, stacks, at, chunk) FORMAT TabSeparated", rows,
+                     rlen, NULL, err);
+    free(rows);
+    return rc;
+}
+
+/* Schema 2 -> 3: the dictionary tables are renamed stacks_v2 and stack_ids_v2 (of two processes
+ * migrating at once, one gets to do it; they are kept: drop them once the store reads right),
+ * windows gets its uid column, and each run of stack_ids_v2 without a dictionary in dict gets
+ * one, converted by this client. A migration cut short is done again by the next open. */
+static int migrate_2(store *s, ch_tables *t, flame_err *err)
+{
+    int rc = 0;
+    if (t->stacks && t->stack_ids) {
+        flame_err quiet = FLAME_ERR_INIT;
+        if (ch_strings(s, "RENAME TABLE stacks TO stacks_v2, stack_ids TO stack_ids_v2", NULL,
+                       &quiet) < 0 &&
+            (list_tables(s, t, err) < 0 || !t->stacks_v2 || !t->stack_ids_v2))
+            return flame_wrap(err, "%s", quiet.msg); /* not another process's doing */
+        t->stacks_v2 = t->stack_ids_v2 = true;
+    }
+    int64_t has_uid = 0;
+    rc = ch_one(s,
+                "SELECT count() FROM system.columns WHERE database = currentDatabase() AND"
+                " table = 'windows' AND name = 'uid' FORMAT TabSeparated",
+                &has_uid, err);
+    if (rc == 0 && !has_uid) {
+        flame_err quiet = FLAME_ERR_INIT;
+        if (ch_strings(s, "ALTER TABLE windows ADD COLUMN uid UInt64", NULL, &quiet) < 0 &&
+            (ch_one(s,
+                    "SELECT count() FROM system.columns WHERE database = currentDatabase() AND"
+                    " table = 'windows' AND name = 'uid' FORMAT TabSeparated",
+                    &has_uid, err) < 0 ||
+             !has_uid))
+            return store_fail(err, quiet.detail, "%s", quiet.msg);
+    }
+    if (rc == 0 && t->stacks_v2 && t->stack_ids_v2) {
+        ch_buf b = {0};
+        size_t pos = 0;
+        char *f[1];
+        size_t l[1];
+        rc = ch_strings(s,
+                        "SELECT DISTINCT run FROM stack_ids_v2 WHERE run NOT IN (SELECT run FROM"
+                        " dict) FORMAT TabSeparated",
+                        &b, err);
+        while (rc == 0 && ch_next_row(&b, &pos, f, l, 1) == 1)
+            rc = convert_run(s, strtoull(f[0], NULL, 10), err);
+        free(b.p);
+    }
+    return rc == 0 ? set_version(s, 3, err) : -1;
 }
 
 int ch_ready(store *s, flame_err *err)
@@ -150,12 +336,8 @@ int ch_ready(store *s, flame_err *err)
     ch *c = ch_of(s);
     if (c->ready)
         return 0;
-    _cleanup_free_ char *sql = NULL, *samples = NULL;
-    ch_buf b = {0};
-    size_t pos = 0;
-    char *f[2];
-    size_t l[2];
-    bool have[CH_TABLES] = {false}, have_v1 = false;
+    _cleanup_free_ char *sql = NULL;
+    ch_tables t;
     /* the database: created when missing (its name is checked: [A-Za-z0-9_]) */
     if (asprintf(&sql, "CREATE DATABASE IF NOT EXISTS %s", c->db) < 0) {
         sql = NULL;
@@ -165,28 +347,12 @@ int ch_ready(store *s, flame_err *err)
     c->no_db = true;
     int rc = ch_strings(s, sql, NULL, err);
     c->no_db = false;
-    if (rc == 0)
-        rc = ch_strings(s,
-                        "SELECT name, engine FROM system.tables WHERE database = currentDatabase()"
-                        " FORMAT TabSeparated",
-                        &b, err);
-    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1) {
-        for (int i = 0; i < CH_TABLES; i++)
-            if (!strcmp(f[0], tables[i][0])) {
-                have[i] = true;
-                if (i == CH_TABLES - 1)
-                    c->distributed = !strcmp(f[1], "Distributed");
-            }
-        have_v1 |= !strcmp(f[0], "samples_v1");
-        if (!strcmp(f[0], "samples") && !samples && !(samples = strdup(f[1])))
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    }
-    free(b.p);
-    if (rc < 0)
-        return err->code ? -1 : store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
+    if (rc < 0 || list_tables(s, &t, err) < 0)
+        return -1;
+    c->distributed = t.distributed;
     /* the version first: a newer store is refused before anything is made in it */
     int64_t version = CH_SCHEMA_VERSION;
-    if (have[0] && read_version(s, &version, err) < 0)
+    if (t.have[T_META] && read_version(s, &version, err) < 0)
         return -1;
     if (version > CH_SCHEMA_VERSION)
         return store_fail(err, STORE_ERR_NEWER,
@@ -197,12 +363,17 @@ int ch_ready(store *s, flame_err *err)
         return store_fail(err, STORE_ERR_CORRUPT, "%s: the meta table has no schema version",
                           s->name);
     for (int i = 0; rc == 0 && i < CH_TABLES; i++)
-        if (!have[i])
+        if (!t.have[i])
             rc = ch_strings(s, tables[i][1], NULL, err);
-    if (rc == 0 && !have[0])
-        rc = set_version(s, err);
-    if (rc == 0 && version == 1)
-        rc = migrate_1(s, samples, have_v1, err);
+    if (rc == 0 && !t.have[T_META])
+        rc = set_version(s, CH_SCHEMA_VERSION, err);
+    if (rc == 0 && version == 1) {
+        rc = migrate_1(s, &t, err);
+        if (rc == 0 && (rc = list_tables(s, &t, err)) == 0)
+            version = 2;
+    }
+    if (rc == 0 && version == 2)
+        rc = migrate_2(s, &t, err);
     if (rc < 0)
         return -1;
     c->ready = true;
@@ -238,11 +409,18 @@ void ch_where(FILE *f, const store_query *q)
         fprintf(f, " AND jvm_pid = %lld", (long long)q->jvm_pid);
 }
 
+void ch_windows(FILE *f, const char *cols, const store_query *q)
+{
+    fprintf(f, "(SELECT %s FROM windows", cols);
+    ch_where(f, q);
+    fputs(" LIMIT 1 BY " CH_UID_KEY ")", f);
+}
+
 /* ---- readers ---- */
 
-/* A query built with the WHERE clause of q in the middle: head, WHERE, tail. */
-static int ch_select(store *s, const store_query *q, const char *head, const char *tail,
-                     ch_buf *out, flame_err *err)
+/* A query built around the windows of q, each once: head, (SELECT cols ...), tail. */
+static int ch_select(store *s, const store_query *q, const char *head, const char *cols,
+                     const char *tail, ch_buf *out, flame_err *err)
 {
     char *text = NULL;
     size_t len = 0;
@@ -250,9 +428,58 @@ static int ch_select(store *s, const store_query *q, const char *head, const cha
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     fputs(head, f);
-    ch_where(f, q);
+    ch_windows(f, cols, q);
     fputs(tail, f);
     return ch_post_file(s, f, &text, out, err);
+}
+
+typedef struct ch_sum {
+    uint64_t run, count;
+    uint32_t id;
+} ch_sum;
+
+static int by_run(const void *a, const void *b)
+{
+    const ch_sum *x = a, *y = b;
+    return x->run != y->run ? (x->run > y->run) - (x->run < y->run)
+                            : (x->id > y->id) - (x->id < y->id);
+}
+
+/* A row of dict, in the answer's buffer. */
+typedef struct ch_chunk {
+    uint64_t run;
+    int64_t seq;
+    const uint8_t *p;
+    size_t len;
+} ch_chunk;
+
+/* The sums of one run named through its dictionary, made of its chunks c[0..nc) (in seq order;
+ * a chunk sent twice is one (run, seq): applied once; a damaged or missing one ends what can be
+ * named, the rest is counted as missing). */
+static int name_run(store *s, const ch_chunk *c, size_t nc, const ch_sum *sums, size_t n,
+                    profile *out, store_info *info, char **text, size_t *cap, flame_err *err)
+{
+    dict d;
+    dict_init(&d);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < nc; i++)
+        if ((i == 0 || c[i].seq != c[i - 1].seq) && dict_apply(&d, c[i].p, c[i].len) == -2)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        size_t len = 0;
+        int t = dict_stack_text(&d, sums[i].id, text, cap, &len);
+        if (t < 0) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        } else if (t == 0) {
+            info->missing += sums[i].count;
+        } else if (profile_add(out, *text, len, (double)sums[i].count, PROFILE_ONE_COLUMN) < 0) {
+            rc = errno == ENOMEM ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
+                                 : store_fail(err, STORE_ERR_CORRUPT,
+                                              "%s: a stored stack is not a stack", s->name);
+        }
+    }
+    dict_free(&d);
+    return rc;
 }
 
 static int ch_profile(store *s, const store_query *q, profile *out, store_info *info,
@@ -261,56 +488,91 @@ static int ch_profile(store *s, const store_query *q, profile *out, store_info *
     if (ch_ready(s, err) < 0)
         return -1;
     ch_buf b = {0};
-    char *text = NULL;
-    size_t len = 0, pos = 0;
+    size_t pos = 0;
     char *f[6];
     size_t l[6];
     /* the window totals */
     int rc = ch_select(s, q,
                        "SELECT count(), sum(samples), min(start_ms), max(end_ms), min(frequency),"
-                       " max(frequency) FROM windows",
-                       " FORMAT TabSeparated", &b, err);
+                       " max(frequency) FROM ",
+                       "samples, start_ms, end_ms, frequency", " FORMAT TabSeparated", &b, err);
     if (rc == 0 && (rc = ch_next_row(&b, &pos, f, l, 6)) == 1 && ch_int(f[0]) > 0) {
         store_info_add(info, (uint64_t)ch_int(f[0]), (uint64_t)ch_int(f[1]), ch_int(f[4]),
                        ch_int(f[5]), ch_int(f[2]), ch_int(f[3]));
     }
-    /* the stacks, summed by the server; their texts joined on the server too */
-    FILE *m = rc >= 0 ? open_memstream(&text, &len) : NULL;
-    if (rc >= 0 && !m)
-        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (m) {
-        /* each window's pairs summed per (run, id), named by the run's dictionary, summed per
-         * stack (one stack may have ids in several runs), then its text: an id or a text the
-         * store lacks comes back as an empty text (counted as missing) */
-        fputs("SELECT folded, c FROM (SELECT stack_hash, sum(c) AS c FROM (SELECT run,"
-              " toUInt32(lo + 256 * hi) AS id, sum(clo + 256 * toUInt64(chi)) AS c FROM (SELECT"
-              " run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS ihi, counts, counts_hi"
-              " FROM windows",
-              m);
-        ch_where(m, q);
-        fputs(") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi GROUP BY run, id)"
-              " ANY LEFT JOIN (SELECT run, id,"
-              " stack_hash FROM stack_ids WHERE run IN (SELECT run FROM windows",
-              m);
-        ch_where(m, q);
-        fputs(")) USING (run, id) GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, folded"
-              " FROM stacks WHERE stack_hash IN (SELECT stack_hash FROM stack_ids WHERE run IN"
-              " (SELECT run FROM windows",
-              m);
-        ch_where(m, q);
-        fputs("))) USING stack_hash FORMAT TabSeparated", m);
-        rc = ch_post_file(s, m, &text, &b, err);
-    }
-    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1;) {
-        double count = (double)strtoull(f[1], NULL, 10);
-        if (l[0] == 0) {
-            info->missing += (uint64_t)count;
-        } else if (profile_add(out, f[0], l[0], count, PROFILE_ONE_COLUMN) < 0) {
-            rc = errno == ENOMEM ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
-                                 : store_fail(err, STORE_ERR_CORRUPT,
-                                              "%s: a stored stack is not a stack", s->name);
+    /* the pairs, summed by the server per (run, id): a day of windows is one answer of its
+     * distinct stacks */
+    if (rc >= 0)
+        rc = ch_select(s, q,
+                       "SELECT run, toUInt32(lo + 256 * hi) AS id, sum(clo + 256 * toUInt64(chi))"
+                       " AS c FROM (SELECT run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS"
+                       " ihi, counts, counts_hi FROM ",
+                       "run, ids, ids_hi, counts, counts_hi",
+                       ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi GROUP"
+                       " BY run, id FORMAT TabSeparated",
+                       &b, err);
+    ch_sum *sums = NULL;
+    size_t n = 0, cap = 0;
+    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 3)) == 1;) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 4096;
+            ch_sum *ns = realloc(sums, cap * sizeof *ns);
+            if (!ns) {
+                rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                break;
+            }
+            sums = ns;
         }
+        sums[n++] = (ch_sum){strtoull(f[0], NULL, 10), strtoull(f[2], NULL, 10),
+                             (uint32_t)strtoul(f[1], NULL, 10)};
     }
+    /* the runs' dictionaries: each stack's text made by this client */
+    if (rc >= 0 && n) {
+        qsort(sums, n, sizeof *sums, by_run);
+        char *sql = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&sql, &len);
+        if (!m) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        } else {
+            fputs("SELECT run, seq, chunk FROM dict WHERE run IN (SELECT run FROM windows", m);
+            ch_where(m, q);
+            fputs(") ORDER BY run, seq FORMAT TabSeparated", m);
+            rc = ch_post_file(s, m, &sql, &b, err);
+        }
+        ch_chunk *chunks = NULL;
+        size_t nc = 0, ccap = 0;
+        for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 3)) == 1;) {
+            if (nc == ccap) {
+                ccap = ccap ? ccap * 2 : 256;
+                ch_chunk *ncs = realloc(chunks, ccap * sizeof *ncs);
+                if (!ncs) {
+                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                    break;
+                }
+                chunks = ncs;
+            }
+            chunks[nc++] =
+                (ch_chunk){strtoull(f[0], NULL, 10), ch_int(f[1]), (const uint8_t *)f[2], l[2]};
+        }
+        char *text = NULL;
+        size_t tcap = 0, c0 = 0;
+        for (size_t i = 0; rc >= 0 && i < n;) {
+            size_t k = i, c1;
+            while (k < n && sums[k].run == sums[i].run)
+                k++;
+            while (c0 < nc && chunks[c0].run < sums[i].run) /* runs with no pairs in range */
+                c0++;
+            for (c1 = c0; c1 < nc && chunks[c1].run == sums[i].run;)
+                c1++;
+            rc = name_run(s, chunks + c0, c1 - c0, sums + i, k - i, out, info, &text, &tcap, err);
+            i = k;
+            c0 = c1;
+        }
+        free(chunks);
+        free(text);
+    }
+    free(sums);
     free(b.p);
     if (rc < 0 && !err->code)
         return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
@@ -327,7 +589,8 @@ static int ch_timeline(store *s, const store_query *q, store_series_list *out, f
     size_t l[7];
     int rc = ch_select(s, q,
                        "SELECT host, container_id, any(container_name), jvm_pid, start_ms,"
-                       " end_ms, sum(samples) FROM windows",
+                       " end_ms, sum(samples) FROM ",
+                       "host, container_id, container_name, jvm_pid, start_ms, end_ms, samples",
                        " GROUP BY host, container_id, jvm_pid, start_ms, end_ms"
                        " ORDER BY host, container_id, jvm_pid, start_ms FORMAT TabSeparated",
                        &b, err);
@@ -342,52 +605,56 @@ static int ch_timeline(store *s, const store_query *q, store_series_list *out, f
     return rc < 0 ? -1 : 0;
 }
 
-int ch_disk(store *s, uint64_t *disk, double *per_row, flame_err *err)
+int ch_disk(store *s, uint64_t *disk, flame_err *err)
 {
-    ch_buf b = {0};
-    size_t pos = 0;
-    char *f[3];
-    size_t l[3];
-    int rc = ch_strings(s,
-                        "SELECT sum(bytes_on_disk), sumIf(bytes_on_disk, table = 'windows'),"
-                        " sumIf(rows, table = 'windows') FROM system.parts WHERE active AND"
-                        " database = currentDatabase() AND table IN ('meta', 'stacks',"
-                        " 'stack_ids', 'windows')"
-                        " FORMAT TabSeparated",
-                        &b, err);
-    if (rc == 0 && ch_next_row(&b, &pos, f, l, 3) == 1) {
-        *disk = (uint64_t)ch_int(f[0]);
-        double rows = (double)ch_int(f[2]);
-        *per_row = rows > 0 ? (double)ch_int(f[1]) / rows : 0;
-    }
-    free(b.p);
+    int64_t n = 0;
+    int rc = ch_one(s,
+                    "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND"
+                    " database = currentDatabase() AND table IN ('meta', 'dict', 'windows')"
+                    " FORMAT TabSeparated",
+                    &n, err);
+    *disk = (uint64_t)n;
     return rc;
 }
+
+/* What ls counts as a window's own: a byte a pair (ids, counts and their high parts compress
+ * to about that) and a few for its row. */
+#define CH_WEIGHT "sum(length(ids)) + 16 * count()"
 
 static int ch_list(store *s, const store_query *q, store_listing *out, flame_err *err)
 {
     if (ch_ready(s, err) < 0)
         return -1;
-    store_query all = {.container = q ? q->container : NULL,
-                       .host = q ? q->host : NULL,
-                       .since_ms = 0,
-                       .until_ms = INT64_MAX};
+    store_query all = {.since_ms = 0, .until_ms = INT64_MAX};
+    store_query mine = {.container = q ? q->container : NULL,
+                        .host = q ? q->host : NULL,
+                        .jvm_pid = q ? q->jvm_pid : 0,
+                        .since_ms = 0,
+                        .until_ms = INT64_MAX};
     ch_buf b = {0};
     size_t pos = 0;
-    char *f[9];
-    size_t l[9];
-    double per_row = 0;
+    char *f[11];
+    size_t l[11];
     uint64_t disk = 0;
-    int rc = ch_disk(s, &disk, &per_row, err);
+    int64_t total = 0, stacks = 0;
+    int rc = ch_disk(s, &disk, err);
     if (rc == 0)
-        rc = ch_select(s, &all,
+        rc = ch_select(s, &all, "SELECT " CH_WEIGHT " FROM ", "ids", " FORMAT TabSeparated", &b,
+                       err);
+    if (rc == 0 && ch_next_row(&b, &pos, f, l, 1) == 1)
+        total = ch_int(f[0]);
+    store_share share = {.total = (uint64_t)total, .disk = disk};
+    if (rc == 0)
+        rc = ch_select(s, &mine,
                        "SELECT host, container_id, container_name, image, min(start_ms),"
-                       " max(end_ms), count(), sum(samples), count() FROM windows",
-                       " GROUP BY host, container_id, container_name, image ORDER BY max(end_ms)"
-                       " DESC"
-                       " FORMAT TabSeparated",
+                       " max(end_ms), count(), sum(samples), " CH_WEIGHT ", jvm_pid, jvm_version"
+                       " FROM ",
+                       "host, container_id, container_name, image, start_ms, end_ms, samples,"
+                       " ids, jvm_pid, jvm_version",
+                       " GROUP BY host, container_id, container_name, image, jvm_pid, jvm_version"
+                       " ORDER BY max(end_ms) DESC, jvm_pid FORMAT TabSeparated",
                        &b, err);
-    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 9)) == 1) {
+    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 11)) == 1;) {
         store_entry e = {f[0],
                          f[1],
                          f[2],
@@ -396,18 +663,21 @@ static int ch_list(store *s, const store_query *q, store_listing *out, flame_err
                          ch_int(f[5]),
                          (uint64_t)ch_int(f[6]),
                          (uint64_t)strtoull(f[7], NULL, 10),
-                         (uint64_t)llround((double)ch_int(f[8]) * per_row)};
+                         store_share_of(&share, (uint64_t)ch_int(f[8])),
+                         ch_int(f[9]),
+                         f[10]};
         if (store_listing_add(out, &e) < 0)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
-    if (rc == 0) {
-        pos = 0;
-        rc = ch_strings(s, "SELECT uniqExact(stack_hash) FROM stacks FORMAT TabSeparated", &b, err);
-        if (rc == 0 && ch_next_row(&b, &pos, f, l, 1) == 1)
-            out->stacks += (uint64_t)ch_int(f[0]);
-    }
+    /* stacks: each run's, once a (run, seq) */
+    if (rc == 0)
+        rc = ch_one(s,
+                    "SELECT sum(n) FROM (SELECT run, seq, any(stacks) AS n FROM dict GROUP BY"
+                    " run, seq) FORMAT TabSeparated",
+                    &stacks, err);
     free(b.p);
-    out->disk_bytes += disk;
+    out->stacks = (uint64_t)stacks;
+    out->disk_bytes = disk;
     out->sizes_unknown |= ch_of(s)->distributed;
     if (rc < 0 && !err->code)
         return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
@@ -424,6 +694,7 @@ int ch_open(store *s, const char *url, flame_err *err)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     s->impl = c;
     s->ops = &ch_ops;
+    dict_init(&c->d);
     if (ch_parse_url(s, c, url, err) < 0)
         return -1;
     /* no request yet: a recorder must start (and spool) while the server is down */

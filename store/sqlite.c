@@ -1,8 +1,10 @@
-/* The SQLite backend of the profile store: opening (WAL, busy timeout, schema versions), storing
- * windows in one transaction, disk usage and the collection of unused stacks. Tables and
- * encoding: docs/STORE.md. Readers are in sqlite_read.c, compaction in sqlite_compact.c, the
- * spool's needs in sqlite_spool.c. */
+/* The SQLite backend of the profile store: opening (WAL, busy timeout, schema versions and the
+ * migration of older stores), storing windows in one transaction with the stacks they bring to
+ * the dictionary (store/dict.h), disk usage, and the dictionary's upkeep (stacks no window uses,
+ * small chunks). Tables and encoding: docs/STORE.md. Readers are in sqlite_read.c, compaction in
+ * sqlite_compact.c, the spool's needs in sqlite_spool.c. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +18,36 @@
 /* how long a writer waits for another (a put takes milliseconds; a compaction may take seconds) */
 #define SQ_BUSY_MS 10000
 
+/* A rewritten dictionary is stored in chunks of about this many bytes (before deflate): few
+ * rows, each deflated with all the context a chunk can give. */
+#define SQ_CHUNK_RAW (1u << 20)
+
+static int migrate_2(sq *q, flame_err *err);
+
 static const sq_step schema[] = {
-    {1, "CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;"
-        "CREATE TABLE stacks(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL UNIQUE,"
-        " folded BLOB NOT NULL);"
-        "CREATE TABLE sources(id INTEGER PRIMARY KEY, host TEXT NOT NULL,"
-        " container_id TEXT NOT NULL, container_name TEXT NOT NULL, image TEXT NOT NULL,"
-        " jvm_pid INTEGER NOT NULL, jvm_version TEXT NOT NULL,"
-        " UNIQUE(host, container_id, container_name, image, jvm_pid, jvm_version));"
-        "CREATE TABLE windows(id INTEGER PRIMARY KEY, source INTEGER NOT NULL,"
-        " start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, frequency INTEGER NOT NULL,"
-        " samples INTEGER NOT NULL, level INTEGER NOT NULL, pairs BLOB NOT NULL);"
-        "CREATE INDEX windows_by_source ON windows(source, start_ms);"},
+    /* version 1: a stack's whole text in a row of its own (stacks), windows naming them */
+    {1,
+     "CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;"
+     "CREATE TABLE stacks(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL UNIQUE,"
+     " folded BLOB NOT NULL);"
+     "CREATE TABLE sources(id INTEGER PRIMARY KEY, host TEXT NOT NULL,"
+     " container_id TEXT NOT NULL, container_name TEXT NOT NULL, image TEXT NOT NULL,"
+     " jvm_pid INTEGER NOT NULL, jvm_version TEXT NOT NULL,"
+     " UNIQUE(host, container_id, container_name, image, jvm_pid, jvm_version));"
+     "CREATE TABLE windows(id INTEGER PRIMARY KEY, source INTEGER NOT NULL,"
+     " start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, frequency INTEGER NOT NULL,"
+     " samples INTEGER NOT NULL, level INTEGER NOT NULL, pairs BLOB NOT NULL);"
+     "CREATE INDEX windows_by_source ON windows(source, start_ms);",
+     NULL},
+    /* version 2: the dictionary of frames and prefix-sharing stacks in chunks (dict), windows
+     * with a stable id (uid); migrate_2 moves version 1's stacks and windows over */
+    {2,
+     "CREATE TABLE dict(id INTEGER PRIMARY KEY, chunk BLOB NOT NULL);"
+     "CREATE TABLE windows2(id INTEGER PRIMARY KEY, source INTEGER NOT NULL,"
+     " start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, frequency INTEGER NOT NULL,"
+     " samples INTEGER NOT NULL, level INTEGER NOT NULL, uid INTEGER NOT NULL,"
+     " pairs BLOB NOT NULL);",
+     migrate_2},
 };
 
 int sq_fail(sq *q, flame_err *err, int rc, const char *what)
@@ -144,8 +164,11 @@ int sq_migrate(sq *q, const sq_step *steps, size_t n, flame_err *err)
                         "up to %d): upgrade docker-flame",
                         q->path, (long long)have, want);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        if (steps[i].version > have)
+        if (steps[i].version > have) {
             rc = sq_exec(q, steps[i].sql, err);
+            if (rc == 0 && steps[i].fn)
+                rc = steps[i].fn(q, err);
+        }
     if (rc == 0 && have < want) {
         char sql[256];
         snprintf(sql, sizeof sql,
@@ -168,50 +191,231 @@ static void sq_close(store *s)
     if (!q)
         return;
     sqlite3_close_v2(q->db);
+    dict_free(&q->d);
     free(q->path);
     free(q);
+}
+
+/* ---- the dictionary ---- */
+
+/* A dictionary error: damaged (the chunk did not fit), out of memory, or full. */
+static int dict_fail(sq *q, int rc, flame_err *err)
+{
+    if (rc == -1)
+        return store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (its dictionary of stacks)",
+                          q->path);
+    if (errno == E2BIG)
+        return store_fail(err, STORE_ERR_IO,
+                          "%s: the dictionary of stacks is full (%u stacks): prune the store "
+                          "(docker flame prune)",
+                          q->path, q->d.nstacks);
+    return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+}
+
+int sq_dict_sync(sq *q, flame_err *err)
+{
+    int64_t gen;
+    if (sq_int(q, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'dict_generation'", &gen,
+               err) < 0)
+        return -1;
+    if (gen != q->dict_gen) { /* rewritten (or never read): from the start */
+        dict_reset(&q->d);
+        q->dict_last = 0;
+        q->dict_gen = gen;
+    }
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    if (sq_prepare(q, "SELECT id, chunk FROM dict WHERE id > ?1 ORDER BY id", &st, err) < 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, q->dict_last);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int r = dict_apply(&q->d, sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1));
+        if (r < 0) {
+            /* what was applied stays; the next sync starts from the start */
+            q->dict_gen = -1;
+            return dict_fail(q, r, err);
+        }
+        q->dict_last = sqlite3_column_int64(st, 0);
+    }
+    return rc == SQLITE_DONE ? 0 : sq_fail(q, err, rc, "reading the dictionary");
+}
+
+/* The dictionary was rewritten: a new generation, so every handle reads it again. */
+static int bump_generation(sq *q, flame_err *err)
+{
+    return sq_exec(q,
+                   "INSERT OR REPLACE INTO meta VALUES('dict_generation', CAST(coalesce((SELECT"
+                   " CAST(value AS INTEGER) FROM meta WHERE key = 'dict_generation'), 0) + 1 AS"
+                   " TEXT))",
+                   err);
+}
+
+static int insert_chunk(void *ctx, const uint8_t *chunk, size_t len)
+{
+    sqlite3_stmt *ins = ctx;
+    sqlite3_reset(ins);
+    sqlite3_bind_blob(ins, 1, chunk, (int)len, SQLITE_STATIC);
+    return sqlite3_step(ins) == SQLITE_DONE ? 0 : 1;
+}
+
+/* Replace the stored chunks by d in large ones, a new generation (in the caller's transaction);
+ * this handle reads it back at its next sync. */
+static int rewrite_dict(sq *q, const dict *d, flame_err *err)
+{
+    _cleanup_stmt_ sqlite3_stmt *ins = NULL;
+    if (sq_exec(q, "DELETE FROM dict", err) < 0 ||
+        sq_prepare(q, "INSERT INTO dict(chunk) VALUES(?1)", &ins, err) < 0)
+        return -1;
+    int rc = dict_encode_all(d, SQ_CHUNK_RAW, insert_chunk, ins);
+    if (rc < 0)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (rc > 0)
+        return sq_fail(q, err, sqlite3_errcode(q->db), "storing the dictionary");
+    if (bump_generation(q, err) < 0)
+        return -1;
+    q->dict_gen = -1;
+    return 0;
+}
+
+/* The ids a window's pairs name, mapped through map (old id -> new id, ascending with the old),
+ * re-encoded into *blob (malloc'd). 0, -1 damaged or out of memory (err set). */
+static int remap_pairs(sq *q, pairs_buf *b, const uint32_t *map, uint32_t n, uint8_t **blob,
+                       size_t *len, flame_err *err)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->p[i].id > n || !map[b->p[i].id])
+            return store_fail(err, STORE_ERR_CORRUPT,
+                              "%s: damaged store (a window names stack %llu, which is missing)",
+                              q->path, (unsigned long long)b->p[i].id);
+        b->p[i].id = map[b->p[i].id];
+    }
+    b->n = pairs_normalize(b->p, b->n);
+    *blob = malloc(pairs_bound(b->n));
+    *len = *blob ? pairs_encode(b->p, b->n, *blob) : 0;
+    if (!*len) {
+        free(*blob);
+        *blob = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    return 0;
+}
+
+/* Rewrite each window's pairs through map (table: where they are; cols: id, pairs). */
+static int remap_windows(sq *q, const uint32_t *map, uint32_t n, flame_err *err)
+{
+    _cleanup_stmt_ sqlite3_stmt *sel = NULL, *upd = NULL;
+    if (sq_prepare(q, "SELECT id, pairs FROM windows", &sel, err) < 0 ||
+        sq_prepare(q, "UPDATE windows SET pairs = ?2 WHERE id = ?1", &upd, err) < 0)
+        return -1;
+    pairs_buf b = {0};
+    int rc = 0, r;
+    while (rc == 0 && (r = sqlite3_step(sel)) == SQLITE_ROW) {
+        uint8_t *blob = NULL;
+        size_t len = 0;
+        rc = sq_decode(q, sel, 1, &b, err);
+        if (rc == 0)
+            rc = remap_pairs(q, &b, map, n, &blob, &len, err);
+        if (rc == 0) {
+            sqlite3_reset(upd);
+            sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
+            sqlite3_bind_blob(upd, 2, blob, (int)len, SQLITE_STATIC);
+            if ((r = sqlite3_step(upd)) != SQLITE_DONE)
+                rc = sq_fail(q, err, r, "rewriting windows");
+        }
+        free(blob);
+    }
+    pairs_buf_free(&b);
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = sq_fail(q, err, r, "reading windows");
+    return rc;
+}
+
+/* Version 1 to 2: version 1's stack texts become the dictionary (ids renumbered densely, in
+ * their old order), each window's pairs are rewritten with the new ids into the new windows
+ * table (with a uid), and the old tables go. One transaction (sq_migrate's): all or nothing. */
+static int migrate_2(sq *q, flame_err *err)
+{
+    int64_t maxid;
+    dict nd;
+    dict_init(&nd);
+    _cleanup_stmt_ sqlite3_stmt *st = NULL, *sel = NULL, *ins = NULL;
+    if (sq_int(q, "SELECT coalesce(max(id), 0) FROM stacks", &maxid, err) < 0)
+        return -1;
+    if (maxid < 0 || maxid >= (int64_t)DICT_MAX_STACKS)
+        return store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (stack ids)", q->path);
+    _cleanup_free_ uint32_t *map = calloc((size_t)maxid + 1, sizeof *map);
+    if (!map)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    int rc = sq_prepare(q, "SELECT id, folded FROM stacks ORDER BY id", &st, err), r = SQLITE_DONE;
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        const char *text = sqlite3_column_blob(st, 1);
+        size_t len = (size_t)sqlite3_column_bytes(st, 1);
+        uint32_t nid;
+        if (id < 1 || id > maxid || !len)
+            rc = store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (stack %lld)", q->path,
+                            (long long)id);
+        else if (dict_add_stack(&nd, text, len, &nid) < 0)
+            rc = dict_fail(q, -2, err);
+        else
+            map[id] = nid;
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = sq_fail(q, err, r, "reading stacks");
+    if (rc == 0)
+        rc = rewrite_dict(q, &nd, err);
+    dict_free(&nd);
+    if (rc == 0)
+        rc = sq_prepare(q,
+                        "SELECT id, source, start_ms, end_ms, frequency, samples, level, pairs"
+                        " FROM windows ORDER BY id",
+                        &sel, err);
+    if (rc == 0)
+        rc = sq_prepare(q,
+                        "INSERT INTO windows2(id, source, start_ms, end_ms, frequency, samples,"
+                        " level, uid, pairs) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                        &ins, err);
+    pairs_buf b = {0};
+    while (rc == 0 && (r = sqlite3_step(sel)) == SQLITE_ROW) {
+        uint8_t *blob = NULL;
+        size_t len = 0;
+        rc = sq_decode(q, sel, 7, &b, err);
+        if (rc == 0)
+            rc = remap_pairs(q, &b, map, (uint32_t)maxid, &blob, &len, err);
+        if (rc == 0) {
+            sqlite3_reset(ins);
+            for (int c = 0; c < 7; c++)
+                sqlite3_bind_int64(ins, c + 1, sqlite3_column_int64(sel, c));
+            sqlite3_bind_int64(ins, 8, (int64_t)store_uid());
+            sqlite3_bind_blob(ins, 9, blob, (int)len, SQLITE_STATIC);
+            if ((r = sqlite3_step(ins)) != SQLITE_DONE)
+                rc = sq_fail(q, err, r, "rewriting windows");
+            else
+                r = SQLITE_ROW;
+        }
+        free(blob);
+    }
+    pairs_buf_free(&b);
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = sq_fail(q, err, r, "reading windows");
+    if (rc == 0)
+        rc = sq_exec(q,
+                     "DROP TABLE windows; DROP TABLE stacks;"
+                     " ALTER TABLE windows2 RENAME TO windows;"
+                     " CREATE INDEX windows_by_source ON windows(source, start_ms)",
+                     err);
+    return rc;
 }
 
 /* ---- put ---- */
 
 typedef struct put_ctx {
     sq *q;
-    sqlite3_stmt *find, *ins;
     store_pair *pairs;
     size_t n, cap;
     char *cut; /* STORE_MAX_STACK bytes, for a stack that must be cut */
     flame_err *err;
 } put_ctx;
-
-/* The id of a stack's text, added when new. The key is a hash: on the (improbable) case of two
- * texts with one key, the next free key is taken, so a stack is never taken for another. */
-static int stack_id(put_ctx *c, const char *s, size_t n, int64_t *id)
-{
-    uint64_t key = stack_key(s, n);
-    for (int probe = 0; probe < 16; probe++, key = (key + 1) & INT64_MAX) {
-        sqlite3_reset(c->find);
-        sqlite3_bind_int64(c->find, 1, (int64_t)key);
-        int rc = sqlite3_step(c->find);
-        if (rc == SQLITE_ROW) {
-            const void *b = sqlite3_column_blob(c->find, 1);
-            if ((size_t)sqlite3_column_bytes(c->find, 1) == n && (n == 0 || !memcmp(b, s, n))) {
-                *id = sqlite3_column_int64(c->find, 0);
-                return 0;
-            }
-            continue;
-        }
-        if (rc != SQLITE_DONE)
-            return sq_fail(c->q, c->err, rc, "looking up a stack");
-        sqlite3_reset(c->ins);
-        sqlite3_bind_int64(c->ins, 1, (int64_t)key);
-        sqlite3_bind_blob(c->ins, 2, s, (int)n, SQLITE_STATIC);
-        if ((rc = sqlite3_step(c->ins)) != SQLITE_DONE)
-            return sq_fail(c->q, c->err, rc, "storing a stack");
-        *id = sqlite3_last_insert_rowid(c->q->db);
-        return 0;
-    }
-    return store_fail(c->err, STORE_ERR_CORRUPT, "%s: too many stacks share one key", c->q->path);
-}
 
 static int put_stack(void *ud, const char *stack, size_t len, double count)
 {
@@ -222,9 +426,9 @@ static int put_stack(void *ud, const char *stack, size_t len, double count)
         return flame_fail(c->err, FLAME_EXIT_ERROR, "out of memory");
     const char *text;
     len = stack_bound(stack, len, c->cut, &text);
-    int64_t id = 0;
-    if (stack_id(c, text, len, &id) < 0)
-        return -1;
+    uint32_t id = 0;
+    if (dict_add_stack(&c->q->d, text, len, &id) < 0)
+        return errno == EINVAL ? 0 /* an empty stack: not a stack */ : dict_fail(c->q, -2, c->err);
     if (c->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 256;
         store_pair *np = realloc(c->pairs, nc * sizeof *np);
@@ -233,7 +437,7 @@ static int put_stack(void *ud, const char *stack, size_t len, double count)
         c->pairs = np;
         c->cap = nc;
     }
-    c->pairs[c->n].id = (uint64_t)id;
+    c->pairs[c->n].id = id;
     c->pairs[c->n++].count = count >= 9e18 ? (uint64_t)9e18 : (uint64_t)llround(count);
     return 0;
 }
@@ -274,6 +478,7 @@ static int source_id(sq *q, const store_window *w, int64_t *id, flame_err *err)
     return 0;
 }
 
+/* One window's row (its stacks are in the dictionary by now, or added to it here). */
 static int put_one(put_ctx *c, const store_window *w, sqlite3_stmt *win)
 {
     int64_t src = 0;
@@ -288,12 +493,11 @@ static int put_one(put_ctx *c, const store_window *w, sqlite3_stmt *win)
     if (!len)
         return flame_fail(c->err, FLAME_EXIT_ERROR, "out of memory");
     sqlite3_reset(win);
-    sqlite3_bind_int64(win, 1, src);
-    sqlite3_bind_int64(win, 2, w->start_ms);
-    sqlite3_bind_int64(win, 3, w->end_ms);
-    sqlite3_bind_int64(win, 4, w->frequency);
-    sqlite3_bind_int64(win, 5, (int64_t)w->samples);
-    sqlite3_bind_blob(win, 6, blob, (int)len, SQLITE_STATIC);
+    int64_t vals[] = {src,          w->start_ms,         w->end_ms,
+                      w->frequency, (int64_t)w->samples, (int64_t)(w->uid ? w->uid : store_uid())};
+    for (int i = 0; i < 6; i++)
+        sqlite3_bind_int64(win, i + 1, vals[i]);
+    sqlite3_bind_blob(win, 7, blob, (int)len, SQLITE_STATIC);
     int rc = sqlite3_step(win);
     return rc == SQLITE_DONE ? 0 : sq_fail(c->q, c->err, rc, "storing the window");
 }
@@ -302,28 +506,48 @@ static int sq_put(store *s, const store_window *w, size_t n, flame_err *err)
 {
     sq *q = sq_of(s);
     put_ctx c = {.q = q, .err = err};
-    _cleanup_stmt_ sqlite3_stmt *win = NULL;
+    _cleanup_stmt_ sqlite3_stmt *win = NULL, *chunk = NULL;
+    int64_t last = q->dict_last;
     int rc = sq_begin(q, err);
-    if (rc == 0)
-        rc = sq_prepare(q, "SELECT id, folded FROM stacks WHERE hash = ?1", &c.find, err);
-    if (rc == 0)
-        rc = sq_prepare(q, "INSERT INTO stacks(hash, folded) VALUES(?1, ?2)", &c.ins, err);
+    /* what other writers added to the dictionary first: the same stack gets the same id */
+    if (rc == 0 && (rc = sq_dict_sync(q, err)) == 0)
+        last = q->dict_last;
     if (rc == 0)
         rc = sq_prepare(q,
                         "INSERT INTO windows(source, start_ms, end_ms, frequency, samples, level,"
-                        " pairs) VALUES(?1, ?2, ?3, ?4, ?5, 0, ?6)",
+                        " uid, pairs) VALUES(?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)",
                         &win, err);
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = put_one(&c, &w[i], win);
-    sqlite3_finalize(c.find);
-    sqlite3_finalize(c.ins);
+    /* the stacks new to the dictionary: one chunk, before the commit that makes them count */
+    if (rc == 0 && dict_dirty(&q->d)) {
+        uint8_t *blob = NULL;
+        size_t len = 0;
+        rc = sq_prepare(q, "INSERT INTO dict(chunk) VALUES(?1)", &chunk, err);
+        if (rc == 0 && dict_encode(&q->d, &blob, &len) < 0)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        if (rc == 0 && insert_chunk(chunk, blob, len) != 0)
+            rc = sq_fail(q, err, sqlite3_errcode(q->db), "storing stacks");
+        if (rc == 0)
+            q->dict_last = sqlite3_last_insert_rowid(q->db);
+        free(blob);
+    }
     free(c.pairs);
     free(c.cut);
-    if (rc < 0) {
+    if (rc == 0)
+        rc = sq_commit(q, err);
+    else
         sq_rollback(q);
+    if (rc < 0) { /* nothing of it is stored: neither are its new stacks */
+        dict_rollback(&q->d);
+        q->dict_last = last;
         return -1;
     }
-    return sq_commit(q, err);
+    dict_mark(&q->d);
+    /* the WAL back into the file now (readers permitting), and cut to journal_size_limit:
+     * without it, it grows to 1000 pages (16 MiB) before SQLite checkpoints on its own */
+    sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return 0;
 }
 
 int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err)
@@ -336,7 +560,7 @@ int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err)
      * blob reads its header, not its bytes */
     if (data && sq_int(q,
                        "SELECT (SELECT coalesce(sum(length(pairs)), 0) FROM windows) +"
-                       " (SELECT coalesce(sum(length(folded)), 0) FROM stacks)",
+                       " (SELECT coalesce(sum(length(chunk)), 0) FROM dict)",
                        &bytes, err) < 0)
         return -1;
     _cleanup_free_ char *wal = NULL;
@@ -353,22 +577,33 @@ int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err)
     return 0;
 }
 
-/* ---- stacks no window uses, free pages ---- */
+/* ---- the dictionary's upkeep, free pages ---- */
 
 int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
 {
-    int64_t maxid;
-    if (sq_int(q, "SELECT max(id) FROM stacks", &maxid, err) < 0)
+    int64_t windows, chunks;
+    if (sq_dict_sync(q, err) < 0 || sq_int(q, "SELECT count(*) FROM windows", &windows, err) < 0 ||
+        sq_int(q, "SELECT count(*) FROM dict", &chunks, err) < 0)
         return -1;
-    _cleanup_free_ uint8_t *used = calloc((size_t)maxid / 8 + 1, 1);
-    _cleanup_stmt_ sqlite3_stmt *wins = NULL, *ids = NULL, *del = NULL;
+    uint32_t n = q->d.nstacks;
+    if (chunks == 0)
+        return 0;
+    if (windows == 0) { /* nothing left to name: the dictionary goes whole */
+        if (sq_exec(q, "DELETE FROM dict", err) < 0 || bump_generation(q, err) < 0)
+            return -1;
+        q->dict_gen = -1;
+        if (freed)
+            *freed += n;
+        return 0;
+    }
+    _cleanup_free_ uint8_t *used = calloc((size_t)n / 8 + 1, 1);
+    _cleanup_stmt_ sqlite3_stmt *wins = NULL;
     if (!used)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (sq_prepare(q, "SELECT pairs FROM windows", &wins, err) < 0 ||
-        sq_prepare(q, "SELECT id FROM stacks", &ids, err) < 0 ||
-        sq_prepare(q, "DELETE FROM stacks WHERE id = ?1", &del, err) < 0)
+    if (sq_prepare(q, "SELECT pairs FROM windows", &wins, err) < 0)
         return -1;
     int rc;
+    uint32_t live = 0;
     pairs_buf b = {0};
     while ((rc = sqlite3_step(wins)) == SQLITE_ROW) {
         /* a damaged window fails the whole collection: never free what it might name */
@@ -376,40 +611,55 @@ int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
             pairs_buf_free(&b);
             return -1;
         }
-        for (size_t i = 0; i < b.n; i++)
-            if (b.p[i].id <= (uint64_t)maxid)
-                used[b.p[i].id / 8] |= (uint8_t)(1u << (b.p[i].id % 8));
+        for (size_t i = 0; i < b.n; i++) {
+            uint64_t id = b.p[i].id;
+            if (id > n) {
+                pairs_buf_free(&b);
+                return store_fail(err, STORE_ERR_CORRUPT,
+                                  "%s: damaged store (a window names stack %llu, which is missing)",
+                                  q->path, (unsigned long long)id);
+            }
+            if (!(used[id / 8] & (1u << (id % 8))))
+                live++;
+            used[id / 8] |= (uint8_t)(1u << (id % 8));
+        }
     }
     pairs_buf_free(&b);
     if (rc != SQLITE_DONE)
         return sq_fail(q, err, rc, "reading windows");
-    /* collect first: deleting rows of the table being scanned is best avoided */
-    _cleanup_free_ int64_t *dead = NULL;
-    size_t n = 0, cap = 0;
-    while ((rc = sqlite3_step(ids)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(ids, 0);
-        if (id < 0 || id > maxid || (used[id / 8] & (1u << (id % 8))))
+    uint32_t dead = n - live;
+    /* a quarter of the stacks unused: renumber what is left (every window rewritten, so not
+     * for a few); else only many small chunks are worth a rewrite */
+    if (!(dead > 0 && (uint64_t)dead * 4 >= n) && chunks <= SQ_CHUNKS_MAX)
+        return 0;
+    if (dead == 0 || (uint64_t)dead * 4 < n)
+        return rewrite_dict(q, &q->d, err);
+    dict nd;
+    dict_init(&nd);
+    _cleanup_free_ uint32_t *map = calloc((size_t)n + 1, sizeof *map);
+    _cleanup_free_ char *text = NULL;
+    size_t cap = 0, len;
+    rc = map ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (uint32_t id = 1; rc == 0 && id <= n; id++) {
+        if (!(used[id / 8] & (1u << (id % 8))))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            int64_t *nd = realloc(dead, cap * sizeof *nd);
-            if (!nd)
-                return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            dead = nd;
-        }
-        dead[n++] = id;
+        int t = dict_stack_text(&q->d, id, &text, &cap, &len);
+        if (t < 0)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        else if (t == 0)
+            rc = store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (stack %u has no text)",
+                            q->path, id);
+        else if (dict_add_stack(&nd, text, len, &map[id]) < 0)
+            rc = dict_fail(q, -2, err);
     }
-    if (rc != SQLITE_DONE)
-        return sq_fail(q, err, rc, "reading stacks");
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_reset(del);
-        sqlite3_bind_int64(del, 1, dead[i]);
-        if ((rc = sqlite3_step(del)) != SQLITE_DONE)
-            return sq_fail(q, err, rc, "deleting stacks");
-    }
-    if (freed)
-        *freed += n;
-    return 0;
+    if (rc == 0)
+        rc = remap_windows(q, map, n, err);
+    if (rc == 0)
+        rc = rewrite_dict(q, &nd, err);
+    dict_free(&nd);
+    if (rc == 0 && freed)
+        *freed += dead;
+    return rc;
 }
 
 int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err)
@@ -442,6 +692,8 @@ int sq_open(store *s, const char *path, flame_err *err)
     }
     s->impl = q;
     s->ops = &sq_ops;
+    dict_init(&q->d);
+    q->dict_gen = -1;
     int rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK)
         return sq_fail(q, err, rc, "cannot open");
@@ -454,10 +706,13 @@ int sq_open(store *s, const char *path, flame_err *err)
     /* 16 KiB pages: a window's blob is 1-3 KiB, and 4 KiB pages hold one or two of them with
      * the rest left empty (measured: 25 % more file per window than 16 KiB pages); taken only
      * by a new file, like auto_vacuum */
+    /* journal_size_limit: a WAL that was checkpointed is cut back to 1 MiB (without it the file
+     * keeps its largest size: 16 MiB or more beside a store of a few) */
     if (sq_exec(q, "PRAGMA page_size = 16384", err) < 0 ||
         sq_exec(q, "PRAGMA auto_vacuum = INCREMENTAL", err) < 0 ||
         sq_exec(q, "PRAGMA journal_mode = WAL", err) < 0 ||
-        sq_exec(q, "PRAGMA synchronous = NORMAL", err) < 0)
+        sq_exec(q, "PRAGMA synchronous = NORMAL", err) < 0 ||
+        sq_exec(q, "PRAGMA journal_size_limit = 1048576", err) < 0)
         return -1;
     return sq_migrate(q, schema, sizeof schema / sizeof *schema, err);
 }

@@ -5,11 +5,16 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "store/dict.h"
 #include "store/store_impl.h"
 
 typedef struct sq {
     sqlite3 *db;
     char *path;
+    /* the store's dictionary as far as this handle has read it (sq_dict_sync): the chunks up to
+     * row dict_last, of the dictionary's generation dict_gen (a rewrite starts a new one) */
+    dict d;
+    int64_t dict_gen, dict_last;
 } sq;
 
 static inline void sq_finalizep(sqlite3_stmt **st)
@@ -34,15 +39,21 @@ int sq_begin(sq *q, flame_err *err);
 int sq_commit(sq *q, flame_err *err);
 void sq_rollback(sq *q);
 
-/* One schema step: the SQL that brings a store from version - 1 to version. */
+/* One schema step: the SQL that brings a store from version - 1 to version, then (when not
+ * NULL) fn, in the same transaction. */
 typedef struct sq_step {
     int version;
     const char *sql;
+    int (*fn)(sq *q, flame_err *err);
 } sq_step;
-#define SQ_SCHEMA_VERSION 1
+#define SQ_SCHEMA_VERSION 2
 /* Bring the database to the last step's version inside one write transaction; a store whose
  * version is above it fails with STORE_ERR_NEWER. Exposed so tests can run other step lists. */
 int sq_migrate(sq *q, const sq_step *steps, size_t n, flame_err *err);
+
+/* More chunks in the dictionary than this (a put's new stacks make one): compaction rewrites
+ * them into large ones (about a third smaller: docs/STORE.md). */
+#define SQ_CHUNKS_MAX 32
 
 /* One integer from a query without parameters (0 when it gives no row). */
 int sq_int(sq *q, const char *sql, int64_t *out, flame_err *err);
@@ -53,12 +64,17 @@ int sq_timeline(store *s, const store_query *qq, store_series_list *out, flame_e
 int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err);
 /* The pairs of column col of row st into b (a damaged blob: STORE_ERR_CORRUPT). */
 int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err);
-/* Add the stacks of pairs (ids of the stacks table, counts) into out. */
+/* Read the dictionary's chunks this handle has not seen yet (all of them after a rewrite), in
+ * the caller's transaction. */
+int sq_dict_sync(sq *q, flame_err *err);
+/* Add the stacks of pairs (stack ids, counts) into out (the dictionary synced). */
 int sq_add_stacks(sq *q, const store_pair *pairs, size_t n, profile *out, flame_err *err);
-/* The bytes of data (windows' pairs and stacks' texts: what the spool's bound counts) and on
+/* The bytes of data (windows' pairs and the dictionary: what the spool's bound counts) and on
  * disk (the file and its WAL); either may be NULL. */
 int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err);
-/* Delete the stacks no window references (in the caller's write transaction). */
+/* The dictionary without the stacks no window uses, when they are many (at least a quarter of
+ * it), or empty when no window is left; then also rewritten in large chunks when it is in many
+ * small ones. In the caller's write transaction. *freed (may be NULL) counts the stacks gone. */
 int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err);
 /* Give free pages back to the file system and shrink the WAL (best effort). */
 void sq_release_space(sq *q);

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -148,6 +150,20 @@ const char *store_name(const store *s)
     return s->name ? s->name : "store";
 }
 
+uint64_t store_uid(void)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        /* early in boot: the time and the pid still differ from one window to the next */
+        static uint64_t n;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r = ((uint64_t)ts.tv_sec * 1000000007u) ^ ((uint64_t)ts.tv_nsec << 20) ^
+            ((uint64_t)getpid() << 40) ^ ++n;
+    }
+    return r ? r : 1;
+}
+
 int store_check_window(const store_window *w, flame_err *err)
 {
     if (!w->stacks || profile_is_diff(w->stacks))
@@ -232,11 +248,20 @@ static int spool_put(store *s, const store_window *w, size_t n, flame_err *err)
     return 1;
 }
 
-int store_put_many(store *s, const store_window *w, size_t n, flame_err *err)
+int store_put_many(store *s, const store_window *win, size_t n, flame_err *err)
 {
     for (size_t i = 0; i < n; i++)
-        if (store_check_window(&w[i], err) < 0)
+        if (store_check_window(&win[i], err) < 0)
             return -1;
+    /* each window's uid is set here, once: the spool keeps it, the server gets it each time */
+    _cleanup_free_ store_window *w = malloc((n ? n : 1) * sizeof *w);
+    if (!w)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        w[i] = win[i];
+        if (!w[i].uid)
+            w[i].uid = store_uid();
+    }
     if (s->ops->put(s, w, n, err) == 0) {
         flame_err quiet = FLAME_ERR_INIT; /* the window is in: a failed catch-up waits */
         drain(s, DRAIN_ROUNDS, &quiet);
@@ -380,12 +405,23 @@ int store_listing_add(store_listing *l, const store_entry *e)
         return -1;
     l->e = ne;
     store_entry c = *e;
-    const char *in[] = {e->host, e->container_id, e->container_name, e->image};
-    char **out[] = {&c.host, &c.container_id, &c.container_name, &c.image};
-    if (dup_labels(in, out, 4) < 0)
+    const char *in[] = {e->host, e->container_id, e->container_name, e->image, e->jvm_version};
+    char **out[] = {&c.host, &c.container_id, &c.container_name, &c.image, &c.jvm_version};
+    if (dup_labels(in, out, 5) < 0)
         return -1;
     ne[l->n++] = c;
     return 0;
+}
+
+uint64_t store_share_of(store_share *s, uint64_t weight)
+{
+    if (!s->total)
+        return 0;
+    unsigned __int128 d = s->disk, t = s->total;
+    uint64_t before = (uint64_t)((d * s->sum + t / 2) / t);
+    s->sum += weight;
+    uint64_t after = (uint64_t)((d * s->sum + t / 2) / t);
+    return after - before;
 }
 
 void store_listing_free(store_listing *l)

@@ -38,6 +38,8 @@ char *store_spool_default(const char *tag, flame_err *err);
 /* Fail with FLAME_EXIT_STORE and a detail (enum store_err). */
 int store_fail(flame_err *err, int detail, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A window's uid: random, never 0. */
+uint64_t store_uid(void);
 /* Checks of a window before it is stored (both backends refuse the same things). */
 int store_check_window(const store_window *w, flame_err *err);
 /* A container id prefix matches from this many characters on (docker's short ids are 12). */
@@ -47,6 +49,19 @@ int store_check_window(const store_window *w, flame_err *err);
  * to a new one. 0 or -1 (out of memory). */
 int store_timeline_add(store_series_list *t, const char *host, const char *container_id,
                        const char *container_name, int64_t jvm_pid, const store_point *pt);
+/* A number in SQL text. */
+#define STORE_STR_(x) #x
+#define STORE_STR(x) STORE_STR_(x)
+
+/* The store's bytes on disk shared out in proportion to weights (ls's SIZE): each share is the
+ * difference of two rounded running sums, so the shares of all the weights add up to disk to
+ * the byte, in whatever order they are taken. Zero it but for total (the sum of all weights)
+ * and disk. */
+typedef struct store_share {
+    uint64_t total, disk, sum;
+} store_share;
+uint64_t store_share_of(store_share *s, uint64_t weight);
+
 /* Append an entry (strings copied). */
 int store_listing_add(store_listing *l, const store_entry *e);
 /* Add windows (spanning start_ms to end_ms) to info. */

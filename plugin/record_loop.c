@@ -1,7 +1,8 @@
 /* One container's recorder (plugin/record.h): the ordinary sidecar (plugin/session.c) runs the
  * contract's `top` verb, which streams one window of folded stacks per --window; every completed
- * window is stored, as it completes, in the profile store (store/store.h) with its labels, and
- * the window an interrupt cuts short is stored too. A window in which nothing ran is stored as
+ * window is stored, as it completes, in the profile store (store/store.h) with its labels, one
+ * window per JVM of the container (plugin/record_split.h), and the window an interrupt cuts short
+ * is stored too. A window in which nothing ran is stored as
  * empty, never skipped: `show --timeline` then shows the quiet time as quiet, not as a gap.
  * Around it, the container's life: waited for while stopped, recorded again when it runs again
  * (restarted, or recreated under its name), the recording ended when it is removed; and the
@@ -25,6 +26,7 @@
 #include "plugin/opts.h"
 #include "plugin/proto.h"
 #include "plugin/record.h"
+#include "plugin/record_split.h"
 #include "plugin/session.h"
 #include "plugin/sidecar.h"
 #include "plugin/signals.h"
@@ -44,7 +46,6 @@ typedef struct rec_target {
     rec_link *link;
     const char *arg;
     char host[256];
-    profile *empty;  /* the stacks of a window in which nothing ran */
     char label[256]; /* for messages: the container's name once known, else what the user typed */
     char state[32];  /* last state announced (registry and messages) */
     bool ever_ready; /* recorded or waited once: from then on, failures are waited out */
@@ -138,22 +139,32 @@ static void store_window_cb(void *ctx, const top_win *w)
     if (w->end_mono_ms > 0 && w->end_mono_ms <= mono_ms())
         end = now - (mono_ms() - w->end_mono_ms);
     int64_t len = w->ms > 0 ? w->ms : 1;
-    const profile *p = w->p ? w->p : t->empty;
-    double total = profile_total(p);
-    const char *jv = t->s->pr.njvms > 0 ? t->s->pr.jvms[0].java_version : "";
-    store_window sw = {.host = t->host,
-                       .container_id = t->s->target_id,
-                       .container_name = t->s->name,
-                       .image = t->s->image,
-                       .jvm_pid = t->a->pid,
-                       .jvm_version = jv,
-                       .start_ms = end - len,
-                       .end_ms = end,
-                       .frequency = t->a->frequency,
-                       .samples = total > 0 ? (uint64_t)total : 0,
-                       .stacks = p};
+    /* each JVM of the container a series of its own (labelled with its pid and version): the
+     * window split by the root frame the sidecar gives each JVM's stacks */
+    rec_part parts[REC_SPLIT_MAX];
+    store_window sw[REC_SPLIT_MAX];
+    size_t n = 0;
     flame_err err = FLAME_ERR_INIT;
-    int rc = store_put(t->st, &sw, &err);
+    int rc = rec_split(w->p, t->s->pr.jvms, t->s->pr.njvms, t->a->pid, parts, &n, &err);
+    uint64_t samples = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        double total = profile_total(parts[i].p);
+        sw[i] = (store_window){.host = t->host,
+                               .container_id = t->s->target_id,
+                               .container_name = t->s->name,
+                               .image = t->s->image,
+                               .jvm_pid = parts[i].pid,
+                               .jvm_version = parts[i].version,
+                               .start_ms = end - len,
+                               .end_ms = end,
+                               .frequency = t->a->frequency,
+                               .samples = total > 0 ? (uint64_t)total : 0,
+                               .stacks = parts[i].p};
+        samples += sw[i].samples;
+    }
+    if (rc == 0)
+        rc = store_put_many(t->st, sw, n, &err);
+    rec_split_free(parts, n);
     if (rc < 0) {
         /* The recording goes on: the next window may fit (a full disk freed, a lock gone). */
         t->failed++;
@@ -162,7 +173,7 @@ static void store_window_cb(void *ctx, const top_win *w)
         return;
     }
     t->windows++;
-    t->samples += sw.samples;
+    t->samples += samples;
     if (t->link && t->link->reg)
         t->link->reg->e.last_window_ms = end;
     snprintf(t->state, sizeof t->state, "recording");
@@ -173,7 +184,7 @@ static void store_window_cb(void *ctx, const top_win *w)
              (long long)(t->windows + t->failed + 1), err.msg);
     } else if (!t->a->quiet) {
         note("%s: window %lld stored (%.1f s, %llu samples)", t->label, (long long)t->windows,
-             (double)len / 1000, (unsigned long long)sw.samples);
+             (double)len / 1000, (unsigned long long)samples);
     }
 }
 
@@ -382,7 +393,7 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
     if (rc == 0) {
         int mr = top_model_init(&t.m, 1, false);
         model_ready = true; /* init sets what free needs first, even when it fails */
-        if (mr < 0 || !(t.empty = profile_new()))
+        if (mr < 0)
             rc = flame_fail_errno(&err, FLAME_EXIT_ERROR, errno ? errno : ENOMEM, "record");
         t.m.on_window = store_window_cb;
         t.m.on_window_ctx = &t;
@@ -424,7 +435,6 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
     }
     if (model_ready)
         top_model_free(&t.m);
-    profile_free(t.empty);
     store_close(t.st);
     engine_free(e);
     return exit_code;

@@ -37,6 +37,9 @@
 /* Retry pacing once the recording has run: a sidecar that fails again and again (no JVM yet
  * after a restart) is retried at most this often. */
 #define REC_RETRY_MAX_MS 30000
+/* How often a recorder compacts the store (docs/STORE.md, "Retention and compaction"): windows
+ * older than an hour become 1-minute buckets, so an hour is what waits to be merged. */
+#define REC_COMPACT_EVERY_MS (3600LL * 1000)
 
 typedef struct rec_target {
     top_model m;
@@ -53,6 +56,7 @@ typedef struct rec_target {
     char why[256]; /* how it ended, for `docker flame ps` */
     int exit_code; /* why its recording ended, when not by an interrupt */
     uint64_t windows, samples, spooled, failed;
+    int64_t compacted_ms; /* when this recorder last compacted the store (0: not yet) */
 } rec_target;
 
 static int64_t wall_ms(void)
@@ -185,6 +189,17 @@ static void store_window_cb(void *ctx, const top_win *w)
     } else if (!t->a->quiet) {
         note("%s: window %lld stored (%.1f s, %llu samples)", t->label, (long long)t->windows,
              (double)len / 1000, (unsigned long long)samples);
+    }
+    /* the store kept bounded as `docker flame prune` does, hourly (the first time an hour after
+     * the start: a short recording never compacts). NEEDSWORK: this runs on the stream thread,
+     * which waits for it (seconds on a week of windows); a writer thread would not. */
+    if (!t->compacted_ms)
+        t->compacted_ms = now;
+    if (rc == 0 && now - t->compacted_ms >= REC_COMPACT_EVERY_MS) {
+        t->compacted_ms = now;
+        flame_err ce = FLAME_ERR_INIT;
+        if (store_compact(t->st, now, NULL, NULL, &ce) < 0) /* tried again in an hour */
+            note("%s: compacting the store: %s", t->label, ce.msg);
     }
 }
 

@@ -182,7 +182,11 @@ out=$(late "$T1" 30 3)
 okif $? "windows written while the server is stopped"
 like "$out" "30 windows \(30 spooled\)" "all of them spooled"
 check "the spool file is there" test -s spool.db
-cp spool.db spool-again.db # the same windows, to be sent a second time
+# windows of container "twice" in a spool of their own (spool_max left at its default), and a
+# copy of it: the same windows, with the same uids, to be sent a second time
+"$GEN" --store "$ONE?spool=$TMP/twice.db" --container twice --workload fixture --samples 990 --seed 8 \
+    --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" --start "$T1" --windows 20 >/dev/null 2>&1
+cp twice.db twice-again.db
 is "$(run_err "$FLAME" show late --store "$SP" --since 1h)" 7 "show while it is down: exit 7"
 check "one line" one_line
 like "$(cat err.txt)" "cannot reach the server" "said so"
@@ -192,17 +196,21 @@ okif $? "the next window once the server is back"
 is "$(late_windows)" 31 "every window reached the server: the 30 spooled and the new one"
 unlike "$("$FLAME" ls --store "$SP")" "wait in the local spool" "nothing waits in the spool"
 # A window sent twice (an answer lost after the server stored it, two drains of one spool): the
-# copy of the spool sends the 30 windows again, with the uids they were given when first put.
-"$GEN" --store "$ONE?spool=$TMP/spool-again.db" --windows 0 >/dev/null 2>&1
-okif $? "the same 30 windows sent a second time"
-is "$(ch_sql one "SELECT count() FROM flame.windows WHERE container_name = 'late'")" 61 "the server holds them twice"
-is "$(late_windows)" 31 "ls counts each window once"
-"$FLAME" show late --store "$ONE" --since "$(date -d "@$((T1 / 1000))" +%Y-%m-%dT%H:%M:%S%:z)" \
-    --until "$(date -d "@$((T1 / 1000 + 300))" +%Y-%m-%dT%H:%M:%S%:z)" --format folded -o late1.folded 2>late1.txt
-like "$(cat late1.txt)" "wrote late1.folded \(30 windows," "show counts each window once"
-"$FLAME" show late --store "$ONE" --since "$(date -d "@$((T1 / 1000))" +%Y-%m-%dT%H:%M:%S%:z)" \
-    --until "$(date -d "@$((T1 / 1000 + 300))" +%Y-%m-%dT%H:%M:%S%:z)" --timeline -o late1.svg 2>/dev/null
-is "$(grep -c '<rect class="b"' late1.svg)" 30 "the timeline too: 30 bars"
+# spool and its copy send the same 20 windows, each with the uid it was given when first put.
+for f in twice.db twice-again.db; do
+    "$GEN" --store "$ONE?spool=$TMP/$f" --windows 0 >/dev/null 2>&1
+done
+is "$(ch_sql one "SELECT count() FROM flame.windows WHERE container_name = 'twice'")" 40 "the server holds the 20 windows twice"
+is "$("$FLAME" ls twice --store "$ONE" | awk '$1 == "twice" { print $(NF - 3) }')" 20 "ls counts each window once"
+tw=(--since "$(date -d "@$((T1 / 1000))" +%Y-%m-%dT%H:%M:%S%:z)" --until "$(date -d "@$((T1 / 1000 + 200))" +%Y-%m-%dT%H:%M:%S%:z)")
+"$FLAME" show twice --store "$ONE" "${tw[@]}" --format folded -o twice.folded 2>twice.txt
+like "$(cat twice.txt)" "wrote twice.folded \(20 windows," "show counts each window once"
+"$GEN" --store "$TMP/twice-ref.db" --container twice --workload fixture --samples 990 --seed 8 \
+    --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" --start "$T1" --windows 20 >/dev/null 2>&1
+"$FLAME" show twice --store "$TMP/twice-ref.db" "${tw[@]}" --format folded -o twice-ref.folded 2>/dev/null
+same twice-ref.folded twice.folded "the same stacks and counts as the 20 windows stored once"
+"$FLAME" show twice --store "$ONE" "${tw[@]}" --timeline -o twice.svg 2>/dev/null
+is "$(grep -c '<rect class="b"' twice.svg)" 20 "the timeline too: 20 bars"
 
 # a longer outage than the spool holds: the oldest windows go, the file stays bounded
 ch_stop one

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "common/contract.h"
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "store/when.h"
 
 int64_t stored_now_ms(void)

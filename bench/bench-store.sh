@@ -12,8 +12,8 @@
 #     and `ls`, `diff` of two hours
 #  3. deep stacks (store-gen --workload deep: a compiler's, ~100 frames, most of them new in the
 #     first hour; docs/BENCHMARKS.md): bytes per 10-s window hour by hour, as one recorder at
-#     the defaults writes them (one busy thread at 49 Hz: 490 samples a window, a put each),
-#     into SQLite and ClickHouse; then `show` of an hour of them
+#     the defaults writes them (one busy thread at 49 Hz: 490 samples a window, a put each, the
+#     store compacted every hour), into SQLite and ClickHouse; then `show` of an hour of them
 #  4. a simulated week (STORE_DAYS days ending now) in SQLite: size before and after
 #     `docker flame prune` (7 days kept; older than 1 h: 1-min buckets; than 1 d: 10-min)
 # Prints figures; not pass/fail. Needs clickhouse-server for the ClickHouse figures (skipped with
@@ -116,7 +116,8 @@ deep() {
     local start=$(( ($(date +%s) / 3600 - DEEP_HOURS - 1) * 3600 * 1000 ))
     a=$($size "$st")
     coproc GEN_DEEP { "$GEN" --store "$st" --workload deep --container javac --samples 490 \
-        --start "$start" --windows $((DEEP_HOURS * 360 + 1)) --seed 7 --pause-every 360 2>&1; }
+        --start "$start" --windows $((DEEP_HOURS * 360 + 1)) --seed 7 --pause-every 360 \
+        --compact-every 360 2>&1; }
     pid=$GEN_DEEP_PID
     while read -r line <&"${GEN_DEEP[0]}"; do
         case $line in

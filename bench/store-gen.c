@@ -28,7 +28,8 @@
 
 typedef struct gen_args {
     const char *store, *container, *id, *host, *image, *start, *workload, *fixture;
-    int64_t pid, windows, window_ms, stacks, samples, seed, batch, empty_every, pause_every;
+    int64_t pid, windows, window_ms, stacks, samples, seed, batch, empty_every, pause_every,
+        compact_every;
     bool help, dump;
 } gen_args;
 
@@ -57,6 +58,9 @@ static const arg_spec specs[] = {
     {.lng = "stacks", .kind = ARG_INT, .off = F(stacks, int64_t), .meta = "K",
      .help = "distinct stacks of the many workload (20000), paths of deep (1048576)", .lo = 1,
      .hi = 1e8},
+    {.lng = "compact-every", .kind = ARG_INT, .off = F(compact_every, int64_t), .meta = "N",
+     .help = "after every N windows (a multiple of --batch), compact the store as a recorder does"
+             " (default policy, now = the last window's end)", .lo = 0, .hi = 1e8},
     {.lng = "dump", .kind = ARG_FLAG, .off = F(dump, bool),
      .help = "print --container's windows in --store (for --workload replay)"},
     {.lng = "samples", .kind = ARG_INT, .off = F(samples, int64_t), .meta = "S",
@@ -490,6 +494,11 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             profile_free((profile *)w[i].stacks);
         done += rc >= 0 ? (int64_t)n : 0;
+        if (rc >= 0 && a.compact_every && done % a.compact_every == 0) {
+            flame_err cerr = FLAME_ERR_INIT;
+            if (store_compact(s, start + done * a.window_ms, NULL, NULL, &cerr) < 0)
+                fprintf(stderr, "store-gen: compacting: %s\n", cerr.msg);
+        }
         /* the bench measures the store here, with this writer (and its stack numbering) alive */
         if (rc >= 0 && a.pause_every && done % a.pause_every == 0 && done < a.windows) {
             char line[16];

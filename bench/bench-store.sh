@@ -77,11 +77,12 @@ median_s() {
 # ClickHouse writer numbers its stacks per run), paused every hour; the store measured after
 # 13, 14 and 15 hours; then the show timings
 day() {
-    local st=$1 size=$2 name=$3 h=0 line a b c d pid
+    local st=$1 size=$2 name=$3 h=0 line a b c d pid rfd wfd
     coproc GEN_DAY { "$GEN" --store "$st" "${WORK[@]}" --start "$DAY0" --windows 8640 --seed 1 \
         --batch 360 --pause-every 360 2>&1; }
-    pid=$GEN_DAY_PID
-    while read -r line <&"${GEN_DAY[0]}"; do
+    # the coproc's fds kept: bash unsets GEN_DAY once it exits, before its last line is read
+    pid=$GEN_DAY_PID rfd=${GEN_DAY[0]} wfd=${GEN_DAY[1]}
+    while read -r line <&"$rfd"; do
         case $line in
         *paused*) h=$((h + 1)) ;;
         *) echo "store: $name: $line"; continue ;;
@@ -94,7 +95,7 @@ day() {
         15) c=$($size "$st")
             echo "store: $name: spike hour (14:00-15:00 UTC; $line): $(((c - b) / 360)) bytes per 10-s window" ;;
         esac
-        echo >&"${GEN_DAY[1]}"
+        echo >&"$wfd"
     done
     wait "$pid" 2>/dev/null
     d=$($size "$st")
@@ -112,14 +113,14 @@ day() {
 # deep STORE SIZEFN NAME: DEEP_HOURS hours of a compiler's windows by one writer (a put a
 # window, as the recorder), the store measured every hour
 deep() {
-    local st=$1 size=$2 name=$3 h=0 line a b pid goal
+    local st=$1 size=$2 name=$3 h=0 line a b pid goal rfd wfd
     local start=$(( ($(date +%s) / 3600 - DEEP_HOURS - 1) * 3600 * 1000 ))
     a=$($size "$st")
     coproc GEN_DEEP { "$GEN" --store "$st" --workload deep --container javac --samples 490 \
         --start "$start" --windows $((DEEP_HOURS * 360 + 1)) --seed 7 --pause-every 360 \
         --compact-every 360 2>&1; }
-    pid=$GEN_DEEP_PID
-    while read -r line <&"${GEN_DEEP[0]}"; do
+    pid=$GEN_DEEP_PID rfd=${GEN_DEEP[0]} wfd=${GEN_DEEP[1]}
+    while read -r line <&"$rfd"; do
         case $line in
         *paused*) h=$((h + 1)) ;;
         *) echo "store: $name deep: $line"; continue ;;
@@ -129,7 +130,7 @@ deep() {
         [ "$h" -ge 2 ] && goal=" (goal <= 2048 after the first hour)"
         echo "store: $name deep: hour $h (${line#*; the last 360: }): $(((b - a) / 360)) bytes per 10-s window$goal"
         a=$b
-        echo >&"${GEN_DEEP[1]}"
+        echo >&"$wfd"
     done
     wait "$pid" 2>/dev/null
     b=$($size "$st")

@@ -1,5 +1,6 @@
-/* Inside the ClickHouse backend (store/clickhouse.c: schema, put, readers; clickhouse_http.c:
- * URL and requests; clickhouse_compact.c: retention and compaction by day partitions). */
+/* Inside the ClickHouse backend (store/clickhouse.c: the face; clickhouse_schema.c: tables and
+ * versions; clickhouse_put.c: puts; clickhouse_read.c: readers; clickhouse_compact.c: retention
+ * and compaction by day partitions; clickhouse_http.c: URL and requests). */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -71,9 +72,14 @@ int ch_parse_url(store *s, ch *c, const char *url, flame_err *err);
 int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *out, flame_err *err);
 /* The same, for a query built into a memstream: closes f and frees its buffer. */
 int ch_post_file(store *s, FILE *f, char **text, ch_buf *out, flame_err *err);
+/* sql without a body (a statement, or a query whose answer goes into out, may be NULL). */
+int ch_post_sql(store *s, const char *sql, ch_buf *out, flame_err *err);
+/* The first field of the first row of sql's answer, as a number (0 when none). */
+int ch_one(store *s, const char *sql, int64_t *out, flame_err *err);
 /* Each TabSeparated row of b in turn: 1 = a row (fields in place), 0 = the end, -1 malformed. */
 int ch_next_row(ch_buf *b, size_t *pos, char **fields, size_t *lens, int want);
-/* The database and tables exist and are of a version we read (once per handle). */
+/* The database and tables exist and are of a version we read (once per handle;
+ * clickhouse_schema.c). */
 int ch_ready(store *s, flame_err *err);
 /* The WHERE clause of q (windows overlapping [since, until), container, host, pid). */
 void ch_where(FILE *f, const store_query *q);
@@ -92,6 +98,11 @@ static inline ch *ch_of(store *s)
 
 /* Store n windows (clickhouse_put.c). */
 int ch_put(store *s, const store_window *w, size_t n, flame_err *err);
+
+/* The readers (clickhouse_read.c). */
+int ch_profile(store *s, const store_query *q, profile *out, store_info *info, flame_err *err);
+int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_err *err);
+int ch_list(store *s, const store_query *q, store_listing *out, flame_err *err);
 
 int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *st,
                flame_err *err);

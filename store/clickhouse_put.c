@@ -71,7 +71,7 @@ static int put_stack(void *ud, const char *stack, size_t len, double count)
     if (len > STORE_MAX_STACK && !p->cut && !(p->cut = malloc(STORE_MAX_STACK)))
         return flame_fail(p->err, FLAME_EXIT_ERROR, "out of memory");
     const char *text;
-    len = stack_bound(stack, len, p->cut, &text);
+    len = store_stack_bound(stack, len, p->cut, &text);
     uint32_t id = 0;
     if (dict_add_stack(&c->d, text, len, &id) < 0) {
         if (errno == EINVAL) /* an empty stack: not a stack */
@@ -120,11 +120,11 @@ static int put_window(put_ctx *p, FILE *rows, const store_window *w)
     const char *labels[] = {w->host, w->container_id, w->container_name, w->image};
     char buf[STORE_MAX_LABEL];
     for (int i = 0; i < 4; i++) {
-        label_copy(buf, labels[i]);
+        store_label_copy(buf, labels[i]);
         ch_tsv_put(rows, buf, strlen(buf));
         fputc('\t', rows);
     }
-    label_copy(buf, w->jvm_version);
+    store_label_copy(buf, w->jvm_version);
     fprintf(rows, "%lld\t", (long long)w->jvm_pid);
     ch_tsv_put(rows, buf, strlen(buf));
     fprintf(rows, "\t%lld\t%lld\t%lld\t%llu\t0\t%llu\t", (long long)w->start_ms,

@@ -1,8 +1,9 @@
-/* The SQLite backend of the profile store: opening (WAL, busy timeout, schema versions and the
- * migration of older stores), storing windows in one transaction with the stacks they bring to
- * the dictionary (store/dict.h), disk usage, and the dictionary's upkeep (stacks no window uses,
- * small chunks). Tables and encoding: docs/STORE.md. Readers are in sqlite_read.c, compaction in
- * sqlite_compact.c, the spool's needs in sqlite_spool.c. */
+/* The SQLite backend of the profile store: its face (the ops of a handle), opening (WAL, busy
+ * timeout, schema versions and the migration of older stores) and storing windows in one
+ * transaction with the stacks they bring to the dictionary (store/dict.h). Tables and encoding:
+ * docs/STORE.md. The plumbing is in sqlite_db.c, the dictionary's in sqlite_dict.c, readers in
+ * sqlite_read.c, compaction in sqlite_compact.c, the spool's needs in sqlite_spool.c; calls go
+ * one way: sqlite.c -> {read, compact} -> dict -> db. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -15,12 +16,6 @@
 
 /* "flam": PRAGMA application_id, so a SQLite file of another program is not taken for ours */
 #define SQ_APP_ID 0x666c616d
-/* how long a writer waits for another (a put takes milliseconds; a compaction may take seconds) */
-#define SQ_BUSY_MS 10000
-
-/* A rewritten dictionary is stored in chunks of about this many bytes (before deflate): few
- * rows, each deflated with all the context a chunk can give. */
-#define SQ_CHUNK_RAW (1u << 20)
 
 static int migrate_2(sq *q, flame_err *err);
 
@@ -49,80 +44,6 @@ static const sq_step schema[] = {
      " pairs BLOB NOT NULL);",
      migrate_2},
 };
-
-int sq_fail(sq *q, flame_err *err, int rc, const char *what)
-{
-    const char *why = q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc);
-    switch (rc & 0xff) {
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-        return store_fail(err, STORE_ERR_CORRUPT,
-                          "%s: not a docker-flame store, or a damaged one (%s: %s)", q->path, what,
-                          why);
-    case SQLITE_FULL:
-        return store_fail(err, STORE_ERR_IO, "%s: disk full (%s)", q->path, what);
-    case SQLITE_IOERR: /* ENOSPC comes as SQLITE_FULL; EFBIG, EIO and the like come here */
-        return store_fail(err, STORE_ERR_IO, "%s: write error, is the disk full? (%s: %s)", q->path,
-                          what, why);
-    case SQLITE_READONLY:
-    case SQLITE_CANTOPEN:
-    case SQLITE_PERM:
-        return store_fail(err, STORE_ERR_IO, "%s: %s: %s", q->path, what, why);
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        return store_fail(err, STORE_ERR_IO,
-                          "%s: %s: another process held the store for more than %d s", q->path,
-                          what, SQ_BUSY_MS / 1000);
-    case SQLITE_NOMEM:
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    default:
-        return store_fail(err, STORE_ERR_IO, "%s: %s: %s", q->path, what, why);
-    }
-}
-
-int sq_prepare(sq *q, const char *sql, sqlite3_stmt **st, flame_err *err)
-{
-    int rc = sqlite3_prepare_v2(q->db, sql, -1, st, NULL);
-    return rc == SQLITE_OK ? 0 : sq_fail(q, err, rc, "reading the store");
-}
-
-int sq_exec(sq *q, const char *sql, flame_err *err)
-{
-    int rc = sqlite3_exec(q->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? 0 : sq_fail(q, err, rc, "updating the store");
-}
-
-int sq_begin(sq *q, flame_err *err)
-{
-    return sq_exec(q, "BEGIN IMMEDIATE", err);
-}
-
-int sq_commit(sq *q, flame_err *err)
-{
-    int rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
-        return 0;
-    sq_rollback(q);
-    return sq_fail(q, err, rc, "committing");
-}
-
-void sq_rollback(sq *q)
-{
-    if (!sqlite3_get_autocommit(q->db))
-        sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
-}
-
-int sq_int(sq *q, const char *sql, int64_t *out, flame_err *err)
-{
-    _cleanup_stmt_ sqlite3_stmt *st = NULL;
-    if (sq_prepare(q, sql, &st, err) < 0)
-        return -1;
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return sq_fail(q, err, rc, "reading the store");
-    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    return 0;
-}
 
 /* The schema version of the open database: 0 = empty file; -1 with err: not ours. */
 static int read_version(sq *q, int64_t *version, flame_err *err)
@@ -196,140 +117,6 @@ static void sq_close(store *s)
     free(q);
 }
 
-/* ---- the dictionary ---- */
-
-/* A dictionary error: damaged (the chunk did not fit), out of memory, or full. */
-static int dict_fail(sq *q, int rc, flame_err *err)
-{
-    if (rc == -1)
-        return store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (its dictionary of stacks)",
-                          q->path);
-    if (errno == E2BIG)
-        return store_fail(err, STORE_ERR_IO,
-                          "%s: the dictionary of stacks is full (%u stacks): prune the store "
-                          "(docker flame prune)",
-                          q->path, q->d.nstacks);
-    return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-}
-
-int sq_dict_sync(sq *q, flame_err *err)
-{
-    int64_t gen;
-    if (sq_int(q, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'dict_generation'", &gen,
-               err) < 0)
-        return -1;
-    if (gen != q->dict_gen) { /* rewritten (or never read): from the start */
-        dict_reset(&q->d);
-        q->dict_last = 0;
-        q->dict_gen = gen;
-    }
-    _cleanup_stmt_ sqlite3_stmt *st = NULL;
-    if (sq_prepare(q, "SELECT id, chunk FROM dict WHERE id > ?1 ORDER BY id", &st, err) < 0)
-        return -1;
-    sqlite3_bind_int64(st, 1, q->dict_last);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int r = dict_apply(&q->d, sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1));
-        if (r < 0) {
-            /* what was applied stays; the next sync starts from the start */
-            q->dict_gen = -1;
-            return dict_fail(q, r, err);
-        }
-        q->dict_last = sqlite3_column_int64(st, 0);
-    }
-    return rc == SQLITE_DONE ? 0 : sq_fail(q, err, rc, "reading the dictionary");
-}
-
-/* The dictionary was rewritten: a new generation, so every handle reads it again. */
-static int bump_generation(sq *q, flame_err *err)
-{
-    return sq_exec(q,
-                   "INSERT OR REPLACE INTO meta VALUES('dict_generation', CAST(coalesce((SELECT"
-                   " CAST(value AS INTEGER) FROM meta WHERE key = 'dict_generation'), 0) + 1 AS"
-                   " TEXT))",
-                   err);
-}
-
-static int insert_chunk(void *ctx, const uint8_t *chunk, size_t len)
-{
-    sqlite3_stmt *ins = ctx;
-    sqlite3_reset(ins);
-    sqlite3_bind_blob(ins, 1, chunk, (int)len, SQLITE_STATIC);
-    return sqlite3_step(ins) == SQLITE_DONE ? 0 : 1;
-}
-
-/* Replace the stored chunks by d in large ones, a new generation (in the caller's transaction);
- * this handle reads it back at its next sync. */
-static int rewrite_dict(sq *q, const dict *d, flame_err *err)
-{
-    _cleanup_stmt_ sqlite3_stmt *ins = NULL;
-    if (sq_exec(q, "DELETE FROM dict", err) < 0 ||
-        sq_prepare(q, "INSERT INTO dict(chunk) VALUES(?1)", &ins, err) < 0)
-        return -1;
-    int rc = dict_encode_all(d, SQ_CHUNK_RAW, insert_chunk, ins);
-    if (rc < 0)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (rc > 0)
-        return sq_fail(q, err, sqlite3_errcode(q->db), "storing the dictionary");
-    if (bump_generation(q, err) < 0)
-        return -1;
-    q->dict_gen = -1;
-    return 0;
-}
-
-/* The ids a window's pairs name, mapped through map (old id -> new id, ascending with the old),
- * re-encoded into *blob (malloc'd). 0, -1 damaged or out of memory (err set). */
-static int remap_pairs(sq *q, pairs_buf *b, const uint32_t *map, uint32_t n, uint8_t **blob,
-                       size_t *len, flame_err *err)
-{
-    for (size_t i = 0; i < b->n; i++) {
-        if (b->p[i].id > n || !map[b->p[i].id])
-            return store_fail(err, STORE_ERR_CORRUPT,
-                              "%s: damaged store (a window names stack %llu, which is missing)",
-                              q->path, (unsigned long long)b->p[i].id);
-        b->p[i].id = map[b->p[i].id];
-    }
-    b->n = pairs_normalize(b->p, b->n);
-    *blob = malloc(pairs_bound(b->n));
-    *len = *blob ? pairs_encode(b->p, b->n, *blob) : 0;
-    if (!*len) {
-        free(*blob);
-        *blob = NULL;
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    }
-    return 0;
-}
-
-/* Rewrite each window's pairs through map (table: where they are; cols: id, pairs). */
-static int remap_windows(sq *q, const uint32_t *map, uint32_t n, flame_err *err)
-{
-    _cleanup_stmt_ sqlite3_stmt *sel = NULL, *upd = NULL;
-    if (sq_prepare(q, "SELECT id, pairs FROM windows", &sel, err) < 0 ||
-        sq_prepare(q, "UPDATE windows SET pairs = ?2 WHERE id = ?1", &upd, err) < 0)
-        return -1;
-    pairs_buf b = {0};
-    int rc = 0, r;
-    while (rc == 0 && (r = sqlite3_step(sel)) == SQLITE_ROW) {
-        uint8_t *blob = NULL;
-        size_t len = 0;
-        rc = sq_decode(q, sel, 1, &b, err);
-        if (rc == 0)
-            rc = remap_pairs(q, &b, map, n, &blob, &len, err);
-        if (rc == 0) {
-            sqlite3_reset(upd);
-            sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
-            sqlite3_bind_blob(upd, 2, blob, (int)len, SQLITE_STATIC);
-            if ((r = sqlite3_step(upd)) != SQLITE_DONE)
-                rc = sq_fail(q, err, r, "rewriting windows");
-        }
-        free(blob);
-    }
-    pairs_buf_free(&b);
-    if (rc == 0 && r != SQLITE_DONE)
-        rc = sq_fail(q, err, r, "reading windows");
-    return rc;
-}
-
 /* Version 1 to 2: version 1's stack texts become the dictionary (ids renumbered densely, in
  * their old order), each window's pairs are rewritten with the new ids into the new windows
  * table (with a uid), and the old tables go. One transaction (sq_migrate's): all or nothing. */
@@ -356,14 +143,14 @@ static int migrate_2(sq *q, flame_err *err)
             rc = store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (stack %lld)", q->path,
                             (long long)id);
         else if (dict_add_stack(&nd, text, len, &nid) < 0)
-            rc = dict_fail(q, -2, err);
+            rc = sq_dict_fail(q, -2, err);
         else
             map[id] = nid;
     }
     if (rc == 0 && r != SQLITE_DONE)
         rc = sq_fail(q, err, r, "reading stacks");
     if (rc == 0)
-        rc = rewrite_dict(q, &nd, err);
+        rc = sq_dict_rewrite(q, &nd, err);
     dict_free(&nd);
     if (rc == 0)
         rc = sq_prepare(q,
@@ -381,7 +168,7 @@ static int migrate_2(sq *q, flame_err *err)
         size_t len = 0;
         rc = sq_decode(q, sel, 7, &b, err);
         if (rc == 0)
-            rc = remap_pairs(q, &b, map, (uint32_t)maxid, &blob, &len, err);
+            rc = sq_remap_pairs(q, &b, map, (uint32_t)maxid, &blob, &len, err);
         if (rc == 0) {
             sqlite3_reset(ins);
             for (int c = 0; c < 7; c++)
@@ -425,10 +212,11 @@ static int put_stack(void *ud, const char *stack, size_t len, double count)
     if (len > STORE_MAX_STACK && !c->cut && !(c->cut = malloc(STORE_MAX_STACK)))
         return flame_fail(c->err, FLAME_EXIT_ERROR, "out of memory");
     const char *text;
-    len = stack_bound(stack, len, c->cut, &text);
+    len = store_stack_bound(stack, len, c->cut, &text);
     uint32_t id = 0;
     if (dict_add_stack(&c->q->d, text, len, &id) < 0)
-        return errno == EINVAL ? 0 /* an empty stack: not a stack */ : dict_fail(c->q, -2, c->err);
+        return errno == EINVAL ? 0 /* an empty stack: not a stack */
+                               : sq_dict_fail(c->q, -2, c->err);
     if (c->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 256;
         store_pair *np = realloc(c->pairs, nc * sizeof *np);
@@ -447,10 +235,10 @@ static int bind_labels(sqlite3_stmt *st, const store_window *w)
     const char *labels[] = {w->host, w->container_id, w->container_name, w->image};
     char buf[STORE_MAX_LABEL];
     for (int i = 0; i < 4; i++) {
-        label_copy(buf, labels[i]);
+        store_label_copy(buf, labels[i]);
         sqlite3_bind_text(st, i + 1, buf, -1, SQLITE_TRANSIENT);
     }
-    label_copy(buf, w->jvm_version);
+    store_label_copy(buf, w->jvm_version);
     sqlite3_bind_int64(st, 5, w->jvm_pid);
     return sqlite3_bind_text(st, 6, buf, -1, SQLITE_TRANSIENT);
 }
@@ -506,7 +294,7 @@ static int sq_put(store *s, const store_window *w, size_t n, flame_err *err)
 {
     sq *q = sq_of(s);
     put_ctx c = {.q = q, .err = err};
-    _cleanup_stmt_ sqlite3_stmt *win = NULL, *chunk = NULL;
+    _cleanup_stmt_ sqlite3_stmt *win = NULL;
     int64_t last = q->dict_last;
     int rc = sq_begin(q, err);
     /* what other writers added to the dictionary first: the same stack gets the same id */
@@ -520,18 +308,8 @@ static int sq_put(store *s, const store_window *w, size_t n, flame_err *err)
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = put_one(&c, &w[i], win);
     /* the stacks new to the dictionary: one chunk, before the commit that makes them count */
-    if (rc == 0 && dict_dirty(&q->d)) {
-        uint8_t *blob = NULL;
-        size_t len = 0;
-        rc = sq_prepare(q, "INSERT INTO dict(chunk) VALUES(?1)", &chunk, err);
-        if (rc == 0 && dict_encode(&q->d, &blob, &len) < 0)
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        if (rc == 0 && insert_chunk(chunk, blob, len) != 0)
-            rc = sq_fail(q, err, sqlite3_errcode(q->db), "storing stacks");
-        if (rc == 0)
-            q->dict_last = sqlite3_last_insert_rowid(q->db);
-        free(blob);
-    }
+    if (rc == 0)
+        rc = sq_dict_store_new(q, err);
     free(c.pairs);
     free(c.cut);
     if (rc == 0)
@@ -548,136 +326,6 @@ static int sq_put(store *s, const store_window *w, size_t n, flame_err *err)
      * without it, it grows to 1000 pages (16 MiB) before SQLite checkpoints on its own */
     sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     return 0;
-}
-
-int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err)
-{
-    int64_t pages, page_size, bytes;
-    if (sq_int(q, "PRAGMA page_count", &pages, err) < 0 ||
-        sq_int(q, "PRAGMA page_size", &page_size, err) < 0)
-        return -1;
-    /* what the windows hold, whatever the page size and the tables' fixed pages: length() of a
-     * blob reads its header, not its bytes */
-    if (data && sq_int(q,
-                       "SELECT (SELECT coalesce(sum(length(pairs)), 0) FROM windows) +"
-                       " (SELECT coalesce(sum(length(chunk)), 0) FROM dict)",
-                       &bytes, err) < 0)
-        return -1;
-    _cleanup_free_ char *wal = NULL;
-    struct stat st;
-    uint64_t wal_bytes = 0;
-    if (asprintf(&wal, "%s-wal", q->path) >= 0 && stat(wal, &st) == 0)
-        wal_bytes = (uint64_t)st.st_size;
-    else if (!wal)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (data)
-        *data = (uint64_t)bytes;
-    if (disk)
-        *disk = (uint64_t)(pages * page_size) + wal_bytes;
-    return 0;
-}
-
-/* ---- the dictionary's upkeep, free pages ---- */
-
-int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
-{
-    int64_t windows, chunks;
-    if (sq_dict_sync(q, err) < 0 || sq_int(q, "SELECT count(*) FROM windows", &windows, err) < 0 ||
-        sq_int(q, "SELECT count(*) FROM dict", &chunks, err) < 0)
-        return -1;
-    uint32_t n = q->d.nstacks;
-    if (chunks == 0)
-        return 0;
-    if (windows == 0) { /* nothing left to name: the dictionary goes whole */
-        if (sq_exec(q, "DELETE FROM dict", err) < 0 || bump_generation(q, err) < 0)
-            return -1;
-        q->dict_gen = -1;
-        if (freed)
-            *freed += n;
-        return 0;
-    }
-    _cleanup_free_ uint8_t *used = calloc((size_t)n / 8 + 1, 1);
-    _cleanup_stmt_ sqlite3_stmt *wins = NULL;
-    if (!used)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (sq_prepare(q, "SELECT pairs FROM windows", &wins, err) < 0)
-        return -1;
-    int rc;
-    uint32_t live = 0;
-    pairs_buf b = {0};
-    while ((rc = sqlite3_step(wins)) == SQLITE_ROW) {
-        /* a damaged window fails the whole collection: never free what it might name */
-        if (sq_decode(q, wins, 0, &b, err) < 0) {
-            pairs_buf_free(&b);
-            return -1;
-        }
-        for (size_t i = 0; i < b.n; i++) {
-            uint64_t id = b.p[i].id;
-            if (id > n) {
-                pairs_buf_free(&b);
-                return store_fail(err, STORE_ERR_CORRUPT,
-                                  "%s: damaged store (a window names stack %llu, which is missing)",
-                                  q->path, (unsigned long long)id);
-            }
-            if (!(used[id / 8] & (1u << (id % 8))))
-                live++;
-            used[id / 8] |= (uint8_t)(1u << (id % 8));
-        }
-    }
-    pairs_buf_free(&b);
-    if (rc != SQLITE_DONE)
-        return sq_fail(q, err, rc, "reading windows");
-    uint32_t dead = n - live;
-    /* a quarter of the stacks unused: renumber what is left (every window rewritten, so not
-     * for a few); else only many small chunks are worth a rewrite */
-    if (!(dead > 0 && (uint64_t)dead * 4 >= n) && chunks <= SQ_CHUNKS_MAX)
-        return 0;
-    if (dead == 0 || (uint64_t)dead * 4 < n)
-        return rewrite_dict(q, &q->d, err);
-    dict nd;
-    dict_init(&nd);
-    _cleanup_free_ uint32_t *map = calloc((size_t)n + 1, sizeof *map);
-    _cleanup_free_ char *text = NULL;
-    size_t cap = 0, len;
-    rc = map ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    for (uint32_t id = 1; rc == 0 && id <= n; id++) {
-        if (!(used[id / 8] & (1u << (id % 8))))
-            continue;
-        int t = dict_stack_text(&q->d, id, &text, &cap, &len);
-        if (t < 0)
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        else if (t == 0)
-            rc = store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (stack %u has no text)",
-                            q->path, id);
-        else if (dict_add_stack(&nd, text, len, &map[id]) < 0)
-            rc = dict_fail(q, -2, err);
-    }
-    if (rc == 0)
-        rc = remap_windows(q, map, n, err);
-    if (rc == 0)
-        rc = rewrite_dict(q, &nd, err);
-    dict_free(&nd);
-    if (rc == 0 && freed)
-        *freed += dead;
-    return rc;
-}
-
-int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err)
-{
-    int rc = pairs_decode(sqlite3_column_blob(st, col), (size_t)sqlite3_column_bytes(st, col), b);
-    if (rc == -2)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    return rc < 0 ? store_fail(err, STORE_ERR_CORRUPT, "%s: damaged store (a window's stacks)",
-                               q->path)
-                  : 0;
-}
-
-void sq_release_space(sq *q)
-{
-    /* incremental_vacuum moves free pages to the end and truncates; a checkpoint that can
-     * truncate the WAL needs no reader in the way, hence best effort */
-    sqlite3_exec(q->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
-    sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 }
 
 static const struct store_ops sq_ops = {sq_put,  sq_profile, sq_timeline,

@@ -47,13 +47,17 @@ static int add_stack(void *ud, const char *stack, size_t len, double count)
         return 0;
     if (!to->p && !(to->p = profile_new()))
         return -1;
-    return profile_add(to->p, stack, len, count, PROFILE_ONE_COLUMN) < 0 && errno == ENOMEM ? -1
-                                                                                          : 0;
+    /* a stack profile_add refuses (too deep, say) is left out; only a lack of memory stops */
+    if (profile_add(to->p, stack, len, count, PROFILE_ONE_COLUMN) < 0 && errno == ENOMEM)
+        return -1;
+    return 0;
 }
 
 static int copy_stack(void *ud, const char *stack, size_t len, double count)
 {
-    return profile_add(ud, stack, len, count, PROFILE_ONE_COLUMN) < 0 && errno == ENOMEM ? -1 : 0;
+    if (profile_add(ud, stack, len, count, PROFILE_ONE_COLUMN) < 0 && errno == ENOMEM)
+        return -1;
+    return 0;
 }
 
 void rec_split_free(rec_part *parts, size_t n)

@@ -20,7 +20,8 @@
 # a line when it is not installed). STORE_DAYS (7; 0 = no week), STORE_RUNS (5), STORE_SKIP_CH=1,
 # STORE_DEEP_HOURS (3; 0 = no deep stacks), STORE_ONLY=deep (the deep figures alone) override;
 # STORE_BUILD=DIR takes store-gen and docker-flame from another build (an older one: before and
-# after figures of one command).
+# after figures of one command); STORE_REPLAY=FILE replays a real recording (store-gen --dump of
+# `docker flame record`) in the deep figures' place, 490 of its samples a window.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -82,7 +83,7 @@ day() {
         --batch 360 --pause-every 360 2>&1; }
     # the coproc's fds kept: bash unsets GEN_DAY once it exits, before its last line is read
     pid=$GEN_DAY_PID rfd=${GEN_DAY[0]} wfd=${GEN_DAY[1]}
-    while read -r line <&"$rfd"; do
+    while { read -r line <&"$rfd"; } 2>/dev/null; do # closed once the generator is done
         case $line in
         *paused*) h=$((h + 1)) ;;
         *) echo "store: $name: $line"; continue ;;
@@ -116,11 +117,14 @@ deep() {
     local st=$1 size=$2 name=$3 h=0 line a b pid goal rfd wfd
     local start=$(( ($(date +%s) / 3600 - DEEP_HOURS - 1) * 3600 * 1000 ))
     a=$($size "$st")
-    coproc GEN_DEEP { "$GEN" --store "$st" --workload deep --container javac --samples 490 \
-        --start "$start" --windows $((DEEP_HOURS * 360 + 1)) --seed 7 --pause-every 360 \
+    # STORE_REPLAY=FILE: a real recording's samples (store-gen --dump) instead of the generator's
+    local work=(--workload deep --seed 7)
+    [ -n "${STORE_REPLAY:-}" ] && work=(--workload replay --fixture "$STORE_REPLAY")
+    coproc GEN_DEEP { "$GEN" --store "$st" "${work[@]}" --container javac --samples 490 \
+        --start "$start" --windows $((DEEP_HOURS * 360 + 1)) --pause-every 360 \
         --compact-every 360 2>&1; }
     pid=$GEN_DEEP_PID rfd=${GEN_DEEP[0]} wfd=${GEN_DEEP[1]}
-    while read -r line <&"$rfd"; do
+    while { read -r line <&"$rfd"; } 2>/dev/null; do # closed once the generator is done
         case $line in
         *paused*) h=$((h + 1)) ;;
         *) echo "store: $name deep: $line"; continue ;;

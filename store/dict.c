@@ -392,7 +392,7 @@ static uint8_t *put_varint(uint8_t *o, uint64_t v)
     return o;
 }
 
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+static int get_varint_long(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     uint64_t x = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
@@ -408,6 +408,16 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
         }
     }
     return -1;
+}
+
+/* Most of a chunk's numbers are one byte (gaps of 1, small frame ids): that case inline. */
+static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    if (*p < end && **p < 0x80) {
+        *v = *(*p)++;
+        return 0;
+    }
+    return get_varint_long(p, end, v);
 }
 
 static uint64_t zigzag(int64_t v)

@@ -245,3 +245,23 @@ int sq_dict_store_new(sq *q, flame_err *err)
     free(blob);
     return rc;
 }
+
+int sq_dict_count(sq *q, int64_t *stacks, flame_err *err)
+{
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    *stacks = 0;
+    /* the first 40 bytes hold the header (a format byte and six varints) */
+    if (sq_prepare(q, "SELECT substr(chunk, 1, 40) FROM dict ORDER BY id DESC LIMIT 1", &st, err) <
+        0)
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc != SQLITE_ROW)
+        return sq_fail(q, err, rc, "reading the dictionary");
+    dict_span sp;
+    if (dict_chunk_span(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), &sp) < 0)
+        return sq_dict_fail(q, -1, err);
+    *stacks = (int64_t)sp.first_stack + sp.nstacks - 1;
+    return 0;
+}

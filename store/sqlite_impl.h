@@ -85,6 +85,8 @@ void sq_release_space(sq *q);
 /* Read the dictionary's chunks this handle has not seen yet (all of them after a rewrite), in
  * the caller's transaction. */
 int sq_dict_sync(sq *q, flame_err *err);
+/* How many stacks the dictionary holds (read from its last chunk's header). */
+int sq_dict_count(sq *q, int64_t *stacks, flame_err *err);
 /* Store what q->d has had added since its mark as one chunk (in the caller's transaction). */
 int sq_dict_store_new(sq *q, flame_err *err);
 /* Replace the stored chunks by d in large ones, a new generation (in the caller's transaction);

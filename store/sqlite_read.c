@@ -168,9 +168,9 @@ int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err)
                     &own_all, err);
     if (rc == 0)
         rc = sq_usage(q, NULL, &disk, err);
+    /* the dictionary's stacks: the last chunk's header says how many (no chunk read whole) */
     if (rc == 0)
-        rc = sq_dict_sync(q, err);
-    stacks = q->d.nstacks;
+        rc = sq_dict_count(q, &stacks, err);
     if (rc == 0)
         rc = prepare_query(q,
                            "SELECT s.host, s.container_id, s.container_name, s.image,"

@@ -14,7 +14,7 @@
 #include "store/when.h"
 
 static const char usage_head[] =
-    "Usage: docker flame ls [OPTIONS] [CONTAINER[:PID]...]\n"
+    "Usage:  docker flame ls [OPTIONS] [CONTAINER[:PID]...]\n"
     "\n"
     "List what the profile store holds: a line per JVM of each container (name or id prefix;\n"
     "none = all; CONTAINER:PID = one of its JVMs), with its image, pid and Java version, the\n"
@@ -130,8 +130,8 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
                l.sizes_unknown ? "sizes: see each shard's database" : b2,
                l.sizes_unknown ? "" : " on disk", store_name(s));
         if (l.spooled)
-            printf("%llu windows wait in the local spool for the server\n",
-                   (unsigned long long)l.spooled);
+            printf("%s windows wait in the local spool for the server\n",
+                   grouped((double)l.spooled, b1, sizeof b1));
     }
     store_listing_free(&l);
     store_close(s);

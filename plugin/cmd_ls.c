@@ -33,7 +33,8 @@ static const char usage_tail[] =
     "  docker flame ls web --store clickhouse://ch:8123/flame\n"
     "  docker flame ls web:7\n"
     "\n"
-    "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used.\n";
+    "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used, 8 there is no store\n"
+    "there yet.\n";
 
 typedef struct ls_args {
     const char *store, *host;
@@ -105,6 +106,8 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
     int done = cli_parse(vname, &cmd_ls_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     for (int i = 0; i < a.in.n; i++) { /* every operand's form first: no store for a typo */
         char name[256];
         int64_t pid;
@@ -113,7 +116,7 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
     }
     store *s = NULL;
     store_listing l = {0};
-    int rc = stored_open(a.store, &s, &err);
+    int rc = stored_open_read(a.store, &s, &err);
     for (int i = 0; rc == 0 && i < (a.in.n ? a.in.n : 1); i++) {
         char name[256] = "";
         store_query q = {.host = a.host};

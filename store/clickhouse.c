@@ -5,6 +5,7 @@
  * http. SQL kept to what 18.16 and current servers both accept. Tables: docs/STORE.md. */
 #include <curl/curl.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "store/clickhouse_impl.h"
 
@@ -14,6 +15,7 @@ static void ch_close(store *s)
     if (!c)
         return;
     curl_easy_cleanup(c->curl); /* NULL-safe */
+    explicit_bzero(c->password, sizeof c->password);
     dict_free(&c->d);
     free(c);
 }

@@ -81,10 +81,19 @@ static int list_tables(store *s, ch_tables *t, flame_err *err)
     char *f[2];
     size_t l[2];
     *t = (ch_tables){0};
-    int rc = ch_post_sql(s,
-                         "SELECT name, engine FROM system.tables WHERE database = currentDatabase()"
-                         " FORMAT TabSeparated",
-                         &b, err);
+    ch *c = ch_of(s);
+    _cleanup_free_ char *sql = NULL;
+    if (asprintf(&sql,
+                 "SELECT name, engine FROM system.tables WHERE database = '%s'"
+                 " FORMAT TabSeparated",
+                 c->db) < 0) {
+        sql = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    /* a reader made no database: it asks without ?database= (a missing one lists nothing) */
+    c->no_db = s->readonly;
+    int rc = ch_post_sql(s, sql, &b, err);
+    c->no_db = false;
     while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1) {
         for (int i = 0; i < CH_TABLES; i++)
             if (!strcmp(f[0], tables[i][0])) {
@@ -309,9 +318,10 @@ int ch_ready(store *s, flame_err *err)
         sql = NULL;
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
-    /* ?database= must name an existing database: create it without */
+    /* ?database= must name an existing database: create it without (a reader creates
+     * nothing) */
     c->no_db = true;
-    int rc = ch_post_sql(s, sql, NULL, err);
+    int rc = s->readonly ? 0 : ch_post_sql(s, sql, NULL, err);
     c->no_db = false;
     if (rc < 0 || list_tables(s, &t, err) < 0)
         return -1;
@@ -328,6 +338,26 @@ int ch_ready(store *s, flame_err *err)
     if (version < 1)
         return store_fail(err, STORE_ERR_CORRUPT, "%s: the meta table has no schema version",
                           s->name);
+    if (s->readonly) { /* nothing made, nothing migrated: what is there is read, or refused */
+        if (!t.have[T_META])
+            return store_fail(err, STORE_ERR_MISSING,
+                              "%s: no store in that database (docker flame record makes it)",
+                              s->name);
+        if (version < CH_SCHEMA_VERSION)
+            return store_fail(err, STORE_ERR_OLDER,
+                              "%s: a store of version %lld, this docker-flame reads version %d: a "
+                              "recorder upgrades it when it starts, or `docker flame prune "
+                              "--retain 0 --no-compact --store URL` (deletes nothing)",
+                              s->name, (long long)version, CH_SCHEMA_VERSION);
+        for (int i = 0; i < CH_TABLES; i++)
+            if (!t.have[i])
+                return store_fail(err, STORE_ERR_CORRUPT,
+                                  "%s: the store has no %s table (docker flame prune --retain 0 "
+                                  "--no-compact makes it)",
+                                  s->name, tables[i][0]);
+        c->ready = true;
+        return 0;
+    }
     for (int i = 0; rc == 0 && i < CH_TABLES; i++)
         if (!t.have[i])
             rc = ch_post_sql(s, tables[i][1], NULL, err);

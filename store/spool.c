@@ -5,17 +5,26 @@
  * remote backend's put (through the handle's ops). */
 #include "store/spool.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+#include "common/clock.h"
 #include "store/sqlite_impl.h"
 #include "store/store_impl.h"
 
 /* Spooled windows sent per round: enough to catch up after an outage within minutes, few
  * enough that one put stays short. */
 #define DRAIN_BATCH 64
+/* How long spool_flush waits for another process that sends the same spool (a round is a few
+ * requests, each bounded by the put timeout). */
+#define FLUSH_LOCK_WAIT_MS 60000
 
 bool spool_on(const store *s)
 {
@@ -30,13 +39,14 @@ static int spool_open(store *s, bool create, flame_err *err)
         return 1;
     if (!spool_on(s) || (!create && access(s->spool_path, F_OK) != 0))
         return 0;
-    if (store_make_parent(s->spool_path, err) < 0)
+    if (!s->readonly && store_make_parent(s->spool_path, err) < 0)
         return -1;
     store *sp = calloc(1, sizeof *sp);
     if (!sp || !(sp->name = strdup(s->spool_path))) {
         free(sp);
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
+    sp->readonly = s->readonly;
     if (sq_open(sp, s->spool_path, err) < 0) {
         store_handle_free(sp);
         return flame_wrap(err, "spool");
@@ -45,10 +55,40 @@ static int spool_open(store *s, bool create, flame_err *err)
     return 1;
 }
 
-/* Send up to rounds batches from the spool. 0 = sent (or nothing to send), -1 = stopped. */
-int spool_drain(store *s, int rounds, flame_err *err)
+/* The spool is sent by one process at a time: an exclusive flock on <spool>.lock, held from
+ * reading a batch to deleting it once sent (two recorders of one server share the spool; without
+ * it both sent the same windows). A file of its own: SQLite's own locks on the spool are fcntl
+ * locks, which flock may be on some file systems. Returns the locked fd, -2 when another process
+ * holds it past wait_ms, -1 with err on failure. */
+static int drain_lock(const store *s, int wait_ms, flame_err *err)
 {
-    int rc = spool_open(s, false, err);
+    _cleanup_free_ char *path = NULL;
+    if (asprintf(&path, "%s.lock", s->spool_path) < 0) {
+        path = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return store_fail(err, STORE_ERR_IO, "spool: cannot open %s: %s", path, strerror(errno));
+    int64_t deadline = mono_ms() + wait_ms;
+    while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        if ((e != EWOULDBLOCK && e != EINTR) || (e == EWOULDBLOCK && mono_ms() >= deadline)) {
+            close(fd);
+            if (e == EWOULDBLOCK)
+                return -2;
+            return store_fail(err, STORE_ERR_IO, "spool: cannot lock %s: %s", path, strerror(e));
+        }
+        poll(NULL, 0, 20);
+    }
+    return fd;
+}
+
+/* Send up to rounds batches from the spool, holding its drain lock. 0 = sent (or nothing to
+ * send), -1 = stopped. */
+static int drain_locked(store *s, int rounds, flame_err *err)
+{
+    int rc = 1;
     for (int r = 0; rc > 0 && r < rounds; r++) {
         sq_batch b;
         rc = sq_take(s->spool, DRAIN_BATCH, &b, err);
@@ -65,6 +105,21 @@ int spool_drain(store *s, int rounds, flame_err *err)
             rc = 1;
     }
     return rc < 0 ? -1 : 0;
+}
+
+int spool_drain(store *s, int rounds, flame_err *err)
+{
+    int rc = spool_open(s, false, err);
+    if (rc <= 0)
+        return rc;
+    int fd = drain_lock(s, 0, err);
+    if (fd == -2)
+        return 0; /* being sent: by the time we could, it would be sent */
+    if (fd < 0)
+        return -1;
+    rc = drain_locked(s, rounds, err);
+    close(fd);
+    return rc;
 }
 
 /* The windows a failed put could not store, into the spool (err: why the put failed). */
@@ -87,18 +142,25 @@ int spool_keep(store *s, const store_window *w, size_t n, flame_err *err)
 
 int spool_flush(store *s, flame_err *err)
 {
+    int rc = spool_open(s, false, err);
+    if (rc <= 0)
+        return rc;
+    int fd = drain_lock(s, FLUSH_LOCK_WAIT_MS, err);
+    if (fd == -2)
+        return store_fail(err, STORE_ERR_UNREACHABLE,
+                          "%s: another process has been sending the spool for %d s: it sends what "
+                          "waits",
+                          s->spool_path, FLUSH_LOCK_WAIT_MS / 1000);
+    if (fd < 0)
+        return -1;
     for (;;) {
         uint64_t left = 0;
-        int rc = spool_open(s, false, err);
-        if (rc <= 0)
-            return rc;
-        if (sq_count(s->spool, &left, err) < 0)
-            return -1;
-        if (left == 0)
-            return 0;
-        if (spool_drain(s, 1, err) < 0)
-            return -1;
+        if ((rc = sq_count(s->spool, &left, err)) < 0 || left == 0 ||
+            (rc = drain_locked(s, 1, err)) < 0)
+            break;
     }
+    close(fd);
+    return rc;
 }
 
 int spool_waiting(store *s, uint64_t *n, flame_err *err)

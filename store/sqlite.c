@@ -10,12 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
 #include "store/sqlite_impl.h"
 
 /* "flam": PRAGMA application_id, so a SQLite file of another program is not taken for ours */
 #define SQ_APP_ID 0x666c616d
+/* the WAL file is cut to this size when it is reset (it grows to hold what a reader keeps
+ * from being checkpointed; without a limit it keeps its largest size: 16 MiB or more beside a
+ * store of a few) */
+#define SQ_WAL_KEEP "1048576"
 
 static int migrate_2(sq *q, flame_err *err);
 
@@ -331,6 +336,29 @@ static int sq_put(store *s, const store_window *w, size_t n, flame_err *err)
 static const struct store_ops sq_ops = {sq_put,  sq_profile, sq_timeline,
                                         sq_list, sq_compact, sq_close};
 
+/* Opened for reading: a docker-flame store of this very version, or nothing is done. */
+static int check_readable(sq *q, flame_err *err)
+{
+    int64_t have;
+    if (read_version(q, &have, err) < 0)
+        return -1;
+    if (have == 0)
+        return store_fail(err, STORE_ERR_CORRUPT, "%s: an empty file, not a docker-flame store",
+                          q->path);
+    if (have > SQ_SCHEMA_VERSION)
+        return store_fail(err, STORE_ERR_NEWER,
+                          "%s: written by a newer docker-flame (store version %lld, this one reads "
+                          "up to %d): upgrade docker-flame",
+                          q->path, (long long)have, SQ_SCHEMA_VERSION);
+    if (have < SQ_SCHEMA_VERSION)
+        return store_fail(err, STORE_ERR_OLDER,
+                          "%s: a store of version %lld, this docker-flame reads version %d: a "
+                          "recorder upgrades it when it starts, or `docker flame prune --retain 0 "
+                          "--no-compact --store %s` (deletes nothing)",
+                          q->path, (long long)have, SQ_SCHEMA_VERSION, q->path);
+    return 0;
+}
+
 int sq_open(store *s, const char *path, flame_err *err)
 {
     sq *q = calloc(1, sizeof *q);
@@ -342,11 +370,31 @@ int sq_open(store *s, const char *path, flame_err *err)
     s->ops = &sq_ops;
     dict_init(&q->d);
     q->dict_gen = -1;
-    int rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    struct stat st;
+    if (s->readonly && stat(path, &st) < 0 && errno == ENOENT)
+        return store_fail(err, STORE_ERR_MISSING,
+                          "%s: no store there (docker flame record makes it)", path);
+    int rc = sqlite3_open_v2(
+        path, &q->db,
+        s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK)
         return sq_fail(q, err, rc, "cannot open");
     sqlite3_extended_result_codes(q->db, 1);
-    sqlite3_busy_timeout(q->db, SQ_BUSY_MS);
+    sqlite3_busy_timeout(q->db, q->busy_ms = SQ_BUSY_MS);
+    /* A store may come from elsewhere (a copy, a shared disk): its schema is data, never code
+     * (no function with side effects from a view or trigger of its making), and no statement
+     * of ours may corrupt it whatever it holds. */
+    sqlite3_db_config(q->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
+    sqlite3_db_config(q->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+#endif
+    /* the application id first: another program's database is refused before anything in it
+     * changes (a reader changes nothing at all) */
+    int64_t have;
+    if (s->readonly)
+        return check_readable(q, err);
+    if (read_version(q, &have, err) < 0)
+        return -1;
     /* auto_vacuum only takes on a new file (before its first table): then compaction can give
      * pages back; WAL lets readers work while a writer writes and survives a killed writer;
      * synchronous=NORMAL in WAL mode loses no committed window to a crash of the process, only
@@ -360,7 +408,7 @@ int sq_open(store *s, const char *path, flame_err *err)
         sq_exec(q, "PRAGMA auto_vacuum = INCREMENTAL", err) < 0 ||
         sq_exec(q, "PRAGMA journal_mode = WAL", err) < 0 ||
         sq_exec(q, "PRAGMA synchronous = NORMAL", err) < 0 ||
-        sq_exec(q, "PRAGMA journal_size_limit = 1048576", err) < 0)
+        sq_exec(q, "PRAGMA journal_size_limit = " SQ_WAL_KEEP, err) < 0)
         return -1;
     return sq_migrate(q, schema, sizeof schema / sizeof *schema, err);
 }

@@ -29,12 +29,14 @@ static int retain(sq *q, int64_t cutoff, store_compact_stats *st, flame_err *err
         rc = r == SQLITE_DONE ? 0 : sq_fail(q, err, r, "deleting old windows");
     }
     uint64_t gone = rc == 0 ? (uint64_t)sqlite3_changes(q->db) : 0;
-    if (rc < 0) {
+    if (rc == 0)
+        rc = sq_commit(q, err);
+    else
         sq_rollback(q);
+    if (rc < 0)
         return -1;
-    }
-    st->deleted += gone;
-    return sq_commit(q, err);
+    st->deleted += gone; /* the stacks they alone used: sq_compact's collection at the end */
+    return 0;
 }
 
 /* The buckets with windows below `level` that lie wholly before cut. */
@@ -194,16 +196,8 @@ int sq_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
     int64_t chunks;
     if (sq_int(q, "SELECT count(*) FROM dict", &chunks, err) < 0)
         return -1;
-    if (st->deleted || chunks > SQ_CHUNKS_MAX) {
-        if (sq_begin(q, err) < 0)
-            return -1;
-        if (sq_gc_stacks(q, &st->stacks_freed, err) < 0) {
-            sq_rollback(q);
-            return -1;
-        }
-        if (sq_commit(q, err) < 0)
-            return -1;
-    }
+    if ((st->deleted || chunks > SQ_CHUNKS_MAX) && sq_gc_stacks(q, &st->stacks_freed, err) < 0)
+        return -1;
     sq_release_space(q);
     return sq_usage(q, NULL, &st->disk_after, err);
 }

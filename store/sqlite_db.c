@@ -10,6 +10,9 @@
 #include "common/cleanup.h"
 #include "store/sqlite_impl.h"
 
+/* pages a slice of incremental_vacuum gives back (4 MiB of 16-KiB pages) */
+#define SQ_VACUUM_SLICE "256"
+
 int sq_fail(sq *q, flame_err *err, int rc, const char *what)
 {
     const char *why = q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc);
@@ -30,9 +33,9 @@ int sq_fail(sq *q, flame_err *err, int rc, const char *what)
         return store_fail(err, STORE_ERR_IO, "%s: %s: %s", q->path, what, why);
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-        return store_fail(err, STORE_ERR_IO,
-                          "%s: %s: another process held the store for more than %d s", q->path,
-                          what, SQ_BUSY_MS / 1000);
+        return store_fail(err, STORE_ERR_BUSY,
+                          "%s: %s: another process held the store for more than %.3g s", q->path,
+                          what, q->busy_ms / 1000.0);
     case SQLITE_NOMEM:
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     default:
@@ -123,8 +126,28 @@ int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err)
 
 void sq_release_space(sq *q)
 {
-    /* incremental_vacuum moves free pages to the end and truncates; a checkpoint that can
-     * truncate the WAL needs no reader in the way, hence best effort */
-    sqlite3_exec(q->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+    /* Free pages go back to the file system a slice at a time (each its own short write
+     * transaction: a put waits for a slice, not for all of it); then a checkpoint that never
+     * waits: TRUNCATE with no busy handler, which is PASSIVE as soon as a reader or a writer
+     * is in the way (with one, a TRUNCATE checkpoint waited for every reader, up to the busy
+     * timeout, writers held back meanwhile). A WAL left long is reset by a later write once no
+     * reader needs it, and journal_size_limit then cuts the file. Best effort. */
+    int64_t free_pages = 0, before = -1;
+    flame_err quiet = FLAME_ERR_INIT;
+    while (sq_int(q, "PRAGMA freelist_count", &free_pages, &quiet) == 0 && free_pages > 0 &&
+           free_pages != before) {
+        before = free_pages;
+        if (sqlite3_exec(q->db, "PRAGMA incremental_vacuum(" SQ_VACUUM_SLICE ")", NULL, NULL,
+                         NULL) != SQLITE_OK)
+            break;
+    }
+    sqlite3_busy_timeout(q->db, 0);
     sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(q->db, q->busy_ms);
+}
+
+void sq_busy_timeout(sq *q, int ms)
+{
+    q->busy_ms = ms;
+    sqlite3_busy_timeout(q->db, ms);
 }

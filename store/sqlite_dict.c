@@ -3,6 +3,7 @@
  * adds, and keeps it in shape: the stacks no window uses dropped (the ids renumbered, every
  * window's pairs rewritten) when they are many, many small chunks rewritten into large ones. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,69 +146,160 @@ static int remap_windows(sq *q, const uint32_t *map, uint32_t n, flame_err *err)
     return rc;
 }
 
-int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
+/* What a window row is, to tell whether the row with its id is still the one decoded: its
+ * columns but the pairs (their length stands for them). st's columns 1 to 7. */
+static uint64_t row_key(sqlite3_stmt *st)
 {
-    int64_t windows, chunks;
-    if (sq_dict_sync(q, err) < 0 || sq_int(q, "SELECT count(*) FROM windows", &windows, err) < 0 ||
-        sq_int(q, "SELECT count(*) FROM dict", &chunks, err) < 0)
-        return -1;
-    uint32_t n = q->d.nstacks;
-    if (chunks == 0)
-        return 0;
-    if (windows == 0) { /* nothing left to name: the dictionary goes whole */
-        if (sq_exec(q, "DELETE FROM dict", err) < 0 || bump_generation(q, err) < 0)
-            return -1;
-        q->dict_gen = -1;
-        if (freed)
-            *freed += n;
-        return 0;
+    uint64_t h = 1469598103934665603ull;
+    for (int c = 1; c <= 7; c++) {
+        h ^= (uint64_t)sqlite3_column_int64(st, c);
+        h *= 1099511628211ull;
     }
-    _cleanup_free_ uint8_t *used = calloc((size_t)n / 8 + 1, 1);
-    _cleanup_stmt_ sqlite3_stmt *wins = NULL;
-    if (!used)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (sq_prepare(q, "SELECT pairs FROM windows", &wins, err) < 0)
+    return h;
+}
+
+#define ROW_COLS "id, source, start_ms, end_ms, level, samples, uid, length(pairs)"
+
+typedef struct seen_row {
+    int64_t id;
+    uint64_t key;
+} seen_row;
+
+typedef struct gc_ctx {
+    sq *q;
+    uint8_t *used; /* bit per stack id 1..n */
+    uint32_t n, live;
+    pairs_buf b;
+    seen_row *seen; /* the windows decoded in phase 1, in id order */
+    size_t nseen, cap;
+    flame_err *err;
+} gc_ctx;
+
+static bool is_used(const gc_ctx *g, uint32_t id)
+{
+    return g->used[id / 8] & (1u << (id % 8));
+}
+
+static void set_used(gc_ctx *g, uint32_t id)
+{
+    if (!is_used(g, id))
+        g->live++;
+    g->used[id / 8] |= (uint8_t)(1u << (id % 8));
+}
+
+/* The stacks g->b names marked; a window naming one the dictionary lacks is damage: never free
+ * what it might name. */
+static int mark(gc_ctx *g)
+{
+    for (size_t i = 0; i < g->b.n; i++) {
+        uint64_t id = g->b.p[i].id;
+        if (id > g->n)
+            return store_fail(g->err, STORE_ERR_CORRUPT,
+                              "%s: damaged store (a window names stack %llu, which is missing)",
+                              g->q->path, (unsigned long long)id);
+        set_used(g, (uint32_t)id);
+    }
+    return 0;
+}
+
+/* Phase 1, in a read transaction (writers go on meanwhile): every window decoded, the stacks it
+ * uses marked, each row remembered by its id and key. */
+static int gc_mark_all(gc_ctx *g)
+{
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    if (sq_prepare(g->q, "SELECT " ROW_COLS ", pairs FROM windows ORDER BY id", &st, g->err) < 0)
         return -1;
     int rc;
-    uint32_t live = 0;
-    pairs_buf b = {0};
-    while ((rc = sqlite3_step(wins)) == SQLITE_ROW) {
-        /* a damaged window fails the whole collection: never free what it might name */
-        if (sq_decode(q, wins, 0, &b, err) < 0) {
-            pairs_buf_free(&b);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sq_decode(g->q, st, 8, &g->b, g->err) < 0 || mark(g) < 0)
             return -1;
+        if (g->nseen == g->cap) {
+            size_t nc = g->cap ? g->cap * 2 : 1024;
+            seen_row *ns = realloc(g->seen, nc * sizeof *ns);
+            if (!ns)
+                return flame_fail(g->err, FLAME_EXIT_ERROR, "out of memory");
+            g->seen = ns;
+            g->cap = nc;
         }
-        for (size_t i = 0; i < b.n; i++) {
-            uint64_t id = b.p[i].id;
-            if (id > n) {
-                pairs_buf_free(&b);
-                return store_fail(err, STORE_ERR_CORRUPT,
-                                  "%s: damaged store (a window names stack %llu, which is missing)",
-                                  q->path, (unsigned long long)id);
-            }
-            if (!(used[id / 8] & (1u << (id % 8))))
-                live++;
-            used[id / 8] |= (uint8_t)(1u << (id % 8));
-        }
+        g->seen[g->nseen++] = (seen_row){sqlite3_column_int64(st, 0), row_key(st)};
     }
-    pairs_buf_free(&b);
-    if (rc != SQLITE_DONE)
-        return sq_fail(q, err, rc, "reading windows");
-    uint32_t dead = n - live;
-    /* a quarter of the stacks unused: renumber what is left (every window rewritten, so not
-     * for a few); else only many small chunks are worth a rewrite */
-    if (!(dead > 0 && (uint64_t)dead * 4 >= n) && chunks <= SQ_CHUNKS_MAX)
+    return rc == SQLITE_DONE ? 0 : sq_fail(g->q, g->err, rc, "reading windows");
+}
+
+/* Phase 2, under the write lock: the windows written since phase 1 (a put, a compaction's
+ * bucket, a row whose id was taken again) are decoded too, the others only looked at. */
+static int gc_mark_new(gc_ctx *g)
+{
+    _cleanup_stmt_ sqlite3_stmt *st = NULL, *one = NULL;
+    if (sq_prepare(g->q, "SELECT " ROW_COLS " FROM windows ORDER BY id", &st, g->err) < 0 ||
+        sq_prepare(g->q, "SELECT pairs FROM windows WHERE id = ?1", &one, g->err) < 0)
+        return -1;
+    size_t k = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        while (k < g->nseen && g->seen[k].id < id)
+            k++;
+        if (k < g->nseen && g->seen[k].id == id && g->seen[k].key == row_key(st))
+            continue;
+        sqlite3_reset(one);
+        sqlite3_bind_int64(one, 1, id);
+        if ((rc = sqlite3_step(one)) != SQLITE_ROW)
+            return sq_fail(g->q, g->err, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc,
+                           "reading windows");
+        if (sq_decode(g->q, one, 0, &g->b, g->err) < 0 || mark(g) < 0)
+            return -1;
+    }
+    return rc == SQLITE_DONE ? 0 : sq_fail(g->q, g->err, rc, "reading windows");
+}
+
+/* Grow the marks to the dictionary's n stacks now; the stacks added since phase 1 count as used
+ * (a put that added them stored windows naming them). */
+static int gc_grow(gc_ctx *g, uint32_t n)
+{
+    if (n <= g->n)
         return 0;
-    if (dead == 0 || (uint64_t)dead * 4 < n)
-        return sq_dict_rewrite(q, &q->d, err);
+    uint8_t *nu = realloc(g->used, (size_t)n / 8 + 1);
+    if (!nu)
+        return flame_fail(g->err, FLAME_EXIT_ERROR, "out of memory");
+    memset(nu + g->n / 8 + 1, 0, (size_t)n / 8 - g->n / 8);
+    g->used = nu;
+    uint32_t from = g->n + 1;
+    g->n = n;
+    for (uint32_t id = from; id <= n; id++)
+        set_used(g, id);
+    return 0;
+}
+
+/* Is there work: no window left (the dictionary goes), a quarter of the stacks unused (renumber:
+ * every window rewritten, so not for a few), many small chunks (rewritten into large ones)? */
+enum gc_work { GC_NONE, GC_DROP, GC_RENUMBER, GC_CHUNKS };
+static enum gc_work gc_work(const gc_ctx *g, int64_t windows, int64_t chunks)
+{
+    uint32_t dead = g->n - g->live;
+    if (chunks == 0)
+        return GC_NONE;
+    if (windows == 0)
+        return GC_DROP;
+    if (dead > 0 && (uint64_t)dead * 4 >= g->n)
+        return GC_RENUMBER;
+    return chunks > SQ_CHUNKS_MAX ? GC_CHUNKS : GC_NONE;
+}
+
+/* The dictionary of the stacks marked used, ids renumbered densely in their order; every
+ * window's pairs rewritten through the map. In the caller's write transaction. */
+static int renumber(gc_ctx *g)
+{
+    sq *q = g->q;
+    flame_err *err = g->err;
     dict nd;
     dict_init(&nd);
-    _cleanup_free_ uint32_t *map = calloc((size_t)n + 1, sizeof *map);
+    _cleanup_free_ uint32_t *map = calloc((size_t)g->n + 1, sizeof *map);
     _cleanup_free_ char *text = NULL;
     size_t cap = 0, len;
-    rc = map ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    for (uint32_t id = 1; rc == 0 && id <= n; id++) {
-        if (!(used[id / 8] & (1u << (id % 8))))
+    int rc = map ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (uint32_t id = 1; rc == 0 && id <= g->n; id++) {
+        if (!is_used(g, id))
             continue;
         int t = dict_stack_text(&q->d, id, &text, &cap, &len);
         if (t < 0)
@@ -219,12 +311,71 @@ int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
             rc = sq_dict_fail(q, -2, err);
     }
     if (rc == 0)
-        rc = remap_windows(q, map, n, err);
+        rc = remap_windows(q, map, g->n, err);
     if (rc == 0)
         rc = sq_dict_rewrite(q, &nd, err);
     dict_free(&nd);
+    return rc;
+}
+
+int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
+{
+    gc_ctx g = {.q = q, .err = err};
+    int64_t windows = 0, chunks = 0, gen;
+    uint64_t gone = 0;
+    /* phase 1 reads one snapshot (WAL: writers are not held up by it) */
+    int rc = sq_exec(q, "BEGIN", err);
+    if (rc == 0)
+        rc = sq_dict_sync(q, err);
+    gen = q->dict_gen;
+    g.n = q->d.nstacks;
+    if (rc == 0)
+        rc = sq_int(q, "SELECT count(*) FROM windows", &windows, err);
+    if (rc == 0)
+        rc = sq_int(q, "SELECT count(*) FROM dict", &chunks, err);
+    if (rc == 0 && !(g.used = calloc((size_t)g.n / 8 + 1, 1)))
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (rc == 0 && windows > 0)
+        rc = gc_mark_all(&g);
+    sq_rollback(q);
+    /* phase 2, only when there is work: the write lock, the rows written meanwhile looked at */
+    if (rc == 0 && gc_work(&g, windows, chunks) != GC_NONE) {
+        rc = sq_begin(q, err);
+        if (rc == 0)
+            rc = sq_dict_sync(q, err);
+        /* rewritten by another process meanwhile: its ids are not the ones marked */
+        bool same = rc == 0 && q->dict_gen == gen;
+        if (same)
+            rc = gc_grow(&g, q->d.nstacks);
+        if (same && rc == 0)
+            rc = gc_mark_new(&g);
+        if (same && rc == 0)
+            rc = sq_int(q, "SELECT count(*) FROM windows", &windows, err);
+        if (same && rc == 0)
+            rc = sq_int(q, "SELECT count(*) FROM dict", &chunks, err);
+        enum gc_work w = same && rc == 0 ? gc_work(&g, windows, chunks) : GC_NONE;
+        if (w == GC_DROP) {
+            rc = sq_exec(q, "DELETE FROM dict", err);
+            if (rc == 0)
+                rc = bump_generation(q, err);
+            q->dict_gen = -1;
+            gone = g.n;
+        } else if (w == GC_RENUMBER) {
+            rc = renumber(&g);
+            gone = g.n - g.live;
+        } else if (w == GC_CHUNKS) {
+            rc = sq_dict_rewrite(q, &q->d, err);
+        }
+        if (rc == 0)
+            rc = sq_commit(q, err);
+        else
+            sq_rollback(q);
+    }
+    pairs_buf_free(&g.b);
+    free(g.used);
+    free(g.seen);
     if (rc == 0 && freed)
-        *freed += dead;
+        *freed += gone;
     return rc;
 }
 

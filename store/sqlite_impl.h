@@ -15,6 +15,7 @@ typedef struct sq {
      * row dict_last, of the dictionary's generation dict_gen (a rewrite starts a new one) */
     dict d;
     int64_t dict_gen, dict_last;
+    int busy_ms; /* how long a writer waits for another */
 } sq;
 
 static inline void sq_finalizep(sqlite3_stmt **st)
@@ -28,7 +29,7 @@ static inline sq *sq_of(store *s)
     return s->impl;
 }
 
-/* how long a writer waits for another (a put takes milliseconds; a compaction may take seconds) */
+/* how long a writer waits for another (a put takes milliseconds; a compaction slice too) */
 #define SQ_BUSY_MS 10000
 
 /* ---- sqlite_db.c: the plumbing ---- */
@@ -78,8 +79,11 @@ int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err);
 /* The bytes of data (windows' pairs and the dictionary: what the spool's bound counts) and on
  * disk (the file and its WAL); either may be NULL. */
 int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err);
-/* Give free pages back to the file system and shrink the WAL (best effort). */
+/* Give free pages back to the file system, in slices, and checkpoint without waiting for
+ * readers (best effort). */
 void sq_release_space(sq *q);
+/* How long a write waits for another process's (tests shorten it). */
+void sq_busy_timeout(sq *q, int ms);
 
 /* ---- sqlite_dict.c: the dictionary of stacks ---- */
 /* Read the dictionary's chunks this handle has not seen yet (all of them after a rewrite), in
@@ -99,8 +103,11 @@ int sq_remap_pairs(sq *q, pairs_buf *b, const uint32_t *map, uint32_t n, uint8_t
 /* A dictionary error: rc -1 damaged, else out of memory or full (errno E2BIG). */
 int sq_dict_fail(sq *q, int rc, flame_err *err);
 /* The dictionary without the stacks no window uses, when they are many (at least a quarter of
- * it), or empty when no window is left; then also rewritten in large chunks when it is in many
- * small ones. In the caller's write transaction. *freed (may be NULL) counts the stacks gone. */
+ * it), or empty when no window is left; else rewritten in large chunks when it is in many small
+ * ones. Outside any transaction: the windows are decoded in a read transaction (writers go on),
+ * then a write transaction looks again only at the windows written meanwhile and does the work
+ * (a renumbering rewrites every window's pairs under it). *freed (may be NULL) counts the
+ * stacks gone. */
 int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err);
 
 /* ---- sqlite_compact.c ---- */

@@ -26,7 +26,9 @@ int store_fail(flame_err *err, int detail, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
-    err->code = detail == STORE_ERR_URL ? FLAME_EXIT_USAGE : FLAME_EXIT_STORE;
+    err->code = detail == STORE_ERR_URL       ? FLAME_EXIT_USAGE
+                : detail == STORE_ERR_MISSING ? FLAME_EXIT_EMPTY
+                                              : FLAME_EXIT_STORE;
     err->detail = detail;
     return -1;
 }
@@ -214,10 +216,44 @@ void store_info_add(store_info *info, uint64_t windows, uint64_t samples, int64_
     info->samples += samples;
 }
 
+static int copy_stack(void *ud, const char *stack, size_t len, double count)
+{
+    return profile_add(ud, stack, len, count, PROFILE_ONE_COLUMN) < 0 ? -1 : 0;
+}
+
+int store_window_copy(const store_window *w, store_window *out)
+{
+    *out = *w;
+    char *block = NULL;
+    const char *in[] = {w->host, w->container_id, w->container_name, w->image, w->jvm_version};
+    char **dst[] = {&block, (char **)&out->container_id, (char **)&out->container_name,
+                    (char **)&out->image, (char **)&out->jvm_version};
+    profile *p = profile_new();
+    if (!p || dup_labels(in, dst, 5) < 0 || profile_each_stack(w->stacks, copy_stack, p) != 0) {
+        free(block);
+        profile_free(p);
+        *out = (store_window){0};
+        return -1;
+    }
+    out->host = block; /* the block of all five: freed through it */
+    out->stacks = p;
+    return 0;
+}
+
+void store_window_free(store_window *w)
+{
+    free((char *)w->host);
+    profile_free((profile *)w->stacks);
+    *w = (store_window){0};
+}
+
 void store_handle_free(store *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; i < s->npending; i++)
+        store_window_free(&s->pending[i]);
+    free(s->pending);
     store_handle_free(s->spool);
     if (s->ops)
         s->ops->close(s);

@@ -444,7 +444,7 @@ static int gunzip_to(const char *gz, const char *out)
     return rc;
 }
 
-static char *slurp(const char *path)
+static char *slurp_n(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -459,8 +459,15 @@ static char *slurp(const char *path)
     }
     if (b)
         b[n] = 0;
+    if (len)
+        *len = b ? (size_t)n : 0;
     fclose(f);
     return b;
+}
+
+static char *slurp(const char *path)
+{
+    return slurp_n(path, NULL);
 }
 
 /* A store of version 1, made by docker-flame 8525bde (tests/data/store/make-old.sh): opened, it
@@ -484,7 +491,23 @@ static void test_old_store(void)
     int64_t v1_windows = count_rows(db, "windows"), v1_stacks = count_rows(db, "stacks");
     store *s = NULL;
     flame_err e = FLAME_ERR_INIT;
-    is_int(store_open(db, &s, &e), 0, "opens (%s)", e.msg);
+    /* a reader neither migrates nor reads it: one line saying what upgrades it */
+    size_t nbytes = 0, nafter = 0;
+    char *bytes = slurp_n(db, &nbytes);
+    ok(store_open_read(db, &s, &e) < 0 && e.detail == STORE_ERR_OLDER &&
+           e.code == FLAME_EXIT_STORE && strstr(e.msg, "a store of version 1") &&
+           strstr(e.msg, "docker flame prune --retain 0 --no-compact"),
+       "a reader refuses it, exit 7, naming what upgrades it (%s)", e.msg);
+    store_close(s);
+    s = NULL;
+    char *after = slurp_n(db, &nafter);
+    ok(bytes && after && nbytes == nafter && !memcmp(bytes, after, nbytes) &&
+           count_rows(db, "stacks") == v1_stacks,
+       "and leaves it as it was");
+    free(bytes);
+    free(after);
+    e = (flame_err)FLAME_ERR_INIT;
+    is_int(store_open(db, &s, &e), 0, "a writer opens it (%s)", e.msg);
     char *want = slurp(want_path), *want_web = slurp(web_path);
     const int64_t since = 1795593600000LL, until = since + 2 * HOUR; /* 08:00 to 10:00 UTC */
     store_info info;

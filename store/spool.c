@@ -46,7 +46,7 @@ static int spool_open(store *s, bool create, flame_err *err)
         free(sp);
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
-    sp->readonly = s->readonly;
+    sp->readonly = sp->any_version = s->readonly;
     if (sq_open(sp, s->spool_path, err) < 0) {
         store_handle_free(sp);
         return flame_wrap(err, "spool");

@@ -337,7 +337,7 @@ static const struct store_ops sq_ops = {sq_put,  sq_profile, sq_timeline,
                                         sq_list, sq_compact, sq_close};
 
 /* Opened for reading: a docker-flame store of this very version, or nothing is done. */
-static int check_readable(sq *q, flame_err *err)
+static int check_readable(sq *q, bool any_version, flame_err *err)
 {
     int64_t have;
     if (read_version(q, &have, err) < 0)
@@ -350,7 +350,7 @@ static int check_readable(sq *q, flame_err *err)
                           "%s: written by a newer docker-flame (store version %lld, this one reads "
                           "up to %d): upgrade docker-flame",
                           q->path, (long long)have, SQ_SCHEMA_VERSION);
-    if (have < SQ_SCHEMA_VERSION)
+    if (have < SQ_SCHEMA_VERSION && !any_version)
         return store_fail(err, STORE_ERR_OLDER,
                           "%s: a store of version %lld, this docker-flame reads version %d: a "
                           "recorder upgrades it when it starts, or `docker flame prune --retain 0 "
@@ -392,7 +392,7 @@ int sq_open(store *s, const char *path, flame_err *err)
      * changes (a reader changes nothing at all) */
     int64_t have;
     if (s->readonly)
-        return check_readable(q, err);
+        return check_readable(q, s->any_version, err);
     if (read_version(q, &have, err) < 0)
         return -1;
     /* auto_vacuum only takes on a new file (before its first table): then compaction can give

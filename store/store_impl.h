@@ -24,6 +24,9 @@ struct store {
     void *impl;
     char *name;    /* store_name() */
     bool readonly; /* store_open_read: nothing is created, migrated or written */
+    /* a reader's spool: only its windows are counted (ls), which every version can answer, so
+     * an older one (left by an older recorder) is not refused */
+    bool any_version;
     /* ClickHouse only: the local SQLite spool for windows the server did not take (opened when
      * first needed), its path ("" = none) and bound in bytes */
     store *spool;

@@ -23,7 +23,7 @@ int sq_dict_fail(sq *q, int rc, flame_err *err)
     if (errno == E2BIG)
         return store_fail(err, STORE_ERR_IO,
                           "%s: the dictionary of stacks is full (%u stacks): keep less of the "
-                          "store (docker flame prune --retain 1d)",
+                          "store (docker flame prune --retain 6h)",
                           q->path, q->d.nstacks);
     return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
 }

@@ -31,6 +31,10 @@ FUZZ_SRC_proto       := plugin/run/proto.c $(FUZZ_FLAME)
 FUZZ_SRC_endpoint    := plugin/engine/endpoint.c $(FUZZ_COMMON)
 FUZZ_SRC_engine      := plugin/engine/engine.c plugin/engine/endpoint.c plugin/engine/demux.c \
                         plugin/run/proto.c $(FUZZ_FLAME)
+# serve's query strings, Host headers and --listen (plugin/web/): web_query.c names the output
+# formats (plugin/out/output.c) and palettes (flame/)
+FUZZ_SRC_web_query   := plugin/web/web_query.c plugin/web/web_host.c store/when.c \
+                        plugin/out/output.c $(FUZZ_FLAME)
 FUZZ_LIB_FLAME    := -lm -lpthread -lz
 FUZZ_LIB_fold     := $(FUZZ_LIB_FLAME)
 FUZZ_LIB_fold_compat := $(FUZZ_LIB_FLAME)
@@ -41,12 +45,14 @@ FUZZ_LIB_diff     := $(FUZZ_LIB_FLAME)
 FUZZ_LIB_demux    := $(shell pkg-config --cflags --libs jansson 2>/dev/null) $(FUZZ_LIB_FLAME)
 FUZZ_LIB_proto    := $(FUZZ_LIB_demux)
 FUZZ_LIB_endpoint := $(shell pkg-config --cflags --libs jansson libcrypto 2>/dev/null)
+FUZZ_LIB_web_query := $(FUZZ_LIB_FLAME)
 FUZZ_LIB_engine   := $(shell pkg-config --cflags --libs jansson libcurl libcrypto 2>/dev/null) \
                      $(FUZZ_LIB_FLAME)
 FUZZ_DEF_fold_compat := -DFUZZ_COMPAT
 FUZZ_MAIN_fold_compat := fuzz/fuzz_fold.c
 
-FUZZ_ALL := fold fold_compat profile svg_xml svg_load diff perfmap proc attach demux proto endpoint engine
+FUZZ_ALL := fold fold_compat profile svg_xml svg_load diff perfmap proc attach demux proto endpoint engine \
+            web_query
 fuzz_main = $(or $(FUZZ_MAIN_$(1)),fuzz/fuzz_$(1).c)
 fuzz_ready = $(if $(strip $(foreach s,$(FUZZ_SRC_$(1)) $(call fuzz_main,$(1)),$(if $(wildcard $(s)),,x))),,$(1))
 FUZZ_HARNESSES ?= $(foreach h,$(FUZZ_ALL),$(call fuzz_ready,$(h)))

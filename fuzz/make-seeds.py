@@ -97,6 +97,17 @@ add("engine", "old", "\x241.12\nOK")
 add("engine", "stream", b"\x081.41\n" + frame(1, b"V 1\nF a;b 2\n") + frame(2, b"err\n") + frame(1, b"D\n"))
 add("engine", "500-text", "\x02x\nnot json\r\nsecond line")
 
+# serve (plugin/web/): mode byte 0 a query string, 1 a Host header + allowed names, 2 --listen
+add("web_query", "all-keys", "\x00since=1795711200000&until=1795711260000&c=web&c=api%20b&host=n1"
+    "&pid=42&nodes=100&root=main%3BWork.run&q=%2FWork%5C.step%2F&icase=1&fn=a%2Bb&palette=hot"
+    "&format=pprof&sort=total&limit=5&norm=absolute&width=300")
+add("web_query", "side-b", "\x00c=web&b.c=web2&b.since=-3h&b.until=-2h&b.host=x&b.pid=7")
+add("web_query", "bad-escape", "\x00since=2026-11-26T16:00:00Z&until=now&q=a+b&c=%zz")
+add("web_query", "host", "\x01localhost:8080\0flame.internal\0localhost:9000")
+add("web_query", "host-v6", "\x01[::1]:8080")
+add("web_query", "listen-v6", "\x02[::1]:7")
+add("web_query", "listen-any", "\x020.0.0.0:65535")
+
 for h, files in out.items():
     d = os.path.join("fuzz/corpus", h)
     os.makedirs(d, exist_ok=True)

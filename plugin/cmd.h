@@ -48,10 +48,12 @@ int flame_cmd_record(const ep_globals *g, int argc, char **argv);
 int flame_cmd_ls(const ep_globals *g, int argc, char **argv);
 int flame_cmd_prune(const ep_globals *g, int argc, char **argv);
 int flame_cmd_top(const ep_globals *g, int argc, char **argv);
+/* `docker flame serve`: the store in a browser (plugin/cmd_serve.c, plugin/web/). */
+int flame_cmd_serve(const ep_globals *g, int argc, char **argv);
 /* `docker flame host`: every container of the host on the CPU (plugin/cmd_host.c). */
 int flame_cmd_host(const ep_globals *g, int argc, char **argv);
 /* Each verb's option table and operands (common/args.h): its parser, its --help, and the shell
  * completion of plugin/complete.c read the same grammar. The profile verb's is opts_grammar. */
 extern const args_verb cmd_fold_grammar, cmd_render_grammar, cmd_diff_grammar, cmd_merge_grammar,
     cmd_gc_grammar, cmd_top_grammar, cmd_show_grammar, cmd_record_grammar, cmd_ls_grammar,
-    cmd_prune_grammar, cmd_ps_grammar, cmd_stop_grammar, cmd_host_grammar;
+    cmd_prune_grammar, cmd_ps_grammar, cmd_stop_grammar, cmd_host_grammar, cmd_serve_grammar;

@@ -88,7 +88,7 @@ static const arg_spec specs[] = {
 #undef F
 const args_verb cmd_show_grammar = GRAPH_VERB("docker flame show", specs, show_args);
 
-/* What the output is about, for titles and file names: "web", "web+api", "all containers". */
+/* What the output is about, for titles: "web", "web+api", "all containers". */
 static void label_of(const show_args *a, char *buf, size_t cap)
 {
     size_t o = 0;
@@ -100,25 +100,17 @@ static void label_of(const show_args *a, char *buf, size_t cap)
 }
 
 /* The output path: -o, else <prefix>-<label>-<since as YYYYmmdd-HHMMSS>.svg (caller frees). */
-static char *default_path(const show_args *a, const char *prefix, const char *ext, int64_t since_ms,
-                          const char *label)
+static char *default_path(const show_args *a, const char *prefix, const char *ext, int64_t since_ms)
 {
     if (a->output)
         return strdup(a->output);
-    char safe[96], stamp[32], *p = NULL;
-    time_t t = (time_t)(since_ms / 1000);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    out_safe_name(a->in.n ? label : "all", safe, sizeof safe);
-    return asprintf(&p, "%s-%s-%s%s", prefix, safe, stamp, ext) < 0 ? NULL : p;
+    return stored_file_name(prefix, (const char *const *)a->in.v, a->in.n, since_ms, ext);
 }
 
 static int show_profile(const show_args *a, store *s, store_query q, flame_err *err)
 {
-    char label[160], range[96], sub[160], b1[32], b2[32];
     store_info info = {0};
-    _cleanup_free_ char *path = NULL, *title = NULL;
+    _cleanup_free_ char *path = NULL;
     profile *p = profile_new();
     int rc = p ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     for (int i = 0; rc == 0 && i < (a->in.n ? a->in.n : 1); i++) {
@@ -134,47 +126,30 @@ static int show_profile(const show_args *a, store *s, store_query q, flame_err *
     q.jvm_pid = a->in.n == 1 ? a->jvm[0] : a->pid;
     if (rc == 0 && info.windows == 0)
         rc = stored_nothing(s, &q, err);
-    label_of(a, label, sizeof label);
-    stored_range_text(q.since_ms, q.until_ms, range, sizeof range);
+    /* the one description of a stored range's output, shared with serve's exports */
+    stored_job j;
+    stored_job_init(&j, p, a->fmt, (const char *const *)a->in.v, a->in.n, &q, &info, &a->g);
     if (rc == 0 && profile_stacks(p) == 0)
         rc = flame_fail(err, FLAME_EXIT_EMPTY,
                         "%s: %llu windows stored from %s, but no samples in them (the JVMs "
                         "were idle)",
-                        label, (unsigned long long)info.windows, range);
+                        j.label, (unsigned long long)info.windows, j.range);
     if (rc == 0 && info.missing)
         fprintf(stderr,
                 "docker flame show: warning: %llu samples left out: their stacks are "
                 "missing from the store\n",
                 (unsigned long long)info.missing);
-    int fmt = a->fmt; /* resolved by the one rule in flame_cmd_show */
-    render_opts ro;
-    graph_apply(&a->g, &ro);
-    if (rc == 0 && !a->g.title && asprintf(&title, "%s, %s", label, range) >= 0)
-        ro.title = title;
-    snprintf(sub, sizeof sub, "%s windows, %s samples",
-             grouped((double)info.windows, b1, sizeof b1),
-             grouped((double)info.samples, b2, sizeof b2));
-    ro.subtitle = sub;
-    if (rc == 0 && !(path = default_path(a, "flame", out_fmt_ext(fmt), q.since_ms, label)))
+    if (rc == 0 && !(path = default_path(a, "flame", out_fmt_ext(a->fmt), q.since_ms)))
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    /* pprof: the stored range's time and its windows' rate. Windows recorded at different
-     * rates are merged as counts; pprof has one period per profile, so the highest rate is
-     * given, with a note (older stores without a rate: the recorder's default). */
-    if (rc == 0 && fmt == FMT_PPROF && info.hz_min && info.hz_min != info.hz_max)
+    if (rc == 0 && a->fmt == FMT_PPROF && info.hz_min && info.hz_min != info.hz_max)
         fprintf(stderr,
                 "docker flame show: note: the range mixes windows recorded at %lld to %lld Hz; "
                 "the pprof period says %lld Hz\n",
                 (long long)info.hz_min, (long long)info.hz_max, (long long)info.hz_max);
-    pprof_meta pm = {.hz = info.hz_max > 0 ? (double)info.hz_max : REC_DEFAULT_HZ,
-                     .time_ns = info.first_ms * 1000000,
-                     .duration_ns = (info.last_ms - info.first_ms) * 1000000,
-                     .container = a->in.n == 1 ? a->in.v[0] : NULL,
-                     .comment = range};
-    out_job job = {.p = p, .fmt = fmt, .ro = &ro, .name = label, .pm = &pm};
     if (rc == 0)
-        rc = out_write(path, &job, err);
+        rc = out_write(path, &j.job, err);
     if (rc == 0)
-        fprintf(stderr, "docker flame show: wrote %s (%s, %s)\n", path, sub, range);
+        fprintf(stderr, "docker flame show: wrote %s (%s, %s)\n", path, j.sub, j.range);
     profile_free(p);
     return rc;
 }
@@ -232,8 +207,7 @@ static int show_timeline(const show_args *a, store *s, store_query q, flame_err 
             pts[k] = (tl_point){se->pts[k].start_ms, se->pts[k].end_ms, (double)se->pts[k].samples};
         j.series[i] = (tl_series){name, pts, se->n};
     }
-    _cleanup_free_ char *path =
-        rc == 0 ? default_path(a, "timeline", ".svg", q.since_ms, label) : NULL;
+    _cleanup_free_ char *path = rc == 0 ? default_path(a, "timeline", ".svg", q.since_ms) : NULL;
     if (rc == 0 && !path)
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     if (rc == 0)

@@ -13,12 +13,22 @@ PLUGIN_SRCS := $(filter-out plugin/main.c plugin/render_main.c $(CMD_SRCS),\
                  $(wildcard plugin/*.c plugin/*/*.c))
 PLUGIN_OBJS := $(PLUGIN_SRCS:%.c=$(BUILD)/obj/%.o)
 PLUGIN_ASAN := $(PLUGIN_SRCS:%.c=$(BUILD)/asan/%.o)
-PLUGIN_PKGS := libcurl jansson libcrypto
+# libmicrohttpd: serve's HTTP server (plugin/web/web_server.c; docs/SERVE.md says why this one)
+PLUGIN_PKGS := libcurl jansson libcrypto libmicrohttpd
 PLUGIN_CFLAGS := $(shell pkg-config --cflags $(PLUGIN_PKGS))
 PLUGIN_LIBS := $(shell pkg-config --libs $(PLUGIN_PKGS)) $(shell pkg-config --libs ncursesw) -lpthread -lm
 
 $(BUILD)/obj/plugin/%.o $(BUILD)/asan/plugin/%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
 $(BUILD)/asan/tests/unit/plugin_%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)
+
+# serve's page (plugin/web/ui/) compiled in as C strings, as flame/flame.mk does for render.js;
+# generated into the build tree (sed and sh only: no network, no other tool).
+WEB_UI := $(sort $(wildcard plugin/web/ui/*.html plugin/web/ui/*.js plugin/web/ui/*.css))
+$(BUILD)/gen/plugin/web/web_ui.h: $(WEB_UI) plugin/web/embed.sh
+	@mkdir -p $(@D)
+	plugin/web/embed.sh $(WEB_UI) > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/plugin/web/web_assets.o $(BUILD)/asan/plugin/web/web_assets.o: $(BUILD)/gen/plugin/web/web_ui.h
+$(BUILD)/obj/plugin/web/web_assets.o $(BUILD)/asan/plugin/web/web_assets.o: EXTRA_CFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/libflamecmd.a: $(CMD_OBJS)
 	@mkdir -p $(@D); rm -f $@; ar rcs $@ $^

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/contract.h"
+#include "common/count.h"
 #include "plugin/run/proto.h"
 #include "store/when.h"
 
@@ -178,4 +179,54 @@ int stored_input(void *ctx, const char *arg, profile **out, flame_err *err)
     }
     *out = p;
     return 1;
+}
+
+static void label_of(const char *const *containers, int n, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && o + 1 < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "+" : "", containers[i]);
+    if (!n)
+        snprintf(buf, cap, "all containers");
+}
+
+void stored_job_init(stored_job *j, const profile *p, int fmt, const char *const *containers, int n,
+                     const store_query *q, const store_info *info, const graph_opts *g)
+{
+    char b1[32], b2[32];
+    memset(j, 0, sizeof *j);
+    label_of(containers, n, j->label, sizeof j->label);
+    stored_range_text(q->since_ms, q->until_ms, j->range, sizeof j->range);
+    graph_apply(g, &j->ro);
+    if (!g->title) {
+        snprintf(j->title, sizeof j->title, "%s, %s", j->label, j->range);
+        j->ro.title = j->title;
+    }
+    snprintf(j->sub, sizeof j->sub, "%s windows, %s samples",
+             grouped((double)info->windows, b1, sizeof b1),
+             grouped((double)info->samples, b2, sizeof b2));
+    j->ro.subtitle = j->sub;
+    /* pprof: the stored range's time and its windows' rate. Windows recorded at different
+     * rates are merged as counts; pprof has one period per profile, so the highest rate is
+     * given (older stores without a rate: the recorder's default). */
+    j->pm = (pprof_meta){.hz = info->hz_max > 0 ? (double)info->hz_max : REC_DEFAULT_HZ,
+                         .time_ns = info->first_ms * 1000000,
+                         .duration_ns = (info->last_ms - info->first_ms) * 1000000,
+                         .container = n == 1 ? containers[0] : NULL,
+                         .comment = j->range};
+    j->job = (out_job){.p = p, .fmt = fmt, .ro = &j->ro, .name = j->label, .pm = &j->pm};
+}
+
+char *stored_file_name(const char *prefix, const char *const *containers, int n, int64_t since_ms,
+                       const char *ext)
+{
+    char label[160], safe[96], stamp[32], *p = NULL;
+    time_t t = (time_t)(since_ms / 1000);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    label_of(containers, n, label, sizeof label);
+    out_safe_name(n ? label : "all", safe, sizeof safe);
+    return asprintf(&p, "%s-%s-%s%s", prefix, safe, stamp, ext) < 0 ? NULL : p;
 }

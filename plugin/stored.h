@@ -9,6 +9,8 @@
 #include "common/args.h"
 #include "common/err.h"
 #include "flame/profile.h"
+#include "plugin/graph.h"
+#include "plugin/out/output.h"
 #include "store/store.h"
 
 /* `docker flame record`'s default rate (plugin/cmd_record.c), what `show` assumes when it needs
@@ -63,3 +65,20 @@ int stored_nothing(store *s, const store_query *q, flame_err *err);
  * $DOCKER_FLAME_STORE (or the default): every JVM of the container merged, or the one of that
  * pid. 1 loaded into *out, 0 not a stored input, <0 error. */
 int stored_input(void *ctx, const char *arg, profile **out, flame_err *err);
+
+/* A stored range as `show` writes it, in one place for show's files and serve's exports (the
+ * same bytes): the title "LABEL, RANGE" (unless g gives one), the subtitle "N windows, M
+ * samples", pprof's period and times from info. LABEL: the containers joined by '+', or "all
+ * containers". */
+typedef struct stored_job {
+    out_job job; /* ready for out_write / out_write_to; points into this struct */
+    render_opts ro;
+    pprof_meta pm;
+    char label[160], range[96], sub[160], title[300];
+} stored_job;
+void stored_job_init(stored_job *j, const profile *p, int fmt, const char *const *containers, int n,
+                     const store_query *q, const store_info *info, const graph_opts *g);
+/* The name show gives its output: <prefix>-<containers, or "all">-<since as
+ * YYYYmmdd-HHMMSS><ext>, the containers made safe for a file name (malloc'd; NULL: no memory). */
+char *stored_file_name(const char *prefix, const char *const *containers, int n, int64_t since_ms,
+                       const char *ext);

@@ -123,6 +123,8 @@ const flame_verb flame_verbs[] = {
     {"show", flame_cmd_show, &cmd_show_grammar, OPS_STORED,
      "flame graph (or --timeline) of the windows the recorder stored"},
     {"ls", flame_cmd_ls, &cmd_ls_grammar, OPS_STORED, "what the profile store holds"},
+    {"serve", flame_cmd_serve, &cmd_serve_grammar, OPS_STORED,
+     "the profile store in a browser: timeline, flame graphs, diff (read-only)"},
     {"prune", flame_cmd_prune, &cmd_prune_grammar, OPS_NONE,
      "delete old windows and merge older ones in the profile store"},
     {"help", run_help, &cmd_help_grammar, OPS_NONE,

@@ -13,8 +13,16 @@ void jsonw_init(jsonw *w, FILE *f)
     w->f = f;
 }
 
+void jsonw_init_compact(jsonw *w, FILE *f)
+{
+    jsonw_init(w, f);
+    w->compact = true;
+}
+
 static void indent(jsonw *w)
 {
+    if (w->compact)
+        return;
     putc('\n', w->f);
     for (int i = 0; i < w->depth; i++)
         fputs("  ", w->f);
@@ -33,7 +41,7 @@ static bool item(jsonw *w, const char *key)
     }
     if (key) {
         escape_json_string(w->f, key, strlen(key));
-        fputs(": ", w->f);
+        fputs(w->compact ? ":" : ": ", w->f);
     }
     return true;
 }

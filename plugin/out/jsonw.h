@@ -1,6 +1,6 @@
 /* A small streaming JSON writer for the summaries scripts read (--summary-json, docs/SUMMARY.md):
  * objects and arrays nested up to JSONW_MAX_DEPTH (deeper ones are left out, the document stays
- * valid), two-space indentation, keys in the order
+ * valid), two-space indentation (or none: jsonw_init_compact), keys in the order
  * written. Strings are byte runs from anywhere (frame names, container labels): escaped by
  * flame/escape.h (quotes, backslash, controls as \u00XX, invalid UTF-8 as \ufffd), so the output
  * is valid JSON whatever they hold. Non-finite numbers are written as null. Pure code: no jansson
@@ -19,10 +19,13 @@ typedef struct jsonw {
     int depth;
     bool has_items[JSONW_MAX_DEPTH + 1]; /* per level: a comma before the next item */
     char closer[JSONW_MAX_DEPTH + 1];    /* per level: '}' or ']' */
-    int skipped; /* levels opened beyond JSONW_MAX_DEPTH: not written, nor what is inside */
+    int skipped;  /* levels opened beyond JSONW_MAX_DEPTH: not written, nor what is inside */
+    bool compact; /* no newlines nor indentation (what a program reads: serve's API) */
 } jsonw;
 
 void jsonw_init(jsonw *w, FILE *f);
+/* jsonw_init, compact. */
+void jsonw_init_compact(jsonw *w, FILE *f);
 /* key: the member name inside an object, NULL inside an array or at the top. */
 void jsonw_object(jsonw *w, const char *key);
 void jsonw_array(jsonw *w, const char *key);

@@ -245,6 +245,11 @@ int out_write_with(const char *path, out_writer_fn fn, void *ctx, flame_err *err
     return rc;
 }
 
+int out_write_to(FILE *f, const out_job *j, flame_err *err)
+{
+    return write_job((void *)j, f, err);
+}
+
 int out_write(const char *path, const out_job *j, flame_err *err)
 {
     return out_write_with(path, write_job, (void *)j, err);

@@ -57,6 +57,9 @@ typedef struct out_job {
     void *cancel_ctx;
 } out_job;
 
+/* j's bytes, in its format, into an open stream: what out_write puts into its file (serve's
+ * exports are the same bytes as show's files). */
+int out_write_to(FILE *f, const out_job *j, flame_err *err);
 /* Write j to path ("-" = standard output, no temporary file). Errors name the path. */
 int out_write(const char *path, const out_job *j, flame_err *err);
 /* out_write; when that fails for a reason other than an interrupt (disk full, read-only, removed

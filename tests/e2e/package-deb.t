@@ -34,7 +34,7 @@ info=$(dpkg-deb -I "$deb")
 like "$info" "Package: docker-flame" "control: the package name"
 like "$info" "Version: $VERSION" "control: the version of the Makefile"
 like "$info" "Depends: docker\.io \| docker-ce-cli, " "control: a docker CLI (Debian's or Docker's)"
-like "$info" "libcurl4 \(>= [0-9.]+\).*libjansson4.*libsqlite3-0" "control: the shared libraries the plugin links"
+like "$info" "libcurl4 \(>= [0-9.]+\).*libjansson4.*libmicrohttpd12.*libsqlite3-0" "control: the shared libraries the plugin links (libmicrohttpd: serve)"
 like "$info" "postrm" "a postrm"
 files=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in $PLUGDIR/docker-flame $PLUGDIR/flame-sidecar.tar $PLUGDIR/flame-sidecar.tar.sha256 \

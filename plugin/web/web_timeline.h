@@ -1,0 +1,53 @@
+/* The timeline of `docker flame serve`: the store's windows (store_timeline) as a few hundred
+ * points a series, and what happened along them, found from the windows alone: a gap (nothing
+ * recorded), windows compacted into longer buckets, a JVM restarted (a new pid in the same
+ * container) and a container recreated (a new id under the same name). Pure. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+enum web_mark_kind {
+    WEB_MARK_GAP,       /* from..to: no window of this series (not recording) */
+    WEB_MARK_COMPACTED, /* from..to: this series' windows are bucket_ms long (store_compact) */
+    WEB_MARK_RESTART,   /* from: a new JVM (series) in the same container as `other` */
+    WEB_MARK_RECREATED, /* from: a new container (series) with the name of `other`'s */
+};
+
+typedef struct web_mark {
+    enum web_mark_kind kind;
+    int64_t from_ms, to_ms;
+    size_t series, other; /* indexes into the series; other: RESTART, RECREATED */
+    int64_t bucket_ms;    /* COMPACTED */
+} web_mark;
+
+typedef struct web_tl_series {
+    const store_series *s;
+    double *samples; /* per bucket: the samples of the windows in it (a window over several
+                      * buckets shares its samples by overlap) */
+    double *covered; /* per bucket: the ms windows covered; 0 = nothing recorded */
+} web_tl_series;
+
+typedef struct web_tl {
+    int64_t from_ms, to_ms, step_ms;
+    size_t nb; /* buckets: [from + i * step, from + (i + 1) * step) */
+    web_tl_series *series;
+    size_t n;
+    web_mark *marks;
+    size_t nmarks;
+} web_tl;
+
+/* A gap is a pause between two windows of a series longer than this, or than half the window
+ * before it (the recorder's windows follow each other within milliseconds). */
+#define WEB_GAP_MIN_MS 2000
+/* Windows longer than this are compacted buckets (the recorder writes seconds-long windows). */
+#define WEB_COMPACTED_MS 30000
+
+/* Buckets of a nice step (10 s, 30 s, 1 min, ...: at most max_buckets) over [from, to) for
+ * every series of l (which must outlive t), and the marks. 0 or -1 (out of memory). */
+int web_timeline_build(const store_series_list *l, int64_t from_ms, int64_t to_ms,
+                       size_t max_buckets, web_tl *t);
+void web_timeline_free(web_tl *t);
+/* The step for a range: the smallest nice step giving at most max_buckets buckets. */
+int64_t web_timeline_step(int64_t span_ms, size_t max_buckets);

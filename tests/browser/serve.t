@@ -1,0 +1,303 @@
+#!/usr/bin/env node
+// `docker flame serve`'s page in headless chromium, on a store written by build/store-gen (no
+// Docker): two containers of one image with known stacks, a JVM restart, empty windows, a gap and
+// a container whose name and stacks are hostile. Every figure the page shows is checked against
+// what `docker flame show --format folded` writes for the same range (the CLI is the reference):
+// a dragged range's total, the search share, a zoomed node, the function table, callers/callees,
+// the compare totals; a copied URL reopens the same view; back and forward; hostile names stay
+// text (no element, no dialog), no script error, no CSP violation. With SERVE_SHOTS=DIR, writes
+// light, dark and compare screenshots there for a person to look at.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { spawn, execFileSync } = require('child_process');
+const { ok, is, done, skipAll, requireDeps, launch, tmpdir, ROOT } = require('./lib.js');
+
+const BIN = path.join(ROOT, 'build/docker-flame');
+const GEN = path.join(ROOT, 'build/store-gen');
+const MIN = 60000;
+// the known stacks: what the two web containers run
+const FIXTURE = [
+    'java.lang.Thread.run;com.example.Work.run;com.example.Work.step;com.example.Hash.mix 50',
+    'java.lang.Thread.run;com.example.Work.run;com.example.Hash.mix 20',
+    'java.lang.Thread.run;com.example.Work.run;com.example.Work.step 15',
+    'java.lang.Thread.run;com.example.Idle.park 15',
+].join('\n') + '\n';
+
+function gen(store, args) {
+    execFileSync(GEN, ['--store', store, '--window-ms', '10000', '--samples', '200', ...args],
+                 { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+// show's folded output for a range (the reference): [[frames, count], ...]
+function showFolded(store, since, until, containers) {
+    const out = execFileSync(BIN, ['show', '--store', store, ...containers, '--since', since,
+                                   '--until', until, '--format', 'folded', '-o', '-'],
+                             { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 });
+    return out.toString().split('\n').filter(l => l).map(l => {
+        const sp = l.lastIndexOf(' ');
+        return [l.slice(0, sp).split(';'), Number(l.slice(sp + 1))];
+    });
+}
+const sum = (rows, pred) => rows.reduce((s, [f, n]) => s + (pred(f) ? n : 0), 0);
+
+function startServer(store) {
+    return new Promise((resolve, reject) => {
+        const p = spawn(BIN, ['serve', '--store', store], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '', err = '';
+        const t = setTimeout(() => reject(new Error('no URL in 30 s: ' + err)), 30000);
+        p.stderr.on('data', d => { err += d; });
+        p.stdout.on('data', d => {
+            out += d;
+            const nl = out.indexOf('\n');
+            if (nl >= 0) {
+                clearTimeout(t);
+                resolve({ proc: p, url: out.slice(0, nl) });
+            }
+        });
+        p.on('exit', c => reject(new Error('serve exited ' + c + ': ' + err)));
+    });
+}
+
+const view = page => page.evaluate(() => window.dfView());
+// wait until the page's view satisfies pred (bounded)
+async function until(page, pred, what, arg) {
+    try {
+        await page.waitForFunction(pred, arg === undefined ? null : arg, { timeout: 60000, polling: 100 });
+        return true;
+    } catch (e) {
+        return ok(false, 'waiting for ' + what, e.message);
+    }
+}
+const param = (url, k) => new URL(url).searchParams.get(k);
+
+// Type a search and press Enter; wait for the page to show the server's answer to it.
+async function search(page, text) {
+    const answer = page.waitForResponse(r => r.url().includes('/api/v1/flamegraph') &&
+                                        new URL(r.url()).searchParams.get('q') === text, { timeout: 60000 });
+    await page.fill('#search', text);
+    await page.press('#search', 'Enter');
+    const j = await (await answer).json();
+    await until(page, m => window.dfView().search && window.dfView().search.matched === m,
+                'the page to show the search ' + text, j.search ? j.search.matched : -1);
+    return view(page);
+}
+
+(async () => {
+    const { playwright, exe } = requireDeps();
+    for (const b of [BIN, GEN])
+        if (!fs.existsSync(b)) skipAll(b + ' missing: run make');
+    const tmp = tmpdir();
+    const store = path.join(tmp, 'p.db');
+    const fixture = path.join(tmp, 'known.folded');
+    fs.writeFileSync(fixture, FIXTURE);
+    const now = Date.now();
+    const t = m => String(now - m * MIN);
+    const common = ['--workload', 'fixture', '--fixture', fixture, '--image', 'shop:1'];
+    // web: pid 1 for 20 min, then a restart (pid 7) for 20 min, every 4th window empty
+    gen(store, [...common, '--container', 'web', '--pid', '1', '--start', t(55), '--windows', '120',
+                '--seed', '1', '--empty-every', '4']);
+    gen(store, [...common, '--container', 'web', '--pid', '7', '--start', t(35), '--windows', '120',
+                '--seed', '2']);
+    // web2 (same image): a gap of 10 min
+    gen(store, [...common, '--container', 'web2', '--start', t(50), '--windows', '60', '--seed', '3']);
+    gen(store, [...common, '--container', 'web2', '--start', t(30), '--windows', '120', '--seed', '4']);
+    gen(store, ['--workload', 'hostile', '--container', 'hostile', '--start', t(40), '--windows', '60',
+                '--seed', '5']);
+    ok(true, 'store written');
+
+    const { proc, url } = await startServer(store);
+    ok(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/.test(url), 'serve printed its URL: ' + url);
+    const ctx = await launch(playwright, exe, tmp);
+    const errors = [], dialogs = [];
+    try {
+        const page = await ctx.newPage();
+        await page.setViewportSize({ width: 1400, height: 900 });
+        page.on('pageerror', e => errors.push(String(e)));
+        page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+        page.on('dialog', d => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+        await page.addInitScript(() => {
+            window.__csp = [];
+            document.addEventListener('securitypolicyviolation',
+                                      e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));
+        });
+        await page.goto(url, { timeout: 90000 });
+        is(param(page.url(), 'token'), null, 'the token left the address bar');
+        await until(page, () => window.dfView && window.dfView().total !== undefined &&
+                    window.dfView().timeline, 'the first graph');
+        let v = await view(page);
+
+        // -- the timeline: every JVM, the marks
+        // the hostile workload names its container itself (markup, invalid UTF-8)
+        const hs = v.timeline.series.find(s => s.name !== 'web' && s.name !== 'web2');
+        const hostile = hs && hs.name;
+        ok(hostile && hostile.includes('<script>'), 'the hostile container is there: ' + JSON.stringify(hostile));
+        const names = v.timeline.series.map(s => s.name + '/' + s.pid).sort();
+        is(JSON.stringify(names), JSON.stringify([hostile + '/1', 'web/1', 'web/7', 'web2/1'].sort()),
+           'the timeline has a row per JVM: both containers of the image, the restart, the hostile one');
+        const kinds = new Set(v.timeline.marks.map(m => m.kind));
+        ok(kinds.has('restart'), 'a JVM restart is marked', JSON.stringify(v.timeline.marks));
+        ok(kinds.has('gap'), 'the gap is marked', JSON.stringify([...kinds]));
+
+        // -- the whole range: the graph's total is show's
+        const wholeSince = new Date(v.range.since).toISOString(), wholeUntil = new Date(v.range.until).toISOString();
+        let ref = showFolded(store, wholeSince, wholeUntil, []);
+        is(v.total, sum(ref, () => true), 'the first graph\'s total = show --format folded over the range');
+
+        // -- drag a range on the timeline
+        const box = await page.locator('#timeline').boundingBox();
+        const x0 = await page.evaluate(ms => window.dfGeometry.timelineX(ms), now - 45 * MIN);
+        const x1 = await page.evaluate(ms => window.dfGeometry.timelineX(ms), now - 25 * MIN);
+        const y = box.y + box.height - 30;
+        await page.mouse.move(box.x + x0, y);
+        await page.mouse.down();
+        await page.mouse.move(box.x + (x0 + x1) / 2, y, { steps: 4 });
+        await page.mouse.move(box.x + x1, y, { steps: 4 });
+        await page.mouse.up();
+        await until(page, () => new URL(location.href).searchParams.get('since') &&
+                    window.dfView().range && window.dfView().range.since > 0 &&
+                    Math.abs(window.dfView().range.since - Date.parse(new URL(location.href).searchParams.get('since'))) < 1,
+                    'the dragged range\'s graph');
+        const since = param(page.url(), 'since'), untilT = param(page.url(), 'until');
+        ok(Math.abs(Date.parse(since) - (now - 45 * MIN)) < 2 * MIN &&
+           Math.abs(Date.parse(untilT) - (now - 25 * MIN)) < 2 * MIN,
+           `the drag chose about the range dragged: ${since} .. ${untilT}`);
+        v = await view(page);
+        ref = showFolded(store, since, untilT, []);
+        const total = sum(ref, () => true);
+        ok(total > 0, `show has samples in that range (${total})`);
+        is(v.total, total, 'the dragged range\'s graph total = show --format folded for that range');
+        ok(v.drawn > 0, `the graph is drawn (${v.drawn} nodes on the canvas)`);
+
+        // -- search: the share the server computes, exactly
+        v = await search(page, 'Hash');
+        const hashed = sum(ref, f => f.some(n => n.includes('Hash')));
+        is(v.search && v.search.matched, hashed, `search "Hash": matched samples = show's stacks holding it (${hashed})`);
+        ok(/Matched: /.test(await page.locator('#matched').textContent()), 'the Matched line is shown');
+        v = await search(page, '/Work\\.st.p$/');
+        is(v.search && v.search.matched, sum(ref, f => f.some(n => /Work\.st.p$/.test(n))), 'a /regex/ search too');
+        await page.fill('#search', '');
+        await page.press('#search', 'Enter');
+        await until(page, () => !window.dfView().search, 'search cleared');
+
+        // -- zoom: click a node, its total is show's for that prefix
+        const zpath = ['java.lang.Thread.run', 'com.example.Work.run'];
+        const g = await page.evaluate(p => window.dfGeometry.node(p), zpath);
+        ok(g !== null, 'the node to zoom is in the graph');
+        const gbox = await page.locator('#graph').boundingBox();
+        await page.mouse.click(gbox.x + g.x + g.w / 2, gbox.y + g.y + g.h / 2);
+        await until(page, () => (new URL(location.href).searchParams.get('zoom') || '').includes('Work.run'), 'the zoom');
+        v = await view(page);
+        is(v.zoomTotal, sum(ref, f => f[0] === zpath[0] && f[1] === zpath[1]), 'zoomed node total = show\'s samples under it');
+        ok(/Work\.run/.test(await page.locator('#crumbs').textContent()), 'the breadcrumb names it');
+        const zoomedUrl = page.url();
+
+        // -- a copied URL reopens the same view
+        const page2 = await ctx.newPage();
+        page2.on('pageerror', e => errors.push('page2: ' + String(e)));
+        await page2.goto(zoomedUrl, { timeout: 90000 });
+        await until(page2, () => window.dfView && window.dfView().zoomTotal !== null && window.dfView().total !== undefined,
+                    'the reopened view');
+        const v2 = await view(page2);
+        is(JSON.stringify([v2.total, v2.zoomTotal, v2.zoomLabel]), JSON.stringify([v.total, v.zoomTotal, v.zoomLabel]),
+           'the copied URL reopens the same range and zoom');
+        await page2.close();
+
+        // -- the function table
+        await page.click('#tabs button[data-view="table"]');
+        await until(page, () => window.dfView().view === 'table' && window.dfView().table, 'the table');
+        v = await view(page);
+        const rows = new Map(v.table.rows.map(r => [r[0], r]));
+        const fnSelf = n => sum(ref, f => f[f.length - 1] === n);
+        const fnTotal = n => sum(ref, f => f.includes(n));
+        let tableOk = true, diag = '';
+        for (const n of ['com.example.Hash.mix', 'com.example.Work.step', 'com.example.Idle.park']) {
+            const r = rows.get(n);
+            if (!r || r[1] !== fnSelf(n) || r[2] !== fnTotal(n)) {
+                tableOk = false;
+                diag += `${n}: page ${JSON.stringify(r)}, show self ${fnSelf(n)} total ${fnTotal(n)}\n`;
+            }
+        }
+        ok(tableOk, 'the table\'s self and total = show\'s, per function', diag);
+        ok(await page.locator('#table tbody tr').count() >= 4, 'the table has rows');
+
+        // -- callers / callees of a function
+        await page.locator('#table tbody tr', { hasText: 'com.example.Hash.mix' }).first().click();
+        await until(page, () => window.dfView().view === 'sandwich' && window.dfView().sandwich, 'the sandwich');
+        v = await view(page);
+        is(JSON.stringify([v.sandwich.total, v.sandwich.self]),
+           JSON.stringify([fnTotal('com.example.Hash.mix'), fnSelf('com.example.Hash.mix')]),
+           'callers/callees of Hash.mix: total and self = show\'s');
+        is(v.sandwich.callers, v.sandwich.total, 'its callers add up to its total');
+
+        // -- back and forward
+        await page.goBack();
+        await until(page, () => window.dfView().view === 'table', 'back to the table');
+        ok(true, 'back: the table again');
+        await page.goForward();
+        await until(page, () => window.dfView().view === 'sandwich', 'forward to the sandwich');
+        ok(true, 'forward: callers/callees again');
+
+        // -- compare: web against web2 over the range
+        const cmpUrl = new URL(page.url());
+        cmpUrl.search = '';
+        for (const [k, val] of [['since', since], ['until', untilT], ['c', 'web'], ['view', 'diff'], ['b.c', 'web2'], ['norm', 'absolute']])
+            cmpUrl.searchParams.append(k, val);
+        await page.goto(cmpUrl.toString());
+        if (!await until(page, () => window.dfView && window.dfView().diff && window.dfView().diff.after !== null, 'the compare view'))
+            ok(false, 'the compare view\'s status', await page.locator('#diff-status').textContent());
+        v = await view(page);
+        const a = sum(showFolded(store, since, untilT, ['web']), () => true);
+        const b = sum(showFolded(store, since, untilT, ['web2']), () => true);
+        is(JSON.stringify([v.diff.before, v.diff.after]), JSON.stringify([a, b]),
+           `compare web (A) with web2 (B): totals = show's (${a}, ${b})`);
+        if (process.env.SERVE_SHOTS) {
+            fs.mkdirSync(process.env.SERVE_SHOTS, { recursive: true });
+            await page.screenshot({ path: path.join(process.env.SERVE_SHOTS, 'serve-diff.png') });
+        }
+
+        // -- hostile names: text only
+        const hUrl = new URL(page.url());
+        hUrl.search = '';
+        // as the timeline chooses it: invalid UTF-8 in its name, so by its id
+        hUrl.searchParams.append('c', hs.id);
+        await page.goto(hUrl.toString());
+        await until(page, () => window.dfView && window.dfView().total > 0, 'the hostile container\'s graph');
+        await page.click('#tabs button[data-view="table"]');
+        await until(page, () => window.dfView().view === 'table' && window.dfView().table, 'the hostile table');
+        const found = await page.evaluate(() => ({
+            imgs: document.querySelectorAll('img, iframe, object, embed, svg script').length,
+            scripts: document.querySelectorAll('script').length,
+            cells: document.querySelectorAll('#table tbody tr').length,
+        }));
+        await page.click('#tabs button[data-view="diff"]');
+        await until(page, () => window.dfView().view === 'diff', 'the compare tab');
+        const opts = await page.locator('#diff-container option').allTextContents();
+        ok(opts.some(o => o.includes(hostile)), 'the hostile container name is an option\'s text', JSON.stringify(opts));
+        const hv = await page.locator('#diff-container option', { hasText: '<script>' }).first().getAttribute('value');
+        is(hv, hs.id, 'and it chooses that container by id (its name is not valid UTF-8)');
+        is(found.imgs, 0, 'no element made of a hostile name');
+        is(found.scripts, 4, 'only the page\'s own 4 scripts');
+        ok(found.cells > 0, 'hostile frame names fill the table as text');
+        is(dialogs.length, 0, 'no dialog opened (no injected script ran)');
+
+        // -- themes, for a person
+        if (process.env.SERVE_SHOTS) {
+            await page.goto(zoomedUrl);
+            await until(page, () => window.dfView && window.dfView().total !== undefined, 'the light view');
+            await page.screenshot({ path: path.join(process.env.SERVE_SHOTS, 'serve-light.png') });
+            await page.click('#theme');
+            await page.screenshot({ path: path.join(process.env.SERVE_SHOTS, 'serve-dark.png') });
+        }
+        const csp = await page.evaluate(() => window.__csp);
+        ok(csp.length === 0, 'no CSP violation', csp.join('\n'));
+    } catch (e) {
+        ok(false, 'the test ran through', e.stack);
+    } finally {
+        ok(errors.length === 0, 'no script error', errors.join('\n'));
+        await ctx.close();
+        proc.kill('SIGINT');
+        fs.rmSync(tmp, { recursive: true, force: true });
+    }
+    done();
+})();

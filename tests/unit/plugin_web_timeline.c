@@ -1,0 +1,125 @@
+/* plugin/web/web_timeline.c: the serve page's timeline. Nice steps, buckets aligned and filled by
+ * overlap, an empty window (covered, no samples) apart from a gap (not covered), and the marks:
+ * gaps, compacted runs, a JVM restart, a recreated container, none for a series already running
+ * when the range starts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/web/web_timeline.h"
+#include "tests/unit/tap.h"
+
+#define T0 1795708800000LL /* a whole hour, UTC */
+
+static store_series series(const char *host, const char *id, const char *name, int64_t pid,
+                           const store_point *pts, size_t n)
+{
+    store_series s = {.host = (char *)host,
+                      .container_id = (char *)id,
+                      .container_name = (char *)name,
+                      .jvm_pid = pid,
+                      .pts = malloc(n * sizeof *pts),
+                      .n = n};
+    memcpy(s.pts, pts, n * sizeof *pts);
+    return s;
+}
+
+static void test_step(void)
+{
+    is_int(web_timeline_step(3600000, 1000), 10000, "1 h in 1000 buckets: 10 s");
+    is_int(web_timeline_step(86400000, 1000), 120000, "24 h: 2 min");
+    is_int(web_timeline_step(86400000, 1500), 60000, "24 h in 1500: 1 min");
+    is_int(web_timeline_step(7 * 86400000LL, 1000), 900000, "7 d: 15 min");
+    ok(web_timeline_step(365 * 86400000LL, 10) % 604800000 == 0, "a year in 10: whole weeks");
+}
+
+static void test_buckets_and_marks(void)
+{
+    /* web: 10-s windows 0..60 s, an empty one at 30 s, a gap 60..120 s, then 120..140 s; then
+     * 1-min compacted windows 200..380 s */
+    store_point web[] = {
+        {T0, T0 + 10000, 100},           {T0 + 10000, T0 + 20000, 100},
+        {T0 + 20000, T0 + 30000, 100},   {T0 + 30000, T0 + 40000, 0},
+        {T0 + 40000, T0 + 50000, 100},   {T0 + 50000, T0 + 60000, 100},
+        {T0 + 120000, T0 + 130000, 50},  {T0 + 130000, T0 + 140000, 50},
+        {T0 + 200000, T0 + 260000, 600}, {T0 + 260000, T0 + 320000, 600},
+        {T0 + 320000, T0 + 380000, 600},
+    };
+    /* the same container, its JVM restarted (new pid) at 400 s */
+    store_point restarted[] = {{T0 + 400000, T0 + 410000, 10}};
+    /* a new container under the same name at 500 s */
+    store_point recreated[] = {{T0 + 500000, T0 + 510000, 10}};
+    /* another container, running from before the range: no mark */
+    store_point other[] = {{T0 - 10000, T0 + 10000, 20}, {T0 + 10000, T0 + 20000, 10}};
+    store_series s[] = {
+        series("h", "aaaa1111", "web", 10, web, sizeof web / sizeof *web),
+        series("h", "aaaa1111", "web", 11, restarted, 1),
+        series("h", "bbbb2222", "web", 10, recreated, 1),
+        series("h", "cccc3333", "api", 7, other, 2),
+    };
+    store_series_list l = {s, 4};
+    web_tl t;
+    ok(web_timeline_build(&l, T0, T0 + 600000, 60, &t) == 0, "built");
+    is_int(t.step_ms, 10000, "10 min in 60 buckets: 10 s");
+    is_int(t.nb, 60, "60 buckets");
+    is_int(t.from_ms, T0, "aligned on the step");
+    is_int(t.n, 4, "four series");
+    const web_tl_series *w = &t.series[0];
+    ok(w->samples[0] == 100 && w->covered[0] == 10000, "a window a bucket");
+    ok(w->samples[3] == 0 && w->covered[3] == 10000, "the empty window: covered, no samples");
+    ok(w->covered[7] == 0, "the gap: not covered");
+    ok(w->samples[20] == 100 && w->covered[20] == 10000,
+       "a compacted minute shared by its six buckets");
+    ok(t.series[3].samples[0] == 10 && t.series[3].covered[0] == 10000,
+       "a window half before the range: half its samples, its part");
+    int gaps = 0, compacted = 0, restart = 0, recreated_n = 0;
+    for (size_t i = 0; i < t.nmarks; i++) {
+        const web_mark *m = &t.marks[i];
+        switch (m->kind) {
+        case WEB_MARK_GAP:
+            gaps++;
+            if (m->series == 0 && m->from_ms == T0 + 60000)
+                ok(m->to_ms == T0 + 120000, "the gap 60..120 s");
+            break;
+        case WEB_MARK_COMPACTED:
+            compacted++;
+            ok(m->series == 0 && m->from_ms == T0 + 200000 && m->to_ms == T0 + 380000 &&
+                   m->bucket_ms == 60000,
+               "one mark for the run of three 1-min buckets");
+            break;
+        case WEB_MARK_RESTART:
+            restart++;
+            ok(m->series == 1 && m->other == 0 && m->from_ms == T0 + 400000,
+               "the restart: series 1 after series 0");
+            break;
+        case WEB_MARK_RECREATED:
+            recreated_n++;
+            ok(m->series == 2 && m->from_ms == T0 + 500000, "recreated: series 2");
+            break;
+        }
+    }
+    is_int(gaps, 2, "two gaps (60..120 s, 140..200 s); the empty window is none");
+    is_int(compacted, 1, "one compacted run");
+    is_int(restart, 1, "one restart");
+    is_int(recreated_n, 1, "one recreated container; none for api, running before the range");
+    web_timeline_free(&t);
+
+    ok(web_timeline_build(&l, T0 + 450000, T0 + 600000, 60, &t) == 0, "a later range");
+    restart = 0;
+    for (size_t i = 0; i < t.nmarks; i++)
+        restart += t.marks[i].kind == WEB_MARK_RESTART;
+    is_int(restart, 0, "a series that starts before the range shows no restart");
+    web_timeline_free(&t);
+    for (size_t i = 0; i < 4; i++)
+        free(s[i].pts);
+
+    store_series_list empty = {NULL, 0};
+    ok(web_timeline_build(&empty, T0, T0 + 1000, 100, &t) == 0 && t.n == 0, "nothing stored");
+    web_timeline_free(&t);
+}
+
+int main(void)
+{
+    test_step();
+    test_buckets_and_marks();
+    return tap_done();
+}

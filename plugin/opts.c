@@ -55,9 +55,7 @@ static const arg_spec specs[] = {
 const args_verb opts_grammar = {.name = "docker flame",
                                 .specs = specs,
                                 .nspecs = sizeof specs / sizeof *specs,
-                                .shared = graph_specs,
-                                .nshared = GRAPH_NSPECS,
-                                .shared_off = F(graph, graph_opts),
+                                .groups = {{graph_specs, GRAPH_NSPECS, F(graph, graph_opts)}},
                                 .operands_off = F(containers, args_operands)};
 #undef F
 

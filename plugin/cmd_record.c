@@ -64,14 +64,14 @@ static const char usage_tail[] =
 #define F(field, T) ARG_FIELD(rec_args, field, T)
 // clang-format off
 static const arg_spec specs[] = {
-    {.lng = "window", .shrt = 'w', .kind = ARG_DURATION, .off = F(window_ms, uint64_t),
+    {.lng = "window", .shrt = 'w', .kind = ARG_DURATION, .off = F(rec.interval_ms, uint64_t),
      .meta = "DURATION", .help = "length of each stored window (default 10s; 1s to 60s)",
      .lo = 1000, .hi = CT_INTERVAL_MAX_MS},
-    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(rec.frequency, int64_t), .meta = "HZ",
      .help = "samples per second per CPU (default 49)", .lo = 1, .hi = CT_FREQ_MAX},
-    {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
+    {.lng = "pid", .kind = ARG_INT, .off = F(rec.pid, int64_t), .meta = "PID",
      .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
-    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
+    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(rec.no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
     {.lng = "detach", .kind = ARG_FLAG, .off = F(detach, bool),
      .help = "record in the background (docker flame ps lists it,\ndocker flame stop ends it)"},
@@ -205,8 +205,8 @@ static int detached_main(const ep_globals *g, const rec_args *a, const char *arg
     snprintf(e->arg, sizeof e->arg, "%s", arg);
     snprintf(e->state, sizeof e->state, "starting");
     e->since_ms = (int64_t)time(NULL) * 1000;
-    e->window_ms = a->window_ms;
-    e->frequency = (uint64_t)a->frequency;
+    e->window_ms = a->rec.interval_ms;
+    e->frequency = (uint64_t)a->rec.frequency;
     ep_endpoint ep = {0};
     if (ep_resolve(g, &ep, &err) == 0)
         snprintf(e->endpoint, sizeof e->endpoint, "%s", ep.host ? ep.host : "");
@@ -347,7 +347,11 @@ static int record_detached(const ep_globals *g, const rec_args *a)
 
 int flame_cmd_record(const ep_globals *g, int argc, char **argv)
 {
-    rec_args a = {.window_ms = REC_WINDOW_MS, .frequency = REC_FREQUENCY};
+    rec_args a = {.quiet = false};
+    ct_args_default(&a.rec, CT_TOP);
+    a.rec.duration_ms = 0; /* until stopped */
+    a.rec.interval_ms = REC_WINDOW_MS;
+    a.rec.frequency = REC_FREQUENCY;
     int rc =
         cli_parse("record", &cmd_record_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)

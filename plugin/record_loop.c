@@ -1,4 +1,4 @@
-/* One container's recorder (plugin/record.h): the ordinary sidecar (plugin/run/session.c) runs the
+/* One container's recorder (plugin/record.h): the ordinary run (plugin/run/run.h) runs the
  * contract's `top` verb, which streams one window of folded stacks per --window; every completed
  * window is stored, as it completes, in the profile store (store/store.h) with its labels, and
  * the window an interrupt cuts short is stored too. A window in which nothing ran is stored as
@@ -22,11 +22,9 @@
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/engine/engine.h"
-#include "plugin/opts.h"
 #include "plugin/run/proto.h"
 #include "plugin/record.h"
-#include "plugin/run/session.h"
-#include "plugin/run/sidecar.h"
+#include "plugin/run/run.h"
 #include "plugin/run/signals.h"
 #include "plugin/run/spec.h"
 #include "plugin/stored.h"
@@ -39,7 +37,7 @@
 
 typedef struct rec_target {
     top_model m;
-    sess *s;
+    const run_target *s; /* while a run goes on: what its sidecar gave so far */
     store *st;
     const rec_args *a;
     rec_link *link;
@@ -119,9 +117,10 @@ static void set_state(rec_target *t, const char *state)
 }
 
 /* The stream thread sees every line first: the first window (`T`) means the recording runs. */
-static int rec_line(void *ctx, const char *line, size_t len)
+static int rec_line(void *ctx, const run_target *tg, const char *line, size_t len)
 {
     rec_target *t = ctx;
+    (void)tg; /* t->s */
     if (!t->ever_ready && len > 0 && line[0] == 'T')
         rec_ready(t);
     return top_model_line(&t->m, line, len);
@@ -146,11 +145,11 @@ static void store_window_cb(void *ctx, const top_win *w)
                        .container_id = t->s->target_id,
                        .container_name = t->s->name,
                        .image = t->s->image,
-                       .jvm_pid = t->a->pid,
+                       .jvm_pid = t->a->rec.pid,
                        .jvm_version = jv,
                        .start_ms = end - len,
                        .end_ms = end,
-                       .frequency = t->a->frequency,
+                       .frequency = t->a->rec.frequency,
                        .samples = total > 0 ? (uint64_t)total : 0,
                        .stacks = p};
     flame_err err = FLAME_ERR_INIT;
@@ -207,39 +206,34 @@ static void rec_end(rec_target *t, const char *why, int code)
  * became of it. Returns run_profile's result. */
 static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err *err)
 {
-    const rec_args *a = t->a;
-    sess s = {.arg = t->arg, .line_hook = rec_line, .hook_ctx = t};
-    t->s = &s;
-    flame_opts o;
-    opts_init(&o);
-    o.containers.v[0] = t->arg;
-    o.containers.n = 1;
-    o.duration_ms = 0;
-    o.frequency = a->frequency;
-    o.pid = a->pid;
-    o.no_inline = a->no_inline;
-    o.quiet = true; /* one line per window instead of the progress bar */
-    o.top = true;
-    o.interval_ms = a->window_ms;
-    o.last_window = true;
-    run_ctx r = {.e = e, .o = &o, .s = &s, .n = 1, .debug = g->debug};
-    r.tm.t0 = mono_s();
-    progress_init(&r.pg, stderr, true);
-    int rc = run_profile(&r, err);
-    if (s.name[0])
-        snprintf(t->label, sizeof t->label, "%s", s.name);
-    if (s.pr.failed) {
+    run_req req = {.sidecar = t->a->rec,
+                   .targets = &t->arg,
+                   .n = 1,
+                   .quiet = true, /* one line per window instead of the progress bar */
+                   .debug = g->debug,
+                   .t0 = mono_s(),
+                   .line_hook = rec_line,
+                   .hook_ctx = t};
+    req.sidecar.last_window = true; /* the window an interrupt cuts short is stored too */
+    run_result r;
+    if (run_result_init(&r, &req, err) < 0)
+        return -1;
+    const run_target *s = t->s = &r.t[0];
+    int rc = run_profile(e, &req, &r, err);
+    if (s->name[0])
+        snprintf(t->label, sizeof t->label, "%s", s->name);
+    if (s->pr.failed) {
         char text[1024];
-        proto_sanitize(s.pr.err_text ? s.pr.err_text : "", text, sizeof text);
-        note("%s: %s: %s", t->label, ct_error_name(s.pr.err), text);
+        proto_sanitize(s->pr.err_text ? s->pr.err_text : "", text, sizeof text);
+        note("%s: %s: %s", t->label, ct_error_name(s->pr.err), text);
         /* No JVM yet: the container restarted and its JVM is still starting, or it runs
          * something else for a while. Once the recording has run, that is waited out. */
-        if (t->ever_ready && s.pr.err == CT_ERR_NO_JVM && !sess_interrupted())
+        if (t->ever_ready && s->pr.err == CT_ERR_NO_JVM && !sess_interrupted())
             set_state(t, "waiting-jvm");
         else
-            rec_end(t, "failed", ct_error_exit(s.pr.err));
-    } else if (rc == 0 && !s.pr.done && !sess_interrupted()) {
-        if (s.target_removed) {
+            rec_end(t, "failed", ct_error_exit(s->pr.err));
+    } else if (rc == 0 && !s->pr.done && !sess_interrupted()) {
+        if (s->target_removed) {
             rec_end(t, "was removed", FLAME_EXIT_NO_CONTAINER);
         } else {
             note("%s stopped: waiting for it to start again (%s ends the recording)", t->label,
@@ -249,7 +243,7 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
     }
     reg_save(t);
     t->s = NULL;
-    sess_clear(&s);
+    run_result_free(&r);
     return rc;
 }
 
@@ -282,11 +276,11 @@ static void announce(const rec_target *t)
     const rec_args *a = t->a;
     if (t->link && t->link->reg)
         note("recording %s into %s in %.0f-s windows at %lld Hz; `docker flame stop %s` ends it",
-             t->label, store_name(t->st), (double)a->window_ms / 1000, (long long)a->frequency,
-             t->arg);
+             t->label, store_name(t->st), (double)a->rec.interval_ms / 1000,
+             (long long)a->rec.frequency, t->arg);
     else
         note("recording %s into %s in %.0f-s windows at %lld Hz; Ctrl-C stops", t->label,
-             store_name(t->st), (double)a->window_ms / 1000, (long long)a->frequency);
+             store_name(t->st), (double)a->rec.interval_ms / 1000, (long long)a->rec.frequency);
 }
 
 /* Until an interrupt or the end of the container: record it while it runs, wait while it does

@@ -24,5 +24,3 @@ int sidecar_explain_stopped_target(run_ctx *r, sess *s, flame_err *err);
 int sidecar_restore_target(engine *e, const char *target_id, flame_err *err);
 /* Does container id run: 1 yes, 0 no (stopped, or removed), -1 the engine did not say. */
 int sidecar_target_running(engine *e, const char *id);
-/* Free what a sess holds (joins its thread). */
-void sess_clear(sess *s);

@@ -52,6 +52,20 @@ typedef struct ct_args {
     bool help;
 } ct_args;
 
+/* The recording options every recording verb offers alike (profile, top, record, host), each one
+ * entry of this table: the sidecar parses it, each verb takes the table as a group of its own
+ * (common/args.h; its ct_args at `off`) so it is in its --help and its completion, and
+ * ct_argv_build() sends it whenever it differs from ct_args_default(). A new recording option is
+ * a field of ct_args, an entry here (its offset into ct_args; no store(), no ARG_LIST), and the
+ * sidecar's use of it (HACKING.md "Add a recording option"). The entry after the last is empty. */
+#define CT_RECORD_NSPECS 0
+extern const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1];
+/* The group of a verb whose ct_args is at `off` in its struct. */
+#define CT_RECORD_GROUP(off)                                                                       \
+    {                                                                                              \
+        ct_record_specs, CT_RECORD_NSPECS, (off)                                                   \
+    }
+
 void ct_args_default(ct_args *a, enum ct_verb verb);
 /* The sidecar's argv (argv[0] = CT_SIDECAR_PATH), NULL-terminated; the strings live in buf.
  * Returns argc, or -1 when cap or bufcap is too small (CT_ARGV_MAX / CT_ARGV_BUF suffice). */

@@ -69,8 +69,12 @@ static const arg_spec host_specs[] = {
     CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
+const args_verb cmd_host_grammar = {.name = "docker flame host",
+                                    .specs = host_specs,
+                                    .nspecs = sizeof host_specs / sizeof *host_specs,
+                                    .groups = {CT_RECORD_GROUP(F(rec, ct_args))},
+                                    .operands_off = ARGS_NO_OPERANDS};
 #undef F
-const args_verb cmd_host_grammar = CLI_VERB("docker flame host", host_specs, ARGS_NO_OPERANDS);
 
 static const char host_head[] =
     "Usage:  docker flame host [OPTIONS]\n\n"

@@ -80,7 +80,11 @@ static const arg_spec specs[] = {
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
 };
-const args_verb cmd_record_grammar = CLI_VERB("docker flame record", specs, F(in, args_operands));
+const args_verb cmd_record_grammar = {.name = "docker flame record",
+                                      .specs = specs,
+                                      .nspecs = sizeof specs / sizeof *specs,
+                                      .groups = {CT_RECORD_GROUP(F(rec, ct_args))},
+                                      .operands_off = F(in, args_operands)};
 // clang-format on
 #undef F
 

@@ -64,6 +64,7 @@ static const arg_spec top_specs[] = {
 const args_verb cmd_top_grammar = {.name = "docker flame top",
                                    .specs = top_specs,
                                    .nspecs = sizeof top_specs / sizeof *top_specs,
+                                   .groups = {CT_RECORD_GROUP(F(rec, ct_args))},
                                    .operands_off = F(ops, args_operands)};
 #undef F
 

@@ -52,11 +52,12 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 
-const args_verb opts_grammar = {.name = "docker flame",
-                                .specs = specs,
-                                .nspecs = sizeof specs / sizeof *specs,
-                                .groups = {{graph_specs, GRAPH_NSPECS, F(graph, graph_opts)}},
-                                .operands_off = F(containers, args_operands)};
+const args_verb opts_grammar = {
+    .name = "docker flame",
+    .specs = specs,
+    .nspecs = sizeof specs / sizeof *specs,
+    .groups = {CT_RECORD_GROUP(F(rec, ct_args)), {graph_specs, GRAPH_NSPECS, F(graph, graph_opts)}},
+    .operands_off = F(containers, args_operands)};
 #undef F
 
 void opts_help(FILE *out)

@@ -285,7 +285,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
     } else {
         _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
         rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, s->n ? SC_SYMFS : NULL, NULL, true, f, s->abort, err);
+                      : sc_perf_script(s, data, s->n ? SC_SYMFS : NULL, true, f, s->abort, err);
     }
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {

@@ -121,9 +121,10 @@ void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map
     munmap(m, (size_t)size);
 }
 
-int sc_perf_script(int data_fd, const char *symfs, const char *kallsyms, bool cpu, folder *f,
+int sc_perf_script(const sc_session *s, int data_fd, const char *symfs, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err)
 {
+    const char *kallsyms = s->kernel_text ? SC_KALLSYMS_PATH : NULL;
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
@@ -280,8 +281,7 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
     int rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, SC_SYMFS, s->kernel_text ? SC_KALLSYMS_PATH : NULL,
-                                       false, f, s->abort, err);
+                      : sc_perf_script(s, data, SC_SYMFS, false, f, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
         sc_emit_folded(f);

@@ -105,8 +105,9 @@ void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t
 int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err);
 /* perf script over the pipe-format data on data_fd (symfs: where copies of the target's
  * libraries are, or NULL), fed to f line by line, then folder_finish. cpu: print each sample's
- * CPU too (host's timeline). */
-int sc_perf_script(int data_fd, const char *symfs, const char *kallsyms, bool cpu, folder *f,
+ * CPU too (host's timeline). What else perf script is told comes from the session's options (s:
+ * --kernel's copy of the kernel's symbols). abort: stop reading when it is set (NULL: never). */
+int sc_perf_script(const sc_session *s, int data_fd, const char *symfs, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */
 int sc_emit_folded(const folder *f);

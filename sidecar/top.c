@@ -66,8 +66,7 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
     flame_err err = FLAME_ERR_INIT;
     int data = open(path, O_RDONLY | O_CLOEXEC);
     int rc = data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
-                      : sc_perf_script(data, SC_SYMFS, env->kernel_text ? SC_KALLSYMS_PATH : NULL,
-                                       false, f, NULL, &err);
+                      : sc_perf_script(env, data, SC_SYMFS, false, f, NULL, &err);
     if (data >= 0)
         close(data);
     fold_stats fs = {0};

@@ -105,6 +105,9 @@ static const arg_spec sidecar_specs[] = {
 #define F(field, T) ARG_FIELD(ct_args, field, T)
 // clang-format off
 const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1] = {
+    {.lng = "max-stack", .kind = ARG_INT, .off = F(max_stack, int64_t), .meta = "N",
+     .help = "keep at most N frames of each sample, from the leaf (default:\nevery frame the "
+     "kernel took, kernel.perf_event_max_stack, 127)", .lo = 1, .hi = CT_MAX_STACK_MAX},
     {.lng = NULL}, /* the end */
 };
 // clang-format on
@@ -251,6 +254,7 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
     if (ok && a->verb == CT_HOST && a->attach_ids && *a->attach_ids)
         ok = push(argv, cap, &n, buf, bufcap, &used, "--attach=%s", a->attach_ids);
     ct_args dflt;
+    memset(&dflt, 0, sizeof dflt); /* gcc 12 cannot see ct_args_default() fill it */
     ct_args_default(&dflt, a->verb);
     for (const arg_spec *s = ct_record_specs; ok && s->lng; s++)
         ok = push_spec(argv, cap, &n, buf, bufcap, &used, s, a, &dflt);

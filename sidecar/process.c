@@ -154,6 +154,13 @@ int sc_perf_script(const sc_session *s, int data_fd, const char *symfs, bool cpu
             argv[n++] = "--kallsyms";
             argv[n++] = kallsyms;
         }
+        /* --max-stack: perf keeps the first N entries of each callchain, which starts at the
+         * leaf; the folder's root frames (process, thread, JVM) are added above what is kept */
+        char max_stack[32];
+        if (s->o.max_stack > 0) {
+            snprintf(max_stack, sizeof max_stack, "--max-stack=%lld", (long long)s->o.max_stack);
+            argv[n++] = max_stack;
+        }
         argv[n] = NULL;
         execv(SC_PERF, (char *const *)argv);
         _exit(127);

@@ -7,7 +7,7 @@
 #include "common/args.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
-#include "plugin/inputs.h"
+#include "plugin/out/output.h"
 #include "plugin/run/proto.h"
 #include "plugin/stored.h"
 #include "store/when.h"
@@ -65,8 +65,8 @@ static void print_table(const store_listing *l)
         proto_sanitize(e->host, cell[r][3], 41);
         when_format(e->first_ms - e->first_ms % 1000, cell[r][4], 48);
         when_format(e->last_ms - e->last_ms % 1000, cell[r][5], 48);
-        grouped((double)e->windows, cell[r][6], 48);
-        grouped((double)e->samples, cell[r][7], 48);
+        out_grouped((double)e->windows, cell[r][6], 48);
+        out_grouped((double)e->samples, cell[r][7], 48);
         if (l->sizes_unknown)
             snprintf(cell[r][8], 48, "?");
         else
@@ -103,7 +103,7 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
         char b1[32], b2[32];
         print_table(&l);
         stored_size_text(l.disk_bytes, b2, sizeof b2);
-        printf("%s stacks, %s%s (%s)\n", grouped((double)l.stacks, b1, sizeof b1),
+        printf("%s stacks, %s%s (%s)\n", out_grouped((double)l.stacks, b1, sizeof b1),
                l.sizes_unknown ? "sizes: see each shard's database" : b2,
                l.sizes_unknown ? "" : " on disk", store_name(s));
         if (l.spooled)

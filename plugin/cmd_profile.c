@@ -157,7 +157,7 @@ static void print_timings(const run_result *r, double t_written)
  * ctx: the event count when the recording ended. */
 static bool events_since_follow(void *ctx)
 {
-    return sess_event_count() != *(const unsigned *)ctx;
+    return sig_event_count() != *(const unsigned *)ctx;
 }
 
 /* What a pprof file says beyond the stacks: the rate, when the recording started (estimated as
@@ -287,7 +287,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
                 rc = out_check_dir(paths[i][f], &err);
     if (rc == 0)
         rc = run_profile(e, &req, &r, &err);
-    unsigned events_at_follow_end = sess_event_count();
+    unsigned events_at_follow_end = sig_event_count();
     if (rc < 0)
         exit_code = cli_fail("", &err);
     /* each container's failure, for --summary-json */

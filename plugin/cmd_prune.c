@@ -7,7 +7,7 @@
 #include "common/args.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
-#include "plugin/inputs.h"
+#include "plugin/out/output.h"
 #include "plugin/stored.h"
 
 static const char usage_head[] =
@@ -79,10 +79,10 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv)
         fprintf(stderr,
                 "docker flame prune: deleted %s windows older than %s, merged %s windows into %s "
                 "buckets, freed %s stacks; %s -> %s (%s)\n",
-                grouped((double)st.deleted, b[0], sizeof b[0]), a.retain_ms ? keep : "forever",
-                grouped((double)st.merged, b[1], sizeof b[1]),
-                grouped((double)st.buckets, b[2], sizeof b[2]),
-                grouped((double)st.stacks_freed, b[3], sizeof b[3]), d1, d2, store_name(s));
+                out_grouped((double)st.deleted, b[0], sizeof b[0]), a.retain_ms ? keep : "forever",
+                out_grouped((double)st.merged, b[1], sizeof b[1]),
+                out_grouped((double)st.buckets, b[2], sizeof b[2]),
+                out_grouped((double)st.stacks_freed, b[3], sizeof b[3]), d1, d2, store_name(s));
     }
     store_close(s);
     return rc < 0 ? cli_fail(vname, &err) : FLAME_EXIT_OK;

@@ -213,16 +213,16 @@ static int stop_one(const rec_entry *e, uint64_t timeout_ms)
     }
     int64_t deadline = mono_ms() + (int64_t)timeout_ms;
     rec_entry last = *e;
-    while (mono_ms() < deadline && !sess_interrupted()) {
+    while (mono_ms() < deadline && !sig_interrupted()) {
         rec_entry now;
         if (find(e->id, &now) < 0) /* gone from the list: it ended and someone read it */
             break;
         last = now;
         if (now.pid == 0)
             break;
-        struct pollfd pf = {.fd = sess_wake_fd(), .events = POLLIN};
+        struct pollfd pf = {.fd = sig_wake_fd(), .events = POLLIN};
         if (poll(&pf, 1, 100) > 0)
-            sess_drain_wake();
+            sig_drain_wake();
     }
     const char *who = last.name[0] ? last.name : last.arg;
     if (last.pid != 0) {

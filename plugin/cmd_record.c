@@ -130,7 +130,7 @@ static int record_fg(const ep_globals *g, const rec_args *a)
             prctl(PR_SET_PDEATHSIG, SIGTERM);
             if (getppid() != parent)
                 _exit(FLAME_EXIT_INTERRUPTED);
-            if (sess_signals_child_reset(&err) < 0)
+            if (sig_child_reset(&err) < 0)
                 _exit(cli_fail("record", &err));
             _exit(rec_run(g, a, a->in.v[i], NULL));
         }
@@ -145,7 +145,7 @@ static int record_fg(const ep_globals *g, const rec_args *a)
         codes[i] = -1;
         left++;
     }
-    sess_signals seen = {0};
+    sig_counts seen = {0};
     double last_int = -1;
     while (left > 0) {
         int status;
@@ -159,8 +159,8 @@ static int record_fg(const ep_globals *g, const rec_args *a)
                 }
         if (left == 0)
             break;
-        sess_signals now;
-        sess_signal_counts(&now);
+        sig_counts now;
+        sig_get_counts(&now);
         int sig = 0;
         /* As plugin/run/session.c reads them: a SIGINT and the CLI closing its socket within
          * 0.25 s are one Ctrl-C (a CLI may do both); each child sees each Ctrl-C once. */
@@ -177,9 +177,9 @@ static int record_fg(const ep_globals *g, const rec_args *a)
             if (kids[i] > 0)
                 kill(kids[i], sig);
         /* SIGCHLD is not among the signals that wake us: look again every 200 ms. */
-        struct pollfd pf = {.fd = sess_wake_fd(), .events = POLLIN};
+        struct pollfd pf = {.fd = sig_wake_fd(), .events = POLLIN};
         if (poll(&pf, 1, 200) > 0)
-            sess_drain_wake();
+            sig_drain_wake();
     }
     for (size_t i = 0; i < n; i++)
         if (codes[i] > 0)
@@ -196,7 +196,7 @@ static int detached_main(const ep_globals *g, const rec_args *a, const char *arg
     setsid();
     if (chdir("/") < 0)
         return flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "chdir /"), cli_fail("record", &err);
-    if (sess_signals_child_reset(&err) < 0)
+    if (sig_child_reset(&err) < 0)
         return cli_fail("record", &err);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
@@ -290,7 +290,7 @@ static int record_detached(const ep_globals *g, const rec_args *a)
     size_t pending = 0;
     for (size_t i = 0; i < n; i++)
         pending += kids[i] > 0;
-    while (pending > 0 && !sess_interrupted()) {
+    while (pending > 0 && !sig_interrupted()) {
         struct pollfd pf[REC_MAX_TARGETS + 2];
         size_t idx[REC_MAX_TARGETS];
         nfds_t np = 0;
@@ -300,14 +300,14 @@ static int record_detached(const ep_globals *g, const rec_args *a)
                 pf[np++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
             }
         nfds_t nw = np;
-        pf[np++] = (struct pollfd){.fd = sess_wake_fd(), .events = POLLIN};
-        if (sess_plugin_sock_fd() >= 0)
-            pf[np++] = (struct pollfd){.fd = sess_plugin_sock_fd(), .events = POLLIN};
+        pf[np++] = (struct pollfd){.fd = sig_wake_fd(), .events = POLLIN};
+        if (sig_plugin_sock_fd() >= 0)
+            pf[np++] = (struct pollfd){.fd = sig_plugin_sock_fd(), .events = POLLIN};
         if (poll(pf, np, 1000) < 0 && errno != EINTR)
             break;
-        sess_event_count(); /* notices a closed plugin socket */
+        sig_event_count(); /* notices a closed plugin socket */
         if (pf[nw].revents)
-            sess_drain_wake();
+            sig_drain_wake();
         for (nfds_t k = 0; k < nw; k++) {
             if (!pf[k].revents)
                 continue;

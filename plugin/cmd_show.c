@@ -142,8 +142,8 @@ static int show_profile(const show_args *a, store *s, store_query q, flame_err *
     if (rc == 0 && !a->g.title && asprintf(&title, "%s, %s", label, range) >= 0)
         ro.title = title;
     snprintf(sub, sizeof sub, "%s windows, %s samples",
-             grouped((double)info.windows, b1, sizeof b1),
-             grouped((double)info.samples, b2, sizeof b2));
+             out_grouped((double)info.windows, b1, sizeof b1),
+             out_grouped((double)info.samples, b2, sizeof b2));
     ro.subtitle = sub;
     if (rc == 0 && !(path = default_path(a, "flame", out_fmt_ext(fmt), q.since_ms, label)))
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");

@@ -212,7 +212,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         proto_sanitize(s->pr.err_text ? s->pr.err_text : "", text, sizeof text);
         fprintf(stderr, "docker flame: top %s: %s: %s\n", s->name, ct_error_name(s->pr.err), text);
         exit_code = ct_error_exit(s->pr.err);
-    } else if (rc == 0 && !s->pr.done && !u.quit_sent && !sess_interrupted()) {
+    } else if (rc == 0 && !s->pr.done && !u.quit_sent && !sig_interrupted()) {
         fprintf(stderr,
                 "docker flame: top %s: the sidecar ended without finishing (did the "
                 "container stop?)\n",

@@ -54,9 +54,9 @@ int main(int argc, char **argv)
         flame_usage(stderr);
         return FLAME_EXIT_USAGE;
     }
-    if (sess_signals_install(&err) < 0)
+    if (sig_install(&err) < 0)
         return cli_fail("", &err);
-    sess_plugin_socket_connect();
+    sig_plugin_socket_connect();
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         flame_fail(&err, FLAME_EXIT_ERROR, "cannot initialise libcurl");
         return cli_fail("", &err);

@@ -228,11 +228,11 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
         note("%s: %s: %s", t->label, ct_error_name(s->pr.err), text);
         /* No JVM yet: the container restarted and its JVM is still starting, or it runs
          * something else for a while. Once the recording has run, that is waited out. */
-        if (t->ever_ready && s->pr.err == CT_ERR_NO_JVM && !sess_interrupted())
+        if (t->ever_ready && s->pr.err == CT_ERR_NO_JVM && !sig_interrupted())
             set_state(t, "waiting-jvm");
         else
             rec_end(t, "failed", ct_error_exit(s->pr.err));
-    } else if (rc == 0 && !s->pr.done && !sess_interrupted()) {
+    } else if (rc == 0 && !s->pr.done && !sig_interrupted()) {
         if (s->target_removed) {
             rec_end(t, "was removed", FLAME_EXIT_NO_CONTAINER);
         } else {
@@ -250,9 +250,9 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
 /* Sleep until the next look, or until an interrupt wakes us. */
 static void nap(long ms)
 {
-    struct pollfd pf = {.fd = sess_wake_fd(), .events = POLLIN};
+    struct pollfd pf = {.fd = sig_wake_fd(), .events = POLLIN};
     if (poll(&pf, 1, (int)ms) > 0)
-        sess_drain_wake();
+        sig_drain_wake();
 }
 
 /* The engine answers again after an outage, or a run failed halfway: our sidecars that are
@@ -289,7 +289,7 @@ static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err 
 {
     bool engine_down = false, dirty = false;
     long retry_ms = 1000;
-    for (bool first = true; !sess_interrupted() && !t->ended; first = false) {
+    for (bool first = true; !sig_interrupted() && !t->ended; first = false) {
         int p = probe(e, t->arg, err);
         if (p == -2) {
             if (first || err->code != FLAME_EXIT_ENGINE)
@@ -335,7 +335,7 @@ static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err 
         if (t->windows > before)
             retry_ms = 1000;
         if (rc < 0) {
-            if (sess_interrupted() || !t->ever_ready)
+            if (sig_interrupted() || !t->ever_ready)
                 return -1;
             /* Once it has run: the engine going away mid-run, the container stopping between
              * the look above and its sidecar's start, are waited out like a stopped container. */
@@ -343,7 +343,7 @@ static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err 
             *err = (flame_err)FLAME_ERR_INIT;
             dirty = true;
         }
-        if (!t->ended && !strcmp(t->state, "waiting-jvm") && !sess_interrupted()) {
+        if (!t->ended && !strcmp(t->state, "waiting-jvm") && !sig_interrupted()) {
             nap(retry_ms);
             retry_ms = retry_ms * 2 > REC_RETRY_MAX_MS ? REC_RETRY_MAX_MS : retry_ms * 2;
         } else if (rc < 0) {

@@ -117,7 +117,7 @@ static int write_profile(void *ctx, FILE *f, flame_err *err)
     jsonw w;
     jsonw_init(&w, f);
     jsonw_object(&w, NULL);
-    summary_header(&w, "profile", sp->started);
+    jsonw_summary_header(&w, "profile", sp->started);
     jsonw_int(&w, "exit_code", sp->exit_code);
     jsonw_str(&w, "error", sp->error);
     jsonw_int(&w, "frequency_hz", sp->o->rec.frequency);
@@ -146,7 +146,7 @@ static int write_top(void *ctx, FILE *f, flame_err *err)
     jsonw w;
     jsonw_init(&w, f);
     jsonw_object(&w, NULL);
-    summary_header(&w, "top", st->started);
+    jsonw_summary_header(&w, "top", st->started);
     jsonw_int(&w, "exit_code", st->exit_code);
     jsonw_str(&w, "container", st->container);
     jsonw_int(&w, "frequency_hz", st->frequency);

@@ -229,3 +229,18 @@ int out_write_saved(char **path, const out_job *j, flame_err *err)
     alt = NULL;
     return 1;
 }
+
+/* 1234567 -> "1,234,567" */
+const char *out_grouped(double v, char *buf, size_t n)
+{
+    char tmp[64];
+    int l = snprintf(tmp, sizeof tmp, "%.0f", v);
+    size_t o = 0;
+    for (int i = 0; i < l && o + 2 < n; i++) {
+        if (i > 0 && tmp[i - 1] != '-' && (l - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = tmp[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}

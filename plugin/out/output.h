@@ -73,3 +73,5 @@ int out_paths(const char *output, unsigned formats, const char *container, int n
 int out_check_dir(const char *path, flame_err *err);
 /* A container name in a file name ([A-Za-z0-9_.-], others -> '_', never hidden). */
 void out_safe_name(const char *in, char *out, size_t n);
+/* A count for people: 1234567 -> "1,234,567" (into buf, returned). */
+const char *out_grouped(double v, char *buf, size_t n);

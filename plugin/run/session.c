@@ -122,8 +122,8 @@ static void follow(run_ctx *r)
         prev[i] = (enum progress_state) - 1;
     /* Events that happened during setup count too. */
     for (;;) {
-        sess_signals sg;
-        sess_signal_counts(&sg);
+        sig_counts sg;
+        sig_get_counts(&sg);
         double now = mono_s();
         /* How a Ctrl-C reaches us (docker CLI 28, cmd/docker tryPluginRun): on a terminal the
          * kernel sends SIGINT to the whole process group and the CLI does nothing; without a
@@ -226,11 +226,11 @@ static void follow(run_ctx *r)
         if (!r->aborted)
             progress_update(&r->pg, items, r->n, now, changed);
 
-        struct pollfd p[2] = {{.fd = sess_wake_fd(), .events = POLLIN},
-                              {.fd = sess_plugin_sock_fd(), .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = sig_wake_fd(), .events = POLLIN},
+                              {.fd = sig_plugin_sock_fd(), .events = POLLIN}};
         int np = p[1].fd >= 0 ? 2 : 1;
         if (poll(p, (nfds_t)np, 250) > 0 && (p[0].revents & POLLIN))
-            sess_drain_wake();
+            sig_drain_wake();
     }
     progress_clear(&r->pg);
     free(items);
@@ -278,10 +278,10 @@ static int run_all(run_ctx *r, flame_err *err)
     for (int i = 0; i < r->n && rc == 0; i++)
         rc = sidecar_inspect_target(r, &r->s[i], err);
     r->res->tm.inspect = mono_s();
-    if (rc == 0 && sess_interrupted())
+    if (rc == 0 && sig_interrupted())
         rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted: nothing was recorded");
     if (rc == 0) {
-        rc = image_ensure(r->e, sess_cancel_flag(), &r->image_imported, err);
+        rc = image_ensure(r->e, sig_cancel_flag(), &r->image_imported, err);
         if (rc == 0 && r->image_imported)
             progress_note(&r->pg, "loaded the sidecar image %s into the engine", spec_image());
     }
@@ -295,7 +295,7 @@ static int run_all(run_ctx *r, flame_err *err)
             rc = sidecar_explain_stopped_target(r, &r->s[i], err);
     r->res->tm.start = mono_s();
     if (rc == 0) {
-        if (sess_interrupted())
+        if (sig_interrupted())
             r->res->interrupts = 2; /* interrupted during setup: abort, nothing recorded */
         follow(r);
         r->res->tm.streams_done = mono_s();
@@ -309,7 +309,7 @@ static int run_all(run_ctx *r, flame_err *err)
                             "interrupted before recording started: nothing written");
         else if (r->aborted)
             rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "aborted: nothing written");
-    } else if (rc < 0 && sess_interrupted() && err->code != FLAME_EXIT_INTERRUPTED) {
+    } else if (rc < 0 && sig_interrupted() && err->code != FLAME_EXIT_INTERRUPTED) {
         /* An error caused by our own cancellation reads as an interruption. */
         rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted: nothing was recorded");
     }

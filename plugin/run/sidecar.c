@@ -96,7 +96,7 @@ static void *stream_main(void *ud)
     s->t->t_done = mono_s();
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
-    sess_wake(); /* the main loop notices the end of this stream */
+    sig_wake(); /* the main loop notices the end of this stream */
     return NULL;
 }
 
@@ -205,14 +205,14 @@ int sidecar_start(run_ctx *r, sess *s, flame_err *err)
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += (time_t)ATTACH_TIMEOUT_S;
     pthread_mutex_lock(&s->lock);
-    while (!s->attached && !s->stream_done && !sess_interrupted())
+    while (!s->attached && !s->stream_done && !sig_interrupted())
         if (pthread_cond_timedwait(&s->cond, &s->lock, &dl) == ETIMEDOUT)
             break;
     bool attached = s->attached, done = s->stream_done;
     flame_err serr = s->stream_err;
     pthread_mutex_unlock(&s->lock);
     if (!attached) {
-        if (sess_interrupted())
+        if (sig_interrupted())
             return flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted");
         if (done) {
             *err = serr;

@@ -184,7 +184,7 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
      * copy a library's frames stay "[libc.so.6]". */
     if (fetch) {
         sc_symfs_stats st;
-        int r = sc_symfs_copy(j, ns, &st);
+        int r = sc_symfs_copy(&s->symfs, j, ns, &st);
         if (r < 0)
             sc_warn("pid %d: cannot read its maps (%s): native frames stay unnamed", (int)j->st.pid,
                     strerror(-r));

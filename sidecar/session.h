@@ -21,6 +21,19 @@
  * /tmp/interp-<pid>-<window>.names (top's windows). */
 void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window);
 
+/* ---- symfs.c: what was copied so far in this run (every JVM shares SC_SYMFS) ---- */
+typedef struct sc_symfs_file {
+    char path[SC_SYMFS_PATH_MAX + 1];
+    uint64_t dev, ino;
+    bool conflict; /* two different inodes under this name: no copy (never a wrong name) */
+    char build_id[2 * SC_BUILD_ID_MAX + 1];
+} sc_symfs_file;
+typedef struct sc_symfs_tab {
+    sc_symfs_file v[SC_SYMFS_FILES_MAX];
+    int n;
+    uint64_t bytes; /* of every copy, debug files too (SC_SYMFS_TOTAL_MAX) */
+} sc_symfs_tab;
+
 typedef struct sc_session {
     ct_args o;
     sc_jvm jvms[SC_MAX_JVMS];
@@ -36,6 +49,7 @@ typedef struct sc_session {
     bool interp;          /* name interpreted frames (per-CPU recordings; interp.h) */
     int interp_window;    /* top: the window being recorded; -1 for a one-shot recording */
     uint64_t kernel_text; /* --kernel: the kernel's _text address (kallsyms.h); 0 without */
+    sc_symfs_tab symfs;   /* the target's libraries copied for perf script (symfs.c) */
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -69,9 +83,10 @@ typedef struct sc_symfs_stats {
     uint64_t bytes;
 } sc_symfs_stats;
 /* Copy the inode of every executable file mapping of JVM j into SC_SYMFS (bounded, deduplicated
- * over the run; W lines for what stays unnamed), and the target's build-id-matched debug files
- * for them (ns: its mount namespace, -1 for none). 0, or -errno when its maps cannot be read. */
-int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *st);
+ * over the run in t, the session's; W lines for what stays unnamed), and the target's
+ * build-id-matched debug files for them (ns: its mount namespace, -1 for none). 0, or -errno when
+ * its maps cannot be read. */
+int sc_symfs_copy(sc_symfs_tab *t, sc_jvm *j, int ns, sc_symfs_stats *st);
 
 /* ---- record.c ---- */
 /* Record for the duration (or until *stop) into SC_WORK_DATA, P lines every second; with

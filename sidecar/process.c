@@ -15,6 +15,7 @@
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "sidecar/kallsyms.h"
+#include "sidecar/recorder/recorder.h"
 #include "sidecar/session.h"
 
 const char *sc_root_for_pid(void *ctx, long pid)
@@ -77,17 +78,9 @@ int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, fla
     return rc;
 }
 
-/* The recorder's names of JVM k's interpreted frames (interp.h): its first line says whether
- * they could be named (else one W line with the reason), the rest are map lines for the
+/* The recorder's names of JVM k's interpreted frames (recorder/recorder.h): its first line says
+ * whether they could be named (else one W line with the reason), the rest are map lines for the
  * synthetic addresses, sanitised and appended to the map like the agent's own lines. */
-void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window)
-{
-    if (window < 0)
-        snprintf(buf, cap, "/tmp/interp-%d.names", (int)pid);
-    else
-        snprintf(buf, cap, "/tmp/interp-%d-%d.names", (int)pid, window);
-}
-
 void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map_stats *total)
 {
     char path[64];

@@ -17,9 +17,6 @@
 #define SC_PERF "/usr/bin/perf"
 #define SC_WORK_DATA "/tmp/perf.data" /* our tmpfs: the recording */
 #define SC_SYMFS "/tmp/symfs"         /* copies of the target's libraries, for perf script */
-/* The recorder's names of interpreted frames: /tmp/interp-<pid>.names (record), or
- * /tmp/interp-<pid>-<window>.names (top's windows). */
-void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window);
 
 /* ---- symfs.c: what was copied so far in this run (every JVM shares SC_SYMFS) ---- */
 typedef struct sc_symfs_file {

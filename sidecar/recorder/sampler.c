@@ -39,8 +39,15 @@
 #define DATA_PIPE_SIZE (1 << 20)
 #define SC_INTERP_WHY_LINE 256
 
-/* ---- per thread: perf record -p ---- */
+void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window)
+{
+    if (window < 0)
+        snprintf(buf, cap, "/tmp/interp-%d.names", (int)pid);
+    else
+        snprintf(buf, cap, "/tmp/interp-%d-%d.names", (int)pid, window);
+}
 
+/* ---- per thread: perf record -p ---- */
 static int spawn_thread(const sc_session *s, bool live, sc_sampler *r, flame_err *err)
 {
     char pids[SC_MAX_JVMS * 12] = "", freq[16];

@@ -146,7 +146,9 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     }
     if (pr < 0)
         return cli_fail("top", &err);
-    static top_model m; /* the stream thread may outlive nothing: joined in run_profile */
+    /* The stream thread (through the run's line hook) and the screen thread read and write it;
+     * both are joined before this function returns (run_profile(), pthread_join() below). */
+    top_model m;
     if (top_model_init(&m, (int)((double)a.window_ms / (double)a.rec.interval_ms + 0.5),
                        a.record != NULL || a.summary_json != NULL) < 0) {
         flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "top");

@@ -38,7 +38,7 @@ typedef struct top_model {
     bool ended;   /* E or D seen */
     int wake[2];  /* the screen's wake-up pipe */
     /* Each completed window, as it completes (stream thread, lock held); NULL = none. The
-     * recorder (cmd_record.c) stores it. */
+     * recorder (plugin/record_loop.c) stores it. */
     void (*on_window)(void *ctx, const top_win *w);
     void *on_window_ctx;
 } top_model;

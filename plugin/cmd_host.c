@@ -509,7 +509,10 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         fprintf(stderr, "docker flame: host: %s\n", text);
         exit_code = ct_error_exit(s->pr.err);
     } else if (!s->pr.done || !s->pr.have_host) {
-        if (s->exit_status == 137 && s->restored)
+        char oom[256];
+        if (run_out_of_memory(s, oom, sizeof oom))
+            fprintf(stderr, "docker flame: host: the sidecar %s: nothing written\n", oom);
+        else if (s->exit_status == 137 && s->restored)
             fprintf(stderr,
                     "docker flame: host: the sidecar was killed (exit 137): nothing written; "
                     "the JVMs it had attached were restored\n");

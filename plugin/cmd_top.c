@@ -215,10 +215,14 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         fprintf(stderr, "docker flame: top %s: %s: %s\n", s->name, ct_error_name(s->pr.err), text);
         exit_code = ct_error_exit(s->pr.err);
     } else if (rc == 0 && !s->pr.done && !u.quit_sent && !sig_interrupted()) {
-        fprintf(stderr,
-                "docker flame: top %s: the sidecar ended without finishing (did the "
-                "container stop?)\n",
-                s->name);
+        char oom[256];
+        if (run_out_of_memory(s, oom, sizeof oom))
+            fprintf(stderr, "docker flame: top %s: the sidecar %s\n", s->name, oom);
+        else
+            fprintf(stderr,
+                    "docker flame: top %s: the sidecar ended without finishing (did the "
+                    "container stop?)\n",
+                    s->name);
         exit_code = FLAME_EXIT_ERROR;
     }
     bool recorded = false;

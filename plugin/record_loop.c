@@ -233,7 +233,12 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
         else
             rec_end(t, "failed", ct_error_exit(s->pr.err));
     } else if (rc == 0 && !s->pr.done && !sig_interrupted()) {
-        if (s->target_removed) {
+        char oom[256];
+        if (run_out_of_memory(s, oom, sizeof oom)) {
+            /* the next window would most likely meet the same end */
+            note("%s: the sidecar %s", t->label, oom);
+            rec_end(t, "failed", FLAME_EXIT_ERROR);
+        } else if (s->target_removed) {
             rec_end(t, "was removed", FLAME_EXIT_NO_CONTAINER);
         } else {
             note("%s stopped: waiting for it to start again (%s ends the recording)", t->label,

@@ -24,6 +24,8 @@ typedef struct run_target {
     char *target_id, *sidecar_id;
     proto pr;              /* what its sidecar streamed: JVMs, progress, profile, summary, E, D */
     long exit_status;      /* its sidecar's exit code, -1 unknown */
+    bool oom_killed;       /* the engine says the kernel's OOM killer ended a process of it */
+    long long memory;      /* its memory limit, bytes (plugin/run/spec.h) */
     long target_exit;      /* >= 0: the target stopped during the run, with this exit code */
     bool target_removed;   /* ... and was removed (target_exit is then 0) */
     bool restored;         /* its sidecar was SIGKILLed; a restore sidecar undid its work */
@@ -82,6 +84,10 @@ void run_result_free(run_result *res);
  * stream (each target's `pr` and `why` then say how), -1 with err when the run as a whole failed
  * (a target missing, the image unavailable, an abort: exit 130). */
 int run_profile(engine *e, const run_req *req, run_result *res, flame_err *err);
+
+/* Was t's sidecar ended by the kernel's OOM killer (its container's memory limit)? Then buf is
+ * what to say about it: "ran out of memory (its limit is N MiB; ...)". */
+bool run_out_of_memory(const run_target *t, char *buf, size_t cap);
 
 /* The tool's own time per stage, in ms (what -D / DOCKER_FLAME_TIMINGS=1 print): ping, inspect,
  * image, create, attach+start, start->recording, recording, recording->profile, profile stream,

@@ -409,6 +409,13 @@ static int run_failure(const sess *s, bool stopping, flame_err *err)
                           "container %s stopped during the profile (exit code %ld: its JVM "
                           "exited or was killed): nothing could be saved",
                           s->t->name, s->t->target_exit);
+    char oom[256];
+    if (!p->done && run_out_of_memory(s->t, oom, sizeof oom))
+        return flame_fail(err, FLAME_EXIT_ERROR, "the sidecar of %s %s: nothing written%s",
+                          s->t->name, oom,
+                          s->t->restored ? "; what it left in the target was removed by "
+                                           "`flame-sidecar restore`"
+                                         : "");
     if (!p->done && s->t->exit_status == 137 && s->t->restored)
         return flame_fail(err, FLAME_EXIT_ERROR,
                           "the sidecar of %s was killed (SIGKILL): nothing written; what it "
@@ -496,6 +503,17 @@ int run_profile(engine *e, const run_req *req, run_result *res, flame_err *err)
     }
     free(r.s);
     return rc;
+}
+
+bool run_out_of_memory(const run_target *t, char *buf, size_t cap)
+{
+    if (!t->oom_killed || t->exit_status != 137)
+        return false;
+    snprintf(buf, cap,
+             "ran out of memory (its limit is %lld MiB; give it more with "
+             "DOCKER_FLAME_SIDECAR_MEMORY, e.g. =2g: docs/SIDECAR.md \"Limits\")",
+             t->memory >> 20);
+    return true;
 }
 
 const char *const run_timing_names[RUN_TIMINGS] = {"ping",           "inspect",

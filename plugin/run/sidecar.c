@@ -149,6 +149,16 @@ int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
 int sidecar_create(run_ctx *r, sess *s, flame_err *err)
 {
     const char *owner = getenv("FLAME_TEST_OWNER");
+    /* The one limit a run can reach (plugin/spec.h); a bad value is the user's to fix. */
+    const char *mem = getenv("DOCKER_FLAME_SIDECAR_MEMORY");
+    s->t->memory = SPEC_MEMORY_DEFAULT;
+    if (mem && *mem && spec_memory_parse(mem, &s->t->memory, err) < 0)
+        return -1;
+    long long test_tmpfs = 0;
+    const char *tt = getenv("DOCKER_FLAME_SIDECAR_TEST_TMPFS");
+    flame_err ignored = FLAME_ERR_INIT;
+    if (tt && *tt && spec_memory_parse(tt, &test_tmpfs, &ignored) < 0)
+        test_tmpfs = 0;
     spec_args a = {.image = spec_image(),
                    .target_id = s->t->target_id,
                    .owner_pid = (long)getpid(),
@@ -160,6 +170,8 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
                    .test_no_perfmon = getenv("DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON") != NULL};
     a.cmd = r->req->sidecar;
     a.host = a.cmd.verb == CT_HOST;
+    a.memory = s->t->memory;
+    a.test_tmpfs = test_tmpfs;
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
         return -1;
@@ -263,6 +275,7 @@ int sidecar_remove(run_ctx *r, sess *s, flame_err *err)
         running = json_is_true(json_object_get(state, "Running"));
         if (!running && json_is_integer(json_object_get(state, "ExitCode")))
             s->t->exit_status = (long)json_integer_value(json_object_get(state, "ExitCode"));
+        s->t->oom_killed = json_is_true(json_object_get(state, "OOMKilled"));
     } else if (st == 404) {
         s->removed = true;
         return 0;

@@ -21,8 +21,11 @@
 #define SC_INTERP_BASE 0x4000000000000000ull /* synthetic addresses: id * 16 + 8 above it */
 #define SC_INTERP_SPAN 0x0000000100000000ull /* the synthetic mapping's length */
 #define SC_INTERP_MAX_JVMS 16
-#define SC_INTERP_MAX_NAMES (1u << 20) /* distinct names per JVM; beyond: unknown */
-#define SC_INTERP_REGS_MASK 0x1c0ull   /* PERF_REG_X86_BP(6) | SP(7) | IP(8) */
+/* Distinct names per JVM, and their text: beyond either, a frame stays unknown. With hotspot.h's
+ * bounds a JVM costs the recorder at most ~8 MiB (docs/SIDECAR.md "Limits"). */
+#define SC_INTERP_MAX_NAMES 32768
+#define SC_INTERP_NAME_BYTES (1536u << 10)
+#define SC_INTERP_REGS_MASK 0x1c0ull /* PERF_REG_X86_BP(6) | SP(7) | IP(8) */
 
 typedef struct sc_interp sc_interp;
 
@@ -34,6 +37,8 @@ typedef struct sc_interp_stats {
     uint64_t unknown;     /* of them, left unnamed (every reason below) */
     uint64_t partial, beyond_copy, unload_window, refused, broken_chain;
     uint64_t names;               /* distinct names written */
+    uint64_t names_full;          /* names refused: the bounds above reached */
+    uint64_t throttled;           /* resolutions put off by hotspot.h's budget */
     uint64_t walk_ns;             /* time spent rewriting (CLOCK_MONOTONIC) */
     uint64_t bytes_in, bytes_out; /* sample bytes read from the rings / written */
 } sc_interp_stats;

@@ -32,8 +32,8 @@ void sc_perfstream_feed(sc_perfstream *ps, const unsigned char *buf, size_t len)
 
 /* ---- sampler.c: one recording, from start to reaping ---- */
 /* Where the recorder writes the names of a JVM's interpreted frames, for process.c and top.c to
- * append to its map: /tmp/interp-<pid>.names (record), or /tmp/interp-<pid>-<window>.names
- * (top's windows, window >= 0). */
+ * append to its map, in the work directory (session.h): interp-<pid>.names (record), or
+ * interp-<pid>-<window>.names (top's windows, window >= 0). */
 void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window);
 typedef struct sc_sampler {
     int mode;          /* enum ct_sampling: CT_SAMPLING_CPU or CT_SAMPLING_THREAD */

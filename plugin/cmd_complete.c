@@ -84,7 +84,7 @@ static void add_running(cmpl_plan *p)
         if (!name || json_object_get(labels, SPEC_LABEL_SIDECAR))
             continue;
         name += name[0] == '/'; /* the API's "/web" is the CLI's "web" */
-        if (strncmp(name, p->prefix, strlen(p->prefix)))
+        if (strncmp(name, p->prefix, strlen(p->prefix)) || !cmpl_docker_name(name))
             continue;
         names[i] = name;
         images[i] = json_string_value(json_object_get(c, "Image"));
@@ -122,7 +122,7 @@ static int open_existing_store(const cmpl_plan *p, store **s)
     flame_err err = FLAME_ERR_INIT;
     if (!file || access(file, R_OK) < 0)
         return -1;
-    return store_open(file, s, &err);
+    return store_open_read(file, s, &err);
 }
 
 /* "2026-11-24T14:03:00Z": one shell word that when_parse reads back. */
@@ -144,6 +144,10 @@ static void add_stored(cmpl_plan *p)
     char name[300], desc[160], span[96], a[32], b[32];
     for (size_t i = 0; i < l.n; i++) {
         const store_entry *en = &l.e[i];
+        /* a label a store holds is anyone's text (a shared or received store file): only a
+         * name Docker could have given is offered, and the ranges made from it */
+        if (!cmpl_docker_name(en->container_name))
+            continue;
         bool seen = false; /* one name may be stored by several hosts or ids */
         for (size_t k = 0; k < i; k++)
             seen = seen || !strcmp(l.e[k].container_name, en->container_name);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/args.h"
+#include "common/count.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/out/output.h"
@@ -13,7 +14,7 @@
 #include "store/when.h"
 
 static const char usage_head[] =
-    "Usage: docker flame ls [OPTIONS] [CONTAINER...]\n"
+    "Usage:  docker flame ls [OPTIONS] [CONTAINER...]\n"
     "\n"
     "List what the profile store holds: per container (name or id prefix; none = all), its\n"
     "image, the first and last recorded window, windows, samples and their size (stacks are\n"
@@ -27,7 +28,8 @@ static const char usage_tail[] =
     "  docker flame ls\n"
     "  docker flame ls web --store clickhouse://ch:8123/flame\n"
     "\n"
-    "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used.\n";
+    "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used, 8 there is no store\n"
+    "there yet.\n";
 
 typedef struct ls_args {
     const char *store, *host;
@@ -65,8 +67,8 @@ static void print_table(const store_listing *l)
         proto_sanitize(e->host, cell[r][3], 41);
         when_format(e->first_ms - e->first_ms % 1000, cell[r][4], 48);
         when_format(e->last_ms - e->last_ms % 1000, cell[r][5], 48);
-        out_grouped((double)e->windows, cell[r][6], 48);
-        out_grouped((double)e->samples, cell[r][7], 48);
+        count_grouped((double)e->windows, cell[r][6], 48);
+        count_grouped((double)e->samples, cell[r][7], 48);
         if (l->sizes_unknown)
             snprintf(cell[r][8], 48, "?");
         else
@@ -92,9 +94,11 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
     int done = cli_parse(vname, &cmd_ls_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     store *s = NULL;
     store_listing l = {0};
-    int rc = stored_open(a.store, &s, &err);
+    int rc = stored_open_read(a.store, &s, &err);
     for (int i = 0; rc == 0 && i < (a.in.n ? a.in.n : 1); i++) {
         store_query q = {.container = a.in.n ? a.in.v[i] : NULL, .host = a.host};
         rc = store_list(s, &q, &l, &err);
@@ -103,12 +107,12 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
         char b1[32], b2[32];
         print_table(&l);
         stored_size_text(l.disk_bytes, b2, sizeof b2);
-        printf("%s stacks, %s%s (%s)\n", out_grouped((double)l.stacks, b1, sizeof b1),
+        printf("%s stacks, %s%s (%s)\n", count_grouped((double)l.stacks, b1, sizeof b1),
                l.sizes_unknown ? "sizes: see each shard's database" : b2,
                l.sizes_unknown ? "" : " on disk", store_name(s));
         if (l.spooled)
-            printf("%llu windows wait in the local spool for the server\n",
-                   (unsigned long long)l.spooled);
+            printf("%s windows wait in the local spool for the server\n",
+                   count_grouped((double)l.spooled, b1, sizeof b1));
     }
     store_listing_free(&l);
     store_close(s);

@@ -14,18 +14,35 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "flame/frame.h"
+#include "flame/methods.h"
 #include "flame/profile.h"
 #include "plugin/cmd.h"
 #include "plugin/cli.h"
 #include "plugin/engine/engine.h"
 #include "plugin/opts.h"
 #include "plugin/out/output.h"
+#include "plugin/run/progress.h"
 #include "plugin/run/run.h"
 #include "plugin/run/signals.h"
 #include "plugin/stored.h"
 #include "plugin/summary.h"
 #include "plugin/usage.h"
 #include "plugin/verbs.h"
+#include "plugin/inputs.h"
+
+/* The self samples of every Java method (what the "top Java methods" lines are part of). */
+static double java_self(const profile *p)
+{
+    methods_opts mo = {.java_only = true, .measure = METHODS_SELF};
+    methods *m = methods_new(&mo);
+    double sum = 0;
+    size_t n = 0;
+    if (m && methods_add(m, p, NULL) == 0)
+        for (const methods_row *r = methods_rows(m, &n); n > 0; r++, n--)
+            sum += r->self;
+    methods_free(m);
+    return sum;
+}
 
 static void print_summary(const run_target *s, const flame_opts *o, char *const paths[FMT_COUNT])
 {
@@ -33,7 +50,8 @@ static void print_summary(const run_target *s, const flame_opts *o, char *const 
         return;
     const proto *p = &s->pr;
     double total = p->prof ? profile_total(p->prof) : 0;
-    fprintf(stderr, "%s: %.0f samples", s->name, total);
+    char b1[32], b2[32];
+    fprintf(stderr, "%s: %s samples", s->name, count_grouped(total, b1, sizeof b1));
     const ct_summary *sum = &p->summary;
     if (p->have_summary && sum->sampling[0]) {
         char how[8], filt[8];
@@ -44,10 +62,10 @@ static void print_summary(const run_target *s, const flame_opts *o, char *const 
                 *filt && strcmp(filt, "pid") ? filt : "");
     }
     if (p->have_summary && sum->jit_leaf_samples > 0)
-        fprintf(stderr, ", %.0f%% of %llu JIT samples have Java names", sum->named_share * 100,
-                (unsigned long long)sum->jit_leaf_samples);
+        fprintf(stderr, ", %.0f%% of %s JIT samples have Java names", sum->named_share * 100,
+                count_grouped((double)sum->jit_leaf_samples, b2, sizeof b2));
     if (p->have_summary && sum->lost)
-        fprintf(stderr, ", %llu lost", (unsigned long long)sum->lost);
+        fprintf(stderr, ", %s lost", count_grouped((double)sum->lost, b2, sizeof b2));
     fputc('\n', stderr);
     /* One line per JVM the sidecar found (all of it container data: sanitised). */
     for (size_t ji = 0; ji < p->njvms && ji < 16; ji++) {
@@ -62,7 +80,7 @@ static void print_summary(const run_target *s, const flame_opts *o, char *const 
     if (total > 0) {
         const char *names[5];
         double counts[5];
-        size_t n = profile_top_self(p->prof, 5, true, names, counts);
+        size_t n = methods_top_self(p->prof, 5, true, names, counts);
         if (n)
             fprintf(stderr, "  top Java methods (self time):\n");
         for (size_t i = 0; i < n; i++) {
@@ -72,6 +90,14 @@ static void print_summary(const run_target *s, const flame_opts *o, char *const 
             clean[frame_strip_annotation(clean, strlen(clean))] = 0;
             fprintf(stderr, "    %5.1f%%  %s\n", counts[i] * 100 / total, clean);
         }
+        /* where the rest went, when Java methods are not most of it (a quiet server: the JIT
+         * compiler, GC, idle I/O threads) */
+        double other = total - java_self(p->prof);
+        if (n && other > total * 0.2)
+            fprintf(stderr,
+                    "    %5.1f%%  outside Java methods (JIT compiler, GC, VM and native "
+                    "code)\n",
+                    other * 100 / total);
     }
     for (int f = 0; f < FMT_COUNT; f++)
         if (paths[f])
@@ -114,6 +140,23 @@ static int write_summary_json(const flame_opts *o, const run_result *r, bool ran
     if (summary_write_profile(o->summary_json, &sp, &err) < 0)
         return cli_fail("", &err);
     return 0;
+}
+
+/* -q on a terminal, for a recording of a minute or more (or until Ctrl-C): one line, so a silent
+ * terminal is not taken for a hung one. Without a terminal (scripts, CI) -q stays silent. */
+static void quiet_note(const flame_opts *o)
+{
+    if (!o->quiet || o->cmd || (o->rec.duration_ms && o->rec.duration_ms < 60000) ||
+        !isatty(STDERR_FILENO))
+        return;
+    char d[32] = "";
+    if (o->rec.duration_ms)
+        progress_fmt_secs((double)o->rec.duration_ms / 1000, d, sizeof d);
+    fprintf(stderr, "docker flame: recording ");
+    for (int i = 0; i < o->containers.n; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", o->containers.v[i]);
+    fprintf(stderr, " %s%s; Ctrl-C stops early and still writes the graph\n",
+            o->rec.duration_ms ? "for " : "until Ctrl-C", d);
 }
 
 /* Where the time went (-D or DOCKER_FLAME_TIMINGS=1): the tool's own overhead around the
@@ -192,8 +235,10 @@ static int write_outputs(const run_target *s, const flame_opts *o, time_t when,
     struct tm tm;
     localtime_r(&when, &tm);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
-    snprintf(subtitle, sizeof subtitle, "%.0f samples at %lld Hz, %s", profile_total(s->pr.prof),
-             (long long)o->rec.frequency, date);
+    char n[32];
+    snprintf(subtitle, sizeof subtitle, "%s samples at %lld Hz, %s",
+             count_grouped(profile_total(s->pr.prof), n, sizeof n), (long long)o->rec.frequency,
+             date);
     render_opts ro;
     graph_apply(&o->graph, &ro);
     snprintf(title, sizeof title, "%s", o->graph.title ? o->graph.title : s->name);
@@ -256,6 +301,9 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
                    "--help`)");
         return cli_fail("", &err);
     }
+    /* A load command that cannot start is refused before anything else (no profile at all). */
+    if (o.cmd && run_cmd_check(o.cmd[0], &err) < 0)
+        return cli_fail("", &err);
     /* Output names are fixed before anything is started: a bad -o fails before the engine. */
     time_t when = time(NULL);
     char *paths[64][FMT_COUNT];
@@ -269,6 +317,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     run_req req = {.sidecar = o.rec,
                    .targets = o.containers.v,
                    .n = o.containers.n,
+                   .shared_pid = o.shared_pid,
                    .cmd = o.cmd,
                    .quiet = o.quiet,
                    .debug = g->debug,
@@ -285,8 +334,10 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
         for (int f = 0; f < FMT_COUNT && rc == 0; f++)
             if (paths[i][f])
                 rc = out_check_dir(paths[i][f], &err);
-    if (rc == 0)
+    if (rc == 0) {
+        quiet_note(&o);
         rc = run_profile(e, &req, &r, &err);
+    }
     unsigned events_at_follow_end = sig_event_count();
     if (rc < 0)
         exit_code = cli_fail("", &err);
@@ -321,7 +372,11 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
                 exit_code = c;
             print_summary(s, &o, paths[i]);
         }
-        if (r.cmd_started && r.cmd_done) {
+        if (r.cmd_done && r.cmd_error.code) {
+            int c = cli_fail("", &r.cmd_error);
+            if (!exit_code)
+                exit_code = c;
+        } else if (r.cmd_started && r.cmd_done) {
             int st = r.cmd_status;
             if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
                 fprintf(stderr, "docker flame: %s failed: exit status %d\n", o.cmd[0],

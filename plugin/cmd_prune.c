@@ -5,13 +5,14 @@
 #include <stdio.h>
 
 #include "common/args.h"
+#include "common/count.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/out/output.h"
 #include "plugin/stored.h"
 
 static const char usage_head[] =
-    "Usage: docker flame prune [OPTIONS]\n"
+    "Usage:  docker flame prune [OPTIONS]\n"
     "\n"
     "Keep the profile store bounded: delete windows older than --retain (7d), and merge older\n"
     "windows into coarser buckets, per JVM (over 1 h old: 1-minute buckets, over 1 d: 10-minute\n"
@@ -60,6 +61,8 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv)
         cli_parse(vname, &cmd_prune_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     store_policy pol;
     store_policy_default(&pol);
     pol.retain_ms = (int64_t)a.retain_ms;
@@ -79,10 +82,16 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv)
         fprintf(stderr,
                 "docker flame prune: deleted %s windows older than %s, merged %s windows into %s "
                 "buckets, freed %s stacks; %s -> %s (%s)\n",
-                out_grouped((double)st.deleted, b[0], sizeof b[0]), a.retain_ms ? keep : "forever",
-                out_grouped((double)st.merged, b[1], sizeof b[1]),
-                out_grouped((double)st.buckets, b[2], sizeof b[2]),
-                out_grouped((double)st.stacks_freed, b[3], sizeof b[3]), d1, d2, store_name(s));
+                count_grouped((double)st.deleted, b[0], sizeof b[0]),
+                a.retain_ms ? keep : "forever", count_grouped((double)st.merged, b[1], sizeof b[1]),
+                count_grouped((double)st.buckets, b[2], sizeof b[2]),
+                count_grouped((double)st.stacks_freed, b[3], sizeof b[3]), d1, d2, store_name(s));
+        if (st.days_skipped)
+            fprintf(stderr,
+                    "docker flame prune: %llu day%s not merged: windows arrived in %s while it was "
+                    "(the next prune merges %s)\n",
+                    (unsigned long long)st.days_skipped, st.days_skipped == 1 ? "" : "s",
+                    st.days_skipped == 1 ? "it" : "them", st.days_skipped == 1 ? "it" : "them");
     }
     store_close(s);
     return rc < 0 ? cli_fail(vname, &err) : FLAME_EXIT_OK;

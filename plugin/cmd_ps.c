@@ -17,6 +17,7 @@
 #include "plugin/cmd.h"
 #include "plugin/recordings.h"
 #include "plugin/run/signals.h"
+#include "plugin/inputs.h"
 
 /* How long `stop` waits for a recorder to store its last window and remove its sidecar. */
 #define STOP_WAIT_MS_DEFAULT 60000
@@ -31,18 +32,10 @@ static void when(int64_t ms, char *buf, size_t cap)
 
 /* The last lines of an ended recording's log (read before ps forgets it): at most 2 KiB, control
  * bytes shown as '?'. The log is ours, but holds names that came from the container. */
-static void print_log_tail(const char *path)
+static void print_log_tail(const char *id)
 {
-    FILE *f = path[0] ? fopen(path, "re") : NULL;
-    if (!f)
-        return;
     char buf[2048];
-    size_t n = 0;
-    if (fseek(f, -(long)(sizeof buf - 1), SEEK_END) < 0)
-        rewind(f);
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
+    size_t n = recs_log_tail(id, buf, sizeof buf);
     /* the last 3 lines */
     size_t start = n, lines = 0;
     while (start > 0 && lines < 4)
@@ -78,7 +71,7 @@ const args_verb cmd_ps_grammar = {.name = "docker flame ps", .specs = ps_specs,
 #undef F
 
 static const char ps_head[] =
-    "Usage: docker flame ps [OPTIONS]\n"
+    "Usage:  docker flame ps [OPTIONS]\n"
     "\n"
     "List the background recordings (docker flame record --detach) of this user: the\n"
     "container, since when, how many windows and samples are stored, its state (recording,\n"
@@ -87,7 +80,8 @@ static const char ps_head[] =
     "failure) or was killed is listed once more, with why and the end of its log.\n"
     "\n"
     "Options:\n";
-static const char ps_tail[] = "\nExit status: 0, 1 the list cannot be read.\n";
+static const char ps_tail[] =
+    "\nExit status: 0 ok, 1 the list cannot be read, 2 bad command line.\n";
 
 int flame_cmd_ps(const ep_globals *g, int argc, char **argv)
 {
@@ -116,16 +110,18 @@ int flame_cmd_ps(const ep_globals *g, int argc, char **argv)
         char since[32];
         when(e->since_ms, since, sizeof since);
         const char *state = e->pid ? e->state : !strcmp(e->state, "ended") ? "ended" : "killed";
-        printf("%-16s  %-20.64s  %-19s  %7llu  %9llu  %-11s  %7ld  %s\n", e->id,
-               e->name[0] ? e->name : e->arg, since, (unsigned long long)e->windows,
-               (unsigned long long)e->samples, state, e->pid, e->store);
+        char w[32], sm[32], pid[24];
+        snprintf(pid, sizeof pid, e->pid >= 0 ? "%ld" : "?", e->pid); /* ?: another namespace */
+        printf("%-16s  %-20.64s  %-19s  %7s  %9s  %-11s  %7s  %s\n", e->id,
+               e->name[0] ? e->name : e->arg, since, count_grouped((double)e->windows, w, sizeof w),
+               count_grouped((double)e->samples, sm, sizeof sm), state, pid, e->store);
         if (!e->pid) {
             printf("  %s\n", !strcmp(e->state, "ended")
                                  ? e->reason
                                  : "its recorder was killed: `docker flame gc` removes its "
                                    "sidecar");
             if (e->exit_code || strcmp(e->state, "ended") != 0)
-                print_log_tail(e->log);
+                print_log_tail(e->id);
         }
     }
     free(v);
@@ -153,7 +149,7 @@ const args_verb cmd_stop_grammar = CLI_VERB("docker flame stop", stop_specs, F(i
 #undef F
 
 static const char stop_head[] =
-    "Usage: docker flame stop [OPTIONS] CONTAINER|RECORDING...\n"
+    "Usage:  docker flame stop [OPTIONS] CONTAINER|RECORDING...\n"
     "\n"
     "End background recordings (docker flame record --detach): each stores the window it is\n"
     "in, removes its sidecar, and ends; this waits for that and prints what was stored. A\n"
@@ -204,8 +200,15 @@ static int signal_recorder(const rec_entry *e)
 /* Stop one recording, wait until its lock is free, report its last state, forget it. */
 static int stop_one(const rec_entry *e, uint64_t timeout_ms)
 {
-    if (e->pid <= 0)
+    if (e->pid == 0)
         return 0;
+    if (e->pid < 0) {
+        fprintf(stderr,
+                "docker flame stop: %s: its recorder runs in another PID namespace (a container "
+                "sharing this home directory): stop it from there\n",
+                e->name[0] ? e->name : e->arg);
+        return FLAME_EXIT_ERROR;
+    }
     if (signal_recorder(e) < 0) {
         fprintf(stderr, "docker flame stop: %s: cannot signal its recorder (pid %ld): %s\n",
                 e->name[0] ? e->name : e->arg, e->pid, strerror(errno));
@@ -233,9 +236,12 @@ static int stop_one(const rec_entry *e, uint64_t timeout_ms)
         return FLAME_EXIT_ERROR;
     }
     recs_forget(last.id);
-    printf("stopped the recording of %s: %llu window%s, %llu samples in %s\n", who,
-           (unsigned long long)last.windows, last.windows == 1 ? "" : "s",
-           (unsigned long long)last.samples, last.store);
+    /* a report, on stderr like show's and prune's; stdout stays for data (ps's table) */
+    char w[32], sm[32];
+    fprintf(stderr,
+            "docker flame stop: stopped the recording of %s: %s window%s, %s samples in %s\n", who,
+            count_grouped((double)last.windows, w, sizeof w), last.windows == 1 ? "" : "s",
+            count_grouped((double)last.samples, sm, sizeof sm), last.store);
     return 0;
 }
 
@@ -283,7 +289,7 @@ int flame_cmd_stop(const ep_globals *g, int argc, char **argv)
                 exit_code = r;
         }
     if (a.all && n == 0)
-        printf("no background recording\n");
+        fprintf(stderr, "docker flame stop: no background recording\n");
     free(hit);
     free(v);
     return exit_code;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,7 +36,7 @@
 #define REC_MAX_TARGETS 16
 
 static const char usage_head[] =
-    "Usage: docker flame record [OPTIONS] CONTAINER...\n"
+    "Usage:  docker flame record [OPTIONS] CONTAINER...\n"
     "\n"
     "Record the JVMs of each CONTAINER continuously, window after window, into the profile\n"
     "store, until Ctrl-C (the window cut short by it is kept). Later, any time range can be\n"
@@ -73,6 +74,8 @@ static const arg_spec specs[] = {
      .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(rec.no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
+    {.lng = "shared-pid", .kind = ARG_FLAG, .off = F(shared_pid, bool),
+     .help = "a container that shares another's PID namespace (as for\ndocker flame)"},
     {.lng = "detach", .kind = ARG_FLAG, .off = F(detach, bool),
      .help = "record in the background (docker flame ps lists it,\ndocker flame stop ends it)"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
@@ -187,13 +190,30 @@ static int record_fg(const ep_globals *g, const rec_args *a)
     return 0;
 }
 
+/* Every fd but 0-2 and keep: what the command was started with (a CI runner's or an IDE's pipe,
+ * a lock) must not be held for the days a recording runs. */
+static void close_inherited(int keep)
+{
+    if (keep > 3 && close_range(3, (unsigned)keep - 1, 0) < 0 && errno == ENOSYS)
+        for (int fd = 3; fd < keep; fd++)
+            close(fd);
+    if (close_range((unsigned)keep + 1, ~0U, 0) < 0 && errno == ENOSYS)
+        for (int fd = keep + 1; fd < 1024; fd++)
+            close(fd);
+}
+
 /* The detached recorder of one container: its own session (no terminal, no SIGHUP when the
- * terminal goes), stdin and stdout on /dev/null, stderr on the terminal until it records (so the
- * command that started it can show why it could not), then on its log; registered for ps. */
+ * terminal goes), no fd it was not meant to have, umask 077 (its log, the store, the spool are
+ * the user's only), stdin and stdout on /dev/null, stderr on the terminal until it records (so
+ * the command that started it can show why it could not), then on its log; registered for ps. */
 static int detached_main(const ep_globals *g, const rec_args *a, const char *arg, int ready_fd)
 {
     flame_err err = FLAME_ERR_INIT;
     setsid();
+    umask(077);
+    /* before anything opens a file: the signal pipe and the CLI's socket go too, and are made
+     * again (or dropped) by sess_signals_child_reset just below */
+    close_inherited(ready_fd);
     if (chdir("/") < 0)
         return flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "chdir /"), cli_fail("record", &err);
     if (sig_child_reset(&err) < 0)
@@ -361,24 +381,25 @@ int flame_cmd_record(const ep_globals *g, int argc, char **argv)
     if (rc >= 0)
         return rc;
     flame_err err = FLAME_ERR_INIT;
-    if (check_args(&a, &err) < 0)
+    if (stored_hide_password(&a.store, &err) < 0 || check_args(&a, &err) < 0)
         return cli_fail("record", &err);
     if (a.detach) {
         /* A detached recorder has no one to show its windows to: its log keeps the events. It
-         * leaves the current directory (not to keep it busy), so a relative store path is made
-         * absolute first. */
+         * leaves the current directory (not to keep it busy), so every file path of the store
+         * (--store or $DOCKER_FLAME_STORE: a path, sqlite://PATH, ?spool=, ?password_file=) is
+         * made absolute first. */
         a.quiet = true;
         _cleanup_free_ char *abs = NULL;
-        if (a.store && !strstr(a.store, "://") && a.store[0] != '/') {
-            _cleanup_free_ char *cwd = getcwd(NULL, 0);
-            if (!cwd || asprintf(&abs, "%s/%s", cwd, a.store) < 0) {
-                abs = NULL;
-                flame_fail_errno(&err, FLAME_EXIT_ERROR, errno ? errno : ENOMEM,
-                                 "cannot make the store path %s absolute", a.store);
-                return cli_fail("record", &err);
-            }
-            a.store = abs;
+        _cleanup_free_ char *cwd = getcwd(NULL, 0);
+        const char *env = getenv("DOCKER_FLAME_STORE");
+        const char *url = a.store ? a.store : env && *env ? env : NULL;
+        if (url && (!cwd || store_url_absolute(url, cwd, &abs) < 0)) {
+            flame_fail_errno(&err, FLAME_EXIT_ERROR, errno ? errno : ENOMEM,
+                             "cannot make the store's paths absolute");
+            return cli_fail("record", &err);
         }
+        if (abs)
+            a.store = abs;
         return record_detached(g, &a);
     }
     if (a.in.n == 1)

@@ -19,7 +19,7 @@
 #include "store/when.h"
 
 static const char usage_head[] =
-    "Usage: docker flame show [OPTIONS] [CONTAINER...] [--since TIME] [--until TIME]\n"
+    "Usage:  docker flame show [OPTIONS] [CONTAINER...] [--since TIME] [--until TIME]\n"
     "\n"
     "What were the JVMs doing at 14:05? The recorder keeps profiling windows (e.g. 10 s each)\n"
     "in a profile store; show merges the windows of a time range into one flame graph. A\n"
@@ -42,7 +42,8 @@ static const char usage_tail[] =
     "Stored ranges are inputs of diff and merge too: docker flame diff web@-2h..-1h web@-1h\n"
     "\n"
     "Exit status: 0 ok, 1 error, 2 bad command line, 7 the store cannot be used (server\n"
-    "unreachable, damaged file, written by a newer docker-flame), 8 nothing stored in the range.\n";
+    "unreachable, damaged file, written by a newer docker-flame), 8 nothing stored in the range\n"
+    "(or no store there yet).\n";
 
 typedef struct show_args {
     graph_opts g;
@@ -64,7 +65,8 @@ static const arg_spec specs[] = {
                     "output file (default flame-<container>-<since>.svg, or\ntimeline-...); - = "
                     "standard output"),
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg, folded, speedscope or pprof (default: from the extension)",
+                    "svg, folded, speedscope or pprof (default: from the extension\n"
+                    "of -o, else svg)",
                     out_fmt_names, 0),
     {.lng = "timeline", .kind = ARG_FLAG, .off = F(timeline, bool),
      .help = "draw samples per window over time (SVG) instead"},
@@ -134,16 +136,14 @@ static int show_profile(const show_args *a, store *s, store_query q, flame_err *
                 "docker flame show: warning: %llu samples left out: their stacks are "
                 "missing from the store\n",
                 (unsigned long long)info.missing);
-    int fmt = a->fmt >= 0 ? a->fmt : a->output ? out_fmt_of_path(a->output) : FMT_SVG;
-    if (fmt < 0)
-        fmt = FMT_SVG;
+    int fmt = a->fmt; /* resolved by the one rule in flame_cmd_show */
     render_opts ro;
     graph_apply(&a->g, &ro);
     if (rc == 0 && !a->g.title && asprintf(&title, "%s, %s", label, range) >= 0)
         ro.title = title;
     snprintf(sub, sizeof sub, "%s windows, %s samples",
-             out_grouped((double)info.windows, b1, sizeof b1),
-             out_grouped((double)info.samples, b2, sizeof b2));
+             count_grouped((double)info.windows, b1, sizeof b1),
+             count_grouped((double)info.samples, b2, sizeof b2));
     ro.subtitle = sub;
     if (rc == 0 && !(path = default_path(a, "flame", out_fmt_ext(fmt), q.since_ms, label)))
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
@@ -178,7 +178,7 @@ typedef struct tl_job {
 static int write_timeline(void *ctx, FILE *f, flame_err *err)
 {
     tl_job *j = ctx;
-    return render_timeline(j->series, j->n, &j->o, f, err);
+    return timeline_render(j->series, j->n, &j->o, f, err);
 }
 
 static int show_timeline(const show_args *a, store *s, store_query q, flame_err *err)
@@ -239,19 +239,26 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
 {
     (void)g; /* the store, not the engine */
     const char *vname = "show";
-    show_args a = {.fmt = -1};
+    show_args a = {.fmt = -1, .g = {.colors = "java"}}; /* a profile of JVMs */
     flame_err err = FLAME_ERR_INIT;
     int done = cli_parse(vname, &cmd_show_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     if (a.timeline && a.fmt >= 0 && a.fmt != FMT_SVG)
         return cli_usage_error(vname, "--timeline draws an SVG: drop --format");
+    /* the one rule (plugin/out/output.h), checked before the store is opened */
+    a.fmt =
+        out_format(a.output, a.fmt, a.timeline ? 1u << FMT_SVG : OUT_ALL_FORMATS, FMT_SVG, &err);
+    if (a.fmt < 0)
+        return cli_fail(vname, &err);
     store_query q = {.host = a.host, .jvm_pid = a.pid};
     if (stored_range(a.since, a.until, stored_now_ms(), 3600 * 1000, &q.since_ms, &q.until_ms,
                      &err) < 0)
         return cli_usage_error(vname, "%s", err.msg);
     store *s = NULL;
-    int rc = stored_open(a.store, &s, &err);
+    int rc = stored_open_read(a.store, &s, &err);
     if (rc == 0)
         rc = a.timeline ? show_timeline(&a, s, q, &err) : show_profile(&a, s, q, &err);
     store_close(s);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/args.h"
+#include "common/count.h"
 #include "common/contract.h"
 #include "common/err.h"
 #include "flame/profile.h"

@@ -24,6 +24,9 @@ typedef struct flame_opts {
     graph_opts graph; /* --title, --colors, --minwidth, --width */
     bool quiet;
     const char *summary_json; /* --summary-json FILE, or NULL */
+    /* --shared-pid: profile a container started --pid host or --pid container:X (refused
+     * without it); the sidecar then keeps to the container's own processes */
+    bool shared_pid;
     bool help, version;
     args_operands containers; /* points into argv */
     char **cmd;               /* after "--": NULL-terminated, points into argv */

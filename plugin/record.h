@@ -14,7 +14,7 @@ typedef struct rec_args {
     /* the sidecar's `top`, until stopped: --window is its interval; frequency, pid, no-inline */
     ct_args rec;
     const char *store;
-    bool quiet, detach, help;
+    bool quiet, detach, shared_pid, help;
     args_operands in;
 } rec_args;
 

@@ -1,7 +1,9 @@
 /* One container's recorder (plugin/record.h): the ordinary run (plugin/run/run.h) runs the
  * contract's `top` verb, which streams one window of folded stacks per --window; every completed
- * window is stored, as it completes, in the profile store (store/store.h) with its labels, and
- * the window an interrupt cuts short is stored too. A window in which nothing ran is stored as
+ * window is handed, as it completes, to the recorder's writer thread, which stores it in the
+ * profile store (store/store.h) with its labels (the stream never waits for the store: a hung
+ * server or a busy file would stall the sidecar's stream); the window an interrupt cuts short is
+ * stored too. A window in which nothing ran is stored as
  * empty, never skipped: `show --timeline` then shows the quiet time as quiet, not as a gap.
  * Around it, the container's life: waited for while stopped, recorded again when it runs again
  * (restarted, or recreated under its name), the recording ended when it is removed; and the
@@ -9,6 +11,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +33,21 @@
 #include "plugin/stored.h"
 #include "plugin/run/sweep.h"
 #include "plugin/top.h"
+#include "plugin/inputs.h"
 
 /* Retry pacing once the recording has run: a sidecar that fails again and again (no JVM yet
  * after a restart) is retried at most this often. */
 #define REC_RETRY_MAX_MS 30000
+/* Windows waiting for the writer at most (a put that times out takes 15 s: 15 1-s windows;
+ * then the store spools without trying the server for 30 s). Beyond, the oldest is dropped. */
+#define REC_QUEUE_MAX 64
+
+/* A window on its way to the store: a copy (the stream's profile is the model's). */
+typedef struct rec_item {
+    store_window w;
+    char label[256];
+    uint64_t n; /* its number in the recording, for messages */
+} rec_item;
 
 typedef struct rec_target {
     top_model m;
@@ -48,8 +62,15 @@ typedef struct rec_target {
     char state[32];  /* last state announced (registry and messages) */
     bool ever_ready; /* recorded or waited once: from then on, failures are waited out */
     bool ended;
-    char why[256]; /* how it ended, for `docker flame ps` */
-    int exit_code; /* why its recording ended, when not by an interrupt */
+    char why[256];      /* how it ended, for `docker flame ps` */
+    int exit_code;      /* why its recording ended, when not by an interrupt */
+    uint64_t handed;    /* windows handed to the writer (the stream thread's count) */
+    pthread_mutex_t qm; /* guards the queue, the counts below and the registry entry */
+    pthread_cond_t qc;
+    pthread_t writer;
+    bool writer_on, closing;
+    rec_item q[REC_QUEUE_MAX];
+    size_t qhead, qn;
     uint64_t windows, samples, spooled, failed;
 } rec_target;
 
@@ -76,6 +97,7 @@ static void reg_save(rec_target *t)
     rec_reg *r = t->link ? t->link->reg : NULL;
     if (!r)
         return;
+    pthread_mutex_lock(&t->qm);
     snprintf(r->e.state, sizeof r->e.state, "%s", t->state);
     r->e.windows = t->windows;
     r->e.samples = t->samples;
@@ -84,7 +106,9 @@ static void reg_save(rec_target *t)
     if (t->s && t->s->target_id)
         snprintf(r->e.container_id, sizeof r->e.container_id, "%s", t->s->target_id);
     flame_err err = FLAME_ERR_INIT;
-    if (recs_update(r, &err) < 0)
+    int rc = recs_update(r, &err);
+    pthread_mutex_unlock(&t->qm);
+    if (rc < 0)
         note("%s: %s (docker flame ps may show an older state)", t->label, err.msg);
 }
 
@@ -116,17 +140,20 @@ static void set_state(rec_target *t, const char *state)
     reg_save(t);
 }
 
-/* The stream thread sees every line first: the first window (`T`) means the recording runs. */
+/* The stream thread sees every line first: the first progress line (`P`, sent once the
+ * sidecar's recorder runs: JVMs found and attached, perf events open) means the recording works;
+ * a `T` (a window) all the more. A `record --detach` returns then, not a whole window later. */
 static int rec_line(void *ctx, const run_target *tg, const char *line, size_t len)
 {
     rec_target *t = ctx;
     (void)tg; /* t->s */
-    if (!t->ever_ready && len > 0 && line[0] == 'T')
+    if (!t->ever_ready && len > 0 && (line[0] == 'P' || line[0] == 'T'))
         rec_ready(t);
     return top_model_line(&t->m, line, len);
 }
 
-/* top_model.on_window: the stream thread, with the session's and the model's locks held. */
+/* top_model.on_window: the stream thread, with the session's and the model's locks held. The
+ * window is copied and queued for the writer: nothing here waits for the store. */
 static void store_window_cb(void *ctx, const top_win *w)
 {
     rec_target *t = ctx;
@@ -152,29 +179,91 @@ static void store_window_cb(void *ctx, const top_win *w)
                        .frequency = t->a->rec.frequency,
                        .samples = total > 0 ? (uint64_t)total : 0,
                        .stacks = p};
-    flame_err err = FLAME_ERR_INIT;
-    int rc = store_put(t->st, &sw, &err);
-    if (rc < 0) {
-        /* The recording goes on: the next window may fit (a full disk freed, a lock gone). */
+    rec_item it = {.n = ++t->handed};
+    snprintf(it.label, sizeof it.label, "%s", t->label);
+    if (store_window_copy(&sw, &it.w) < 0) {
+        pthread_mutex_lock(&t->qm);
         t->failed++;
-        note("%s: window %llu not stored: %s", t->label,
-             (unsigned long long)(t->windows + t->failed), err.msg);
+        pthread_mutex_unlock(&t->qm);
+        note("%s: window %llu not stored: out of memory", t->label, (unsigned long long)it.n);
         return;
     }
-    t->windows++;
-    t->samples += sw.samples;
-    if (t->link && t->link->reg)
-        t->link->reg->e.last_window_ms = end;
-    snprintf(t->state, sizeof t->state, "recording");
-    reg_save(t);
-    if (rc == 1) {
-        t->spooled++;
-        note("%s: window %lld kept in the local spool: %s", t->label,
-             (long long)(t->windows + t->failed + 1), err.msg);
-    } else if (!t->a->quiet) {
-        note("%s: window %lld stored (%.1f s, %llu samples)", t->label, (long long)t->windows,
-             (double)len / 1000, (unsigned long long)sw.samples);
+    uint64_t dropped = 0;
+    pthread_mutex_lock(&t->qm);
+    if (t->qn == REC_QUEUE_MAX) {
+        rec_item *old = &t->q[t->qhead];
+        dropped = old->n;
+        store_window_free(&old->w);
+        t->qhead = (t->qhead + 1) % REC_QUEUE_MAX;
+        t->qn--;
+        t->failed++;
     }
+    t->q[(t->qhead + t->qn++) % REC_QUEUE_MAX] = it;
+    pthread_cond_signal(&t->qc);
+    snprintf(t->state, sizeof t->state, "recording");
+    pthread_mutex_unlock(&t->qm);
+    if (dropped)
+        note("%s: window %llu not stored: the store is %d windows behind (the oldest goes)",
+             t->label, (unsigned long long)dropped, REC_QUEUE_MAX);
+    reg_save(t);
+}
+
+/* The writer thread: the only user of the store handle while the recording runs. */
+static void *writer_main(void *arg)
+{
+    rec_target *t = arg;
+    pthread_mutex_lock(&t->qm);
+    for (;;) {
+        while (!t->qn && !t->closing)
+            pthread_cond_wait(&t->qc, &t->qm);
+        if (!t->qn)
+            break; /* closing, and nothing left */
+        rec_item it = t->q[t->qhead];
+        t->qhead = (t->qhead + 1) % REC_QUEUE_MAX;
+        t->qn--;
+        pthread_mutex_unlock(&t->qm);
+        flame_err err = FLAME_ERR_INIT;
+        int rc = store_put(t->st, &it.w, &err);
+        pthread_mutex_lock(&t->qm);
+        if (rc < 0) {
+            t->failed++;
+        } else {
+            t->windows++;
+            t->samples += it.w.samples;
+            t->spooled += rc == 1;
+            if (t->link && t->link->reg)
+                t->link->reg->e.last_window_ms = it.w.end_ms;
+        }
+        pthread_mutex_unlock(&t->qm);
+        /* The recording goes on after a failure: the next window may fit (a full disk freed). */
+        if (rc < 0)
+            note("%s: window %llu not stored: %s", it.label, (unsigned long long)it.n, err.msg);
+        else if (rc == 1)
+            note("%s: window %llu kept for later: %s", it.label, (unsigned long long)it.n, err.msg);
+        else if (!t->a->quiet) {
+            char n[32];
+            note("%s: window %llu stored (%.1f s, %s samples)", it.label, (unsigned long long)it.n,
+                 (double)(it.w.end_ms - it.w.start_ms) / 1000,
+                 count_grouped((double)it.w.samples, n, sizeof n));
+        }
+        store_window_free(&it.w);
+        pthread_mutex_lock(&t->qm);
+    }
+    pthread_mutex_unlock(&t->qm);
+    return NULL;
+}
+
+/* What is queued is stored, then the writer ends. */
+static void writer_finish(rec_target *t)
+{
+    if (!t->writer_on)
+        return;
+    pthread_mutex_lock(&t->qm);
+    t->closing = true;
+    pthread_cond_signal(&t->qc);
+    pthread_mutex_unlock(&t->qm);
+    pthread_join(t->writer, NULL);
+    t->writer_on = false;
 }
 
 /* Is the container running: 1 yes, 0 it exists but is not running, -1 there is none by that
@@ -209,6 +298,7 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
     run_req req = {.sidecar = t->a->rec,
                    .targets = &t->arg,
                    .n = 1,
+                   .shared_pid = t->a->shared_pid,
                    .quiet = true, /* one line per window instead of the progress bar */
                    .debug = g->debug,
                    .t0 = mono_s(),
@@ -223,9 +313,9 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
     if (s->name[0])
         snprintf(t->label, sizeof t->label, "%s", s->name);
     if (s->pr.failed) {
-        char text[1024];
-        proto_sanitize(s->pr.err_text ? s->pr.err_text : "", text, sizeof text);
-        note("%s: %s: %s", t->label, ct_error_name(s->pr.err), text);
+        flame_err e2 = FLAME_ERR_INIT;
+        run_sidecar_error(s, &e2);
+        note("%s", e2.msg);
         /* No JVM yet: the container restarted and its JVM is still starting, or it runs
          * something else for a while. Once the recording has run, that is waited out. */
         if (t->ever_ready && s->pr.err == CT_ERR_NO_JVM && !sig_interrupted())
@@ -335,9 +425,9 @@ static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err 
             continue;
         }
         set_state(t, "starting");
-        uint64_t before = t->windows;
+        uint64_t before = t->handed;
         int rc = record_once(g, e, t, err);
-        if (t->windows > before)
+        if (t->handed > before)
             retry_ms = 1000;
         if (rc < 0) {
             if (sig_interrupted() || !t->ever_ready)
@@ -369,7 +459,11 @@ static void hhmm(int64_t ms, char *buf, size_t cap)
 
 int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *link)
 {
-    rec_target t = {.a = a, .arg = arg, .link = link};
+    /* static: the queue is large, and there is one recorder per process */
+    static rec_target t;
+    t = (rec_target){.a = a, .arg = arg, .link = link};
+    pthread_mutex_init(&t.qm, NULL);
+    pthread_cond_init(&t.qc, NULL);
     flame_err err = FLAME_ERR_INIT;
     bool full_id = strlen(arg) == 64 && strspn(arg, "0123456789abcdef") == 64;
     snprintf(t.label, sizeof t.label, "%.*s", full_id ? 12 : 255, arg);
@@ -387,6 +481,12 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
         t.m.on_window = store_window_cb;
         t.m.on_window_ctx = &t;
     }
+    if (rc == 0) {
+        int pe = pthread_create(&t.writer, NULL, writer_main, &t);
+        if (pe)
+            rc = flame_fail_errno(&err, FLAME_EXIT_ERROR, pe, "record: cannot start its writer");
+        t.writer_on = pe == 0;
+    }
     if (rc == 0)
         rc = engine_open(g, &e, &err);
     if (rc == 0) {
@@ -394,21 +494,27 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
         rc = record_loop(g, e, &t, &err);
     }
 
+    /* the stream has ended (each session joins its stream thread): the queue is all there is */
+    writer_finish(&t);
     int exit_code = 0;
     if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED)
         exit_code = cli_fail("record", &err);
     if (!exit_code)
         exit_code = t.exit_code;
+    if (looped && t.m.lat_n && getenv("DOCKER_FLAME_TOP_STATS"))
+        note("%s: stream: windows arrived at most %.0f ms after they ended (mean %.0f ms)", t.label,
+             t.m.lat_max, t.m.lat_sum / (double)t.m.lat_n);
     if (t.st && looped && t.ever_ready) {
         flame_err fe = FLAME_ERR_INIT;
         if (t.spooled && store_flush(t.st, &fe) != 0)
             note("%s: %s", t.label, fe.msg);
         char since[16];
         hhmm(t0, since, sizeof since);
-        note("%s: %llu window%s, %llu samples stored in %s%s; see them with: docker flame show "
+        char w[32], sm[32];
+        note("%s: %s window%s, %s samples stored in %s%s; see them with: docker flame show "
              "%s --since %s",
-             t.label, (unsigned long long)t.windows, t.windows == 1 ? "" : "s",
-             (unsigned long long)t.samples, store_name(t.st),
+             t.label, count_grouped((double)t.windows, w, sizeof w), t.windows == 1 ? "" : "s",
+             count_grouped((double)t.samples, sm, sizeof sm), store_name(t.st),
              t.failed ? " (some windows could not be stored)" : "", t.label, since);
         if (t.failed && !exit_code)
             exit_code = FLAME_EXIT_STORE;
@@ -427,5 +533,7 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
     profile_free(t.empty);
     store_close(t.st);
     engine_free(e);
+    pthread_cond_destroy(&t.qc);
+    pthread_mutex_destroy(&t.qm);
     return exit_code;
 }

@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "common/contract.h"
+#include "flame/methods.h"
 
 void summary_jvms(jsonw *w, const proto *pr)
 {
@@ -36,7 +38,7 @@ void summary_top_methods(jsonw *w, const profile *p, size_t n)
     double total = p ? profile_total(p) : 0;
     if (n > SUMMARY_TOP_METHODS)
         n = SUMMARY_TOP_METHODS;
-    size_t k = total > 0 ? profile_top_self(p, n, true, names, counts) : 0;
+    size_t k = total > 0 ? methods_top_self(p, n, true, names, counts) : 0;
     jsonw_array(w, "top_methods");
     for (size_t i = 0; i < k; i++) {
         size_t len = strlen(names[i]); /* the folder's _[j]/_[i]/_[k]/_[w] is not the name */
@@ -126,6 +128,22 @@ static int write_profile(void *ctx, FILE *f, flame_err *err)
     for (size_t i = 0; i < sp->n; i++)
         target(&w, &sp->t[i]);
     jsonw_end(&w);
+    if (sp->o->cmd) {
+        /* the command's own status: the run's exit code is 1 whatever it failed with */
+        int st = sp->r ? sp->r->cmd_status : 0;
+        bool ran = sp->r && sp->r->cmd_done && sp->r->cmd_started;
+        jsonw_object(&w, "command");
+        jsonw_str(&w, "argv0", sp->o->cmd[0]);
+        if (ran && WIFEXITED(st))
+            jsonw_int(&w, "exit_code", WEXITSTATUS(st));
+        else
+            jsonw_null(&w, "exit_code");
+        if (ran && WIFSIGNALED(st))
+            jsonw_int(&w, "signal", WTERMSIG(st));
+        else
+            jsonw_null(&w, "signal");
+        jsonw_end(&w);
+    }
     jsonw_object(&w, "timings_ms");
     if (sp->r) {
         double ms[RUN_TIMINGS];
@@ -158,7 +176,8 @@ static int write_top(void *ctx, FILE *f, flame_err *err)
     jsonw_array(&w, "files");
     if (st->record) {
         jsonw_object(&w, NULL);
-        jsonw_str(&w, "format", out_fmt_of_path(st->record) == FMT_PPROF ? "pprof" : "folded");
+        int rf = out_fmt_of_path(st->record); /* the rule top --record follows */
+        jsonw_str(&w, "format", out_fmt_name(rf >= 0 ? rf : FMT_FOLDED));
         jsonw_str(&w, "path", st->record);
         jsonw_end(&w);
     }

@@ -36,8 +36,8 @@ rule 'plugin/engine/*.[ch]' "common/$H|plugin/engine/$H" \
     'the Engine API client (plugin/engine/) knows no sidecar, no run, no verb'
 rule 'plugin/run/*.[ch]' "common/$H|flame/$H|plugin/engine/$H|plugin/run/$H" \
     'a run (plugin/run/) knows no verb: it uses only the engine client and itself'
-rule 'plugin/*.[ch]' "common/$H|flame/$H|store/$H|plugin/$H|plugin/engine/$H|plugin/out/$H|plugin/run/(run|signals|spec|proto|sweep|profiler)[.]h" \
-    'a verb reaches a run through plugin/run/run.h (and its signals, labels, stream, sweep and profiler), never its insides'
+rule 'plugin/*.[ch]' "common/$H|flame/$H|store/$H|plugin/$H|plugin/engine/$H|plugin/out/$H|plugin/run/(run|signals|spec|proto|sweep|profiler|progress)[.]h" \
+    'a verb reaches a run through plugin/run/run.h (and its signals, labels, stream, sweep, profiler and progress line), never its insides'
 rule 'plugin/out/*.[ch]' "common/$H|flame/$H|plugin/out/$H" \
     'outputs (plugin/out/) know no engine, no run, no verb'
 rule 'plugin/web/*.[ch]' "common/$H|flame/$H|store/$H|plugin/out/$H|plugin/web/$H" \

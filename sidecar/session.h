@@ -39,7 +39,9 @@ void sc_work_path(char *buf, size_t cap, const char *name);
 
 /* ---- symfs.c: what was copied so far in this run (every JVM shares SC_SYMFS) ---- */
 typedef struct sc_symfs_file {
-    char path[SC_SYMFS_PATH_MAX + 1];
+    char path[SC_SYMFS_PATH_MAX + 1]; /* the mapping's path (messages) */
+    /* where it is below SC_SYMFS: the mapping's path, or (host) its inode's prefix + the path */
+    char name[SC_INODE_PREFIX_MAX + SC_SYMFS_PATH_MAX + 1];
     uint64_t dev, ino;
     bool conflict; /* two different inodes under this name: no copy (never a wrong name) */
     char build_id[2 * SC_BUILD_ID_MAX + 1];
@@ -67,6 +69,10 @@ typedef struct sc_session {
     uint64_t kernel_text; /* --kernel: the kernel's _text address (kallsyms.h); 0 without */
     sc_symfs_tab symfs;   /* the target's libraries copied for perf script (symfs.c) */
     int kallsyms_fd;      /* --kernel: the copy of /proc/kallsyms (a memfd, kallsyms.h); -1 */
+    /* record, top, restore: the target container's id (--target, or pid 1's container): only
+     * processes whose cgroup names it are looked at, attached and sampled */
+    char target[65];
+    bool boottime; /* host: the recording's sample times are CLOCK_BOOTTIME */
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -108,9 +114,10 @@ typedef struct sc_symfs_stats {
 } sc_symfs_stats;
 /* Copy the inode of every executable file mapping of JVM j into SC_SYMFS (bounded, deduplicated
  * over the run in t, the session's; W lines for what stays unnamed), and the target's
- * build-id-matched debug files for them (ns: its mount namespace, -1 for none). 0, or -errno when
- * its maps cannot be read. */
-int sc_symfs_copy(sc_symfs_tab *t, sc_jvm *j, int ns, sc_symfs_stats *st);
+ * build-id-matched debug files for them (ns: its mount namespace, -1 for none). by_inode (host):
+ * each copy under its inode's name (SC_INODE_DIR), as the host recorder names the mappings,
+ * instead of its path alone. 0, or -errno when its maps cannot be read. */
+int sc_symfs_copy(sc_symfs_tab *t, sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *st);
 
 /* ---- record.c ---- */
 /* Record for the duration (or until *stop) into SC_WORK_DATA, P lines every second; with

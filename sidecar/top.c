@@ -144,6 +144,7 @@ typedef struct top_state {
     bool pending; /* a recorded window waits for the child */
     top_cmd pend;
     unsigned long long skipped;
+    bool announced; /* the P line of the first window's start is out */
 } top_state;
 
 /* Our /tmp/perf-<pid>.map (what perf script reads) and the raw copy of the agent's map. */
@@ -219,6 +220,19 @@ static void on_ack_cb(void *ctx)
     on_ack(ctx);
 }
 
+/* The first window's first tick: the recorder runs (its events are open, the JVMs attached).
+ * One P line says so at once, not a whole window later: `record --detach` returns on it. Only
+ * while the first window records: the child owns stdout once it has a window to process, and it
+ * has none before this one is over. */
+static void on_first_tick(void *ctx, int64_t elapsed_ms, const sc_perfstream *ps)
+{
+    top_state *t = ctx;
+    if (t->announced)
+        return;
+    t->announced = true;
+    sc_out_progress((uint64_t)elapsed_ms, 0, ps->samples, t->env->n);
+}
+
 /* One window: the recorder (sampler.c) for interval_ms, its pipe-format output teed into the
  * window's data file. Acks from the child are served meanwhile. */
 static int record_window(top_state *t, int window, sc_run_result *res, flame_err *err)
@@ -242,6 +256,7 @@ static int record_window(top_state *t, int window, sc_run_result *res, flame_err
                   .n_exclude = 1,
                   .extra_fd = t->ack_fd,
                   .on_extra = on_ack_cb,
+                  .on_tick = window == 0 ? on_first_tick : NULL,
                   .ctx = t};
     if (sc_sampler_run(env, &run, res, err) < 0) {
         sc_work_unlink(path);
@@ -264,8 +279,9 @@ int sc_top_run(sc_session *env, flame_err *err)
      * any other file). Without copies perf would read the sidecar's own files at those paths. */
     for (int k = 0; k < env->n; k++) {
         sc_symfs_stats st;
-        int r =
-            env->ns_fd[k] >= 0 ? sc_symfs_copy(&env->symfs, &env->jvms[k], env->ns_fd[k], &st) : 0;
+        int r = env->ns_fd[k] >= 0
+                    ? sc_symfs_copy(&env->symfs, &env->jvms[k], env->ns_fd[k], false, &st)
+                    : 0;
         if (r < 0)
             sc_warn("pid %d: cannot read its maps (%s): native frames stay unnamed",
                     (int)env->jvms[k].st.pid, strerror(-r));

@@ -46,6 +46,9 @@ typedef struct run_req {
     ct_args sidecar;            /* what each sidecar does: the contract's verb and options */
     const char *const *targets; /* the containers as the user named them (CT_HOST: "host") */
     int n;
+    /* --shared-pid: a target that shares a PID namespace (--pid host, --pid container:X) is
+     * profiled (its sidecar keeps to its own processes) instead of refused */
+    bool shared_pid;
     /* `-- CMD ARGS...`, NULL-terminated: started once every sidecar records, and when it exits
      * every sidecar is stopped; NULL = none */
     char **cmd;
@@ -68,9 +71,10 @@ typedef struct run_result {
     int n;
     run_times tm;
     int interrupts; /* 1: stopped early by the user (what was recorded is delivered); 2: aborted */
-    bool cmd_started; /* the load command was started ... */
-    bool cmd_done;    /* ... and ended (or could not start: status 127) ... */
-    int cmd_status;   /* ... with this wait status */
+    bool cmd_started;    /* the load command was started ... */
+    bool cmd_done;       /* ... and ended (or could not start: status 127) ... */
+    int cmd_status;      /* ... with this wait status */
+    flame_err cmd_error; /* it could not be started (code set) */
 } run_result;
 
 /* The targets as the request names them, nothing known yet (a verb that fails before the run can
@@ -84,6 +88,14 @@ void run_result_free(run_result *res);
  * stream (each target's `pr` and `why` then say how), -1 with err when the run as a whole failed
  * (a target missing, the image unavailable, an abort: exit 130). */
 int run_profile(engine *e, const run_req *req, run_result *res, flame_err *err);
+
+/* Can `-- CMD` be run: found in $PATH (or the path given) and executable? Checked before anything
+ * is created, so a typo fails at once (exit 2) instead of after a useless profile. */
+int run_cmd_check(const char *cmd, flame_err *err);
+
+/* t's sidecar's E line (t->pr.failed) in the words every verb uses ("no JVM in container web:
+ * ..."), never the protocol's code alone; returns <0 with err set, err->code its exit code. */
+int run_sidecar_error(const run_target *t, flame_err *err);
 
 /* Was t's sidecar ended by the kernel's OOM killer (its container's memory limit)? Then buf is
  * what to say about it: "ran out of memory (its limit is N MiB; ...)". */

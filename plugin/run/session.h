@@ -53,4 +53,5 @@ typedef struct run_ctx {
     bool stuck; /* aborted because a sidecar ignored the stop */
     bool early; /* aborted because the interrupt came before any sidecar recorded */
     bool image_imported;
+    char image_id[80]; /* the sidecar image checked by image_ensure: sidecars are made from it */
 } run_ctx;

@@ -29,6 +29,26 @@ windows_over() { local w; w=$(ps_field "$1" 5); [ "${w:-0}" -gt "$2" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 state_is() { [ "$(ps_field "$1" 7)" = "$2" ]; }
 
+# A crafted registry (its files are read as hostile): the log shown for an entry is <id>.log,
+# a regular file, never the path its JSON names (another file's contents, a FIFO that would hang
+# ps). Each in a state directory of its own: ps forgets an entry once shown.
+crafted_ps() { # LOGPATH: ps of an entry of a killed recorder whose JSON names LOGPATH
+    local st=$TMP/crafted-$RANDOM id=0123456789abcdef
+    mkdir -p "$st/docker-flame/recordings" && chmod -R 700 "$st"
+    printf '{"version":1,"id":"%s","arg":"crafted","state":"recording","log":"%s","exit_code":3}' \
+        "$id" "$1" >"$st/docker-flame/recordings/$id.json"
+    : >"$st/docker-flame/recordings/$id.lock"
+    XDG_STATE_HOME=$st timeout -k 2 10 docker flame ps 2>&1
+}
+echo "a line of another file" >"$TMP/other.txt"
+out=$(crafted_ps "$TMP/other.txt"); rc=$?
+is "$rc" 0 "ps of an entry whose JSON names another file as its log: exit 0"
+like "$out" "crafted .* killed" "the entry is listed"
+unlike "$out" "a line of another file" "that file is not shown"
+mkfifo "$TMP/fifo"
+out=$(crafted_ps "$TMP/fifo"); rc=$?
+is "$rc" 0 "ps of an entry whose JSON names a FIFO as its log: answers at once, exit 0"
+
 a=$(fixture pid1) || bail "fixture did not start"
 b=$(fixture pid1) || bail "fixture did not start"
 an=$(docker inspect -f '{{.Name}}' "$a"); an=${an#/}
@@ -44,10 +64,16 @@ is "$rc" 3 "--detach of an unknown container: exit 3"
 like "$(cat err)" "no such container: no-such-container-$$" "says which container"
 is "$(docker flame ps -q | wc -l)" 0 "nothing registered after the refusals"
 
-# Two containers in the background; the command returns once both record.
-timeout -k 5 120 docker flame record --detach "$an" "$bn" --window 1s --store "$DB" >out 2>err; rc=$?
+# Two containers in the background; the command returns once both record: as soon as each
+# sidecar's recorder runs (its first progress line), like `docker run -d`, not after a whole
+# window (30 s here; the old wait). fd 9 stands for a pipe a CI runner or an IDE started the
+# command with: a recording that runs for days must not hold it.
+t0=$(date +%s%N)
+timeout -k 5 120 docker flame record --detach "$an" "$bn" --window 30s --store "$DB" >out 2>err 9>"$TMP/held-by-ci"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 is "$rc" 0 "record --detach: exit 0"
-diag "$(cat err)"
+diag "$(cat err)" "record --detach of two containers, 30-s windows: returned in $ms ms"
+check "returned once both record, not after their first 30-s window ($ms ms < 12 s)" test "$ms" -lt 12000
 like "$(cat err)" "$an is recorded in the background \(pid [0-9]+\): .docker flame ps. lists it, .docker flame stop $an. ends it" \
     "says how to list it and how to end it"
 is "$(docker flame ps -q | wc -l)" 2 "ps: two recordings"
@@ -58,6 +84,16 @@ sid=$(awk '{ sub(/.*\) /, ""); print $4 }' "/proc/$pa/stat" 2>/dev/null)
 is "$sid" "$pa" "the recorder leads a session of its own (no terminal: no SIGHUP when it closes)"
 is "$(readlink "/proc/$pa/fd/0")" /dev/null "its stdin is /dev/null"
 check "the recorder does not keep the test's directory busy" test "$(readlink "/proc/$pa/cwd")" = /
+held=$(ls -l "/proc/$pa/fd/" "/proc/$pb/fd/" 2>/dev/null | grep -c held-by-ci)
+is "$held" 0 "the recorders closed the fds they inherited (fd 9 of the command)"
+is "$(awk '/^Umask:/ { print $2 }' "/proc/$pa/status")" 0077 "the recorder's umask is 077 (its log, store and spool are the user's only)"
+wait_for 60 state_is "$an" recording && ok "$an: recording" || nok "$an: recording"
+docker flame stop --all -t 30s >/dev/null 2>&1
+wait_for 10 gone "$pa" && wait_for 10 gone "$pb" || nok "the two 30-s recorders ended"
+
+timeout -k 5 120 docker flame record --detach "$an" "$bn" --window 1s --store "$DB" >out 2>err; rc=$?
+is "$rc" 0 "record --detach with 1-s windows: exit 0"
+pa=$(ps_field "$an" 8); pb=$(ps_field "$bn" 8)
 wait_for 120 windows_over "$an" 1 && ok "$an: windows stored in the background" || nok "$an: windows stored in the background"
 wait_for 60 windows_over "$bn" 1 && ok "$bn: windows stored in the background" || nok "$bn: windows stored in the background"
 is "$(ps_field "$an" 7)" recording "ps: state recording"
@@ -74,7 +110,8 @@ is "$(ps_field "$an" 8)" "$pa" "the same recorder goes on (no new process)"
 aid=$(docker inspect -f '{{.Id}}' "$a")
 timeout -k 5 90 docker flame stop "$an" >out 2>err; rc=$?
 is "$rc" 0 "stop: exit 0"
-like "$(cat out)" "stopped the recording of $an: [0-9]+ windows, [0-9]+ samples in $DB" "stop says what was stored, where"
+like "$(cat err)" "^docker flame stop: stopped the recording of $an: [0-9,]+ windows, [0-9,]+ samples in $DB" "stop says what was stored, where (on stderr, as show and prune report)"
+is "$(cat out)" "" "stop prints nothing on stdout"
 wait_for 10 gone "$pa" && ok "the recorder has ended" || nok "the recorder has ended"
 is "$(ps_field "$an" 2)" "" "ps no longer lists it"
 is "$(sidecars_of "$aid")" 0 "no sidecar left for $an"
@@ -93,6 +130,35 @@ like "$(cat ps.txt)" 'docker flame gc. removes its sidecar' "with what to do abo
 is "$(docker flame ps -q | wc -l)" 0 "then it is forgotten"
 timeout -k 5 120 docker flame gc >/dev/null 2>&1
 is "$(sidecars_of "$bid")" 0 "gc removed the killed recorder's sidecar"
+
+# The store's secrets and paths in the background. A ClickHouse password given in the URL is not
+# left in the recorder's command line (ps, /proc/PID/cmdline) for the recording's life; every
+# relative path of the store (a ?spool= parameter, $DOCKER_FLAME_STORE) is the one the command
+# was given from, not one under / (where the recorder moves). Nothing listens on port 1: every
+# window goes to the spool.
+d=$(fixture pid1) || bail "fixture did not start"
+dn=$(docker inspect -f '{{.Name}}' "$d"); dn=${dn#/}
+rel=rel-$$
+(cd "$TMP" && timeout -k 5 120 docker flame record --detach "$dn" --window 1s \
+    --store "clickhouse://alice:S3cretPw@127.0.0.1:1/flame?spool=$rel-spool.db" >out 2>err); rc=$?
+is "$rc" 0 "record --detach into a ClickHouse URL with a password: exit 0" || fdiag "$(cat "$TMP/err")"
+pd=$(ps_field "$dn" 8)
+check "its recorder runs ($pd)" kill -0 "${pd:-0}"
+unlike "$(tr '\0' ' ' <"/proc/$pd/cmdline")" "S3cretPw" "its command line no longer holds the password"
+like "$(tr '\0' ' ' <"/proc/$pd/cmdline")" "clickhouse://alice:\*@127.0.0.1:1/flame" "the URL is there, the password starred"
+unlike "$(docker flame ps)" "S3cretPw|alice" "nor does ps's STORE column"
+wait_for 120 windows_over "$dn" 2 && ok "windows kept while the server is unreachable" || nok "windows kept while the server is unreachable"
+check "in the spool given relative to the command's directory" test -s "$TMP/$rel-spool.db"
+check "not in one under /" test ! -e "/$rel-spool.db"
+timeout -k 5 90 docker flame stop "$dn" >/dev/null 2>&1
+(cd "$TMP" && DOCKER_FLAME_STORE=$rel.db timeout -k 5 120 docker flame record --detach "$dn" \
+    --window 1s >out 2>err); rc=$?
+is "$rc" 0 "record --detach into a relative \$DOCKER_FLAME_STORE: exit 0" || fdiag "$(cat "$TMP/err")"
+wait_for 120 windows_over "$dn" 1 && ok "windows stored" || nok "windows stored"
+timeout -k 5 90 docker flame stop "$dn" >/dev/null 2>&1
+check "into the store named relative to the command's directory" test -s "$TMP/$rel.db"
+check "not into one under /" test ! -e "/$rel.db"
+rm -f "/$rel-spool.db" "/$rel.db" # what an old build made there
 
 # The store holds both containers' windows, across the restart.
 docker flame show "$an" --store "$DB" --since 10m --format folded -o - >a.folded 2>err; rc=$?
@@ -113,8 +179,10 @@ is "$rc" 0 "private engine: record --detach: exit 0" || fdiag "$(cat err)"
 wait_for 120 windows_over "$cn" 1 && ok "private engine: windows stored" || nok "private engine: windows stored"
 pc=$(ps_field "$cn" 8)
 engine2_stop
-wait_for 60 state_is "$cn" engine-down && ok "ps: engine-down while the engine is stopped" ||
-    { nok "ps: engine-down while the engine is stopped"; fdiag "$(docker flame ps)"; }
+# a plain ps forgets an ended recording with its log: keep a copy for the failure's message
+state_kept() { cp "$XDG_STATE_HOME"/docker-flame/recordings/*.log "$TMP/last.log" 2>/dev/null; state_is "$@"; }
+wait_for 60 state_kept "$cn" engine-down && ok "ps: engine-down while the engine is stopped" ||
+    { nok "ps: engine-down while the engine is stopped"; fdiag "$(docker flame ps)" "$(tail -5 "$TMP/last.log")"; }
 wc0=$(ps_field "$cn" 5)
 engine2_start || bail "the private dockerd did not come back"
 wait_for 180 windows_over "$cn" $((wc0 + 1)) && ok "recorded again after the engine restart" ||

@@ -288,7 +288,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
         return cli_fail("", &err);
     }
     if (o.help) {
-        flame_usage(stdout);
+        flame_usage(stdout, flame_verbs, flame_nverbs);
         return 0;
     }
     if (o.version) {

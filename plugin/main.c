@@ -43,7 +43,7 @@ int main(int argc, char **argv)
         return cli_fail("", &err);
     /* `docker help flame` runs us as `docker-flame help flame`. */
     if (i < argc && !strcmp(argv[i], "help")) {
-        flame_usage(stdout);
+        flame_usage(stdout, flame_verbs, flame_nverbs);
         return 0;
     }
     if (i < argc && !strcmp(argv[i], "flame"))
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     int ac = argc - i;
     char **av = argv + i;
     if (ac == 0) {
-        flame_usage(stderr);
+        flame_usage(stderr, flame_verbs, flame_nverbs);
         return FLAME_EXIT_USAGE;
     }
     if (sig_install(&err) < 0)

@@ -18,15 +18,6 @@
 #include "sidecar/recorder/recorder.h"
 #include "sidecar/session.h"
 
-/* Nothing of the environment we were given: no $HOME whose .perfconfig or .debug could have been
- * planted, no configuration file at all. */
-char *const sc_perf_env[] = {"HOME=/nonexistent",
-                             "PERF_CONFIG_NOGLOBAL=1",
-                             "PERF_CONFIG_NOSYSTEM=1",
-                             "PATH=/usr/bin:/bin",
-                             "LC_ALL=C",
-                             NULL};
-
 const char *sc_root_for_pid(void *ctx, long pid)
 {
     const sc_session *s = ctx;

@@ -15,8 +15,6 @@
 #include "sidecar/sidecar.h"
 
 #define SC_PERF "/usr/bin/perf" /* installed execute-only: it runs non-dumpable (harden.c) */
-/* The whole environment of every perf we exec (process.c). */
-extern char *const sc_perf_env[];
 
 /* ---- workdir.c: the sidecar's own files, in a directory only root can enter by name ---- */
 #define SC_PRIVATE_DIR "/tmp/.flame"       /* 0700, root's */

@@ -71,6 +71,12 @@ typedef struct sc_session {
      * processes whose cgroup names it are looked at, attached and sampled */
     char target[65];
     bool boottime; /* host: the recording's sample times are CLOCK_BOOTTIME */
+    /* host: the scanner child writing the task table while the recording runs (-1: none), its
+     * "stop" pipe, and the table opened as root for processing, which runs as nobody (host.c) */
+    struct {
+        pid_t scanner_pid;
+        int scanner_ctl, table_rfd;
+    } host;
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -124,8 +130,8 @@ int sc_record(sc_session *s, flame_err *err);
 
 /* ---- host.c: the `host` verb (docs/HOST.md) ---- */
 /* The hardened scanner child that writes the task table while the recording runs. */
-int sc_host_scanner_start(flame_err *err);
-void sc_host_scanner_stop(void);
+int sc_host_scanner_start(sc_session *s, flame_err *err);
+void sc_host_scanner_stop(sc_session *s);
 /* Unprivileged: perf script folded with container;process;thread roots, H, F and S lines. */
 int sc_host_process(sc_session *s, const int *map_fd, flame_err *err);
 /* The JVMs of the containers named by --attach, into s->jvms (their container key set). */

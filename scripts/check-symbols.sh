@@ -24,6 +24,7 @@ plugin/cmd_*.c               flame_cmd_[a-z_]+$|cmd_[a-z_]+_grammar$
 plugin/complete.c            cmpl_
 plugin/recordings.c          recs_
 plugin/record_loop.c         rec_
+plugin/record_split.c        rec_split
 plugin/engine/endpoint.c     ep_
 plugin/out/output.c          out_
 plugin/run/session.c         run_

@@ -58,8 +58,8 @@ format:
 check-layers:
 	@CC="$(CC)" PURE_SRCS="$(CMD_SRCS)" scripts/check-layers.sh
 # Every file's exports start with its prefix (the table in scripts/check-symbols.sh), checked over
-# the objects; the folders it covers (store joins once its files carry their prefixes):
-CHECK_SYMBOLS_DIRS ?= plugin sidecar common mounts flame
+# the objects; the folders it covers:
+CHECK_SYMBOLS_DIRS ?= plugin sidecar common mounts flame store
 check-symbols: all
 	@scripts/check-symbols.sh $(BUILD) $(CHECK_SYMBOLS_DIRS)
 

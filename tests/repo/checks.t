@@ -10,7 +10,7 @@ CC=${CC:-gcc}
 PURE="plugin/cmd_fold.c plugin/cmd_render.c plugin/cmd_diff.c plugin/cmd_merge.c"
 
 layers() { (cd "$1" && CC=$CC PURE_SRCS="$PURE" scripts/check-layers.sh); }
-symbols() { (cd "$1" && scripts/check-symbols.sh "$2" plugin sidecar common mounts flame); }
+symbols() { (cd "$1" && scripts/check-symbols.sh "$2" plugin sidecar common mounts flame store); }
 
 out=$(layers "$ROOT" 2>&1)
 okif $? "check-layers passes on the tree${out:+: $out}"
@@ -60,7 +60,7 @@ unplant plugin/cmd_fold.c
 b=$TMP/build
 mkdir -p "$b"
 cp -r "$BUILD/obj" "$BUILD/pic" "$b/" || bail "cannot copy the objects"
-for f in plugin/cli.c sidecar/perfmap.c common/atomic.c flame/hash.c; do
+for f in plugin/cli.c sidecar/perfmap.c common/atomic.c flame/hash.c store/when.c; do
     cp "$tree/$f" "$tree/$f.orig"
     printf '\nint leaked_helper(void);\nint leaked_helper(void)\n{\n    return 1;\n}\n' >>"$tree/$f"
     $CC -D_GNU_SOURCE -I"$tree" $(pkg-config --cflags libcurl jansson 2>/dev/null) -c "$tree/$f" \

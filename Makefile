@@ -17,7 +17,7 @@ CPPFLAGS := -D_GNU_SOURCE -I. -DFLAME_VERSION=\"$(VERSION)\"
 CFLAGS   := -std=gnu11 -O2 -g $(WARN)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all test unit e2e bench fuzz clean check-format check-layers format install
+.PHONY: all test unit e2e bench fuzz clean check-format check-layers check-symbols format install
 # Objects made through pattern chains (tests, archives) are kept: a rebuild recompiles only what changed.
 .SECONDARY:
 all:
@@ -57,6 +57,11 @@ format:
 # The direction of includes between folders and plugin/'s layers (docs/PLUGIN.md "Files").
 check-layers:
 	@CC="$(CC)" PURE_SRCS="$(CMD_SRCS)" scripts/check-layers.sh
+# Every file's exports start with its prefix (the table in scripts/check-symbols.sh), checked over
+# the objects; the folders it covers:
+CHECK_SYMBOLS_DIRS ?= plugin sidecar common mounts flame store
+check-symbols: all
+	@scripts/check-symbols.sh $(BUILD) $(CHECK_SYMBOLS_DIRS)
 
 # The sidecar tarball's identity (plugin/run/image.c replaces an engine's image whose label differs).
 all: $(BUILD)/flame-sidecar.tar.sha256

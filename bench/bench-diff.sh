@@ -3,7 +3,7 @@
 # with 10% of stacks dropped, counts x0.5..1.5, 10% new stacks), against difffolded.pl's
 # figures in docs/BENCHMARKS.md, "Reference figures" (difffolded.pl 9.8 s / 1.0 GB, then flamegraph.pl
 # 173 s on its output; the Perl scripts are not on this machine, so the ratios compare with
-# those recorded numbers). Goal (issue 6): ≤ 2 s and ≤ 1 GB RSS.
+# those recorded numbers). Goal: ≤ 2 s and ≤ 1 GB RSS.
 # Prints wall/user/sys time and peak RSS for: the diff written as folded text (what
 # difffolded.pl does), and the diff written as both SVGs (what difffolded.pl + 2x flamegraph.pl
 # do). Wall time on a busy machine is not CPU time: the load average is printed alongside.

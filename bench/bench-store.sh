@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-store: the profile store's figures (issue 13; docs/STORE.md keeps them with their date).
+# bench-store: the profile store's figures (docs/STORE.md keeps them with their date).
 # Windows are simulated by build/store-gen: one JVM, 10-s windows drawn from 20,000 distinct
 # Java-like stacks (Zipf), 3,960 samples a window at the busiest normal hour (4 busy threads at
 # 99 Hz), a daily rhythm and a 14:00-15:00 UTC spike at 2.2 times that.

@@ -2,15 +2,15 @@
 bench: all
 	@set -e; for s in bench/bench-*.sh; do echo "== $$s"; "$$s"; done
 
-# `make bench-overhead`: what recording costs a JVM through `docker flame` (issue 18), per-thread
+# `make bench-overhead`: what recording costs a JVM through `docker flame`, per-thread
 # vs per-CPU sampling, ABBA windows (bench/overhead.py; needs a Docker engine, see its header).
 # Not part of `make bench` (which needs no engine). BENCH_OVERHEAD_ARGS: e.g. --rounds 7.
 .PHONY: bench-overhead
 bench-overhead: all
 	bench/overhead.py $(BENCH_OVERHEAD_ARGS)
 
-# `make bench-overhead-record`: the same through `docker flame record` at its defaults (issue 13:
-# 10-s windows, 49 Hz; the recorder running through both B windows), CPU-bound fixture, with the
+# `make bench-overhead-record`: the same through `docker flame record` at its defaults
+# (10-s windows, 49 Hz; the recorder running through both B windows), CPU-bound fixture, with the
 # sidecar's and the plugin's own CPU. BENCH_RECORD_ARGS: e.g. --rounds 10.
 BENCH_RECORD_ARGS ?= --rounds 6 --window 20
 .PHONY: bench-overhead-record

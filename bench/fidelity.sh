@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Fidelity figures (issue 15; docs/BENCHMARKS.md "Interpreted frames"): for each fixture JVM
+# Fidelity figures (docs/BENCHMARKS.md "Interpreted frames"): for each fixture JVM
 # (JDK 17 and, when present, Temurin 25; interpreted hot path and JIT), profile with docker flame
 # for SECS (default 10) while the JVM records JFR, then print: samples, the share of samples with
 # an unnamed `Interpreter` frame before (every _[int] frame turned back into `Interpreter`, which
-# is exactly what the recorder emitted before issue 15) and now, TVD against JFR before and now,
-# the noise floor (TVD between the JFR window's two halves), the top method on each side.
+# is exactly what the recorder emitted before interpreted frames were named) and now, TVD against
+# JFR before and now, the noise floor (TVD between the JFR window's two halves), the top method on
+# each side.
 # Needs a Docker engine (DOCKER_HOST / FLAME_ENGINE_DIR as for the e2e tests), `make`, and the
 # plugin in DOCKER_CONFIG (the e2e lib's plugin_env is reused).
 #   bench/fidelity.sh [SECS]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `docker flame host` figures (issue 14; docs/BENCHMARKS.md "docker flame host"), on the engine
+# `docker flame host` figures (docs/BENCHMARKS.md "docker flame host"), on the engine
 # of DOCKER_HOST with the plugin installed (tests/e2e/lib.sh plugin_env does that for tests):
 #   1. tool overhead of `host -d 10` beyond the duration, with 8 running containers (4 fixture
 #      JVMs, which get the agent, at --cpus 0.1 each, and 4 idle ones), median of ROUNDS runs;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Native frames named (issue 15; docs/BENCHMARKS.md "Native frames"), on the engine of DOCKER_HOST
+# Native frames named (docs/BENCHMARKS.md "Native frames"), on the engine of DOCKER_HOST
 # with the plugin installed (tests/e2e/lib.sh plugin_env does that for tests): for fixture
 # VARIANT (default native), ROUNDS runs of `docker flame -d 5` each with this build's sidecar and,
 # when OLD_TAR names an older sidecar tarball, with that one ("before"): the share of samples

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make bench-overhead`: what recording costs a JVM (issue 18), through `docker flame`.
+"""`make bench-overhead`: what recording costs a JVM, through `docker flame`.
 
 Fixtures of our own (bench/fixtures/, built into the image flame-bench-jvm on top of the test
 fixture image): PingPong (pairs of threads handing a token with park/unpark: a context switch per
@@ -14,7 +14,7 @@ tenants of a shared machine disturb less. `sc_cpu` is the sidecar container's CP
 recorder and sidecar together, attach and processing excluded: the recording phase only) in %
 of one core. Host modes `perf-p` / `perf-p-nobuf` run the host's `perf record -p` (per-thread,
 with and without --no-buffering) for the cost of perf's buffering alone.
-Mode `record` (issue 13): continuous recording as `docker flame record` does it at its defaults
+Mode `record`: continuous recording as `docker flame record` does it at its defaults
 (10-s windows, 49 Hz, into a SQLite store in a temporary directory; --freq does not apply). A
 round is A, then the recorder started and, once it has stored its first window (steady state),
 two B windows while it runs, then it is stopped (SIGINT) before the second A. `sc_cpu` is then the

@@ -88,9 +88,24 @@ void args_format_duration(uint64_t ms, char *buf, size_t cap)
 
 const arg_spec *args_spec(const args_verb *v, size_t i)
 {
-    return i < v->nspecs                ? &v->specs[i]
-           : i - v->nspecs < v->nshared ? &v->shared[i - v->nspecs]
-                                        : NULL;
+    if (i < v->nspecs)
+        return &v->specs[i];
+    i -= v->nspecs;
+    for (size_t g = 0; g < ARGS_MAX_GROUPS; g++) {
+        if (i < v->groups[g].n)
+            return &v->groups[g].specs[i];
+        i -= v->groups[g].n;
+    }
+    return NULL;
+}
+
+/* Where the struct that spec s's offset is relative to starts: the verb's own, or a group's. */
+static char *base_of(const args_verb *v, const arg_spec *s, void *dest)
+{
+    for (size_t g = 0; g < ARGS_MAX_GROUPS; g++)
+        if (v->groups[g].n && s >= v->groups[g].specs && s < v->groups[g].specs + v->groups[g].n)
+            return (char *)dest + v->groups[g].off;
+    return dest;
 }
 
 const arg_spec *args_find_long(const args_verb *v, const char *name, size_t n)
@@ -122,8 +137,7 @@ static void choices_text(const arg_spec *s, char *buf, size_t cap)
 /* Store one checked value where the table says (or through the spec's own store()). */
 static int put(const args_verb *v, const arg_spec *s, void *dest, const arg_val *av, flame_err *err)
 {
-    bool shared = s >= v->shared && s < v->shared + v->nshared;
-    char *base = (char *)dest + (shared ? v->shared_off : 0);
+    char *base = base_of(v, s, dest);
     if (s->store) {
         if (s->store(base, av, err) < 0) {
             if (!err->msg[0])

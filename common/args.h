@@ -83,15 +83,21 @@ typedef struct args_operands {
 /* the first operand ends the options (it and the rest are operands) */
 #define ARGS_STOP_AT_OPERAND 2u
 
+/* A table several verbs share (the graph options of plugin/graph.c, the recording options of
+ * common/contract.h): its offsets are relative to the struct at `off` in the verb's. */
+typedef struct args_group {
+    const arg_spec *specs;
+    size_t n, off;
+} args_group;
+#define ARGS_MAX_GROUPS 2
+
 typedef struct args_verb {
     const char *name; /* "docker flame render": named in every message's --help hint */
     const arg_spec *specs;
     size_t nspecs;
     unsigned flags;
-    /* options several verbs share (e.g. the graph options of plugin/graph.c), after specs; their
-     * offsets are relative to the struct at shared_off in the verb's */
-    const arg_spec *shared;
-    size_t nshared, shared_off;
+    /* the shared tables it takes too, after specs, in this order (unused ones have n = 0) */
+    args_group groups[ARGS_MAX_GROUPS];
     /* where the operands go (an args_operands), or ARGS_NO_OPERANDS: any operand is an error */
     size_t operands_off;
 } args_verb;
@@ -105,7 +111,7 @@ int args_parse(const args_verb *v, int argc, char **argv, void *dest, int *rest,
 int args_error(const args_verb *v, flame_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The i-th option of the verb: its own, then the shared ones; NULL past the last. */
+/* The i-th option of the verb: its own, then those of its groups; NULL past the last. */
 const arg_spec *args_spec(const args_verb *v, size_t i);
 /* The option named --name (n bytes of it) or -c in v's table (its own, then the shared one), or
  * NULL. */

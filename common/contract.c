@@ -104,9 +104,21 @@ static const arg_spec sidecar_specs[] = {
 // clang-format on
 #undef F
 
+#define F(field, T) ARG_FIELD(ct_args, field, T)
+// clang-format off
+const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1] = {
+    {.lng = "max-stack", .kind = ARG_INT, .off = F(max_stack, int64_t), .meta = "N",
+     .help = "keep at most N frames of each sample, from the leaf (default:\nevery frame the "
+     "kernel took, kernel.perf_event_max_stack, 127)", .lo = 1, .hi = CT_MAX_STACK_MAX},
+    {.lng = NULL}, /* the end */
+};
+// clang-format on
+#undef F
+
 static const args_verb sidecar_verb = {.name = "flame-sidecar",
                                        .specs = sidecar_specs,
                                        .nspecs = sizeof sidecar_specs / sizeof *sidecar_specs,
+                                       .groups = {CT_RECORD_GROUP(0)},
                                        .operands_off = ARGS_NO_OPERANDS};
 
 void ct_args_default(ct_args *a, enum ct_verb verb)
@@ -193,6 +205,42 @@ static bool push(const char **argv, size_t cap, int *argc, char *buf, size_t buf
     return true;
 }
 
+/* One option of ct_record_specs in the form ct_argv_parse() reads back, when a's value differs
+ * from dflt's (so that the sidecar of an older build still runs what asks for nothing new). */
+static bool push_spec(const char **argv, size_t cap, int *n, char *buf, size_t bufcap, size_t *used,
+                      const arg_spec *s, const ct_args *a, const ct_args *dflt)
+{
+    const char *v = (const char *)a + s->off, *d = (const char *)dflt + s->off;
+    if (s->store || (s->flags & (ARG_LIST | ARG_SET)))
+        return false; /* not a kind this table may use */
+    switch (s->kind) {
+    case ARG_FLAG:
+        return *(const bool *)v == *(const bool *)d ||
+               push(argv, cap, n, buf, bufcap, used, "--%s", s->lng);
+    case ARG_INT:
+        return *(const int64_t *)v == *(const int64_t *)d ||
+               push(argv, cap, n, buf, bufcap, used, "--%s=%lld", s->lng,
+                    (long long)*(const int64_t *)v);
+    case ARG_NUM:
+        return *(const double *)v == *(const double *)d ||
+               push(argv, cap, n, buf, bufcap, used, "--%s=%.17g", s->lng, *(const double *)v);
+    case ARG_DURATION:
+        return *(const uint64_t *)v == *(const uint64_t *)d ||
+               push(argv, cap, n, buf, bufcap, used, "--%s=%llums", s->lng,
+                    (unsigned long long)*(const uint64_t *)v);
+    case ARG_CHOICE:
+        return *(const int *)v == *(const int *)d ||
+               push(argv, cap, n, buf, bufcap, used, "--%s=%s", s->lng,
+                    s->choices[*(const int *)v]);
+    case ARG_STR: {
+        const char *sv = *(const char *const *)v, *sd = *(const char *const *)d;
+        return !sv || (sd && !strcmp(sv, sd)) ||
+               push(argv, cap, n, buf, bufcap, used, "--%s=%s", s->lng, sv);
+    }
+    }
+    return false;
+}
+
 int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, size_t bufcap)
 {
     int n = 0;
@@ -234,6 +282,11 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
         ok = push(argv, cap, &n, buf, bufcap, &used, "--last-window");
     if (ok && a->verb == CT_HOST && a->attach_ids && *a->attach_ids)
         ok = push(argv, cap, &n, buf, bufcap, &used, "--attach=%s", a->attach_ids);
+    ct_args dflt;
+    memset(&dflt, 0, sizeof dflt); /* gcc 12 cannot see ct_args_default() fill it */
+    ct_args_default(&dflt, a->verb);
+    for (const arg_spec *s = ct_record_specs; ok && s->lng; s++)
+        ok = push_spec(argv, cap, &n, buf, bufcap, &used, s, a, &dflt);
     return ok ? n : -1;
 }
 

@@ -22,6 +22,7 @@
 #define CT_INTERVAL_MIN_MS 100
 #define CT_INTERVAL_MAX_MS 60000
 #define CT_PID_MAX 4194304     /* PID_MAX_LIMIT */
+#define CT_MAX_STACK_MAX 8192  /* --max-stack: the folder keeps no more frames anyway */
 #define CT_LINE_MAX (1u << 20) /* longest line of the result stream */
 
 /* ---- the sidecar's command line ---- */
@@ -44,7 +45,10 @@ typedef struct ct_args {
     /* record, top: kernel stacks too (docs/SIDECAR.md "Kernel frames"); per-CPU sampling only */
     bool kernel;
     bool last_window; /* top: at the stop, send the window cut short too (the recorder keeps it) */
-    int inject;       /* enum ct_inject */
+    /* record, top, host: frames kept of each sample, counted from the leaf (the stack walker's
+     * limit); 0 = every frame the recorder took */
+    int64_t max_stack;
+    int inject;   /* enum ct_inject */
     int sampling; /* enum ct_sampling; sent only when not auto, so an older sidecar still runs */
     /* host: comma-separated full container ids whose JVMs get the agent (the containers of the
      * plugin's own engine, or those of --container), each "<id>:<pid>" with the host pid of the
@@ -59,6 +63,20 @@ typedef struct ct_args {
     const char *target;
     bool help;
 } ct_args;
+
+/* The recording options every recording verb offers alike (profile, top, record, host), each one
+ * entry of this table: the sidecar parses it, each verb takes the table as a group of its own
+ * (common/args.h; its ct_args at `off`) so it is in its --help and its completion, and
+ * ct_argv_build() sends it whenever it differs from ct_args_default(). A new recording option is
+ * a field of ct_args, an entry here (its offset into ct_args; no store(), no ARG_LIST), and the
+ * sidecar's use of it (HACKING.md "Add a recording option"). The entry after the last is empty. */
+#define CT_RECORD_NSPECS 1
+extern const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1];
+/* The group of a verb whose ct_args is at `off` in its struct. */
+#define CT_RECORD_GROUP(off)                                                                       \
+    {                                                                                              \
+        ct_record_specs, CT_RECORD_NSPECS, (off)                                                   \
+    }
 
 void ct_args_default(ct_args *a, enum ct_verb verb);
 /* The sidecar's argv (argv[0] = CT_SIDECAR_PATH), NULL-terminated; the strings live in buf.

@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-const char *grouped(double v, char *buf, size_t n)
+const char *count_grouped(double v, char *buf, size_t n)
 {
     char tmp[64];
     int l = snprintf(tmp, sizeof tmp, "%.0f", v);

@@ -4,4 +4,4 @@
 #include <stddef.h>
 
 /* 1234567 -> "1,234,567" (rounded to an integer; buf returned) */
-const char *grouped(double v, char *buf, size_t n);
+const char *count_grouped(double v, char *buf, size_t n);

@@ -23,7 +23,7 @@ FUZZ_SRC_svg_xml     := $(FUZZ_FLAME)
 FUZZ_SRC_svg_load    := $(FUZZ_FLAME)
 FUZZ_SRC_diff        := $(FUZZ_FLAME)
 FUZZ_SRC_perfmap     := sidecar/perfmap.c $(FUZZ_COMMON)
-FUZZ_SRC_proc        := sidecar/discover.c sidecar/recorder/perfstream.c sidecar/hostproc.c sidecar/symfs_parse.c \
+FUZZ_SRC_proc        := sidecar/discover.c sidecar/procfile.c sidecar/recorder/perfstream.c sidecar/hostproc.c sidecar/symfs_parse.c \
                         $(FUZZ_COMMON)
 FUZZ_SRC_attach      := sidecar/attach.c sidecar/target.c $(FUZZ_COMMON)
 FUZZ_SRC_demux       := plugin/engine/demux.c plugin/run/proto.c $(FUZZ_FLAME)

@@ -37,21 +37,21 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof);
 /* The verbs that talk to the engine; g: Docker's global flags. */
 int flame_cmd_profile(const ep_globals *g, int argc, char **argv);
 int flame_cmd_gc(const ep_globals *g, int argc, char **argv);
+int flame_cmd_top(const ep_globals *g, int argc, char **argv);
+/* `docker flame host`: every container of the host on the CPU (plugin/cmd_host.c). */
+int flame_cmd_host(const ep_globals *g, int argc, char **argv);
+/* `docker flame record`: continuous profiling into the store (plugin/cmd_record.c). */
+int flame_cmd_record(const ep_globals *g, int argc, char **argv);
 /* `docker flame ps` and `stop`: the background recordings (plugin/cmd_ps.c). */
 int flame_cmd_ps(const ep_globals *g, int argc, char **argv);
 int flame_cmd_stop(const ep_globals *g, int argc, char **argv);
 /* The profile store's verbs (plugin/cmd_show.c, cmd_ls.c, cmd_prune.c): no engine needed (g is
  * unused; the signature is the verb table's). */
 int flame_cmd_show(const ep_globals *g, int argc, char **argv);
-/* `docker flame record`: continuous profiling into the store (plugin/cmd_record.c). */
-int flame_cmd_record(const ep_globals *g, int argc, char **argv);
 int flame_cmd_ls(const ep_globals *g, int argc, char **argv);
 int flame_cmd_prune(const ep_globals *g, int argc, char **argv);
-int flame_cmd_top(const ep_globals *g, int argc, char **argv);
 /* `docker flame serve`: the store in a browser (plugin/cmd_serve.c, plugin/web/). */
 int flame_cmd_serve(const ep_globals *g, int argc, char **argv);
-/* `docker flame host`: every container of the host on the CPU (plugin/cmd_host.c). */
-int flame_cmd_host(const ep_globals *g, int argc, char **argv);
 /* Each verb's option table and operands (common/args.h): its parser, its --help, and the shell
  * completion of plugin/complete.c read the same grammar. The profile verb's is opts_grammar. */
 extern const args_verb cmd_fold_grammar, cmd_render_grammar, cmd_diff_grammar, cmd_merge_grammar,

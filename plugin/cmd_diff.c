@@ -379,7 +379,7 @@ static int write_summary(void *ctx, FILE *f, flame_err *err)
     jsonw w;
     jsonw_init(&w, f);
     jsonw_object(&w, NULL);
-    summary_header(&w, "diff", ds->started);
+    jsonw_summary_header(&w, "diff", ds->started);
     jsonw_int(&w, "exit_code", 0);
     const char *side[2] = {"before", "after"};
     for (int i = 0; i < 2; i++) {
@@ -442,16 +442,16 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     double t[5] = {mono_s()};
     time_t started = time(NULL);
     input in[2] = {{.arg = a.in.v[0]}, {.arg = a.in.v[1]}};
-    rc = load_inputs(in, 2, prof, a.duration_ms, &err);
+    rc = inputs_load(in, 2, prof, a.duration_ms, &err);
     t[1] = mono_s();
     if (rc == 0)
-        rc = check_plain(&in[0], &err);
+        rc = inputs_check_plain(&in[0], &err);
     if (rc == 0)
-        rc = check_plain(&in[1], &err);
+        rc = inputs_check_plain(&in[1], &err);
     if (rc == 0 && !a.ignore_units)
-        rc = check_units(&in[0], &in[1], &err);
+        rc = inputs_check_units(&in[0], &in[1], &err);
     if (rc < 0) {
-        free_inputs(in, 2);
+        inputs_free(in, 2);
         return cli_fail(vname, &err);
     }
     diff *d = NULL;
@@ -465,8 +465,8 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
         fprintf(stderr,
                 "docker flame diff: note: totals differ (%s %s, %s %s): %s scaled to %s's total "
                 "(counts truncated, as difffolded.pl -n); --no-normalize compares raw counts\n",
-                in[0].arg, grouped(diff_total_before(d), b1, sizeof b1), in[1].arg,
-                grouped(diff_total_after(d), b2, sizeof b2), in[0].arg, in[1].arg);
+                in[0].arg, count_grouped(diff_total_before(d), b1, sizeof b1), in[1].arg,
+                count_grouped(diff_total_after(d), b2, sizeof b2), in[0].arg, in[1].arg);
     }
     size_t merged;
     if (diff_matched(d, &merged)) {
@@ -475,7 +475,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
                 "docker flame diff: note: frames that differ only in what the JIT made of them "
                 "(compiled, inlined, interpreted) are matched as one%s%s%s; --exact keeps them "
                 "apart\n",
-                merged ? " (" : "", merged ? grouped((double)merged, b1, sizeof b1) : "",
+                merged ? " (" : "", merged ? count_grouped((double)merged, b1, sizeof b1) : "",
                 merged ? (merged == 1 ? " stack joined another)" : " stacks joined others)") : "");
     }
     movers mv = {0};
@@ -491,8 +491,8 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
                          : stdout;
         char b1[64], b2[64];
         fprintf(sout, "%s -> %s (totals %s -> %s)\n", in[0].arg, in[1].arg,
-                grouped(diff_total_before(d), b1, sizeof b1),
-                grouped(diff_total_after(d), b2, sizeof b2));
+                count_grouped(diff_total_before(d), b1, sizeof b1),
+                count_grouped(diff_total_after(d), b2, sizeof b2));
         if (print_movers(&mv, &a.mopt, sout, &err) < 0) {
             movers_free(&mv);
             diff_free(d);
@@ -564,7 +564,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     diff_free(d);
     if (rc < 0)
         return cli_fail(vname, &err);
-    print_timings(vname, "union", t);
+    inputs_print_timings(vname, "union", t);
     if (mirror)
         fprintf(stderr, "docker flame diff: wrote %s (widths: %s) and %s (widths: %s)\n", output,
                 in[1].arg, mpath, in[0].arg);

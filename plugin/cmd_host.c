@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/contract.h"
+#include "common/count.h"
 #include "flame/frame.h"
 #include "flame/methods.h"
 #include "plugin/cli.h"
@@ -19,11 +20,8 @@
 #include "plugin/graph.h"
 #include "plugin/host_timeline.h"
 #include "plugin/out/output.h"
-#include "plugin/run/session.h"
-#include "plugin/run/sidecar.h"
+#include "plugin/run/run.h"
 #include "plugin/run/spec.h"
-#include "plugin/run/signals.h"
-#include "plugin/inputs.h"
 
 #define MAX_CONTAINERS 1024
 #define MAX_ROWS 256
@@ -31,8 +29,7 @@
 #define KEY_MAX 144 /* ct_jvm.container */
 
 typedef struct host_args {
-    uint64_t duration_ms;
-    int64_t frequency;
+    ct_args rec; /* the sidecar's `host`: duration, frequency; attach_ids set from the engine */
     const char *output, *timeline;
     uint64_t bucket_ms;
     unsigned formats;
@@ -53,10 +50,10 @@ static int store_container(void *base, const arg_val *v, flame_err *err)
 #define F(field, T) ARG_FIELD(host_args, field, T)
 // clang-format off
 static const arg_spec host_specs[] = {
-    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = F(duration_ms, uint64_t),
+    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = F(rec.duration_ms, uint64_t),
      .meta = "DURATION", .help = "how long to record (default 10s; 0 = until Ctrl-C)", .lo = 0,
      .hi = CT_DURATION_MAX_MS},
-    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(rec.frequency, int64_t), .meta = "HZ",
      .help = "samples per second per CPU (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
     OUT_OUTPUT_SPEC(F(output, const char *), "PATH",
                     "the graph (a file), or DIR/: the whole graph and one file per container"),
@@ -77,8 +74,12 @@ static const arg_spec host_specs[] = {
     CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
+const args_verb cmd_host_grammar = {.name = "docker flame host",
+                                    .specs = host_specs,
+                                    .nspecs = sizeof host_specs / sizeof *host_specs,
+                                    .groups = {CT_RECORD_GROUP(F(rec, ct_args))},
+                                    .operands_off = ARGS_NO_OPERANDS};
 #undef F
-const args_verb cmd_host_grammar = CLI_VERB("docker flame host", host_specs, ARGS_NO_OPERANDS);
 
 static const char host_head[] =
     "Usage:  docker flame host [OPTIONS]\n\n"
@@ -341,7 +342,8 @@ static void print_table(host_view *v, const proto *pr, FILE *out)
         /* a container left out by --container was not looked into: its JVMs are not known */
         snprintf(jvms, sizeof jvms, r->shown || r->jvms ? "%d" : "-", r->jvms);
         fprintf(out, "%-28s %-12s %-24s %6.1f %6.2f %8s %4s  %s\n", name, r->id[0] ? r->id : "-",
-                image, 100.0 * cores / cpus, cores, grouped(r->samples, n, sizeof n), jvms, hot);
+                image, 100.0 * cores / cpus, cores, count_grouped(r->samples, n, sizeof n), jvms,
+                hot);
     }
     fprintf(out,
             "(%.1f s on %.0f CPUs at %llu Hz; cgroup %s; %llu tasks seen; %llu samples of "
@@ -368,7 +370,7 @@ static int write_profile(const char *output, unsigned formats, const char *name,
     snprintf(title, sizeof title, "%s", name);
     char n[32];
     snprintf(sub, sizeof sub, "%s samples at %lld Hz on every CPU%s",
-             grouped(profile_total(p), n, sizeof n), (long long)a->frequency,
+             count_grouped(profile_total(p), n, sizeof n), (long long)a->rec.frequency,
              whole ? "; containers at the top, their stacks below" : "");
     ro.title = title;
     ro.subtitle = sub;
@@ -376,9 +378,9 @@ static int write_profile(const char *output, unsigned formats, const char *name,
     for (int f = 0; f < FMT_COUNT; f++) {
         if (!paths[f])
             continue;
-        pprof_meta pm = {.hz = (double)a->frequency,
+        pprof_meta pm = {.hz = (double)a->rec.frequency,
                          .time_ns = (int64_t)when * 1000000000,
-                         .duration_ns = (int64_t)a->duration_ms * 1000000,
+                         .duration_ns = (int64_t)a->rec.duration_ms * 1000000,
                          .comment = name};
         out_job job = {.p = p, .fmt = f, .ro = &ro, .name = name, .pm = &pm};
         flame_err e2 = FLAME_ERR_INIT;
@@ -469,10 +471,10 @@ static double row_limit(engine *e, const host_view *v, const row *r)
     if (engine_json(e, "GET", NULL, &j, &st, &err, "/containers/%s/json", inner) < 0)
         return 0; /* gone since: no limit drawn */
     json_t *hc = json_object_get(j, "HostConfig");
-    double q = tl_quota_cores(json_integer_value(json_object_get(hc, "NanoCpus")),
-                              json_integer_value(json_object_get(hc, "CpuQuota")),
-                              json_integer_value(json_object_get(hc, "CpuPeriod")),
-                              json_string_value(json_object_get(hc, "CpusetCpus")));
+    double q = host_timeline_quota_cores(json_integer_value(json_object_get(hc, "NanoCpus")),
+                                         json_integer_value(json_object_get(hc, "CpuQuota")),
+                                         json_integer_value(json_object_get(hc, "CpuPeriod")),
+                                         json_string_value(json_object_get(hc, "CpusetCpus")));
     json_decref(j);
     return q;
 }
@@ -506,7 +508,9 @@ static void fill_rows(host_view *v, const proto *pr, engine *e)
 int flame_cmd_host(const ep_globals *g, int argc, char **argv)
 {
     static host_args a;
-    a = (host_args){.duration_ms = 10000, .frequency = 99};
+    a = (host_args){.n_only = 0};
+    ct_args_default(&a.rec, CT_HOST);
+    a.rec.duration_ms = 10000;
     int pr = cli_parse("host", &cmd_host_grammar, argc, argv, &a, &a.help, host_head, host_tail);
     if (pr >= 0)
         return pr;
@@ -571,58 +575,61 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
                                main_pid);
         nids++;
     }
-    flame_opts o;
-    opts_init(&o);
-    o.attach_ids = il ? ids : NULL;
-    o.duration_ms = a.duration_ms;
-    o.frequency = a.frequency;
-    o.quiet = a.quiet;
-    o.host = true;
-    sess s = {.arg = "host"};
-    run_ctx r = {.e = e, .o = &o, .s = &s, .n = 1, .debug = g->debug};
-    r.tm.t0 = mono_s();
-    progress_init(&r.pg, stderr, a.quiet);
-    int rc = run_profile(&r, &err);
+    a.rec.attach_ids = il ? ids : NULL;
+    static const char *const host_target[] = {"host"};
+    run_req req = {.sidecar = a.rec,
+                   .targets = host_target,
+                   .n = 1,
+                   .quiet = a.quiet,
+                   .debug = g->debug,
+                   .t0 = mono_s()};
+    run_result r;
+    if (run_result_init(&r, &req, &err) < 0) {
+        engine_free(e);
+        return cli_fail("host", &err);
+    }
+    const run_target *s = &r.t[0];
+    int rc = run_profile(e, &req, &r, &err);
     int exit_code = 0;
     /* our own sidecar is a container on the host too: its row says what it cost */
-    if (s.sidecar_id && strlen(s.sidecar_id) == 64 && nc < MAX_CONTAINERS) {
-        snprintf(cs[nc].id, sizeof cs[nc].id, "%s", s.sidecar_id);
+    if (s->sidecar_id && strlen(s->sidecar_id) == 64 && nc < MAX_CONTAINERS) {
+        snprintf(cs[nc].id, sizeof cs[nc].id, "%s", s->sidecar_id);
         snprintf(cs[nc].name, sizeof cs[nc].name, "docker-flame-sidecar");
         snprintf(cs[nc].image, sizeof cs[nc].image, "%s", spec_image());
         v.nc = ++nc;
     }
     if (rc < 0) {
         exit_code = cli_fail("host", &err);
-    } else if (s.pr.failed) {
+    } else if (s->pr.failed) {
         char text[1024];
-        proto_sanitize(s.pr.err_text ? s.pr.err_text : "", text, sizeof text);
+        proto_sanitize(s->pr.err_text ? s->pr.err_text : "", text, sizeof text);
         fprintf(stderr, "docker flame: host: %s\n", text);
-        exit_code = ct_error_exit(s.pr.err);
-    } else if (!s.pr.done || !s.pr.have_host) {
+        exit_code = ct_error_exit(s->pr.err);
+    } else if (!s->pr.done || !s->pr.have_host) {
         char oom[256];
-        if (sidecar_out_of_memory(&s, oom, sizeof oom))
+        if (run_out_of_memory(s, oom, sizeof oom))
             fprintf(stderr, "docker flame: host: the sidecar %s: nothing written\n", oom);
-        else if (s.exit_status == 137 && s.restored)
+        else if (s->exit_status == 137 && s->restored)
             fprintf(stderr,
                     "docker flame: host: the sidecar was killed (exit 137): nothing written; "
                     "the JVMs it had attached were restored\n");
-        else if (s.exit_status == 137)
+        else if (s->exit_status == 137)
             fprintf(stderr,
                     "docker flame: host: the sidecar was killed (exit 137): nothing written; "
                     "could not restore %s: run `docker flame gc` and check that container's "
                     "/tmp\n",
-                    s.restore_why[0] ? s.restore_why : "the JVMs it had attached");
+                    s->restore_why[0] ? s->restore_why : "the JVMs it had attached");
         else
             fprintf(stderr, "docker flame: host: the sidecar ended without its result (see "
                             "`docker -D flame host`)\n");
         exit_code = FLAME_EXIT_ERROR;
     } else if (!(v.graph = profile_new()) ||
-               (s.pr.prof && profile_each_stack(s.pr.prof, add_stack, &v) != 0)) {
+               (s->pr.prof && profile_each_stack(s->pr.prof, add_stack, &v) != 0)) {
         flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
         exit_code = cli_fail("host", &err);
     } else {
         double tp = mono_s();
-        fill_rows(&v, &s.pr, e);
+        fill_rows(&v, &s->pr, e);
         time_t when = time(NULL);
         write_profile(a.output, formats, "host", when, v.graph, &a, true, &exit_code);
         for (int i = 0; split && i < v.nrows; i++)
@@ -630,23 +637,23 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
                 write_profile(a.output, formats, v.rows[i].name, when, v.rows[i].split, &a, false,
                               &exit_code);
         if (a.timeline)
-            write_timeline(&v, &s.pr, &a, &exit_code);
-        print_table(&v, &s.pr, stdout);
+            write_timeline(&v, &s->pr, &a, &exit_code);
+        print_table(&v, &s->pr, stdout);
         /* bench/host.sh reads this line (docs/BENCHMARKS.md "docker flame host") */
         if (g->debug || getenv("DOCKER_FLAME_TIMINGS"))
             fprintf(
                 stderr,
                 "docker flame: host timings: total %.0f ms, record %llu ms, sidecar script+fold "
                 "%llu ms, plugin rows+outputs %.0f ms, samples %llu, stacks %zu\n",
-                (mono_s() - r.tm.t0) * 1000, (unsigned long long)s.pr.host.record_ms,
-                (unsigned long long)s.pr.summary.timings_ms[CT_PH_SCRIPT], (mono_s() - tp) * 1000,
-                (unsigned long long)s.pr.summary.samples,
-                s.pr.prof ? profile_stacks(s.pr.prof) : (size_t)0);
+                (mono_s() - r.tm.t0) * 1000, (unsigned long long)s->pr.host.record_ms,
+                (unsigned long long)s->pr.summary.timings_ms[CT_PH_SCRIPT], (mono_s() - tp) * 1000,
+                (unsigned long long)s->pr.summary.samples,
+                s->pr.prof ? profile_stacks(s->pr.prof) : (size_t)0);
     }
     for (int i = 0; i < v.nrows; i++)
         profile_free(v.rows[i].split);
     profile_free(v.graph);
-    sess_clear(&s);
+    run_result_free(&r);
     engine_free(e);
     return exit_code;
 }

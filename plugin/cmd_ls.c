@@ -6,9 +6,10 @@
 #include <string.h>
 
 #include "common/args.h"
+#include "common/count.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
-#include "plugin/inputs.h"
+#include "plugin/out/output.h"
 #include "plugin/run/proto.h"
 #include "plugin/stored.h"
 #include "store/when.h"
@@ -79,8 +80,8 @@ static void print_table(const store_listing *l)
         proto_sanitize(e->host, cell[r][5], 41);
         when_format(e->first_ms - e->first_ms % 1000, cell[r][6], 48);
         when_format(e->last_ms - e->last_ms % 1000, cell[r][7], 48);
-        grouped((double)e->windows, cell[r][8], 48);
-        grouped((double)e->samples, cell[r][9], 48);
+        count_grouped((double)e->windows, cell[r][8], 48);
+        count_grouped((double)e->samples, cell[r][9], 48);
         if (l->sizes_unknown)
             snprintf(cell[r][10], 48, "?");
         else
@@ -129,12 +130,12 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
         char b1[32], b2[32];
         print_table(&l);
         stored_size_text(l.disk_bytes, b2, sizeof b2);
-        printf("%s stacks, %s%s (%s)\n", grouped((double)l.stacks, b1, sizeof b1),
+        printf("%s stacks, %s%s (%s)\n", count_grouped((double)l.stacks, b1, sizeof b1),
                l.sizes_unknown ? "sizes: see each shard's database" : b2,
                l.sizes_unknown ? "" : " on disk", store_name(s));
         if (l.spooled)
             printf("%s windows wait in the local spool for the server\n",
-                   grouped((double)l.spooled, b1, sizeof b1));
+                   count_grouped((double)l.spooled, b1, sizeof b1));
     }
     store_listing_free(&l);
     store_close(s);

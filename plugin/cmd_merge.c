@@ -101,12 +101,12 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     for (size_t i = 0; i < n; i++)
         in[i].arg = a.in.v[i];
     double t[5] = {mono_s()};
-    rc = load_inputs(in, n, prof, a.duration_ms, &err);
+    rc = inputs_load(in, n, prof, a.duration_ms, &err);
     t[1] = mono_s();
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = check_plain(&in[i], &err);
+        rc = inputs_check_plain(&in[i], &err);
     if (rc < 0) {
-        free_inputs(in, n);
+        inputs_free(in, n);
         return cli_fail(vname, &err);
     }
     for (size_t i = 0; i < n; i++) {
@@ -129,7 +129,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         ro.title = title;
     char total[32], sub[96];
     snprintf(sub, sizeof sub, "%s samples from %zu profile%s",
-             grouped(profile_total(sum), total, sizeof total), n, n == 1 ? "" : "s");
+             count_grouped(profile_total(sum), total, sizeof total), n, n == 1 ? "" : "s");
     ro.subtitle = sub;
     char comment[96];
     snprintf(comment, sizeof comment, "merged from %zu profile%s%s", n, n == 1 ? "" : "s",
@@ -141,7 +141,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     if (rc < 0)
         return cli_fail(vname, &err);
     t[4] = mono_s();
-    print_timings(vname, "sum", t);
+    inputs_print_timings(vname, "sum", t);
     fprintf(stderr, "docker flame merge: wrote %s (%zu %s, %s samples)\n", a.output, n, inputs,
             total);
     return FLAME_EXIT_OK;

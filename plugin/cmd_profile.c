@@ -1,5 +1,5 @@
 /* `docker flame [OPTIONS] CONTAINER...`: the profile verb. Output names are fixed before
- * anything starts, the run (plugin/run/session.c) profiles every container at the same time, then
+ * anything starts, the run (plugin/run/run.h) profiles every container at the same time, then
  * each profile is written in every format asked for and summarised; a failed container does not
  * cost the others their profile. Its descriptor (flame_profile_verb) is here, not in the table of
  * plugin/verbs.c: it has no name, and its --help (plugin/usage.c) lists that table. */
@@ -21,8 +21,8 @@
 #include "plugin/engine/engine.h"
 #include "plugin/opts.h"
 #include "plugin/out/output.h"
-#include "plugin/run/session.h"
-#include "plugin/run/sidecar.h"
+#include "plugin/run/progress.h"
+#include "plugin/run/run.h"
 #include "plugin/run/signals.h"
 #include "plugin/stored.h"
 #include "plugin/summary.h"
@@ -44,14 +44,14 @@ static double java_self(const profile *p)
     return sum;
 }
 
-static void print_summary(const sess *s, const flame_opts *o, char *const paths[FMT_COUNT])
+static void print_summary(const run_target *s, const flame_opts *o, char *const paths[FMT_COUNT])
 {
     if (o->quiet)
         return;
     const proto *p = &s->pr;
     double total = p->prof ? profile_total(p->prof) : 0;
     char b1[32], b2[32];
-    fprintf(stderr, "%s: %s samples", s->name, grouped(total, b1, sizeof b1));
+    fprintf(stderr, "%s: %s samples", s->name, count_grouped(total, b1, sizeof b1));
     const ct_summary *sum = &p->summary;
     if (p->have_summary && sum->sampling[0]) {
         char how[8], filt[8];
@@ -63,9 +63,9 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
     }
     if (p->have_summary && sum->jit_leaf_samples > 0)
         fprintf(stderr, ", %.0f%% of %s JIT samples have Java names", sum->named_share * 100,
-                grouped((double)sum->jit_leaf_samples, b2, sizeof b2));
+                count_grouped((double)sum->jit_leaf_samples, b2, sizeof b2));
     if (p->have_summary && sum->lost)
-        fprintf(stderr, ", %s lost", grouped((double)sum->lost, b2, sizeof b2));
+        fprintf(stderr, ", %s lost", count_grouped((double)sum->lost, b2, sizeof b2));
     fputc('\n', stderr);
     /* One line per JVM the sidecar found (all of it container data: sanitised). */
     for (size_t ji = 0; ji < p->njvms && ji < 16; ji++) {
@@ -113,19 +113,19 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
 
 /* --summary-json: what print_summary() says for every container, and the run's outcome
  * (plugin/summary.c). Returns 0 or the exit code of a failed write. */
-static int write_summary_json(const flame_opts *o, const run_ctx *r, bool ran, time_t when,
+static int write_summary_json(const flame_opts *o, const run_result *r, bool ran, time_t when,
                               double t_written, int exit_code, char *paths[][FMT_COUNT],
                               const flame_err *terr)
 {
     flame_err err = FLAME_ERR_INIT;
     size_t n = (size_t)r->n;
     _cleanup_free_ sum_target *t = calloc(n ? n : 1, sizeof *t);
-    if (!t || !terr || !r->s) {
+    if (!t || !terr || !r->t) {
         flame_fail(&err, FLAME_EXIT_ERROR, "--summary-json: out of memory");
         return cli_fail("", &err);
     }
     for (size_t i = 0; i < n; i++)
-        t[i] = (sum_target){.s = &r->s[i],
+        t[i] = (sum_target){.s = &r->t[i],
                             .paths = terr[i].code ? NULL : paths[i], /* written */
                             .error = terr[i].code ? terr[i].msg : NULL,
                             .exit_code = terr[i].code};
@@ -146,21 +146,22 @@ static int write_summary_json(const flame_opts *o, const run_ctx *r, bool ran, t
  * terminal is not taken for a hung one. Without a terminal (scripts, CI) -q stays silent. */
 static void quiet_note(const flame_opts *o)
 {
-    if (!o->quiet || o->cmd || (o->duration_ms && o->duration_ms < 60000) || !isatty(STDERR_FILENO))
+    if (!o->quiet || o->cmd || (o->rec.duration_ms && o->rec.duration_ms < 60000) ||
+        !isatty(STDERR_FILENO))
         return;
     char d[32] = "";
-    if (o->duration_ms)
-        progress_fmt_secs((double)o->duration_ms / 1000, d, sizeof d);
+    if (o->rec.duration_ms)
+        progress_fmt_secs((double)o->rec.duration_ms / 1000, d, sizeof d);
     fprintf(stderr, "docker flame: recording ");
     for (int i = 0; i < o->containers.n; i++)
         fprintf(stderr, "%s%s", i ? ", " : "", o->containers.v[i]);
     fprintf(stderr, " %s%s; Ctrl-C stops early and still writes the graph\n",
-            o->duration_ms ? "for " : "until Ctrl-C", d);
+            o->rec.duration_ms ? "for " : "until Ctrl-C", d);
 }
 
 /* Where the time went (-D or DOCKER_FLAME_TIMINGS=1): the tool's own overhead around the
  * recording itself. Recording start = first P line's arrival minus its elapsed_ms. */
-static void print_run_timings(const run_ctx *r, double t_written)
+static void print_timings(const run_result *r, double t_written)
 {
     double ms[RUN_TIMINGS];
     run_timings_ms(r, t_written, ms);
@@ -170,16 +171,16 @@ static void print_run_timings(const run_ctx *r, double t_written)
             "%.0f, profile stream %.0f, remove %.0f, write %.0f, total %.0f\n",
             ms[0], ms[1], ms[2], ms[3], ms[4], ms[5], ms[6], ms[7], ms[8], ms[9], ms[10], ms[11]);
     for (int i = 0; i < r->n; i++) {
-        const proto *p = &r->s[i].pr;
+        const proto *p = &r->t[i].pr;
         if (!p->have_summary)
             continue;
         /* the sidecar's own phases and its CapEff per privilege phase (docs/HARDENING.md
          * "Privileges"), as the JSON objects of its S line */
-        fprintf(stderr, "docker flame: sidecar timings (ms) %s: {", r->s[i].name);
+        fprintf(stderr, "docker flame: sidecar timings (ms) %s: {", r->t[i].name);
         for (int ph = 0; ph < CT_PH_COUNT; ph++)
             fprintf(stderr, "%s\"%s\":%llu", ph ? "," : "", ct_phase_name((enum ct_phase)ph),
                     (unsigned long long)p->summary.timings_ms[ph]);
-        fprintf(stderr, "}\ndocker flame: sidecar caps %s: {", r->s[i].name);
+        fprintf(stderr, "}\ndocker flame: sidecar caps %s: {", r->t[i].name);
         for (int ph = 0; ph < CT_CAPS_COUNT; ph++) {
             char clean[24];
             proto_sanitize(p->summary.caps[ph], clean, sizeof clean);
@@ -191,7 +192,7 @@ static void print_run_timings(const run_ctx *r, double t_written)
         char how[8], filt[8];
         proto_sanitize(p->summary.sampling, how, sizeof how);
         proto_sanitize(p->summary.filter, filt, sizeof filt);
-        fprintf(stderr, "docker flame: sidecar sampling %s: %s %s\n", r->s[i].name, how, filt);
+        fprintf(stderr, "docker flame: sidecar sampling %s: %s %s\n", r->t[i].name, how, filt);
     }
 }
 
@@ -199,17 +200,17 @@ static void print_run_timings(const run_ctx *r, double t_written)
  * ctx: the event count when the recording ended. */
 static bool events_since_follow(void *ctx)
 {
-    return sess_event_count() != *(const unsigned *)ctx;
+    return sig_event_count() != *(const unsigned *)ctx;
 }
 
 /* What a pprof file says beyond the stacks: the rate, when the recording started (estimated as
- * for print_run_timings: the first P line's arrival minus its elapsed_ms, on the wall clock), how
+ * for print_timings: the first P line's arrival minus its elapsed_ms, on the wall clock), how
  * long it ran, and where the frames hold the JVM and thread (the sidecar roots stacks at
  * "java-<pid> <Main>" only when it found several JVMs: docs/SIDECAR.md). */
-static void pprof_meta_of(const sess *s, const flame_opts *o, time_t when, pprof_meta *pm)
+static void pprof_meta_of(const run_target *s, const flame_opts *o, time_t when, pprof_meta *pm)
 {
     const proto *p = &s->pr;
-    *pm = (pprof_meta){.hz = (double)o->frequency,
+    *pm = (pprof_meta){.hz = (double)o->rec.frequency,
                        .time_ns = (int64_t)when * 1000000000,
                        .duration_ns = (int64_t)p->prog.elapsed_ms * 1000000,
                        .container = s->name,
@@ -227,8 +228,8 @@ static void pprof_meta_of(const sess *s, const flame_opts *o, time_t when, pprof
 /* One container's profile in every format asked for; a file that cannot be written is saved
  * in $TMPDIR instead (and still reported). Returns 0 or the exit code of the first failure;
  * paths[f] of a file not written is freed and NULL. */
-static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *paths[FMT_COUNT],
-                         unsigned *events_at_follow_end)
+static int write_outputs(const run_target *s, const flame_opts *o, time_t when,
+                         char *paths[FMT_COUNT], unsigned *events_at_follow_end)
 {
     char subtitle[256], date[64], title[512];
     struct tm tm;
@@ -236,7 +237,8 @@ static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
     char n[32];
     snprintf(subtitle, sizeof subtitle, "%s samples at %lld Hz, %s",
-             grouped(profile_total(s->pr.prof), n, sizeof n), (long long)o->frequency, date);
+             count_grouped(profile_total(s->pr.prof), n, sizeof n), (long long)o->rec.frequency,
+             date);
     render_opts ro;
     graph_apply(&o->graph, &ro);
     snprintf(title, sizeof title, "%s", o->graph.title ? o->graph.title : s->name);
@@ -286,7 +288,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
         return cli_fail("", &err);
     }
     if (o.help) {
-        flame_usage(stdout);
+        flame_usage(stdout, flame_verbs, flame_nverbs);
         return 0;
     }
     if (o.version) {
@@ -300,7 +302,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
         return cli_fail("", &err);
     }
     /* A load command that cannot start is refused before anything else (no profile at all). */
-    if (o.cmd && sess_cmd_check(o.cmd[0], &err) < 0)
+    if (o.cmd && run_cmd_check(o.cmd[0], &err) < 0)
         return cli_fail("", &err);
     /* Output names are fixed before anything is started: a bad -o fails before the engine. */
     time_t when = time(NULL);
@@ -312,13 +314,18 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
             out_paths(o.output, o.formats, o.containers.v[i], o.containers.n, when, paths[i], &err);
 
     engine *e = NULL;
-    sess *ss = calloc((size_t)o.containers.n, sizeof *ss);
-    run_ctx r = {.o = &o, .s = ss, .n = o.containers.n, .debug = g->debug};
-    r.tm.t0 = t0;
-    progress_init(&r.pg, stderr, o.quiet);
+    run_req req = {.sidecar = o.rec,
+                   .targets = o.containers.v,
+                   .n = o.containers.n,
+                   .shared_pid = o.shared_pid,
+                   .cmd = o.cmd,
+                   .quiet = o.quiet,
+                   .debug = g->debug,
+                   .t0 = t0};
+    run_result r;
     int exit_code = 0;
-    if (!ss)
-        rc = flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
+    if (run_result_init(&r, &req, &err) < 0)
+        rc = -1;
     if (rc == 0)
         rc = engine_open(g, &e, &err);
     /* after the engine (its errors come first), before any sidecar: a read-only or missing
@@ -327,15 +334,11 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
         for (int f = 0; f < FMT_COUNT && rc == 0; f++)
             if (paths[i][f])
                 rc = out_check_dir(paths[i][f], &err);
-    r.tm.ping = mono_s();
-    r.e = e;
-    for (int i = 0; ss && i < o.containers.n; i++)
-        ss[i].arg = o.containers.v[i];
     if (rc == 0) {
         quiet_note(&o);
-        rc = run_profile(&r, &err);
+        rc = run_profile(e, &req, &r, &err);
     }
-    unsigned events_at_follow_end = sess_event_count();
+    unsigned events_at_follow_end = sig_event_count();
     if (rc < 0)
         exit_code = cli_fail("", &err);
     /* each container's failure, for --summary-json */
@@ -346,9 +349,9 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     /* Outputs, per container: a failed sidecar does not cost the others their profile. */
     if (rc == 0) {
         for (int i = 0; i < r.n; i++) {
-            sess *s = &ss[i];
-            flame_err e2 = FLAME_ERR_INIT;
-            if (run_failure(s, r.interrupts > 0 || r.cmd_done, &e2)) {
+            const run_target *s = &r.t[i];
+            flame_err e2 = s->why;
+            if (e2.code) {
                 if (terr)
                     terr[i] = e2;
                 int c = cli_fail("", &e2);
@@ -373,7 +376,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
             int c = cli_fail("", &r.cmd_error);
             if (!exit_code)
                 exit_code = c;
-        } else if (r.cmd_pid > 0 && r.cmd_done) {
+        } else if (r.cmd_started && r.cmd_done) {
             int st = r.cmd_status;
             if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
                 fprintf(stderr, "docker flame: %s failed: exit status %d\n", o.cmd[0],
@@ -391,19 +394,17 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     double t_written = mono_s();
     if (g->debug || getenv("DOCKER_FLAME_TIMINGS"))
         if (rc == 0)
-            print_run_timings(&r, t_written);
+            print_timings(&r, t_written);
     if (o.summary_json) {
         int c = write_summary_json(&o, &r, rc == 0, when, t_written, exit_code, paths, terr);
         if (c && !exit_code)
             exit_code = c;
     }
     free(terr);
-    for (int i = 0; ss && i < o.containers.n; i++)
-        sess_clear(&ss[i]);
     for (int i = 0; i < o.containers.n && i < 64; i++)
         for (int f = 0; f < FMT_COUNT; f++)
             free(paths[i][f]);
-    free(ss);
+    run_result_free(&r);
     engine_free(e);
     return exit_code;
 }

@@ -5,9 +5,10 @@
 #include <stdio.h>
 
 #include "common/args.h"
+#include "common/count.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
-#include "plugin/inputs.h"
+#include "plugin/out/output.h"
 #include "plugin/stored.h"
 
 static const char usage_head[] =
@@ -81,10 +82,10 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv)
         fprintf(stderr,
                 "docker flame prune: deleted %s windows older than %s, merged %s windows into %s "
                 "buckets, freed %s stacks; %s -> %s (%s)\n",
-                grouped((double)st.deleted, b[0], sizeof b[0]), a.retain_ms ? keep : "forever",
-                grouped((double)st.merged, b[1], sizeof b[1]),
-                grouped((double)st.buckets, b[2], sizeof b[2]),
-                grouped((double)st.stacks_freed, b[3], sizeof b[3]), d1, d2, store_name(s));
+                count_grouped((double)st.deleted, b[0], sizeof b[0]),
+                a.retain_ms ? keep : "forever", count_grouped((double)st.merged, b[1], sizeof b[1]),
+                count_grouped((double)st.buckets, b[2], sizeof b[2]),
+                count_grouped((double)st.stacks_freed, b[3], sizeof b[3]), d1, d2, store_name(s));
         if (st.days_skipped)
             fprintf(stderr,
                     "docker flame prune: %llu day%s not merged: windows arrived in %s while it was "

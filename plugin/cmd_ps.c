@@ -113,8 +113,8 @@ int flame_cmd_ps(const ep_globals *g, int argc, char **argv)
         char w[32], sm[32], pid[24];
         snprintf(pid, sizeof pid, e->pid >= 0 ? "%ld" : "?", e->pid); /* ?: another namespace */
         printf("%-16s  %-20.64s  %-19s  %7s  %9s  %-11s  %7s  %s\n", e->id,
-               e->name[0] ? e->name : e->arg, since, grouped((double)e->windows, w, sizeof w),
-               grouped((double)e->samples, sm, sizeof sm), state, pid, e->store);
+               e->name[0] ? e->name : e->arg, since, count_grouped((double)e->windows, w, sizeof w),
+               count_grouped((double)e->samples, sm, sizeof sm), state, pid, e->store);
         if (!e->pid) {
             printf("  %s\n", !strcmp(e->state, "ended")
                                  ? e->reason
@@ -216,16 +216,16 @@ static int stop_one(const rec_entry *e, uint64_t timeout_ms)
     }
     int64_t deadline = mono_ms() + (int64_t)timeout_ms;
     rec_entry last = *e;
-    while (mono_ms() < deadline && !sess_interrupted()) {
+    while (mono_ms() < deadline && !sig_interrupted()) {
         rec_entry now;
         if (find(e->id, &now) < 0) /* gone from the list: it ended and someone read it */
             break;
         last = now;
         if (now.pid == 0)
             break;
-        struct pollfd pf = {.fd = sess_wake_fd(), .events = POLLIN};
+        struct pollfd pf = {.fd = sig_wake_fd(), .events = POLLIN};
         if (poll(&pf, 1, 100) > 0)
-            sess_drain_wake();
+            sig_drain_wake();
     }
     const char *who = last.name[0] ? last.name : last.arg;
     if (last.pid != 0) {
@@ -240,8 +240,8 @@ static int stop_one(const rec_entry *e, uint64_t timeout_ms)
     char w[32], sm[32];
     fprintf(stderr,
             "docker flame stop: stopped the recording of %s: %s window%s, %s samples in %s\n", who,
-            grouped((double)last.windows, w, sizeof w), last.windows == 1 ? "" : "s",
-            grouped((double)last.samples, sm, sizeof sm), last.store);
+            count_grouped((double)last.windows, w, sizeof w), last.windows == 1 ? "" : "s",
+            count_grouped((double)last.samples, sm, sizeof sm), last.store);
     return 0;
 }
 

@@ -65,14 +65,14 @@ static const char usage_tail[] =
 #define F(field, T) ARG_FIELD(rec_args, field, T)
 // clang-format off
 static const arg_spec specs[] = {
-    {.lng = "window", .shrt = 'w', .kind = ARG_DURATION, .off = F(window_ms, uint64_t),
+    {.lng = "window", .shrt = 'w', .kind = ARG_DURATION, .off = F(rec.interval_ms, uint64_t),
      .meta = "DURATION", .help = "length of each stored window (default 10s; 1s to 60s)",
      .lo = 1000, .hi = CT_INTERVAL_MAX_MS},
-    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(rec.frequency, int64_t), .meta = "HZ",
      .help = "samples per second per CPU (default 49)", .lo = 1, .hi = CT_FREQ_MAX},
-    {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
+    {.lng = "pid", .kind = ARG_INT, .off = F(rec.pid, int64_t), .meta = "PID",
      .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
-    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
+    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(rec.no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
     {.lng = "shared-pid", .kind = ARG_FLAG, .off = F(shared_pid, bool),
      .help = "a container that shares another's PID namespace (as for\ndocker flame)"},
@@ -83,7 +83,11 @@ static const arg_spec specs[] = {
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
 };
-const args_verb cmd_record_grammar = CLI_VERB("docker flame record", specs, F(in, args_operands));
+const args_verb cmd_record_grammar = {.name = "docker flame record",
+                                      .specs = specs,
+                                      .nspecs = sizeof specs / sizeof *specs,
+                                      .groups = {CT_RECORD_GROUP(F(rec, ct_args))},
+                                      .operands_off = F(in, args_operands)};
 // clang-format on
 #undef F
 
@@ -129,7 +133,7 @@ static int record_fg(const ep_globals *g, const rec_args *a)
             prctl(PR_SET_PDEATHSIG, SIGTERM);
             if (getppid() != parent)
                 _exit(FLAME_EXIT_INTERRUPTED);
-            if (sess_signals_child_reset(&err) < 0)
+            if (sig_child_reset(&err) < 0)
                 _exit(cli_fail("record", &err));
             _exit(rec_run(g, a, a->in.v[i], NULL));
         }
@@ -144,7 +148,7 @@ static int record_fg(const ep_globals *g, const rec_args *a)
         codes[i] = -1;
         left++;
     }
-    sess_signals seen = {0};
+    sig_counts seen = {0};
     double last_int = -1;
     while (left > 0) {
         int status;
@@ -158,8 +162,8 @@ static int record_fg(const ep_globals *g, const rec_args *a)
                 }
         if (left == 0)
             break;
-        sess_signals now;
-        sess_signal_counts(&now);
+        sig_counts now;
+        sig_get_counts(&now);
         int sig = 0;
         /* As plugin/run/session.c reads them: a SIGINT and the CLI closing its socket within
          * 0.25 s are one Ctrl-C (a CLI may do both); each child sees each Ctrl-C once. */
@@ -176,9 +180,9 @@ static int record_fg(const ep_globals *g, const rec_args *a)
             if (kids[i] > 0)
                 kill(kids[i], sig);
         /* SIGCHLD is not among the signals that wake us: look again every 200 ms. */
-        struct pollfd pf = {.fd = sess_wake_fd(), .events = POLLIN};
+        struct pollfd pf = {.fd = sig_wake_fd(), .events = POLLIN};
         if (poll(&pf, 1, 200) > 0)
-            sess_drain_wake();
+            sig_drain_wake();
     }
     for (size_t i = 0; i < n; i++)
         if (codes[i] > 0)
@@ -212,7 +216,7 @@ static int detached_main(const ep_globals *g, const rec_args *a, const char *arg
     close_inherited(ready_fd);
     if (chdir("/") < 0)
         return flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "chdir /"), cli_fail("record", &err);
-    if (sess_signals_child_reset(&err) < 0)
+    if (sig_child_reset(&err) < 0)
         return cli_fail("record", &err);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
@@ -225,8 +229,8 @@ static int detached_main(const ep_globals *g, const rec_args *a, const char *arg
     snprintf(e->arg, sizeof e->arg, "%s", arg);
     snprintf(e->state, sizeof e->state, "starting");
     e->since_ms = (int64_t)time(NULL) * 1000;
-    e->window_ms = a->window_ms;
-    e->frequency = (uint64_t)a->frequency;
+    e->window_ms = a->rec.interval_ms;
+    e->frequency = (uint64_t)a->rec.frequency;
     ep_endpoint ep = {0};
     if (ep_resolve(g, &ep, &err) == 0)
         snprintf(e->endpoint, sizeof e->endpoint, "%s", ep.host ? ep.host : "");
@@ -306,7 +310,7 @@ static int record_detached(const ep_globals *g, const rec_args *a)
     size_t pending = 0;
     for (size_t i = 0; i < n; i++)
         pending += kids[i] > 0;
-    while (pending > 0 && !sess_interrupted()) {
+    while (pending > 0 && !sig_interrupted()) {
         struct pollfd pf[REC_MAX_TARGETS + 2];
         size_t idx[REC_MAX_TARGETS];
         nfds_t np = 0;
@@ -316,14 +320,14 @@ static int record_detached(const ep_globals *g, const rec_args *a)
                 pf[np++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
             }
         nfds_t nw = np;
-        pf[np++] = (struct pollfd){.fd = sess_wake_fd(), .events = POLLIN};
-        if (sess_plugin_sock_fd() >= 0)
-            pf[np++] = (struct pollfd){.fd = sess_plugin_sock_fd(), .events = POLLIN};
+        pf[np++] = (struct pollfd){.fd = sig_wake_fd(), .events = POLLIN};
+        if (sig_plugin_sock_fd() >= 0)
+            pf[np++] = (struct pollfd){.fd = sig_plugin_sock_fd(), .events = POLLIN};
         if (poll(pf, np, 1000) < 0 && errno != EINTR)
             break;
-        sess_event_count(); /* notices a closed plugin socket */
+        sig_event_count(); /* notices a closed plugin socket */
         if (pf[nw].revents)
-            sess_drain_wake();
+            sig_drain_wake();
         for (nfds_t k = 0; k < nw; k++) {
             if (!pf[k].revents)
                 continue;
@@ -367,7 +371,11 @@ static int record_detached(const ep_globals *g, const rec_args *a)
 
 int flame_cmd_record(const ep_globals *g, int argc, char **argv)
 {
-    rec_args a = {.window_ms = REC_WINDOW_MS, .frequency = REC_FREQUENCY};
+    rec_args a = {.quiet = false};
+    ct_args_default(&a.rec, CT_TOP);
+    a.rec.duration_ms = 0; /* until stopped */
+    a.rec.interval_ms = REC_WINDOW_MS;
+    a.rec.frequency = REC_FREQUENCY;
     int rc =
         cli_parse("record", &cmd_record_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)

@@ -154,9 +154,7 @@ const args_verb cmd_render_grammar = {.name = "docker flame render",
                                       .specs = specs,
                                       .nspecs = sizeof specs / sizeof *specs,
                                       .flags = ARGS_SINGLE_DASH_LONG,
-                                      .shared = graph_specs,
-                                      .nshared = GRAPH_NSPECS,
-                                      .shared_off = F(g, graph_opts),
+                                      .groups = {{graph_specs, GRAPH_NSPECS, F(g, graph_opts)}},
                                       .operands_off = F(in, args_operands)};
 #undef F
 

@@ -207,14 +207,14 @@ int flame_cmd_serve(const ep_globals *g, int argc, char **argv)
                 web_cache_store_name(cache));
         free(url);
         /* nothing to do until asked to stop: a signal, or the docker CLI closing its socket */
-        while (!sess_interrupted()) {
-            struct pollfd pf[2] = {{.fd = sess_wake_fd(), .events = POLLIN},
-                                   {.fd = sess_plugin_sock_fd(), .events = POLLIN}};
+        while (!sig_interrupted()) {
+            struct pollfd pf[2] = {{.fd = sig_wake_fd(), .events = POLLIN},
+                                   {.fd = sig_plugin_sock_fd(), .events = POLLIN}};
             if (poll(pf, pf[1].fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
                 break;
-            sess_event_count(); /* notices a closed plugin socket */
+            sig_event_count(); /* notices a closed plugin socket */
             if (pf[0].revents)
-                sess_drain_wake();
+                sig_drain_wake();
         }
         fprintf(stderr, "docker flame serve: stopped\n");
     }

@@ -1,5 +1,5 @@
 /* `docker flame top [OPTIONS] CONTAINER`: a live view of the hottest methods (docs/TOP.md). The
- * sidecar runs the contract's `top` verb through the ordinary lifecycle (plugin/run/session.c), so
+ * sidecar runs the contract's `top` verb through the ordinary run (plugin/run/run.h), so
  * every exit path (q, Ctrl-C, SIGHUP, the container stopping) goes through its undo list; the
  * model and the screen are plugin/top_model.c and plugin/top_screen.c. */
 #include <errno.h>
@@ -17,39 +17,36 @@
 #include "common/contract.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
-#include "plugin/opts.h"
 #include "plugin/run/proto.h"
-#include "plugin/run/session.h"
-#include "plugin/run/sidecar.h"
+#include "plugin/run/run.h"
 #include "plugin/run/signals.h"
 #include "plugin/summary.h"
 #include "plugin/top.h"
 #include "plugin/inputs.h"
 
 typedef struct top_args {
+    ct_args rec;    /* the sidecar's `top`: interval, frequency, pid, sampling, no-inline, kernel */
     int record_fmt; /* --record's format, from its extension (folded by default) */
-    uint64_t interval_ms, window_ms;
-    int64_t frequency, pid;
-    int sampling; /* enum ct_sampling */
+    uint64_t window_ms;
     const char *record, *container, *summary_json;
-    bool no_inline, kernel, shared_pid, help;
+    bool shared_pid, help;
     args_operands ops;
 } top_args;
 
 #define F(field, T) ARG_FIELD(top_args, field, T)
 // clang-format off
 static const arg_spec top_specs[] = {
-    {.lng = "interval", .shrt = 'i', .kind = ARG_DURATION, .off = F(interval_ms, uint64_t),
+    {.lng = "interval", .shrt = 'i', .kind = ARG_DURATION, .off = F(rec.interval_ms, uint64_t),
      .meta = "DURATION", .help = "refresh interval (default 1s)", .lo = CT_INTERVAL_MIN_MS,
      .hi = CT_INTERVAL_MAX_MS},
     {.lng = "window", .shrt = 'w', .kind = ARG_DURATION, .off = F(window_ms, uint64_t),
      .meta = "DURATION", .help = "sliding window the shares are computed over (default 5s)",
      .lo = CT_INTERVAL_MIN_MS, .hi = (double)CT_INTERVAL_MAX_MS * TOP_MAX_WINDOWS},
-    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(rec.frequency, int64_t), .meta = "HZ",
      .help = "sampling frequency (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
-    {.lng = "pid", .shrt = 'p', .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
+    {.lng = "pid", .shrt = 'p', .kind = ARG_INT, .off = F(rec.pid, int64_t), .meta = "PID",
      .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
-    {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
+    {.lng = "sampling", .kind = ARG_CHOICE, .off = F(rec.sampling, int), .meta = "HOW",
      .help = "auto, cpu or thread (as for docker flame)", .choices = ct_sampling_names},
     {.lng = "record", .kind = ARG_STR, .off = F(record, const char *), .meta = "FILE",
      .help = "on exit, write every stack seen: folded text, or the format\nFILE's extension "
@@ -57,9 +54,9 @@ static const arg_spec top_specs[] = {
     {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *),
      .meta = "FILE", .help = "on exit, write a summary (samples, JVMs, top methods) as JSON\n"
      "to FILE (docs/SUMMARY.md)", .complete = "file"},
-    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
+    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(rec.no_inline, bool),
      .help = "do not split inlined Java frames"},
-    {.lng = "kernel", .kind = ARG_FLAG, .off = F(kernel, bool),
+    {.lng = "kernel", .kind = ARG_FLAG, .off = F(rec.kernel, bool),
      .help = "kernel stacks too, marked _[k] (as for docker flame: the sidecar\n"
      "gets CAP_SYSLOG to read kernel symbols, dropped before it looks\nat the target)"},
     {.lng = "shared-pid", .kind = ARG_FLAG, .off = F(shared_pid, bool),
@@ -70,6 +67,7 @@ static const arg_spec top_specs[] = {
 const args_verb cmd_top_grammar = {.name = "docker flame top",
                                    .specs = top_specs,
                                    .nspecs = sizeof top_specs / sizeof *top_specs,
+                                   .groups = {CT_RECORD_GROUP(F(rec, ct_args))},
                                    .operands_off = F(ops, args_operands)};
 #undef F
 
@@ -87,9 +85,18 @@ static void top_usage(FILE *f)
                "125 the engine failed, 130 aborted.\n");
 }
 
+/* The run's line hook: the model takes T and F lines (plugin/top.h). */
+static int top_line(void *ctx, const run_target *t, const char *line, size_t len)
+{
+    (void)t;
+    return top_model_line(ctx, line, len);
+}
+
 static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
 {
-    *a = (top_args){.interval_ms = 1000, .window_ms = 5000, .frequency = 99};
+    *a = (top_args){.window_ms = 5000};
+    ct_args_default(&a->rec, CT_TOP); /* 1-s windows at 99 Hz */
+    a->rec.duration_ms = 0;           /* until stopped */
     if (args_parse(&cmd_top_grammar, argc - 1, argv + 1, a, NULL, err) < 0)
         return -1;
     if (a->help)
@@ -106,12 +113,12 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (a->summary_json && !strcmp(a->summary_json, "-"))
         return args_error(&cmd_top_grammar, err,
                           "--summary-json: give a file (standard output is top's view)");
-    if (a->kernel && a->sampling == CT_SAMPLING_THREAD)
+    if (a->rec.kernel && a->rec.sampling == CT_SAMPLING_THREAD)
         return args_error(&cmd_top_grammar, err,
                           "--kernel needs per-CPU sampling: drop --sampling thread");
-    if (a->window_ms < a->interval_ms)
-        a->window_ms = a->interval_ms;
-    if ((double)a->window_ms / (double)a->interval_ms > TOP_MAX_WINDOWS - 0.5)
+    if (a->window_ms < a->rec.interval_ms)
+        a->window_ms = a->rec.interval_ms;
+    if ((double)a->window_ms / (double)a->rec.interval_ms > TOP_MAX_WINDOWS - 0.5)
         return args_error(&cmd_top_grammar, err, "--window is at most %d intervals",
                           TOP_MAX_WINDOWS);
     return 0;
@@ -143,33 +150,31 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     }
     if (pr < 0)
         return cli_fail("top", &err);
-    static top_model m; /* the stream thread may outlive nothing: joined in run_profile */
-    if (top_model_init(&m, (int)((double)a.window_ms / (double)a.interval_ms + 0.5),
+    /* The stream thread (through the run's line hook) and the screen thread read and write it;
+     * both are joined before this function returns (run_profile(), pthread_join() below). */
+    top_model m;
+    if (top_model_init(&m, (int)((double)a.window_ms / (double)a.rec.interval_ms + 0.5),
                        a.record != NULL || a.summary_json != NULL) < 0) {
         flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "top");
         return cli_fail("top", &err);
     }
 
-    flame_opts o;
-    opts_init(&o);
-    o.containers.v[0] = a.container;
-    o.containers.n = 1;
-    o.duration_ms = 0;
-    o.frequency = a.frequency;
-    o.pid = a.pid;
-    o.sampling = a.sampling;
-    o.no_inline = a.no_inline;
-    o.kernel = a.kernel;
-    o.shared_pid = a.shared_pid;
-    o.quiet = true; /* the view is the progress */
-    o.top = true;
-    o.interval_ms = a.interval_ms;
-
-    sess s = {.arg = a.container, .line_hook = top_model_line, .hook_ctx = &m};
-    run_ctx r = {.o = &o, .s = &s, .n = 1, .debug = g->debug};
-    r.tm.t0 = mono_s();
+    run_req req = {.sidecar = a.rec,
+                   .targets = &a.container,
+                   .n = 1,
+                   .shared_pid = a.shared_pid,
+                   .quiet = true, /* the view is the progress */
+                   .debug = g->debug,
+                   .t0 = mono_s(),
+                   .line_hook = top_line,
+                   .hook_ctx = &m};
+    run_result r;
+    if (run_result_init(&r, &req, &err) < 0) {
+        top_model_free(&m);
+        return cli_fail("top", &err);
+    }
+    const run_target *s = &r.t[0];
     time_t started = time(NULL);
-    progress_init(&r.pg, stderr, true);
 
     /* a full container id is 64 hex digits: show docker's short form */
     char shown[16];
@@ -180,14 +185,13 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     }
     top_ui u = {.m = &m,
                 .container = cname,
-                .interval_s = (double)a.interval_ms / 1000,
+                .interval_s = (double)a.rec.interval_ms / 1000,
                 .window_s = (double)a.window_ms / 1000,
                 .tty = isatty(1) && isatty(0) && getenv("TERM"),
                 .java_only = true,
                 .t0 = mono_s()};
     engine *e = NULL;
     int rc = engine_open(g, &e, &err);
-    r.e = e;
     pthread_t ui;
     bool ui_started = false;
     if (rc == 0) {
@@ -199,7 +203,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         pthread_sigmask(SIG_BLOCK, &all, &old);
         ui_started = pthread_create(&ui, NULL, top_screen_main, &u) == 0;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        rc = run_profile(&r, &err);
+        rc = run_profile(e, &req, &r, &err);
     }
     u.main_done = true;
     if (ui_started)
@@ -210,19 +214,19 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     int exit_code = 0;
     if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED) {
         exit_code = cli_fail("top", &err);
-    } else if (s.pr.failed) {
+    } else if (s->pr.failed) {
         flame_err e2 = FLAME_ERR_INIT;
-        sess_sidecar_error(&s, &e2);
+        run_sidecar_error(s, &e2);
         exit_code = cli_fail("top", &e2);
-    } else if (rc == 0 && !s.pr.done && !u.quit_sent && !sess_interrupted()) {
+    } else if (rc == 0 && !s->pr.done && !u.quit_sent && !sig_interrupted()) {
         char oom[256];
-        if (sidecar_out_of_memory(&s, oom, sizeof oom))
-            fprintf(stderr, "docker flame: top %s: the sidecar %s\n", s.name, oom);
+        if (run_out_of_memory(s, oom, sizeof oom))
+            fprintf(stderr, "docker flame: top %s: the sidecar %s\n", s->name, oom);
         else
             fprintf(stderr,
                     "docker flame: top %s: the sidecar ended without finishing (did the "
                     "container stop?)\n",
-                    s.name);
+                    s->name);
         exit_code = FLAME_EXIT_ERROR;
     }
     bool recorded = false;
@@ -231,13 +235,13 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
         double ran = mono_s() - r.tm.t0;
-        pprof_meta pm = {.hz = (double)a.frequency,
+        pprof_meta pm = {.hz = (double)a.rec.frequency,
                          .time_ns =
                              (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (int64_t)(ran * 1e9),
                          .duration_ns = (int64_t)(ran * 1e9),
-                         .container = s.name,
+                         .container = s->name,
                          .layout = m.jvms > 1 ? PPROF_JVM_THEN_THREAD : PPROF_THREAD_FIRST};
-        if (write_record(a.record, a.record_fmt, s.name[0] ? s.name : a.container, m.rec, &pm,
+        if (write_record(a.record, a.record_fmt, s->name[0] ? s->name : a.container, m.rec, &pm,
                          &e2) < 0) {
             fprintf(stderr, "docker flame: %s\n", e2.msg);
             if (!exit_code)
@@ -245,20 +249,20 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         } else {
             char n[32];
             fprintf(stderr, "docker flame: wrote %s (%s samples)\n", a.record,
-                    grouped(profile_total(m.rec), n, sizeof n));
+                    count_grouped(profile_total(m.rec), n, sizeof n));
             recorded = true;
         }
     }
     if (a.summary_json) {
         flame_err e2 = FLAME_ERR_INIT;
-        sum_top st = {.container = s.name[0] ? s.name : a.container,
-                      .pr = &s.pr,
+        sum_top st = {.container = s->name[0] ? s->name : a.container,
+                      .pr = &s->pr,
                       .p = m.rec,
                       .windows = m.gen,
                       .record = recorded ? a.record : NULL,
                       .started = started,
                       .seconds = mono_s() - r.tm.t0,
-                      .frequency = a.frequency,
+                      .frequency = a.rec.frequency,
                       .exit_code = exit_code};
         if (summary_write_top(a.summary_json, &st, &e2) < 0) {
             fprintf(stderr, "docker flame: %s\n", e2.msg);
@@ -272,7 +276,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                 "last %.0f ms, mean %.0f ms, max %.0f ms\n",
                 m.gen, m.total_samples, m.skipped, m.last_latency_ms,
                 m.lat_n ? m.lat_sum / (double)m.lat_n : 0, m.lat_max);
-    sess_clear(&s);
+    run_result_free(&r);
     engine_free(e);
     top_model_free(&m);
     methods_free(u.tab);

@@ -1,5 +1,6 @@
 /* The graph options that every verb drawing a flame graph shares (profile, render, diff, merge):
- * one option table for common/args.c (args_verb.shared) and how the values become render_opts. */
+ * one option table for common/args.c (a group of args_verb) and how the values become render_opts.
+ */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,7 +17,7 @@ typedef struct graph_opts {
     int64_t width;
 } graph_opts;
 
-/* The table, for args_verb.shared (with shared_off = the offset of a graph_opts in the verb's
+/* The table, for a group of args_verb (its off = the offset of a graph_opts in the verb's
  * struct). */
 #define GRAPH_NSPECS 5
 extern const arg_spec graph_specs[GRAPH_NSPECS];
@@ -25,8 +26,7 @@ extern const arg_spec graph_specs[GRAPH_NSPECS];
 #define GRAPH_VERB(vname, table, T)                                                                \
     {                                                                                              \
         .name = vname, .specs = table, .nspecs = sizeof table / sizeof *table,                     \
-        .shared = graph_specs, .nshared = GRAPH_NSPECS, .shared_off = offsetof(T, g),              \
-        .operands_off = offsetof(T, in)                                                            \
+        .groups = {{graph_specs, GRAPH_NSPECS, offsetof(T, g)}}, .operands_off = offsetof(T, in)   \
     }
 /* Defaults, then the options given. */
 void graph_apply(const graph_opts *g, render_opts *ro);

@@ -101,8 +101,8 @@ static long cpuset_count(const char *s)
     return n;
 }
 
-double tl_quota_cores(long long nano_cpus, long long cpu_quota, long long cpu_period,
-                      const char *cpuset)
+double host_timeline_quota_cores(long long nano_cpus, long long cpu_quota, long long cpu_period,
+                                 const char *cpuset)
 {
     double q = 0;
     if (nano_cpus > 0)

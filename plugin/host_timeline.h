@@ -27,8 +27,8 @@ typedef struct tl_input {
  * CpuQuota / CpuPeriod (--cpu-quota, default period 100 ms), the CPUs of CpusetCpus
  * (--cpuset-cpus "0-2,5"): the smallest that is set; 0 when none is (a cpuset that does not
  * parse counts as none). */
-double tl_quota_cores(long long nano_cpus, long long cpu_quota, long long cpu_period,
-                      const char *cpuset);
+double host_timeline_quota_cores(long long nano_cpus, long long cpu_quota, long long cpu_period,
+                                 const char *cpuset);
 
 /* An out_writer_fn (plugin/out/output.h): ctx is a tl_input. */
 int host_timeline_write(void *ctx, FILE *f, flame_err *err);

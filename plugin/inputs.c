@@ -30,7 +30,7 @@ static void *load_thread(void *ud)
 /* Resolve each argument (file, "-", stored range or container), load the files (two at a time in
  * parallel: loading is the bulk of a big diff and there is nothing shared between two profiles),
  * then profile all the containers in ONE call so they are sampled over the same window. */
-int load_inputs(input *in, size_t n, const flame_profiler *prof, uint64_t duration_ms,
+int inputs_load(input *in, size_t n, const flame_profiler *prof, uint64_t duration_ms,
                 flame_err *err)
 {
     size_t stdin_uses = 0, ncont = 0;
@@ -121,7 +121,7 @@ int load_inputs(input *in, size_t n, const flame_profiler *prof, uint64_t durati
     return 0;
 }
 
-void free_inputs(input *in, size_t n)
+void inputs_free(input *in, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         profile_free(in[i].p);
@@ -129,7 +129,7 @@ void free_inputs(input *in, size_t n)
     }
 }
 
-int check_plain(const input *in, flame_err *err)
+int inputs_check_plain(const input *in, flame_err *err)
 {
     if (profile_is_diff(in->p))
         return flame_fail(err, FLAME_EXIT_ERROR,
@@ -153,7 +153,7 @@ static enum unit guess_unit(const profile *p)
     return UNIT_UNKNOWN;
 }
 
-void print_timings(const char *verb, const char *combine, const double *t)
+void inputs_print_timings(const char *verb, const char *combine, const double *t)
 {
     if (!getenv("DOCKER_FLAME_TIMINGS"))
         return;
@@ -164,8 +164,7 @@ void print_timings(const char *verb, const char *combine, const double *t)
             (t[4] - t[3]) * 1000, (t[4] - t[0]) * 1000);
 }
 
-/* 1234567 -> "1,234,567" */
-int check_units(const input *a, const input *b, flame_err *err)
+int inputs_check_units(const input *a, const input *b, flame_err *err)
 {
     enum unit ua = guess_unit(a->p), ub = guess_unit(b->p);
     if (ua == UNIT_UNKNOWN || ub == UNIT_UNKNOWN || ua == ub)

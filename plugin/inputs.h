@@ -32,13 +32,13 @@ typedef struct input {
     }
 
 /* Resolve and load every input (files two at a time in parallel, then every container in one
- * profiling call). On error some in[i].p may be set: free_inputs() in every case. */
-int load_inputs(input *in, size_t n, const flame_profiler *prof, uint64_t duration_ms,
+ * profiling call). On error some in[i].p may be set: inputs_free() in every case. */
+int inputs_load(input *in, size_t n, const flame_profiler *prof, uint64_t duration_ms,
                 flame_err *err);
-void free_inputs(input *in, size_t n);
+void inputs_free(input *in, size_t n);
 /* A plain (one-column), non-empty profile. */
-int check_plain(const input *in, flame_err *err);
+int inputs_check_plain(const input *in, flame_err *err);
 /* Refuse to compare a profile of sample counts with one of summed periods (unless ignored). */
-int check_units(const input *a, const input *b, flame_err *err);
+int inputs_check_units(const input *a, const input *b, flame_err *err);
 /* DOCKER_FLAME_TIMINGS=1: "load, <combine>, summary, write, total" on one line (t[0..4] in s). */
-void print_timings(const char *verb, const char *combine, const double *t);
+void inputs_print_timings(const char *verb, const char *combine, const double *t);

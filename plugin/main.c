@@ -43,7 +43,7 @@ int main(int argc, char **argv)
         return cli_fail("", &err);
     /* `docker help flame` runs us as `docker-flame help flame`. */
     if (i < argc && !strcmp(argv[i], "help")) {
-        flame_usage(stdout);
+        flame_usage(stdout, flame_verbs, flame_nverbs);
         return 0;
     }
     if (i < argc && !strcmp(argv[i], "flame"))
@@ -51,12 +51,12 @@ int main(int argc, char **argv)
     int ac = argc - i;
     char **av = argv + i;
     if (ac == 0) {
-        flame_usage(stderr);
+        flame_usage(stderr, flame_verbs, flame_nverbs);
         return FLAME_EXIT_USAGE;
     }
-    if (sess_signals_install(&err) < 0)
+    if (sig_install(&err) < 0)
         return cli_fail("", &err);
-    sess_plugin_socket_connect();
+    sig_plugin_socket_connect();
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         flame_fail(&err, FLAME_EXIT_ERROR, "cannot initialise libcurl");
         return cli_fail("", &err);

@@ -14,13 +14,13 @@
 #define F(field, T) ARG_FIELD(flame_opts, field, T)
 // clang-format off
 static const arg_spec specs[] = {
-    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = F(duration_ms, uint64_t),
+    {.lng = "duration", .shrt = 'd', .kind = ARG_DURATION, .off = F(rec.duration_ms, uint64_t),
      .meta = "DURATION",
      .help = "how long to record (default 30s; 0 = until Ctrl-C;\ne.g. 10, 45s, 500ms, 2m, 1m30s)",
      .lo = 0, .hi = CT_DURATION_MAX_MS},
-    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+    {.lng = "frequency", .shrt = 'F', .kind = ARG_INT, .off = F(rec.frequency, int64_t), .meta = "HZ",
      .help = "samples per second per CPU (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
-    {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
+    {.lng = "pid", .kind = ARG_INT, .off = F(rec.pid, int64_t), .meta = "PID",
      .help = "profile only this JVM (pid as seen inside the container)", .lo = 1, .hi = CT_PID_MAX},
     OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
                     "output file (default flame-<container>-<YYYYmmdd-HHMMSS>.svg);\n"
@@ -30,20 +30,20 @@ static const arg_spec specs[] = {
                     "the extension of -o, else svg; file extension per format:\n"
                     ".svg .folded .speedscope.json .pb.gz)",
                     out_fmt_names, ARG_LIST),
-    {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
+    {.lng = "sampling", .kind = ARG_CHOICE, .off = F(rec.sampling, int), .meta = "HOW",
      .help = "cpu: one event per CPU, filtered to the container (cheap);\nthread: one event per "
      "JVM thread (costs busy servers 10-50 %);\nauto (default): cpu, else thread with a warning",
      .choices = ct_sampling_names},
-    {.lng = "kernel", .kind = ARG_FLAG, .off = F(kernel, bool),
+    {.lng = "kernel", .kind = ARG_FLAG, .off = F(rec.kernel, bool),
      .help = "kernel stacks too (system calls, page faults, network),\n"
      "marked _[k]; gives the sidecar CAP_SYSLOG to read kernel\nsymbols, dropped before it looks at the target;\n"
      "per-CPU sampling only"},
-    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
+    {.lng = "no-inline", .kind = ARG_FLAG, .off = F(rec.no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
     {.lng = "shared-pid", .kind = ARG_FLAG, .off = F(shared_pid, bool),
      .help = "profile a container that shares another's PID namespace\n(--pid host, "
      "--pid container:X; refused without it):\nonly its own processes are recorded"},
-    {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
+    {.lng = "signatures", .kind = ARG_FLAG, .off = F(rec.signatures, bool),
      .help = "keep Java parameter lists and return types"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
      .help = "no progress and no summary (on a terminal, one line for a\nrecording of a minute or more)"},
@@ -56,13 +56,12 @@ static const arg_spec specs[] = {
 };
 // clang-format on
 
-const args_verb opts_grammar = {.name = "docker flame",
-                                .specs = specs,
-                                .nspecs = sizeof specs / sizeof *specs,
-                                .shared = graph_specs,
-                                .nshared = GRAPH_NSPECS,
-                                .shared_off = F(graph, graph_opts),
-                                .operands_off = F(containers, args_operands)};
+const args_verb opts_grammar = {
+    .name = "docker flame",
+    .specs = specs,
+    .nspecs = sizeof specs / sizeof *specs,
+    .groups = {CT_RECORD_GROUP(F(rec, ct_args)), {graph_specs, GRAPH_NSPECS, F(graph, graph_opts)}},
+    .operands_off = F(containers, args_operands)};
 #undef F
 
 void opts_help(FILE *out)
@@ -76,22 +75,20 @@ void opts_help(FILE *out)
 void opts_init(flame_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->duration_ms = 30000;
-    o->frequency = 99;
+    ct_args_default(&o->rec, CT_RECORD); /* 30 s at 99 Hz */
     o->graph.colors = "java";
-    o->interval_ms = 1000;
 }
 
 int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
 {
     int rest = -1;
-    uint64_t dflt = o->duration_ms;
-    o->duration_ms = DURATION_UNSET;
+    uint64_t dflt = o->rec.duration_ms;
+    o->rec.duration_ms = DURATION_UNSET;
     if (args_parse(&opts_grammar, argc, argv, o, &rest, err) < 0)
         return -1;
-    o->duration_set = o->duration_ms != DURATION_UNSET;
+    o->duration_set = o->rec.duration_ms != DURATION_UNSET;
     if (!o->duration_set)
-        o->duration_ms = dflt;
+        o->rec.duration_ms = dflt;
     if (o->help || o->version)
         return 0;
     if (rest >= 0) {
@@ -112,11 +109,11 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
                           "no container given: docker flame [OPTIONS] CONTAINER [CONTAINER...]");
     /* Kernel stacks come from our per-CPU recorder only (perf's per-thread recorder runs
      * unprivileged, where paranoid 2 forbids kernel samples). */
-    if (o->kernel && o->sampling == CT_SAMPLING_THREAD)
+    if (o->rec.kernel && o->rec.sampling == CT_SAMPLING_THREAD)
         return args_error(&opts_grammar, err,
                           "--kernel needs per-CPU sampling: drop --sampling thread");
     /* With a load command and no -d, profile exactly as long as the command runs. */
     if (o->cmd && !o->duration_set)
-        o->duration_ms = 0;
+        o->rec.duration_ms = 0;
     return 0;
 }

@@ -6,14 +6,15 @@
 #include <stdint.h>
 
 #include "common/args.h"
+#include "common/contract.h"
 #include "plugin/engine/endpoint.h"
 #include "plugin/recordings.h"
 
 typedef struct rec_args {
-    uint64_t window_ms;
-    int64_t frequency, pid;
+    /* the sidecar's `top`, until stopped: --window is its interval; frequency, pid, no-inline */
+    ct_args rec;
     const char *store;
-    bool no_inline, quiet, detach, shared_pid, help;
+    bool quiet, detach, shared_pid, help;
     args_operands in;
 } rec_args;
 

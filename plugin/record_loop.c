@@ -1,4 +1,4 @@
-/* One container's recorder (plugin/record.h): the ordinary sidecar (plugin/run/session.c) runs the
+/* One container's recorder (plugin/record.h): the ordinary run (plugin/run/run.h) runs the
  * contract's `top` verb, which streams one window of folded stacks per --window; every completed
  * window is handed, as it completes, to the recorder's writer thread, which stores it in the
  * profile store (store/store.h) with its labels, one window per JVM of the container
@@ -26,12 +26,10 @@
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/engine/engine.h"
-#include "plugin/opts.h"
 #include "plugin/run/proto.h"
 #include "plugin/record.h"
 #include "plugin/record_split.h"
-#include "plugin/run/session.h"
-#include "plugin/run/sidecar.h"
+#include "plugin/run/run.h"
 #include "plugin/run/signals.h"
 #include "plugin/run/spec.h"
 #include "plugin/stored.h"
@@ -70,7 +68,7 @@ static void item_free(rec_item *it)
 
 typedef struct rec_target {
     top_model m;
-    sess *s;
+    const run_target *s; /* while a run goes on: what its sidecar gave so far */
     store *st;
     const rec_args *a;
     rec_link *link;
@@ -162,9 +160,10 @@ static void set_state(rec_target *t, const char *state)
 /* The stream thread sees every line first: the first progress line (`P`, sent once the
  * sidecar's recorder runs: JVMs found and attached, perf events open) means the recording works;
  * a `T` (a window) all the more. A `record --detach` returns then, not a whole window later. */
-static int rec_line(void *ctx, const char *line, size_t len)
+static int rec_line(void *ctx, const run_target *tg, const char *line, size_t len)
 {
     rec_target *t = ctx;
+    (void)tg; /* t->s */
     if (!t->ever_ready && len > 0 && (line[0] == 'P' || line[0] == 'T'))
         rec_ready(t);
     return top_model_line(&t->m, line, len);
@@ -190,7 +189,7 @@ static void store_window_cb(void *ctx, const top_win *w)
     flame_err err = FLAME_ERR_INIT;
     rec_item it = {.n = ++t->handed};
     snprintf(it.label, sizeof it.label, "%s", t->label);
-    int rc = rec_split(w->p, t->s->pr.jvms, t->s->pr.njvms, t->a->pid, parts, &n, &err);
+    int rc = rec_split(w->p, t->s->pr.jvms, t->s->pr.njvms, t->a->rec.pid, parts, &n, &err);
     if (rc == 0 && !(it.w = calloc(n, sizeof *it.w)))
         rc = -1;
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -203,7 +202,7 @@ static void store_window_cb(void *ctx, const top_win *w)
                            .jvm_version = parts[i].version,
                            .start_ms = end - len,
                            .end_ms = end,
-                           .frequency = t->a->frequency,
+                           .frequency = t->a->rec.frequency,
                            .samples = total > 0 ? (uint64_t)total : 0,
                            .stacks = parts[i].p};
         if ((rc = store_window_copy(&sw, &it.w[i])) == 0) {
@@ -292,7 +291,8 @@ static void *writer_main(void *arg)
         else if (!t->a->quiet) {
             char n[32];
             note("%s: window %llu stored (%.1f s, %s samples)", it.label, (unsigned long long)it.n,
-                 (double)(end_ms - start_ms) / 1000, grouped((double)it.samples, n, sizeof n));
+                 (double)(end_ms - start_ms) / 1000,
+                 count_grouped((double)it.samples, n, sizeof n));
         }
         item_free(&it);
         compact_hourly(t, rc, it.label);
@@ -344,45 +344,40 @@ static void rec_end(rec_target *t, const char *why, int code)
  * became of it. Returns run_profile's result. */
 static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err *err)
 {
-    const rec_args *a = t->a;
-    sess s = {.arg = t->arg, .line_hook = rec_line, .hook_ctx = t};
-    t->s = &s;
-    flame_opts o;
-    opts_init(&o);
-    o.containers.v[0] = t->arg;
-    o.containers.n = 1;
-    o.duration_ms = 0;
-    o.frequency = a->frequency;
-    o.pid = a->pid;
-    o.no_inline = a->no_inline;
-    o.shared_pid = a->shared_pid;
-    o.quiet = true; /* one line per window instead of the progress bar */
-    o.top = true;
-    o.interval_ms = a->window_ms;
-    o.last_window = true;
-    run_ctx r = {.e = e, .o = &o, .s = &s, .n = 1, .debug = g->debug};
-    r.tm.t0 = mono_s();
-    progress_init(&r.pg, stderr, true);
-    int rc = run_profile(&r, err);
-    if (s.name[0])
-        snprintf(t->label, sizeof t->label, "%s", s.name);
-    if (s.pr.failed) {
+    run_req req = {.sidecar = t->a->rec,
+                   .targets = &t->arg,
+                   .n = 1,
+                   .shared_pid = t->a->shared_pid,
+                   .quiet = true, /* one line per window instead of the progress bar */
+                   .debug = g->debug,
+                   .t0 = mono_s(),
+                   .line_hook = rec_line,
+                   .hook_ctx = t};
+    req.sidecar.last_window = true; /* the window an interrupt cuts short is stored too */
+    run_result r;
+    if (run_result_init(&r, &req, err) < 0)
+        return -1;
+    const run_target *s = t->s = &r.t[0];
+    int rc = run_profile(e, &req, &r, err);
+    if (s->name[0])
+        snprintf(t->label, sizeof t->label, "%s", s->name);
+    if (s->pr.failed) {
         flame_err e2 = FLAME_ERR_INIT;
-        sess_sidecar_error(&s, &e2);
+        run_sidecar_error(s, &e2);
         note("%s", e2.msg);
         /* No JVM yet: the container restarted and its JVM is still starting, or it runs
          * something else for a while. Once the recording has run, that is waited out. */
-        if (t->ever_ready && s.pr.err == CT_ERR_NO_JVM && !sess_interrupted())
+        if (t->ever_ready && s->pr.err == CT_ERR_NO_JVM && !sig_interrupted())
             set_state(t, "waiting-jvm");
         else
-            rec_end(t, "failed", ct_error_exit(s.pr.err));
-    } else if (rc == 0 && !s.pr.done && !sess_interrupted()) {
+            rec_end(t, "failed", ct_error_exit(s->pr.err));
+    } else if (rc == 0 && !s->pr.done && !sig_interrupted()) {
         char oom[256];
-        if (sidecar_out_of_memory(&s, oom, sizeof oom)) {
+        if (run_out_of_memory(s, oom, sizeof oom)) {
             /* the next window would most likely meet the same end */
             note("%s: the sidecar %s", t->label, oom);
             rec_end(t, "failed", FLAME_EXIT_ERROR);
-        } else if (s.target_removed) {
+        } else if (s->target_removed) {
             rec_end(t, "was removed", FLAME_EXIT_NO_CONTAINER);
         } else {
             note("%s stopped: waiting for it to start again (%s ends the recording)", t->label,
@@ -392,16 +387,16 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
     }
     reg_save(t);
     t->s = NULL;
-    sess_clear(&s);
+    run_result_free(&r);
     return rc;
 }
 
 /* Sleep until the next look, or until an interrupt wakes us. */
 static void nap(long ms)
 {
-    struct pollfd pf = {.fd = sess_wake_fd(), .events = POLLIN};
+    struct pollfd pf = {.fd = sig_wake_fd(), .events = POLLIN};
     if (poll(&pf, 1, (int)ms) > 0)
-        sess_drain_wake();
+        sig_drain_wake();
 }
 
 /* The engine answers again after an outage, or a run failed halfway: our sidecars that are
@@ -425,11 +420,11 @@ static void announce(const rec_target *t)
     const rec_args *a = t->a;
     if (t->link && t->link->reg)
         note("recording %s into %s in %.0f-s windows at %lld Hz; `docker flame stop %s` ends it",
-             t->label, store_name(t->st), (double)a->window_ms / 1000, (long long)a->frequency,
-             t->arg);
+             t->label, store_name(t->st), (double)a->rec.interval_ms / 1000,
+             (long long)a->rec.frequency, t->arg);
     else
         note("recording %s into %s in %.0f-s windows at %lld Hz; Ctrl-C stops", t->label,
-             store_name(t->st), (double)a->window_ms / 1000, (long long)a->frequency);
+             store_name(t->st), (double)a->rec.interval_ms / 1000, (long long)a->rec.frequency);
 }
 
 /* Until an interrupt or the end of the container: record it while it runs, wait while it does
@@ -438,7 +433,7 @@ static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err 
 {
     bool engine_down = false, dirty = false;
     long retry_ms = 1000;
-    for (bool first = true; !sess_interrupted() && !t->ended; first = false) {
+    for (bool first = true; !sig_interrupted() && !t->ended; first = false) {
         int p = probe(e, t->arg, err);
         if (p == -2) {
             if (first || err->code != FLAME_EXIT_ENGINE)
@@ -484,7 +479,7 @@ static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err 
         if (t->handed > before)
             retry_ms = 1000;
         if (rc < 0) {
-            if (sess_interrupted() || !t->ever_ready)
+            if (sig_interrupted() || !t->ever_ready)
                 return -1;
             /* Once it has run: the engine going away mid-run, the container stopping between
              * the look above and its sidecar's start, are waited out like a stopped container. */
@@ -492,7 +487,7 @@ static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err 
             *err = (flame_err)FLAME_ERR_INIT;
             dirty = true;
         }
-        if (!t->ended && !strcmp(t->state, "waiting-jvm") && !sess_interrupted()) {
+        if (!t->ended && !strcmp(t->state, "waiting-jvm") && !sig_interrupted()) {
             nap(retry_ms);
             retry_ms = retry_ms * 2 > REC_RETRY_MAX_MS ? REC_RETRY_MAX_MS : retry_ms * 2;
         } else if (rc < 0) {
@@ -567,8 +562,8 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
         char w[32], sm[32];
         note("%s: %s window%s, %s samples stored in %s%s; see them with: docker flame show "
              "%s --since %s",
-             t.label, grouped((double)t.windows, w, sizeof w), t.windows == 1 ? "" : "s",
-             grouped((double)t.samples, sm, sizeof sm), store_name(t.st),
+             t.label, count_grouped((double)t.windows, w, sizeof w), t.windows == 1 ? "" : "s",
+             count_grouped((double)t.samples, sm, sizeof sm), store_name(t.st),
              t.failed ? " (some windows could not be stored)" : "", t.label, since);
         if (t.failed && !exit_code)
             exit_code = FLAME_EXIT_STORE;

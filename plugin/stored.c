@@ -85,7 +85,8 @@ void stored_size_text(uint64_t bytes, char *buf, size_t cap)
 void stored_range_text(int64_t since_ms, int64_t until_ms, char *buf, size_t cap)
 {
     char a[40], b[40];
-    /* whole seconds: "15m" ago is now minus 15 minutes, to the millisecond of no interest */
+    /* Whole seconds: a range given relative to now ("15m" ago) ends at whatever millisecond now
+     * is, which tells the reader nothing. */
     when_format(since_ms - since_ms % 1000, a, sizeof a);
     when_format(until_ms - until_ms % 1000, b, sizeof b);
     /* "2026-11-24 14:03:00 to 14:07:00" when both fall on one day */
@@ -204,8 +205,8 @@ void stored_job_init(stored_job *j, const profile *p, int fmt, const char *const
         j->ro.title = j->title;
     }
     snprintf(j->sub, sizeof j->sub, "%s windows, %s samples",
-             grouped((double)info->windows, b1, sizeof b1),
-             grouped((double)info->samples, b2, sizeof b2));
+             count_grouped((double)info->windows, b1, sizeof b1),
+             count_grouped((double)info->samples, b2, sizeof b2));
     j->ro.subtitle = j->sub;
     /* pprof: the stored range's time and its windows' rate. Windows recorded at different
      * rates are merged as counts; pprof has one period per profile, so the highest rate is

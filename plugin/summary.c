@@ -11,50 +11,6 @@
 #include "common/contract.h"
 #include "flame/methods.h"
 
-const char *const run_timing_names[RUN_TIMINGS] = {"ping",           "inspect",
-                                                   "image",          "create",
-                                                   "start",          "start_to_recording",
-                                                   "recording",      "recording_to_profile",
-                                                   "profile_stream", "remove",
-                                                   "write",          "total"};
-
-void run_timings_ms(const run_ctx *r, double t_written, double out[RUN_TIMINGS])
-{
-    /* Recording start = first P line's arrival minus its elapsed_ms; the end is the start plus
-     * the last P line's elapsed_ms. With several targets, the latest of each. */
-    const run_times *t = &r->tm;
-    double rec_start = 0, rec_end = 0, first_f = 0;
-    for (int i = 0; i < r->n; i++) {
-        const sess *s = &r->s[i];
-        if (s->t_first_p) {
-            double st = s->t_first_p - (double)s->first_p_elapsed_ms / 1000;
-            double en = st + (double)s->pr.prog.elapsed_ms / 1000;
-            if (st > rec_start)
-                rec_start = st;
-            if (en > rec_end)
-                rec_end = en;
-        }
-        if (s->t_first_f > first_f)
-            first_f = s->t_first_f;
-    }
-    double v[RUN_TIMINGS] = {
-        t->ping - t->t0,
-        t->inspect - t->ping,
-        t->image - t->inspect,
-        t->create - t->image,
-        t->start - t->create,
-        rec_start ? rec_start - t->start : 0,
-        rec_start ? rec_end - rec_start : 0,
-        first_f && rec_end ? first_f - rec_end : 0,
-        first_f ? t->streams_done - first_f : 0,
-        t->removed - t->streams_done,
-        t_written - t->removed,
-        t_written - t->t0,
-    };
-    for (int i = 0; i < RUN_TIMINGS; i++)
-        out[i] = v[i] * 1000;
-}
-
 void summary_jvms(jsonw *w, const proto *pr)
 {
     jsonw_array(w, "jvms");
@@ -109,7 +65,7 @@ static void warnings(jsonw *w, const proto *pr)
 
 static void target(jsonw *w, const sum_target *t)
 {
-    const sess *s = t->s;
+    const run_target *s = t->s;
     const proto *pr = &s->pr;
     const ct_summary *sum = pr->have_summary ? &pr->summary : NULL;
     jsonw_object(w, NULL);
@@ -163,11 +119,11 @@ static int write_profile(void *ctx, FILE *f, flame_err *err)
     jsonw w;
     jsonw_init(&w, f);
     jsonw_object(&w, NULL);
-    summary_header(&w, "profile", sp->started);
+    jsonw_summary_header(&w, "profile", sp->started);
     jsonw_int(&w, "exit_code", sp->exit_code);
     jsonw_str(&w, "error", sp->error);
-    jsonw_int(&w, "frequency_hz", sp->o->frequency);
-    jsonw_uint(&w, "duration_ms", sp->o->duration_ms);
+    jsonw_int(&w, "frequency_hz", sp->o->rec.frequency);
+    jsonw_uint(&w, "duration_ms", sp->o->rec.duration_ms);
     jsonw_array(&w, "containers");
     for (size_t i = 0; i < sp->n; i++)
         target(&w, &sp->t[i]);
@@ -175,7 +131,7 @@ static int write_profile(void *ctx, FILE *f, flame_err *err)
     if (sp->o->cmd) {
         /* the command's own status: the run's exit code is 1 whatever it failed with */
         int st = sp->r ? sp->r->cmd_status : 0;
-        bool ran = sp->r && sp->r->cmd_done && sp->r->cmd_pid > 0;
+        bool ran = sp->r && sp->r->cmd_done && sp->r->cmd_started;
         jsonw_object(&w, "command");
         jsonw_str(&w, "argv0", sp->o->cmd[0]);
         if (ran && WIFEXITED(st))
@@ -208,7 +164,7 @@ static int write_top(void *ctx, FILE *f, flame_err *err)
     jsonw w;
     jsonw_init(&w, f);
     jsonw_object(&w, NULL);
-    summary_header(&w, "top", st->started);
+    jsonw_summary_header(&w, "top", st->started);
     jsonw_int(&w, "exit_code", st->exit_code);
     jsonw_str(&w, "container", st->container);
     jsonw_int(&w, "frequency_hz", st->frequency);

@@ -9,24 +9,18 @@
 
 #include "common/err.h"
 #include "flame/profile.h"
+#include "plugin/opts.h"
 #include "plugin/out/jsonw.h"
 #include "plugin/out/output.h"
 #include "plugin/run/proto.h"
-#include "plugin/run/session.h"
+#include "plugin/run/run.h"
 
 /* Methods listed under top_methods. */
 #define SUMMARY_TOP_METHODS 10
 
-/* The tool's own time per stage of a profiling run, in ms (what -D / DOCKER_FLAME_TIMINGS=1
- * print): ping, inspect, image, create, attach+start, start->recording, recording,
- * recording->profile, profile stream, remove, write, total. */
-enum { RUN_TIMINGS = 12 };
-extern const char *const run_timing_names[RUN_TIMINGS];
-void run_timings_ms(const run_ctx *r, double t_written, double out[RUN_TIMINGS]);
-
 /* One container of the profile verb. */
 typedef struct sum_target {
-    const sess *s;
+    const run_target *s;
     char *const *paths; /* [FMT_COUNT]: the files written, NULL where none */
     const char *error;  /* why it has no profile; NULL = it has one */
     int exit_code;      /* 0, or the exit code of its failure */
@@ -34,7 +28,7 @@ typedef struct sum_target {
 
 typedef struct sum_profile {
     const flame_opts *o;
-    const run_ctx *r; /* NULL when the run never started (engine unreachable...) */
+    const run_result *r; /* NULL when the run never started (engine unreachable...) */
     time_t started;
     double t_written; /* mono_s() once every file was written */
     int exit_code;

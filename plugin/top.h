@@ -1,4 +1,4 @@
-/* `docker flame top` (docs/TOP.md): the same sidecar as profiling (plugin/run/session.c), run with
+/* `docker flame top` (docs/TOP.md): the same sidecar as profiling (plugin/run/run.h), run with
  * the contract's `top` verb, streams one window of folded stacks per interval (T, F..., P). The
  * model (top_model.c) keeps the last windows as profiles, fed by the stream thread; the screen
  * (top_screen.c) aggregates them with flame/methods and draws them (ncurses on a terminal, plain
@@ -38,7 +38,7 @@ typedef struct top_model {
     bool ended;   /* E or D seen */
     int wake[2];  /* the screen's wake-up pipe */
     /* Each completed window, as it completes (stream thread, lock held); NULL = none. The
-     * recorder (cmd_record.c) stores it. */
+     * recorder (plugin/record_loop.c) stores it. */
     void (*on_window)(void *ctx, const top_win *w);
     void *on_window_ctx;
 } top_model;

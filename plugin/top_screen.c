@@ -82,7 +82,7 @@ static void plain_snapshot(top_ui *u)
     char g[32];
     printf("sort: %s  frames: %s  samples in window: %s\n", u->by_total ? "total" : "self",
            u->java_only ? "java" : "all",
-           grouped(u->tab ? methods_samples(u->tab, false) : 0, g, sizeof g));
+           count_grouped(u->tab ? methods_samples(u->tab, false) : 0, g, sizeof g));
     printf("%7s %7s %8s  %-60s %s\n", "SELF%", "TOTAL%", "SAMPLES", "METHOD", "JVM/THREAD");
     size_t n;
     const methods_row *rows = rows_of(u, &n);
@@ -92,7 +92,7 @@ static void plain_snapshot(top_ui *u)
         clean_row(&rows[i], name, sizeof name, where, sizeof where);
         printf("%6.1f%% %6.1f%% %8s  %-60s %s\n", 100 * rows[i].self / tot,
                100 * rows[i].total / tot,
-               grouped(u->by_total ? rows[i].total : rows[i].self, g, sizeof g), name, where);
+               count_grouped(u->by_total ? rows[i].total : rows[i].self, g, sizeof g), name, where);
     }
     if (fflush(stdout) != 0 || ferror(stdout))
         request_quit(u, "stdout closed"); /* `| head`: nobody reads any more */
@@ -118,7 +118,7 @@ static void draw(top_ui *u)
         mvaddnstr(2, 0, u->status, cols);
     else if (u->callers)
         snprintf(buf, sizeof buf, "callers of %s (%s samples)", u->focus,
-                 grouped(table_samples(u), cnt, sizeof cnt)),
+                 count_grouped(table_samples(u), cnt, sizeof cnt)),
             mvaddnstr(2, 0, buf, cols);
     else if (!u->wins)
         mvaddnstr(2, 0, "waiting for the first window (injecting the agent, attaching)...", cols);
@@ -147,8 +147,9 @@ static void draw(top_ui *u)
         char name[512], where[128];
         clean_row(r, name, sizeof name, where, sizeof where);
         snprintf(buf, sizeof buf, "%5.1f%% %6.1f%% %8s  %-*.*s  %s", 100 * r->self / tot,
-                 100 * r->total / tot, grouped(u->by_total ? r->total : r->self, cnt, sizeof cnt),
-                 namew, namew, name, where);
+                 100 * r->total / tot,
+                 count_grouped(u->by_total ? r->total : r->self, cnt, sizeof cnt), namew, namew,
+                 name, where);
         if (u->scroll + i == u->sel)
             attron(A_REVERSE);
         mvaddnstr(4 + i, 0, buf, cols);

@@ -1,7 +1,8 @@
-/* `docker flame --help` (plugin/usage.h). It reads the verb table (plugin/verbs.c) and the profile
- * verb's options (plugin/opts.c), so a new verb or option is never missing here. Kept out of the
- * verb files: the profile verb prints it for --help, the table dispatches to the verbs, and
- * neither may depend on the other in a circle. */
+/* `docker flame --help` (plugin/usage.h). It prints the verb table it is given (plugin/verbs.c's)
+ * and the profile verb's options (plugin/opts.c), so a new verb or option is never missing here.
+ * Kept out of the verb files: the profile verb prints it for --help, the table dispatches to the
+ * verbs (its `help` verb prints it too), and none may depend on another in a circle: the table
+ * comes as an argument, not by name. */
 #include "plugin/usage.h"
 
 #include <string.h>
@@ -9,14 +10,14 @@
 #include "plugin/opts.h"
 #include "plugin/verbs.h"
 
-void flame_usage(FILE *f)
+void flame_usage(FILE *f, const flame_verb *verbs, size_t nverbs)
 {
     fputs("Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
           "        docker flame ",
           f);
     /* The verbs, from the one table (plugin/verbs.c), so a new verb is never missing here. */
-    for (size_t v = 0; v < flame_nverbs; v++)
-        fprintf(f, "%s%s", v ? "|" : "", flame_verbs[v].name);
+    for (size_t v = 0; v < nverbs; v++)
+        fprintf(f, "%s%s", v ? "|" : "", verbs[v].name);
     fputs(" [ARGS...]\n"
           "\n"
           "Profile the JVMs running in a container with perf, from a sidecar container that\n"
@@ -34,9 +35,9 @@ void flame_usage(FILE *f)
           "\n"
           "Other commands:\n",
           f);
-    for (size_t v = 0; v < flame_nverbs; v++) {
-        const char *line = flame_verbs[v].summary;
-        fprintf(f, "  %-8s ", flame_verbs[v].name);
+    for (size_t v = 0; v < nverbs; v++) {
+        const char *line = verbs[v].summary;
+        fprintf(f, "  %-8s ", verbs[v].name);
         for (;;) { /* a summary's further lines are indented under its first */
             size_t n = strcspn(line, "\n");
             fprintf(f, "%.*s\n", (int)n, line);

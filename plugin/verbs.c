@@ -37,7 +37,7 @@ static int run_help(const ep_globals *g, int argc, char **argv)
         return 0;
     }
     if (a.ops.n == 0) {
-        flame_usage(stdout);
+        flame_usage(stdout, flame_verbs, flame_nverbs);
         return 0;
     }
     const flame_verb *v = flame_verb_find(a.ops.v[0]);

@@ -34,10 +34,10 @@ rule 'sidecar/recorder/*.[ch]' "common/$H|flame/$H|sidecar/sidecar[.]h|sidecar/s
     'the recorder knows of the rest of the sidecar only its bounds (sidecar.h) and session'
 rule 'plugin/engine/*.[ch]' "common/$H|plugin/engine/$H" \
     'the Engine API client (plugin/engine/) knows no sidecar, no run, no verb'
-# NEEDSWORK: plugin/opts.h (the profile verb's options) is still the run's configuration; it goes
-# when a run request replaces it.
-rule 'plugin/run/*.[ch]' "common/$H|flame/$H|plugin/engine/$H|plugin/run/$H|plugin/opts[.]h" \
+rule 'plugin/run/*.[ch]' "common/$H|flame/$H|plugin/engine/$H|plugin/run/$H" \
     'a run (plugin/run/) knows no verb: it uses only the engine client and itself'
+rule 'plugin/*.[ch]' "common/$H|flame/$H|store/$H|plugin/$H|plugin/engine/$H|plugin/out/$H|plugin/web/$H|plugin/run/(run|signals|spec|proto|sweep|profiler|progress)[.]h" \
+    'a verb reaches a run through plugin/run/run.h (and its signals, labels, stream, sweep, profiler and progress line), never its insides; serve reaches plugin/web/'
 rule 'plugin/out/*.[ch]' "common/$H|flame/$H|plugin/out/$H" \
     'outputs (plugin/out/) know no engine, no run, no verb'
 rule 'plugin/web/*.[ch]' "common/$H|flame/$H|store/$H|plugin/out/$H|plugin/web/$H" \

@@ -206,24 +206,6 @@ void sc_main_class(const char *cmdline, char *out, size_t cap)
 
 /* ---- I/O side ---- */
 
-ssize_t sc_read_bounded(int dirfd, const char *path, char *buf, size_t cap)
-{
-    _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -errno;
-    size_t got = 0;
-    while (got + 1 < cap) {
-        ssize_t n = TEMP_FAILURE_RETRY(read(fd, buf + got, cap - 1 - got));
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    buf[got] = 0;
-    return (ssize_t)got;
-}
-
 /* Read /proc/<pid>/maps in chunks (bounded) looking for libjvm.so. */
 static bool maps_libjvm(int piddir, char *path, size_t cap)
 {

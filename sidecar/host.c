@@ -28,10 +28,6 @@
          */
 #define TABLE_MAX (64u << 20)
 
-static pid_t scanner_pid = -1;
-static int scanner_ctl = -1;
-static int table_rfd = -1; /* opened as root: the file is 0600 and processing runs as nobody */
-
 static char *read_mountinfo(size_t *len)
 {
     size_t cap = 1 << 20;
@@ -54,14 +50,14 @@ static char *read_mountinfo(size_t *len)
     return b;
 }
 
-int sc_host_scanner_start(flame_err *err)
+int sc_host_scanner_start(sc_session *s, flame_err *err)
 {
     int table = sc_work_create(SC_HOST_TABLE, O_WRONLY | O_APPEND, 0600);
     if (table < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", SC_HOST_TABLE);
-    table_rfd = sc_work_open(SC_HOST_TABLE, O_RDONLY);
+    s->host.table_rfd = sc_work_open(SC_HOST_TABLE, O_RDONLY);
     int c[2];
-    if (table_rfd < 0 || pipe2(c, O_CLOEXEC) < 0) {
+    if (s->host.table_rfd < 0 || pipe2(c, O_CLOEXEC) < 0) {
         close(table);
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
     }
@@ -99,27 +95,27 @@ int sc_host_scanner_start(flame_err *err)
     }
     close(c[0]);
     close(table);
-    scanner_pid = pid;
-    scanner_ctl = c[1];
+    s->host.scanner_pid = pid;
+    s->host.scanner_ctl = c[1];
     return 0;
 }
 
-void sc_host_scanner_stop(void)
+void sc_host_scanner_stop(sc_session *s)
 {
-    if (scanner_ctl >= 0) {
-        if (write(scanner_ctl, "stop\n", 5) < 0) { /* closing below ends it anyway */
+    if (s->host.scanner_ctl >= 0) {
+        if (write(s->host.scanner_ctl, "stop\n", 5) < 0) { /* closing below ends it anyway */
         }
-        close(scanner_ctl);
-        scanner_ctl = -1;
+        close(s->host.scanner_ctl);
+        s->host.scanner_ctl = -1;
     }
-    if (scanner_pid > 0) {
+    if (s->host.scanner_pid > 0) {
         int st;
-        for (int64_t t0 = mono_ms(); waitpid(scanner_pid, &st, WNOHANG) == 0;) {
+        for (int64_t t0 = mono_ms(); waitpid(s->host.scanner_pid, &st, WNOHANG) == 0;) {
             if (mono_ms() - t0 > 5000)
                 break; /* it dies with us (PDEATHSIG) */
             sleep_ms(10);
         }
-        scanner_pid = -1;
+        s->host.scanner_pid = -1;
     }
 }
 
@@ -316,8 +312,8 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
     uint64_t map_lines = 0, map_bytes = 0;
     sc_refresh_maps(s, map_fd, &map_lines, &map_bytes);
     int64_t t = mono_ms();
-    _cleanup_close_ int tfd = table_rfd;
-    table_rfd = -1;
+    _cleanup_close_ int tfd = s->host.table_rfd;
+    s->host.table_rfd = -1;
     host_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
@@ -342,7 +338,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
         /* always our --symfs (made before the privilege drop): perf never reads the sidecar's
          * own files at a target's paths; what is not copied there stays unnamed */
         rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, true, -1, true, f, s->abort, err);
+                      : sc_perf_script(s, data, true, true, f, s->abort, err);
     }
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {

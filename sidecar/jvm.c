@@ -189,7 +189,7 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
      * copy a library's frames stay "[libc.so.6]". */
     if (fetch) {
         sc_symfs_stats st;
-        int r = sc_symfs_copy(j, ns, s->o.verb == CT_HOST, &st);
+        int r = sc_symfs_copy(&s->symfs, j, ns, s->o.verb == CT_HOST, &st);
         if (r < 0)
             sc_warn("pid %d: cannot read its maps (%s): native frames stay unnamed", (int)j->st.pid,
                     strerror(-r));

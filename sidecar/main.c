@@ -123,13 +123,13 @@ static int host_main(sc_session *s, flame_err *err)
     if (sc_host_find_jvms(s, err) < 0)
         return -1;
     sc_test_stop("setup");
-    if (sc_host_scanner_start(err) < 0)
+    if (sc_host_scanner_start(s, err) < 0)
         return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
     /* the agent in each JVM of the plugin's containers, as for one container */
     open_namespaces(s);
     prepare(s);
     int rc = abort_requested ? 0 : sc_record(s, err);
-    sc_host_scanner_stop();
+    sc_host_scanner_stop(s);
     /* undo in every JVM, on every path; fetch the maps only for a profile */
     bool fetch = rc == 0 && !abort_requested;
     for (int k = 0; k < s->n; k++)
@@ -193,6 +193,8 @@ int main(int argc, char **argv)
     for (int k = 0; k < SC_MAX_JVMS; k++)
         s.ns_fd[k] = s.raw_fd[k] = -1;
     s.kallsyms_fd = -1;
+    s.host.scanner_pid = -1;
+    s.host.scanner_ctl = s.host.table_rfd = -1;
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     if (ct_argv_parse(argc, argv, &s.o, &err) < 0) {
         fprintf(stderr, "flame-sidecar: %s\n", err.msg);

@@ -15,16 +15,8 @@
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "sidecar/kallsyms.h"
+#include "sidecar/recorder/recorder.h"
 #include "sidecar/session.h"
-
-/* Nothing of the environment we were given: no $HOME whose .perfconfig or .debug could have been
- * planted, no configuration file at all. */
-char *const sc_perf_env[] = {"HOME=/nonexistent",
-                             "PERF_CONFIG_NOGLOBAL=1",
-                             "PERF_CONFIG_NOSYSTEM=1",
-                             "PATH=/usr/bin:/bin",
-                             "LC_ALL=C",
-                             NULL};
 
 const char *sc_root_for_pid(void *ctx, long pid)
 {
@@ -94,17 +86,9 @@ int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, fla
     return rc;
 }
 
-/* The recorder's names of JVM k's interpreted frames (interp.h): its first line says whether
- * they could be named (else one W line with the reason), the rest are map lines for the
+/* The recorder's names of JVM k's interpreted frames (recorder/recorder.h): its first line says
+ * whether they could be named (else one W line with the reason), the rest are map lines for the
  * synthetic addresses, sanitised and appended to the map like the agent's own lines. */
-void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window)
-{
-    if (window < 0)
-        snprintf(buf, cap, "interp-%d.names", (int)pid);
-    else
-        snprintf(buf, cap, "interp-%d-%d.names", (int)pid, window);
-}
-
 void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map_stats *total)
 {
     char path[64];
@@ -169,9 +153,10 @@ static int test_hold_script(int data_fd, pid_t *feeder)
     return fp[0];
 }
 
-int sc_perf_script(int data_fd, bool symfs, int kallsyms_fd, bool cpu, folder *f,
+int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err)
 {
+    int kallsyms_fd = s->kallsyms_fd;
     pid_t feeder;
     int in_fd = test_hold_script(data_fd, &feeder);
     int p[2];
@@ -208,6 +193,13 @@ int sc_perf_script(int data_fd, bool symfs, int kallsyms_fd, bool cpu, folder *f
             snprintf(kallsyms_arg, sizeof kallsyms_arg, "/proc/self/fd/%d", kallsyms_fd);
             argv[n++] = "--kallsyms";
             argv[n++] = kallsyms_arg;
+        }
+        /* --max-stack: perf keeps the first N entries of each callchain, which starts at the
+         * leaf; the folder's root frames (process, thread, JVM) are added above what is kept */
+        char max_stack[32];
+        if (s->o.max_stack > 0) {
+            snprintf(max_stack, sizeof max_stack, "--max-stack=%lld", (long long)s->o.max_stack);
+            argv[n++] = max_stack;
         }
         argv[n] = NULL;
         execve(SC_PERF, (char *const *)argv, sc_perf_env);
@@ -344,7 +336,7 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     _cleanup_close_ int data = sc_work_open(SC_WORK_DATA, O_RDONLY);
     int rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, true, s->kallsyms_fd, false, f, s->abort, err);
+                      : sc_perf_script(s, data, true, false, f, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
         sc_emit_folded(f);

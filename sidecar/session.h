@@ -15,8 +15,6 @@
 #include "sidecar/sidecar.h"
 
 #define SC_PERF "/usr/bin/perf" /* installed execute-only: it runs non-dumpable (harden.c) */
-/* The whole environment of every perf we exec (process.c). */
-extern char *const sc_perf_env[];
 
 /* ---- workdir.c: the sidecar's own files, in a directory only root can enter by name ---- */
 #define SC_PRIVATE_DIR "/tmp/.flame"       /* 0700, root's */
@@ -37,9 +35,20 @@ void sc_work_unlink(const char *name);
  * descriptor sees it. */
 void sc_work_path(char *buf, size_t cap, const char *name);
 
-/* The recorder's names of interpreted frames, in the work directory: interp-<pid>.names
- * (record), or interp-<pid>-<window>.names (top's windows). */
-void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window);
+/* ---- symfs.c: what was copied so far in this run (every JVM shares SC_SYMFS) ---- */
+typedef struct sc_symfs_file {
+    char path[SC_SYMFS_PATH_MAX + 1]; /* the mapping's path (messages) */
+    /* where it is below SC_SYMFS: the mapping's path, or (host) its inode's prefix + the path */
+    char name[SC_INODE_PREFIX_MAX + SC_SYMFS_PATH_MAX + 1];
+    uint64_t dev, ino;
+    bool conflict; /* two different inodes under this name: no copy (never a wrong name) */
+    char build_id[2 * SC_BUILD_ID_MAX + 1];
+} sc_symfs_file;
+typedef struct sc_symfs_tab {
+    sc_symfs_file v[SC_SYMFS_FILES_MAX];
+    int n;
+    uint64_t bytes; /* of every copy, debug files too (SC_SYMFS_TOTAL_MAX) */
+} sc_symfs_tab;
 
 typedef struct sc_session {
     ct_args o;
@@ -56,11 +65,18 @@ typedef struct sc_session {
     bool interp;          /* name interpreted frames (per-CPU recordings; interp.h) */
     int interp_window;    /* top: the window being recorded; -1 for a one-shot recording */
     uint64_t kernel_text; /* --kernel: the kernel's _text address (kallsyms.h); 0 without */
+    sc_symfs_tab symfs;   /* the target's libraries copied for perf script (symfs.c) */
     int kallsyms_fd;      /* --kernel: the copy of /proc/kallsyms (a memfd, kallsyms.h); -1 */
     /* record, top, restore: the target container's id (--target, or pid 1's container): only
      * processes whose cgroup names it are looked at, attached and sampled */
     char target[65];
     bool boottime; /* host: the recording's sample times are CLOCK_BOOTTIME */
+    /* host: the scanner child writing the task table while the recording runs (-1: none), its
+     * "stop" pipe, and the table opened as root for processing, which runs as nobody (host.c) */
+    struct {
+        pid_t scanner_pid;
+        int scanner_ctl, table_rfd;
+    } host;
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -101,11 +117,11 @@ typedef struct sc_symfs_stats {
     uint64_t bytes;
 } sc_symfs_stats;
 /* Copy the inode of every executable file mapping of JVM j into SC_SYMFS (bounded, deduplicated
- * over the run; W lines for what stays unnamed), and the target's build-id-matched debug files
- * for them (ns: its mount namespace, -1 for none). by_inode (host): each copy under its inode's
- * name (SC_INODE_DIR), as the host recorder names the mappings, instead of its path alone.
- * 0, or -errno when its maps cannot be read. */
-int sc_symfs_copy(sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *st);
+ * over the run in t, the session's; W lines for what stays unnamed), and the target's
+ * build-id-matched debug files for them (ns: its mount namespace, -1 for none). by_inode (host):
+ * each copy under its inode's name (SC_INODE_DIR), as the host recorder names the mappings,
+ * instead of its path alone. 0, or -errno when its maps cannot be read. */
+int sc_symfs_copy(sc_symfs_tab *t, sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *st);
 
 /* ---- record.c ---- */
 /* Record for the duration (or until *stop) into SC_WORK_DATA, P lines every second; with
@@ -114,8 +130,8 @@ int sc_record(sc_session *s, flame_err *err);
 
 /* ---- host.c: the `host` verb (docs/HOST.md) ---- */
 /* The hardened scanner child that writes the task table while the recording runs. */
-int sc_host_scanner_start(flame_err *err);
-void sc_host_scanner_stop(void);
+int sc_host_scanner_start(sc_session *s, flame_err *err);
+void sc_host_scanner_stop(sc_session *s);
 /* Unprivileged: perf script folded with container;process;thread roots, H, F and S lines. */
 int sc_host_process(sc_session *s, const int *map_fd, flame_err *err);
 /* The JVMs of the containers named by --attach, into s->jvms (their container key set). */
@@ -138,11 +154,13 @@ void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t
 /* Rewrite map_fd with the sanitised first `size` bytes of the raw map (sc_map_sanitize). */
 int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err);
 /* perf script over the pipe-format data on data_fd (symfs: with the copies of the target's
- * libraries; kallsyms_fd: the kernel's symbols, or -1), fed to f line by line, then
- * folder_finish. cpu: print each sample's CPU too (host's timeline). perf runs exec'd from an
- * execute-only file (non-dumpable), with a fixed environment, and reaches the work directory only
- * through the inherited descriptor. A perf killed by a signal (the memory limit) fails the run. */
-int sc_perf_script(int data_fd, bool symfs, int kallsyms_fd, bool cpu, folder *f,
+ * libraries), fed to f line by line, then folder_finish. cpu: print each sample's CPU too (host's
+ * timeline). What else perf script is told comes from the session (s): --kernel's copy of the
+ * kernel's symbols, --max-stack. perf runs exec'd from an execute-only file (non-dumpable), with
+ * a fixed environment, and reaches the work directory only through the inherited descriptor. A
+ * perf killed by a signal (the memory limit) fails the run. abort: stop reading when it is set
+ * (NULL: never). */
+int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */
 int sc_emit_folded(const folder *f);

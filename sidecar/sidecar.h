@@ -86,7 +86,8 @@ int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, const char *
 int sc_cgroup_is(int dirfd, const char *path, const char *target);
 /* Has the process of pidfd not exited yet? (false for -1) */
 bool sc_pidfd_alive(int pidfd);
-/* Read a whole small file below /proc (bounded); NUL-terminates. Returns length or <0 errno. */
+/* Read a whole small file below /proc (bounded, O_NOFOLLOW; procfile.c); NUL-terminates. Returns
+ * length or <0 errno. */
 ssize_t sc_read_bounded(int dirfd, const char *path, char *buf, size_t cap);
 
 /* ---- the target's libraries for perf's --symfs (symfs.c) ---- */

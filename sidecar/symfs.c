@@ -26,23 +26,13 @@
 /* A copy's name below SC_SYMFS: the mapping's path, or (host) its inode's prefix + the path. */
 #define NAME_MAX_ (SC_INODE_PREFIX_MAX + SC_SYMFS_PATH_MAX + 1)
 
-/* What was copied so far in this sidecar run (all JVMs share SC_SYMFS). */
-typedef struct copied {
-    char path[SC_SYMFS_PATH_MAX + 1]; /* the mapping's path (messages) */
-    char name[NAME_MAX_];             /* where it is below SC_SYMFS */
-    uint64_t dev, ino;
-    bool conflict; /* two different inodes under this name: no copy (never a wrong name) */
-    char build_id[2 * SC_BUILD_ID_MAX + 1];
-} copied;
-static copied tab[SC_SYMFS_FILES_MAX];
-static int n_tab;
-static uint64_t total_bytes;
+typedef sc_symfs_file copied;
 
-static copied *find(const char *name)
+static copied *find(sc_symfs_tab *t, const char *name)
 {
-    for (int i = 0; i < n_tab; i++)
-        if (strcmp(tab[i].name, name) == 0)
-            return &tab[i];
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->v[i].name, name) == 0)
+            return &t->v[i];
     return NULL;
 }
 
@@ -91,8 +81,8 @@ static int copy_fd(int in, int out, uint64_t size)
 
 /* The mapped file of m, opened for reading: *fd and *st. 1 when it is a regular file within
  * the bounds, 0 skipped (*why), <0 -errno. */
-static int open_mapped(const sc_jvm *j, const sc_symfs_map *m, int *fd, struct stat *st,
-                       const char **why)
+static int open_mapped(const sc_symfs_tab *t, const sc_jvm *j, const sc_symfs_map *m, int *fd,
+                       struct stat *st, const char **why)
 {
     char link[96];
     snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", (int)j->st.pid,
@@ -118,7 +108,7 @@ static int open_mapped(const sc_jvm *j, const sc_symfs_map *m, int *fd, struct s
         *why = "not the inode the maps line names";
     else if ((uint64_t)st->st_size > SC_SYMFS_FILE_MAX)
         *why = "larger than the per-file bound";
-    else if (total_bytes + (uint64_t)st->st_size > SC_SYMFS_TOTAL_MAX)
+    else if (t->bytes + (uint64_t)st->st_size > SC_SYMFS_TOTAL_MAX)
         *why = "over the total bound of the copies";
     else {
         /* the same link again, now for reading: checked to be the same regular file */
@@ -138,13 +128,13 @@ static int open_mapped(const sc_jvm *j, const sc_symfs_map *m, int *fd, struct s
 }
 
 /* Copy one mapping's inode to SC_SYMFS/name; 1 copied, 0 skipped (with *why), <0 -errno. */
-static int copy_one(const sc_jvm *j, const sc_symfs_map *m, const char *name, const char **why,
-                    uint64_t *bytes)
+static int copy_one(sc_symfs_tab *t, const sc_jvm *j, const sc_symfs_map *m, const char *name,
+                    const char **why, uint64_t *bytes)
 {
     char dst[sizeof(SC_SYMFS) + NAME_MAX_];
     struct stat st;
     int in = -1;
-    int r = open_mapped(j, m, &in, &st, why);
+    int r = open_mapped(t, j, m, &in, &st, why);
     if (r <= 0)
         return r;
     _cleanup_close_ int fd = in;
@@ -164,14 +154,14 @@ static int copy_one(const sc_jvm *j, const sc_symfs_map *m, const char *name, co
         unlink(dst);
         return r;
     }
-    copied *c = &tab[n_tab++];
+    copied *c = &t->v[t->n++];
     snprintf(c->path, sizeof(c->path), "%s", m->path);
     snprintf(c->name, sizeof(c->name), "%s", name);
     c->dev = st.st_dev;
     c->ino = st.st_ino;
     c->conflict = false;
     c->build_id[0] = '\0';
-    total_bytes += (uint64_t)st.st_size;
+    t->bytes += (uint64_t)st.st_size;
     *bytes += (uint64_t)st.st_size;
     return 1;
 }
@@ -242,11 +232,11 @@ static void build_ids(const int *fds, int n, char (*hex)[2 * SC_BUILD_ID_MAX + 1
 }
 
 /* Debug symbols from the TARGET's /usr/lib/debug/.build-id/<xx>/<rest>.debug for each library
- * copied for this JVM (tab[first..n_tab)), fetched as the JVM's user without following
+ * copied for this JVM (t->v[first..t->n)), fetched as the JVM's user without following
  * symlinks, and kept only when its own build-id is the library's: then put where perf script
  * looks for a separate debug file by the library's path, <symfs>/usr/lib/debug/<path>.debug
  * (perf checks no build-id there for /proc-synthesized mappings, so we did). */
-static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
+static void fetch_debug(sc_symfs_tab *t, sc_jvm *j, int ns, int first, sc_symfs_stats *s)
 {
     int fds[SC_SYMFS_FILES_MAX];
     char(*hex)[2 * SC_BUILD_ID_MAX + 1] = calloc(SC_SYMFS_FILES_MAX, sizeof *hex);
@@ -254,8 +244,8 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
     char dst[sizeof(SC_SYMFS) + NAME_MAX_ + 32];
     if (!hex)
         return;
-    for (int i = first; i < n_tab; i++) {
-        snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, tab[i].name);
+    for (int i = first; i < t->n; i++) {
+        snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, t->v[i].name);
         if ((fds[n] = open(dst, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
             idx[n++] = i;
     }
@@ -263,7 +253,7 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
     int m = 0;
     for (int k = 0; k < n; k++) {
         close(fds[k]);
-        copied *c = &tab[idx[k]];
+        copied *c = &t->v[idx[k]];
         snprintf(c->build_id, sizeof(c->build_id), "%s", hex[k]);
         if (strlen(c->build_id) < 4)
             continue;
@@ -280,19 +270,19 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
         struct stat st;
         if (sc_fetch_file(j, ns, src, fd, &err) < 0 || fstat(fd, &st) < 0 ||
             (uint64_t)st.st_size > SC_SYMFS_FILE_MAX ||
-            total_bytes + (uint64_t)st.st_size > SC_SYMFS_TOTAL_MAX) {
+            t->bytes + (uint64_t)st.st_size > SC_SYMFS_TOTAL_MAX) {
             close(fd);
             unlink(dst);
             continue; /* none (the usual case), or over the bounds */
         }
         close(fd);
-        total_bytes += (uint64_t)st.st_size;
+        t->bytes += (uint64_t)st.st_size;
         idx[m++] = idx[k];
     }
     /* the fetched debug files' own build-ids must be the libraries' */
     n = 0;
     for (int k = 0; k < m; k++) {
-        snprintf(dst, sizeof(dst), "%s/usr/lib/debug%s.debug", SC_SYMFS, tab[idx[k]].name);
+        snprintf(dst, sizeof(dst), "%s/usr/lib/debug%s.debug", SC_SYMFS, t->v[idx[k]].name);
         fds[n] = open(dst, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         idx[n] = idx[k];
         n += fds[n] >= 0;
@@ -300,7 +290,7 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
     build_ids(fds, n, hex);
     for (int k = 0; k < n; k++) {
         close(fds[k]);
-        copied *c = &tab[idx[k]];
+        copied *c = &t->v[idx[k]];
         if (strcmp(hex[k], c->build_id) == 0) {
             s->debug++;
             continue;
@@ -313,10 +303,10 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
     free(hex);
 }
 
-int sc_symfs_copy(sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *out)
+int sc_symfs_copy(sc_symfs_tab *t, sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *out)
 {
     sc_symfs_stats s = {0};
-    int first = n_tab;
+    int first = t->n;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/maps", (int)j->st.pid);
     _cleanup_free_ char *buf = malloc(SC_MAPS_MAX + 1);
@@ -339,7 +329,7 @@ int sc_symfs_copy(sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *out)
             continue;
         char name[NAME_MAX_];
         copy_name(&m, by_inode, name);
-        copied *c = find(name);
+        copied *c = find(t, name);
         if (c && by_inode)
             continue; /* that very inode (and name): copied already */
         if (c) {
@@ -350,7 +340,7 @@ int sc_symfs_copy(sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *out)
             int cfd = -1;
             const char *cwhy = NULL;
             memset(&st, 0, sizeof st); /* unknown (gone, refused): treated as another file */
-            if (open_mapped(j, &m, &cfd, &st, &cwhy) == 1)
+            if (open_mapped(t, j, &m, &cfd, &st, &cwhy) == 1)
                 close(cfd);
             if (!c->conflict && ((uint64_t)st.st_dev != c->dev || (uint64_t)st.st_ino != c->ino)) {
                 c->conflict = true;
@@ -369,12 +359,12 @@ int sc_symfs_copy(sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *out)
             }
             continue;
         }
-        if (n_tab >= SC_SYMFS_FILES_MAX) {
+        if (t->n >= SC_SYMFS_FILES_MAX) {
             s.skipped++;
             continue;
         }
         const char *why = NULL;
-        r = copy_one(j, &m, name, &why, &s.bytes);
+        r = copy_one(t, j, &m, name, &why, &s.bytes);
         if (r == 1)
             s.files++;
         else {
@@ -384,8 +374,8 @@ int sc_symfs_copy(sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *out)
                         r < 0 ? strerror(-r) : why);
         }
     }
-    if (ns >= 0 && n_tab > first)
-        fetch_debug(j, ns, first, &s);
+    if (ns >= 0 && t->n > first)
+        fetch_debug(t, j, ns, first, &s);
     if (s.unsafe)
         sc_warn("pid %d: %u executable mapping(s) with a name that cannot be used as a file name "
                 "(escaped, control or non-ASCII bytes, . or .., over-long) stay unnamed",

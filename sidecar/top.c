@@ -67,7 +67,7 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
     flame_err err = FLAME_ERR_INIT;
     int data = sc_work_open(path, O_RDONLY);
     int rc = data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
-                      : sc_perf_script(data, true, env->kallsyms_fd, false, f, NULL, &err);
+                      : sc_perf_script(env, data, true, false, f, NULL, &err);
     if (data >= 0)
         close(data);
     fold_stats fs = {0};
@@ -279,7 +279,9 @@ int sc_top_run(sc_session *env, flame_err *err)
      * any other file). Without copies perf would read the sidecar's own files at those paths. */
     for (int k = 0; k < env->n; k++) {
         sc_symfs_stats st;
-        int r = env->ns_fd[k] >= 0 ? sc_symfs_copy(&env->jvms[k], env->ns_fd[k], false, &st) : 0;
+        int r = env->ns_fd[k] >= 0
+                    ? sc_symfs_copy(&env->symfs, &env->jvms[k], env->ns_fd[k], false, &st)
+                    : 0;
         if (r < 0)
             sc_warn("pid %d: cannot read its maps (%s): native frames stay unnamed",
                     (int)env->jvms[k].st.pid, strerror(-r));

@@ -23,6 +23,7 @@ e2e: all
 	tests/run $(E2E)
 
 # The whole suite: what the README's test command runs and .ci/run calls. The format and layer
-# checks come first: they are the cheapest failures (clang-format as Debian ships it, version 14).
-test: check-format check-layers all $(UNIT_TESTS)
+# checks come first: they are the cheapest failures (clang-format as Debian ships it, version 14);
+# the symbol check needs the objects.
+test: check-format check-layers all check-symbols $(UNIT_TESTS)
 	tests/run

@@ -134,7 +134,7 @@ void jsonw_null(jsonw *w, const char *key)
         fputs("null", w->f);
 }
 
-void summary_header(jsonw *w, const char *kind, time_t started)
+void jsonw_summary_header(jsonw *w, const char *kind, time_t started)
 {
     char iso[32];
     struct tm tm;

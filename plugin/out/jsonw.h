@@ -47,4 +47,4 @@ void jsonw_null(jsonw *w, const char *key);
 #define SUMMARY_VERSION 1
 /* The members every summary starts with: version, kind ("profile", "diff", "top"), tool,
  * started (UTC, ISO 8601). */
-void summary_header(jsonw *w, const char *kind, time_t started);
+void jsonw_summary_header(jsonw *w, const char *kind, time_t started);

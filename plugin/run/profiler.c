@@ -4,9 +4,7 @@
 #include <stdlib.h>
 
 #include "common/cleanup.h"
-#include "plugin/opts.h"
-#include "plugin/run/session.h"
-#include "plugin/run/sidecar.h"
+#include "plugin/run/run.h"
 
 static int profiler_engine(profiler *c, flame_err *err)
 {
@@ -33,27 +31,22 @@ int profiler_profile(void *ud, const char *const *containers, size_t n, uint64_t
     profiler *c = ud;
     if (profiler_engine(c, err) < 0)
         return -1;
-    flame_opts o;
-    opts_init(&o);
-    o.duration_ms = duration_ms;
-    sess *ss = calloc(n, sizeof *ss);
-    if (!ss)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    run_ctx r = {.e = c->e, .o = &o, .s = ss, .n = (int)n, .debug = c->g->debug};
-    progress_init(&r.pg, stderr, false);
-    for (size_t i = 0; i < n; i++)
-        ss[i].arg = containers[i];
-    int rc = run_profile(&r, err);
+    run_req req = {.targets = containers, .n = (int)n, .debug = c->g->debug};
+    ct_args_default(&req.sidecar, CT_RECORD);
+    req.sidecar.duration_ms = duration_ms;
+    run_result res;
+    if (run_result_init(&res, &req, err) < 0)
+        return -1;
+    int rc = run_profile(c->e, &req, &res, err);
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (run_failure(&ss[i], r.interrupts > 0, err)) {
+        if (res.t[i].why.code) {
+            *err = res.t[i].why;
             rc = -1;
             break;
         }
-        out[i] = steal_pointer(&ss[i].pr.prof);
+        out[i] = steal_pointer(&res.t[i].pr.prof);
     }
-    for (size_t i = 0; i < n; i++)
-        sess_clear(&ss[i]);
-    free(ss);
+    run_result_free(&res);
     return rc;
 }
 

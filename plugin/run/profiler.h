@@ -1,5 +1,5 @@
 /* The container profiler of `diff` and `merge` (their running-container inputs): each container
- * is profiled by one ordinary run (plugin/run/session.c), all of them at the same time, over one
+ * is profiled by one ordinary run (plugin/run/run.h), all of them at the same time, over one
  * window. The functions have flame_profiler's shapes (plugin/cmd.h); plugin/verbs.c ties them to
  * the verbs. The engine is opened at the first use. */
 #pragma once

@@ -29,7 +29,7 @@ void progress_fmt_secs(double s, char *buf, size_t n)
 static void item_text(const progress_item *it, char *buf, size_t n)
 {
     char el[32], dur[32], cnt[32];
-    grouped((double)it->samples, cnt, sizeof cnt);
+    count_grouped((double)it->samples, cnt, sizeof cnt);
     progress_fmt_secs((double)it->elapsed_ms / 1000, el, sizeof el);
     switch (it->state) {
     case PS_STARTING:

@@ -34,22 +34,22 @@ static int on_line(void *ud, int stream, const char *line, size_t len, flame_err
     if (stream == 2) {
         tail_add(s, line, len);
         if (s->debug)
-            fprintf(stderr, "docker-flame: debug: sidecar %s: %s\n", s->name,
+            fprintf(stderr, "docker-flame: debug: sidecar %s: %s\n", s->t->name,
                     s->tail[(s->tail_n - 1) % SESS_TAIL]);
     } else {
-        bool had_p = s->pr.progress;
-        unsigned long long f = s->pr.f_lines;
-        bool had_s = s->pr.have_summary;
-        if (!s->line_hook || !s->line_hook(s->hook_ctx, line, len))
-            rc = proto_line(&s->pr, line, len, err);
+        bool had_p = s->t->pr.progress;
+        unsigned long long f = s->t->pr.f_lines;
+        bool had_s = s->t->pr.have_summary;
+        if (!s->line_hook || !s->line_hook(s->hook_ctx, s->t, line, len))
+            rc = proto_line(&s->t->pr, line, len, err);
         double now = mono_s();
-        if (!had_p && s->pr.progress) {
-            s->t_first_p = now;
-            s->first_p_elapsed_ms = (long long)s->pr.prog.elapsed_ms;
+        if (!had_p && s->t->pr.progress) {
+            s->t->t_first_p = now;
+            s->t->first_p_elapsed_ms = (long long)s->t->pr.prog.elapsed_ms;
         }
-        if ((f == 0 && s->pr.f_lines) || (!had_s && s->pr.have_summary)) {
-            if (!s->t_first_f)
-                s->t_first_f = now;
+        if ((f == 0 && s->t->pr.f_lines) || (!had_s && s->t->pr.have_summary)) {
+            if (!s->t->t_first_f)
+                s->t->t_first_f = now;
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -68,7 +68,7 @@ static void on_open(void *ud, long status)
     sess *s = ud;
     pthread_mutex_lock(&s->lock);
     s->attached = true;
-    s->t_attached = mono_s();
+    s->t->t_attached = mono_s();
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
 }
@@ -77,7 +77,8 @@ static void *stream_main(void *ud)
 {
     sess *s = ud;
     char path[512];
-    snprintf(path, sizeof path, "/containers/%s/attach?stream=1&stdout=1&stderr=1", s->sidecar_id);
+    snprintf(path, sizeof path, "/containers/%s/attach?stream=1&stdout=1&stderr=1",
+             s->t->sidecar_id);
     engine_req rq = {.method = "POST",
                      .path = path,
                      .on_data = on_data,
@@ -92,10 +93,10 @@ static void *stream_main(void *ud)
     s->stream_done = true;
     s->stream_rc = rc;
     s->stream_err = err;
-    s->t_done = mono_s();
+    s->t->t_done = mono_s();
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
-    sess_wake(); /* the main loop notices the end of this stream */
+    sig_wake(); /* the main loop notices the end of this stream */
     return NULL;
 }
 
@@ -107,24 +108,25 @@ static int shared_pid_refused(run_ctx *r, sess *s, json_t *inspect, flame_err *e
 {
     const char *mode =
         json_string_value(json_object_get(json_object_get(inspect, "HostConfig"), "PidMode"));
-    if (!mode || !*mode || !strcmp(mode, "private") || r->o->shared_pid)
+    if (!mode || !*mode || !strcmp(mode, "private") || r->req->shared_pid)
         return 0;
     char shown[160];
     proto_sanitize(mode, shown, sizeof shown);
     return flame_fail(err, FLAME_EXIT_USAGE,
                       "container %s shares %s PID namespace (--pid %s): a profile would reach "
                       "processes outside it; add --shared-pid to profile only its own processes",
-                      s->arg, strcmp(mode, "host") ? "another container's" : "the host's", shown);
+                      s->t->arg, strcmp(mode, "host") ? "another container's" : "the host's",
+                      shown);
 }
 
 int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
 {
-    if (r->o->host) { /* the whole host: no container to inspect */
-        s->target_id = strdup("host");
-        snprintf(s->name, sizeof s->name, "host");
-        return s->target_id ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (r->req->sidecar.verb == CT_HOST) { /* the whole host: no container to inspect */
+        s->t->target_id = strdup("host");
+        snprintf(s->t->name, sizeof s->t->name, "host");
+        return s->t->target_id ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
-    _cleanup_free_ char *esc = engine_escape(s->arg);
+    _cleanup_free_ char *esc = engine_escape(s->t->arg);
     json_t *j = NULL;
     long st = 0;
     if (!esc)
@@ -132,8 +134,8 @@ int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
     if (engine_json(r->e, "GET", NULL, &j, &st, err, "/containers/%s/json", esc) < 0) {
         if (st == 404)
             return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
-                              "no such container: %s (see `docker ps`)", s->arg);
-        return flame_wrap(err, "inspect %s", s->arg);
+                              "no such container: %s (see `docker ps`)", s->t->arg);
+        return flame_wrap(err, "inspect %s", s->t->arg);
     }
     const char *id = json_string_value(json_object_get(j, "Id"));
     const char *name = json_string_value(json_object_get(j, "Name"));
@@ -141,23 +143,23 @@ int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
     const char *status = json_string_value(json_object_get(state, "Status"));
     int rc = 0;
     if (!id) {
-        rc =
-            flame_fail(err, FLAME_EXIT_ENGINE, "inspect %s: the engine's answer has no Id", s->arg);
+        rc = flame_fail(err, FLAME_EXIT_ENGINE, "inspect %s: the engine's answer has no Id",
+                        s->t->arg);
     } else if (!json_is_true(json_object_get(state, "Running")) ||
                json_is_true(json_object_get(state, "Paused")) ||
                json_is_true(json_object_get(state, "Restarting"))) {
         rc = flame_fail(err, FLAME_EXIT_NO_CONTAINER,
-                        "container %s is not running (status: %s): start it first", s->arg,
+                        "container %s is not running (status: %s): start it first", s->t->arg,
                         status ? status : "unknown");
     } else if ((rc = shared_pid_refused(r, s, j, err)) == 0) {
-        s->target_id = strdup(id);
+        s->t->target_id = strdup(id);
         const char *image =
             json_string_value(json_object_get(json_object_get(j, "Config"), "Image"));
-        snprintf(s->image, sizeof s->image, "%s", image ? image : "");
-        snprintf(s->name, sizeof s->name, "%s",
+        snprintf(s->t->image, sizeof s->t->image, "%s", image ? image : "");
+        snprintf(s->t->name, sizeof s->t->name, "%s",
                  name && name[0] == '/' ? name + 1
                  : name                 ? name
-                                        : s->arg);
+                                        : s->t->arg);
     }
     json_decref(j);
     return rc;
@@ -168,8 +170,8 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     const char *owner = getenv("FLAME_TEST_OWNER");
     /* The one limit a run can reach (plugin/spec.h); a bad value is the user's to fix. */
     const char *mem = getenv("DOCKER_FLAME_SIDECAR_MEMORY");
-    s->memory = SPEC_MEMORY_DEFAULT;
-    if (mem && *mem && spec_memory_parse(mem, &s->memory, err) < 0)
+    s->t->memory = SPEC_MEMORY_DEFAULT;
+    if (mem && *mem && spec_memory_parse(mem, &s->t->memory, err) < 0)
         return -1;
     long long test_tmpfs = 0;
     const char *tt = getenv("DOCKER_FLAME_SIDECAR_TEST_TMPFS");
@@ -177,7 +179,7 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     if (tt && *tt && spec_memory_parse(tt, &test_tmpfs, &ignored) < 0)
         test_tmpfs = 0;
     spec_args a = {.image = r->image_id[0] ? r->image_id : spec_image(),
-                   .target_id = s->target_id,
+                   .target_id = s->t->target_id,
                    .owner_pid = (long)getpid(),
                    .run_id = spec_run_id(),
                    .created = (long long)time(NULL),
@@ -185,21 +187,11 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
                    .test_owner = owner,
                    .test_stop = getenv("DOCKER_FLAME_SIDECAR_TEST_STOP"),
                    .test_no_perfmon = getenv("DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON") != NULL};
-    ct_args_default(&a.cmd, r->o->host ? CT_HOST : r->o->top ? CT_TOP : CT_RECORD);
-    a.host = r->o->host;
-    a.cmd.attach_ids = r->o->attach_ids;
-    a.cmd.duration_ms = r->o->duration_ms;
-    a.cmd.interval_ms = r->o->interval_ms;
-    a.cmd.last_window = r->o->last_window;
-    a.cmd.frequency = r->o->frequency;
-    a.cmd.pid = r->o->pid;
-    a.cmd.no_inline = r->o->no_inline;
-    a.cmd.signatures = r->o->signatures;
-    a.cmd.sampling = r->o->sampling;
-    a.cmd.kernel = r->o->kernel;
+    a.cmd = r->req->sidecar;
+    a.host = a.cmd.verb == CT_HOST;
     /* the sidecar tells the target's own processes by this id (its cgroup) */
-    a.cmd.target = r->o->host ? NULL : s->target_id;
-    a.memory = s->memory;
+    a.cmd.target = a.host ? NULL : s->t->target_id;
+    a.memory = s->t->memory;
     a.test_tmpfs = test_tmpfs;
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
@@ -211,17 +203,17 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     if (rc < 0) {
         json_decref(resp);
         if (st == 404)
-            return flame_wrap(err, "create sidecar for %s: image %s missing", s->name,
+            return flame_wrap(err, "create sidecar for %s: image %s missing", s->t->name,
                               spec_image());
-        return flame_wrap(err, "create sidecar for %s", s->name);
+        return flame_wrap(err, "create sidecar for %s", s->t->name);
     }
     const char *id = json_string_value(json_object_get(resp, "Id"));
     if (id)
-        s->sidecar_id = strdup(id);
+        s->t->sidecar_id = strdup(id);
     json_decref(resp);
-    if (!s->sidecar_id)
+    if (!s->t->sidecar_id)
         return flame_fail(err, FLAME_EXIT_ENGINE, "create sidecar for %s: no Id in the answer",
-                          s->name);
+                          s->t->name);
     s->created = true;
     return 0;
 }
@@ -229,7 +221,7 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
 int sidecar_start(run_ctx *r, sess *s, flame_err *err)
 {
     s->e = r->e;
-    s->debug = r->debug;
+    s->debug = r->req->debug;
     demux_init(&s->dx, DEMUX_MAX_LINE, on_line, s);
     /* The stream thread must not take SIGINT/SIGTERM: the main thread's poll() does. */
     sigset_t all, old;
@@ -246,26 +238,27 @@ int sidecar_start(run_ctx *r, sess *s, flame_err *err)
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += (time_t)ATTACH_TIMEOUT_S;
     pthread_mutex_lock(&s->lock);
-    while (!s->attached && !s->stream_done && !sess_interrupted())
+    while (!s->attached && !s->stream_done && !sig_interrupted())
         if (pthread_cond_timedwait(&s->cond, &s->lock, &dl) == ETIMEDOUT)
             break;
     bool attached = s->attached, done = s->stream_done;
     flame_err serr = s->stream_err;
     pthread_mutex_unlock(&s->lock);
     if (!attached) {
-        if (sess_interrupted())
+        if (sig_interrupted())
             return flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted");
         if (done) {
             *err = serr;
-            return flame_wrap(err, "attach to the sidecar of %s refused", s->name);
+            return flame_wrap(err, "attach to the sidecar of %s refused", s->t->name);
         }
         return flame_fail(err, FLAME_EXIT_ENGINE,
                           "attach to the sidecar of %s: no answer from the engine in %.0f s",
-                          s->name, ATTACH_TIMEOUT_S);
+                          s->t->name, ATTACH_TIMEOUT_S);
     }
     long st = 0;
-    if (engine_json(r->e, "POST", NULL, NULL, &st, err, "/containers/%s/start", s->sidecar_id) < 0)
-        return flame_wrap(err, "start sidecar for %s", s->name);
+    if (engine_json(r->e, "POST", NULL, NULL, &st, err, "/containers/%s/start", s->t->sidecar_id) <
+        0)
+        return flame_wrap(err, "start sidecar for %s", s->t->name);
     s->started = true;
     return 0;
 }
@@ -283,9 +276,9 @@ void sidecar_signal(run_ctx *r, sess *s, const char *sig)
     long st = 0;
     /* 409 = not running any more: it finished on its own meanwhile. */
     if (engine_json(r->e, "POST", NULL, NULL, &st, &e, "/containers/%s/kill?signal=%s",
-                    s->sidecar_id, sig) < 0 &&
-        st != 409 && st != 404 && r->debug)
-        fprintf(stderr, "docker-flame: debug: kill %s %s: %s\n", s->name, sig, e.msg);
+                    s->t->sidecar_id, sig) < 0 &&
+        st != 409 && st != 404 && r->req->debug)
+        fprintf(stderr, "docker-flame: debug: kill %s %s: %s\n", s->t->name, sig, e.msg);
 }
 
 /* Stop (gracefully when it still runs) and remove one sidecar. Never fails silently: a sidecar
@@ -298,12 +291,12 @@ int sidecar_remove(run_ctx *r, sess *s, flame_err *err)
     long st = 0;
     flame_err e = FLAME_ERR_INIT;
     bool running = false;
-    if (engine_json(r->e, "GET", NULL, &j, &st, &e, "/containers/%s/json", s->sidecar_id) == 0) {
+    if (engine_json(r->e, "GET", NULL, &j, &st, &e, "/containers/%s/json", s->t->sidecar_id) == 0) {
         json_t *state = json_object_get(j, "State");
         running = json_is_true(json_object_get(state, "Running"));
         if (!running && json_is_integer(json_object_get(state, "ExitCode")))
-            s->exit_status = (long)json_integer_value(json_object_get(state, "ExitCode"));
-        s->oom_killed = json_is_true(json_object_get(state, "OOMKilled"));
+            s->t->exit_status = (long)json_integer_value(json_object_get(state, "ExitCode"));
+        s->t->oom_killed = json_is_true(json_object_get(state, "OOMKilled"));
     } else if (st == 404) {
         s->removed = true;
         return 0;
@@ -313,21 +306,22 @@ int sidecar_remove(run_ctx *r, sess *s, flame_err *err)
         /* SIGTERM: the sidecar undoes its changes in the target, then exits (PROTOCOL.md). */
         sidecar_signal(r, s, "SIGTERM");
         char path[256];
-        snprintf(path, sizeof path, "/containers/%s/wait", s->sidecar_id);
+        snprintf(path, sizeof path, "/containers/%s/wait", s->t->sidecar_id);
         engine_req rq = {.method = "POST", .path = path, .timeout_ms = (long)(STOP_GRACE_S * 1000)};
         json_t *w = NULL;
         if (engine_do(r->e, &rq, &st, &w, &e) == 0 &&
             json_is_integer(json_object_get(w, "StatusCode")))
-            s->exit_status = (long)json_integer_value(json_object_get(w, "StatusCode"));
+            s->t->exit_status = (long)json_integer_value(json_object_get(w, "StatusCode"));
         json_decref(w);
     }
     int drc = engine_json(r->e, "DELETE", NULL, NULL, &st, &e, "/containers/%s?force=1&v=1",
-                          s->sidecar_id);
+                          s->t->sidecar_id);
     /* 409 "removal already in progress": someone else removes it; wait until it is gone. */
     for (int k = 0; drc < 0 && st == 409 && k < 100; k++) {
         sleep_ms(100);
         json_t *g = NULL;
-        if (engine_json(r->e, "GET", NULL, &g, &st, &e, "/containers/%s/json", s->sidecar_id) < 0 &&
+        if (engine_json(r->e, "GET", NULL, &g, &st, &e, "/containers/%s/json", s->t->sidecar_id) <
+                0 &&
             st == 404)
             drc = 0;
         json_decref(g);
@@ -337,7 +331,7 @@ int sidecar_remove(run_ctx *r, sess *s, flame_err *err)
     if (drc < 0 && st != 404)
         return flame_fail(err, FLAME_EXIT_ENGINE,
                           "could not remove sidecar %.12s (%s): remove it with `docker flame gc`",
-                          s->sidecar_id, e.msg);
+                          s->t->sidecar_id, e.msg);
     s->removed = true;
     return 0;
 }
@@ -366,19 +360,19 @@ static void sidecar_target_gone(run_ctx *r, sess *s)
     json_t *j = NULL;
     long st = 0;
     flame_err e = FLAME_ERR_INIT;
-    if (r->o->host) /* the host does not stop */
+    if (r->req->sidecar.verb == CT_HOST) /* the host does not stop */
         return;
-    if (!s->target_id ||
-        engine_json(r->e, "GET", NULL, &j, &st, &e, "/containers/%s/json", s->target_id) < 0) {
+    if (!s->t->target_id ||
+        engine_json(r->e, "GET", NULL, &j, &st, &e, "/containers/%s/json", s->t->target_id) < 0) {
         if (st == 404) {
-            s->target_exit = 0; /* removed meanwhile */
-            s->target_removed = true;
+            s->t->target_exit = 0; /* removed meanwhile */
+            s->t->target_removed = true;
         }
         return;
     }
     json_t *state = json_object_get(j, "State");
     if (!json_is_true(json_object_get(state, "Running")))
-        s->target_exit = (long)json_integer_value(json_object_get(state, "ExitCode"));
+        s->t->target_exit = (long)json_integer_value(json_object_get(state, "ExitCode"));
     json_decref(j);
 }
 
@@ -386,7 +380,7 @@ static void sidecar_target_gone(run_ctx *r, sess *s)
  * ask for up to ~2 s. Only on the failure path. */
 void sidecar_target_gone_bounded(run_ctx *r, sess *s)
 {
-    for (int k = 0; k < 10 && s->target_exit < 0; k++) {
+    for (int k = 0; k < 10 && s->t->target_exit < 0; k++) {
         if (k)
             sleep_ms(200);
         sidecar_target_gone(r, s);
@@ -402,26 +396,15 @@ int sidecar_explain_stopped_target(run_ctx *r, sess *s, flame_err *err)
     if (err->code == FLAME_EXIT_INTERRUPTED)
         return -1;
     sidecar_target_gone(r, s);
-    if (s->target_exit < 0)
+    if (s->t->target_exit < 0)
         return -1;
-    if (s->target_removed)
+    if (s->t->target_removed)
         return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
-                          "container %s was removed before its profile could start", s->name);
+                          "container %s was removed before its profile could start", s->t->name);
     return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
                       "container %s stopped before its profile could start (exit code %ld): "
                       "start it again, then profile it",
-                      s->name, s->target_exit);
-}
-
-bool sidecar_out_of_memory(const sess *s, char *buf, size_t cap)
-{
-    if (!s->oom_killed || s->exit_status != 137)
-        return false;
-    snprintf(buf, cap,
-             "ran out of memory (its limit is %lld MiB; give it more with "
-             "DOCKER_FLAME_SIDECAR_MEMORY, e.g. =2g: docs/SIDECAR.md \"Limits\")",
-             s->memory >> 20);
-    return true;
+                      s->t->name, s->t->target_exit);
 }
 
 /* A sidecar killed by SIGKILL could not undo its agent mount and map in the target: a short
@@ -479,16 +462,4 @@ int sidecar_target_running(engine *e, const char *id)
     int running = json_is_true(json_object_get(json_object_get(j, "State"), "Running"));
     json_decref(j);
     return running;
-}
-
-void sess_clear(sess *s)
-{
-    if (s->thread_started)
-        sidecar_join(s, 5);
-    proto_clear(&s->pr);
-    demux_free(&s->dx);
-    free(s->target_id);
-    free(s->sidecar_id);
-    pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->cond);
 }

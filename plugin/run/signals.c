@@ -36,7 +36,7 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-int sess_signals_install(flame_err *err)
+int sig_install(flame_err *err)
 {
     if (pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
@@ -50,7 +50,7 @@ int sess_signals_install(flame_err *err)
     return 0;
 }
 
-int sess_signals_child_reset(flame_err *err)
+int sig_child_reset(flame_err *err)
 {
     /* The pipe is shared with the parent after fork(): a wake-up written by one would be read
      * (and lost) by the other. The plugin socket is the CLI's bond with the parent only. */
@@ -68,7 +68,7 @@ int sess_signals_child_reset(flame_err *err)
     return 0;
 }
 
-void sess_plugin_socket_connect(void)
+void sig_plugin_socket_connect(void)
 {
     const char *name = getenv("DOCKER_CLI_PLUGIN_SOCKET");
     if (!name || !*name)
@@ -92,17 +92,17 @@ void sess_plugin_socket_connect(void)
     g_plugin_sock = fd;
 }
 
-bool sess_interrupted(void)
+bool sig_interrupted(void)
 {
     return g_any != 0;
 }
 
-const volatile sig_atomic_t *sess_cancel_flag(void)
+const volatile sig_atomic_t *sig_cancel_flag(void)
 {
     return &g_any;
 }
 
-unsigned sess_event_count(void)
+unsigned sig_event_count(void)
 {
     check_plugin_socket();
     return (unsigned)(g_sigint + g_sigterm + g_sock_closed);
@@ -123,7 +123,7 @@ static void check_plugin_socket(void)
     }
 }
 
-void sess_signal_counts(sess_signals *out)
+void sig_get_counts(sig_counts *out)
 {
     check_plugin_socket();
     out->sigint = (unsigned)g_sigint;
@@ -131,17 +131,17 @@ void sess_signal_counts(sess_signals *out)
     out->sock_closed = (unsigned)g_sock_closed;
 }
 
-int sess_wake_fd(void)
+int sig_wake_fd(void)
 {
     return g_pipe[0];
 }
 
-int sess_plugin_sock_fd(void)
+int sig_plugin_sock_fd(void)
 {
     return g_plugin_sock;
 }
 
-void sess_wake(void)
+void sig_wake(void)
 {
     if (g_pipe[1] >= 0) {
         ssize_t w = write(g_pipe[1], "t", 1); /* a full pipe already wakes the loop */
@@ -149,7 +149,7 @@ void sess_wake(void)
     }
 }
 
-void sess_drain_wake(void)
+void sig_drain_wake(void)
 {
     char buf[64];
     while (read(g_pipe[0], buf, sizeof buf) > 0) {

@@ -29,10 +29,12 @@ int sweep_remove(engine *e, json_t *c, sweep_done *d, flame_err *err)
     json_t *labels = json_object_get(c, "Labels");
     bool running = state && !strcmp(state, "running");
     *d = (sweep_done){.was_running = running, .restore_err = FLAME_ERR_INIT};
-    run_ctx r = {.e = e};
-    sess s = {.sidecar_id = (char *)id, .created = true, .started = running, .exit_status = -1};
+    run_req req = {.n = 0};
+    run_ctx r = {.e = e, .req = &req};
+    run_target t = {.sidecar_id = (char *)id, .exit_status = -1};
+    sess s = {.t = &t, .created = true, .started = running};
     pthread_mutex_init(&s.lock, NULL);
-    snprintf(s.name, sizeof s.name, "%.12s", id);
+    snprintf(t.name, sizeof t.name, "%.12s", id);
     int rc = sidecar_remove(&r, &s, err);
     pthread_mutex_destroy(&s.lock);
     if (rc < 0)

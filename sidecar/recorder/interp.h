@@ -1,4 +1,4 @@
-/* Naming interpreted Java frames in the per-CPU recorder (issue 15; docs/FOLDING.md
+/* Naming interpreted Java frames in the per-CPU recorder (docs/FOLDING.md
  * "Interpreted frames"). The events carry, with each sample, the user registers bp/sp and a copy
  * of the top SC_INTERP_STACK bytes of the user stack. For each sample of a JVM, the recorder walks
  * the frame pointers through that copy alongside the kernel's callchain; every return address

@@ -510,3 +510,49 @@ int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *
         return -1;
     return ctl_fd >= 0 && pr > 0 && (s->pfd[np - 1].revents & (POLLIN | POLLHUP)) ? 1 : 0;
 }
+
+/* ---------------------------------------------------------------- records rewritten on the way */
+
+size_t sc_percpu_inode_name(const unsigned char *r, size_t size, unsigned char *out)
+{
+    /* MMAP2 body: u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation;
+     * u32 prot, flags; char filename[] (NUL-padded to 8); then the sample_id trailer. */
+    if (size < 8 + 64 + 8 + TRAILER_SIZE || size > 65535 || get32(r) != PERF_RECORD_MMAP2)
+        return 0;
+    uint16_t misc;
+    memcpy(&misc, r + 4, 2);
+    if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+        return 0; /* a build-id where the inode would be: nothing to name it by */
+    uint32_t maj = get32(r + 40), min = get32(r + 44);
+    uint64_t ino = get64(r + 48);
+    const char *name = (const char *)r + 72;
+    size_t room = size - 72 - TRAILER_SIZE, nl = strnlen(name, room);
+    if (nl == room || !ino || nl < 2 || name[0] != '/' || name[1] == '/')
+        return 0;
+    char prefix[SC_INODE_PREFIX_MAX];
+    int pl = sc_inode_prefix(prefix, sizeof prefix, maj, min, ino);
+    size_t padded = (((size_t)pl + nl + 1) + 7) & ~(size_t)7;
+    size_t n = 72 + padded + TRAILER_SIZE;
+    if (pl < 0 || n > 65535)
+        return 0;
+    memcpy(out, r, 72);
+    memset(out + 72, 0, padded);
+    memcpy(out + 72, prefix, (size_t)pl);
+    memcpy(out + 72 + pl, name, nl);
+    memcpy(out + 72 + padded, r + size - TRAILER_SIZE, TRAILER_SIZE);
+    put16(out + 6, (uint16_t)n);
+    return n;
+}
+
+void sc_percpu_fix_mmap2(unsigned char *r, size_t size, bool build_id_attr)
+{
+    uint16_t misc;
+    if (size < 8 + 64 || get32(r) != PERF_RECORD_MMAP2)
+        return;
+    memcpy(&misc, r + 4, 2);
+    /* with the flag, body byte 32 (where maj would be) is the build-id's size, at most 20 */
+    if ((misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && (!build_id_attr || r[40] > 20)) {
+        misc &= (uint16_t)~PERF_RECORD_MISC_MMAP_BUILD_ID;
+        memcpy(r + 4, &misc, 2);
+    }
+}

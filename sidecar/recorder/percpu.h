@@ -1,4 +1,4 @@
-/* Per-CPU sampling (issue 18): one cpu-clock event per CPU instead of perf's one event per
+/* Per-CPU sampling: one cpu-clock event per CPU instead of perf's one event per
  * thread, so the cost no longer follows the target's context-switch rate. A small BPF program
  * attached to every event drops, in the kernel at the sample's overflow, every sample whose task
  * is not in the target's PID namespace (or is one of ours), so other containers' and the host's

@@ -1,5 +1,10 @@
 /* What percpu.c, percpu_filter.c and percpu_synth.c share: the recorder's state and the record
- * encoding helpers (formats: percpu.c's opening comment). Internal to the sidecar's recorder. */
+ * encoding helpers (formats: percpu.c's opening comment). Internal to the sidecar's recorder.
+ * NEEDSWORK: each of the three files sees all of the state here (rings, poll fds, the filter, two
+ * 64 KiB buffers), and the filter's type and bounds live in percpu.h: percpu_filter.c takes names
+ * from percpu's headers while percpu.c calls it, a circle in reading if not in linking. Give the
+ * filter a header of its own (its type, its bounds, tracked/keep_pid) and the byte helpers one
+ * that interp.c shares instead of its own get64, before the profile modes add their state. */
 #pragma once
 #include <linux/perf_event.h>
 #include <poll.h>

@@ -31,6 +31,12 @@ typedef struct sc_perfstream {
 void sc_perfstream_feed(sc_perfstream *ps, const unsigned char *buf, size_t len);
 
 /* ---- sampler.c: one recording, from start to reaping ---- */
+/* The whole environment of every perf we exec: the recorder's, and process.c's perf script. */
+extern char *const sc_perf_env[];
+/* Where the recorder writes the names of a JVM's interpreted frames, for process.c and top.c to
+ * append to its map, in the work directory (session.h): interp-<pid>.names (record), or
+ * interp-<pid>-<window>.names (top's windows, window >= 0). */
+void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window);
 typedef struct sc_sampler {
     int mode;          /* enum ct_sampling: CT_SAMPLING_CPU or CT_SAMPLING_THREAD */
     pid_t pid;         /* the recorder process */

@@ -39,8 +39,24 @@
 #define DATA_PIPE_SIZE (1 << 20)
 #define SC_INTERP_WHY_LINE 256
 
-/* ---- per thread: perf record -p ---- */
+/* Nothing of the environment we were given: no $HOME whose .perfconfig or .debug could have been
+ * planted, no configuration file at all. */
+char *const sc_perf_env[] = {"HOME=/nonexistent",
+                             "PERF_CONFIG_NOGLOBAL=1",
+                             "PERF_CONFIG_NOSYSTEM=1",
+                             "PATH=/usr/bin:/bin",
+                             "LC_ALL=C",
+                             NULL};
 
+void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window)
+{
+    if (window < 0)
+        snprintf(buf, cap, "interp-%d.names", (int)pid);
+    else
+        snprintf(buf, cap, "interp-%d-%d.names", (int)pid, window);
+}
+
+/* ---- per thread: perf record -p ---- */
 static int spawn_thread(const sc_session *s, bool live, sc_sampler *r, flame_err *err)
 {
     char pids[SC_MAX_JVMS * 12] = "", freq[16];

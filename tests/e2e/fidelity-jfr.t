@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fidelity check (issue 15): on fixture JVMs that record JFR from their start (fixture
+# The fidelity check: on fixture JVMs that record JFR from their start (fixture
 # variants jfr-interp, jfr), profile with `docker flame` for a window, stop the JVM (JFR dumps on
 # exit), read its jdk.ExecutionSample events with the host JDK's `jfr print`, keep those of the
 # same window, fold both sides to self time per Java method (fidelity-lib.sh says how like is

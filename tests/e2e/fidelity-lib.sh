@@ -1,4 +1,4 @@
-# The fidelity check's arithmetic (issue 15), shared by fidelity-jfr.t and bench/fidelity.sh:
+# The fidelity check's arithmetic, shared by fidelity-jfr.t and bench/fidelity.sh:
 # fold docker flame's folded stacks and JFR's jdk.ExecutionSample events to the same thing -- the
 # self time of each Java method -- and compare two such distributions.
 #

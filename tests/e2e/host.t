@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `docker flame host` (issue 14, "Done when"): three fixture JVM containers with 1, 2 and 4 busy
+# `docker flame host`: three fixture JVM containers with 1, 2 and 4 busy
 # threads (CPU quotas 0.15/0.3/0.6 so the 1:2:4 ratio holds on a shared 2-core machine), one
 # non-JVM busy container and one busy host process. The graph has one subtree per container with
 # its name and the host process under `host`; each JVM's hot method is named; the containers'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile target, issue 7: the attach socket and the JVM itself are impostors.
+# Hostile target: the attach socket and the JVM itself are impostors.
 #  - a fake JVM (a static binary mapping a file named libjvm.so, so it passes the maps test) that
 #    serves its own /tmp/.java_pid<N> and answers garbage / nothing / an endless stream;
 #  - a squatter (another process of the JVM's uid) holding /tmp/.java_pid<N> of a real JVM and

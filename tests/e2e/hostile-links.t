@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile target, issue 7: links and special files planted at the names the sidecar and the agent
+# Hostile target: links and special files planted at the names the sidecar and the agent
 # use inside the container (/tmp/.attach_pid<N>, /tmp/perf-<N>.map) before the JVM starts
 # (tests/fixtures/hostile: `hostile plant ... -- java`). Required: nothing written or read through
 # them, planted entries left as they were, no SIGQUIT when the trigger is not ours (no thread

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile target, issue 7: names and map files crafted against the flame graph and the sidecar.
+# Hostile target: names and map files crafted against the flame graph and the sidecar.
 #  - a real JVM running XssNames (tests/fixtures/hostile): its hot compiled method is named with
 #    <script>, <img onerror>, ]]>, &, quotes, control bytes, invalid UTF-8 (surrogates in
 #    modified UTF-8) and 2000 more bytes; profiled through the real plugin (`docker flame`);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interpreted Java frames named (issue 15): a fixture whose hot path never gets JIT-compiled
+# Interpreted Java frames named: a fixture whose hot path never gets JIT-compiled
 # (tests/fixtures/run.sh interp: countPrimes and isPrime excluded from compilation) profiled
 # through `docker flame`. Before, every one of its Java frames was an anonymous `Interpreter`
 # box; now they are `pkg.Class.method_[int]`, in the folded stacks, the SVG, speedscope, the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernel frames, opt-in (issue 15): `docker flame --kernel` records the kernel part of the target's
+# Kernel frames, opt-in: `docker flame --kernel` records the kernel part of the target's
 # stacks too, marked _[k], in every output; without it there is none. The extra privilege
 # (CAP_SYSLOG: real addresses from /proc/kallsyms) is in the sidecar's CapAdd only with --kernel,
 # and gone after the privilege drop. Refusals are one line and exit 6 (docs/PLUGIN.md): here a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Native frames named (issue 15): the target's own shared libraries -- each copied as the MAPPED
+# Native frames named: the target's own shared libraries -- each copied as the MAPPED
 # inode through /proc/<pid>/map_files, never by its path, never the sidecar's or the host's copy
 # -- and the target's own build-id-matched debug files (the fixture image carries libc's, as
 # Debian's libc6-dbg installs it). Fixture variant native: a thread "native" in libz's adler32

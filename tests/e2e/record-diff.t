@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's "done when": `docker flame diff` of two stored ranges names the method that changed.
+# `docker flame diff` of two stored ranges names the method that changed.
 # A real fixture JVM is recorded by `docker flame record` into a temporary SQLite store; mid-
 # recording it is told (SIGUSR2, through `docker kill`) to replace its hot method countPrimes by
 # sortNumbers; the diff of the range before against the range after names sortNumbers as the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nothing lost (issue 13), with the real recorder on a real fixture JVM:
+# Nothing lost, with the real recorder on a real fixture JVM:
 # - the disk fills up mid-recording (the store on a small tmpfs, filled by the test, while a
 #   reader holds a snapshot so the WAL must grow): the windows that do not fit are reported one
 #   line each, the recording goes on, stores again once space is

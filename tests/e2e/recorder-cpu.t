@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Per-CPU sampling through `docker flame` (issue 18, "Done when"): the profile is recorded with
+# Per-CPU sampling through `docker flame`: the profile is recorded with
 # per-CPU events and the in-kernel filter (from the summary); it names the hot method; a JVM
 # started in the container mid-recording is in it with Java names; while a busy process runs on
 # the host and a busy second container runs, nothing of either appears (names, frames, samples);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sidecar image against real fixture JVMs (issue 3, "Done when"): Java names incl. an inlined
+# The sidecar image against real fixture JVMs: Java names incl. an inlined
 # frame and a method first compiled mid-recording, >= 99% of JIT-leaf samples named, the
 # variants, three runs in a row, the copy fallback, and that the target is left as it was.
 # Runs `docker run` directly (no plugin) with the contract's HostConfig (docs/PROTOCOL.md).

@@ -177,5 +177,49 @@ int main(void)
            strstr(help, "--ratio R") && strstr(help, "second line") && !strstr(help, "--title"),
        "--help lists every option but the hidden ones, with its value and every help line");
     free(help);
+
+    /* Shared tables (groups): their offsets are relative to the struct each names. */
+    typedef struct grp {
+        int64_t hz;
+        bool deep;
+    } grp;
+    typedef struct two {
+        bool quiet;
+        grp a, b;
+    } two;
+    static const arg_spec g1[] = {{.lng = "hz",
+                                   .shrt = 'F',
+                                   .kind = ARG_INT,
+                                   .off = offsetof(grp, hz),
+                                   .meta = "HZ",
+                                   .help = "rate",
+                                   .lo = 1,
+                                   .hi = 100}};
+    static const arg_spec g2[] = {
+        {.lng = "deep", .kind = ARG_FLAG, .off = offsetof(grp, deep), .help = "deep"}};
+    static const arg_spec own[] = {
+        {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = offsetof(two, quiet), .help = "q"}};
+    args_verb gv = {.name = "tool group",
+                    .specs = own,
+                    .nspecs = 1,
+                    .groups = {{g1, 1, offsetof(two, a)}, {g2, 1, offsetof(two, b)}},
+                    .operands_off = ARGS_NO_OPERANDS};
+    two t = {0};
+    char *gargv[] = {"-q", "-F", "42", "--deep"};
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(args_parse(&gv, 4, gargv, &t, NULL, &err) == 0 && t.quiet && t.a.hz == 42 && !t.b.hz &&
+           t.b.deep && !t.a.deep,
+       "two groups: each option lands in the struct its group names (%s)", err.msg);
+    ok(args_spec(&gv, 0) == &own[0] && args_spec(&gv, 1) == &g1[0] && args_spec(&gv, 2) == &g2[0] &&
+           !args_spec(&gv, 3),
+       "args_spec walks the verb's own table, then each group in order");
+    ok(args_find_long(&gv, "deep", 4) == &g2[0] && args_find_short(&gv, 'F') == &g1[0],
+       "options of a group are found by name");
+    f = open_memstream(&help, &hl);
+    args_help(&gv, f);
+    fclose(f);
+    char *pq = strstr(help, "--quiet"), *ph = strstr(help, "--hz HZ"), *pd = strstr(help, "--deep");
+    ok(pq && ph && pd && pq < ph && ph < pd, "--help lists the groups' options after the verb's");
+    free(help);
     return tap_done();
 }

@@ -19,6 +19,81 @@ static int roundtrip(const ct_args *in, ct_args *out, flame_err *err)
     return ct_argv_parse(argc, (char **)argv, out, err);
 }
 
+/* Is an argument "--name" or "--name=..." in argv[0..n)? */
+static bool sent_opt(const char *const *argv, int n, const char *name)
+{
+    size_t l = strlen(name);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(argv[i], "--", 2) && !strncmp(argv[i] + 2, name, l) &&
+            (argv[i][2 + l] == 0 || argv[i][2 + l] == '='))
+            return true;
+    return false;
+}
+
+/* Each entry of the shared table of recording options, alone, for every recording verb: a value
+ * that is not the default goes over and comes back the same; the default is not sent. Table-
+ * driven, so that a new entry is tested without a line here. */
+static void test_record_specs(void)
+{
+    size_t n = 0;
+    while (n <= CT_RECORD_NSPECS && ct_record_specs[n].lng)
+        n++;
+    ok(n == CT_RECORD_NSPECS && !ct_record_specs[n].lng,
+       "ct_record_specs: %d entries, then the empty one", CT_RECORD_NSPECS);
+    const enum ct_verb verbs[] = {CT_RECORD, CT_TOP, CT_HOST};
+    for (const arg_spec *s = ct_record_specs; s->lng; s++) {
+        for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
+            ct_args a, b;
+            ct_args_default(&a, verbs[v]);
+            const char *argv[CT_ARGV_MAX];
+            char buf[CT_ARGV_BUF];
+            int argc = ct_argv_build(&a, argv, CT_ARGV_MAX, buf, sizeof buf);
+            ok(argc > 0 && !sent_opt(argv, argc, s->lng), "--%s: its default is not sent (%s)",
+               s->lng, ct_verb_name(verbs[v]));
+            char *f = (char *)&a + s->off;
+            size_t size = 0;
+            switch (s->kind) {
+            case ARG_FLAG:
+                *(bool *)f = !*(bool *)f;
+                size = sizeof(bool);
+                break;
+            case ARG_INT:
+                *(int64_t *)f = (int64_t)s->hi;
+                size = sizeof(int64_t);
+                break;
+            case ARG_NUM:
+                *(double *)f = s->hi;
+                size = sizeof(double);
+                break;
+            case ARG_DURATION:
+                *(uint64_t *)f = (uint64_t)s->hi;
+                size = sizeof(uint64_t);
+                break;
+            case ARG_CHOICE: {
+                int last = 0;
+                while (s->choices[last + 1])
+                    last++;
+                *(int *)f = *(int *)f == last ? 0 : last;
+                size = sizeof(int);
+                break;
+            }
+            case ARG_STR:
+                *(const char **)f = "x";
+                break;
+            }
+            flame_err err = FLAME_ERR_INIT;
+            argc = ct_argv_build(&a, argv, CT_ARGV_MAX, buf, sizeof buf);
+            bool back = argc > 0 && sent_opt(argv, argc, s->lng) &&
+                        ct_argv_parse(argc, (char **)argv, &b, &err) == 0;
+            const char *g = (const char *)&b + s->off;
+            back = back && (size ? !memcmp(f, g, size)
+                                 : *(const char **)g && !strcmp(*(const char **)g, "x"));
+            ok(back, "--%s: another value round-trips (%s)%s%s", s->lng, ct_verb_name(verbs[v]),
+               err.msg[0] ? ": " : "", err.msg);
+        }
+    }
+}
+
 static bool same_args(const ct_args *a, const ct_args *b)
 {
     if (a->verb != b->verb || a->pid != b->pid)
@@ -80,6 +155,7 @@ int main(void)
            "--sampling %s round-trips (sent only when not auto: older sidecars run the default)",
            ct_sampling_name((enum ct_sampling)m));
     }
+    test_record_specs();
     ct_args_default(&a, CT_TOP);
     a.interval_ms = CT_INTERVAL_MIN_MS;
     ok(roundtrip(&a, &b, &err) == 0 && b.interval_ms == CT_INTERVAL_MIN_MS, "top --interval");

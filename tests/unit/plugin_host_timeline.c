@@ -136,13 +136,15 @@ int main(void)
     free(svg);
 
     /* CPU limits from the engine's HostConfig */
-    ok(tl_quota_cores(500000000, 0, 0, "") == 0.5, "--cpus 0.5");
-    ok(tl_quota_cores(0, 150000, 100000, NULL) == 1.5, "--cpu-quota 150000 (period 100 ms)");
-    ok(tl_quota_cores(0, 50000, 0, "") == 0.5, "--cpu-quota without a period: 100 ms");
-    ok(tl_quota_cores(0, 0, 0, "0-2,5") == 4, "--cpuset-cpus 0-2,5: 4 CPUs");
-    ok(tl_quota_cores(2000000000, 0, 0, "1") == 1, "the smallest limit counts");
-    ok(tl_quota_cores(0, 0, 0, "0-x") == 0 && tl_quota_cores(0, 0, 0, "3-1") == 0 &&
-           tl_quota_cores(0, -1, 100000, "") == 0,
+    ok(host_timeline_quota_cores(500000000, 0, 0, "") == 0.5, "--cpus 0.5");
+    ok(host_timeline_quota_cores(0, 150000, 100000, NULL) == 1.5,
+       "--cpu-quota 150000 (period 100 ms)");
+    ok(host_timeline_quota_cores(0, 50000, 0, "") == 0.5, "--cpu-quota without a period: 100 ms");
+    ok(host_timeline_quota_cores(0, 0, 0, "0-2,5") == 4, "--cpuset-cpus 0-2,5: 4 CPUs");
+    ok(host_timeline_quota_cores(2000000000, 0, 0, "1") == 1, "the smallest limit counts");
+    ok(host_timeline_quota_cores(0, 0, 0, "0-x") == 0 &&
+           host_timeline_quota_cores(0, 0, 0, "3-1") == 0 &&
+           host_timeline_quota_cores(0, -1, 100000, "") == 0,
        "no limit, or one that does not parse: 0");
     return tap_done();
 }

@@ -169,7 +169,7 @@ static profile *hostile_profile(void)
     return p;
 }
 
-static void fill_session(sess *s)
+static void fill_session(run_target *s)
 {
     memset(s, 0, sizeof *s);
     proto_init(&s->pr);
@@ -219,11 +219,11 @@ static json_t *load_checked(const char *path, const char *what)
 
 static void test_profile_summary(void)
 {
-    static sess s;
+    static run_target s;
     fill_session(&s);
     flame_opts o;
     opts_init(&o);
-    run_ctx r = {.o = &o, .s = &s, .n = 1};
+    run_result r = {.t = &s, .n = 1};
     r.tm = (run_times){.t0 = 100,
                        .ping = 100.01,
                        .inspect = 100.02,
@@ -300,7 +300,7 @@ static void test_profile_summary(void)
 
 static void test_top_summary(void)
 {
-    static sess s;
+    static run_target s;
     fill_session(&s);
     sum_top st = {.container = "web\x01\xff",
                   .pr = &s.pr,

@@ -108,6 +108,7 @@ struct sc_hs {
     size_t mask, used;
     hcache hc[HCACHE];
     sc_hs_stats st;
+    uint64_t syms[16]; /* the gHotSpot* values (S_*), for sc_hs_query */
 };
 
 /* ---- bounded reads of the target ---- */
@@ -163,6 +164,7 @@ enum {
     S_SE_STATIC,
     S_SE_OFF,
     S_SE_ADDR,
+    S_SE_TYPESTR,
     S_SE_STRIDE,
     S_TE_NAME,
     S_TE_SIZE,
@@ -177,6 +179,7 @@ static const char *const want_sym[S_N] = {
     "gHotSpotVMStructEntryIsStaticOffset",
     "gHotSpotVMStructEntryOffsetOffset",
     "gHotSpotVMStructEntryAddressOffset",
+    "gHotSpotVMStructEntryTypeStringOffset",
     "gHotSpotVMStructEntryArrayStride",
     "gHotSpotVMTypeEntryTypeNameOffset",
     "gHotSpotVMTypeEntrySizeOffset",
@@ -378,6 +381,7 @@ sc_hs *sc_hs_open(int mem_fd, uint64_t jvm_base, char why[SC_HS_WHY_MAX])
     uint64_t val[S_N];
     if (find_symbols(h, jvm_base, val, why) < 0 || read_tables(h, val, why) < 0)
         goto bad;
+    memcpy(h->syms, val, sizeof val);
     /* AbstractInterpreter::_code -> StubQueue {_stub_buffer, _buffer_limit}: the interpreter's
      * code, which is what "Interpreter" in the agent's map covers too. */
     uint64_t q, buf;
@@ -619,19 +623,20 @@ void sc_hs_forget(sc_hs *h, uint64_t method)
         }
 }
 
-enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const char **name,
-                              bool *permanent)
+/* The resolved entry of method, or NULL with *st set. */
+static meth *lookup_method(sc_hs *h, uint64_t method, enum sc_hs_status *st)
 {
-    *name = NULL;
-    *permanent = false;
+    *st = SC_HS_UNREADABLE;
     if (!aligned(method))
-        return SC_HS_UNREADABLE;
+        return NULL;
     meth *e = slot(h, method);
     if (!e)
-        return SC_HS_UNREADABLE;
+        return NULL;
     if (!e->method) {
-        if (h->used >= MAX_METHODS)
-            return SC_HS_FULL;
+        if (h->used >= MAX_METHODS) {
+            *st = SC_HS_FULL;
+            return NULL;
+        }
         e->method = method;
         h->used++;
         h->st.methods++;
@@ -639,8 +644,19 @@ enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const cha
     } else if (e->stale) {
         resolve(h, e);
     }
-    if (e->st != SC_HS_OK)
-        return e->st;
+    *st = e->st;
+    return e->st == SC_HS_OK ? e : NULL;
+}
+
+enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const char **name,
+                              bool *permanent)
+{
+    *name = NULL;
+    *permanent = false;
+    enum sc_hs_status st;
+    meth *e = lookup_method(h, method, &st);
+    if (!e)
+        return st;
     /* A complete interpreter frame holds a bcp inside its own bytecodes (native methods: 0).
      * A half-built or foreign frame almost never passes this together with the holder check. */
     if (bcp == 0 ? !e->native : (bcp < e->code_lo || bcp >= e->code_hi))
@@ -648,4 +664,92 @@ enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const cha
     *name = e->name;
     *permanent = e->permanent;
     return SC_HS_OK;
+}
+
+enum sc_hs_status sc_hs_method(sc_hs *h, uint64_t method, const char **name, bool *permanent)
+{
+    *name = NULL;
+    *permanent = false;
+    enum sc_hs_status st;
+    meth *e = lookup_method(h, method, &st);
+    if (!e)
+        return st;
+    *name = e->name;
+    *permanent = e->permanent;
+    return SC_HS_OK;
+}
+
+int sc_hs_query(sc_hs *h, sc_hs_want *w, int n)
+{
+    const uint64_t *val = h->syms;
+    unsigned char e[MAX_STRIDE];
+    char type[64], field[64];
+    int found = 0;
+    for (int i = 0; i < n; i++)
+        w[i].found = false;
+    size_t k = 0;
+    for (uint64_t p = val[S_STRUCTS];; p += val[S_SE_STRIDE]) {
+        if (++k > MAX_ENTRIES || rd(h, p, e, val[S_SE_STRIDE]) < 0)
+            return -1;
+        uint64_t tn, fn, ts, off, addr;
+        int32_t is_static;
+        memcpy(&tn, e + val[S_SE_TYPE], 8);
+        if (!tn)
+            break;
+        memcpy(&fn, e + val[S_SE_FIELD], 8);
+        memcpy(&ts, e + val[S_SE_TYPESTR], 8);
+        memcpy(&is_static, e + val[S_SE_STATIC], 4);
+        memcpy(&off, e + val[S_SE_OFF], 8);
+        memcpy(&addr, e + val[S_SE_ADDR], 8);
+        bool named = false;
+        for (int i = 0; i < n; i++) {
+            if (w[i].found || !w[i].field)
+                continue;
+            if (!named) { /* read the two names once, only for entries someone may want */
+                if (rdstr(h, tn, type, sizeof type) < 0 || rdstr(h, fn, field, sizeof field) < 0)
+                    break;
+                named = true;
+            }
+            if (strcmp(type, w[i].type) != 0 || strcmp(field, w[i].field) != 0)
+                continue;
+            w[i].is_static = is_static != 0;
+            w[i].value = is_static ? addr : off;
+            w[i].typestr[0] = '\0';
+            if (ts && rdstr(h, ts, w[i].typestr, sizeof w[i].typestr) < 0)
+                w[i].typestr[0] = '\0';
+            w[i].found = true;
+            found++;
+        }
+    }
+    k = 0;
+    for (uint64_t p = val[S_TYPES];; p += val[S_TE_STRIDE]) {
+        if (++k > MAX_ENTRIES || rd(h, p, e, val[S_TE_STRIDE]) < 0)
+            return -1;
+        uint64_t tn, size;
+        memcpy(&tn, e + val[S_TE_NAME], 8);
+        if (!tn)
+            break;
+        memcpy(&size, e + val[S_TE_SIZE], 8);
+        bool named = false;
+        for (int i = 0; i < n; i++) {
+            if (w[i].found || w[i].field)
+                continue;
+            if (!named) {
+                if (rdstr(h, tn, type, sizeof type) < 0)
+                    break;
+                named = true;
+            }
+            if (strcmp(type, w[i].type) == 0) {
+                w[i].value = size;
+                w[i].found = true;
+                found++;
+            }
+        }
+    }
+    return found;
+}
+
+int sc_hs_fd(const sc_hs *h)
+{
+    return h->fd;
 }

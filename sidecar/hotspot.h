@@ -54,6 +54,11 @@ void sc_hs_forget(sc_hs *h, uint64_t method);
 enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const char **name,
                               bool *permanent);
 
+/* Name a Method* without a bcp to check it against: a compiled frame's method (its nmethod says
+ * which), or an interpreted frame caught in its method entry (rbx). The holder check still
+ * applies. */
+enum sc_hs_status sc_hs_method(sc_hs *h, uint64_t method, const char **name, bool *permanent);
+
 typedef struct sc_hs_stats {
     uint64_t reads, read_faults, methods, resolved;
 } sc_hs_stats;
@@ -65,3 +70,18 @@ size_t sc_hs_clean_name(char *s, size_t n, bool dots);
 /* pure, for tests: cut a hidden class's address suffix (Foo$$Lambda$5+0x... / Foo$$Lambda.0x...).
  */
 void sc_hs_cut_hidden(char *s);
+
+/* VMStructs entries and VMTypes sizes beyond the naming's own (the stack walker's,
+ * sidecar/recorder/codeheap.c), read in one pass over the tables. field NULL asks for the size of
+ * type. value: the offset (the address for a static field) or the size; typestr: the entry's C
+ * type ("int", "address", "int16_t"...), "" when unreadable. Returns how many were found, -1 when
+ * the tables cannot be read again. */
+typedef struct sc_hs_want {
+    const char *type, *field;
+    bool found, is_static;
+    uint64_t value;
+    char typestr[32];
+} sc_hs_want;
+int sc_hs_query(sc_hs *h, sc_hs_want *w, int n);
+/* The /proc/<pid>/mem descriptor the tables were read through. */
+int sc_hs_fd(const sc_hs *h);

@@ -17,22 +17,33 @@
 #include <unistd.h>
 
 #include "sidecar/hotspot.h"
+#include "sidecar/recorder/walk.h"
 
 #define SLOT_METHOD 24
 #define SLOT_BCP 64
 #define FRAME_FIXED 72
 #define MAX_NAME 1100
+#define MAX_EXEC_MAPS 1024 /* executable mappings kept until the walker exists */
 
 typedef struct name_ent {
     uint64_t hash;
     uint32_t id; /* 0: empty */
 } name_ent;
 
+typedef struct exec_map {
+    uint64_t start, end, pgoff;
+    char *path;
+} exec_map;
+
 typedef struct jvm {
     pid_t pid;
     int mem_fd, names_fd;
     uint64_t jvm_base;
     sc_hs *hs;
+    sc_walker *walker;            /* NULL: the kernel's frame-pointer chain, as before */
+    char walk_why[SC_HS_WHY_MAX]; /* why there is no walker */
+    exec_map *maps;               /* noted before the walker exists */
+    int n_maps;
     name_ent *names; /* open addressing on the name's hash; ids from 1 */
     size_t mask;
     uint32_t next_id;
@@ -43,7 +54,8 @@ typedef struct jvm {
 struct sc_interp {
     jvm j[SC_INTERP_MAX_JVMS];
     int n;
-    jvm *cur;          /* the sample's JVM, while walking */
+    jvm *cur; /* the sample's JVM, while walking */
+    sc_walk_frame frames[SC_WALK_MAX_FRAMES];
     int64_t floor;     /* unloaded-classes count polled at the previous pass's start */
     int64_t pass_seen; /* ... and at this pass's start */
     sc_interp_stats st;
@@ -72,6 +84,10 @@ void sc_interp_free(sc_interp *in)
         return;
     for (int k = 0; k < in->n; k++) {
         jvm *j = &in->j[k];
+        sc_walker_free(j->walker);
+        for (int i = 0; i < j->n_maps; i++)
+            free(j->maps[i].path);
+        free(j->maps);
         sc_hs_free(j->hs);
         for (uint32_t i = 1; j->text && i < j->next_id; i++)
             free(j->text[i]);
@@ -93,14 +109,28 @@ static jvm *find_jvm(sc_interp *in, pid_t pid)
     return NULL;
 }
 
-void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t pgoff, const char *path)
+void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+                        const char *path)
 {
     jvm *j = in ? find_jvm(in, pid) : NULL;
+    if (!j)
+        return;
     size_t n = strlen(path);
     /* the executable mapping: libjvm is linked with vaddr == file offset (checked by sc_hs_open
      * through the ELF header it then expects at the base) */
-    if (j && !j->jvm_base && start >= pgoff && n >= 10 && strcmp(path + n - 10, "/libjvm.so") == 0)
+    if (!j->jvm_base && start >= pgoff && n >= 10 && strcmp(path + n - 10, "/libjvm.so") == 0)
         j->jvm_base = start - pgoff;
+    if (j->walker) { /* a mapping made during the recording (its MMAP2 record) */
+        sc_walker_note_map(j->walker, start, end, pgoff, path);
+        return;
+    }
+    if (!path[0] || j->n_maps >= MAX_EXEC_MAPS)
+        return;
+    if (!j->maps && !(j->maps = calloc(MAX_EXEC_MAPS, sizeof *j->maps)))
+        return;
+    char *p = strdup(path);
+    if (p)
+        j->maps[j->n_maps++] = (exec_map){.start = start, .end = end, .pgoff = pgoff, .path = p};
 }
 
 int sc_interp_start(sc_interp *in)
@@ -124,6 +154,15 @@ int sc_interp_start(sc_interp *in)
                 j->hs = NULL;
                 snprintf(w, SC_HS_WHY_MAX, "out of memory");
             }
+        }
+        if (j->hs && getenv("FLAME_SIDECAR_NO_WALK") == NULL) {
+            /* The walk (recorder/walk.h): whole stacks without PreserveFramePointer. */
+            j->walker = sc_walker_new(j->hs, j->walk_why);
+            for (int i = 0; j->walker && i < j->n_maps; i++)
+                sc_walker_note_map(j->walker, j->maps[i].start, j->maps[i].end, j->maps[i].pgoff,
+                                   j->maps[i].path);
+        } else if (j->hs) {
+            snprintf(j->walk_why, SC_HS_WHY_MAX, "turned off (FLAME_SIDECAR_NO_WALK)");
         }
         ok += j->hs != NULL;
     }
@@ -164,6 +203,33 @@ void sc_interp_pass(sc_interp *in)
         }
     in->floor = in->pass_seen;
     in->pass_seen = any ? sum : -1;
+    for (int k = 0; k < in->n; k++)
+        if (in->j[k].walker)
+            sc_walker_pass(in->j[k].walker);
+}
+
+const char *sc_interp_walk_why(const sc_interp *in, pid_t pid)
+{
+    for (int k = 0; in && k < in->n; k++)
+        if (in->j[k].pid == pid)
+            return in->j[k].walker ? NULL : in->j[k].hs ? in->j[k].walk_why : in->j[k].why;
+    return "not recorded by the per-CPU recorder";
+}
+
+uint64_t sc_interp_copy_used(const sc_interp *in, pid_t pid)
+{
+    for (int k = 0; in && k < in->n; k++)
+        if (in->j[k].pid == pid && in->j[k].walker)
+            return sc_walker_extent(in->j[k].walker);
+    return 0;
+}
+
+void sc_interp_walk_stats(const sc_interp *in, pid_t pid, sc_walk_stats *st)
+{
+    *st = (sc_walk_stats){0};
+    for (int k = 0; in && k < in->n; k++)
+        if (in->j[k].pid == pid)
+            sc_walker_get_stats(in->j[k].walker, st);
 }
 
 /* ---- the walk (pure) ---- */
@@ -286,13 +352,15 @@ static bool cb_in_interp(void *ctx, uint64_t pc)
     return sc_hs_in_interpreter(in->cur->hs, pc);
 }
 
-static uint64_t cb_name(void *ctx, int k, uint64_t method, uint64_t bcp)
+/* The synthetic address naming an interpreted frame of the current JVM, 0 when it stays
+ * unnamed. unsure: no bcp to check (the walker caught the method in its entry: Method* from
+ * rbx). */
+static uint64_t name_frame(sc_interp *in, uint64_t method, uint64_t bcp, bool unsure)
 {
-    (void)k;
-    sc_interp *in = ctx;
     const char *name;
     bool permanent;
-    enum sc_hs_status s = sc_hs_frame(in->cur->hs, method, bcp, &name, &permanent);
+    enum sc_hs_status s = unsure ? sc_hs_method(in->cur->hs, method, &name, &permanent)
+                                 : sc_hs_frame(in->cur->hs, method, bcp, &name, &permanent);
     if (s != SC_HS_OK) {
         in->st.refused++;
         return 0;
@@ -323,6 +391,57 @@ static uint64_t cb_name(void *ctx, int k, uint64_t method, uint64_t bcp)
     return intern(in, in->cur, name);
 }
 
+static uint64_t cb_name(void *ctx, int k, uint64_t method, uint64_t bcp)
+{
+    (void)k;
+    return name_frame(ctx, method, bcp, false);
+}
+
+/* The user part of the chain from the walker (recorder/walk.h): out holds the record up to its
+ * callchain, whose PERF_CONTEXT_USER marker is at index u (u == nr when the kernel gave none: the
+ * marker is added). Returns the new record size. */
+static size_t walk_rewrite(sc_interp *in, jvm *j, unsigned char *out, size_t fixed, uint64_t nr,
+                           size_t u, const sc_walk_regs *rg, const unsigned char *stack,
+                           uint64_t dyn)
+{
+    if (u == nr) {
+        uint64_t mark = (uint64_t)PERF_CONTEXT_USER;
+        memcpy(out + fixed + 8 * u, &mark, 8);
+    }
+    u++;
+    /* the record's size is a u16: the chain must fit in it */
+    int cap = (int)((65535 - fixed) / 8 - u);
+    if (cap > SC_WALK_MAX_FRAMES)
+        cap = SC_WALK_MAX_FRAMES;
+    enum sc_walk_status ws;
+    int n = cap > 0 ? sc_walker_walk(j->walker, rg, stack, dyn, in->frames, cap, &ws) : 0;
+    uint64_t before = in->st.frames;
+    for (int i = 0; i < n; i++) {
+        const sc_walk_frame *f = &in->frames[i];
+        uint64_t a = f->pc;
+        if (f->kind == SC_WF_INTERP) {
+            in->st.frames++;
+            uint64_t named =
+                f->method ? name_frame(in, f->method, f->bcp, f->flags & SC_WF_BCP_UNSURE) : 0;
+            if (named) {
+                a = named;
+                in->st.named++;
+            } else {
+                in->st.unknown++;
+            }
+        }
+        memcpy(out + fixed + 8 * (u + (size_t)i), &a, 8);
+    }
+    if (in->st.frames != before)
+        in->st.with_interp++;
+    uint64_t nnr = (uint64_t)u + (uint64_t)n;
+    memcpy(out + fixed - 8, &nnr, 8);
+    size_t size = fixed + 8 * (size_t)nnr;
+    uint16_t hs = (uint16_t)size;
+    memcpy(out + 6, &hs, 2);
+    return size;
+}
+
 size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, unsigned char *out)
 {
     /* header 8; ip 8; pid,tid 8; time 8; cpu,res 8; period 8; nr 8 */
@@ -336,13 +455,20 @@ size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, uns
     size_t p = chain_end;
     if (size - p < 8)
         return 0;
-    uint64_t abi = get64(r + p), bp = 0, sp = 0;
+    /* registers in bit order of SC_INTERP_REGS_MASK: ax, bx, bp, sp, ip, r13 */
+    uint64_t abi = get64(r + p);
+    sc_walk_regs rg = {0};
     p += 8;
     if (abi) {
-        if (size - p < 24)
+        if (size - p < 48)
             return 0;
-        bp = get64(r + p), sp = get64(r + p + 8);
-        p += 24;
+        rg = (sc_walk_regs){.ax = get64(r + p),
+                            .bx = get64(r + p + 8),
+                            .bp = get64(r + p + 16),
+                            .sp = get64(r + p + 24),
+                            .ip = get64(r + p + 32),
+                            .r13 = get64(r + p + 40)};
+        p += 48;
     }
     if (size - p < 8)
         return 0;
@@ -364,17 +490,19 @@ size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, uns
     memcpy(out + 6, &ns, 2);
     in->st.samples++;
     in->st.bytes_in += size;
-    in->st.bytes_out += chain_end;
     jvm *j = find_jvm(in, (pid_t)(uint32_t)get64(r + 16));
-    if (!j || !j->hs || !abi || !dyn)
+    if (!j || !j->hs || !abi || !dyn) {
+        in->st.bytes_out += chain_end;
         return chain_end;
+    }
     /* the user part of the chain: after PERF_CONTEXT_USER (the kernel part is excluded) */
     size_t u = 0;
     while (u < nr && get64(out + fixed + 8 * u) != (uint64_t)PERF_CONTEXT_USER)
         u++;
-    if (u == nr)
+    if (u == nr && !j->walker) {
+        in->st.bytes_out += chain_end;
         return chain_end;
-    u++;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     in->cur = j;
@@ -382,20 +510,27 @@ size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, uns
      * that freed metadata) made stale since the last poll. The sample was taken after that
      * pause, so a method defined after it is never named from before it. */
     sc_hs_poll_unloads(j->hs);
-    uint64_t before = in->st.frames;
-    sc_interp_walk_cb cb = {.in_interp = cb_in_interp, .name = cb_name, .ctx = in};
-    /* ips may be unaligned in out: walk a copy */
-    uint64_t chain[512];
-    int n = (int)(nr - u > 512 ? 512 : nr - u);
-    memcpy(chain, out + fixed + 8 * u, 8 * (size_t)n);
-    sc_interp_walk(chain, n, bp, sp, stack, dyn, &cb, &in->st);
-    memcpy(out + fixed + 8 * u, chain, 8 * (size_t)n);
-    if (in->st.frames != before)
-        in->st.with_interp++;
+    size_t out_size = chain_end;
+    if (j->walker) {
+        out_size = walk_rewrite(in, j, out, fixed, nr, u, &rg, stack, dyn);
+    } else {
+        u++;
+        uint64_t before = in->st.frames;
+        sc_interp_walk_cb cb = {.in_interp = cb_in_interp, .name = cb_name, .ctx = in};
+        /* ips may be unaligned in out: walk a copy */
+        uint64_t chain[512];
+        int n = (int)(nr - u > 512 ? 512 : nr - u);
+        memcpy(chain, out + fixed + 8 * u, 8 * (size_t)n);
+        sc_interp_walk(chain, n, rg.bp, rg.sp, stack, dyn, &cb, &in->st);
+        memcpy(out + fixed + 8 * u, chain, 8 * (size_t)n);
+        if (in->st.frames != before)
+            in->st.with_interp++;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     in->st.walk_ns +=
         (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
-    return chain_end;
+    in->st.bytes_out += out_size;
+    return out_size;
 }
 
 void sc_interp_get_stats(const sc_interp *in, sc_interp_stats *st)

@@ -22,7 +22,8 @@
 #define SC_INTERP_SPAN 0x0000000100000000ull /* the synthetic mapping's length */
 #define SC_INTERP_MAX_JVMS 16
 #define SC_INTERP_MAX_NAMES (1u << 20) /* distinct names per JVM; beyond: unknown */
-#define SC_INTERP_REGS_MASK 0x1c0ull   /* PERF_REG_X86_BP(6) | SP(7) | IP(8) */
+/* PERF_REG_X86_AX(0) BX(1) BP(6) SP(7) IP(8) R13(21): the walker's (recorder/walk.h) */
+#define SC_INTERP_REGS_MASK 0x2001c3ull
 
 typedef struct sc_interp sc_interp;
 
@@ -43,8 +44,10 @@ typedef struct sc_interp_stats {
 sc_interp *sc_interp_new(const pid_t *pid, const int *mem_fd, const int *names_fd, int n);
 void sc_interp_free(sc_interp *in);
 
-/* While the maps of pid are synthesized (executable mappings): remember where libjvm.so is. */
-void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t pgoff, const char *path);
+/* An executable mapping [start, end) of pid (synthesized from its maps, or a MMAP2 record):
+ * where libjvm.so is, and what the stack walker unwinds native code with. */
+void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+                        const char *path);
 
 /* Read each JVM's VMStructs (after the privilege drop: the target's memory is parsed here).
  * Returns how many JVMs can be named. */
@@ -63,6 +66,14 @@ void sc_interp_pass(sc_interp *in);
 size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, unsigned char *out);
 
 void sc_interp_get_stats(const sc_interp *in, sc_interp_stats *st);
+
+/* Why pid's stacks are not walked by recorder/walk.h (the kernel's frame-pointer chain is kept),
+ * NULL when they are. */
+const char *sc_interp_walk_why(const sc_interp *in, pid_t pid);
+/* Bytes of the stack copy pid's last walk read (tests/walk cuts recorded samples to it). */
+uint64_t sc_interp_copy_used(const sc_interp *in, pid_t pid);
+struct sc_walk_stats;
+void sc_interp_walk_stats(const sc_interp *in, pid_t pid, struct sc_walk_stats *st);
 
 /* pure, for tests: the walk. Given a sample's user callchain ips[0..n) (leaf first, no context
  * markers), bp, sp and the stack copy stack[0..len) (starting at sp), call name(ctx, k, method,

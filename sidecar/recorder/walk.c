@@ -717,8 +717,8 @@ int sc_walker_fp_check(const sc_walker *w, const sc_walk_frame *fr, int n, const
     int m = 0;
     while (m < n_chain && fp_kept(w, chain[m]))
         m++;
-    if (m == 0 || n == 0)
-        return -1;
+    if (m < 2 || n == 0)
+        return -1; /* the leaf alone is the sampled ip: nothing to compare */
     /* The kernel reads [rbp + 8] from each frame's rbp. A frame whose rbp is not its own frame
      * base (rbp + 16 != its caller's sp: a leaf before its push rbp, a stub that keeps no frame
      * pointer) hands the kernel an rbp from further up: the kernel skips its caller. */

@@ -116,7 +116,7 @@ void sc_walker_get_stats(const sc_walker *w, sc_walk_stats *st);
  * -XX:+PreserveFramePointer (Java code and libjvm, up to the first frame elsewhere): 1 the same
  * frames; 2 the same but for callers the kernel skipped because a frame's rbp was not its own
  * frame base (a leaf before it pushed rbp, a stub keeping no frame pointer), which only the walk
- * finds; 0 they differ; -1 nothing to compare. */
+ * finds; 0 they differ; -1 nothing to compare (fewer than two frames there). */
 int sc_walker_fp_check(const sc_walker *w, const sc_walk_frame *fr, int n, const uint64_t *chain,
                        int n_chain);
 /* How many bytes of the stack copy the last walk read (tests/walk: samples are stored cut). */

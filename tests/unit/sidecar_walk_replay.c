@@ -151,6 +151,7 @@ static void replay(const expect *x)
     static sc_walk_frame fr[SC_WALK_MAX_FRAMES];
     uint64_t chain[512];
     int workers = 0, rooted = 0, compared = 0, agree = 0, bad = 0, java = 0, skipped = 0;
+    int k_rooted = 0;
     uint64_t shown_misses = 0; /* reads of what the recorder never reads: names for printing */
     for (uint32_t i = 0; i < f.n_samples; i++) {
         sample s;
@@ -167,6 +168,13 @@ static void replay(const expect *x)
         bool worker = java_thread(wf_comm(&f, s.tid));
         workers += worker;
         rooted += worker && st == SC_WALK_ROOT;
+        /* the old way, the kernel's frame-pointer chain: did it get to the Java entry (the
+         * call stub) too? */
+        bool k_entry = false;
+        for (int k = 0; k < n && !k_entry; k++)
+            for (int c = 0; fr[k].kind == SC_WF_ENTRY && c < s.n_chain && !k_entry; c++)
+                k_entry = s.chain[c] == fr[k].pc;
+        k_rooted += worker && k_entry;
         for (int k = 0; k < n; k++)
             if (fr[k].kind == SC_WF_INTERP || fr[k].kind == SC_WF_COMPILED) {
                 java++;
@@ -214,8 +222,10 @@ static void replay(const expect *x)
     }
     sc_walk_stats ws;
     sc_walker_get_stats(w, &ws);
-    printf("# %s: %u samples, %d of %d Java-thread samples at the root, java %d;", x->file,
-           f.n_samples, rooted, workers, java);
+    printf("# %s: %u samples, %d of %d Java-thread samples at the root (the kernel's fp chain "
+           "reached the call stub in %d),"
+           " java %d;",
+           x->file, f.n_samples, rooted, workers, k_rooted, java);
     for (int k = 0; k < SC_WALK_NSTATUS; k++)
         if (ws.status[k])
             printf(" %s=%llu", sc_walk_status_name(k), (unsigned long long)ws.status[k]);

@@ -28,6 +28,6 @@ $(BUILD)/tests/sidecar_%.t: $(BUILD)/asan/tests/unit/sidecar_%.o $(SIDECAR_ASAN)
 $(BUILD)/tests/walk-capture: $(BUILD)/obj/tests/walk/capture.o $(BUILD)/obj/tests/walk/fixture.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
 	@mkdir -p $(@D)
 	$(CC) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm
-$(BUILD)/tests/sidecar_walk_replay.t: $(BUILD)/asan/tests/unit/sidecar_walk_replay.o $(BUILD)/asan/tests/walk/fixture.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
+$(BUILD)/tests/sidecar_walk_replay.t $(BUILD)/tests/sidecar_walk_hostile.t: $(BUILD)/tests/%.t: $(BUILD)/asan/tests/unit/%.o $(BUILD)/asan/tests/walk/fixture.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm

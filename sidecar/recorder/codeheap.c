@@ -633,3 +633,14 @@ const sc_blob *sc_ch_find(sc_ch *c, uint64_t pc)
     pe->start = s->b.start;
     return &s->b;
 }
+
+int sc_ch_heaps(const sc_ch *c, sc_ch_heap *out, int cap)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_heaps && n < cap; i++, n++)
+        out[n] = (sc_ch_heap){.lo = c->heaps[i].lo,
+                              .hi = c->heaps[i].hi,
+                              .segmap = c->heaps[i].segmap,
+                              .log2 = c->heaps[i].log2};
+    return n;
+}

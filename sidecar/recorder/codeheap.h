@@ -80,3 +80,11 @@ void sc_ch_pass(sc_ch *c);
 uint64_t sc_ch_call_stub_ra(const sc_ch *c);
 
 void sc_ch_get_stats(const sc_ch *c, sc_ch_stats *st);
+
+/* For tests and diagnostics: the code heaps as last read (committed [lo, hi), segment map at
+ * segmap, log2 segment size). Returns how many (<= cap). */
+typedef struct sc_ch_heap {
+    uint64_t lo, hi, segmap;
+    unsigned log2;
+} sc_ch_heap;
+int sc_ch_heaps(const sc_ch *c, sc_ch_heap *out, int cap);

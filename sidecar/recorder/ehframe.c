@@ -268,6 +268,18 @@ static uint64_t encoded(cur *c, uint8_t enc, uint64_t at, uint64_t data)
 
 /* ---- the CFA program ---- */
 
+/* v (signed when sgn) times the data alignment factor; an operand no frame could have marks
+ * the program bad (and never overflows). */
+static int64_t scale(uint64_t v, bool sgn, int64_t da, cur *c)
+{
+    int64_t x = (int64_t)v;
+    if ((sgn ? (x < -(1 << 24) || x > (1 << 24)) : v > (1u << 24)) || da < -256 || da > 256) {
+        c->bad = true;
+        return 0;
+    }
+    return x * da;
+}
+
 typedef struct state {
     uint8_t cfa, fp, ra;
     int64_t cfa_off, fp_off, ra_off;
@@ -324,7 +336,7 @@ static int run(const unsigned char *p, const unsigned char *end, uint64_t *loc, 
             adv = (uint64_t)(op & 0x3f) * ca;
             goto advance;
         case 2: /* offset */
-            off = (int64_t)uleb(&c) * da;
+            off = scale(uleb(&c), false, da, &c);
             set_reg(s, op & 0x3f, SC_EH_AT_CFA, off);
             continue;
         case 3: /* restore */
@@ -350,7 +362,7 @@ static int run(const unsigned char *p, const unsigned char *end, uint64_t *loc, 
             goto advance;
         case 0x05: /* offset_extended */
             reg = uleb(&c);
-            set_reg(s, reg, SC_EH_AT_CFA, (int64_t)uleb(&c) * da);
+            set_reg(s, reg, SC_EH_AT_CFA, scale(uleb(&c), false, da, &c));
             break;
         case 0x06: /* restore_extended */
             reg = uleb(&c);
@@ -411,15 +423,15 @@ static int run(const unsigned char *p, const unsigned char *end, uint64_t *loc, 
         }
         case 0x11: /* offset_extended_sf */
             reg = uleb(&c);
-            set_reg(s, reg, SC_EH_AT_CFA, sleb(&c) * da);
+            set_reg(s, reg, SC_EH_AT_CFA, scale((uint64_t)sleb(&c), true, da, &c));
             break;
         case 0x12: /* def_cfa_sf */
             reg = uleb(&c);
             s->cfa = reg == REG_SP ? SC_EH_CFA_SP : reg == REG_FP ? SC_EH_CFA_FP : SC_EH_CFA_BAD;
-            s->cfa_off = sleb(&c) * da;
+            s->cfa_off = scale((uint64_t)sleb(&c), true, da, &c);
             break;
         case 0x13: /* def_cfa_offset_sf */
-            s->cfa_off = sleb(&c) * da;
+            s->cfa_off = scale((uint64_t)sleb(&c), true, da, &c);
             break;
         case 0x14: /* val_offset: a value, not a slot */
             reg = uleb(&c);
@@ -436,7 +448,7 @@ static int run(const unsigned char *p, const unsigned char *end, uint64_t *loc, 
             break;
         case 0x2f: /* GNU_negative_offset_extended */
             reg = uleb(&c);
-            set_reg(s, reg, SC_EH_AT_CFA, -(int64_t)uleb(&c) * da);
+            set_reg(s, reg, SC_EH_AT_CFA, -scale(uleb(&c), false, da, &c));
             break;
         default:
             return -1;

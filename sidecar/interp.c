@@ -179,6 +179,9 @@ int sc_interp_start(sc_interp *in)
         if (j->hs && getenv("FLAME_SIDECAR_NO_WALK") == NULL) {
             /* The walk (recorder/walk.h): whole stacks without PreserveFramePointer. */
             j->walker = sc_walker_new(j->hs, j->walk_why);
+            /* deep stacks: their older frames are read above the 16 KiB copy */
+            if (j->walker)
+                sc_walker_set_tail(j->walker, true);
             for (int i = 0; j->walker && i < j->n_maps; i++)
                 sc_walker_note_map(j->walker, j->maps[i].start, j->maps[i].end, j->maps[i].pgoff,
                                    j->maps[i].path);
@@ -258,7 +261,8 @@ void sc_interp_walk_stats(const sc_interp *in, pid_t pid, sc_walk_stats *st)
             st->status[i] += one.status[i];
         st->prologue += one.prologue, st->epilogue += one.epilogue, st->deopt += one.deopt;
         st->ra_shifted += one.ra_shifted, st->entry_recovered += one.entry_recovered;
-        st->tail_reads += one.tail_reads, st->fp_fallback += one.fp_fallback, st->ns += one.ns;
+        st->tail_reads += one.tail_reads, st->tail_walks += one.tail_walks;
+        st->fp_fallback += one.fp_fallback, st->ns += one.ns;
     }
 }
 
@@ -324,7 +328,8 @@ static uint64_t hash_name(const char *s)
     return h | 1;
 }
 
-/* The synthetic address of name in j, writing its map line on first use; 0 when full. */
+/* The synthetic address of name (the whole map symbol) in j, writing its map line on first use;
+ * 0 when full. */
 static uint64_t intern(sc_interp *in, jvm *j, const char *name)
 {
     uint64_t h = hash_name(name);
@@ -361,7 +366,7 @@ static uint64_t intern(sc_interp *in, jvm *j, const char *name)
     uint32_t id = j->next_id;
     uint64_t addr = SC_INTERP_BASE + 16 * (uint64_t)id;
     char line[MAX_NAME + 64];
-    int m = snprintf(line, sizeof line, "%llx 10 %s_[int]\n", (unsigned long long)addr, name);
+    int m = snprintf(line, sizeof line, "%llx 10 %s\n", (unsigned long long)addr, name);
     if (m <= 0 || (size_t)m >= sizeof line || !(j->text[id] = strdup(name)))
         return 0;
     /* A short write leaves a partial line the map sanitizer drops: that name stays unknown. */
@@ -382,10 +387,11 @@ static bool cb_in_interp(void *ctx, uint64_t pc)
     return sc_hs_in_interpreter(in->cur->hs, pc);
 }
 
-/* The synthetic address naming an interpreted frame of the current JVM, 0 when it stays
- * unnamed. unsure: no bcp to check (the walker caught the method in its entry: Method* from
- * rbx). */
-static uint64_t name_frame(sc_interp *in, uint64_t method, uint64_t bcp, bool unsure)
+/* The name of a Java method of the current JVM, or NULL: checked (the holder lists it; with a bcp
+ * its bytecodes hold it) and, unless its class is the boot loader's, no class unloaded (or
+ * collector's pause ended) since before the sample: the Method* could otherwise be freed memory
+ * reused by another method (hotspot.h). unsure: no bcp to check. */
+static const char *method_name(sc_interp *in, uint64_t method, uint64_t bcp, bool unsure)
 {
     const char *name;
     bool permanent;
@@ -393,11 +399,9 @@ static uint64_t name_frame(sc_interp *in, uint64_t method, uint64_t bcp, bool un
                                  : sc_hs_frame(in->cur->hs, method, bcp, &name, &permanent);
     if (s != SC_HS_OK) {
         in->st.refused++;
-        return 0;
+        return NULL;
     }
     if (!permanent) {
-        /* Was a class unloaded since before this sample was taken? Then this Method* may have
-         * been freed and reused by the time we read it: no name (hotspot.h). */
         int64_t now = -1, sum = 0;
         for (int i = 0; i < in->n; i++)
             if (in->j[i].hs) {
@@ -413,12 +417,50 @@ static uint64_t name_frame(sc_interp *in, uint64_t method, uint64_t bcp, bool un
             /* what was just read may be the freed metadata of the unloaded class: not kept */
             sc_hs_forget(in->cur->hs, method);
             in->st.unload_window++;
-            return 0;
+            return NULL;
         }
         /* sc_hs_poll_unloads may have just dropped the cache: name is still ours (it is freed
          * only at the next resolution of that entry). */
     }
-    return intern(in, in->cur, name);
+    return name;
+}
+
+/* The synthetic address naming an interpreted frame of the current JVM, 0 when it stays
+ * unnamed. */
+static uint64_t name_frame(sc_interp *in, uint64_t method, uint64_t bcp, bool unsure)
+{
+    const char *name = method_name(in, method, bcp, unsure);
+    char sym[MAX_NAME + 8];
+    if (!name || snprintf(sym, sizeof sym, "%s_[int]", name) >= (int)sizeof sym)
+        return 0;
+    return intern(in, in->cur, sym);
+}
+
+/* A compiled frame named per sample from its nmethod's Method* and the inlined methods at its pc
+ * (outermost first, "->" between them, as the agent's map writes inline chains), 0 when even
+ * its own method cannot be named. Inlined methods that cannot be named end the chain there. */
+static uint64_t name_compiled(sc_interp *in, const sc_walk_frame *f)
+{
+    uint64_t m[SC_WALK_MAX_INLINE];
+    int k = sc_walker_inlined(in->cur->walker, f, m, SC_WALK_MAX_INLINE);
+    char chain[MAX_NAME];
+    size_t len = 0;
+    for (int i = k - 1; i >= 0; i--) {
+        const char *name = method_name(in, m[i], 0, true);
+        size_t nl = name ? strlen(name) : 0;
+        if (!name || len + nl + 3 > sizeof chain)
+            break;
+        if (len) {
+            memcpy(chain + len, "->", 2);
+            len += 2;
+        }
+        memcpy(chain + len, name, nl);
+        len += nl;
+    }
+    if (!len)
+        return 0;
+    chain[len] = '\0';
+    return intern(in, in->cur, chain);
 }
 
 static uint64_t cb_name(void *ctx, int k, uint64_t method, uint64_t bcp)
@@ -466,6 +508,15 @@ static size_t walk_rewrite(sc_interp *in, jvm *j, unsigned char *out, size_t fix
                 in->st.named++;
             } else {
                 in->st.unknown++;
+            }
+        } else if (f->kind == SC_WF_COMPILED) {
+            /* named here, per sample, rather than by the agent's map: a code address reused
+             * after its method was unloaded keeps the name of what ran when it was sampled */
+            uint64_t named = name_compiled(in, f);
+            in->st.compiled++;
+            if (named) {
+                a = named;
+                in->st.compiled_named++;
             }
         }
         memcpy(out + fixed + 8 * (u + (size_t)i), &a, 8);

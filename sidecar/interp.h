@@ -34,11 +34,12 @@ typedef struct sc_interp_stats {
     uint64_t named;       /* of them, named */
     uint64_t unknown;     /* of them, left unnamed (every reason below) */
     uint64_t partial, beyond_copy, unload_window, refused, broken_chain;
-    uint64_t names;                /* distinct names written */
-    uint64_t fp_compared, fp_same; /* walks compared with the kernel's fp chain, agreeing
-                                      (recorder/walk.h sc_walker_fp_check) */
-    uint64_t walk_ns;              /* time spent rewriting (CLOCK_MONOTONIC) */
-    uint64_t bytes_in, bytes_out;  /* sample bytes read from the rings / written */
+    uint64_t names;                    /* distinct names written */
+    uint64_t compiled, compiled_named; /* compiled frames walked; named from their Method* */
+    uint64_t fp_compared, fp_same;     /* walks compared with the kernel's fp chain, agreeing
+                                          (recorder/walk.h sc_walker_fp_check) */
+    uint64_t walk_ns;                  /* time spent rewriting (CLOCK_MONOTONIC) */
+    uint64_t bytes_in, bytes_out;      /* sample bytes read from the rings / written */
 } sc_interp_stats;
 
 /* mem_fd[k] (/proc/<pid>/mem, opened while privileged, or -errno) and names_fd[k] (where name lines

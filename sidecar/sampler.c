@@ -349,9 +349,10 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         sc_interp_walk_stats(o.interp, 0, &ws);
         fprintf(stderr,
                 "flame-sidecar: recorder: walk: walks=%llu frames=%llu java_frames=%llu "
-                "fp_compared=%llu fp_same=%llu walk_us=%llu\n",
+                "compiled=%llu compiled_named=%llu fp_compared=%llu fp_same=%llu walk_us=%llu\n",
                 (unsigned long long)ws.walks, (unsigned long long)ws.frames,
-                (unsigned long long)ws.java_frames, (unsigned long long)is.fp_compared,
+                (unsigned long long)ws.java_frames, (unsigned long long)is.compiled,
+                (unsigned long long)is.compiled_named, (unsigned long long)is.fp_compared,
                 (unsigned long long)is.fp_same, (unsigned long long)(ws.ns / 1000));
         char line[256] = "flame-sidecar: recorder: walk status:";
         size_t m = strlen(line);
@@ -362,11 +363,12 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         fprintf(stderr, "%s\n", line);
         fprintf(stderr,
                 "flame-sidecar: recorder: walk steps: prologue=%llu epilogue=%llu deopt=%llu "
-                "ra_shifted=%llu entry_recovered=%llu fp_fallback=%llu tail_reads=%llu\n",
+                "ra_shifted=%llu entry_recovered=%llu fp_fallback=%llu tail_walks=%llu "
+                "tail_pages=%llu\n",
                 (unsigned long long)ws.prologue, (unsigned long long)ws.epilogue,
                 (unsigned long long)ws.deopt, (unsigned long long)ws.ra_shifted,
                 (unsigned long long)ws.entry_recovered, (unsigned long long)ws.fp_fallback,
-                (unsigned long long)ws.tail_reads);
+                (unsigned long long)ws.tail_walks, (unsigned long long)ws.tail_reads);
     }
     _exit(rc < 0 ? 1 : 0);
 }

@@ -44,6 +44,22 @@ enum {
     V_NM_ORIG_PC,
     V_NM_COMPILE_ID, /* optional */
     V_CALL_STUB_RA,
+    /* the scopes (inlined methods), optional: JDK <= 22 keep them next to the code, 23+ in
+     * immutable data; the metadata table (Method* by index) in the data section or the
+     * mutable data */
+    V_NM_SD_BEGIN, /* CompiledMethod::_scopes_data_begin (pointer) or _scopes_data_offset */
+    V_NM_PCS,      /* _scopes_pcs_offset */
+    V_NM_DEPS,     /* _dependencies_offset (the PcDescs' end, JDK <= 22) */
+    V_NM_META,     /* _metadata_offset (JDK <= 22) */
+    V_NM_IMM,      /* _immutable_data (JDK 23+) */
+    V_NM_IMM_SIZE,
+    V_CB_MUT, /* CodeBlob::_mutable_data (JDK 23+) */
+    V_CB_MUT_SIZE,
+    V_CB_RELOC,
+    V_PC_OFF, /* PcDesc */
+    V_PC_SCOPE,
+    V_VM_MAJOR,
+    V_T_PCDESC,
     V_T_HEAPBLOCK, /* type sizes */
     V_T_CODEBLOB,
     V_T_NMETHOD,
@@ -88,6 +104,21 @@ static const struct {
     {V_NM_ORIG_PC, "nmethod", "_orig_pc_offset"},
     {V_NM_COMPILE_ID, "nmethod", "_compile_id"},
     {V_CALL_STUB_RA, "StubRoutines", "_call_stub_return_address"},
+    {V_NM_SD_BEGIN, "CompiledMethod", "_scopes_data_begin"},
+    {V_NM_SD_BEGIN, "nmethod", "_scopes_data_begin"},
+    {V_NM_SD_BEGIN, "nmethod", "_scopes_data_offset"},
+    {V_NM_PCS, "nmethod", "_scopes_pcs_offset"},
+    {V_NM_DEPS, "nmethod", "_dependencies_offset"},
+    {V_NM_META, "nmethod", "_metadata_offset"},
+    {V_NM_IMM, "nmethod", "_immutable_data"},
+    {V_NM_IMM_SIZE, "nmethod", "_immutable_data_size"},
+    {V_CB_MUT, "CodeBlob", "_mutable_data"},
+    {V_CB_MUT_SIZE, "CodeBlob", "_mutable_data_size"},
+    {V_CB_RELOC, "CodeBlob", "_relocation_size"},
+    {V_PC_OFF, "PcDesc", "_pc_offset"},
+    {V_PC_SCOPE, "PcDesc", "_scope_decode_offset"},
+    {V_VM_MAJOR, "Abstract_VM_Version", "_vm_major_version"},
+    {V_T_PCDESC, "PcDesc", NULL},
     {V_T_HEAPBLOCK, "HeapBlock", NULL},
     {V_T_CODEBLOB, "CodeBlob", NULL},
     {V_T_NMETHOD, "nmethod", NULL},
@@ -137,6 +168,9 @@ struct sc_ch {
     pcent *pcs;
     nament names[NAME_CACHE];
     uint64_t pass;
+    int scopes;         /* 0 none, 1 JDK <= 22 layout, 2 JDK 23+ (immutable/mutable data) */
+    unsigned u5_excess; /* the compressed stream's excluded bytes: 0 (JDK < 20) or 1 */
+    uint32_t pcdesc;    /* sizeof(PcDesc) */
     sc_ch_stats st;
 };
 
@@ -265,7 +299,10 @@ sc_ch *sc_ch_open(sc_hs *hs, sc_wread *r, char why[SC_HS_WHY_MAX])
         if (spelling[i].field)
             type_width(f, w[i].typestr);
     }
-    static const int optional[] = {V_NM_DEOPT_MH, V_NM_COMPILE_ID, V_HB_HEADER};
+    static const int optional[] = {V_NM_DEOPT_MH, V_NM_COMPILE_ID, V_HB_HEADER,   V_NM_SD_BEGIN,
+                                   V_NM_PCS,      V_NM_DEPS,       V_NM_META,     V_NM_IMM,
+                                   V_NM_IMM_SIZE, V_CB_MUT,        V_CB_MUT_SIZE, V_CB_RELOC,
+                                   V_PC_OFF,      V_PC_SCOPE,      V_VM_MAJOR,    V_T_PCDESC};
     for (int v = 0; v < V_N; v++) {
         bool opt = false;
         for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
@@ -292,9 +329,9 @@ sc_ch *sc_ch_open(sc_hs *hs, sc_wread *r, char why[SC_HS_WHY_MAX])
     /* every instance field read from a header must lie inside the header we read */
     for (int v = 0; v < V_N; v++) {
         const field *f = &F[v];
-        if (!f->have || f->is_static || v >= V_T_HEAPBLOCK || v == V_GA_LEN || v == V_GA_DATA ||
+        if (!f->have || f->is_static || v >= V_T_PCDESC || v == V_GA_LEN || v == V_GA_DATA ||
             v == V_CH_MEMORY || v == V_CH_SEGMAP || v == V_CH_LOG2 || v == V_VS_LOW ||
-            v == V_VS_HIGH || v == V_HB_HEADER)
+            v == V_VS_HIGH || v == V_HB_HEADER || v == V_PC_OFF || v == V_PC_SCOPE)
             continue;
         size_t lim = v == V_HB_USED ? c->hb_size : nm;
         if (f->width == 0 || f->value > lim || lim - f->value < f->width) {
@@ -314,6 +351,25 @@ sc_ch *sc_ch_open(sc_hs *hs, sc_wread *r, char why[SC_HS_WHY_MAX])
         F[V_VS_LOW].value > 256 || F[V_VS_HIGH].value > 256 || !F[V_CB_NAME].pointer) {
         fail(why, "implausible VMStructs field (code cache)");
         goto bad;
+    }
+    /* inlined frames from the scopes: every piece present and plausible, else only the
+     * nmethod's own method names its frames */
+    int32_t major = 0;
+    bool old_layout = F[V_NM_SD_BEGIN].have && F[V_NM_SD_BEGIN].pointer && F[V_NM_DEPS].have &&
+                      F[V_NM_META].have && F[V_NM_PCS].have;
+    bool new_layout = F[V_NM_SD_BEGIN].have && !F[V_NM_SD_BEGIN].pointer && F[V_NM_IMM].have &&
+                      F[V_NM_IMM_SIZE].have && F[V_CB_MUT].have && F[V_CB_MUT_SIZE].have &&
+                      F[V_CB_RELOC].have && F[V_NM_PCS].have;
+    if ((old_layout || new_layout) && F[V_PC_OFF].have && F[V_PC_SCOPE].have &&
+        F[V_T_PCDESC].have && F[V_T_PCDESC].value >= 8 && F[V_T_PCDESC].value <= 64 &&
+        F[V_PC_OFF].value + 4 <= F[V_T_PCDESC].value &&
+        F[V_PC_SCOPE].value + 4 <= F[V_T_PCDESC].value && F[V_VM_MAJOR].have &&
+        F[V_VM_MAJOR].is_static && sc_wr_read(r, F[V_VM_MAJOR].value, &major, 4) == 0 &&
+        major >= 9 && major < 100) {
+        c->scopes = old_layout ? 1 : 2;
+        /* JDK 20 made the compressed stream's bytes UNSIGNED5 with one excluded byte (0) */
+        c->u5_excess = major >= 20 ? 1 : 0;
+        c->pcdesc = (uint32_t)F[V_T_PCDESC].value;
     }
     if (rd64(c, F[V_LOW].value, &c->low) < 0 || rd64(c, F[V_HIGH].value, &c->high) < 0 ||
         c->low < 4096 || c->low >= c->high || c->high > SC_WR_USER_TOP ||
@@ -415,6 +471,45 @@ static enum sc_blob_kind kind_of(const char *name, bool *frameless)
 
 /* ---- one blob from its block header ---- */
 
+/* The nmethod's PcDescs, scopes data and metadata table (absolute ranges; all 0 when not
+ * plausible). Offsets are ints of the header; any range that does not make sense is dropped. */
+static void scope_ranges(const sc_ch *c, const unsigned char *x, size_t xl, sc_blob *b)
+{
+    const field *F = c->f;
+    uint64_t pl, ph, sl, sh, ml, mh;
+    if (c->scopes == 1) {
+        int64_t pcs = get_field(&F[V_NM_PCS], x, xl), deps = get_field(&F[V_NM_DEPS], x, xl);
+        int64_t meta = get_field(&F[V_NM_META], x, xl);
+        uint64_t sd = (uint64_t)get_field(&F[V_NM_SD_BEGIN], x, xl);
+        if (pcs <= 0 || deps < pcs || meta <= 0 || (uint64_t)deps > b->end - b->start)
+            return;
+        pl = b->start + (uint64_t)pcs, ph = b->start + (uint64_t)deps;
+        sl = sd, sh = pl;
+        ml = b->start + (uint64_t)meta, mh = sd;
+        if (sd < ml || sd > pl)
+            return;
+    } else if (c->scopes == 2) {
+        uint64_t imm = (uint64_t)get_field(&F[V_NM_IMM], x, xl);
+        int64_t isz = get_field(&F[V_NM_IMM_SIZE], x, xl), pcs = get_field(&F[V_NM_PCS], x, xl);
+        int64_t sdo = get_field(&F[V_NM_SD_BEGIN], x, xl);
+        uint64_t mut = (uint64_t)get_field(&F[V_CB_MUT], x, xl);
+        int64_t msz = get_field(&F[V_CB_MUT_SIZE], x, xl), rel = get_field(&F[V_CB_RELOC], x, xl);
+        if (!sc_wr_ptr_ok(imm) || isz <= 0 || isz > (1 << 26) || pcs < 0 || sdo < pcs ||
+            sdo > isz || !sc_wr_ptr_ok(mut) || rel < 0 || msz < rel || msz > (1 << 26))
+            return;
+        pl = imm + (uint64_t)pcs, ph = imm + (uint64_t)sdo;
+        sl = ph, sh = imm + (uint64_t)isz;
+        ml = mut + (uint64_t)rel, mh = mut + (uint64_t)msz;
+    } else {
+        return;
+    }
+    if (pl >= ph || sl >= sh || ml > mh || (ph - pl) % c->pcdesc || ph - pl > (1u << 24) ||
+        sh - sl > (1u << 26) || mh - ml > (1u << 24) || ph >= SC_WR_USER_TOP ||
+        sh >= SC_WR_USER_TOP || mh >= SC_WR_USER_TOP)
+        return;
+    b->pcs_lo = pl, b->pcs_hi = ph, b->sd_lo = sl, b->sd_hi = sh, b->md_lo = ml, b->md_hi = mh;
+}
+
 /* Parse the block at `block` from its header copy h (hdr_len bytes). 0 ok, -1 not a used blob
  * or implausible. */
 static int parse_blob(sc_ch *c, uint64_t block, uint64_t heap_hi, const unsigned char *h,
@@ -471,6 +566,7 @@ static int parse_blob(sc_ch *c, uint64_t block, uint64_t heap_hi, const unsigned
         int64_t o = get_field(&F[V_NM_ORIG_PC], x, xl);
         b->orig_pc_offset = o >= 0 && o < (int64_t)SC_CH_MAX_FRAME ? (int32_t)o : -1;
         b->compile_id = (int32_t)get_field(&F[V_NM_COMPILE_ID], x, xl);
+        scope_ranges(c, x, xl, b);
     }
     return 0;
 }
@@ -643,4 +739,78 @@ int sc_ch_heaps(const sc_ch *c, sc_ch_heap *out, int cap)
                               .segmap = c->heaps[i].segmap,
                               .log2 = c->heaps[i].log2};
     return n;
+}
+
+/* ---- inlined methods: PcDesc -> ScopeDesc chain ---- */
+
+/* One compressed int of the debug info stream at p (avail bytes): HotSpot's UNSIGNED5 (digits in
+ * base 64 for bytes >= L, a low byte ends the number; at most 5 bytes), with `excess` excluded
+ * byte values. -1 when it runs past avail or uses an excluded byte. */
+static int64_t u5(const unsigned char *p, size_t avail, size_t *used, unsigned excess)
+{
+    const unsigned lim = 256 - 64 - excess; /* L: the low bytes */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < 5; i++) {
+        if (i >= avail || p[i] < excess)
+            return -1;
+        uint64_t d = (uint64_t)(p[i] - excess);
+        sum += d << (6 * i);
+        if (d < lim || i == 4) {
+            *used = i + 1;
+            return (int64_t)(uint32_t)sum;
+        }
+    }
+    return -1;
+}
+
+int sc_ch_scopes(sc_ch *c, const sc_blob *b, uint64_t pc, uint64_t *methods, int cap)
+{
+    if (!b->pcs_lo || pc < b->code_begin || pc > b->code_end || cap <= 0)
+        return 0;
+    /* the first PcDesc at or after pc: exact for return addresses (HotSpot records one at each
+     * call's return), the next safepoint's for an interrupted pc */
+    int64_t want = (int64_t)(pc - b->code_begin);
+    uint64_t n = (b->pcs_hi - b->pcs_lo) / c->pcdesc, lo = 0, hi = n;
+    int probes = 0;
+    while (lo < hi && probes++ < 40) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int32_t off;
+        if (sc_wr_read(c->r, b->pcs_lo + mid * c->pcdesc + c->f[V_PC_OFF].value, &off, 4) < 0)
+            return 0;
+        if (off < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= n)
+        return 0;
+    int32_t scope;
+    if (sc_wr_read(c->r, b->pcs_lo + lo * c->pcdesc + c->f[V_PC_SCOPE].value, &scope, 4) < 0)
+        return 0;
+    int k = 0;
+    uint64_t at = (uint64_t)(uint32_t)scope;
+    /* each scope: sender offset, metadata index of its method, bci (then more we skip); a
+     * sender lies before its callee (scopes are written outermost first): the chain ends */
+    for (int depth = 0; at != 0 && depth < 32 && k < cap; depth++) {
+        if (at >= b->sd_hi - b->sd_lo)
+            return 0;
+        unsigned char buf[16];
+        size_t avail =
+            b->sd_hi - b->sd_lo - at < sizeof buf ? b->sd_hi - b->sd_lo - at : sizeof buf;
+        if (sc_wr_read(c->r, b->sd_lo + at, buf, avail) < 0)
+            return 0;
+        size_t u1 = 0, u2 = 0;
+        int64_t sender = u5(buf, avail, &u1, c->u5_excess);
+        int64_t index = sender < 0 ? -1 : u5(buf + u1, avail - u1, &u2, c->u5_excess);
+        if (sender < 0 || index <= 0 || (uint64_t)sender >= at ||
+            (uint64_t)index > (b->md_hi - b->md_lo) / 8)
+            return 0;
+        uint64_t m;
+        if (sc_wr_read(c->r, b->md_lo + 8 * (uint64_t)(index - 1), &m, 8) < 0 || !sc_wr_ptr_ok(m))
+            return 0;
+        methods[k++] = m;
+        at = (uint64_t)sender;
+    }
+    c->st.scopes++;
+    return k;
 }

@@ -50,11 +50,13 @@ typedef struct sc_blob {
     bool frameless;  /* a stub named as having no frame (vtable/itable chunks) */
     bool deopt_blob; /* UncommonTrapBlob, DeoptimizationBlob: may unpack frames */
     char name[SC_CH_NAME_MAX];
+    /* nmethods whose debug info can be read: PcDescs, scopes data, metadata table (0 if not) */
+    uint64_t pcs_lo, pcs_hi, sd_lo, sd_hi, md_lo, md_hi;
 } sc_blob;
 
 typedef struct sc_ch_stats {
     uint64_t lookups, pc_hits, blob_hits, segmap_walks, hops, revalidated, replaced;
-    uint64_t not_found, bad_blob, resets;
+    uint64_t not_found, bad_blob, resets, scopes;
 } sc_ch_stats;
 
 typedef struct sc_ch sc_ch;
@@ -75,6 +77,13 @@ const sc_blob *sc_ch_find(sc_ch *c, uint64_t pc);
 /* A new pump pass: nmethods found before are checked again (one read of their header) before
  * they are believed, since the code cache reuses the space of freed ones. */
 void sc_ch_pass(sc_ch *c);
+
+/* The Java methods of nmethod b's frame at pc: the inlined method running at pc first, out to
+ * the nmethod's own method last (HotSpot's PcDesc -> ScopeDesc chain: each scope's method by
+ * its index in the nmethod's metadata table). Up to cap Method*, none validated (name them
+ * through hotspot.h). 0 when the nmethod's debug info cannot be read (JDKs whose layout is not
+ * known, native wrappers, a crafted stream): then only b->method names the frame. */
+int sc_ch_scopes(sc_ch *c, const sc_blob *b, uint64_t pc, uint64_t *methods, int cap);
 
 /* StubRoutines::_call_stub_return_address: where Java code returns into the call stub. */
 uint64_t sc_ch_call_stub_ra(const sc_ch *c);

@@ -29,6 +29,14 @@
 #define CODE_PEEK 64     /* bytes of a prologue or epilogue looked at */
 #define RA_CACHE 8192
 
+typedef struct inl { /* pc -> inlined methods, for the blob it was read from */
+    uint64_t pc, start;
+    int32_t compile_id;
+    uint8_t n;
+    uint64_t m[SC_WALK_MAX_INLINE];
+} inl;
+#define INL_CACHE 4096
+
 typedef struct racache {
     uint64_t pc;
     bool call; /* the instruction before pc is a call */
@@ -43,8 +51,12 @@ struct sc_walker {
     uint64_t extent;         /* bytes of the copy the last walk read */
     uint64_t jvm_lo, jvm_hi; /* libjvm's executable mapping (frame pointers kept) */
     racache ra[RA_CACHE];
+    inl *inl;
     sc_walk_stats st;
 };
+
+#define TAIL_PAGES 8       /* pages above the copy cached per walk */
+#define TAIL_MAX_PAGES 256 /* pages above the copy read per walk at most (1 MiB) */
 
 /* One walk's view of the stack. */
 typedef struct walk {
@@ -52,6 +64,9 @@ typedef struct walk {
     const unsigned char *stack;
     uint64_t lo, len; /* the copy covers [lo, lo + len) */
     bool beyond;      /* a read past the copy failed */
+    int tail_pages;   /* pages read above the copy */
+    uint64_t page_addr[TAIL_PAGES];
+    unsigned char page[TAIL_PAGES][4096];
 } walk;
 
 static const char *const status_names[SC_WALK_NSTATUS] = {
@@ -76,8 +91,9 @@ sc_walker *sc_walker_new(sc_hs *hs, char why[SC_HS_WHY_MAX])
     w->rd.fd = sc_hs_fd(hs);
     w->ch = sc_ch_open(hs, &w->rd, why);
     w->eh = w->ch ? sc_eh_new(&w->rd) : NULL;
-    if (!w->ch || !w->eh) {
-        if (w->ch && !w->eh)
+    w->inl = calloc(INL_CACHE, sizeof *w->inl);
+    if (!w->ch || !w->eh || !w->inl) {
+        if (w->ch)
             snprintf(why, SC_HS_WHY_MAX, "out of memory");
         sc_walker_free(w);
         return NULL;
@@ -91,6 +107,7 @@ void sc_walker_free(sc_walker *w)
         return;
     sc_ch_free(w->ch);
     sc_eh_free(w->eh);
+    free(w->inl);
     free(w);
 }
 
@@ -122,6 +139,30 @@ void sc_walker_get_stats(const sc_walker *w, sc_walk_stats *st)
     *st = w ? w->st : (sc_walk_stats){0};
 }
 
+int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, int cap)
+{
+    if (f->kind != SC_WF_COMPILED || cap <= 0)
+        return 0;
+    const sc_blob *b = sc_ch_find(w->ch, f->pc);
+    if (!b || b->kind != SC_BLOB_NMETHOD)
+        return 0;
+    inl *e = &w->inl[(size_t)((f->pc * 0x9E3779B97F4A7C15ull) >> 52) % INL_CACHE];
+    if (e->pc != f->pc || e->start != b->start || e->compile_id != b->compile_id) {
+        *e = (inl){.pc = f->pc, .start = b->start, .compile_id = b->compile_id};
+        int n = sc_ch_scopes(w->ch, b, f->pc, e->m, SC_WALK_MAX_INLINE);
+        /* the outermost scope is the nmethod's own method: anything else is not believed */
+        if (n <= 0 || e->m[n - 1] != b->method) {
+            e->m[0] = b->method;
+            n = b->method ? 1 : 0;
+        }
+        e->n = (uint8_t)n;
+    }
+    int n = e->n < cap ? e->n : cap;
+    /* keep the outermost ones when cut */
+    memcpy(methods, e->m + (e->n - n), 8 * (size_t)n);
+    return n;
+}
+
 uint64_t sc_walker_extent(const sc_walker *w)
 {
     return w->extent;
@@ -151,8 +192,22 @@ static int sw(walk *k, uint64_t addr, uint64_t *v)
     }
     if (addr < k->lo || addr > SC_WR_USER_TOP - 8)
         return -1;
-    if (k->w->tail && sc_wr_read(&k->w->rd, addr, v, 8) == 0) {
-        k->w->st.tail_reads++;
+    /* above the copy: the target's memory now, a page at a time (the older frames of a deep
+     * stack change rarely; every frame read so must still pass the walk's checks) */
+    uint64_t pa = addr & ~4095ull;
+    if (k->w->tail && (addr & 4095) <= 4096 - 8) {
+        size_t slot = (size_t)(pa >> 12) % TAIL_PAGES;
+        if (k->page_addr[slot] != pa) {
+            if (k->tail_pages >= TAIL_MAX_PAGES ||
+                sc_wr_read(&k->w->rd, pa, k->page[slot], 4096) < 0) {
+                k->beyond = true;
+                return -1;
+            }
+            k->page_addr[slot] = pa;
+            k->tail_pages++;
+            k->w->st.tail_reads++;
+        }
+        memcpy(v, k->page[slot] + (addr & 4095), 8);
         return 0;
     }
     k->beyond = true;
@@ -620,7 +675,9 @@ int sc_walker_walk(sc_walker *w, const sc_walk_regs *r, const unsigned char *sta
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    walk k = {.w = w, .stack = stack, .lo = r->sp, .len = len};
+    static walk k; /* 32 KiB of page cache: not on the stack (the recorder is one thread) */
+    k.w = w, k.stack = stack, k.lo = r->sp, k.len = len, k.beyond = false, k.tail_pages = 0;
+    memset(k.page_addr, 0, sizeof k.page_addr);
     w->extent = 0;
     uint64_t pc = r->ip, sp = r->sp, fp = r->bp;
     if (cap > SC_WALK_MAX_FRAMES)
@@ -670,6 +727,7 @@ int sc_walker_walk(sc_walker *w, const sc_walk_regs *r, const unsigned char *sta
     }
     *status = (enum sc_walk_status)st;
     w->st.walks++;
+    w->st.tail_walks += k.tail_pages > 0;
     w->st.frames += (uint64_t)n;
     w->st.status[st]++;
     clock_gettime(CLOCK_MONOTONIC, &t1);

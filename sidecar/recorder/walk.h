@@ -83,8 +83,9 @@ typedef struct sc_walk_regs {
 typedef struct sc_walk_stats {
     uint64_t walks, frames, java_frames;
     uint64_t status[SC_WALK_NSTATUS];
-    uint64_t prologue, epilogue, deopt, ra_shifted, entry_recovered, tail_reads, fp_fallback;
-    uint64_t ns; /* time spent walking (CLOCK_MONOTONIC) */
+    uint64_t prologue, epilogue, deopt, ra_shifted, entry_recovered, fp_fallback;
+    uint64_t tail_reads, tail_walks; /* pages read above the copy; walks that read any */
+    uint64_t ns;                     /* time spent walking (CLOCK_MONOTONIC) */
 } sc_walk_stats;
 
 typedef struct sc_walker sc_walker;
@@ -110,6 +111,12 @@ int sc_walker_walk(sc_walker *w, const sc_walk_regs *r, const unsigned char *sta
                    sc_walk_frame *frames, int cap, enum sc_walk_status *status);
 
 void sc_walker_get_stats(const sc_walker *w, sc_walk_stats *st);
+
+/* The Java methods of compiled frame f (from the walk just made): the inlined method running at
+ * its pc first, out to its nmethod's own method last (codeheap.h sc_ch_scopes); at least that
+ * method when the scopes cannot be read. Returns how many (<= cap), 0 for no compiled frame. */
+#define SC_WALK_MAX_INLINE 16
+int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, int cap);
 
 /* A walk (fr[0..n)) against the kernel's frame-pointer chain of the same sample (chain[0..n_chain),
  * leaf first), over the part frame pointers keep right when the JVM runs with

@@ -239,7 +239,8 @@ static bool spoiled(const names *s, const char *n)
     const char *dot = strrchr(n, '.');
     for (int i = 0; i < s->n; i++) {
         const char *cd = strrchr(s->v[i], '.');
-        if (dot && cd && !strcmp(dot, cd) && !strncmp(n, s->v[i], 12))
+        size_t cls = dot ? (size_t)(dot - n) : 0;
+        if (dot && cd && !strcmp(dot, cd) && (!strncmp(n, s->v[i], cls < 12 ? cls : 12)))
             return true; /* the class name's length (or its hidden-class suffix) spoiled */
         if (strlen(s->v[i]) != l)
             continue;

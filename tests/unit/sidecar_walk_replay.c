@@ -115,6 +115,8 @@ typedef struct expect {
     const char *file;
     bool fp;         /* started with -XX:+PreserveFramePointer */
     double min_root; /* share of worker samples that must reach the root */
+    bool inlined;    /* FlameFixture, JIT: isPrime is inlined into countPrimes */
+    bool deep;       /* Deep: >= 300 Java frames */
 } expect;
 
 static void replay(const expect *x)
@@ -147,11 +149,12 @@ static void replay(const expect *x)
     }
     for (uint32_t i = 0; i < f.n_maps; i++)
         sc_walker_note_map(w, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff, f.maps[i].path);
+    sc_walker_set_tail(w, true); /* as the recorder walks */
     bool dump = getenv("WALK_DUMP") != NULL;
     static sc_walk_frame fr[SC_WALK_MAX_FRAMES];
     uint64_t chain[512];
     int workers = 0, rooted = 0, compared = 0, agree = 0, bad = 0, java = 0, skipped = 0;
-    int k_rooted = 0;
+    int k_rooted = 0, compiled = 0, named = 0, inline_seen = 0, deep = 0;
     uint64_t shown_misses = 0; /* reads of what the recorder never reads: names for printing */
     for (uint32_t i = 0; i < f.n_samples; i++) {
         sample s;
@@ -166,6 +169,34 @@ static void replay(const expect *x)
         enum sc_walk_status st;
         int n = sc_walker_walk(w, &s.r, s.stack, s.len, fr, SC_WALK_MAX_FRAMES, &st);
         bool worker = java_thread(wf_comm(&f, s.tid));
+        /* compiled frames named from their nmethod's Method* and scopes, as the recorder does */
+        int java_depth = 0;
+        for (int k = 0; k < n; k++) {
+            if (fr[k].kind == SC_WF_INTERP)
+                java_depth++;
+            if (fr[k].kind != SC_WF_COMPILED)
+                continue;
+            uint64_t m[SC_WALK_MAX_INLINE];
+            int mk = sc_walker_inlined(w, &fr[k], m, SC_WALK_MAX_INLINE);
+            java_depth += mk ? mk : 1;
+            compiled++;
+            char names[2048] = "";
+            size_t cl = 0;
+            for (int q = mk - 1; q >= 0; q--) {
+                const char *name;
+                bool perm;
+                if (sc_hs_method(hs, m[q], &name, &perm) != SC_HS_OK)
+                    break;
+                cl += (size_t)snprintf(names + cl, sizeof names - cl, "%s%s", cl ? "->" : "", name);
+                if (cl >= sizeof names)
+                    break;
+            }
+            named += cl > 0;
+            if (strstr(names, "FlameFixture.countPrimes->FlameFixture.isPrime"))
+                inline_seen++;
+        }
+        if (worker && java_depth >= 300)
+            deep++;
         workers += worker;
         rooted += worker && st == SC_WALK_ROOT;
         /* the old way, the kernel's frame-pointer chain: did it get to the Java entry (the
@@ -237,6 +268,15 @@ static void replay(const expect *x)
        100 * x->min_root);
     is_int((long long)(wf_replay_misses() - shown_misses), 0,
            "%s: every read was of recorded memory", x->file);
+    ok(named >= compiled * 95 / 100,
+       "%s: %d of %d compiled frames named from their nmethod's Method* and scopes", x->file, named,
+       compiled);
+    if (x->inlined)
+        ok(inline_seen > 0, "%s: isPrime inlined into countPrimes, from the scopes (%d)", x->file,
+           inline_seen);
+    if (x->deep)
+        ok(deep >= workers * 9 / 10, "%s: %d of %d samples >= 300 Java frames deep", x->file, deep,
+           workers);
     if (x->fp) {
         ok(compared >= workers * 3 / 4, "%s: %d samples compared with the fp chain", x->file,
            compared);
@@ -254,9 +294,13 @@ static void replay(const expect *x)
 int main(void)
 {
     static const expect fixtures[] = {
-        {"jdk17-fp.walk.gz", true, 0.99},    {"jdk17-nofp.walk.gz", false, 0.99},
-        {"jdk25-fp.walk.gz", true, 0.99},    {"jdk25-nofp.walk.gz", false, 0.99},
-        {"jdk17-xint.walk.gz", false, 0.97},
+        {"jdk17-fp.walk.gz", true, 0.99, true, false},
+        {"jdk17-nofp.walk.gz", false, 0.99, true, false},
+        {"jdk25-fp.walk.gz", true, 0.99, true, false},
+        {"jdk25-nofp.walk.gz", false, 0.99, true, false},
+        {"jdk17-xint.walk.gz", false, 0.99, false, false},
+        {"jdk17-deep.walk.gz", false, 0.99, false, true},
+        {"jdk25-deep.walk.gz", false, 0.99, false, true},
     };
     for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
         replay(&fixtures[i]);

@@ -42,7 +42,7 @@ for name in "${all[@]}"; do
     jdk25-fp) fixture "$name" "$JDK25" -XX:+PreserveFramePointer "${work[@]}" ;;
     jdk25-nofp) fixture "$name" "$JDK25" "${work[@]}" ;;
     jdk17-xint) fixture "$name" "$JDK17" -Xint "${work[@]}" ;;
-    jdk17-deep) fixture "$name" "$JDK17" "${deep[@]}" ;;
-    jdk25-deep) fixture "$name" "$JDK25" "${deep[@]}" ;;
+    jdk17-deep) SAMPLES=100 fixture "$name" "$JDK17" "${deep[@]}" ;;
+    jdk25-deep) SAMPLES=100 fixture "$name" "$JDK25" "${deep[@]}" ;;
     esac
 done

@@ -101,6 +101,12 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
                 *filt && strcmp(filt, "pid") ? ", filter " : "",
                 *filt && strcmp(filt, "pid") ? filt : "");
     }
+    if (p->have_summary && sum->walks > 0) {
+        fprintf(stderr, ", %.1f%% of stacks walked to the thread's root",
+                100.0 * (double)sum->walk_status[0] / (double)sum->walks);
+        if (ct_walk_cut(sum))
+            fprintf(stderr, " (%llu cut)", (unsigned long long)ct_walk_cut(sum));
+    }
     if (p->have_summary && sum->jit_leaf_samples > 0)
         fprintf(stderr, ", %.0f%% of %llu JIT samples have Java names", sum->named_share * 100,
                 (unsigned long long)sum->jit_leaf_samples);

@@ -220,6 +220,10 @@ static int start_interp(sc_percpu *p, struct sc_interp *in, const sc_session *s,
                     : snprintf(line, sizeof line, "#named\n");
         if (m > 0 && write(names_fd[k], line, (size_t)m) < 0)
             fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
+        const char *nowalk = why ? NULL : sc_interp_walk_why(in, s->jvms[k].st.pid);
+        m = nowalk ? snprintf(line, sizeof line, "#nowalk %s\n", nowalk) : 0;
+        if (m > 0 && write(names_fd[k], line, (size_t)m) < 0)
+            fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
         if (!why &&
             sc_percpu_synth_anon(p, out, s->jvms[k].st.pid, SC_INTERP_BASE, SC_INTERP_SPAN, e) < 0)
             return -1;
@@ -344,6 +348,26 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
                 (unsigned long long)is.refused, (unsigned long long)is.broken_chain,
                 (unsigned long long)is.names, (unsigned long long)(is.walk_ns / 1000),
                 (unsigned long long)is.bytes_in, (unsigned long long)is.bytes_out);
+        /* per JVM, for the summary and its warnings (process.c): a last line in its names file */
+        for (int k = 0; k < s->n; k++) {
+            if (names_fd[k] < 0)
+                continue;
+            sc_walk_stats js;
+            sc_interp_walk_stats(o.interp, s->jvms[k].st.pid, &js);
+            if (!js.walks)
+                continue;
+            char line[512];
+            int m = snprintf(line, sizeof line, "#walk %llu %llu", (unsigned long long)js.walks,
+                             (unsigned long long)js.tail_walks);
+            for (int q = 0; q < SC_WALK_NSTATUS && m > 0 && (size_t)m < sizeof line; q++)
+                m += snprintf(line + m, sizeof line - (size_t)m, " %llu",
+                              (unsigned long long)js.status[q]);
+            if (m > 0 && (size_t)m < sizeof line - 1) {
+                line[m++] = '\n';
+                if (write(names_fd[k], line, (size_t)m) < 0)
+                    fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
+            }
+        }
         /* three short lines: the plugin shows the sidecar's stderr cut at 255 bytes */
         sc_walk_stats ws;
         sc_interp_walk_stats(o.interp, 0, &ws);

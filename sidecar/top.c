@@ -50,7 +50,7 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
         if (sc_map_refresh(raw_fd[k], c->raw_size[k], map_fd[k], &st, &e) < 0)
             fprintf(stderr, "flame-sidecar: top: map of pid %d: %s\n", (int)env->jvms[k].st.pid,
                     e.msg);
-        sc_append_interp(env, k, c->window, map_fd[k], &st);
+        sc_append_interp(env, k, c->window, map_fd[k], &st, NULL);
     }
     fold_opts fo = {.inline_frames = !env->o.no_inline,
                     .signatures = env->o.signatures,

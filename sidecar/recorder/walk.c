@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/contract.h"
+
 #define INTERP_FIXED 72  /* bytes below fp a complete interpreter frame has */
 #define SLOT_SENDER_SP 8 /* fp - 8 */
 #define SLOT_METHOD 24   /* fp - 24 */
@@ -69,15 +71,11 @@ typedef struct walk {
     unsigned char page[TAIL_PAGES][4096];
 } walk;
 
-static const char *const status_names[SC_WALK_NSTATUS] = {
-    "root",           "copy_end",   "interp_entry", "break_interpreted",
-    "break_compiled", "break_stub", "unknown_blob", "unknown_pc",
-    "no_unwind_info", "vthread",    "loop",         "max_depth",
-};
+_Static_assert(SC_WALK_NSTATUS == CT_WALK_NSTATUS, "the contract names every walk status");
 
 const char *sc_walk_status_name(int status)
 {
-    return status >= 0 && status < SC_WALK_NSTATUS ? status_names[status] : "?";
+    return ct_walk_status_name(status);
 }
 
 sc_walker *sc_walker_new(sc_hs *hs, char why[SC_HS_WHY_MAX])

@@ -28,7 +28,7 @@ check "at most 5 % of the samples keep an unnamed [lib...] frame ($share %)" tes
 # (the stack walker goes one frame further, to the thread's root in libc's clone3)
 like "$(cat "$f")" '^native;([_a-z]*clone[0-9]*;)?start_thread;thread_native_entry;' \
     "libc's start_thread (local: from the target's debug file) roots the native thread"
-like "$(cat "$f")" 'FileOutputStream\.write;writeSingle;[_A-Za-z]*write [0-9]+' \
+like "$(cat "$f")" 'FileOutputStream\.write;writeSingle;(handleWrite;)?[_A-Za-z]*write [0-9]+' \
     "libc's write named under libjava's writeSingle"
 like "$(cat "$f")" '(^|;)adler32(_z)? [0-9]+' "libz's adler32 named"
 unlike "$(cat err1)" 'warning' "no warning"

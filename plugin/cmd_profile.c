@@ -119,9 +119,8 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
         char ver[32], why[256];
         proto_sanitize(jv->java_version[0] ? jv->java_version : "?", ver, sizeof ver);
         proto_sanitize(jv->reason, why, sizeof why);
-        fprintf(stderr, "  JVM pid %u (java %s, names via %s%s)%s%s\n", jv->nspid, ver,
-                ct_attach_name(jv->attach), jv->preserve_fp ? "" : ", no PreserveFramePointer",
-                *why ? ": " : "", why);
+        fprintf(stderr, "  JVM pid %u (java %s, names via %s)%s%s\n", jv->nspid, ver,
+                ct_attach_name(jv->attach), *why ? ": " : "", why);
     }
     if (total > 0) {
         const char *names[5];

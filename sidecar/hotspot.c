@@ -290,6 +290,8 @@ static int read_tables(sc_hs *h, const uint64_t val[S_N], char *why)
     unsigned char e[MAX_STRIDE];
     char type[64], field[64];
     size_t n = 0;
+    uint64_t last_tn = 0;
+    bool type_ok = false;
     for (uint64_t p = val[S_STRUCTS];; p += val[S_SE_STRIDE]) {
         if (++n > MAX_ENTRIES || rd(h, p, e, val[S_SE_STRIDE]) < 0)
             return fail(why, "VMStructs: unreadable or unterminated table");
@@ -302,7 +304,12 @@ static int read_tables(sc_hs *h, const uint64_t val[S_N], char *why)
         memcpy(&is_static, e + val[S_SE_STATIC], 4);
         memcpy(&off, e + val[S_SE_OFF], 8);
         memcpy(&addr, e + val[S_SE_ADDR], 8);
-        if (rdstr(h, tn, type, sizeof type) < 0)
+        /* consecutive entries share their type's name: read again only when it changes */
+        if (tn != last_tn) {
+            last_tn = tn;
+            type_ok = rdstr(h, tn, type, sizeof type) == 0;
+        }
+        if (!type_ok)
             continue; /* longer than any type we want */
         for (int i = 0; i < F_N; i++) {
             if (h->have[i] || strcmp(type, want_field[i].type) != 0)
@@ -688,6 +695,8 @@ int sc_hs_query(sc_hs *h, sc_hs_want *w, int n)
     for (int i = 0; i < n; i++)
         w[i].found = false;
     size_t k = 0;
+    uint64_t last_tn = 0;
+    bool type_ok = false;
     for (uint64_t p = val[S_STRUCTS];; p += val[S_SE_STRIDE]) {
         if (++k > MAX_ENTRIES || rd(h, p, e, val[S_SE_STRIDE]) < 0)
             return -1;
@@ -701,15 +710,20 @@ int sc_hs_query(sc_hs *h, sc_hs_want *w, int n)
         memcpy(&is_static, e + val[S_SE_STATIC], 4);
         memcpy(&off, e + val[S_SE_OFF], 8);
         memcpy(&addr, e + val[S_SE_ADDR], 8);
-        bool named = false;
+        /* the type's name first (consecutive entries share it: read again only when its
+         * pointer changes), the field's only for a type someone wants */
+        if (tn != last_tn) {
+            last_tn = tn;
+            type_ok = rdstr(h, tn, type, sizeof type) == 0;
+        }
+        bool wanted = false;
+        for (int i = 0; i < n && type_ok && !wanted; i++)
+            wanted = !w[i].found && w[i].field && strcmp(type, w[i].type) == 0;
+        if (!wanted || rdstr(h, fn, field, sizeof field) < 0)
+            continue;
         for (int i = 0; i < n; i++) {
             if (w[i].found || !w[i].field)
                 continue;
-            if (!named) { /* read the two names once, only for entries someone may want */
-                if (rdstr(h, tn, type, sizeof type) < 0 || rdstr(h, fn, field, sizeof field) < 0)
-                    break;
-                named = true;
-            }
             if (strcmp(type, w[i].type) != 0 || strcmp(field, w[i].field) != 0)
                 continue;
             w[i].is_static = is_static != 0;

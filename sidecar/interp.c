@@ -44,6 +44,7 @@ typedef struct jvm {
     char walk_why[SC_HS_WHY_MAX]; /* why there is no walker */
     exec_map *maps;               /* noted before the walker exists */
     int n_maps;
+    bool name_blobs; /* no perf map: stubs named after their blob */
     name_ent *names; /* open addressing on the name's hash; ids from 1 */
     size_t mask;
     uint32_t next_id;
@@ -131,6 +132,13 @@ void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t end, 
     char *p = strdup(path);
     if (p)
         j->maps[j->n_maps++] = (exec_map){.start = start, .end = end, .pgoff = pgoff, .path = p};
+}
+
+void sc_interp_name_blobs(sc_interp *in, pid_t pid)
+{
+    jvm *j = in ? find_jvm(in, pid) : NULL;
+    if (j)
+        j->name_blobs = true;
 }
 
 void sc_interp_note_mmap2(sc_interp *in, const unsigned char *r, size_t size)
@@ -469,6 +477,27 @@ static uint64_t cb_name(void *ctx, int k, uint64_t method, uint64_t bcp)
     return name_frame(ctx, method, bcp, false);
 }
 
+/* The synthetic address naming the code blob holding pc (a JVM without a perf map), 0 if none:
+ * "call_stub" for the entry frame (as the agent names it), else the blob's name with blanks as
+ * '_' and no parentheses ("StubRoutines (1)" -> "StubRoutines_1": folding cuts a name at " ("). */
+static uint64_t name_blob(sc_interp *in, const sc_walk_frame *f)
+{
+    char name[SC_CH_NAME_MAX], out[SC_CH_NAME_MAX];
+    if (f->kind == SC_WF_ENTRY)
+        return intern(in, in->cur, "call_stub");
+    if (!sc_walker_blob_name(in->cur->walker, f->pc, name, sizeof name))
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; name[i] && n + 1 < sizeof out; i++)
+        if (name[i] == ' ')
+            out[n++] = '_';
+        else if (name[i] != '(' && name[i] != ')')
+            out[n++] = name[i];
+    out[n] = '\0';
+    sc_hs_clean_name(out, n, false);
+    return n ? intern(in, in->cur, out) : 0;
+}
+
 /* The user part of the chain from the walker (recorder/walk.h): out holds the record up to its
  * callchain, whose PERF_CONTEXT_USER marker is at index u (u == nr when the kernel gave none: the
  * marker is added). Returns the new record size. */
@@ -508,7 +537,13 @@ static size_t walk_rewrite(sc_interp *in, jvm *j, unsigned char *out, size_t fix
                 in->st.named++;
             } else {
                 in->st.unknown++;
+                if (j->name_blobs && (named = name_blob(in, f)) != 0)
+                    a = named; /* "Interpreter", as a map would have it */
             }
+        } else if (j->name_blobs && (f->kind == SC_WF_STUB || f->kind == SC_WF_ENTRY)) {
+            uint64_t named = name_blob(in, f);
+            if (named)
+                a = named;
         } else if (f->kind == SC_WF_COMPILED) {
             /* named here, per sample, rather than by the agent's map: a code address reused
              * after its method was unloaded keeps the name of what ran when it was sampled */

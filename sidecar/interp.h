@@ -52,6 +52,11 @@ void sc_interp_free(sc_interp *in);
 void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
                         const char *path);
 
+/* pid's code has no perf map at all (no agent, no Compiler.perfmap: attach disabled or
+ * refused): its stubs, adapters and unnamed interpreter frames are named after their code blob
+ * ("StubRoutines (1)", "Interpreter"), as a map would name them, instead of [unknown]. */
+void sc_interp_name_blobs(sc_interp *in, pid_t pid);
+
 /* A MMAP2 record (r, size bytes, as the kernel writes it): an executable mapping made during the
  * recording, noted like the synthesized ones. */
 void sc_interp_note_mmap2(sc_interp *in, const unsigned char *r, size_t size);

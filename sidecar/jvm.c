@@ -47,7 +47,8 @@ void sc_prepare_jvm(sc_session *s, int k)
     if (j->attach_disabled) {
         snprintf(
             j->reason, sizeof(j->reason),
-            "the JVM was started with -XX:+DisableAttachMechanism: no agent, native frames only");
+            "the JVM was started with -XX:+DisableAttachMechanism: no agent; Java frames are "
+            "named from its own metadata (VMStructs) when sampled per CPU, without signatures");
         sc_warn("pid %d: %s", (int)j->st.pid, j->reason);
         return;
     }

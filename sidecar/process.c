@@ -48,8 +48,10 @@ void sc_publish_maps(sc_session *s, int *map_fd)
      * namespace (where the map was just deleted, and which it cannot enter without privilege),
      * then in its own /tmp: ours. Created as root before the privilege drop (perf accepts maps
      * owned by root or by itself). */
+    /* A JVM without a fetched map (no agent) gets one too when the recorder names its frames
+     * (interpreted and compiled, from VMStructs): the names are all it holds. */
     for (int k = 0; k < s->n; k++)
-        map_fd[k] = s->raw_fd[k] < 0 ? -1 : sc_create_map(&s->jvms[k]);
+        map_fd[k] = s->raw_fd[k] < 0 && !s->interp ? -1 : sc_create_map(&s->jvms[k]);
 }
 
 int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err)
@@ -298,12 +300,13 @@ void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t
     int64_t t = mono_ms();
     uint64_t map_lines = 0, map_bytes = 0;
     for (int k = 0; k < s->n; k++) {
-        if (s->raw_fd[k] < 0 || map_fd[k] < 0)
+        if (map_fd[k] < 0)
             continue;
-        off_t sz = lseek(s->raw_fd[k], 0, SEEK_END);
-        sc_map_stats st;
+        sc_map_stats st = {0};
         flame_err e2 = FLAME_ERR_INIT;
-        if (sc_map_refresh(s->raw_fd[k], (long long)sz, map_fd[k], &st, &e2) < 0)
+        if (s->raw_fd[k] >= 0 &&
+            sc_map_refresh(s->raw_fd[k], (long long)lseek(s->raw_fd[k], 0, SEEK_END), map_fd[k],
+                           &st, &e2) < 0)
             sc_warn("map of pid %d: %s", (int)s->jvms[k].st.pid, e2.msg);
         if (s->interp)
             sc_append_interp(s, k, -1, map_fd[k], &st, &s->jvms[k]);

@@ -202,7 +202,11 @@ static struct sc_interp *open_interp(const sc_session *s, const int *names_fd)
         setfsgid(0);
         names[n++] = names_fd[k];
     }
-    return n ? sc_interp_new(pid, mem, names, n) : NULL;
+    struct sc_interp *in = n ? sc_interp_new(pid, mem, names, n) : NULL;
+    for (int k = 0; in && k < s->n; k++)
+        if (names_fd[k] >= 0 && s->jvms[k].attach == CT_ATTACH_NONE)
+            sc_interp_name_blobs(in, s->jvms[k].st.pid);
+    return in;
 }
 
 /* After the privilege drop: read the JVMs' VMStructs, say per JVM whether its interpreted frames

@@ -161,6 +161,15 @@ int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, i
     return n;
 }
 
+bool sc_walker_blob_name(sc_walker *w, uint64_t pc, char *out, size_t cap)
+{
+    const sc_blob *b = sc_ch_contains(w->ch, pc) ? sc_ch_find(w->ch, pc) : NULL;
+    if (!b || cap == 0 || !b->name[0])
+        return false;
+    snprintf(out, cap, "%s", b->name);
+    return true;
+}
+
 uint64_t sc_walker_extent(const sc_walker *w)
 {
     return w->extent;

@@ -27,6 +27,7 @@
  * docs/SIDECAR.md). Module prefix: sc_walk_. */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sidecar/hotspot.h"
@@ -117,6 +118,10 @@ void sc_walker_get_stats(const sc_walker *w, sc_walk_stats *st);
  * method when the scopes cannot be read. Returns how many (<= cap), 0 for no compiled frame. */
 #define SC_WALK_MAX_INLINE 16
 int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, int cap);
+
+/* The name of the code blob holding pc ("StubRoutines (1)", "Interpreter"), into out; false when
+ * pc is in no blob. */
+bool sc_walker_blob_name(sc_walker *w, uint64_t pc, char *out, size_t cap);
 
 /* A walk (fr[0..n)) against the kernel's frame-pointer chain of the same sample (chain[0..n_chain),
  * leaf first), over the part frame pointers keep right when the JVM runs with

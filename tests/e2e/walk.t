@@ -7,6 +7,9 @@
 #   - a JVM started WITH the flag: the recorder checks every walk against the kernel's
 #     frame-pointer chain of the same sample (sc_walker_fp_check; its counts are on the
 #     recorder's --debug line): >= 99.5 % agree frame by frame.
+# JDK 17 also: a thread 330+ Java frames deep walked to its root (variant deep); churned classes
+# with JIT-compiled callers never named after each other (churnjit); a JVM with attach disabled
+# named from VMStructs alone (noattach).
 . "$(dirname "$0")/lib.sh"
 real_plugin_setup
 JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
@@ -42,6 +45,9 @@ check_jdk() {
         test $((100 * r)) -ge $((MIN * t))
     like "$(cat "$label-nofp.folded")" 'FlameFixture\.work(_\[[a-z]+\])?;FlameFixture\.countPrimes' \
         "$label without the flag: the hot method under its callers"
+    like "$(cat "$label-nofp.err")" '% of stacks walked to the thread.s root' \
+        "$label without the flag: the summary says how many stacks were walked whole"
+    unlike "$(grep -a 'warning' "$label-nofp.err")" 'PreserveFramePointer' "$label without the flag: no warning about the flag"
     docker rm -f "$fx" >/dev/null
 
     fx=$(FLAME_FIXTURE_IMAGE=$image fixture pid1) || { nok "$label: fixture pid1 did not start"; return; }
@@ -58,7 +64,53 @@ check_jdk() {
     docker rm -f "$fx" >/dev/null
 }
 
+# deep_check FOLDED -> "D T": of T samples of thread "deep", D are whole stacks (the thread's
+# root and the call stub at the bottom) at least 300 Java frames deep
+deep_check() {
+    awk '$0 ~ /^deep;/ { n = $NF; t += n; s = $0; sub(/ [0-9]+$/, "", s)
+        if (s !~ /^deep;[^;]*;start_thread;.*;call_stub;java\.lang\.Thread\.run/) next
+        k = gsub(/FlameFixture\.(down|even|odd)/, "&", s); if (k >= 300) d += n }
+        END { printf "%d %d\n", d, t }' "$1"
+}
+
 check_jdk jdk17 flame-fixture-jvm:latest
+
+# --- deep stacks: 330+ Java frames, far beyond the 16 KiB stack copy ---
+fx=$(fixture deep) || bail "fixture deep did not start"
+timeout -k 5 120 docker flame -d 8 --format folded -o deep.folded --summary-json deep.json "$fx" 2>deep.err
+okif $? "deep: exit 0"
+read -r d t < <(deep_check deep.folded)
+diag "deep: $d of $t samples of thread deep are whole and >= 300 Java frames deep"
+check "deep: enough samples of the deep thread ($t)" test "$t" -ge 10
+check "deep: >= $MIN % of them walked whole to the root, >= 300 Java frames ($d of $t)" \
+    test $((100 * d)) -ge $((MIN * t))
+tail=$(python3 -c 'import json,sys; w=json.load(open("deep.json"))["containers"][0]["walk"]; print(w["tail"], w["cut"])' 2>/dev/null)
+like "$tail" '^[1-9][0-9]* [0-9]+$' "deep: --summary-json counts walks read past the stack copy, and the cut ones ($tail)"
+docker rm -f "$fx" >/dev/null
+
+# --- classes churned with JIT-compiled callers: compiled frames are named per sample from their
+# nmethod, so a code address reused by the other class never carries its name (before, named by
+# the agent's map: "23 of 91 pairs wrong") ---
+fx=$(fixture churnjit) || bail "fixture churnjit did not start"
+timeout -k 5 120 docker flame -d 12 --format folded -o churn.folded "$fx" 2>churn.err
+okif $? "churnjit: exit 0"
+pairs=$(grep -cE 'FlameFixture\.call[AB](_\[[a-z]+\])?;FlameFixture\$Churn[AB]\.applyAsInt' churn.folded)
+wrong=$(grep -E 'FlameFixture\.callA(_\[[a-z]+\])?;FlameFixture\$ChurnB\.|FlameFixture\.callB(_\[[a-z]+\])?;FlameFixture\$ChurnA\.' churn.folded | head -3)
+diag "churnjit: $pairs caller/callee stacks"
+check "churnjit: caller/callee pairs recorded ($pairs)" test "$pairs" -ge 2
+is "$wrong" "" "churnjit: never ChurnB under callA or ChurnA under callB"
+docker rm -f "$fx" >/dev/null
+
+# --- attach disabled: no agent, Java names from the JVM's own metadata ---
+fx=$(fixture noattach) || bail "fixture noattach did not start"
+timeout -k 5 120 docker flame -d 6 --format folded -o noattach.folded "$fx" 2>noattach.err
+okif $? "noattach: exit 0"
+like "$(cat noattach.err)" 'DisableAttachMechanism: no agent; Java frames are named from its own metadata' \
+    "noattach: the note says where its names come from"
+like "$(cat noattach.folded)" 'java\.lang\.Thread\.run_\[int\];.*FlameFixture\.countPrimes(_\[j\])?;FlameFixture\.isPrime_\[i\]' \
+    "noattach: compiled and inlined frames named from VMStructs, under interpreted ones"
+docker rm -f "$fx" >/dev/null
+
 if [ -x "$JDK25/bin/jlink" ]; then
     FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
         bail "cannot build the JDK 25 fixture image"

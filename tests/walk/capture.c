@@ -157,7 +157,11 @@ int main(int argc, char **argv)
     for (uint32_t i = 0; i < f.n_maps; i++)
         sc_interp_note_map(in, p, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff, f.maps[i].path);
     errno = 0;
-    if (sc_interp_start(in) != 1) {
+    double ts = now();
+    int started = sc_interp_start(in);
+    fprintf(stderr, "walk-capture: VMStructs and the code cache read in %.1f ms\n",
+            (now() - ts) * 1000);
+    if (started != 1) {
         fprintf(stderr, "walk-capture: %s\n", sc_interp_why(in, p));
         return 1;
     }

@@ -4,7 +4,10 @@
 
 VERSION  := 0.1.0
 BUILD    := build
-CC       ?= gcc
+# gcc unless CC is given (make's own default, cc, counts as not given; the fuzzers use clang).
+ifeq ($(origin CC),default)
+CC := gcc
+endif
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac))))
 
 WARN := -Wall -Wextra -Werror -Werror=shadow -Werror=strict-prototypes \
@@ -14,7 +17,7 @@ CPPFLAGS := -D_GNU_SOURCE -I. -DFLAME_VERSION=\"$(VERSION)\"
 CFLAGS   := -std=gnu11 -O2 -g $(WARN)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all test unit e2e bench fuzz clean check-format format install
+.PHONY: all test unit e2e bench fuzz clean check-format check-layers format install
 # Objects made through pattern chains (tests, archives) are kept: a rebuild recompiles only what changed.
 .SECONDARY:
 all:
@@ -51,8 +54,11 @@ check-format:
 	clang-format --dry-run -Werror $(C_SOURCES)
 format:
 	clang-format -i $(C_SOURCES)
+# The direction of includes between folders and plugin/'s layers (docs/PLUGIN.md "Files").
+check-layers:
+	@CC="$(CC)" PURE_SRCS="$(CMD_SRCS)" scripts/check-layers.sh
 
-# The sidecar tarball's identity (plugin/image.c replaces an engine's image whose label differs).
+# The sidecar tarball's identity (plugin/run/image.c replaces an engine's image whose label differs).
 all: $(BUILD)/flame-sidecar.tar.sha256
 $(BUILD)/flame-sidecar.tar.sha256: $(BUILD)/flame-sidecar.tar
 	sha256sum $< | cut -c1-16 > $@

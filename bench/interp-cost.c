@@ -1,12 +1,12 @@
 /* Per-sample cost, in the sampled thread, of what interpreted-frame naming adds to each sample
- * (sidecar/interp.h): the user registers bp/sp/ip and a 16 KiB copy of the user stack, on top of
- * the fp callchain the recorder always takes. A child spins on fixed work units DEPTH_KB deep in
- * frame-pointer frames; a cpu-clock event on it samples at HZ (amplified, so that the cost shows;
- * the ring is drained every ms so that no sample is lost) with each configuration in turn; the work
- * lost per CPU-second divided by the samples per CPU-second is the cost of one sample. Modes
- * alternate so machine noise spreads evenly. build/bench/interp-cost HZ SECS REPS DEPTH_KB Prints
- * one line per run and the mean per mode. perf_event_paranoid <= 2 allows this on our own child,
- * user space only. */
+ * (sidecar/recorder/interp.h): the user registers bp/sp/ip and a 16 KiB copy of the user stack, on
+ * top of the fp callchain the recorder always takes. A child spins on fixed work units DEPTH_KB
+ * deep in frame-pointer frames; a cpu-clock event on it samples at HZ (amplified, so that the cost
+ * shows; the ring is drained every ms so that no sample is lost) with each configuration in turn;
+ * the work lost per CPU-second divided by the samples per CPU-second is the cost of one sample.
+ * Modes alternate so machine noise spreads evenly. build/bench/interp-cost HZ SECS REPS DEPTH_KB
+ * Prints one line per run and the mean per mode. perf_event_paranoid <= 2 allows this on our own
+ * child, user space only. */
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdint.h>

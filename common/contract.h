@@ -1,7 +1,7 @@
 /* The contract between the plugin and the sidecar, in one place (docs/PROTOCOL.md): the
  * sidecar's command line (built by the plugin, parsed by the sidecar, both here), the tags of
  * its result stream, its error codes, and the payload of every line as a struct with its JSON
- * writer. The plugin reads the JSON back into the same structs (plugin/proto.c);
+ * writer. The plugin reads the JSON back into the same structs (plugin/run/proto.c);
  * tests/unit/common_contract.c round-trips every option and message through both sides.
  * Durations are integer milliseconds on both sides. Pure code. */
 #pragma once
@@ -194,7 +194,7 @@ typedef struct ct_window {
 } ct_window;
 
 /* The uint64_t fields of a payload that travel as plain JSON integers: key and offset. The
- * writer (ct_format_*) and the plugin's reader (plugin/proto.c) walk the same table, so a new
+ * writer (ct_format_*) and the plugin's reader (plugin/run/proto.c) walk the same table, so a new
  * field is one line here and in the struct. */
 typedef struct ct_field {
     const char *key;

@@ -12,7 +12,7 @@ static inline bool frame_ends_with(const char *s, size_t n, const char *suffix)
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-/* A Java method the interpreter ran (sidecar/interp.h names it X_[int]). */
+/* A Java method the interpreter ran (sidecar/recorder/interp.h names it X_[int]). */
 static inline bool frame_is_interpreted(const char *s, size_t n)
 {
     return frame_ends_with(s, n, "_[int]");

@@ -23,14 +23,14 @@ FUZZ_SRC_svg_xml     := $(FUZZ_FLAME)
 FUZZ_SRC_svg_load    := $(FUZZ_FLAME)
 FUZZ_SRC_diff        := $(FUZZ_FLAME)
 FUZZ_SRC_perfmap     := sidecar/perfmap.c $(FUZZ_COMMON)
-FUZZ_SRC_proc        := sidecar/discover.c sidecar/perfstream.c sidecar/hostproc.c sidecar/symfs_parse.c \
+FUZZ_SRC_proc        := sidecar/discover.c sidecar/recorder/perfstream.c sidecar/hostproc.c sidecar/symfs_parse.c \
                         $(FUZZ_COMMON)
 FUZZ_SRC_attach      := sidecar/attach.c sidecar/target.c $(FUZZ_COMMON)
-FUZZ_SRC_demux       := plugin/demux.c plugin/proto.c $(FUZZ_FLAME)
-FUZZ_SRC_proto       := plugin/proto.c $(FUZZ_FLAME)
-FUZZ_SRC_endpoint    := plugin/endpoint.c $(FUZZ_COMMON)
-FUZZ_SRC_engine      := plugin/engine.c plugin/endpoint.c plugin/demux.c plugin/proto.c \
-                        $(FUZZ_FLAME)
+FUZZ_SRC_demux       := plugin/engine/demux.c plugin/run/proto.c $(FUZZ_FLAME)
+FUZZ_SRC_proto       := plugin/run/proto.c $(FUZZ_FLAME)
+FUZZ_SRC_endpoint    := plugin/engine/endpoint.c $(FUZZ_COMMON)
+FUZZ_SRC_engine      := plugin/engine/engine.c plugin/engine/endpoint.c plugin/engine/demux.c \
+                        plugin/run/proto.c $(FUZZ_FLAME)
 FUZZ_LIB_FLAME    := -lm -lpthread -lz
 FUZZ_LIB_fold     := $(FUZZ_LIB_FLAME)
 FUZZ_LIB_fold_compat := $(FUZZ_LIB_FLAME)
@@ -50,7 +50,8 @@ FUZZ_ALL := fold fold_compat profile svg_xml svg_load diff perfmap proc attach d
 fuzz_main = $(or $(FUZZ_MAIN_$(1)),fuzz/fuzz_$(1).c)
 fuzz_ready = $(if $(strip $(foreach s,$(FUZZ_SRC_$(1)) $(call fuzz_main,$(1)),$(if $(wildcard $(s)),,x))),,$(1))
 FUZZ_HARNESSES ?= $(foreach h,$(FUZZ_ALL),$(call fuzz_ready,$(h)))
-FUZZ_HDRS := fuzz/fuzz.h fuzz/xmlcheck.h fuzz/fuzz.mk $(wildcard common/*.h flame/*.h sidecar/*.h plugin/*.h) \
+FUZZ_HDRS := fuzz/fuzz.h fuzz/xmlcheck.h fuzz/fuzz.mk $(wildcard common/*.h flame/*.h sidecar/*.h sidecar/*/*.h plugin/*.h \
+             plugin/*/*.h) \
              $(wildcard flame/render_js.h)
 
 define fuzz_rules

@@ -1,11 +1,11 @@
 /* libFuzzer harness: the engine's attach stream of a sidecar (8-byte frame headers, stdout and
- * stderr interleaved) -> demux (plugin/demux.h) -> stdout lines into the protocol parser
- * (plugin/proto.h), as the plugin wires them. The first byte picks the read size (reads split
+ * stderr interleaved) -> demux (plugin/engine/demux.h) -> stdout lines into the protocol parser
+ * (plugin/run/proto.h), as the plugin wires them. The first byte picks the read size (reads split
  * headers and lines anywhere) and a small line bound (so the overflow paths run). */
 #include "fuzz/fuzz.h"
 
-#include "plugin/demux.h"
-#include "plugin/proto.h"
+#include "plugin/engine/demux.h"
+#include "plugin/run/proto.h"
 
 typedef struct ctx {
     proto pr;

@@ -1,13 +1,13 @@
-/* libFuzzer harness: the docker CLI's context files -> endpoint resolution (plugin/endpoint.h).
- * Input: one options byte, then config.json, a NUL, meta.json of the context "fuzz", a NUL, and
- * Docker global flags (one per line) for ep_parse_globals. The files are written into a private
- * config dir each run (ep_resolve reads files, not buffers). */
+/* libFuzzer harness: the docker CLI's context files -> endpoint resolution
+ * (plugin/engine/endpoint.h). Input: one options byte, then config.json, a NUL, meta.json of the
+ * context "fuzz", a NUL, and Docker global flags (one per line) for ep_parse_globals. The files are
+ * written into a private config dir each run (ep_resolve reads files, not buffers). */
 #include "fuzz/fuzz.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plugin/endpoint.h"
+#include "plugin/engine/endpoint.h"
 
 static char dir[64], config[128], meta[320], tls[320];
 

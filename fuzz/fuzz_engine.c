@@ -1,6 +1,6 @@
 /* libFuzzer harness: answers of a Docker engine -> the plugin's Engine API client
- * (plugin/engine.h): version negotiation (engine_ping, the Api-Version header), buffered JSON
- * answers and error messages (engine_json), and a streamed body (the attach stream) through
+ * (plugin/engine/engine.h): version negotiation (engine_ping, the Api-Version header), buffered
+ * JSON answers and error messages (engine_json), and a streamed body (the attach stream) through
  * demux and the protocol parser. A fake engine on a private unix socket (a thread of this
  * process) sends the input as its HTTP answer to every request.
  * Input: one options byte, the Api-Version value up to '\n', then the body. */
@@ -13,9 +13,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "plugin/demux.h"
-#include "plugin/engine.h"
-#include "plugin/proto.h"
+#include "plugin/engine/demux.h"
+#include "plugin/engine/engine.h"
+#include "plugin/run/proto.h"
 
 static char sock_path[108];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -9,6 +9,7 @@
 #include "fuzz/fuzz.h"
 
 #include "sidecar/hostproc.h"
+#include "sidecar/recorder/recorder.h"
 #include "sidecar/sidecar.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

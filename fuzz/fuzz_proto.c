@@ -1,10 +1,10 @@
 /* libFuzzer harness: the sidecar's result stream (docs/PROTOCOL.md) line by line -> proto_line
- * (plugin/proto.h), each line in an exact-size buffer (the header promises nothing beyond len).
+ * (plugin/run/proto.h), each line in an exact-size buffer (the header promises nothing beyond len).
  * Stops at the first error like the plugin does, then uses what was parsed the way the plugin
  * prints it (proto_sanitize, ct_error_exit). */
 #include "fuzz/fuzz.h"
 
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 
 typedef struct ctx {
     proto pr;

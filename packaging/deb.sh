@@ -3,7 +3,7 @@
 #   packaging/deb.sh BUILD VERSION    -> BUILD/docker-flame_VERSION_ARCH.deb (its path on stdout)
 # Layout: the plugin in /usr/libexec/docker/cli-plugins (a system plugin directory of both
 # Debian's docker.io CLI 20.10 and Docker's CLI 23+), the sidecar tarball and its .sha256 beside
-# it (plugin/image.c looks next to the plugin's real path), docker-flame(1) from the --help texts
+# it (plugin/run/image.c looks next to the plugin's real path), docker-flame(1) from the --help texts
 # (packaging/manpage.sh). No completion file: Docker's own bash/zsh/fish completion asks the
 # plugin (docs/COMPLETION.md). Depends: a docker CLI, and the shared libraries the plugin links
 # (dpkg-shlibdeps when dpkg-dev is there, else the packages that own them, unversioned).

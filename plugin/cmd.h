@@ -1,6 +1,8 @@
 /* The verbs of `docker flame`, each a main() for itself (plugin/cli.h): it returns the process
  * exit code and prints its own messages. The pure ones (fold, render, diff and merge on files)
- * need no engine and also form build/libflamecmd.a. */
+ * need no engine and also form build/libflamecmd.a, so this header includes nothing that needs
+ * jansson or libcurl: the engine verbs get Docker's global flags only (plugin/engine/endpoint.h).
+ */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -9,8 +11,7 @@
 #include "common/args.h"
 #include "common/err.h"
 #include "flame/profile.h"
-#include "plugin/endpoint.h"
-#include "plugin/engine.h"
+#include "plugin/engine/endpoint.h"
 
 int flame_cmd_fold(int argc, char **argv);
 int flame_cmd_render(int argc, char **argv);
@@ -36,9 +37,6 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof);
 /* The verbs that talk to the engine; g: Docker's global flags. */
 int flame_cmd_profile(const ep_globals *g, int argc, char **argv);
 int flame_cmd_gc(const ep_globals *g, int argc, char **argv);
-/* Remove every sidecar whose run label is run_id (spec_run_id(): this process), whatever its
- * state (a recorder sweeping what an engine restart left of its own runs); *removed counts them. */
-int gc_owned(engine *e, const char *run_id, unsigned *removed, flame_err *err);
 /* `docker flame ps` and `stop`: the background recordings (plugin/cmd_ps.c). */
 int flame_cmd_ps(const ep_globals *g, int argc, char **argv);
 int flame_cmd_stop(const ep_globals *g, int argc, char **argv);
@@ -52,13 +50,8 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv);
 int flame_cmd_top(const ep_globals *g, int argc, char **argv);
 /* `docker flame host`: every container of the host on the CPU (plugin/cmd_host.c). */
 int flame_cmd_host(const ep_globals *g, int argc, char **argv);
-/* diff and merge with the container profiler of this plugin. */
-int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
-                            int argc, char **argv);
 /* Each verb's option table and operands (common/args.h): its parser, its --help, and the shell
  * completion of plugin/complete.c read the same grammar. The profile verb's is opts_grammar. */
 extern const args_verb cmd_fold_grammar, cmd_render_grammar, cmd_diff_grammar, cmd_merge_grammar,
     cmd_gc_grammar, cmd_top_grammar, cmd_show_grammar, cmd_record_grammar, cmd_ls_grammar,
     cmd_prune_grammar, cmd_ps_grammar, cmd_stop_grammar, cmd_host_grammar;
-/* The general --help (`docker flame --help`, `docker help flame`). */
-void flame_usage(FILE *out);

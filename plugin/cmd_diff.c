@@ -18,8 +18,8 @@
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
 #include "plugin/inputs.h"
-#include "plugin/jsonw.h"
-#include "plugin/output.h"
+#include "plugin/out/jsonw.h"
+#include "plugin/out/output.h"
 
 static const char usage_head[] =
     "Usage: docker flame diff [OPTIONS] BEFORE AFTER [-o diff.svg]\n"

@@ -13,8 +13,8 @@
 #include "common/cleanup.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
-#include "plugin/sidecar.h"
-#include "plugin/spec.h"
+#include "plugin/run/spec.h"
+#include "plugin/run/sweep.h"
 
 /* Is the plugin that created a sidecar still running here? kill(pid, 0) alone would keep a
  * killed plugin's sidecar forever once its pid is reused: the process must also be a
@@ -64,51 +64,21 @@ static bool owner_alive(long opid, long long created)
     return (long long)(btime + start / (unsigned long long)hz) <= created + 1;
 }
 
-/* Remove one listed sidecar (SIGTERM first when running, so it restores its target); restore the
- * target of one that was SIGKILLed. quiet: no line on stdout (a recorder sweeping its own). */
-static int gc_remove_one(engine *e, json_t *c, bool quiet, flame_err *err)
+/* Remove one listed sidecar and say so (stdout), and what became of its target. */
+static int gc_remove_one(engine *e, json_t *c, flame_err *err)
 {
     const char *id = json_string_value(json_object_get(c, "Id"));
-    const char *state = json_string_value(json_object_get(c, "State"));
-    json_t *labels = json_object_get(c, "Labels");
-    bool running = state && !strcmp(state, "running");
-    run_ctx r = {.e = e};
-    sess s = {.sidecar_id = (char *)id, .created = true, .started = running, .exit_status = -1};
-    pthread_mutex_init(&s.lock, NULL);
-    snprintf(s.name, sizeof s.name, "%.12s", id);
-    int rc = sidecar_remove(&r, &s, err);
-    pthread_mutex_destroy(&s.lock);
-    if (rc < 0)
+    sweep_done d;
+    if (sweep_remove(e, c, &d, err) < 0)
         return -1;
-    if (!quiet)
-        printf("removed sidecar %.12s%s\n", id, running ? " (was running)" : "");
-    /* Killed (SIGKILL: "Exited (137)") it could not undo its work in the target. */
-    const char *status = json_string_value(json_object_get(c, "Status"));
-    const char *target = json_string_value(json_object_get(labels, SPEC_LABEL_TARGET));
-    if (!running && status && !strncmp(status, "Exited (137)", 12) && target) {
-        flame_err e3 = FLAME_ERR_INIT;
-        if (sidecar_restore_target(e, target, &e3) == 0) {
-            if (!quiet)
-                printf("restored container %.12s (agent mount and map of the killed "
-                       "sidecar removed)\n",
-                       target);
-        } else {
-            fprintf(stderr, "docker flame gc: could not restore container %.12s: %s\n", target,
-                    e3.msg);
-        }
-    }
-    return 0;
-}
-
-static int list_sidecars(engine *e, json_t **list, flame_err *err)
-{
-    long st = 0;
-    /* filters={"label":["com.docker-flame.sidecar=1"]}, URL-encoded */
-    if (engine_json(
-            e, "GET", NULL, list, &st, err,
-            "/containers/json?all=1&filters=%%7B%%22label%%22%%3A%%5B%%22%s%%3D1%%22%%5D%%7D",
-            SPEC_LABEL_SIDECAR) < 0)
-        return flame_wrap(err, "list sidecars");
+    printf("removed sidecar %.12s%s\n", id, d.was_running ? " (was running)" : "");
+    if (d.restore_tried && d.restored)
+        printf("restored container %.12s (agent mount and map of the killed "
+               "sidecar removed)\n",
+               d.target);
+    else if (d.restore_tried)
+        fprintf(stderr, "docker flame gc: could not restore container %.12s: %s\n", d.target,
+                d.restore_err.msg);
     return 0;
 }
 
@@ -119,31 +89,10 @@ static long owner_of(json_t *c)
     return owner ? strtol(owner, NULL, 10) : 0;
 }
 
-int gc_owned(engine *e, const char *run_id, unsigned *removed, flame_err *err)
+static int gc_run(engine *e, bool all, flame_err *err)
 {
     _cleanup_json_ json_t *list = NULL;
-    *removed = 0;
-    if (list_sidecars(e, &list, err) < 0)
-        return -1;
-    size_t i;
-    json_t *c;
-    json_array_foreach(list, i, c)
-    {
-        const char *run =
-            json_string_value(json_object_get(json_object_get(c, "Labels"), SPEC_LABEL_RUN));
-        if (!json_string_value(json_object_get(c, "Id")) || !run || strcmp(run, run_id) != 0)
-            continue;
-        if (gc_remove_one(e, c, true, err) < 0)
-            return -1;
-        (*removed)++;
-    }
-    return 0;
-}
-
-static int sess_gc(engine *e, bool all, flame_err *err)
-{
-    _cleanup_json_ json_t *list = NULL;
-    if (list_sidecars(e, &list, err) < 0)
+    if (sweep_list(e, &list, err) < 0)
         return -1;
     size_t i;
     json_t *c;
@@ -164,7 +113,7 @@ static int sess_gc(engine *e, bool all, flame_err *err)
             continue;
         }
         flame_err e2 = FLAME_ERR_INIT;
-        if (gc_remove_one(e, c, false, &e2) < 0) {
+        if (gc_remove_one(e, c, &e2) < 0) {
             fprintf(stderr, "docker flame gc: %s\n", e2.msg);
             failed++;
         } else {
@@ -217,7 +166,7 @@ int flame_cmd_gc(const ep_globals *g, int argc, char **argv)
     engine *e = NULL;
     if (engine_open(g, &e, &err) < 0)
         return cli_fail("gc", &err);
-    int rc = sess_gc(e, a.all, &err);
+    int rc = gc_run(e, a.all, &err);
     engine_free(e);
     return rc < 0 ? cli_fail("gc", &err) : 0;
 }

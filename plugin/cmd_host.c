@@ -16,11 +16,11 @@
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
 #include "plugin/host_timeline.h"
-#include "plugin/output.h"
-#include "plugin/session.h"
-#include "plugin/sidecar.h"
-#include "plugin/spec.h"
-#include "plugin/signals.h"
+#include "plugin/out/output.h"
+#include "plugin/run/session.h"
+#include "plugin/run/sidecar.h"
+#include "plugin/run/spec.h"
+#include "plugin/run/signals.h"
 
 #define MAX_CONTAINERS 1024
 #define MAX_ROWS 256

@@ -8,7 +8,7 @@
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/inputs.h"
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "plugin/stored.h"
 #include "store/when.h"
 

@@ -15,7 +15,7 @@
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
 #include "plugin/inputs.h"
-#include "plugin/output.h"
+#include "plugin/out/output.h"
 
 static const char usage_head[] =
     "Usage: docker flame merge [OPTIONS] INPUT INPUT... -o OUT\n"

@@ -1,7 +1,8 @@
 /* `docker flame [OPTIONS] CONTAINER...`: the profile verb. Output names are fixed before
- * anything starts, the run (plugin/session.c) profiles every container at the same time, then
+ * anything starts, the run (plugin/run/session.c) profiles every container at the same time, then
  * each profile is written in every format asked for and summarised; a failed container does not
- * cost the others their profile. Also the container profiler that diff and merge use. */
+ * cost the others their profile. Its descriptor (flame_profile_verb) is here, not in the table of
+ * plugin/verbs.c: it has no name, and its --help (plugin/usage.c) lists that table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,74 +17,16 @@
 #include "flame/profile.h"
 #include "plugin/cmd.h"
 #include "plugin/cli.h"
-#include "plugin/engine.h"
+#include "plugin/engine/engine.h"
 #include "plugin/opts.h"
-#include "plugin/output.h"
-#include "plugin/session.h"
-#include "plugin/sidecar.h"
-#include "plugin/signals.h"
+#include "plugin/out/output.h"
+#include "plugin/run/session.h"
+#include "plugin/run/sidecar.h"
+#include "plugin/run/signals.h"
 #include "plugin/stored.h"
 #include "plugin/summary.h"
+#include "plugin/usage.h"
 #include "plugin/verbs.h"
-
-/* diff/merge: profiling containers for plugin/cmd_diff.c */
-typedef struct prof_ctx {
-    const ep_globals *g;
-    engine *e;
-} prof_ctx;
-
-void flame_usage(FILE *f)
-{
-    fputs("Usage:  docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD [ARG...]]\n"
-          "        docker flame ",
-          f);
-    /* The verbs, from the one table (plugin/verbs.c), so a new verb is never missing here. */
-    for (size_t v = 0; v < flame_nverbs; v++)
-        fprintf(f, "%s%s", v ? "|" : "", flame_verbs[v].name);
-    fputs(" [ARGS...]\n"
-          "\n"
-          "Profile the JVMs running in a container with perf, from a sidecar container that\n"
-          "shares its PID namespace, and write an interactive flame graph (SVG). Nothing is\n"
-          "installed in or restarted in the container; the sidecar is removed afterwards.\n"
-          "\n"
-          "Options:\n",
-          f);
-    opts_help(f);
-    fputs("\n"
-          "  -- CMD [ARG...]          run CMD on this host while profiling; recording starts\n"
-          "                           before CMD and stops when it exits (no -d needed)\n"
-          "\n"
-          "Ctrl-C stops recording early and still writes the flame graph; a second Ctrl-C aborts.\n"
-          "\n"
-          "Other commands:\n",
-          f);
-    for (size_t v = 0; v < flame_nverbs; v++) {
-        const char *line = flame_verbs[v].summary;
-        fprintf(f, "  %-8s ", flame_verbs[v].name);
-        for (;;) { /* a summary's further lines are indented under its first */
-            size_t n = strcspn(line, "\n");
-            fprintf(f, "%.*s\n", (int)n, line);
-            if (!line[n])
-                break;
-            line += n + 1;
-            fputs("           ", f);
-        }
-    }
-    fputs("\n"
-          "Examples:\n"
-          "  docker flame web                         # 30 s, writes flame-web-<time>.svg\n"
-          "  docker flame -d 10 -o web.svg web\n"
-          "  docker flame -d 0 web                    # until Ctrl-C\n"
-          "  docker flame --format svg --format folded -o out/web web\n"
-          "  docker flame web api -o profiles/        # both at the same time, one file each\n"
-          "  docker flame web -- ab -n 100000 http://localhost:8080/   # profile under load\n"
-          "  docker --context prod flame web          # any engine docker can reach\n"
-          "\n"
-          "Exit codes: 0 ok, 1 error, 2 usage, 3 no such container / not running, 4 no JVM,\n"
-          "5 attach refused, 6 perf not permitted or unsupported, 125 engine error or sidecar\n"
-          "image unavailable, 130 aborted.\n",
-          f);
-}
 
 static void print_summary(const sess *s, const flame_opts *o, char *const paths[FMT_COUNT])
 {
@@ -176,70 +119,6 @@ static int write_summary_json(const flame_opts *o, const run_ctx *r, bool ran, t
                       .n = n};
     if (summary_write_profile(o->summary_json, &sp, &err) < 0)
         return cli_fail("", &err);
-    return 0;
-}
-
-/* Why did this sidecar not deliver a profile? Returns the exit code, err filled. */
-static int session_failure(const sess *s, bool stopping, flame_err *err)
-{
-    const proto *p = &s->pr;
-    char text[1024];
-    if (p->failed) {
-        proto_sanitize(p->err_text ? p->err_text : "", text, sizeof text);
-        int code = ct_error_exit(p->err);
-        switch (p->err) {
-        case CT_ERR_NO_JVM:
-            return flame_fail(err, code, "no JVM in container %s: %s", s->name, text);
-        case CT_ERR_NO_PID:
-            return flame_fail(err, code, "no JVM with --pid in container %s: %s", s->name, text);
-        case CT_ERR_ATTACH:
-        case CT_ERR_INJECT:
-            return flame_fail(err, code, "the JVM in %s refused the attach: %s", s->name, text);
-        case CT_ERR_PERF_DENIED:
-            return flame_fail(err, code, "perf is not permitted on this engine's host: %s", text);
-        case CT_ERR_PERF_UNSUPPORTED:
-            return flame_fail(err, code, "perf is not supported by this kernel: %s", text);
-        case CT_ERR_USAGE:
-        case CT_ERR_ABORTED:
-        case CT_ERR_INTERNAL:
-        case CT_ERR_COUNT:
-            break;
-        }
-        return flame_fail(err, code, "profiling %s failed (%s): %s", s->name, ct_error_name(p->err),
-                          text);
-    }
-    if (s->stream_rc < 0 && s->stream_err.code != FLAME_EXIT_INTERRUPTED) {
-        *err = s->stream_err;
-        flame_wrap(err, "sidecar of %s", s->name);
-        return err->code;
-    }
-    if (!p->done && s->target_exit >= 0)
-        return flame_fail(err, FLAME_EXIT_NO_CONTAINER,
-                          "container %s stopped during the profile (exit code %ld: its JVM "
-                          "exited or was killed): nothing could be saved",
-                          s->name, s->target_exit);
-    if (!p->done && s->exit_status == 137 && s->restored)
-        return flame_fail(err, FLAME_EXIT_ERROR,
-                          "the sidecar of %s was killed (SIGKILL): nothing written; what it "
-                          "left in the target was removed by `flame-sidecar restore`",
-                          s->name);
-    if (!p->done && s->exit_status == 137)
-        return flame_fail(err, FLAME_EXIT_ERROR,
-                          "the sidecar of %s was killed (SIGKILL) before it could restore the "
-                          "target: its agent mount /tmp/.docker-flame-* may remain in %s until "
-                          "the container restarts; nothing written",
-                          s->name, s->name);
-    if (!p->done) {
-        const char *last = s->tail_n ? s->tail[(s->tail_n - 1) % SESS_TAIL] : "";
-        return flame_fail(err, FLAME_EXIT_ERROR,
-                          "the sidecar of %s stopped before finishing (exit status %ld)%s%s",
-                          s->name, s->exit_status, *last ? ": " : "", last);
-    }
-    if (!p->prof || profile_total(p->prof) <= 0)
-        return flame_fail(err, FLAME_EXIT_ERROR,
-                          "no samples recorded in %s%s: nothing written (is the JVM busy? try a "
-                          "longer -d)",
-                          s->name, stopping ? " before the stop" : "");
     return 0;
 }
 
@@ -427,7 +306,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
         for (int i = 0; i < r.n; i++) {
             sess *s = &ss[i];
             flame_err e2 = FLAME_ERR_INIT;
-            if (session_failure(s, r.interrupts > 0 || r.cmd_done, &e2)) {
+            if (run_failure(s, r.interrupts > 0 || r.cmd_done, &e2)) {
                 if (terr)
                     terr[i] = e2;
                 int c = cli_fail("", &e2);
@@ -483,64 +362,5 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     return exit_code;
 }
 
-static int prof_engine(prof_ctx *c, flame_err *err)
-{
-    return c->e ? 0 : engine_open(c->g, &c->e, err);
-}
-
-static int prof_is_container(void *ud, const char *arg)
-{
-    prof_ctx *c = ud;
-    flame_err err = FLAME_ERR_INIT;
-    if (prof_engine(c, &err) < 0)
-        return 0;
-    _cleanup_free_ char *esc = engine_escape(arg);
-    json_t *j = NULL;
-    long st = 0;
-    int rc = esc ? engine_json(c->e, "GET", NULL, &j, &st, &err, "/containers/%s/json", esc) : -1;
-    json_decref(j);
-    return rc == 0;
-}
-
-static int prof_profile(void *ud, const char *const *containers, size_t n, uint64_t duration_ms,
-                        profile **out, flame_err *err)
-{
-    prof_ctx *c = ud;
-    if (prof_engine(c, err) < 0)
-        return -1;
-    flame_opts o;
-    opts_init(&o);
-    o.duration_ms = duration_ms;
-    sess *ss = calloc(n, sizeof *ss);
-    if (!ss)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    run_ctx r = {.e = c->e, .o = &o, .s = ss, .n = (int)n, .debug = c->g->debug};
-    progress_init(&r.pg, stderr, false);
-    for (size_t i = 0; i < n; i++)
-        ss[i].arg = containers[i];
-    int rc = run_profile(&r, err);
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        if (session_failure(&ss[i], r.interrupts > 0, err)) {
-            rc = -1;
-            break;
-        }
-        out[i] = steal_pointer(&ss[i].pr.prof);
-    }
-    for (size_t i = 0; i < n; i++)
-        sess_clear(&ss[i]);
-    free(ss);
-    return rc;
-}
-
-int flame_cmd_with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
-                            int argc, char **argv)
-{
-    prof_ctx c = {.g = g};
-    flame_profiler pr = {.is_container = prof_is_container,
-                         .profile = prof_profile,
-                         .stored = stored_input,
-                         .ctx = &c};
-    int rc = fn(argc, argv, &pr);
-    engine_free(c.e);
-    return rc;
-}
+const flame_verb flame_profile_verb = {"", flame_cmd_profile, &opts_grammar, OPS_RUNNING,
+                                       "profile the JVMs of containers"};

@@ -16,7 +16,7 @@
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/recordings.h"
-#include "plugin/signals.h"
+#include "plugin/run/signals.h"
 
 /* How long `stop` waits for a recorder to store its last window and remove its sidecar. */
 #define STOP_WAIT_MS_DEFAULT 60000

@@ -23,7 +23,7 @@
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/record.h"
-#include "plugin/signals.h"
+#include "plugin/run/signals.h"
 #include "plugin/stored.h"
 #include "store/store.h"
 
@@ -158,7 +158,7 @@ static int record_fg(const ep_globals *g, const rec_args *a)
         sess_signals now;
         sess_signal_counts(&now);
         int sig = 0;
-        /* As plugin/session.c reads them: a SIGINT and the CLI closing its socket within
+        /* As plugin/run/session.c reads them: a SIGINT and the CLI closing its socket within
          * 0.25 s are one Ctrl-C (a CLI may do both); each child sees each Ctrl-C once. */
         double t = mono_s();
         if (now.sigterm > seen.sigterm) {

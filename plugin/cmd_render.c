@@ -12,7 +12,7 @@
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
-#include "plugin/output.h"
+#include "plugin/out/output.h"
 
 static const char usage_head[] =
     "Usage: docker flame render [OPTIONS] [FILE|-] > graph.svg\n"

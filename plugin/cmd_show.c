@@ -14,7 +14,7 @@
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
 #include "plugin/inputs.h"
-#include "plugin/output.h"
+#include "plugin/out/output.h"
 #include "plugin/stored.h"
 #include "store/when.h"
 

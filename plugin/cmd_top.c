@@ -1,5 +1,5 @@
 /* `docker flame top [OPTIONS] CONTAINER`: a live view of the hottest methods (docs/TOP.md). The
- * sidecar runs the contract's `top` verb through the ordinary lifecycle (plugin/session.c), so
+ * sidecar runs the contract's `top` verb through the ordinary lifecycle (plugin/run/session.c), so
  * every exit path (q, Ctrl-C, SIGHUP, the container stopping) goes through its undo list; the
  * model and the screen are plugin/top_model.c and plugin/top_screen.c. */
 #include <errno.h>
@@ -19,10 +19,10 @@
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/opts.h"
-#include "plugin/proto.h"
-#include "plugin/session.h"
-#include "plugin/sidecar.h"
-#include "plugin/signals.h"
+#include "plugin/run/proto.h"
+#include "plugin/run/session.h"
+#include "plugin/run/sidecar.h"
+#include "plugin/run/signals.h"
 #include "plugin/summary.h"
 #include "plugin/top.h"
 
@@ -119,7 +119,7 @@ static int write_record_cb(void *ctx, FILE *out, flame_err *err)
     return j->pm ? export_pprof(j->p, j->pm, out, err) : profile_write_folded(j->p, out, err);
 }
 
-/* Folded text, or pprof for a name ending in .pb.gz/.pb/.pprof (plugin/output.c's rule). */
+/* Folded text, or pprof for a name ending in .pb.gz/.pb/.pprof (plugin/out/output.c's rule). */
 static int write_record(const char *path, const profile *p, const pprof_meta *pm, flame_err *err)
 {
     rec_job j = {.p = p, .pm = out_fmt_of_path(path) == FMT_PPROF ? pm : NULL};

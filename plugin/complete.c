@@ -1,5 +1,5 @@
 /* Shell completion, the planner (plugin/complete.h): which candidates the words typed so far call
- * for, read from the verbs' own option tables. Pure code; flame_cmd_complete (complete_run.c)
+ * for, read from the verbs' own option tables. Pure code; flame_cmd_complete (cmd_complete.c)
  * adds what needs the engine or the store and prints. */
 #include "plugin/complete.h"
 

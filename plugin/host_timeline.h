@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 
 typedef struct tl_input {
     const proto_task *tasks;
@@ -20,5 +20,5 @@ typedef struct tl_input {
     void *ctx;
 } tl_input;
 
-/* An out_writer_fn (plugin/output.h): ctx is a tl_input. */
+/* An out_writer_fn (plugin/out/output.h): ctx is a tl_input. */
 int host_timeline_write(void *ctx, FILE *f, flame_err *err);

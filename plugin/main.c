@@ -9,8 +9,9 @@
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/complete.h"
-#include "plugin/endpoint.h"
-#include "plugin/signals.h"
+#include "plugin/engine/endpoint.h"
+#include "plugin/run/signals.h"
+#include "plugin/usage.h"
 #include "plugin/verbs.h"
 
 #define URL "https://github.com/docker-flame/docker-flame"

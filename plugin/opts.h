@@ -1,5 +1,5 @@
 /* `docker flame [OPTIONS] CONTAINER [CONTAINER...] [-- CMD ARGS...]`: the profile verb's options
- * (an option table for common/args.c), also the run configuration plugin/session.c follows.
+ * (an option table for common/args.c), also the run configuration plugin/run/session.c follows.
  * Pure code (unit-tested): no I/O besides what is parsed. */
 #pragma once
 #include <stdbool.h>
@@ -9,7 +9,7 @@
 #include "common/args.h"
 #include "common/err.h"
 #include "plugin/graph.h"
-#include "plugin/output.h"
+#include "plugin/out/output.h"
 
 typedef struct flame_opts {
     uint64_t duration_ms; /* 0 = until Ctrl-C (or until CMD exits) */

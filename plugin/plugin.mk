@@ -1,13 +1,16 @@
 # plugin/ build fragment (owned by the plugin module). Add targets to 'all' and tests to UNIT_TESTS.
-# build/docker-flame: the Docker CLI plugin. Its pure verbs (fold, render, diff, merge: plugin/cmd_*
-# and their argument helpers) need neither libcurl nor jansson and form build/libflamecmd.a, which
-# the standalone build/flame-render and the benchmarks link too.
+# build/docker-flame: the Docker CLI plugin: the verbs and what they share in plugin/, its layers in
+# plugin/engine/, plugin/run/ and plugin/out/ (docs/PLUGIN.md; `make check-layers`). Its pure verbs
+# (fold, render, diff, merge: plugin/cmd_* and their argument helpers) need neither libcurl nor
+# jansson and form build/libflamecmd.a, which the standalone build/flame-render and the benchmarks
+# link too.
 CMD_SRCS    := plugin/cmd_fold.c plugin/cmd_render.c plugin/cmd_diff.c plugin/cmd_merge.c \
-               plugin/cli.c plugin/graph.c plugin/inputs.c plugin/output.c plugin/opts.c \
-               plugin/jsonw.c
+               plugin/cli.c plugin/graph.c plugin/inputs.c plugin/opts.c \
+               plugin/out/output.c plugin/out/jsonw.c
 CMD_OBJS    := $(CMD_SRCS:%.c=$(BUILD)/obj/%.o)
 CMD_ASAN    := $(CMD_SRCS:%.c=$(BUILD)/asan/%.o)
-PLUGIN_SRCS := $(filter-out plugin/main.c plugin/render_main.c $(CMD_SRCS),$(wildcard plugin/*.c))
+PLUGIN_SRCS := $(filter-out plugin/main.c plugin/render_main.c $(CMD_SRCS),\
+                 $(wildcard plugin/*.c plugin/*/*.c))
 PLUGIN_OBJS := $(PLUGIN_SRCS:%.c=$(BUILD)/obj/%.o)
 PLUGIN_ASAN := $(PLUGIN_SRCS:%.c=$(BUILD)/asan/%.o)
 PLUGIN_PKGS := libcurl jansson libcrypto
@@ -31,8 +34,9 @@ $(BUILD)/docker-flame: $(BUILD)/obj/plugin/main.o $(PLUGIN_OBJS) $(STORE_OBJS) $
 $(BUILD)/flame-render: $(BUILD)/obj/plugin/render_main.o $(BUILD)/libflamecmd.a $(BUILD)/libflamecore.a
 	$(CC) -o $@ $^ -lm -lpthread -lz
 
-# Unit tests named after the module they test: tests/unit/plugin_<module>.c, and the contract's
-# round trip (common_contract.c), which needs the plugin's reader of the stream.
+# Unit tests named after the module they test: tests/unit/plugin_<module>.c tests the module
+# <module> anywhere under plugin/ (plugin_proto.c: plugin/run/proto.c), and the contract's round
+# trip (common_contract.c), which needs the plugin's reader of the stream.
 PLUGIN_TEST_SRCS := $(wildcard tests/unit/plugin_*.c) $(wildcard tests/unit/common_*.c)
 UNIT_TESTS += $(PLUGIN_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
 $(BUILD)/asan/tests/unit/common_%.o: EXTRA_CFLAGS += $(PLUGIN_CFLAGS)

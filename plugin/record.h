@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "common/args.h"
-#include "plugin/endpoint.h"
+#include "plugin/engine/endpoint.h"
 #include "plugin/recordings.h"
 
 typedef struct rec_args {

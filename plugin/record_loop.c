@@ -1,4 +1,4 @@
-/* One container's recorder (plugin/record.h): the ordinary sidecar (plugin/session.c) runs the
+/* One container's recorder (plugin/record.h): the ordinary sidecar (plugin/run/session.c) runs the
  * contract's `top` verb, which streams one window of folded stacks per --window; every completed
  * window is stored, as it completes, in the profile store (store/store.h) with its labels, and
  * the window an interrupt cuts short is stored too. A window in which nothing ran is stored as
@@ -21,15 +21,16 @@
 #include "common/contract.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
-#include "plugin/engine.h"
+#include "plugin/engine/engine.h"
 #include "plugin/opts.h"
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "plugin/record.h"
-#include "plugin/session.h"
-#include "plugin/sidecar.h"
-#include "plugin/signals.h"
-#include "plugin/spec.h"
+#include "plugin/run/session.h"
+#include "plugin/run/sidecar.h"
+#include "plugin/run/signals.h"
+#include "plugin/run/spec.h"
 #include "plugin/stored.h"
+#include "plugin/run/sweep.h"
 #include "plugin/top.h"
 
 /* Retry pacing once the recording has run: a sidecar that fails again and again (no JVM yet
@@ -263,12 +264,12 @@ static void nap(long ms)
 /* The engine answers again after an outage, or a run failed halfway: our sidecars that are
  * still there (stopped by the engine's restart, or left running by --live-restore) belong to
  * no live session of ours any more: remove them (a running one is stopped with SIGTERM first,
- * so it restores its target). They carry this process's run id as a label (plugin/spec.h). */
+ * so it restores its target). They carry this process's run id as a label (plugin/run/spec.h). */
 static void sweep(rec_target *t, engine *e)
 {
     flame_err err = FLAME_ERR_INIT;
     unsigned n = 0;
-    if (gc_owned(e, spec_run_id(), &n, &err) < 0)
+    if (sweep_owned(e, spec_run_id(), &n, &err) < 0)
         note("%s: %s (docker flame gc removes it later)", t->label, err.msg);
     else if (n)
         note("%s: removed %u sidecar%s the interruption left behind", t->label, n,

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "store/when.h"
 
 int64_t stored_now_ms(void)

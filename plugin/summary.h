@@ -1,6 +1,6 @@
 /* --summary-json FILE: the end-of-run summary of the profile verb and of `top` as one JSON
  * object for scripts (docs/SUMMARY.md; schema docs/summary.schema.json; `diff` writes its own in
- * cmd_diff.c with the same writer, plugin/jsonw.h). Everything in it that came from a container
+ * cmd_diff.c with the same writer, plugin/out/jsonw.h). Everything in it that came from a container
  * (names, versions, warnings) is bytes the writer escapes. */
 #pragma once
 #include <stdbool.h>
@@ -9,10 +9,10 @@
 
 #include "common/err.h"
 #include "flame/profile.h"
-#include "plugin/jsonw.h"
-#include "plugin/output.h"
-#include "plugin/proto.h"
-#include "plugin/session.h"
+#include "plugin/out/jsonw.h"
+#include "plugin/out/output.h"
+#include "plugin/run/proto.h"
+#include "plugin/run/session.h"
 
 /* Methods listed under top_methods. */
 #define SUMMARY_TOP_METHODS 10

@@ -1,4 +1,4 @@
-/* `docker flame top` (docs/TOP.md): the same sidecar as profiling (plugin/session.c), run with
+/* `docker flame top` (docs/TOP.md): the same sidecar as profiling (plugin/run/session.c), run with
  * the contract's `top` verb, streams one window of folded stacks per interval (T, F..., P). The
  * model (top_model.c) keeps the last windows as profiles, fed by the stream thread; the screen
  * (top_screen.c) aggregates them with flame/methods and draws them (ncurses on a terminal, plain

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "plugin/top.h"
 
 int top_model_init(top_model *m, int k, bool with_record)

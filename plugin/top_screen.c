@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "plugin/top.h"
 
 /* Rebuild the table from the ring (caller holds the model lock). On failure (out of memory) the

@@ -4,15 +4,29 @@
 #include <string.h>
 
 #include "plugin/cmd.h"
-#include "plugin/opts.h"
+#include "plugin/run/profiler.h"
+#include "plugin/stored.h"
 
+/* diff and merge with this plugin's container profiler and the profile store as inputs. */
+static int with_profiler(const ep_globals *g, int (*fn)(int, char **, const flame_profiler *),
+                         int argc, char **argv)
+{
+    profiler c = {.g = g};
+    flame_profiler pr = {.is_container = profiler_is_container,
+                         .profile = profiler_profile,
+                         .stored = stored_input,
+                         .ctx = &c};
+    int rc = fn(argc, argv, &pr);
+    profiler_close(&c);
+    return rc;
+}
 static int run_diff(const ep_globals *g, int argc, char **argv)
 {
-    return flame_cmd_with_profiler(g, flame_cmd_diff, argc, argv);
+    return with_profiler(g, flame_cmd_diff, argc, argv);
 }
 static int run_merge(const ep_globals *g, int argc, char **argv)
 {
-    return flame_cmd_with_profiler(g, flame_cmd_merge, argc, argv);
+    return with_profiler(g, flame_cmd_merge, argc, argv);
 }
 static int run_fold(const ep_globals *g, int argc, char **argv)
 {
@@ -23,10 +37,6 @@ static int run_render(const ep_globals *g, int argc, char **argv)
 {
     (void)g;
     return flame_cmd_render(argc, argv);
-}
-static int run_profile(const ep_globals *g, int argc, char **argv)
-{
-    return flame_cmd_profile(g, argc, argv);
 }
 
 // clang-format off
@@ -59,9 +69,6 @@ const flame_verb flame_verbs[] = {
 };
 // clang-format on
 const size_t flame_nverbs = sizeof flame_verbs / sizeof *flame_verbs;
-
-const flame_verb flame_profile_verb = {"", run_profile, &opts_grammar, OPS_RUNNING,
-                                       "profile the JVMs of containers"};
 
 const flame_verb *flame_verb_find(const char *name)
 {

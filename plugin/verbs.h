@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "common/args.h"
-#include "plugin/endpoint.h"
+#include "plugin/engine/endpoint.h"
 
 /* What a verb's operands are, for completion. */
 typedef enum verb_operands {
@@ -26,7 +26,8 @@ typedef struct flame_verb {
 
 extern const flame_verb flame_verbs[];
 extern const size_t flame_nverbs;
-/* The profile verb (`docker flame [OPTIONS] CONTAINER...`): no name of its own. */
+/* The profile verb (`docker flame [OPTIONS] CONTAINER...`): no name of its own, so not in the
+ * table; defined with its verb (plugin/cmd_profile.c). */
 extern const flame_verb flame_profile_verb;
 /* By name; NULL when name is not a verb (it is then the profile verb's option or container). */
 const flame_verb *flame_verb_find(const char *name);

@@ -1,6 +1,6 @@
 /* Recording (one-shot profile): the recorder of sampler.c for the duration, its pipe-format
- * output teed into SC_WORK_DATA while sidecar/perfstream.c counts samples for the P lines. With
- * per-CPU sampling a JVM that starts in the container during the recording is sampled anyway;
+ * output teed into SC_WORK_DATA while sidecar/recorder/perfstream.c counts samples for the P lines.
+ * With per-CPU sampling a JVM that starts in the container during the recording is sampled anyway;
  * it is found here and gets the agent like the others, so its frames have names too. */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +13,7 @@
 
 #include "common/cleanup.h"
 #include "common/clock.h"
+#include "sidecar/recorder/recorder.h"
 #include "sidecar/session.h"
 
 #define RESCAN_MS 1000 /* how often the set of processes is looked at while recording */

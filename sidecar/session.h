@@ -73,51 +73,6 @@ typedef struct sc_symfs_stats {
  * for them (ns: its mount namespace, -1 for none). 0, or -errno when its maps cannot be read. */
 int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *st);
 
-/* ---- sampler.c: the recorder, shared by record.c and top.c ---- */
-typedef struct sc_sampler {
-    int mode;          /* enum ct_sampling: CT_SAMPLING_CPU or CT_SAMPLING_THREAD */
-    pid_t pid;         /* the recorder process */
-    int out_fd;        /* its pipe-format perf.data */
-    int ctl_fd;        /* "stop\n" ends it */
-    int64_t stop_sent; /* mono_ms() of the stop, 0 before */
-    int cpus;
-    char filter[8]; /* "bpf", "user" (per CPU), "pid" (per thread) */
-    char caps_open[20], caps_record[20];
-    char bpf_refused[400]; /* why the in-kernel filter could not be used, "" */
-} sc_sampler;
-/* Start a recorder of every JVM of s: per CPU unless s->sampling is CT_SAMPLING_THREAD; when
- * per-CPU events are refused, per thread with one W line (auto) or E perf_denied (--sampling
- * cpu). s->sampling then records the decision. live: samples should reach us as they are taken
- * (perf's --no-buffering in per-thread mode). exclude: more of our own processes (tgids) whose
- * samples are never kept. */
-int sc_sampler_start(sc_session *s, bool live, const pid_t *exclude, int n_exclude, sc_sampler *r,
-                     flame_err *err);
-void sc_sampler_stop(sc_sampler *r);
-/* Close, reap (bounded); the wait status. */
-int sc_sampler_end(sc_sampler *r);
-
-/* One recording from start to end, its stream teed into data_fd and counted. */
-typedef struct sc_run {
-    int data_fd;
-    int64_t duration_ms; /* 0 = until *stop */
-    int64_t grace_ms;    /* how long the recorder may take to end after "stop" */
-    bool live;
-    const pid_t *exclude;
-    int n_exclude;
-    int extra_fd; /* also polled (-1: none); on_extra(ctx) when readable */
-    void (*on_extra)(void *ctx);
-    void (*on_tick)(void *ctx, int64_t elapsed_ms, const sc_perfstream *ps); /* ~5 times/s */
-    void *ctx;
-} sc_run;
-typedef struct sc_run_result {
-    sc_perfstream ps;
-    int64_t start, ms;
-    int mode;
-    char filter[8];
-    int status, write_errno;
-} sc_run_result;
-int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_err *err);
-
 /* ---- record.c ---- */
 /* Record for the duration (or until *stop) into SC_WORK_DATA, P lines every second; with
  * per-CPU sampling, JVMs that start in the container meanwhile are prepared and recorded too. */

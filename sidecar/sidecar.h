@@ -165,17 +165,6 @@ typedef struct sc_map_stats {
  * overlapping ranges; output sorted by address. Returns 0 or <0 (out of memory). */
 int sc_map_sanitize(const char *in, size_t len, FILE *out, sc_map_stats *st, flame_err *err);
 
-/* ---- perf pipe-mode stream counter (record.c), pure ---- */
-typedef struct sc_perfstream {
-    unsigned char hdr[32];
-    size_t have;             /* bytes of the current header collected */
-    unsigned long long skip; /* bytes of the current record body still to skip */
-    bool started;            /* pipe file header consumed */
-    bool bad;
-    unsigned long long samples, lost;
-} sc_perfstream;
-void sc_perfstream_feed(sc_perfstream *ps, const unsigned char *buf, size_t len);
-
 /* ---- hardening (harden.c) ---- */
 /* CapEff of process pid (0 = this one) as hex text, from its /proc status; "unknown" if unread. */
 void sc_cap_eff(pid_t pid, char *out, size_t cap);

@@ -1,7 +1,7 @@
 # sidecar/ build fragment (owned by the sidecar module). Add targets to 'all' and tests to UNIT_TESTS.
 # build/flame-sidecar: a STATIC helper (runs in a FROM-scratch image); build/flame-sidecar.tar: the
 # sidecar image's rootfs (perf + its libraries + the agent), imported as docker-flame-sidecar:VERSION.
-SIDECAR_SRCS := $(filter-out sidecar/main.c,$(wildcard sidecar/*.c)) $(wildcard sidecar/recorder/*.c)
+SIDECAR_SRCS := $(filter-out sidecar/main.c,$(wildcard sidecar/*.c sidecar/recorder/*.c))
 SIDECAR_OBJS := $(SIDECAR_SRCS:%.c=$(BUILD)/obj/%.o)
 SIDECAR_ASAN := $(SIDECAR_SRCS:%.c=$(BUILD)/asan/%.o)
 
@@ -10,12 +10,34 @@ all: $(BUILD)/flame-sidecar $(BUILD)/flame-sidecar.tar
 $(BUILD)/flame-sidecar: $(BUILD)/obj/sidecar/main.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
 	$(CC) -static -o $@ $^ -lseccomp -lcap -lm
 
-# The image rootfs; the agent is optional at build time (the sidecar then falls back to
-# Compiler.perfmap and says so).
-$(BUILD)/flame-sidecar.tar: $(BUILD)/flame-sidecar sidecar/build-rootfs.sh $(wildcard $(BUILD)/libflameagent.so)
+# The image rootfs. The agent is a prerequisite whenever the JDK's headers are there to build it,
+# so `make -j` never packs the image before the agent exists; without a JDK the image has none
+# (the sidecar then falls back to Compiler.perfmap and says so).
+AGENT := $(if $(wildcard $(JAVA_HOME)/include/jni.h),$(BUILD)/libflameagent.so)
+$(BUILD)/flame-sidecar.tar: $(BUILD)/flame-sidecar sidecar/build-rootfs.sh $(AGENT)
 	sidecar/build-rootfs.sh $(BUILD)/flame-sidecar $(BUILD)/libflameagent.so $@
 
-# Unit tests of the pure parsers, against the sanitizer build: tests/unit/sidecar_<module>.c.
+# Compiled BPF programs (none yet; sidecar/recorder/bpf/README.md): sidecar/recorder/bpf/NAME.bpf.c
+# is built by clang for the BPF target into build/bpf/NAME.bpf.o, which becomes the C header
+# build/bpf/NAME.bpf.h (`static const unsigned char NAME_bpf[]`, NAME of [a-z0-9_]). Its loader,
+# beside it in sidecar/recorder/, includes "NAME.bpf.h": the static sidecar carries its programs.
+BPF_CLANG  ?= clang
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -D_GNU_SOURCE -I.
+BPF_SRCS   := $(wildcard sidecar/recorder/bpf/*.bpf.c)
+BPF_HDRS   := $(BPF_SRCS:sidecar/recorder/bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.h)
+$(BUILD)/bpf/%.bpf.o: sidecar/recorder/bpf/%.bpf.c
+	@mkdir -p $(@D)
+	$(BPF_CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/bpf/%.bpf.h: $(BUILD)/bpf/%.bpf.o
+	{ echo '/* Generated from sidecar/recorder/bpf/$*.bpf.c by sidecar/sidecar.mk: do not edit. */'; \
+	  echo 'static const unsigned char $*_bpf[] = {'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '};'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/sidecar/recorder/%.o $(BUILD)/asan/sidecar/recorder/%.o: EXTRA_CFLAGS += -I$(BUILD)/bpf
+$(SIDECAR_OBJS) $(SIDECAR_ASAN): | $(BPF_HDRS)
+
+# Unit tests of the pure parsers, against the sanitizer build: tests/unit/sidecar_<module>.c tests
+# the module <module> anywhere under sidecar/ (sidecar_percpu.c: sidecar/recorder/percpu.c).
 SIDECAR_TEST_SRCS := $(wildcard tests/unit/sidecar_*.c)
 UNIT_TESTS += $(SIDECAR_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
 $(BUILD)/tests/sidecar_%.t: $(BUILD)/asan/tests/unit/sidecar_%.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a

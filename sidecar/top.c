@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "flame/fold.h"
 #include "sidecar/kallsyms.h"
+#include "sidecar/recorder/recorder.h"
 #include "sidecar/session.h"
 
 /* One window handed to the child: fixed size, far below PIPE_BUF, so one write is atomic. */

@@ -10,10 +10,19 @@ $(BUILD)/tests/flame_%.t: $(BUILD)/asan/tests/unit/flame_%.o $(CORE_TEST_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $^ -lm -lpthread -lz
 
-unit: $(UNIT_TESTS)
-	prove --exec '' $(UNIT_TESTS)
+# Tests of the repository itself (tests/repo/*.t, bash TAP, no engine): the build's rules, and
+# docs/ and README.md in step with --help and the tree. They read the plugin's --help.
+REPO_TESTS := $(wildcard tests/repo/*.t)
+unit: $(UNIT_TESTS) $(BUILD)/docker-flame
+	prove --exec '' $(UNIT_TESTS) $(REPO_TESTS)
 
-# The whole suite: what the README's test command runs and .ci/run calls. The format check comes
-# first: it is the cheapest failure (clang-format as Debian ships it, version 14).
-test: check-format all $(UNIT_TESTS)
+# `make e2e`: the end-to-end tests only, against a real engine (tests/run starts one, or uses
+# FLAME_ENGINE_DIR's); E2E="tests/e2e/record.t tests/e2e/host.t" runs some of them.
+E2E ?= $(wildcard tests/e2e/*.t)
+e2e: all
+	tests/run $(E2E)
+
+# The whole suite: what the README's test command runs and .ci/run calls. The format and layer
+# checks come first: they are the cheapest failures (clang-format as Debian ships it, version 14).
+test: check-format check-layers all $(UNIT_TESTS)
 	tests/run

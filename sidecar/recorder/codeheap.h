@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sidecar/hotspot.h"
+#include "sidecar/recorder/hotspot.h"
 #include "sidecar/recorder/wread.h"
 
 #define SC_CH_NAME_MAX 48          /* a blob's name, cut */

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sidecar/hotspot.h"
+#include "sidecar/recorder/hotspot.h"
 #include "sidecar/recorder/codeheap.h"
 #include "sidecar/recorder/ehframe.h"
 

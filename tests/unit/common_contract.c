@@ -1,11 +1,12 @@
 /* common/contract.c, both sides: every option of the sidecar's command line goes through
  * ct_argv_build (the plugin) and ct_argv_parse (the sidecar) unchanged, and every message of the
- * result stream through the contract's writers (the sidecar) and plugin/proto.c (the plugin). */
+ * result stream through the contract's writers (the sidecar) and plugin/run/proto.c (the plugin).
+ */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/contract.h"
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "tests/unit/tap.h"
 
 static int roundtrip(const ct_args *in, ct_args *out, flame_err *err)

@@ -1,9 +1,9 @@
-/* plugin/demux.c: frames split anywhere, several lines per frame, stderr vs stdout, oversized
- * lines, bad headers, truncated streams. */
+/* plugin/engine/demux.c: frames split anywhere, several lines per frame, stderr vs stdout,
+ * oversized lines, bad headers, truncated streams. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/demux.h"
+#include "plugin/engine/demux.h"
 #include "tests/unit/tap.h"
 
 typedef struct got {

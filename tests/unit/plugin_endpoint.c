@@ -1,10 +1,11 @@
-/* plugin/endpoint.c: Docker's global flags and endpoint resolution against temp config dirs. */
+/* plugin/engine/endpoint.c: Docker's global flags and endpoint resolution against temp config dirs.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plugin/endpoint.h"
+#include "plugin/engine/endpoint.h"
 #include "tests/unit/tap.h"
 
 static char dir[] = "/tmp/plugin-ep-XXXXXX";

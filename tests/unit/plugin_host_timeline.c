@@ -1,10 +1,10 @@
-/* plugin/host_timeline.c and the host lines of plugin/proto.c: K and U lines read strictly; the
+/* plugin/host_timeline.c and the host lines of plugin/run/proto.c: K and U lines read strictly; the
  * timeline picks each bucket's dominant container, keeps hostile names escaped, bounds buckets. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "plugin/host_timeline.h"
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "tests/unit/tap.h"
 
 static const char *names[] = {"web", "db<script>\"&'", "host"};

@@ -1,4 +1,4 @@
-/* plugin/output.c: output names per container and format, atomic writes. */
+/* plugin/out/output.c: output names per container and format, atomic writes. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "plugin/opts.h"
-#include "plugin/output.h"
+#include "plugin/out/output.h"
 #include "tests/unit/tap.h"
 
 static int parse(flame_opts *o, flame_err *err, int argc, ...)

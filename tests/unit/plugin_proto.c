@@ -1,9 +1,9 @@
-/* plugin/proto.c: the sidecar's result stream, read defensively. */
+/* plugin/run/proto.c: the sidecar's result stream, read defensively. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/proto.h"
+#include "plugin/run/proto.h"
 #include "tests/unit/tap.h"
 
 int main(void)

@@ -1,10 +1,10 @@
-/* plugin/spec.c: the sidecar's create request (hardened HostConfig, labels, the contract's
+/* plugin/run/spec.c: the sidecar's create request (hardened HostConfig, labels, the contract's
  * command line). */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/spec.h"
+#include "plugin/run/spec.h"
 #include "tests/unit/tap.h"
 
 static bool has_str(json_t *arr, const char *s)

@@ -1,4 +1,4 @@
-/* plugin/jsonw.c and plugin/summary.c: the JSON writer's escaping (every byte a container can
+/* plugin/out/jsonw.c and plugin/summary.c: the JSON writer's escaping (every byte a container can
  * put into a name), nesting, numbers; the profile and top summaries built from hand-made
  * sessions full of hostile names, read back with jansson and checked against
  * docs/summary.schema.json by tests/schema_check.py. */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin/jsonw.h"
+#include "plugin/out/jsonw.h"
 #include "plugin/summary.h"
 #include "tests/unit/tap.h"
 

@@ -1,8 +1,9 @@
-/* sidecar/interp.c and sidecar/hotspot.c, their pure parts and hostile inputs: the frame-pointer
- * walk through a stack copy (which slots are read, and every way a frame stays unnamed), the
- * sample rewrite (registers and stack copy dropped; malformed records refused), names made
- * safe, and VMStructs reading from crafted "memory" (a memfd read at offsets, as /proc/<pid>/mem
- * is): garbage, an ELF without the gHotSpot tables. None may crash or name anything. */
+/* sidecar/recorder/interp.c and sidecar/recorder/hotspot.c, their pure parts and hostile inputs:
+ * the frame-pointer walk through a stack copy (which slots are read, and every way a frame stays
+ * unnamed), the sample rewrite (registers and stack copy dropped; malformed records refused), names
+ * made safe, and VMStructs reading from crafted "memory" (a memfd read at offsets, as
+ * /proc/<pid>/mem is): garbage, an ELF without the gHotSpot tables. None may crash or name
+ * anything. */
 #include <elf.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
@@ -10,8 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "sidecar/hotspot.h"
-#include "sidecar/interp.h"
+#include "sidecar/recorder/hotspot.h"
+#include "sidecar/recorder/interp.h"
 #include "tests/unit/tap.h"
 
 #define INTERP_LO 0x1000

@@ -1,12 +1,12 @@
-/* sidecar/percpu.c, its pure parts: the BPF filter's instructions, /proc/<pid>/maps lines, and
- * the record filter (what of a ring is kept: the target's samples and side-band; never pid 0,
+/* sidecar/recorder/percpu.c, its pure parts: the BPF filter's instructions, /proc/<pid>/maps lines,
+ * and the record filter (what of a ring is kept: the target's samples and side-band; never pid 0,
  * ours, or our children, also when a child's sample is read before its FORK). */
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sidecar/percpu.h"
+#include "sidecar/recorder/percpu.h"
 #include "tests/unit/tap.h"
 
 static void test_filter(void)

@@ -1,9 +1,9 @@
-/* sidecar/perfstream.c: counting records of perf's pipe-format stream (byte-by-byte feeding,
- * bad magic, size-0 record). */
+/* sidecar/recorder/perfstream.c: counting records of perf's pipe-format stream (byte-by-byte
+ * feeding, bad magic, size-0 record). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "sidecar/sidecar.h"
+#include "sidecar/recorder/recorder.h"
 #include "tests/unit/tap.h"
 
 static void put_rec(unsigned char *b, size_t *o, unsigned type, unsigned size, unsigned long long v)

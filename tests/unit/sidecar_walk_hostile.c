@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "sidecar/hotspot.h"
+#include "sidecar/recorder/hotspot.h"
 #include "sidecar/recorder/codeheap.h"
 #include "sidecar/recorder/ehframe.h"
 #include "sidecar/recorder/walk.h"

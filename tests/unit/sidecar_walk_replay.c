@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <fcntl.h>
 
-#include "sidecar/hotspot.h"
-#include "sidecar/interp.h"
+#include "sidecar/recorder/hotspot.h"
+#include "sidecar/recorder/interp.h"
 #include "sidecar/recorder/walk.h"
 #include "tests/unit/tap.h"
 #include "tests/walk/fixture.h"

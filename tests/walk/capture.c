@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "sidecar/interp.h"
+#include "sidecar/recorder/interp.h"
 #include "sidecar/recorder/walk.h"
 #include "tests/walk/fixture.h"
 

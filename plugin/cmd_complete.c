@@ -1,0 +1,207 @@
+/* Shell completion, the verb (plugin/complete.h): plans from the words, adds what the engine and
+ * the profile store hold, prints. A Tab must answer at once and print nothing but the protocol:
+ * every engine request is capped (CMPL_ENGINE_MS), and every failure (no engine, no store)
+ * leaves only the static candidates, never a message. */
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "plugin/complete.h"
+#include "plugin/engine/engine.h"
+#include "plugin/run/spec.h"
+#include "plugin/stored.h"
+#include "store/store.h"
+
+/* The engine's answers, all of them: a local engine answers in milliseconds. */
+#define CMPL_ENGINE_MS 1500
+/* JVMs are found with GET /containers/{id}/top (ps on the engine's host, nothing is run in the
+ * container): one request each, so only while there are few containers and time left. */
+#define CMPL_TOP_MAX 16
+#define CMPL_TOP_BUDGET_MS 1000
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Does a process of the container run `java`? */
+static bool runs_java(engine *e, const char *id)
+{
+    json_t *top = NULL;
+    flame_err err = FLAME_ERR_INIT;
+    /* ps_args "-o pid,comm": the engine needs the PID column to keep the container's processes */
+    if (engine_json(e, "GET", NULL, &top, NULL, &err, "/containers/%s/top?ps_args=-o%%20pid,comm",
+                    id) < 0)
+        return false;
+    bool java = false;
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(top, "Processes"), i, row)
+    {
+        const char *comm = json_string_value(json_array_get(row, 1));
+        java = java || (comm && !strcmp(comm, "java"));
+    }
+    json_decref(top);
+    return java;
+}
+
+/* Running containers (not our sidecars), those running a JVM first. */
+static void add_running(cmpl_plan *p)
+{
+    ep_globals g;
+    ep_endpoint ep = {0};
+    engine *e = NULL;
+    json_t *list = NULL;
+    flame_err err = FLAME_ERR_INIT;
+    ep_globals_init(&g);
+    int rc = ep_resolve(&g, &ep, &err);
+    if (rc == 0 && (rc = engine_new(&ep, false, &e, &err)) == 0) {
+        engine_limit_time(e, CMPL_ENGINE_MS);
+        rc = engine_ping(e, &err);
+    }
+    ep_endpoint_clear(&ep);
+    if (rc == 0)
+        rc = engine_json(e, "GET", NULL, &list, NULL, &err, "/containers/json");
+    size_t n = json_array_size(list);
+    bool *jvm = rc == 0 && n ? calloc(n, sizeof *jvm) : NULL;
+    const char **names = jvm ? calloc(n, sizeof *names) : NULL;
+    const char **images = names ? calloc(n, sizeof *images) : NULL;
+    if (!images)
+        goto out;
+    int64_t t0 = mono_ms();
+    size_t i, matching = 0;
+    json_t *c;
+    json_array_foreach(list, i, c)
+    {
+        const char *name = json_string_value(json_array_get(json_object_get(c, "Names"), 0));
+        json_t *labels = json_object_get(c, "Labels");
+        if (!name || json_object_get(labels, SPEC_LABEL_SIDECAR))
+            continue;
+        name += name[0] == '/'; /* the API's "/web" is the CLI's "web" */
+        if (strncmp(name, p->prefix, strlen(p->prefix)))
+            continue;
+        names[i] = name;
+        images[i] = json_string_value(json_object_get(c, "Image"));
+        matching++;
+    }
+    json_array_foreach(list, i, c)
+    {
+        const char *id = json_string_value(json_object_get(c, "Id"));
+        if (names[i] && id && matching <= CMPL_TOP_MAX && mono_ms() - t0 < CMPL_TOP_BUDGET_MS)
+            jvm[i] = runs_java(e, id);
+    }
+    char desc[320];
+    for (int pass = 0; pass < 2; pass++)
+        for (i = 0; i < n; i++)
+            if (names[i] && jvm[i] == !pass) {
+                snprintf(desc, sizeof desc, "%s%.250s", jvm[i] ? "JVM, " : "",
+                         images[i] ? images[i] : "");
+                cmpl_add(p, p->prefix, names[i], desc);
+            }
+out:
+    free(jvm);
+    free(names);
+    free(images);
+    json_decref(list);
+    engine_free(e);
+}
+
+/* What the store holds, when it is a SQLite file that exists: opening a missing one would
+ * create it, and a ClickHouse server is a network round trip a Tab should not wait for. */
+static int open_existing_store(const cmpl_plan *p, store **s)
+{
+    const char *env = getenv("DOCKER_FLAME_STORE");
+    const char *url = p->store_url ? p->store_url : env && *env ? env : NULL;
+    _cleanup_free_ char *file = store_file_of(url);
+    flame_err err = FLAME_ERR_INIT;
+    if (!file || access(file, R_OK) < 0)
+        return -1;
+    return store_open(file, s, &err);
+}
+
+/* "2026-11-24T14:03:00Z": one shell word that when_parse reads back. */
+static void utc_text(int64_t ms, char *buf, size_t cap)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void add_stored(cmpl_plan *p)
+{
+    store *s = NULL;
+    store_listing l = {0};
+    flame_err err = FLAME_ERR_INIT;
+    if (open_existing_store(p, &s) < 0 || store_list(s, NULL, &l, &err) < 0)
+        goto out;
+    char name[300], desc[160], span[96], a[32], b[32];
+    for (size_t i = 0; i < l.n; i++) {
+        const store_entry *en = &l.e[i];
+        bool seen = false; /* one name may be stored by several hosts or ids */
+        for (size_t k = 0; k < i; k++)
+            seen = seen || !strcmp(l.e[k].container_name, en->container_name);
+        if (seen)
+            continue;
+        stored_range_text(en->first_ms, en->last_ms, span, sizeof span);
+        snprintf(desc, sizeof desc, "stored %s", span);
+        if (p->sources & CMPL_SRC_STORED)
+            cmpl_add(p, p->prefix, en->container_name, desc);
+        if (p->sources & CMPL_SRC_STORED_AT) {
+            snprintf(name, sizeof name, "%.250s@", en->container_name);
+            cmpl_add(p, p->prefix, name, desc);
+        }
+        if ((p->sources & CMPL_SRC_STORED_RANGE) && !strcmp(en->container_name, p->range_name)) {
+            static const char *const ago[][2] = {{"-15m", "the last 15 minutes"},
+                                                 {"-1h", "the last hour"}};
+            for (size_t k = 0; k < 2; k++) {
+                snprintf(name, sizeof name, "%.250s@%s", p->range_name, ago[k][0]);
+                cmpl_add(p, p->prefix, name, ago[k][1]);
+            }
+            /* all of it: whole seconds, the end rounded up so the last window is in */
+            utc_text(en->first_ms, a, sizeof a);
+            utc_text(en->last_ms + 999, b, sizeof b);
+            snprintf(name, sizeof name, "%.200s@%s..%s", p->range_name, a, b);
+            cmpl_add(p, p->prefix, name, desc);
+        }
+    }
+out:
+    store_listing_free(&l);
+    store_close(s);
+}
+
+int flame_cmd_complete(int argc, char **argv)
+{
+    bool nodesc = !strcmp(argv[0], "__completeNoDesc");
+    char **words = argv + 1;
+    int n = argc - 1;
+    /* Docker CLI 23+ names the plugin first ("__complete flame WORDS..."); Debian's bash script
+     * for CLI 20.10 passes the words after it only. */
+    if (n >= 2 && !strcmp(words[0], "flame"))
+        words++, n--;
+    static cmpl_plan p; /* large (the candidates), zero */
+    cmpl_plan_words(n, words, &p);
+    if (p.sources & CMPL_SRC_RUNNING && curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK) {
+        add_running(&p);
+        curl_global_cleanup();
+    }
+    if (p.sources & (CMPL_SRC_STORED | CMPL_SRC_STORED_AT | CMPL_SRC_STORED_RANGE))
+        add_stored(&p);
+    if (p.files_if_empty && !p.n)
+        p.directive = 0;
+    /* only "NAME@" left: a range follows, no space after it */
+    bool all_at = p.n > 0;
+    for (size_t i = 0; i < p.n; i++)
+        all_at = all_at && p.items[i].name[strlen(p.items[i].name) - 1] == '@';
+    if (all_at)
+        p.directive |= CMPL_NOSPACE;
+    cmpl_print(&p, nodesc, stdout);
+    cmpl_plan_free(&p);
+    return 0;
+}

@@ -1,0 +1,146 @@
+/* Per-CPU sampling (issue 18): one cpu-clock event per CPU instead of perf's one event per
+ * thread, so the cost no longer follows the target's context-switch rate. A small BPF program
+ * attached to every event drops, in the kernel at the sample's overflow, every sample whose task
+ * is not in the target's PID namespace (or is one of ours), so other containers' and the host's
+ * samples never reach a ring buffer. What does arrive is written as a pipe-format perf.data
+ * stream that Debian's `perf script` 6.1 reads unchanged (sidecar/process.c consumes it).
+ *
+ * Privilege: sc_percpu_open() needs CAP_PERFMON or CAP_SYS_ADMIN (CPU-wide events under
+ * perf_event_paranoid > 0; loading a PERF_EVENT program: CAP_BPF+CAP_PERFMON or CAP_SYS_ADMIN);
+ * sc_percpu_collect() opens /proc/<pid>/maps of the target's processes (CAP_SYS_PTRACE when
+ * their uid differs; the access check is made at open). Nothing else does: synthesize, enable,
+ * pump, disable and close work on descriptors already held, so the caller drops every
+ * capability and forbids perf_event_open and bpf with seccomp right after collect.
+ *
+ * Everything read from the target (/proc/<pid>/maps, comm) is bounded and copied, never trusted,
+ * and is read only after the privilege drop. Records of processes outside the target (the kernel
+ * reports them with pid 0 in our namespace) are dropped as soon as their header is read: nothing
+ * of them is kept, logged or sent. Module prefix: sc_percpu_. Errors: int (<0) with err filled;
+ * err->detail is an SC_PERCPU_E_* value so the caller can tell "fall back to per-thread" from a
+ * real failure. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+#define SC_PERCPU_MAX_EXCLUDE 8    /* tgids the BPF filter itself refuses (ourselves) */
+#define SC_PERCPU_MAX_TRACKED 4096 /* descendants of excluded processes followed in user space */
+#define SC_PERCPU_MAX_CPUS 4096
+#define SC_PERCPU_MAPS_MAX (8u << 20) /* bytes of one /proc/<pid>/maps read for synthesis */
+#define SC_PERCPU_MAX_PROCS 4096      /* processes of the target synthesized at most */
+#define SC_PERCPU_MAX_THREADS 65536   /* threads per process synthesized at most */
+
+/* err->detail after a failed sc_percpu_open(): what the caller should do. */
+enum sc_percpu_error {
+    SC_PERCPU_E_NONE = 0,
+    SC_PERCPU_E_PERF_DENIED, /* perf_event_open refused (EPERM/EACCES: no CAP_PERFMON/SYS_ADMIN,
+                                seccomp, paranoid 3...): fall back to per-thread events */
+    SC_PERCPU_E_BPF_DENIED,  /* bpf() refused or the program rejected: retry with
+                                opts.user_filter_only (the sidecar then drops in user space) */
+    SC_PERCPU_E_UNSUPPORTED, /* the kernel lacks something else (ENOENT/ENODEV/EOPNOTSUPP) */
+    SC_PERCPU_E_OTHER,       /* resources (EMFILE, ENOMEM, mlock limit EPERM on mmap) */
+};
+
+typedef struct sc_percpu_opts {
+    unsigned freq; /* samples per second per CPU (the sidecar's --frequency, 99) */
+    int pidns_fd;  /* an open fd of the target's PID namespace (/proc/self/ns/pid in a sidecar
+                      that joined it): only its tasks are kept */
+    pid_t exclude[SC_PERCPU_MAX_EXCLUDE]; /* tgids, as seen in that namespace, never kept (the
+                                             sidecar and the recorder share it); their children
+                                             are followed through FORK records */
+    int n_exclude;
+    unsigned ring_pages;      /* data pages per CPU, a power of two; 0 = 32 (128 KiB) */
+    bool user_filter_only;    /* no BPF program: every CPU's samples reach us and are dropped here
+                                 (costs our CPU; counted in samples_dropped) */
+    struct sc_interp *interp; /* not NULL: samples carry bp/sp and a stack copy, rewritten by
+                                 sidecar/recorder/interp.h before they are written (not owned) */
+    uint64_t kernel_text;     /* not 0 (--kernel): kernel samples and callchains too, and a kernel
+                                 MMAP record at this _text address for perf script --kallsyms */
+} sc_percpu_opts;
+
+typedef struct sc_percpu_stats {
+    uint64_t samples;          /* SAMPLE records written */
+    uint64_t samples_dropped;  /* SAMPLE records that reached user space and were dropped */
+    uint64_t sideband;         /* COMM/MMAP/MMAP2/FORK/EXIT records of the target written */
+    uint64_t sideband_dropped; /* side-band records of other processes, dropped unread */
+    uint64_t other_dropped;    /* THROTTLE/UNTHROTTLE and record types we never asked for */
+    uint64_t lost;             /* records the kernel could not write (ring full) */
+    uint64_t synthesized;      /* COMM/MMAP2 records made from /proc at the start */
+    uint64_t bytes;            /* bytes written to the output, headers included */
+    uint64_t bad;              /* malformed ring records skipped (should stay 0) */
+    uint64_t wakeups;          /* pump passes */
+    int cpus;                  /* events opened */
+    bool bpf;                  /* the kernel filter is attached */
+} sc_percpu_stats;
+
+typedef struct sc_percpu sc_percpu;
+
+/* PRIVILEGED. Open a disabled cpu-clock event (user-space samples with user callchains, like
+ * `perf record -e cpu-clock -g` under paranoid 2) on every online CPU, load the namespace filter
+ * and attach it to each, map the ring buffers. *out is NULL on failure. */
+int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err);
+
+/* PRIVILEGED (another user's maps need PTRACE_MODE_READ, checked at open). Open, but do not read,
+ * /proc/<pid>/maps of every process in proc_dirfd (our /proc: the target's namespace) but the
+ * excluded ones, at most SC_PERCPU_MAX_PROCS. */
+int sc_percpu_collect(sc_percpu *s, int proc_dirfd, flame_err *err);
+
+/* The pipe-format file header and one PERF_RECORD_HEADER_ATTR describing our event. First. */
+int sc_percpu_write_header(sc_percpu *s, int fd, flame_err *err);
+
+/* Start sampling on every CPU (ioctl ENABLE: no privilege). Called before synthesizing so that a
+ * process started in between is seen by the kernel's own records (duplicates are harmless). */
+int sc_percpu_enable(sc_percpu *s, flame_err *err);
+
+/* Unprivileged. COMM for every thread and MMAP2 for every executable mapping of the processes
+ * collected, read from the descriptors opened by sc_percpu_collect (closed here). */
+int sc_percpu_synthesize(sc_percpu *s, int proc_dirfd, int fd, flame_err *err);
+
+/* Wait up to timeout_ms for a ring to pass its watermark (or ctl_fd, if >= 0, to become
+ * readable), then drain every ring once: keep the target's records, drop the rest, write them to
+ * fd followed by a FINISHED_ROUND. Returns 1 if ctl_fd is readable, 0 otherwise, <0 on error
+ * (a write error on fd, e.g. EPIPE). */
+int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *err);
+
+/* Stop sampling (ioctl DISABLE); pump once more afterwards to collect the tail. */
+int sc_percpu_disable(sc_percpu *s, flame_err *err);
+
+void sc_percpu_get_stats(const sc_percpu *s, sc_percpu_stats *st);
+
+/* Unprivileged. One MMAP2 of an anonymous executable range [start, start+len) of pid, as if the
+ * process had mapped it before the recording (interp.h's synthetic addresses). */
+int sc_percpu_synth_anon(sc_percpu *s, int fd, pid_t pid, uint64_t start, uint64_t len,
+                         flame_err *err);
+void sc_percpu_close(sc_percpu *s);
+
+/* pure, for tests: the BPF filter as instructions (struct bpf_insn, 8 bytes each) into insns
+ * (capacity cap); returns the count or -1. dev/ino: the namespace's nsfs device (kernel encoding)
+ * and inode; exclude: tgids to refuse. */
+int sc_percpu_build_filter(void *insns, int cap, uint64_t dev, uint64_t ino, const pid_t *exclude,
+                           int n_exclude);
+
+/* pure, for tests: one line of /proc/<pid>/maps (without its '\n'). Returns 1 for an executable
+ * mapping (fields filled, path NUL-terminated and cut to path_cap-1 bytes; "" for an anonymous
+ * one), 0 for a line to skip (not executable), -1 for a malformed line. */
+typedef struct sc_maps_entry {
+    uint64_t start, end, pgoff, ino;
+    uint32_t maj, min, prot, flags;
+} sc_maps_entry;
+int sc_percpu_parse_maps_line(const char *line, size_t len, sc_maps_entry *e, char *path,
+                              size_t path_cap);
+
+/* pure, for tests: decide about one ring record (r, size bytes: header included) as the pump
+ * does. Returns true to keep it. Exposed through a standalone state so tests need no events. */
+typedef struct sc_percpu_filter {
+    pid_t tracked[SC_PERCPU_MAX_TRACKED]; /* excluded tgids, then their descendants */
+    int n_tracked, n_exclude;
+    sc_percpu_stats st;
+} sc_percpu_filter;
+void sc_percpu_filter_init(sc_percpu_filter *f, const pid_t *exclude, int n_exclude);
+/* First pass over a batch: follow FORK records of our own processes (so that their children's
+ * samples, possibly read earlier from another CPU's ring, are recognised). */
+void sc_percpu_filter_note_fork(sc_percpu_filter *f, const unsigned char *r, size_t size);
+bool sc_percpu_filter_record(sc_percpu_filter *f, const unsigned char *r, size_t size);

@@ -498,27 +498,15 @@ static uint64_t name_blob(sc_interp *in, const sc_walk_frame *f)
     return n ? intern(in, in->cur, out) : 0;
 }
 
-/* The user part of the chain from the walker (recorder/walk.h): out holds the record up to its
- * callchain, whose PERF_CONTEXT_USER marker is at index u (u == nr when the kernel gave none: the
- * marker is added). Returns the new record size. */
-static size_t walk_rewrite(sc_interp *in, jvm *j, unsigned char *out, size_t fixed, uint64_t nr,
-                           size_t u, const sc_walk_regs *rg, const unsigned char *stack,
-                           uint64_t dyn)
+/* The user chain of one sample from the walker (recorder/walk.h), into uc (capacity cap), its
+ * frames named: interpreted and compiled from VMStructs, stubs after their blob for a JVM
+ * without a map. kchain[0..kn): the kernel's user chain of the sample, checked against the walk
+ * (sc_walker_fp_check). Returns the number of entries. */
+static int walk_chain(sc_interp *in, jvm *j, const uint64_t *kchain, int kn, const sc_walk_regs *rg,
+                      const unsigned char *stack, uint64_t dyn, uint64_t *uc, int cap)
 {
-    if (u == nr) {
-        uint64_t mark = (uint64_t)PERF_CONTEXT_USER;
-        memcpy(out + fixed + 8 * u, &mark, 8);
-    }
-    u++;
-    /* the record's size is a u16: the chain must fit in it */
-    int cap = (int)((65535 - fixed) / 8 - u);
     if (cap > SC_WALK_MAX_FRAMES)
         cap = SC_WALK_MAX_FRAMES;
-    /* the kernel's user chain, before it is overwritten: the walk is checked against it */
-    uint64_t kchain[128];
-    int kn = 0;
-    for (size_t i = u; i < nr && kn < 128; i++)
-        memcpy(&kchain[kn++], out + fixed + 8 * i, 8);
     enum sc_walk_status ws;
     int n = cap > 0 ? sc_walker_walk(j->walker, rg, stack, dyn, in->frames, cap, &ws) : 0;
     int fc = sc_walker_fp_check(j->walker, in->frames, n, kchain, kn);
@@ -554,107 +542,207 @@ static size_t walk_rewrite(sc_interp *in, jvm *j, unsigned char *out, size_t fix
                 in->st.compiled_named++;
             }
         }
-        memcpy(out + fixed + 8 * (u + (size_t)i), &a, 8);
+        uc[i] = a;
     }
     if (in->st.frames != before)
         in->st.with_interp++;
-    uint64_t nnr = (uint64_t)u + (uint64_t)n;
-    memcpy(out + fixed - 8, &nnr, 8);
-    size_t size = fixed + 8 * (size_t)nnr;
-    uint16_t hs = (uint16_t)size;
-    memcpy(out + 6, &hs, 2);
-    return size;
+    return n;
+}
+
+/* The frame-pointer chain through the stack copy, as the kernel walks it (ip, then [fp + 8] up
+ * the rbp links while they stay in the copy and move up): for a JVM the walker cannot describe
+ * whose samples carry no user chain of the kernel's (perf's dwarf mode, per thread). */
+static int fp_chain(const sc_walk_regs *rg, const unsigned char *stack, uint64_t dyn, uint64_t *uc,
+                    int cap)
+{
+    int n = 0;
+    if (cap > 0 && rg->ip)
+        uc[n++] = rg->ip;
+    for (uint64_t fp = rg->bp, last = rg->sp; n < cap && fp >= last && fp - rg->sp < dyn &&
+                                              dyn - (fp - rg->sp) >= 16 && (fp & 7) == 0;) {
+        uint64_t next = get64(stack + (fp - rg->sp)), ra = get64(stack + (fp - rg->sp) + 8);
+        if (!ra)
+            break;
+        uc[n++] = ra;
+        last = fp + 16;
+        if (next <= fp)
+            break;
+        fp = next;
+    }
+    return n;
+}
+
+/* Where a sample's fields are, for the sample_type it was recorded with. */
+typedef struct layout {
+    size_t pid, chain, chain_end, regs, stack, tail; /* offsets; 0: not present */
+    uint64_t abi, dyn, ssize;
+} layout;
+
+static int locate(const unsigned char *r, size_t size, uint64_t stype, uint64_t rmask, layout *l)
+{
+    *l = (layout){0};
+    size_t p = 8;
+    /* the kernel's order of the fields (perf_event.h, PERF_RECORD_SAMPLE) */
+    static const uint64_t before_chain[] = {
+        PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP,   PERF_SAMPLE_TID,
+        PERF_SAMPLE_TIME,       PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+        PERF_SAMPLE_STREAM_ID,  PERF_SAMPLE_CPU,  PERF_SAMPLE_PERIOD};
+    if (stype & (PERF_SAMPLE_READ | PERF_SAMPLE_BRANCH_STACK) || !(stype & PERF_SAMPLE_CALLCHAIN) ||
+        !(stype & PERF_SAMPLE_TID))
+        return -1; /* never asked for by us or by perf's per-thread recorder */
+    for (size_t i = 0; i < sizeof before_chain / sizeof before_chain[0]; i++)
+        if (stype & before_chain[i]) {
+            if (before_chain[i] == PERF_SAMPLE_TID)
+                l->pid = p;
+            p += 8;
+        }
+    if (size < p + 8)
+        return -1;
+    uint64_t nr = get64(r + p);
+    if (nr > (size - p - 8) / 8)
+        return -1;
+    l->chain = p;
+    p = l->chain_end = p + 8 + 8 * (size_t)nr;
+    if (stype & PERF_SAMPLE_RAW) {
+        if (size - p < 4)
+            return -1;
+        uint32_t rs;
+        memcpy(&rs, r + p, 4);
+        if (rs > size - p - 4)
+            return -1;
+        p += 4 + rs;
+    }
+    l->regs = p;
+    if (stype & PERF_SAMPLE_REGS_USER) {
+        if (size - p < 8)
+            return -1;
+        l->abi = get64(r + p);
+        p += 8;
+        if (l->abi) {
+            size_t nregs = (size_t)__builtin_popcountll(rmask);
+            if (size - p < 8 * nregs)
+                return -1;
+            p += 8 * nregs;
+        }
+    }
+    l->stack = p;
+    if (stype & PERF_SAMPLE_STACK_USER) {
+        if (size - p < 8)
+            return -1;
+        l->ssize = get64(r + p);
+        p += 8;
+        if (l->ssize) {
+            if (l->ssize > size - p || size - p - l->ssize < 8)
+                return -1;
+            l->dyn = get64(r + p + l->ssize);
+            if (l->dyn > l->ssize)
+                l->dyn = l->ssize;
+            p += (size_t)l->ssize + 8;
+        }
+    }
+    l->tail = p;
+    return 0;
+}
+
+/* Register b of a REGS_USER block recorded with mask rmask, 0 when not recorded. */
+static uint64_t reg_at(const unsigned char *regs, uint64_t rmask, int b)
+{
+    if (!(rmask >> b & 1))
+        return 0;
+    return get64(regs + 8 * (size_t)__builtin_popcountll(rmask & ((1ull << b) - 1)));
+}
+
+size_t sc_interp_rewrite_as(sc_interp *in, const unsigned char *r, size_t size, uint64_t stype,
+                            uint64_t rmask, unsigned char *out)
+{
+    layout l;
+    if (size < 8 || size > 65535 || locate(r, size, stype, rmask, &l) < 0)
+        return 0;
+    sc_walk_regs rg = {0};
+    if (l.abi)
+        rg = (sc_walk_regs){.ax = reg_at(r + l.regs + 8, rmask, 0),
+                            .bx = reg_at(r + l.regs + 8, rmask, 1),
+                            .bp = reg_at(r + l.regs + 8, rmask, 6),
+                            .sp = reg_at(r + l.regs + 8, rmask, 7),
+                            .ip = reg_at(r + l.regs + 8, rmask, 8),
+                            .r13 = reg_at(r + l.regs + 8, rmask, 21)};
+    const unsigned char *stack = r + l.stack + 8;
+    uint64_t nr = get64(r + l.chain);
+    in->st.samples++;
+    in->st.bytes_in += size;
+    /* The record without REGS_USER and STACK_USER (perf script sees the attribute without
+     * them: percpu.c writes it so, and threadwalk.c rewrites perf's): the fields before the
+     * chain, the chain (rewritten below), RAW, the fields after the stack. */
+    size_t tail = size - l.tail;
+    memcpy(out, r, l.chain_end);
+    size_t mid = l.regs - l.chain_end; /* RAW */
+    uint64_t uc[SC_WALK_MAX_FRAMES];
+    int un = -1; /* the new user chain, when there is one */
+    jvm *j = find_jvm(in, (pid_t)(uint32_t)get64(r + l.pid));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* the user part of the chain: after PERF_CONTEXT_USER (the kernel part is excluded) */
+    size_t u = 0;
+    while (u < nr && get64(r + l.chain + 8 + 8 * u) != (uint64_t)PERF_CONTEXT_USER)
+        u++;
+    if (j && j->hs && l.abi && l.dyn) {
+        in->cur = j;
+        /* Before any Method* of this sample is looked up: drop the answers an unloading (or a
+         * pause that freed metadata) made stale since the last poll. The sample was taken after
+         * that pause, so a method defined after it is never named from before it. */
+        sc_hs_poll_unloads(j->hs);
+        /* the record's size is a u16: the chain must fit in it */
+        int cap = (int)((65535 - l.chain - 16 - mid - tail) / 8 - u - 1);
+        uint64_t kc[128];
+        int kn = 0;
+        for (size_t i = u + 1; i < nr && kn < 128; i++)
+            kc[kn++] = get64(r + l.chain + 8 + 8 * i);
+        if (j->walker) {
+            un = walk_chain(in, j, kc, kn, &rg, stack, l.dyn, uc, cap);
+        } else {
+            /* the frame pointers, as before: the kernel's chain, or through the copy */
+            un = u < nr ? kn : fp_chain(&rg, stack, l.dyn, uc, cap < 512 ? cap : 512);
+            if (u < nr)
+                memcpy(uc, kc, 8 * (size_t)kn);
+            uint64_t before = in->st.frames;
+            sc_interp_walk_cb cb = {.in_interp = cb_in_interp, .name = cb_name, .ctx = in};
+            sc_interp_walk(uc, un, rg.bp, rg.sp, stack, l.dyn, &cb, &in->st);
+            if (in->st.frames != before)
+                in->st.with_interp++;
+        }
+    }
+    size_t o = l.chain_end;
+    if (un >= 0) {
+        /* the kernel part, the marker, the new user chain */
+        uint64_t nnr = (uint64_t)u + 1 + (uint64_t)un, mark = (uint64_t)PERF_CONTEXT_USER;
+        memcpy(out + l.chain, &nnr, 8);
+        o = l.chain + 8 + 8 * u;
+        memcpy(out + o, &mark, 8);
+        memcpy(out + o + 8, uc, 8 * (size_t)un);
+        o += 8 + 8 * (size_t)un;
+    }
+    memcpy(out + o, r + l.chain_end, mid);
+    o += mid;
+    memcpy(out + o, r + l.tail, tail);
+    o += tail;
+    uint16_t ns = (uint16_t)o;
+    memcpy(out + 6, &ns, 2);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (un >= 0)
+        in->st.walk_ns +=
+            (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+    in->st.bytes_out += o;
+    return o;
 }
 
 size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, unsigned char *out)
 {
-    /* header 8; ip 8; pid,tid 8; time 8; cpu,res 8; period 8; nr 8 */
-    const size_t fixed = 8 + 48;
-    if (size < fixed)
-        return 0;
-    uint64_t nr = get64(r + fixed - 8);
-    if (nr > (size - fixed) / 8)
-        return 0;
-    size_t chain_end = fixed + 8 * (size_t)nr;
-    size_t p = chain_end;
-    if (size - p < 8)
-        return 0;
-    /* registers in bit order of SC_INTERP_REGS_MASK: ax, bx, bp, sp, ip, r13 */
-    uint64_t abi = get64(r + p);
-    sc_walk_regs rg = {0};
-    p += 8;
-    if (abi) {
-        if (size - p < 48)
-            return 0;
-        rg = (sc_walk_regs){.ax = get64(r + p),
-                            .bx = get64(r + p + 8),
-                            .bp = get64(r + p + 16),
-                            .sp = get64(r + p + 24),
-                            .ip = get64(r + p + 32),
-                            .r13 = get64(r + p + 40)};
-        p += 48;
-    }
-    if (size - p < 8)
-        return 0;
-    uint64_t ssize = get64(r + p);
-    p += 8;
-    const unsigned char *stack = r + p;
-    uint64_t dyn = 0;
-    if (ssize) {
-        if (ssize > size - p || size - p - ssize < 8)
-            return 0;
-        dyn = get64(r + p + ssize);
-        if (dyn > ssize)
-            dyn = ssize;
-    }
-    memcpy(out, r, chain_end);
-    /* PERF_SAMPLE_REGS_USER / STACK_USER leave the record: perf script sees the attr without
-     * them (percpu.c writes it so). */
-    uint16_t ns = (uint16_t)chain_end;
-    memcpy(out + 6, &ns, 2);
-    in->st.samples++;
-    in->st.bytes_in += size;
-    jvm *j = find_jvm(in, (pid_t)(uint32_t)get64(r + 16));
-    if (!j || !j->hs || !abi || !dyn) {
-        in->st.bytes_out += chain_end;
-        return chain_end;
-    }
-    /* the user part of the chain: after PERF_CONTEXT_USER (the kernel part is excluded) */
-    size_t u = 0;
-    while (u < nr && get64(out + fixed + 8 * u) != (uint64_t)PERF_CONTEXT_USER)
-        u++;
-    if (u == nr && !j->walker) {
-        in->st.bytes_out += chain_end;
-        return chain_end;
-    }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    in->cur = j;
-    /* Before any Method* of this sample is looked up: drop the answers an unloading (or a pause
-     * that freed metadata) made stale since the last poll. The sample was taken after that
-     * pause, so a method defined after it is never named from before it. */
-    sc_hs_poll_unloads(j->hs);
-    size_t out_size = chain_end;
-    if (j->walker) {
-        out_size = walk_rewrite(in, j, out, fixed, nr, u, &rg, stack, dyn);
-    } else {
-        u++;
-        uint64_t before = in->st.frames;
-        sc_interp_walk_cb cb = {.in_interp = cb_in_interp, .name = cb_name, .ctx = in};
-        /* ips may be unaligned in out: walk a copy */
-        uint64_t chain[512];
-        int n = (int)(nr - u > 512 ? 512 : nr - u);
-        memcpy(chain, out + fixed + 8 * u, 8 * (size_t)n);
-        sc_interp_walk(chain, n, rg.bp, rg.sp, stack, dyn, &cb, &in->st);
-        memcpy(out + fixed + 8 * u, chain, 8 * (size_t)n);
-        if (in->st.frames != before)
-            in->st.with_interp++;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    in->st.walk_ns +=
-        (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
-    in->st.bytes_out += out_size;
-    return out_size;
+    /* the per-CPU recorder's sample type (percpu.c) */
+    return sc_interp_rewrite_as(in, r, size,
+                                PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+                                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+                                SC_INTERP_REGS_MASK, out);
 }
 
 void sc_interp_get_stats(const sc_interp *in, sc_interp_stats *st)

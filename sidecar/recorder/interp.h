@@ -77,6 +77,12 @@ void sc_interp_pass(sc_interp *in);
  * it). */
 size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, unsigned char *out);
 
+/* The same for a sample recorded with any sample_type stype (without READ and BRANCH_STACK) and
+ * user registers rmask: perf's own per-thread recorder in dwarf mode (threadwalk.c). The fields
+ * after the stack copy are kept. */
+size_t sc_interp_rewrite_as(sc_interp *in, const unsigned char *r, size_t size, uint64_t stype,
+                            uint64_t rmask, unsigned char *out);
+
 void sc_interp_get_stats(const sc_interp *in, sc_interp_stats *st);
 
 /* Why pid's stacks are not walked by recorder/walk.h (the kernel's frame-pointer chain is kept),

@@ -37,6 +37,7 @@ void sc_perfstream_feed(sc_perfstream *ps, const unsigned char *buf, size_t len)
 typedef struct sc_sampler {
     int mode;          /* enum ct_sampling: CT_SAMPLING_CPU or CT_SAMPLING_THREAD */
     pid_t pid;         /* the recorder process */
+    pid_t walker_pid;  /* per thread, walking: the rewriter between perf and us (threadwalk.h) */
     int out_fd;        /* its pipe-format perf.data */
     int ctl_fd;        /* "stop\n" ends it */
     int64_t stop_sent; /* mono_ms() of the stop, 0 before */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Whole Java stacks without -XX:+PreserveFramePointer (issue 26): the recorder walks each sample's
 # stack itself (sidecar/recorder/walk.h). Per JDK (17, and Temurin 25 when the host has it):
-#   - a JVM started WITHOUT the flag: the worker thread's samples reach its entry frame
+#   - a JVM started WITHOUT the flag, sampled per CPU and per thread: the worker thread's samples
+#     reach its entry frame
 #     (java.lang.Thread.run under the VM's thread start; before: ~0 %, the frame-pointer chain
 #     stopped after a few frames);
 #   - a JVM started WITH the flag: the recorder checks every walk against the kernel's
@@ -48,6 +49,14 @@ check_jdk() {
     like "$(cat "$label-nofp.err")" '% of stacks walked to the thread.s root' \
         "$label without the flag: the summary says how many stacks were walked whole"
     unlike "$(grep -a 'warning' "$label-nofp.err")" 'PreserveFramePointer' "$label without the flag: no warning about the flag"
+    # the same JVM sampled per thread: perf's dwarf-mode samples, walked by the same rewrite
+    timeout -k 5 120 docker flame -d 8 --sampling thread --format folded -o "$label-thread.folded" "$fx" 2>"$label-thread.err"
+    okif $? "$label per thread: exit 0"
+    read -r r t < <(rooted "$label-thread.folded")
+    diag "$label per thread: $r of $t worker samples whole"
+    check "$label per thread: enough worker samples ($t)" test "$t" -ge 20
+    check "$label per thread: >= $MIN % of the worker samples are whole stacks ($r of $t)" \
+        test $((100 * r)) -ge $((MIN * t))
     docker rm -f "$fx" >/dev/null
 
     fx=$(FLAME_FIXTURE_IMAGE=$image fixture pid1) || { nok "$label: fixture pid1 did not start"; return; }

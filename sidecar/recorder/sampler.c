@@ -174,6 +174,10 @@ static void tw_start(sc_tw *t, void *ctx)
 {
     tw_ctx *c = ctx;
     sc_interp_start(c->in);
+    /* two passes: the unloading count as of now becomes the floor of the samples that follow
+     * (perf's samples start after its FINISHED_INIT; the first ones need not wait 100 ms) */
+    sc_interp_pass(c->in);
+    sc_interp_pass(c->in);
     for (int k = 0; k < c->s->n; k++)
         if (c->names_fd[k] >= 0 && names_header(c->in, c->s, c->names_fd, k))
             sc_tw_anon(t, (uint32_t)c->s->jvms[k].st.pid, SC_INTERP_BASE, SC_INTERP_SPAN);

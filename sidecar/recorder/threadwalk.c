@@ -14,6 +14,7 @@
 #include <string.h>
 
 #define REC_HEADER_ATTR 64
+#define REC_FINISHED_INIT 82
 #define ATTR_SAMPLE_TYPE offsetof(struct perf_event_attr, sample_type)
 #define ATTR_REGS_USER offsetof(struct perf_event_attr, sample_regs_user)
 #define ATTR_STACK_USER offsetof(struct perf_event_attr, sample_stack_user)
@@ -60,6 +61,12 @@ size_t sc_tw_record(sc_tw *t, unsigned char *r, size_t size, unsigned char *out)
     }
     if (type == PERF_RECORD_MMAP2)
         sc_interp_note_mmap2(t->in, r, size);
+    /* perf's FINISHED_INIT: what the JVMs had mapped has passed (perf synthesizes it first) */
+    if (type == REC_FINISHED_INIT && !t->interp_started) {
+        t->interp_started = true;
+        if (t->on_start)
+            t->on_start(t, t->start_ctx);
+    }
     if (type == PERF_RECORD_SAMPLE && t->n_attrs && !t->mixed) {
         if (!t->interp_started) {
             t->interp_started = true;

@@ -15,8 +15,9 @@ struct sc_tw {
     uint64_t stype, rmask; /* the samples' layout, from the attribute */
     uint64_t id;           /* the event's first id (for the records we add) */
     bool id_all;           /* sample_id_all: other records carry a sample_id trailer */
-    /* called once, before the first sample is rewritten (the maps perf synthesized at its
-     * start have passed by then): start the interp object, add records through sc_tw_anon */
+    /* called once, at perf's FINISHED_INIT or before the first sample, whichever comes first
+     * (the maps perf synthesized at its start have passed by then): start the interp object,
+     * add records through sc_tw_anon */
     void (*on_start)(sc_tw *t, void *ctx);
     void *start_ctx;
     bool interp_started;

@@ -13,9 +13,9 @@
 #include "tests/unit/tap.h"
 
 #define STYPE                                                                                      \
-    (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |    \
-     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |                         \
-     PERF_SAMPLE_STACK_USER | PERF_SAMPLE_DATA_SRC)
+    (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |     \
+     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | \
+     PERF_SAMPLE_DATA_SRC)
 #define RMASK 0xff0fffull /* perf's dwarf mode on x86-64 */
 
 typedef struct sink {
@@ -59,8 +59,8 @@ static size_t attr_rec(unsigned char *r)
 static size_t sample_rec(unsigned char *r, uint32_t pid, uint64_t data_src)
 {
     size_t p = 8;
-    uint64_t w[] = {0x1234, (uint64_t)pid | (uint64_t)pid << 32, 99, 0, 77, 10101,
-                    3, (uint64_t)PERF_CONTEXT_USER, 0x1234, 0x5678};
+    uint64_t w[] = {0x1234, (uint64_t)pid | (uint64_t)pid << 32, 99,     0,     77, 10101,
+                    3,      (uint64_t)PERF_CONTEXT_USER,         0x1234, 0x5678};
     memcpy(r + p, w, sizeof w);
     p += sizeof w;
     uint64_t abi = 2;

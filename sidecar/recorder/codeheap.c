@@ -587,6 +587,13 @@ static uint64_t mix(uint64_t v)
     return (v >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
+/* The pc cache's slot: every bit of pc counts (two return addresses 8 bytes apart, a call and
+ * the next one, must not share a slot), the product's high bits spread them. */
+static size_t pc_slot(uint64_t pc)
+{
+    return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 32) % SC_CH_PC_CACHE;
+}
+
 static slot *tab_slot(sc_ch *c, uint64_t start)
 {
     size_t k = (size_t)mix(start) & c->tab_mask;
@@ -680,7 +687,7 @@ static uint64_t segmap_block(sc_ch *c, const heap *h, uint64_t pc)
 const sc_blob *sc_ch_find(sc_ch *c, uint64_t pc)
 {
     c->st.lookups++;
-    pcent *pe = &c->pcs[(size_t)(mix(pc) % SC_CH_PC_CACHE)];
+    pcent *pe = &c->pcs[pc_slot(pc)];
     if (pe->pc == pc && pe->start) {
         slot *s = tab_slot(c, pe->start);
         if (s->used && pc >= s->b.start && pc < s->b.end) {
@@ -724,7 +731,7 @@ const sc_blob *sc_ch_find(sc_ch *c, uint64_t pc)
         }
         s = tab_put(c, &b);
     }
-    pe = &c->pcs[(size_t)(mix(pc) % SC_CH_PC_CACHE)];
+    pe = &c->pcs[pc_slot(pc)];
     pe->pc = pc;
     pe->start = s->b.start;
     return &s->b;

@@ -104,11 +104,14 @@ struct sc_hs {
     uint64_t gc_exit[SC_HS_GC_MAX]; /* sun.gc.collector.<n>.lastExitTime, where present */
     int n_gc;
     int64_t gc_epoch; /* their sum at the last poll */
+    bool gc_pending;  /* classes were unloaded since the last pause's end was seen */
+    uint64_t gen;     /* sc_hs_generation */
     meth *tab;
     size_t mask, used;
     hcache hc[HCACHE];
     sc_hs_stats st;
     uint64_t syms[16]; /* the gHotSpot* values (S_*), for sc_hs_query */
+    bool hc_used;      /* some hc entry holds an array */
 };
 
 /* ---- bounded reads of the target ---- */
@@ -423,6 +426,9 @@ bad:
 
 static void hcache_drop(sc_hs *h)
 {
+    if (!h->hc_used)
+        return; /* dropped already: answers refused one after another cost nothing more */
+    h->hc_used = false;
     for (int i = 0; i < HCACHE; i++) {
         free(h->hc[i].m);
         h->hc[i] = (hcache){0};
@@ -466,16 +472,45 @@ int64_t sc_hs_poll_unloads(sc_hs *h)
         if (rd(h, h->gc_exit[c], &t, 8) == 0)
             g += t;
     }
-    if (v != h->epoch || g != h->gc_epoch) {
+    bool drop = false;
+    if (v != h->epoch) {
+        drop = true;
+        h->gc_pending = true; /* their metadata may be freed at a pause's end still to come */
+    } else if (g != h->gc_epoch && h->gc_pending) {
+        drop = true;
+        h->gc_pending = false;
+    }
+    /* A pause that ends with no class unloaded since the previous one frees no metadata: the
+     * answers stand (a young collection every few hundred ms would otherwise drop them all). */
+    h->epoch = v;
+    h->gc_epoch = g;
+    if (drop) {
+        h->gen++;
         /* Classes were unloaded: a cached Method* of theirs may now be freed memory, reused
          * by another method. Forget every answer that is not about a boot-loader class. */
-        h->epoch = v;
-        h->gc_epoch = g;
         hcache_drop(h);
         for (size_t i = 0; h->tab && i <= h->mask; i++)
             if (h->tab[i].method && !h->tab[i].permanent)
                 h->tab[i].stale = true;
     }
+    return v;
+}
+
+uint64_t sc_hs_generation(const sc_hs *h)
+{
+    return h->gen;
+}
+
+uint64_t sc_hs_unloads_addr(const sc_hs *h)
+{
+    return h->unload_addr;
+}
+
+int64_t sc_hs_peek_unloads(sc_hs *h)
+{
+    int64_t v;
+    if (!h->unload_addr || rd(h, h->unload_addr, &v, 8) < 0)
+        return -1;
     return v;
 }
 
@@ -538,6 +573,7 @@ static bool holder_lists(sc_hs *h, uint64_t holder, uint64_t methods, uint64_t M
         qsort(a, (size_t)n, 8, u64cmp);
         free(c->m);
         *c = (hcache){.holder = holder, .methods = methods, .m = a, .n = n};
+        h->hc_used = true;
     }
     return bsearch(&M, c->m, (size_t)c->n, 8, u64cmp) != NULL;
 }
@@ -618,6 +654,7 @@ static meth *slot(sc_hs *h, uint64_t M)
 void sc_hs_forget(sc_hs *h, uint64_t method)
 {
     /* the holders' method lists read with it may be just as stale */
+    h->gen++;
     hcache_drop(h);
     if (!aligned(method) || !h->tab)
         return;

@@ -41,6 +41,16 @@ bool sc_hs_in_interpreter(const sc_hs *h, uint64_t pc);
 /* Classes unloaded so far (java.cls.unloadedClasses), or -1 when the JVM has no PerfData. A
  * change drops every cached answer about a class that could have been unloaded. */
 int64_t sc_hs_poll_unloads(sc_hs *h);
+
+/* The same count, read only (one read; nothing dropped): a check that it did not move. */
+int64_t sc_hs_peek_unloads(sc_hs *h);
+
+/* Changes whenever answers may have become stale (a poll that dropped them, sc_hs_forget): what
+ * a caller derived from names given under one value stands while it stays. */
+uint64_t sc_hs_generation(const sc_hs *h);
+
+/* Where the unloaded-classes count is read (0: nowhere): for tests. */
+uint64_t sc_hs_unloads_addr(const sc_hs *h);
 #define SC_HS_GC_MAX 4 /* collectors whose pause ends also drop those answers (hotspot.c) */
 
 /* Forget the answer about method (unless its class is the boot loader's): it was read for a

@@ -35,6 +35,14 @@ typedef struct exec_map {
     char *path;
 } exec_map;
 
+/* A compiled frame's name (name_compiled): for the walker's inlining answer token, given while
+ * the method names were of generation gen. */
+typedef struct ncache {
+    uint64_t token, gen, addr;
+    bool transient; /* a method of a class that can be unloaded is in it */
+} ncache;
+#define NC_CACHE 4096
+
 typedef struct jvm {
     pid_t pid;
     int mem_fd, names_fd;
@@ -49,6 +57,7 @@ typedef struct jvm {
     size_t mask;
     uint32_t next_id;
     char **text;             /* id -> name, to confirm hash hits */
+    ncache *nc;              /* compiled frames' names (name_compiled), NC_CACHE entries */
     char why[SC_HS_WHY_MAX]; /* why its frames cannot be named, "" when they can */
 } jvm;
 
@@ -59,6 +68,11 @@ struct sc_interp {
     sc_walk_frame frames[SC_WALK_MAX_FRAMES];
     int64_t floor;     /* unloaded-classes count polled at the previous pass's start */
     int64_t pass_seen; /* ... and at this pass's start */
+    int64_t unloads;   /* ... and before the current sample's frames were named */
+    bool transient;    /* the last name given was of a class that can be unloaded */
+    int n_transient;   /* the current sample's frames named so, by index */
+    int transient_at[SC_WALK_MAX_FRAMES];
+    uint64_t orig[SC_WALK_MAX_FRAMES]; /* a frame-pointer chain before its frames were named */
     sc_interp_stats st;
 };
 
@@ -94,6 +108,7 @@ void sc_interp_free(sc_interp *in)
             free(j->text[i]);
         free(j->text);
         free(j->names);
+        free(j->nc);
         if (j->mem_fd >= 0)
             close(j->mem_fd);
         if (j->names_fd >= 0)
@@ -202,7 +217,7 @@ int sc_interp_start(sc_interp *in)
      * read, so for the samples already in the rings no count from before them exists. The
      * caller pumps once right away; those few milliseconds of samples keep only boot-loader
      * names. */
-    in->floor = in->pass_seen = -1;
+    in->floor = in->pass_seen = in->unloads = -1;
     return ok;
 }
 
@@ -235,6 +250,7 @@ void sc_interp_pass(sc_interp *in)
         }
     in->floor = in->pass_seen;
     in->pass_seen = any ? sum : -1;
+    in->unloads = in->pass_seen; /* the count as last read (unloads_check) */
     for (int k = 0; k < in->n; k++)
         if (in->j[k].walker)
             sc_walker_pass(in->j[k].walker);
@@ -395,6 +411,49 @@ static bool cb_in_interp(void *ctx, uint64_t pc)
     return sc_hs_in_interpreter(in->cur->hs, pc);
 }
 
+/* The classes unloaded in every JVM (java.cls.unloadedClasses; -1 when unknown). full: polled
+ * (a change, or a collector's pause that ended, drops the cached answers that may be stale),
+ * else only read. */
+static int64_t unloads_now(sc_interp *in, bool full)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < in->n; i++)
+        if (in->j[i].hs) {
+            int64_t v = full ? sc_hs_poll_unloads(in->j[i].hs) : sc_hs_peek_unloads(in->j[i].hs);
+            if (v < 0)
+                return -1;
+            sum += v;
+        }
+    return sum;
+}
+
+/* After a sample's frames were named: names of unloadable classes are given only while the count
+ * is still the floor (polled before the sample was taken), and they stand if it still is now
+ * (the count grows before a class's metadata is freed, so the Method* read held that method).
+ * Otherwise those frames get their addresses back (orig[k]: what chain[k] held before it was
+ * named) and the caches are polled. One read per sample that named such a frame. */
+static void unloads_check(sc_interp *in, uint64_t *chain, const uint64_t *orig)
+{
+    if (in->n_transient) {
+        int64_t now = unloads_now(in, false);
+        if (now != in->unloads) {
+            in->unloads = unloads_now(in, true);
+            for (int i = 0; i < in->n_transient; i++)
+                chain[in->transient_at[i]] = orig[in->transient_at[i]];
+            in->st.unload_window += (uint64_t)in->n_transient;
+        }
+    }
+    in->n_transient = 0;
+}
+
+/* Note that frame k was just named from a class that can be unloaded (unloads_check). */
+static void note_transient(sc_interp *in, int k)
+{
+    if (in->transient && in->n_transient < SC_WALK_MAX_FRAMES)
+        in->transient_at[in->n_transient++] = k;
+    in->transient = false;
+}
+
 /* The name of a Java method of the current JVM, or NULL: checked (the holder lists it; with a bcp
  * its bytecodes hold it) and, unless its class is the boot loader's, no class unloaded (or
  * collector's pause ended) since before the sample: the Method* could otherwise be freed memory
@@ -410,25 +469,15 @@ static const char *method_name(sc_interp *in, uint64_t method, uint64_t bcp, boo
         return NULL;
     }
     if (!permanent) {
-        int64_t now = -1, sum = 0;
-        for (int i = 0; i < in->n; i++)
-            if (in->j[i].hs) {
-                int64_t v = sc_hs_poll_unloads(in->j[i].hs);
-                if (v < 0) {
-                    sum = -1;
-                    break;
-                }
-                sum += v;
-            }
-        now = sum;
-        if (now < 0 || in->floor < 0 || now != in->floor) {
+        /* the count as last read: it only grows, so once past the floor a name is refused at
+         * once; else it is read again after the sample's frames (unloads_check) */
+        if (in->unloads < 0 || in->floor < 0 || in->unloads != in->floor) {
             /* what was just read may be the freed metadata of the unloaded class: not kept */
             sc_hs_forget(in->cur->hs, method);
             in->st.unload_window++;
             return NULL;
         }
-        /* sc_hs_poll_unloads may have just dropped the cache: name is still ours (it is freed
-         * only at the next resolution of that entry). */
+        in->transient = true;
     }
     return name;
 }
@@ -449,15 +498,34 @@ static uint64_t name_frame(sc_interp *in, uint64_t method, uint64_t bcp, bool un
  * its own method cannot be named. Inlined methods that cannot be named end the chain there. */
 static uint64_t name_compiled(sc_interp *in, const sc_walk_frame *f)
 {
-    uint64_t m[SC_WALK_MAX_INLINE];
-    int k = sc_walker_inlined(in->cur->walker, f, m, SC_WALK_MAX_INLINE);
+    uint64_t m[SC_WALK_MAX_INLINE], token;
+    jvm *j = in->cur;
+    int k = sc_walker_inlined(j->walker, f, m, SC_WALK_MAX_INLINE, &token);
+    /* The name given for this very answer (pc, nmethod, scopes: the token) under the same
+     * generation of method names is the name again; one of a class that can be unloaded only
+     * while names of such classes are given at all (method_name's rule, unloads_check after). */
+    uint64_t gen = sc_hs_generation(j->hs);
+    if (!j->nc)
+        j->nc = calloc(NC_CACHE, sizeof *j->nc);
+    ncache *c =
+        j->nc && token ? &j->nc[(size_t)((token * 0x9E3779B97F4A7C15ull) >> 40) % NC_CACHE] : NULL;
+    if (c && c->token == token && c->gen == gen &&
+        (!c->transient || (in->unloads >= 0 && in->floor >= 0 && in->unloads == in->floor))) {
+        in->transient = c->transient;
+        in->st.nc_hits++;
+        return c->addr;
+    }
     char chain[MAX_NAME];
     size_t len = 0;
+    bool whole = true, transient = false;
     for (int i = k - 1; i >= 0; i--) {
         const char *name = method_name(in, m[i], 0, true);
+        transient |= in->transient;
         size_t nl = name ? strlen(name) : 0;
-        if (!name || len + nl + 3 > sizeof chain)
+        if (!name || len + nl + 3 > sizeof chain) {
+            whole = false;
             break;
+        }
         if (len) {
             memcpy(chain + len, "->", 2);
             len += 2;
@@ -465,16 +533,23 @@ static uint64_t name_compiled(sc_interp *in, const sc_walk_frame *f)
         memcpy(chain + len, name, nl);
         len += nl;
     }
+    in->transient = transient;
     if (!len)
         return 0;
     chain[len] = '\0';
-    return intern(in, in->cur, chain);
+    uint64_t a = intern(in, j, chain);
+    /* kept only when every method was named under this generation (a refusal forgets one) */
+    if (c && whole && a && sc_hs_generation(j->hs) == gen)
+        *c = (ncache){.token = token, .gen = gen, .addr = a, .transient = transient};
+    return a;
 }
 
 static uint64_t cb_name(void *ctx, int k, uint64_t method, uint64_t bcp)
 {
-    (void)k;
-    return name_frame(ctx, method, bcp, false);
+    sc_interp *in = ctx;
+    uint64_t a = name_frame(in, method, bcp, false);
+    note_transient(in, k);
+    return a;
 }
 
 /* The synthetic address naming the code blob holding pc (a JVM without a perf map), 0 if none:
@@ -542,10 +617,15 @@ static int walk_chain(sc_interp *in, jvm *j, const uint64_t *kchain, int kn, con
                 in->st.compiled_named++;
             }
         }
+        note_transient(in, i);
         uc[i] = a;
     }
     if (in->st.frames != before)
         in->st.with_interp++;
+    /* the frames' own addresses for those whose names an unloading may have spoilt */
+    for (int i = 0; i < in->n_transient; i++)
+        in->orig[in->transient_at[i]] = in->frames[in->transient_at[i]].pc;
+    unloads_check(in, uc, in->orig);
     return n;
 }
 
@@ -687,10 +767,10 @@ size_t sc_interp_rewrite_as(sc_interp *in, const unsigned char *r, size_t size, 
         u++;
     if (j && j->hs && l.abi && l.dyn) {
         in->cur = j;
-        /* Before any Method* of this sample is looked up: drop the answers an unloading (or a
-         * pause that freed metadata) made stale since the last poll. The sample was taken after
-         * that pause, so a method defined after it is never named from before it. */
-        sc_hs_poll_unloads(j->hs);
+        /* in->unloads: the count as last read (at the pass, or after an earlier sample); the
+         * sample's names are checked against it after (unloads_check) */
+        in->n_transient = 0;
+        in->transient = false;
         /* the record's size is a u16: the chain must fit in it */
         int cap = (int)((65535 - l.chain - 16 - mid - tail) / 8 - u - 1);
         uint64_t kc[128];
@@ -705,8 +785,11 @@ size_t sc_interp_rewrite_as(sc_interp *in, const unsigned char *r, size_t size, 
             if (u < nr)
                 memcpy(uc, kc, 8 * (size_t)kn);
             uint64_t before = in->st.frames;
+            /* un <= 512: fp_chain's cap, or kn <= 128 */
+            memcpy(in->orig, uc, 8 * (size_t)un);
             sc_interp_walk_cb cb = {.in_interp = cb_in_interp, .name = cb_name, .ctx = in};
             sc_interp_walk(uc, un, rg.bp, rg.sp, stack, l.dyn, &cb, &in->st);
+            unloads_check(in, uc, in->orig);
             if (in->st.frames != before)
                 in->st.with_interp++;
         }

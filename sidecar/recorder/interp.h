@@ -36,6 +36,7 @@ typedef struct sc_interp_stats {
     uint64_t partial, beyond_copy, unload_window, refused, broken_chain;
     uint64_t names;                    /* distinct names written */
     uint64_t compiled, compiled_named; /* compiled frames walked; named from their Method* */
+    uint64_t nc_hits;                  /* of them, named again from the name given before */
     uint64_t fp_compared, fp_same;     /* walks compared with the kernel's fp chain, agreeing
                                           (recorder/walk.h sc_walker_fp_check) */
     uint64_t walk_ns;                  /* time spent rewriting (CLOCK_MONOTONIC) */

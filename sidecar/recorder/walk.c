@@ -35,6 +35,7 @@ typedef struct inl { /* pc -> inlined methods, for the blob it was read from */
     uint64_t pc, start;
     int32_t compile_id;
     uint8_t n;
+    uint64_t serial; /* this answer's token (sc_walker_inlined) */
     uint64_t m[SC_WALK_MAX_INLINE];
 } inl;
 #define INL_CACHE 4096
@@ -54,6 +55,7 @@ struct sc_walker {
     uint64_t jvm_lo, jvm_hi; /* libjvm's executable mapping (frame pointers kept) */
     racache ra[RA_CACHE];
     inl *inl;
+    uint64_t inl_serial; /* tokens given so far */
     sc_walk_stats st;
 };
 
@@ -137,8 +139,11 @@ void sc_walker_get_stats(const sc_walker *w, sc_walk_stats *st)
     *st = w ? w->st : (sc_walk_stats){0};
 }
 
-int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, int cap)
+int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, int cap,
+                      uint64_t *token)
 {
+    if (token)
+        *token = 0;
     if (f->kind != SC_WF_COMPILED || cap <= 0)
         return 0;
     const sc_blob *b = sc_ch_find(w->ch, f->pc);
@@ -146,7 +151,8 @@ int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, i
         return 0;
     inl *e = &w->inl[(size_t)((f->pc * 0x9E3779B97F4A7C15ull) >> 52) % INL_CACHE];
     if (e->pc != f->pc || e->start != b->start || e->compile_id != b->compile_id) {
-        *e = (inl){.pc = f->pc, .start = b->start, .compile_id = b->compile_id};
+        *e = (inl){
+            .pc = f->pc, .start = b->start, .compile_id = b->compile_id, .serial = ++w->inl_serial};
         int n = sc_ch_scopes(w->ch, b, f->pc, e->m, SC_WALK_MAX_INLINE);
         /* the outermost scope is the nmethod's own method: anything else is not believed */
         if (n <= 0 || e->m[n - 1] != b->method) {
@@ -155,6 +161,8 @@ int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, i
         }
         e->n = (uint8_t)n;
     }
+    if (token)
+        *token = e->serial;
     int n = e->n < cap ? e->n : cap;
     /* keep the outermost ones when cut */
     memcpy(methods, e->m + (e->n - n), 8 * (size_t)n);

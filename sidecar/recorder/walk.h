@@ -115,9 +115,12 @@ void sc_walker_get_stats(const sc_walker *w, sc_walk_stats *st);
 
 /* The Java methods of compiled frame f (from the walk just made): the inlined method running at
  * its pc first, out to its nmethod's own method last (codeheap.h sc_ch_scopes); at least that
- * method when the scopes cannot be read. Returns how many (<= cap), 0 for no compiled frame. */
+ * method when the scopes cannot be read. Returns how many (<= cap), 0 for no compiled frame.
+ * token (may be NULL): the same nonzero value for as long as that answer is the one cached for
+ * f's pc and nmethod, a new one whenever it is read again (a key for what is derived from it). */
 #define SC_WALK_MAX_INLINE 16
-int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, int cap);
+int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, int cap,
+                      uint64_t *token);
 
 /* The name of the code blob holding pc ("StubRoutines (1)", "Interpreter"), into out; false when
  * pc is in no blob. */

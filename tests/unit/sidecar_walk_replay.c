@@ -177,7 +177,7 @@ static void replay(const expect *x)
             if (fr[k].kind != SC_WF_COMPILED)
                 continue;
             uint64_t m[SC_WALK_MAX_INLINE];
-            int mk = sc_walker_inlined(w, &fr[k], m, SC_WALK_MAX_INLINE);
+            int mk = sc_walker_inlined(w, &fr[k], m, SC_WALK_MAX_INLINE, NULL);
             java_depth += mk ? mk : 1;
             compiled++;
             char names[2048] = "";
@@ -291,6 +291,137 @@ static void replay(const expect *x)
     wf_free(&f);
 }
 
+/* ---- the unloading rule through the recorder's rewrite, its caches warm ---- */
+
+typedef struct counted {
+    int app, boot; /* frames named after FlameFixture's methods; after java.* ones */
+} counted;
+
+/* The names written so far to names_fd ("addr 10 name" lines), looked up by address. */
+static const char *name_at(int fd, uint64_t addr)
+{
+    static char buf[1 << 20];
+    static ssize_t n;
+    static int at_fd = -1;
+    if (fd != at_fd || addr == 0) {
+        n = pread(fd, buf, sizeof buf - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        at_fd = fd;
+        if (addr == 0)
+            return NULL;
+    }
+    char key[32];
+    int kl = snprintf(key, sizeof key, "%llx 10 ", (unsigned long long)addr);
+    for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (!strncmp(p, key, (size_t)kl))
+            return p + kl;
+    return NULL;
+}
+
+/* Rewrite samples [a, b) (no pump pass between them) and count the named frames. */
+static counted rewrite_range(sc_interp *in, const wf_fixture *f, int names, uint32_t a, uint32_t b)
+{
+    static unsigned char out[65536];
+    counted c = {0, 0};
+    for (uint32_t i = a; i < b; i++) {
+        wf_at(i);
+        size_t n = sc_interp_rewrite(in, f->samples[i].rec, f->samples[i].len, out);
+        if (n < 56)
+            continue;
+        name_at(names, 0); /* the names written for this sample too */
+        uint64_t nr = g64(out + 48);
+        for (uint64_t k = 0; k < nr && 56 + 8 * k + 8 <= n; k++) {
+            uint64_t v = g64(out + 56 + 8 * k);
+            if (v < SC_INTERP_BASE || v >= (uint64_t)PERF_CONTEXT_MAX)
+                continue;
+            const char *nm = name_at(names, v);
+            c.app += nm && !strncmp(nm, "FlameFixture", 12);
+            c.boot += nm && !strncmp(nm, "java.", 5);
+        }
+    }
+    return c;
+}
+
+static void unload_rule(const char *file)
+{
+    char path[256];
+    snprintf(path, sizeof path, DIR "%s", file);
+    wf_fixture f;
+    if (wf_read(path, &f) < 0) {
+        ok(0, "%s: read the fixture", file);
+        return;
+    }
+    int mem = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int names = memfd_create("names", MFD_CLOEXEC);
+    wf_replay(mem, &f);
+    wf_at(0);
+    uint64_t jvm_base = 0;
+    for (uint32_t i = 0; i < f.n_maps; i++) {
+        size_t l = strlen(f.maps[i].path);
+        if (l >= 10 && !strcmp(f.maps[i].path + l - 10, "/libjvm.so") && !jvm_base)
+            jvm_base = f.maps[i].start - f.maps[i].pgoff;
+    }
+    char why[SC_HS_WHY_MAX] = "";
+    sc_hs *hs = sc_hs_open(mem, jvm_base, why);
+    uint64_t counter = hs ? sc_hs_unloads_addr(hs) : 0;
+    sc_hs_free(hs);
+    pid_t pid = (pid_t)f.pid;
+    sc_interp *in = sc_interp_new(&pid, &mem, &names, 1);
+    for (uint32_t i = 0; i < f.n_maps; i++)
+        sc_interp_note_map(in, pid, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff,
+                           f.maps[i].path);
+    ok(counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, pid),
+       "%s: the recorder walks it; the unloaded-classes count at %#llx", file,
+       (unsigned long long)counter);
+    /* each recorded pass on its own, the count polled twice before it (a floor): the caches
+     * warm, and the pass with the most FlameFixture names */
+    uint32_t best_a = 0, best_b = 0;
+    counted best = {0, 0};
+    for (uint32_t a = 0; a < f.n_samples;) {
+        uint32_t b = a;
+        while (b < f.n_samples && f.samples[b].pass == f.samples[a].pass)
+            b++;
+        wf_at(a);
+        sc_interp_pass(in);
+        sc_interp_pass(in);
+        counted c = rewrite_range(in, &f, names, a, b);
+        if (c.app > best.app)
+            best = c, best_a = a, best_b = b;
+        a = b;
+    }
+    /* the same pass again, warm: the same names */
+    wf_at(best_a);
+    sc_interp_pass(in);
+    sc_interp_pass(in);
+    counted warm = rewrite_range(in, &f, names, best_a, best_b);
+    sc_interp_stats st0, st1;
+    sc_interp_get_stats(in, &st0);
+    /* a class unloaded right after the floor was polled: no FlameFixture name (those given
+     * from the caches are taken back after the sample), java.* ones as before */
+    wf_at(best_a);
+    sc_interp_pass(in);
+    sc_interp_pass(in);
+    wf_poke(counter, 1000);
+    counted moved = rewrite_range(in, &f, names, best_a, best_b);
+    wf_poke(0, 0);
+    sc_interp_get_stats(in, &st1);
+    /* two passes later, with the count still: the names are back */
+    wf_at(best_a);
+    sc_interp_pass(in);
+    sc_interp_pass(in);
+    counted after = rewrite_range(in, &f, names, best_a, best_b);
+    ok(warm.app > 0 && warm.app == best.app && warm.boot == best.boot && warm.boot > 0,
+       "%s: samples %u-%u named alike twice (%d FlameFixture, %d java.* frames)", file, best_a,
+       best_b, warm.app, warm.boot);
+    ok(moved.app == 0 && moved.boot == warm.boot && st1.unload_window > st0.unload_window,
+       "%s: the count moved after the floor: %d FlameFixture names (taken back: %llu), %d java.*",
+       file, moved.app, (unsigned long long)(st1.unload_window - st0.unload_window), moved.boot);
+    ok(after.app == warm.app && after.boot == warm.boot,
+       "%s: two passes later the names are back (%d, %d)", file, after.app, after.boot);
+    sc_interp_free(in);
+    wf_free(&f);
+}
+
 int main(void)
 {
     static const expect fixtures[] = {
@@ -304,5 +435,7 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
         replay(&fixtures[i]);
+    unload_rule("jdk17-nofp.walk.gz");
+    unload_rule("jdk25-nofp.walk.gz");
     return tap_done();
 }

@@ -14,7 +14,10 @@ ssize_t __wrap_pread(int fd, void *buf, size_t len, off_t off);
 
 static int cap_fd = -1, rep_fd = -1;
 static const wf_fixture *rep;
-static uint64_t misses;
+static uint64_t misses, served;
+static int trace = -1;   /* WALK_TRACE, WALK_DUMP: looked up once */
+static size_t *ov_order; /* overlays by address */
+static uint32_t ov_max;  /* the longest overlay */
 static uint32_t cur_sample;
 static wf_range *logv, *failv;
 static size_t n_log, cap_log, n_failv, cap_failv;
@@ -47,10 +50,30 @@ static ssize_t serve(void *buf, size_t len, uint64_t off)
 {
     const wf_fixture *f = rep;
     const wf_range *best = NULL;
-    for (uint32_t i = f->n_overlays; i-- > 0 && !best;) { /* newest first */
-        const wf_range *o = &f->overlays[i];
-        if (o->from <= cur_sample && o->addr <= off && o->addr + o->len >= off + len)
-            best = o;
+    if (ov_order) {
+        /* the overlays starting at or before off, back to the longest one's reach */
+        size_t lo = 0, hi = f->n_overlays;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (f->overlays[ov_order[mid]].addr <= off)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i-- > 0;) {
+            const wf_range *o = &f->overlays[ov_order[i]];
+            if (o->addr + ov_max < off)
+                break;
+            if (o->from <= cur_sample && o->addr + o->len >= off + len &&
+                (!best || o->from > best->from || (o->from == best->from && o > best)))
+                best = o;
+        }
+    } else {
+        for (uint32_t i = f->n_overlays; i-- > 0 && !best;) { /* newest first */
+            const wf_range *o = &f->overlays[i];
+            if (o->from <= cur_sample && o->addr <= off && o->addr + o->len >= off + len)
+                best = o;
+        }
     }
     if (best) {
         memcpy(buf, best->data + (off - best->addr), len);
@@ -84,7 +107,7 @@ static ssize_t serve(void *buf, size_t len, uint64_t off)
                 return -1;
             }
         misses++;
-        if (getenv("WALK_DUMP"))
+        if (trace & 2)
             printf("# replay: no recorded bytes for [%#llx, +%zu)\n", (unsigned long long)off, len);
         errno = EIO;
         return -1;
@@ -92,10 +115,33 @@ static ssize_t serve(void *buf, size_t len, uint64_t off)
     return (ssize_t)len;
 }
 
+static uint64_t poke_addr;
+static int64_t poke_delta;
+
+void wf_poke(uint64_t addr, int64_t delta)
+{
+    poke_addr = addr;
+    poke_delta = delta;
+}
+
 ssize_t __wrap_pread(int fd, void *buf, size_t len, off_t off)
 {
-    if (rep && fd == rep_fd)
-        return serve(buf, len, (uint64_t)off);
+    if (rep && fd == rep_fd) {
+        served++;
+        if (trace < 0)
+            trace = (getenv("WALK_TRACE") ? 1 : 0) | (getenv("WALK_DUMP") ? 2 : 0);
+        if (trace & 1)
+            fprintf(stderr, "read %#llx %zu\n", (unsigned long long)off, len);
+        ssize_t n = serve(buf, len, (uint64_t)off);
+        if (n == (ssize_t)len && poke_addr && poke_addr >= (uint64_t)off &&
+            poke_addr + 8 <= (uint64_t)off + len) {
+            int64_t v;
+            memcpy(&v, (unsigned char *)buf + (poke_addr - (uint64_t)off), 8);
+            v += poke_delta;
+            memcpy((unsigned char *)buf + (poke_addr - (uint64_t)off), &v, 8);
+        }
+        return n;
+    }
     ssize_t n = __real_pread(fd, buf, len, off);
     if (fd == cap_fd && n != (ssize_t)len && len) {
         if (n_failv == cap_failv) {
@@ -128,16 +174,41 @@ void wf_capture_start(int fd)
     cap_fd = fd;
 }
 
+static const wf_fixture *sort_f;
+static int by_overlay_addr(const void *a, const void *b)
+{
+    const wf_range *x = &sort_f->overlays[*(const size_t *)a],
+                   *y = &sort_f->overlays[*(const size_t *)b];
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 void wf_replay(int fd, const wf_fixture *f)
 {
     rep_fd = fd;
     rep = f;
     misses = 0;
+    /* an index of the overlays by address (the newest covering one wins, found by from) */
+    free(ov_order);
+    ov_order = f->n_overlays ? malloc(f->n_overlays * sizeof *ov_order) : NULL;
+    ov_max = 0;
+    for (uint32_t i = 0; ov_order && i < f->n_overlays; i++) {
+        ov_order[i] = i;
+        if (f->overlays[i].len > ov_max)
+            ov_max = f->overlays[i].len;
+    }
+    sort_f = f;
+    if (ov_order)
+        qsort(ov_order, f->n_overlays, sizeof *ov_order, by_overlay_addr);
 }
 
 uint64_t wf_replay_misses(void)
 {
     return misses;
+}
+
+uint64_t wf_replay_reads(void)
+{
+    return served;
 }
 
 typedef struct order {

@@ -70,8 +70,12 @@ void wf_at(uint32_t sample);
 int wf_capture_ranges(wf_fixture *f);
 /* Replay: reads of fd come from f's ranges. */
 void wf_replay(int fd, const wf_fixture *f);
-/* Replay: reads refused so far (not recorded). */
+/* Replay: reads refused so far (not recorded); reads asked for. */
 uint64_t wf_replay_misses(void);
+uint64_t wf_replay_reads(void);
+/* Replay: the 8-byte word at addr reads as delta more than recorded (a counter that moved), until
+ * wf_poke(0, 0). */
+void wf_poke(uint64_t addr, int64_t delta);
 
 int wf_write(const char *path, const wf_fixture *f);
 /* Read a fixture; a path ending in .gz is read through gzip -dc. 0 ok, -1 with errno. */

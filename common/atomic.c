@@ -15,13 +15,16 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 
 enum {
     OUT_BUF = 4 << 20,          /* each of the two buffers */
@@ -216,83 +219,90 @@ static int write_through_thread(int fd, bool stream, const char *path, atomic_wr
     return rc;
 }
 
-/* A device, FIFO or socket given as the output (-o /dev/null, -o /dev/stdout, a named pipe): it
- * is written in place. A temporary file renamed over it would replace /dev/null itself with a
- * regular file; and there is no half-written state to protect in a stream anyway. */
-static int write_special(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err)
-{
-    /* O_NOCTTY: a terminal device must not become our controlling terminal; no O_CREAT, no
-     * O_TRUNC: it exists and is not ours to recreate */
-    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    int rc = write_through_thread(fd, true, path, fn, ctx, err);
-    if (close(fd) != 0 && rc == 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    return rc;
-}
-
 bool atomic_is_special(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
-static int write_atomic(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err);
-
-/* The path a symbolic link names, relative to the link's directory; NULL when unreadable. */
-static char *link_target(const char *path)
+/* The kernel's protected_symlinks rule (fs/namei.c may_follow_link), applied whether the sysctl
+ * is on or not, and to devices and FIFOs too (protected_fifos covers only O_CREAT): an entry of a
+ * sticky world-writable directory (/tmp, /dev/shm) is trusted when it is ours or the directory
+ * owner's. Another user can plant anything there, under any name we may be asked to write. */
+static bool trusted_entry(const struct stat *dir, const struct stat *st)
 {
-    char buf[4096];
-    ssize_t n = readlink(path, buf, sizeof buf - 1);
-    if (n <= 0)
-        return NULL;
-    buf[n] = 0;
-    const char *slash = strrchr(path, '/');
-    char *out = NULL;
-    if (buf[0] == '/' || !slash)
-        return strdup(buf);
-    if (asprintf(&out, "%.*s/%s", (int)(slash - path), path, buf) < 0)
-        return NULL;
-    return out;
+    if (st->st_uid == geteuid())
+        return true;
+    if ((dir->st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+        return true;
+    return dir->st_uid == st->st_uid;
 }
 
-static int write_file(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err, int depth)
+static int untrusted(const char *path, const struct stat *st, const char *what, flame_err *err)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return flame_fail(err, FLAME_EXIT_ERROR, "cannot write %s: it is a directory", path);
-    if (atomic_is_special(path))
-        return write_special(path, fn, ctx, err);
-    /* A symbolic link (-o /dev/stdout redirected to a file, a link a user keeps to the latest
-     * graph) stays a link: the file it names is replaced, never the link itself. */
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        _cleanup_free_ char *target = link_target(path);
-        if (!target || depth >= 8) /* e.g. a pipe behind /proc/self/fd: write through it */
-            return write_special(path, fn, ctx, err);
-        return write_file(target, fn, ctx, err, depth + 1);
+    return flame_fail(err, FLAME_EXIT_ERROR,
+                      "will not write %s: it is %s owned by another user (uid %u) in a "
+                      "world-writable sticky directory, which the kernel's protected_symlinks "
+                      "rule does not trust; remove it or choose another -o",
+                      path, what, (unsigned)st->st_uid);
+}
+
+/* A name for a temporary file nobody can guess: getrandom, not the pid or the time. */
+static void random_chars(char *out, size_t n)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char r[32];
+    if (n > sizeof r)
+        n = sizeof r;
+    if (getrandom(r, n, 0) != (ssize_t)n) { /* no entropy yet: the clock, still O_EXCL below */
+        uint64_t t = (uint64_t)(mono_s() * 1e9);
+        for (size_t i = 0; i < n; i++)
+            r[i] = (unsigned char)(t >> (i * 5));
     }
-    return write_atomic(path, fn, ctx, err);
+    for (size_t i = 0; i < n; i++)
+        out[i] = abc[r[i] % (sizeof abc - 1)];
 }
 
-int atomic_write_file(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err)
+/* mkostemp in a directory given by its fd: ".<base>.XXXXXX", created O_EXCL (a link or file of
+ * that name is never opened), mode 0600. The fd, or -1 with errno. */
+static int temp_at(int dfd, const char *base, char *name, size_t cap)
 {
-    return write_file(path, fn, ctx, err, 0);
-}
-
-static int write_atomic(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err)
-{
-    _cleanup_free_ char *tmp = NULL;
-    const char *slash = strrchr(path, '/');
-    if (asprintf(&tmp, "%.*s.%s.XXXXXX", slash ? (int)(slash - path + 1) : 0, path,
-                 slash ? slash + 1 : path) < 0) {
-        tmp = NULL;
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (int tries = 0; tries < 100; tries++) {
+        char rnd[7] = {0};
+        random_chars(rnd, 6);
+        if ((size_t)snprintf(name, cap, ".%.200s.%s", base, rnd) >= cap) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
     }
-    int fd = mkostemp(tmp, O_CLOEXEC);
+    errno = EEXIST;
+    return -1;
+}
+
+/* Under sudo the user wants their own file, not root's. */
+static int chown_sudo(int fd, const char *path, flame_err *err)
+{
+    const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+    if (geteuid() == 0 && su && sg && *su && *sg &&
+        fchown(fd, (uid_t)strtoul(su, NULL, 10), (gid_t)strtoul(sg, NULL, 10)) != 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "chown %s to the sudo user", path);
+    return 0;
+}
+
+/* The entry base of the directory dfd gets fn's output: a temporary file next to it, fsync,
+ * renameat over it (a rename replaces the entry itself and never follows anything). path is
+ * what messages call it. */
+static int replace_at(int dfd, const char *base, const char *path, atomic_writer_fn fn, void *ctx,
+                      flame_err *err)
+{
+    char tmp[300];
+    int fd = temp_at(dfd, base, tmp, sizeof tmp);
     if (fd < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    /* mkostemp creates 0600; give the file the mode a plain create would have. */
+    /* the temporary is 0600; give the file the mode a plain create would have */
     mode_t um = umask(0);
     umask(um);
     int rc = 0;
@@ -303,16 +313,173 @@ static int write_atomic(const char *path, atomic_writer_fn fn, void *ctx, flame_
     /* fsync before rename: after a crash the name points at the whole file or the old one. */
     if (rc == 0 && fsync(fd) != 0)
         rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    /* Under sudo the user wants their own file, not root's. */
-    const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-    if (rc == 0 && geteuid() == 0 && su && sg && *su && *sg &&
-        fchown(fd, (uid_t)strtoul(su, NULL, 10), (gid_t)strtoul(sg, NULL, 10)) != 0)
-        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "chown %s to the sudo user", path);
+    if (rc == 0)
+        rc = chown_sudo(fd, path, err);
     if (close(fd) != 0 && rc == 0)
         rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
-    if (rc == 0 && rename(tmp, path) != 0)
+    if (rc == 0 && renameat(dfd, tmp, dfd, base) != 0)
         rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
     if (rc < 0)
-        unlink(tmp);
+        unlinkat(dfd, tmp, 0);
     return rc;
+}
+
+/* A device, FIFO or socket the user named as the output (-o /dev/null, -o /dev/stdout, a named
+ * pipe) is written in place: a temporary file renamed over it would replace /dev/null itself
+ * with a regular file, and a stream has no half-written state to protect anyway. fd: opened
+ * for writing (O_NOCTTY: a terminal must not become our controlling terminal; no O_CREAT, no
+ * O_TRUNC: it exists and is not ours to recreate). */
+static int write_stream(int fd, const char *path, atomic_writer_fn fn, void *ctx, flame_err *err)
+{
+    if (fd < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+    int rc = write_through_thread(fd, true, path, fn, ctx, err);
+    if (close(fd) != 0 && rc == 0)
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+    return rc;
+}
+
+/* "/a/b/c" -> "/a/b" and "c"; "c" -> "." and "c"; "/c" -> "/" and "c". dir is malloc'd. */
+static int split_path(const char *path, char **dir, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    *base = slash ? slash + 1 : path;
+    *dir = !slash          ? strdup(".")
+           : slash == path ? strdup("/")
+                           : strndup(path, (size_t)(slash - path));
+    return *dir ? 0 : -1;
+}
+
+/* What a trusted symbolic link names, as the kernel resolves it (openat follows it, with the
+ * kernel's own rules for any further link; we never read the link ourselves): a regular file is
+ * replaced atomically in its own directory (the link stays a link), a device or pipe is written
+ * in place (/dev/stdout), a link to nothing yet creates the file it names. */
+static int write_through_link(int dfd, const char *base, const char *path, atomic_writer_fn fn,
+                              void *ctx, flame_err *err)
+{
+    _cleanup_close_ int fd = openat(dfd, base, O_PATH | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        int c = openat(dfd, base, O_WRONLY | O_CREAT | O_NOCTTY | O_CLOEXEC, 0666);
+        if (c >= 0)
+            close(c);
+        fd = openat(dfd, base, O_PATH | O_CLOEXEC);
+    }
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+    if (S_ISDIR(st.st_mode))
+        return flame_fail(err, FLAME_EXIT_ERROR, "cannot write %s: it is a directory", path);
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    if (!S_ISREG(st.st_mode)) /* the very object the kernel resolved, opened for writing */
+        return write_stream(open(self, O_WRONLY | O_NOCTTY | O_CLOEXEC), path, fn, ctx, err);
+    /* The file's own directory and name, as the kernel knows them; checked to be the same file
+     * once that directory is open, so nothing can move in between. */
+    char real[4096];
+    ssize_t n = readlink(self, real, sizeof real - 1);
+    if (n <= 0 || real[0] != '/')
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, n < 0 ? errno : ENOENT,
+                                "cannot write %s: where its link leads is unknown", path);
+    real[n] = 0;
+    _cleanup_free_ char *rdir = NULL;
+    const char *rbase;
+    if (split_path(real, &rdir, &rbase) < 0)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    _cleanup_close_ int rdfd = open(rdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat rs;
+    if (rdfd < 0 || fstatat(rdfd, rbase, &rs, AT_SYMLINK_NOFOLLOW) != 0 || rs.st_dev != st.st_dev ||
+        rs.st_ino != st.st_ino)
+        return flame_fail(err, FLAME_EXIT_ERROR,
+                          "cannot write %s: the file its link names moved while it was opened",
+                          path);
+    return replace_at(rdfd, rbase, path, fn, ctx, err);
+}
+
+/* The output path's last entry, looked at without following it: *dfd its directory (opened
+ * once: everything after is relative to it, by name), base its name, st what it is (st_mode 0:
+ * nothing yet). Refused here: a directory, and another user's link, FIFO or device in a sticky
+ * world-writable directory. */
+static int look_at(const char *path, int *dfd, char **dir, const char **base, struct stat *st,
+                   flame_err *err)
+{
+    *dfd = -1;
+    memset(st, 0, sizeof *st);
+    if (split_path(path, dir, base) < 0)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (!**base || !strcmp(*base, ".") || !strcmp(*base, ".."))
+        return flame_fail(err, FLAME_EXIT_ERROR, "cannot write %s: it is a directory", path);
+    struct stat ds;
+    *dfd = open(*dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (*dfd < 0 || fstat(*dfd, &ds) != 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+    if (fstatat(*dfd, *base, st, AT_SYMLINK_NOFOLLOW) != 0) {
+        memset(st, 0, sizeof *st);
+        if (errno != ENOENT)
+            return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+        return 0;
+    }
+    if (S_ISDIR(st->st_mode))
+        return flame_fail(err, FLAME_EXIT_ERROR, "cannot write %s: it is a directory", path);
+    if (!S_ISREG(st->st_mode) && !trusted_entry(&ds, st))
+        return untrusted(path, st,
+                         S_ISLNK(st->st_mode)    ? "a symbolic link"
+                         : S_ISFIFO(st->st_mode) ? "a named pipe"
+                                                 : "a device or socket",
+                         err);
+    return 0;
+}
+
+int atomic_check(const char *path, flame_err *err)
+{
+    _cleanup_free_ char *dir = NULL;
+    _cleanup_close_ int dfd = -1;
+    const char *base;
+    struct stat st;
+    return look_at(path, &dfd, &dir, &base, &st, err);
+}
+
+int atomic_write_file(const char *path, atomic_writer_fn fn, void *ctx, flame_err *err)
+{
+    _cleanup_free_ char *dir = NULL;
+    _cleanup_close_ int dfd = -1;
+    const char *base;
+    struct stat st;
+    if (look_at(path, &dfd, &dir, &base, &st, err) < 0)
+        return -1;
+    if (!st.st_mode || S_ISREG(st.st_mode)) /* a new file, or one to replace */
+        return replace_at(dfd, base, path, fn, ctx, err);
+    if (S_ISLNK(st.st_mode))
+        return write_through_link(dfd, base, path, fn, ctx, err);
+    /* O_NOFOLLOW: the entry checked above, not a link put in its place since */
+    return write_stream(openat(dfd, base, O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC), path, fn,
+                        ctx, err);
+}
+
+int atomic_write_new(const char *dir, const char *stem, const char *ext, atomic_writer_fn fn,
+                     void *ctx, char **made, flame_err *err)
+{
+    *made = NULL;
+    _cleanup_free_ char *tmpl = NULL;
+    if (asprintf(&tmpl, "%s/%s-XXXXXX%s", dir, stem, ext) < 0) {
+        tmpl = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    /* O_CREAT|O_EXCL with a name nobody can guess: nothing planted is ever opened */
+    int fd = mkostemps(tmpl, (int)strlen(ext), O_CLOEXEC);
+    if (fd < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot create a file in %s", dir);
+    int rc = write_through_thread(fd, false, tmpl, fn, ctx, err);
+    if (rc == 0 && fsync(fd) != 0)
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", tmpl);
+    if (rc == 0)
+        rc = chown_sudo(fd, tmpl, err);
+    if (close(fd) != 0 && rc == 0)
+        rc = flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", tmpl);
+    if (rc < 0) {
+        unlink(tmpl);
+        return rc;
+    }
+    *made = tmpl;
+    tmpl = NULL;
+    return 0;
 }

@@ -84,7 +84,7 @@ static void add_running(cmpl_plan *p)
         if (!name || json_object_get(labels, SPEC_LABEL_SIDECAR))
             continue;
         name += name[0] == '/'; /* the API's "/web" is the CLI's "web" */
-        if (strncmp(name, p->prefix, strlen(p->prefix)))
+        if (strncmp(name, p->prefix, strlen(p->prefix)) || !cmpl_docker_name(name))
             continue;
         names[i] = name;
         images[i] = json_string_value(json_object_get(c, "Image"));
@@ -144,6 +144,10 @@ static void add_stored(cmpl_plan *p)
     char name[300], desc[160], span[96], a[32], b[32];
     for (size_t i = 0; i < l.n; i++) {
         const store_entry *en = &l.e[i];
+        /* a label a store holds is anyone's text (a shared or received store file): only a
+         * name Docker could have given is offered, and the ranges made from it */
+        if (!cmpl_docker_name(en->container_name))
+            continue;
         bool seen = false; /* one name may be stored by several hosts or ids */
         for (size_t k = 0; k < i; k++)
             seen = seen || !strcmp(l.e[k].container_name, en->container_name);

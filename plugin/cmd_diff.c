@@ -22,7 +22,7 @@
 #include "plugin/out/output.h"
 
 static const char usage_head[] =
-    "Usage: docker flame diff [OPTIONS] BEFORE AFTER [-o diff.svg]\n"
+    "Usage:  docker flame diff [OPTIONS] BEFORE AFTER [-o diff.svg]\n"
     "\n"
     "Compare two profiles. BEFORE and AFTER are each a folded file (\"a;b;c 12\" lines), an SVG\n"
     "written by docker flame (it carries its data), - for standard input, a stored range\n"
@@ -312,15 +312,17 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     a.dopt.normalize = (enum diff_norm)a.normalize;
     if (a.in.n != 2)
         return cli_usage_error(vname, "expected two profiles, BEFORE and AFTER (got %d)", a.in.n);
-    const char *output = a.output ? a.output : "diff.svg";
+    /* speedscope has no notion of a differential: a .json name is refused */
+    int fmt = out_format(a.output, a.fmt >= 0 && a.fmt < 3 ? diff_fmt[a.fmt] : -1,
+                         1u << FMT_SVG | 1u << FMT_FOLDED | 1u << FMT_PPROF, FMT_SVG, &err);
+    if (fmt < 0)
+        return cli_fail(vname, &err);
+    /* no -o: diff.svg, or diff.folded / diff.pb.gz for the format asked for */
+    char dflt[32];
+    snprintf(dflt, sizeof dflt, "diff%s", out_fmt_ext(fmt));
+    const char *output = a.output ? a.output : dflt;
     if (a.summary_json && !strcmp(a.summary_json, "-") && !strcmp(output, "-"))
         return cli_usage_error(vname, "-o - and --summary-json - both want standard output");
-    int fmt = a.fmt >= 0 && a.fmt < 3 ? diff_fmt[a.fmt] : out_fmt_of_path(output);
-    if (fmt < 0)
-        fmt = FMT_SVG;
-    if (fmt == FMT_SPEEDSCOPE)
-        return cli_usage_error(vname, "speedscope cannot show a differential; use -o FILE.svg, "
-                                      "FILE.folded or FILE.pb.gz");
 
     double t[5] = {mono_s()};
     time_t started = time(NULL);

@@ -14,7 +14,7 @@
 #include "flame/fold.h"
 
 static const char usage_head[] =
-    "Usage: docker flame fold [OPTIONS] [FILE|-]\n"
+    "Usage:  docker flame fold [OPTIONS] [FILE|-]\n"
     "\n"
     "Fold the text of `perf script` (a recording made with `perf record -g`) into folded\n"
     "stacks, one line per distinct stack: `comm;root;...;leaf COUNT`, sorted. The output is\n"
@@ -33,7 +33,9 @@ static const char usage_tail[] =
     "  perf script | docker flame fold > app.folded\n"
     "  docker flame fold --all perf.txt | docker flame render > app.svg\n"
     "\n"
-    "Differences from stackcollapse-perf.pl are listed in docs/FOLDING.md.\n";
+    "Differences from stackcollapse-perf.pl are listed in docs/FOLDING.md.\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line.\n";
 
 typedef struct fold_args {
     fold_opts o;

@@ -161,6 +161,8 @@ int flame_cmd_gc(const ep_globals *g, int argc, char **argv)
                "kept unless --all.\n\nOptions:\n",
                SPEC_LABEL_SIDECAR);
         args_help(&cmd_gc_grammar, stdout);
+        printf("\nExit status: 0 ok, 2 bad command line, 125 the engine failed or a sidecar "
+               "could not be\nremoved.\n");
         return 0;
     }
     engine *e = NULL;

@@ -21,6 +21,7 @@
 #include "plugin/run/sidecar.h"
 #include "plugin/run/spec.h"
 #include "plugin/run/signals.h"
+#include "plugin/inputs.h"
 
 #define MAX_CONTAINERS 1024
 #define MAX_ROWS 256
@@ -57,7 +58,9 @@ static const arg_spec host_specs[] = {
      .help = "samples per second per CPU (default 99)", .lo = 1, .hi = CT_FREQ_MAX},
     OUT_OUTPUT_SPEC(F(output, const char *), "PATH",
                     "the graph (a file), or DIR/: the whole graph and one file per container"),
-    OUT_FORMAT_SPEC(F(formats, unsigned), "svg, folded, speedscope (a list; default svg)",
+    OUT_FORMAT_SPEC(F(formats, unsigned),
+                    "svg, folded, speedscope or pprof (a list; default: from the\n"
+                    "extension of -o, else svg)",
                     out_fmt_names, ARG_LIST),
     {.lng = "container", .shrt = 'c', .kind = ARG_STR, .store = store_container, .meta = "NAME",
      .help = "only this container in the graph (repeatable); the table still shows the host",
@@ -90,9 +93,10 @@ static const char host_head[] =
     "It sees the names, ids and user-space stacks of every process on the host, other engines'\n"
     "containers included (shown by short id). Needs a rootful engine.\n\n"
     "Options:\n";
-static const char host_tail[] = "\nExit codes: 6 when the engine or the kernel refuses system-wide "
-                                "sampling (rootless engine,\nperf_event_paranoid 3); see `docker "
-                                "flame --help`.\n";
+static const char host_tail[] =
+    "\nExit status: 0 ok, 1 error, 2 bad command line, 6 the engine or the kernel refuses\n"
+    "system-wide sampling (rootless engine, perf_event_paranoid 3), 125 the engine failed, 130\n"
+    "aborted.\n";
 
 /* ---- this engine's containers ---- */
 
@@ -312,8 +316,9 @@ static void print_table(host_view *v, const proto *pr, FILE *out)
         proto_sanitize(r->name, name, sizeof name);
         proto_sanitize(r->image[0] ? r->image : "-", image, sizeof image);
         proto_sanitize(r->hot[0] ? r->hot : "-", hot, sizeof hot);
-        fprintf(out, "%-28s %-12s %-24s %6.1f %6.2f %8.0f %4d  %s\n", name, r->id[0] ? r->id : "-",
-                image, 100.0 * cores / cpus, cores, r->samples, r->jvms, hot);
+        char n[32];
+        fprintf(out, "%-28s %-12s %-24s %6.1f %6.2f %8s %4d  %s\n", name, r->id[0] ? r->id : "-",
+                image, 100.0 * cores / cpus, cores, grouped(r->samples, n, sizeof n), r->jvms, hot);
     }
     fprintf(out,
             "(%.1f s on %.0f CPUs at %llu Hz; cgroup %s; %llu tasks seen; %llu samples of "
@@ -335,15 +340,20 @@ static int write_profile(const char *output, unsigned formats, const char *name,
     graph_apply(&go, &ro);
     char title[256], sub[256];
     snprintf(title, sizeof title, "%s", name);
-    snprintf(sub, sizeof sub, "%.0f samples at %lld Hz on every CPU", profile_total(p),
-             (long long)a->frequency);
+    char n[32];
+    snprintf(sub, sizeof sub, "%s samples at %lld Hz on every CPU",
+             grouped(profile_total(p), n, sizeof n), (long long)a->frequency);
     ro.title = title;
     ro.subtitle = sub;
     ro.embed_folded = true;
     for (int f = 0; f < FMT_COUNT; f++) {
         if (!paths[f])
             continue;
-        out_job job = {.p = p, .fmt = f, .ro = &ro, .name = name};
+        pprof_meta pm = {.hz = (double)a->frequency,
+                         .time_ns = (int64_t)when * 1000000000,
+                         .duration_ns = (int64_t)a->duration_ms * 1000000,
+                         .comment = name};
+        out_job job = {.p = p, .fmt = f, .ro = &ro, .name = name, .pm = &pm};
         flame_err e2 = FLAME_ERR_INIT;
         if (out_write_saved(&paths[f], &job, &e2) != 0) {
             int c = cli_fail("host", &e2);
@@ -427,11 +437,12 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         errno != EEXIST)
         return cli_usage_error("host", "-o %s: cannot create that directory: %s", a.output,
                                strerror(errno));
-    if (!formats) {
-        int f = a.output && !split ? out_fmt_of_path(a.output) : -1;
-        formats = 1u << (f >= 0 ? f : FMT_SVG);
-    }
     flame_err err = FLAME_ERR_INIT;
+    /* the one rule (plugin/out/output.h); the timeline is a picture */
+    if (out_formats(split ? NULL : a.output, a.formats, OUT_ALL_FORMATS, FMT_SVG, &formats, &err) <
+            0 ||
+        (a.timeline && out_format(a.timeline, -1, 1u << FMT_SVG, FMT_SVG, &err) < 0))
+        return cli_fail("host", &err);
     engine *e = NULL;
     static ctr cs[MAX_CONTAINERS];
     int nc = 0;
@@ -503,7 +514,10 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         fprintf(stderr, "docker flame: host: %s\n", text);
         exit_code = ct_error_exit(s.pr.err);
     } else if (!s.pr.done || !s.pr.have_host) {
-        if (s.exit_status == 137 && s.restored)
+        char oom[256];
+        if (sidecar_out_of_memory(&s, oom, sizeof oom))
+            fprintf(stderr, "docker flame: host: the sidecar %s: nothing written\n", oom);
+        else if (s.exit_status == 137 && s.restored)
             fprintf(stderr,
                     "docker flame: host: the sidecar was killed (exit 137): nothing written; "
                     "the JVMs it had attached were restored\n");

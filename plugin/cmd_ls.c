@@ -13,7 +13,7 @@
 #include "store/when.h"
 
 static const char usage_head[] =
-    "Usage: docker flame ls [OPTIONS] [CONTAINER...]\n"
+    "Usage:  docker flame ls [OPTIONS] [CONTAINER...]\n"
     "\n"
     "List what the profile store holds: per container (name or id prefix; none = all), its\n"
     "image, the first and last recorded window, windows, samples and their size (stacks are\n"
@@ -107,8 +107,8 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
                l.sizes_unknown ? "sizes: see each shard's database" : b2,
                l.sizes_unknown ? "" : " on disk", store_name(s));
         if (l.spooled)
-            printf("%llu windows wait in the local spool for the server\n",
-                   (unsigned long long)l.spooled);
+            printf("%s windows wait in the local spool for the server\n",
+                   grouped((double)l.spooled, b1, sizeof b1));
     }
     store_listing_free(&l);
     store_close(s);

@@ -18,7 +18,7 @@
 #include "plugin/out/output.h"
 
 static const char usage_head[] =
-    "Usage: docker flame merge [OPTIONS] INPUT INPUT... -o OUT\n"
+    "Usage:  docker flame merge [OPTIONS] INPUT INPUT... -o OUT\n"
     "\n"
     "Add several profiles into one: several runs of one configuration, runs at several\n"
     "frequencies, several containers. Rare code paths caught by one run show up in the sum.\n"
@@ -58,7 +58,8 @@ static const arg_spec specs[] = {
                     "its data), .folded or .txt (folded stacks), .json (speedscope),\n"
                     ".pb.gz (pprof)"),
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg, folded, speedscope or pprof, whatever the extension",
+                    "svg, folded, speedscope or pprof, for an OUT without a known\n"
+                    "extension (one that names another format is refused)",
                     out_fmt_names, 0),
     {.lng = "normalize", .kind = ARG_FLAG, .off = F(normalize, bool),
      .help = "scale every input to the same total before adding, so each run\nweighs the same "
@@ -85,12 +86,9 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         return cli_usage_error(vname, "no profiles to merge");
     if (!a.output)
         return cli_usage_error(vname, "-o OUT is required (all.svg, all.folded or all.json)");
-    int fmt = a.fmt >= 0 ? a.fmt : out_fmt_of_path(a.output);
+    int fmt = out_format(a.output, a.fmt, OUT_ALL_FORMATS, -1, &err);
     if (fmt < 0)
-        return cli_usage_error(vname,
-                               "cannot tell the format of '%s' from its extension; use "
-                               "--format svg|folded|speedscope|pprof",
-                               a.output);
+        return cli_fail(vname, &err);
     _cleanup_free_ input *in = calloc(n, sizeof *in);
     _cleanup_free_ profile **ps = calloc(n, sizeof *ps);
     if (!in || !ps) {
@@ -122,11 +120,16 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
      * big (the render default leaves out more than RENDER_EMBED_LIMIT bytes) */
     ro.embed_limit = 0;
     _cleanup_free_ char *title = NULL;
-    if (!a.g.title && asprintf(&title, "Merged profile (%zu inputs%s)", n,
+    const char *inputs = n == 1 ? "input" : "inputs";
+    if (!a.g.title && asprintf(&title, "Merged profile (%zu %s%s)", n, inputs,
                                a.normalize ? ", each weighted the same" : "") >= 0)
         ro.title = title;
+    char total[32], sub[96];
+    snprintf(sub, sizeof sub, "%s samples from %zu profile%s",
+             grouped(profile_total(sum), total, sizeof total), n, n == 1 ? "" : "s");
+    ro.subtitle = sub;
     char comment[96];
-    snprintf(comment, sizeof comment, "merged from %zu profiles%s", n,
+    snprintf(comment, sizeof comment, "merged from %zu profile%s%s", n, n == 1 ? "" : "s",
              a.normalize ? ", each weighted the same" : "");
     pprof_meta pm = {.comment = comment};
     out_job job = {.p = sum, .fmt = fmt, .ro = &ro, .name = "merged", .pm = &pm};
@@ -136,6 +139,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         return cli_fail(vname, &err);
     t[4] = mono_s();
     print_timings(vname, "sum", t);
-    fprintf(stderr, "docker flame merge: wrote %s (%zu inputs)\n", a.output, n);
+    fprintf(stderr, "docker flame merge: wrote %s (%zu %s, %s samples)\n", a.output, n, inputs,
+            total);
     return FLAME_EXIT_OK;
 }

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "flame/frame.h"
+#include "flame/methods.h"
 #include "flame/profile.h"
 #include "plugin/cmd.h"
 #include "plugin/cli.h"
@@ -27,6 +28,21 @@
 #include "plugin/summary.h"
 #include "plugin/usage.h"
 #include "plugin/verbs.h"
+#include "plugin/inputs.h"
+
+/* The self samples of every Java method (what the "top Java methods" lines are part of). */
+static double java_self(const profile *p)
+{
+    methods_opts mo = {.java_only = true, .measure = METHODS_SELF};
+    methods *m = methods_new(&mo);
+    double sum = 0;
+    size_t n = 0;
+    if (m && methods_add(m, p, NULL) == 0)
+        for (const methods_row *r = methods_rows(m, &n); n > 0; r++, n--)
+            sum += r->self;
+    methods_free(m);
+    return sum;
+}
 
 static void print_summary(const sess *s, const flame_opts *o, char *const paths[FMT_COUNT])
 {
@@ -34,7 +50,8 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
         return;
     const proto *p = &s->pr;
     double total = p->prof ? profile_total(p->prof) : 0;
-    fprintf(stderr, "%s: %.0f samples", s->name, total);
+    char b1[32], b2[32];
+    fprintf(stderr, "%s: %s samples", s->name, grouped(total, b1, sizeof b1));
     const ct_summary *sum = &p->summary;
     if (p->have_summary && sum->sampling[0]) {
         char how[8], filt[8];
@@ -51,10 +68,10 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
             fprintf(stderr, " (%llu cut)", (unsigned long long)ct_walk_cut(sum));
     }
     if (p->have_summary && sum->jit_leaf_samples > 0)
-        fprintf(stderr, ", %.0f%% of %llu JIT samples have Java names", sum->named_share * 100,
-                (unsigned long long)sum->jit_leaf_samples);
+        fprintf(stderr, ", %.0f%% of %s JIT samples have Java names", sum->named_share * 100,
+                grouped((double)sum->jit_leaf_samples, b2, sizeof b2));
     if (p->have_summary && sum->lost)
-        fprintf(stderr, ", %llu lost", (unsigned long long)sum->lost);
+        fprintf(stderr, ", %s lost", grouped((double)sum->lost, b2, sizeof b2));
     fputc('\n', stderr);
     /* One line per JVM the sidecar found (all of it container data: sanitised). */
     for (size_t ji = 0; ji < p->njvms && ji < 16; ji++) {
@@ -78,6 +95,14 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
             clean[frame_strip_annotation(clean, strlen(clean))] = 0;
             fprintf(stderr, "    %5.1f%%  %s\n", counts[i] * 100 / total, clean);
         }
+        /* where the rest went, when Java methods are not most of it (a quiet server: the JIT
+         * compiler, GC, idle I/O threads) */
+        double other = total - java_self(p->prof);
+        if (n && other > total * 0.2)
+            fprintf(stderr,
+                    "    %5.1f%%  outside Java methods (JIT compiler, GC, VM and native "
+                    "code)\n",
+                    other * 100 / total);
     }
     for (int f = 0; f < FMT_COUNT; f++)
         if (paths[f])
@@ -122,9 +147,25 @@ static int write_summary_json(const flame_opts *o, const run_ctx *r, bool ran, t
     return 0;
 }
 
+/* -q on a terminal, for a recording of a minute or more (or until Ctrl-C): one line, so a silent
+ * terminal is not taken for a hung one. Without a terminal (scripts, CI) -q stays silent. */
+static void quiet_note(const flame_opts *o)
+{
+    if (!o->quiet || o->cmd || (o->duration_ms && o->duration_ms < 60000) || !isatty(STDERR_FILENO))
+        return;
+    char d[32] = "";
+    if (o->duration_ms)
+        progress_fmt_secs((double)o->duration_ms / 1000, d, sizeof d);
+    fprintf(stderr, "docker flame: recording ");
+    for (int i = 0; i < o->containers.n; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", o->containers.v[i]);
+    fprintf(stderr, " %s%s; Ctrl-C stops early and still writes the graph\n",
+            o->duration_ms ? "for " : "until Ctrl-C", d);
+}
+
 /* Where the time went (-D or DOCKER_FLAME_TIMINGS=1): the tool's own overhead around the
  * recording itself. Recording start = first P line's arrival minus its elapsed_ms. */
-static void print_timings(const run_ctx *r, double t_written)
+static void print_run_timings(const run_ctx *r, double t_written)
 {
     double ms[RUN_TIMINGS];
     run_timings_ms(r, t_written, ms);
@@ -167,7 +208,7 @@ static bool events_since_follow(void *ctx)
 }
 
 /* What a pprof file says beyond the stacks: the rate, when the recording started (estimated as
- * for print_timings: the first P line's arrival minus its elapsed_ms, on the wall clock), how
+ * for print_run_timings: the first P line's arrival minus its elapsed_ms, on the wall clock), how
  * long it ran, and where the frames hold the JVM and thread (the sidecar roots stacks at
  * "java-<pid> <Main>" only when it found several JVMs: docs/SIDECAR.md). */
 static void pprof_meta_of(const sess *s, const flame_opts *o, time_t when, pprof_meta *pm)
@@ -198,8 +239,9 @@ static int write_outputs(const sess *s, const flame_opts *o, time_t when, char *
     struct tm tm;
     localtime_r(&when, &tm);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
-    snprintf(subtitle, sizeof subtitle, "%.0f samples at %lld Hz, %s", profile_total(s->pr.prof),
-             (long long)o->frequency, date);
+    char n[32];
+    snprintf(subtitle, sizeof subtitle, "%s samples at %lld Hz, %s",
+             grouped(profile_total(s->pr.prof), n, sizeof n), (long long)o->frequency, date);
     render_opts ro;
     graph_apply(&o->graph, &ro);
     snprintf(title, sizeof title, "%s", o->graph.title ? o->graph.title : s->name);
@@ -262,6 +304,9 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
                    "--help`)");
         return cli_fail("", &err);
     }
+    /* A load command that cannot start is refused before anything else (no profile at all). */
+    if (o.cmd && sess_cmd_check(o.cmd[0], &err) < 0)
+        return cli_fail("", &err);
     /* Output names are fixed before anything is started: a bad -o fails before the engine. */
     time_t when = time(NULL);
     char *paths[64][FMT_COUNT];
@@ -291,8 +336,10 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     r.e = e;
     for (int i = 0; ss && i < o.containers.n; i++)
         ss[i].arg = o.containers.v[i];
-    if (rc == 0)
+    if (rc == 0) {
+        quiet_note(&o);
         rc = run_profile(&r, &err);
+    }
     unsigned events_at_follow_end = sess_event_count();
     if (rc < 0)
         exit_code = cli_fail("", &err);
@@ -327,7 +374,11 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
                 exit_code = c;
             print_summary(s, &o, paths[i]);
         }
-        if (r.cmd_pid > 0 && r.cmd_done) {
+        if (r.cmd_done && r.cmd_error.code) {
+            int c = cli_fail("", &r.cmd_error);
+            if (!exit_code)
+                exit_code = c;
+        } else if (r.cmd_pid > 0 && r.cmd_done) {
             int st = r.cmd_status;
             if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
                 fprintf(stderr, "docker flame: %s failed: exit status %d\n", o.cmd[0],
@@ -345,7 +396,7 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     double t_written = mono_s();
     if (g->debug || getenv("DOCKER_FLAME_TIMINGS"))
         if (rc == 0)
-            print_timings(&r, t_written);
+            print_run_timings(&r, t_written);
     if (o.summary_json) {
         int c = write_summary_json(&o, &r, rc == 0, when, t_written, exit_code, paths, terr);
         if (c && !exit_code)

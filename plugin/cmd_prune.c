@@ -11,7 +11,7 @@
 #include "plugin/stored.h"
 
 static const char usage_head[] =
-    "Usage: docker flame prune [OPTIONS]\n"
+    "Usage:  docker flame prune [OPTIONS]\n"
     "\n"
     "Keep the profile store bounded: delete windows older than --retain (7d), and merge older\n"
     "windows into coarser buckets, per JVM (over 1 h old: 1-minute buckets, over 1 d: 10-minute\n"

@@ -17,6 +17,7 @@
 #include "plugin/cmd.h"
 #include "plugin/recordings.h"
 #include "plugin/run/signals.h"
+#include "plugin/inputs.h"
 
 /* How long `stop` waits for a recorder to store its last window and remove its sidecar. */
 #define STOP_WAIT_MS_DEFAULT 60000
@@ -78,7 +79,7 @@ const args_verb cmd_ps_grammar = {.name = "docker flame ps", .specs = ps_specs,
 #undef F
 
 static const char ps_head[] =
-    "Usage: docker flame ps [OPTIONS]\n"
+    "Usage:  docker flame ps [OPTIONS]\n"
     "\n"
     "List the background recordings (docker flame record --detach) of this user: the\n"
     "container, since when, how many windows and samples are stored, its state (recording,\n"
@@ -87,7 +88,8 @@ static const char ps_head[] =
     "failure) or was killed is listed once more, with why and the end of its log.\n"
     "\n"
     "Options:\n";
-static const char ps_tail[] = "\nExit status: 0, 1 the list cannot be read.\n";
+static const char ps_tail[] =
+    "\nExit status: 0 ok, 1 the list cannot be read, 2 bad command line.\n";
 
 int flame_cmd_ps(const ep_globals *g, int argc, char **argv)
 {
@@ -116,9 +118,10 @@ int flame_cmd_ps(const ep_globals *g, int argc, char **argv)
         char since[32];
         when(e->since_ms, since, sizeof since);
         const char *state = e->pid ? e->state : !strcmp(e->state, "ended") ? "ended" : "killed";
-        printf("%-16s  %-20.64s  %-19s  %7llu  %9llu  %-11s  %7ld  %s\n", e->id,
-               e->name[0] ? e->name : e->arg, since, (unsigned long long)e->windows,
-               (unsigned long long)e->samples, state, e->pid, e->store);
+        char w[32], sm[32];
+        printf("%-16s  %-20.64s  %-19s  %7s  %9s  %-11s  %7ld  %s\n", e->id,
+               e->name[0] ? e->name : e->arg, since, grouped((double)e->windows, w, sizeof w),
+               grouped((double)e->samples, sm, sizeof sm), state, e->pid, e->store);
         if (!e->pid) {
             printf("  %s\n", !strcmp(e->state, "ended")
                                  ? e->reason
@@ -153,7 +156,7 @@ const args_verb cmd_stop_grammar = CLI_VERB("docker flame stop", stop_specs, F(i
 #undef F
 
 static const char stop_head[] =
-    "Usage: docker flame stop [OPTIONS] CONTAINER|RECORDING...\n"
+    "Usage:  docker flame stop [OPTIONS] CONTAINER|RECORDING...\n"
     "\n"
     "End background recordings (docker flame record --detach): each stores the window it is\n"
     "in, removes its sidecar, and ends; this waits for that and prints what was stored. A\n"
@@ -233,9 +236,12 @@ static int stop_one(const rec_entry *e, uint64_t timeout_ms)
         return FLAME_EXIT_ERROR;
     }
     recs_forget(last.id);
-    printf("stopped the recording of %s: %llu window%s, %llu samples in %s\n", who,
-           (unsigned long long)last.windows, last.windows == 1 ? "" : "s",
-           (unsigned long long)last.samples, last.store);
+    /* a report, on stderr like show's and prune's; stdout stays for data (ps's table) */
+    char w[32], sm[32];
+    fprintf(stderr,
+            "docker flame stop: stopped the recording of %s: %s window%s, %s samples in %s\n", who,
+            grouped((double)last.windows, w, sizeof w), last.windows == 1 ? "" : "s",
+            grouped((double)last.samples, sm, sizeof sm), last.store);
     return 0;
 }
 
@@ -283,7 +289,7 @@ int flame_cmd_stop(const ep_globals *g, int argc, char **argv)
                 exit_code = r;
         }
     if (a.all && n == 0)
-        printf("no background recording\n");
+        fprintf(stderr, "docker flame stop: no background recording\n");
     free(hit);
     free(v);
     return exit_code;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,7 +36,7 @@
 #define REC_MAX_TARGETS 16
 
 static const char usage_head[] =
-    "Usage: docker flame record [OPTIONS] CONTAINER...\n"
+    "Usage:  docker flame record [OPTIONS] CONTAINER...\n"
     "\n"
     "Record the JVMs of each CONTAINER continuously, window after window, into the profile\n"
     "store, until Ctrl-C (the window cut short by it is kept). Later, any time range can be\n"
@@ -183,13 +184,30 @@ static int record_fg(const ep_globals *g, const rec_args *a)
     return 0;
 }
 
+/* Every fd but 0-2 and keep: what the command was started with (a CI runner's or an IDE's pipe,
+ * a lock) must not be held for the days a recording runs. */
+static void close_inherited(int keep)
+{
+    if (keep > 3 && close_range(3, (unsigned)keep - 1, 0) < 0 && errno == ENOSYS)
+        for (int fd = 3; fd < keep; fd++)
+            close(fd);
+    if (close_range((unsigned)keep + 1, ~0U, 0) < 0 && errno == ENOSYS)
+        for (int fd = keep + 1; fd < 1024; fd++)
+            close(fd);
+}
+
 /* The detached recorder of one container: its own session (no terminal, no SIGHUP when the
- * terminal goes), stdin and stdout on /dev/null, stderr on the terminal until it records (so the
- * command that started it can show why it could not), then on its log; registered for ps. */
+ * terminal goes), no fd it was not meant to have, umask 077 (its log, the store, the spool are
+ * the user's only), stdin and stdout on /dev/null, stderr on the terminal until it records (so
+ * the command that started it can show why it could not), then on its log; registered for ps. */
 static int detached_main(const ep_globals *g, const rec_args *a, const char *arg, int ready_fd)
 {
     flame_err err = FLAME_ERR_INIT;
     setsid();
+    umask(077);
+    /* before anything opens a file: the signal pipe and the CLI's socket go too, and are made
+     * again (or dropped) by sess_signals_child_reset just below */
+    close_inherited(ready_fd);
     if (chdir("/") < 0)
         return flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "chdir /"), cli_fail("record", &err);
     if (sess_signals_child_reset(&err) < 0)

@@ -15,7 +15,7 @@
 #include "plugin/out/output.h"
 
 static const char usage_head[] =
-    "Usage: docker flame render [OPTIONS] [FILE|-] > graph.svg\n"
+    "Usage:  docker flame render [OPTIONS] [FILE|-] > graph.svg\n"
     "\n"
     "Draw an interactive flame graph from folded stacks: one line per stack, frames from the\n"
     "root to the leaf separated by ';', then a count (\"main;work;compute 42\"). Two counts per\n"
@@ -88,8 +88,9 @@ static int store_no_embed(void *base, const arg_val *v, flame_err *err)
 // clang-format off
 static const arg_spec specs[] = {
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg (default), speedscope (JSON for speedscope.app), folded,\n"
-                    "pprof (gzip'd profile.proto for go tool pprof)",
+                    "svg, speedscope (JSON for speedscope.app), folded, pprof\n"
+                    "(gzip'd profile.proto for go tool pprof); default: from the\n"
+                    "extension of -o, else svg",
                     out_fmt_names, 0),
     OUT_OUTPUT_SPEC(F(output, const char *), "FILE",
                     "write FILE (atomically) instead of standard output"),
@@ -128,8 +129,11 @@ static const arg_spec specs[] = {
      .help = "same with another file", .complete = "file"},
     {.lng = "reverse", .kind = ARG_FLAG, .off = F(o.reverse, bool),
      .help = "reverse stacks (leaf at the bottom): merges callers of hot leaves"},
-    {.lng = "inverted", .shrt = 'i', .kind = ARG_FLAG, .off = F(o.inverted, bool),
+    {.lng = "inverted", .kind = ARG_FLAG, .off = F(o.inverted, bool),
      .help = "icicle graph (root at the top)"},
+    /* -i was --inverted here while it is --interval in top: the short form is gone from the help
+     * and completion, the old spelling still works (as the single-dash long option "-i") */
+    {.lng = "i", .kind = ARG_FLAG, .off = F(o.inverted, bool), .flags = ARG_HIDDEN},
     {.lng = "flamechart", .kind = ARG_FLAG, .off = F(o.flamechart, bool),
      .help = "keep input order (time order) instead of sorting"},
     {.lng = "negate", .kind = ARG_FLAG, .off = F(o.negate, bool),
@@ -157,7 +161,7 @@ const args_verb cmd_render_grammar = {.name = "docker flame render",
 
 int flame_cmd_render(int argc, char **argv)
 {
-    render_args a = {.fmt = FMT_SVG, .embed_mb = -1};
+    render_args a = {.fmt = -1, .embed_mb = -1};
     render_opts_default(&a.o);
     flame_err err = FLAME_ERR_INIT;
     int rc =
@@ -169,6 +173,9 @@ int flame_cmd_render(int argc, char **argv)
                    a.in.v[1]);
         return cli_fail("render", &err);
     }
+    a.fmt = out_format(a.output, a.fmt, OUT_ALL_FORMATS, FMT_SVG, &err);
+    if (a.fmt < 0)
+        return cli_fail("render", &err);
     if (a.embed_mb >= 0)
         a.o.embed_limit = (size_t)(a.embed_mb * 1048576);
     if (a.height)

@@ -19,7 +19,7 @@
 #include "store/when.h"
 
 static const char usage_head[] =
-    "Usage: docker flame show [OPTIONS] [CONTAINER...] [--since TIME] [--until TIME]\n"
+    "Usage:  docker flame show [OPTIONS] [CONTAINER...] [--since TIME] [--until TIME]\n"
     "\n"
     "What were the JVMs doing at 14:05? The recorder keeps profiling windows (e.g. 10 s each)\n"
     "in a profile store; show merges the windows of a time range into one flame graph. A\n"
@@ -64,7 +64,8 @@ static const arg_spec specs[] = {
                     "output file (default flame-<container>-<since>.svg, or\ntimeline-...); - = "
                     "standard output"),
     OUT_FORMAT_SPEC(F(fmt, int),
-                    "svg, folded, speedscope or pprof (default: from the extension)",
+                    "svg, folded, speedscope or pprof (default: from the extension\n"
+                    "of -o, else svg)",
                     out_fmt_names, 0),
     {.lng = "timeline", .kind = ARG_FLAG, .off = F(timeline, bool),
      .help = "draw samples per window over time (SVG) instead"},
@@ -134,9 +135,7 @@ static int show_profile(const show_args *a, store *s, store_query q, flame_err *
                 "docker flame show: warning: %llu samples left out: their stacks are "
                 "missing from the store\n",
                 (unsigned long long)info.missing);
-    int fmt = a->fmt >= 0 ? a->fmt : a->output ? out_fmt_of_path(a->output) : FMT_SVG;
-    if (fmt < 0)
-        fmt = FMT_SVG;
+    int fmt = a->fmt; /* resolved by the one rule in flame_cmd_show */
     render_opts ro;
     graph_apply(&a->g, &ro);
     if (rc == 0 && !a->g.title && asprintf(&title, "%s, %s", label, range) >= 0)
@@ -246,6 +245,11 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
         return done;
     if (a.timeline && a.fmt >= 0 && a.fmt != FMT_SVG)
         return cli_usage_error(vname, "--timeline draws an SVG: drop --format");
+    /* the one rule (plugin/out/output.h), checked before the store is opened */
+    a.fmt =
+        out_format(a.output, a.fmt, a.timeline ? 1u << FMT_SVG : OUT_ALL_FORMATS, FMT_SVG, &err);
+    if (a.fmt < 0)
+        return cli_fail(vname, &err);
     store_query q = {.host = a.host, .jvm_pid = a.pid};
     if (stored_range(a.since, a.until, stored_now_ms(), 3600 * 1000, &q.since_ms, &q.until_ms,
                      &err) < 0)

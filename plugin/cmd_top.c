@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "common/args.h"
-#include "common/atomic.h"
 #include "common/clock.h"
 #include "common/contract.h"
 #include "plugin/cli.h"
@@ -25,8 +24,10 @@
 #include "plugin/run/signals.h"
 #include "plugin/summary.h"
 #include "plugin/top.h"
+#include "plugin/inputs.h"
 
 typedef struct top_args {
+    int record_fmt; /* --record's format, from its extension (folded by default) */
     uint64_t interval_ms, window_ms;
     int64_t frequency, pid;
     int sampling; /* enum ct_sampling */
@@ -51,8 +52,8 @@ static const arg_spec top_specs[] = {
     {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
      .help = "auto, cpu or thread (as for docker flame)", .choices = ct_sampling_names},
     {.lng = "record", .kind = ARG_STR, .off = F(record, const char *), .meta = "FILE",
-     .help = "on exit, write every stack seen as folded text (pprof when FILE\nends in .pb.gz)",
-     .complete = "file"},
+     .help = "on exit, write every stack seen: folded text, or the format\nFILE's extension "
+     "names (.svg, .json, .pb.gz: as for -o)", .complete = "file"},
     {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *),
      .meta = "FILE", .help = "on exit, write a summary (samples, JVMs, top methods) as JSON\n"
      "to FILE (docs/SUMMARY.md)", .complete = "file"},
@@ -78,7 +79,10 @@ static void top_usage(FILE *f)
     args_help(&cmd_top_grammar, f);
     fprintf(f, "\nKeys: q quit, s/t sort by self/total, j Java-only/all frames, p pause,\n"
                "Up/Down + Enter show a method's callers (Esc back).\n"
-               "When stdout is not a terminal, a plain snapshot is printed every interval.\n");
+               "When stdout is not a terminal, a plain snapshot is printed every interval.\n\n"
+               "Exit status: 0 quit (q, Ctrl-C), 1 error, 2 bad command line, 3 no such container\n"
+               "(or it stopped), 4 no JVM, 5 attach refused, 6 perf not permitted or unsupported,\n"
+               "125 the engine failed, 130 aborted.\n");
 }
 
 static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
@@ -94,6 +98,9 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (a->ops.n > 1)
         return args_error(&cmd_top_grammar, err, "one container at a time");
     a->container = a->ops.v[0];
+    if (a->record &&
+        (a->record_fmt = out_format(a->record, -1, OUT_ALL_FORMATS, FMT_FOLDED, err)) < 0)
+        return -1;
     if (a->summary_json && !strcmp(a->summary_json, "-"))
         return args_error(&cmd_top_grammar, err,
                           "--summary-json: give a file (standard output is top's view)");
@@ -108,22 +115,17 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     return 0;
 }
 
-typedef struct rec_job {
-    const profile *p;
-    const pprof_meta *pm; /* non-NULL: pprof, else folded text */
-} rec_job;
-
-static int write_record_cb(void *ctx, FILE *out, flame_err *err)
+/* Every stack seen, in the format of --record's extension (folded without a known one). */
+static int write_record(const char *path, int fmt, const char *name, const profile *p,
+                        const pprof_meta *pm, flame_err *err)
 {
-    const rec_job *j = ctx;
-    return j->pm ? export_pprof(j->p, j->pm, out, err) : profile_write_folded(j->p, out, err);
-}
-
-/* Folded text, or pprof for a name ending in .pb.gz/.pb/.pprof (plugin/out/output.c's rule). */
-static int write_record(const char *path, const profile *p, const pprof_meta *pm, flame_err *err)
-{
-    rec_job j = {.p = p, .pm = out_fmt_of_path(path) == FMT_PPROF ? pm : NULL};
-    if (atomic_write_file(path, write_record_cb, &j, err) < 0)
+    render_opts ro;
+    render_opts_default(&ro);
+    ro.colors = "java";
+    ro.title = name;
+    ro.embed_folded = true;
+    out_job j = {.p = p, .fmt = fmt, .ro = &ro, .name = name, .pm = pm};
+    if (out_write(path, &j, err) < 0)
         return flame_wrap(err, "--record");
     return 0;
 }
@@ -206,15 +208,18 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED) {
         exit_code = cli_fail("top", &err);
     } else if (s.pr.failed) {
-        char text[1024];
-        proto_sanitize(s.pr.err_text ? s.pr.err_text : "", text, sizeof text);
-        fprintf(stderr, "docker flame: top %s: %s: %s\n", s.name, ct_error_name(s.pr.err), text);
-        exit_code = ct_error_exit(s.pr.err);
+        flame_err e2 = FLAME_ERR_INIT;
+        sess_sidecar_error(&s, &e2);
+        exit_code = cli_fail("top", &e2);
     } else if (rc == 0 && !s.pr.done && !u.quit_sent && !sess_interrupted()) {
-        fprintf(stderr,
-                "docker flame: top %s: the sidecar ended without finishing (did the "
-                "container stop?)\n",
-                s.name);
+        char oom[256];
+        if (sidecar_out_of_memory(&s, oom, sizeof oom))
+            fprintf(stderr, "docker flame: top %s: the sidecar %s\n", s.name, oom);
+        else
+            fprintf(stderr,
+                    "docker flame: top %s: the sidecar ended without finishing (did the "
+                    "container stop?)\n",
+                    s.name);
         exit_code = FLAME_EXIT_ERROR;
     }
     bool recorded = false;
@@ -229,13 +234,15 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                          .duration_ns = (int64_t)(ran * 1e9),
                          .container = s.name,
                          .layout = m.jvms > 1 ? PPROF_JVM_THEN_THREAD : PPROF_THREAD_FIRST};
-        if (write_record(a.record, m.rec, &pm, &e2) < 0) {
+        if (write_record(a.record, a.record_fmt, s.name[0] ? s.name : a.container, m.rec, &pm,
+                         &e2) < 0) {
             fprintf(stderr, "docker flame: %s\n", e2.msg);
             if (!exit_code)
                 exit_code = e2.code ? e2.code : FLAME_EXIT_ERROR;
         } else {
-            fprintf(stderr, "docker flame: wrote %s (%.0f samples)\n", a.record,
-                    profile_total(m.rec));
+            char n[32];
+            fprintf(stderr, "docker flame: wrote %s (%s samples)\n", a.record,
+                    grouped(profile_total(m.rec), n, sizeof n));
             recorded = true;
         }
     }

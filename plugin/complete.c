@@ -3,8 +3,33 @@
  * adds what needs the engine or the store and prints. */
 #include "plugin/complete.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Bytes no shell gives a meaning to inside a word: a candidate with any other byte is left out.
+ * Debian's bash script for CLI 20.10 (and cobra's when no candidate has a description) runs
+ * COMPREPLY=( $(compgen -W "$result" ...) ), and compgen -W expands every word: "$(cmd)",
+ * backticks, ${...}, quotes, globs. Our own candidates (verbs, flags, choices) never need more. */
+static bool shell_inert(const char *s)
+{
+    for (; *s; s++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:=@+/-", *s))
+            return false;
+    return true;
+}
+
+bool cmpl_docker_name(const char *name)
+{
+    /* Docker's container name grammar: [a-zA-Z0-9][a-zA-Z0-9_.-]+ */
+    size_t n = strlen(name);
+    if (n < 2 || n > 255 || !isalnum((unsigned char)name[0]))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr("_.-", name[i]))
+            return false;
+    return true;
+}
 
 bool cmpl_add(cmpl_plan *p, const char *prefix, const char *name, const char *desc)
 {
@@ -12,11 +37,9 @@ bool cmpl_add(cmpl_plan *p, const char *prefix, const char *name, const char *de
         return true;
     /* One candidate a line, "\t" before the description: a name with a space, a tab, a newline
      * or a control byte (a hostile label from the store) would break the protocol, or be
-     * inserted as two words. Docker's own names never have any. */
-    for (const char *c = name; *c; c++)
-        if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f)
-            return true;
-    if (!*name || p->n >= CMPL_MAX_ITEMS)
+     * inserted as two words; a '$', '`', ';', quote, parenthesis or backslash would be run by
+     * compgen -W. Docker's own names never have any. */
+    if (!*name || !shell_inert(name) || p->n >= CMPL_MAX_ITEMS)
         return p->n < CMPL_MAX_ITEMS;
     char *copy = strdup(name), *dcopy = desc ? strdup(desc) : NULL;
     if (!copy || (desc && !dcopy)) {

@@ -47,8 +47,12 @@ typedef struct cmpl_plan {
 /* words: what follows "flame" (the last one is the word being completed, maybe ""). Fills p
  * (zero it first; cmpl_plan_free after). Never fails: no candidates at worst. */
 void cmpl_plan_words(int n, char **words, cmpl_plan *p);
-/* Add a candidate (name copied) when it starts with prefix and is printable; false when full. */
+/* Add a candidate (name copied) when it starts with prefix and has only bytes no shell expands
+ * ([A-Za-z0-9_.,:=@+/-]); false when full. */
 bool cmpl_add(cmpl_plan *p, const char *prefix, const char *name, const char *desc);
+/* Does name follow Docker's container name grammar ([a-zA-Z0-9][a-zA-Z0-9_.-]+)? Names from the
+ * engine and the profile store are offered only then: a store file can come from anyone. */
+bool cmpl_docker_name(const char *name);
 /* Print the candidates and the directive in cobra's format; descriptions unless nodesc. */
 void cmpl_print(const cmpl_plan *p, bool nodesc, FILE *out);
 void cmpl_plan_free(cmpl_plan *p);

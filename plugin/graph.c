@@ -37,8 +37,8 @@ const arg_spec graph_specs[GRAPH_NSPECS] = {
      .help = "graph title (default: the container or input name)"},
     {.lng = "colors", .kind = ARG_STR, .store = store_colors, .meta = "PALETTE",
      .choices = render_palette_names,
-     .help = "palette: java (default for profiles), hot, mem, io, ...\n(see `docker flame render "
-     "--help`)"},
+     .help = "palette: java (default for profiles), hot, mem, io, wakeup,\nchain, js, perl, red, "
+     "green, blue, aqua, yellow, purple, orange"},
     {.lng = "colours", .kind = ARG_STR, .store = store_colors, .flags = ARG_HIDDEN,
      .choices = render_palette_names},
     {.lng = "minwidth", .kind = ARG_STR, .store = store_minwidth, .meta = "W",

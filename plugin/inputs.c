@@ -165,20 +165,6 @@ void print_timings(const char *verb, const char *combine, const double *t)
 }
 
 /* 1234567 -> "1,234,567" */
-const char *grouped(double v, char *buf, size_t n)
-{
-    char tmp[64];
-    int l = snprintf(tmp, sizeof tmp, "%.0f", v);
-    size_t o = 0;
-    for (int i = 0; i < l && o + 2 < n; i++) {
-        if (i > 0 && tmp[i - 1] != '-' && (l - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = tmp[i];
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
 int check_units(const input *a, const input *b, flame_err *err)
 {
     enum unit ua = guess_unit(a->p), ub = guess_unit(b->p);

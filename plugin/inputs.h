@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/args.h"
+#include "common/count.h"
 #include "common/contract.h"
 #include "common/err.h"
 #include "flame/profile.h"
@@ -39,7 +40,5 @@ void free_inputs(input *in, size_t n);
 int check_plain(const input *in, flame_err *err);
 /* Refuse to compare a profile of sample counts with one of summed periods (unless ignored). */
 int check_units(const input *a, const input *b, flame_err *err);
-/* 1234567 -> "1,234,567" */
-const char *grouped(double v, char *buf, size_t n);
 /* DOCKER_FLAME_TIMINGS=1: "load, <combine>, summary, write, total" on one line (t[0..4] in s). */
 void print_timings(const char *verb, const char *combine, const double *t);

@@ -26,8 +26,9 @@ static const arg_spec specs[] = {
                     "output file (default flame-<container>-<YYYYmmdd-HHMMSS>.svg);\n"
                     "with several containers: an existing directory"),
     OUT_FORMAT_SPEC(F(formats, unsigned),
-                    "svg, folded, speedscope or pprof; repeatable (file extension\n"
-                    "per format: .svg .folded .speedscope.json .pb.gz)",
+                    "svg, folded, speedscope or pprof; repeatable (default: from\n"
+                    "the extension of -o, else svg; file extension per format:\n"
+                    ".svg .folded .speedscope.json .pb.gz)",
                     out_fmt_names, ARG_LIST),
     {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
      .help = "cpu: one event per CPU, filtered to the container (cheap);\nthread: one event per "
@@ -42,7 +43,7 @@ static const arg_spec specs[] = {
     {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
      .help = "keep Java parameter lists and return types"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
-     .help = "no progress and no summary"},
+     .help = "no progress and no summary (on a terminal, one line for a\nrecording of a minute or more)"},
     {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *), .meta = "FILE",
      .help = "also write the summary as JSON to FILE (- = stdout;\ndocs/SUMMARY.md)",
      .complete = "file"},
@@ -96,11 +97,13 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
         if (o->ncmd == 0)
             return args_error(&opts_grammar, err, "\"--\" must be followed by a command");
     }
+    /* the one rule (plugin/out/output.h): a known extension of -o decides without --format, and
+     * must agree with it */
+    unsigned fm = 0;
+    if (out_formats(o->output, o->formats, OUT_ALL_FORMATS, FMT_SVG, &fm, err) < 0)
+        return -1;
+    o->formats = fm;
     o->nformats = __builtin_popcount(o->formats);
-    if (!o->nformats) {
-        o->formats = 1u << FMT_SVG;
-        o->nformats = 1;
-    }
     if (o->containers.n == 0)
         return args_error(&opts_grammar, err,
                           "no container given: docker flame [OPTIONS] CONTAINER [CONTAINER...]");

@@ -32,6 +32,7 @@
 #include "plugin/stored.h"
 #include "plugin/run/sweep.h"
 #include "plugin/top.h"
+#include "plugin/inputs.h"
 
 /* Retry pacing once the recording has run: a sidecar that fails again and again (no JVM yet
  * after a restart) is retried at most this often. */
@@ -118,11 +119,13 @@ static void set_state(rec_target *t, const char *state)
     reg_save(t);
 }
 
-/* The stream thread sees every line first: the first window (`T`) means the recording runs. */
+/* The stream thread sees every line first: the first progress line (`P`, sent once the
+ * sidecar's recorder runs: JVMs found and attached, perf events open) means the recording works;
+ * a `T` (a window) all the more. A `record --detach` returns then, not a whole window later. */
 static int rec_line(void *ctx, const char *line, size_t len)
 {
     rec_target *t = ctx;
-    if (!t->ever_ready && len > 0 && line[0] == 'T')
+    if (!t->ever_ready && len > 0 && (line[0] == 'P' || line[0] == 'T'))
         rec_ready(t);
     return top_model_line(&t->m, line, len);
 }
@@ -173,8 +176,9 @@ static void store_window_cb(void *ctx, const top_win *w)
         note("%s: window %lld kept in the local spool: %s", t->label,
              (long long)(t->windows + t->failed + 1), err.msg);
     } else if (!t->a->quiet) {
-        note("%s: window %lld stored (%.1f s, %llu samples)", t->label, (long long)t->windows,
-             (double)len / 1000, (unsigned long long)sw.samples);
+        char n[32];
+        note("%s: window %lld stored (%.1f s, %s samples)", t->label, (long long)t->windows,
+             (double)len / 1000, grouped((double)sw.samples, n, sizeof n));
     }
 }
 
@@ -229,9 +233,9 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
     if (s.name[0])
         snprintf(t->label, sizeof t->label, "%s", s.name);
     if (s.pr.failed) {
-        char text[1024];
-        proto_sanitize(s.pr.err_text ? s.pr.err_text : "", text, sizeof text);
-        note("%s: %s: %s", t->label, ct_error_name(s.pr.err), text);
+        flame_err e2 = FLAME_ERR_INIT;
+        sess_sidecar_error(&s, &e2);
+        note("%s", e2.msg);
         /* No JVM yet: the container restarted and its JVM is still starting, or it runs
          * something else for a while. Once the recording has run, that is waited out. */
         if (t->ever_ready && s.pr.err == CT_ERR_NO_JVM && !sess_interrupted())
@@ -239,7 +243,12 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
         else
             rec_end(t, "failed", ct_error_exit(s.pr.err));
     } else if (rc == 0 && !s.pr.done && !sess_interrupted()) {
-        if (s.target_removed) {
+        char oom[256];
+        if (sidecar_out_of_memory(&s, oom, sizeof oom)) {
+            /* the next window would most likely meet the same end */
+            note("%s: the sidecar %s", t->label, oom);
+            rec_end(t, "failed", FLAME_EXIT_ERROR);
+        } else if (s.target_removed) {
             rec_end(t, "was removed", FLAME_EXIT_NO_CONTAINER);
         } else {
             note("%s stopped: waiting for it to start again (%s ends the recording)", t->label,
@@ -406,10 +415,11 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
             note("%s: %s", t.label, fe.msg);
         char since[16];
         hhmm(t0, since, sizeof since);
-        note("%s: %llu window%s, %llu samples stored in %s%s; see them with: docker flame show "
+        char w[32], sm[32];
+        note("%s: %s window%s, %s samples stored in %s%s; see them with: docker flame show "
              "%s --since %s",
-             t.label, (unsigned long long)t.windows, t.windows == 1 ? "" : "s",
-             (unsigned long long)t.samples, store_name(t.st),
+             t.label, grouped((double)t.windows, w, sizeof w), t.windows == 1 ? "" : "s",
+             grouped((double)t.samples, sm, sizeof sm), store_name(t.st),
              t.failed ? " (some windows could not be stored)" : "", t.label, since);
         if (t.failed && !exit_code)
             exit_code = FLAME_EXIT_STORE;

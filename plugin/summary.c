@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "common/contract.h"
 
@@ -191,6 +192,22 @@ static int write_profile(void *ctx, FILE *f, flame_err *err)
     for (size_t i = 0; i < sp->n; i++)
         target(&w, &sp->t[i]);
     jsonw_end(&w);
+    if (sp->o->cmd) {
+        /* the command's own status: the run's exit code is 1 whatever it failed with */
+        int st = sp->r ? sp->r->cmd_status : 0;
+        bool ran = sp->r && sp->r->cmd_done && sp->r->cmd_pid > 0;
+        jsonw_object(&w, "command");
+        jsonw_str(&w, "argv0", sp->o->cmd[0]);
+        if (ran && WIFEXITED(st))
+            jsonw_int(&w, "exit_code", WEXITSTATUS(st));
+        else
+            jsonw_null(&w, "exit_code");
+        if (ran && WIFSIGNALED(st))
+            jsonw_int(&w, "signal", WTERMSIG(st));
+        else
+            jsonw_null(&w, "signal");
+        jsonw_end(&w);
+    }
     jsonw_object(&w, "timings_ms");
     if (sp->r) {
         double ms[RUN_TIMINGS];
@@ -223,7 +240,8 @@ static int write_top(void *ctx, FILE *f, flame_err *err)
     jsonw_array(&w, "files");
     if (st->record) {
         jsonw_object(&w, NULL);
-        jsonw_str(&w, "format", out_fmt_of_path(st->record) == FMT_PPROF ? "pprof" : "folded");
+        int rf = out_fmt_of_path(st->record); /* the rule top --record follows */
+        jsonw_str(&w, "format", out_fmt_name(rf >= 0 ? rf : FMT_FOLDED));
         jsonw_str(&w, "path", st->record);
         jsonw_end(&w);
     }

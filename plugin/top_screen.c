@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "plugin/inputs.h"
 #include "plugin/run/proto.h"
 #include "plugin/top.h"
 
@@ -78,8 +79,10 @@ static void plain_snapshot(top_ui *u)
     char hdr[512];
     header_text(u, hdr, sizeof hdr);
     printf("--- %s\n", hdr);
-    printf("sort: %s  frames: %s  samples in window: %.0f\n", u->by_total ? "total" : "self",
-           u->java_only ? "java" : "all", u->tab ? methods_samples(u->tab, false) : 0);
+    char g[32];
+    printf("sort: %s  frames: %s  samples in window: %s\n", u->by_total ? "total" : "self",
+           u->java_only ? "java" : "all",
+           grouped(u->tab ? methods_samples(u->tab, false) : 0, g, sizeof g));
     printf("%7s %7s %8s  %-60s %s\n", "SELF%", "TOTAL%", "SAMPLES", "METHOD", "JVM/THREAD");
     size_t n;
     const methods_row *rows = rows_of(u, &n);
@@ -87,8 +90,9 @@ static void plain_snapshot(top_ui *u)
     for (size_t i = 0; i < n && i < 20; i++) {
         char name[512], where[128];
         clean_row(&rows[i], name, sizeof name, where, sizeof where);
-        printf("%6.1f%% %6.1f%% %8.0f  %-60s %s\n", 100 * rows[i].self / tot,
-               100 * rows[i].total / tot, u->by_total ? rows[i].total : rows[i].self, name, where);
+        printf("%6.1f%% %6.1f%% %8s  %-60s %s\n", 100 * rows[i].self / tot,
+               100 * rows[i].total / tot,
+               grouped(u->by_total ? rows[i].total : rows[i].self, g, sizeof g), name, where);
     }
     if (fflush(stdout) != 0 || ferror(stdout))
         request_quit(u, "stdout closed"); /* `| head`: nobody reads any more */
@@ -99,7 +103,7 @@ static void draw(top_ui *u)
     int rows, cols;
     getmaxyx(stdscr, rows, cols);
     erase();
-    char buf[1024];
+    char buf[1024], cnt[32];
     header_text(u, buf, sizeof buf);
     attron(A_BOLD);
     mvaddnstr(0, 0, buf, cols);
@@ -113,7 +117,8 @@ static void draw(top_ui *u)
     if (u->status)
         mvaddnstr(2, 0, u->status, cols);
     else if (u->callers)
-        snprintf(buf, sizeof buf, "callers of %s (%.0f samples)", u->focus, table_samples(u)),
+        snprintf(buf, sizeof buf, "callers of %s (%s samples)", u->focus,
+                 grouped(table_samples(u), cnt, sizeof cnt)),
             mvaddnstr(2, 0, buf, cols);
     else if (!u->wins)
         mvaddnstr(2, 0, "waiting for the first window (injecting the agent, attaching)...", cols);
@@ -141,8 +146,9 @@ static void draw(top_ui *u)
         const methods_row *r = &tab[u->scroll + i];
         char name[512], where[128];
         clean_row(r, name, sizeof name, where, sizeof where);
-        snprintf(buf, sizeof buf, "%5.1f%% %6.1f%% %8.0f  %-*.*s  %s", 100 * r->self / tot,
-                 100 * r->total / tot, u->by_total ? r->total : r->self, namew, namew, name, where);
+        snprintf(buf, sizeof buf, "%5.1f%% %6.1f%% %8s  %-*.*s  %s", 100 * r->self / tot,
+                 100 * r->total / tot, grouped(u->by_total ? r->total : r->self, cnt, sizeof cnt),
+                 namew, namew, name, where);
         if (u->scroll + i == u->sel)
             attron(A_REVERSE);
         mvaddnstr(4 + i, 0, buf, cols);

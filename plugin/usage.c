@@ -56,8 +56,9 @@ void flame_usage(FILE *f)
           "  docker flame web -- ab -n 100000 http://localhost:8080/   # profile under load\n"
           "  docker --context prod flame web          # any engine docker can reach\n"
           "\n"
-          "Exit codes: 0 ok, 1 error, 2 usage, 3 no such container / not running, 4 no JVM,\n"
-          "5 attach refused, 6 perf not permitted or unsupported, 125 engine error or sidecar\n"
-          "image unavailable, 130 aborted.\n",
+          "Exit status: 0 ok, 1 error, 2 usage, 3 no such container / not running, 4 no JVM,\n"
+          "5 attach refused, 6 perf not permitted or unsupported, 7 profile store unusable,\n"
+          "8 nothing stored for that container or range, 125 engine error or sidecar image\n"
+          "unavailable, 130 aborted.\n",
           f);
 }

@@ -2,7 +2,8 @@
 # Build the sidecar image's rootfs tarball offline (imported as docker-flame-sidecar:VERSION):
 #   /flame-sidecar, /usr/bin/perf + its ldd closure + ld-linux, the agent at
 #   /opt/docker-flame/agent/libflameagent.so (optional: without it the sidecar falls back to
-#   Compiler.perfmap and says so), an empty /tmp.
+#   Compiler.perfmap and says so), an empty /tmp (0711: the plugin mounts a tmpfs there, and the
+#   sidecar checks it, docs/HARDENING.md "Who can reach the sidecar").
 # Usage: sidecar/build-rootfs.sh SIDECAR_BIN AGENT_SO OUT.tar
 set -euo pipefail
 bin=${1:?usage: build-rootfs.sh SIDECAR_BIN AGENT_SO OUT.tar}
@@ -17,9 +18,12 @@ stage=$(mktemp -d "${TMPDIR:-/tmp}/flame-sidecar-rootfs.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/usr/bin" "$stage/opt/docker-flame/agent" "$stage/tmp" "$stage/lib64" "$stage/proc" \
     "$stage/dev" "$stage/sys" "$stage/etc"
-chmod 1777 "$stage/tmp"
+chmod 0711 "$stage/tmp"
 install -m 0755 "$bin" "$stage/flame-sidecar"
-install -m 0755 "$perf" "$stage/usr/bin/perf"
+# Execute-only: exec of a file its user cannot read leaves the process non-dumpable (the kernel's
+# would_dump), so perf, run unprivileged, cannot be opened through /proc/<pid>/{root,fd,mem} or
+# ptraced by another process of its uid (a readable perf was dumpable again after execve).
+install -m 0711 "$perf" "$stage/usr/bin/perf"
 for f in $(ldd "$perf" | awk '/=>/ {print $3} /^\s*\/lib/ {print $1}' | grep '^/' | sort -u); do
     mkdir -p "$stage$(dirname "$f")"
     cp -L "$f" "$stage$f"
@@ -30,9 +34,10 @@ if [ -f "$agent" ]; then
 else
     echo "build-rootfs.sh: warning: $agent not built: the image has no agent (Compiler.perfmap fallback only)" >&2
 fi
-# nobody: the unprivileged uid the sidecar drops to (perf looks its user up).
-printf 'root:x:0:0:root:/:/nonexistent\nnobody:x:65534:65534:nobody:/tmp:/nonexistent\n' > "$stage/etc/passwd"
-printf 'root:x:0:\nnogroup:x:65534:\n' > "$stage/etc/group"
+# Root only: the unprivileged uid the sidecar drops to is chosen per run (harden.c) and has no
+# entry; perf needs none.
+printf 'root:x:0:0:root:/:/nonexistent\n' > "$stage/etc/passwd"
+printf 'root:x:0:\n' > "$stage/etc/group"
 # Strip debug info from the libraries (perf's closure is large); keep perf itself intact.
 find "$stage/lib" "$stage/usr/lib" -name '*.so*' -type f -exec strip --strip-debug {} + 2>/dev/null || true
 tar --numeric-owner --owner=0 --group=0 --sort=name --mtime=@0 -C "$stage" -cf "$out.tmp" .

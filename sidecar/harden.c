@@ -1,6 +1,7 @@
 /* Dropping privilege once the privileged work is done (see docs/SIDECAR.md "Privilege per
  * phase"): capabilities with libcap, then NO_NEW_PRIVS, then a libseccomp deny-list, all BEFORE
  * anything that came from the target (its perf map, perf script's text) is parsed. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -87,25 +89,142 @@ static const int denied[] = {
     SCMP_SYS(capset),
 };
 
-void sc_test_stop(const char *phase)
+bool sc_test_hook(const char *phase)
 {
     const char *v = getenv("FLAME_SIDECAR_TEST_STOP");
     if (!v)
-        return;
+        return false;
     size_t n = strlen(phase);
     for (const char *p = v; (p = strstr(p, phase)) != NULL; p += n)
         if ((p == v || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-            raise(SIGSTOP);
+            return true;
+    return false;
+}
+
+void sc_test_stop(const char *phase)
+{
+    if (sc_test_hook(phase))
+        raise(SIGSTOP);
+}
+
+/* ---- the run's own uid ---- */
+
+/* Chosen from here, where systemd's conventions (docs/UIDS-GIDS) put no users, containers'
+ * ranges or dynamic users, and below 2^31 (tools that read ids as signed). */
+#define RUN_UID_LO 0x71000000u /* 1895825408 */
+#define RUN_UID_HI 0x7f000000u /* 2130706432, excluded */
+#define MAP_EXTENTS 16
+
+static uid_t run_uid = (uid_t)-1;
+
+uid_t sc_run_uid(void)
+{
+    return run_uid;
+}
+
+/* The extents [lo, hi) of an id map of our user namespace ("inside outside count" lines). */
+static int read_map(const char *path, uint64_t *lo, uint64_t *hi)
+{
+    char buf[2048];
+    ssize_t len = sc_read_bounded(AT_FDCWD, path, buf, sizeof buf);
+    int n = 0;
+    for (char *p = buf; len > 0 && p && *p && n < MAP_EXTENTS;) {
+        unsigned long long in, out, count;
+        if (sscanf(p, "%llu %llu %llu", &in, &out, &count) == 3 && count > 0)
+            lo[n] = in, hi[n] = in + count, n++;
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    return n;
+}
+
+static bool in_map(int n, const uint64_t *lo, const uint64_t *hi, uint64_t id)
+{
+    for (int i = 0; i < n; i++)
+        if (id >= lo[i] && id < hi[i])
+            return true;
+    return false;
+}
+
+/* Does a process we can see use id as one of its uids or gids? */
+static bool id_in_use(uint32_t id)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return true; /* cannot tell: take another */
+    bool used = false;
+    struct dirent *e;
+    char path[300], buf[SC_STATUS_MAX];
+    for (unsigned k = 0; !used && k < (1u << 22) && (e = readdir(d)); k++) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "%s/status", e->d_name);
+        if (sc_read_bounded(dirfd(d), path, buf, sizeof buf) <= 0)
+            continue; /* gone meanwhile */
+        for (const char *key = "\nUid:"; key; key = key[1] == 'U' ? "\nGid:" : NULL) {
+            const char *p = strstr(buf, key);
+            unsigned long long v[4];
+            if (p && sscanf(p + 5, "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]) == 4)
+                for (int i = 0; i < 4; i++)
+                    used |= v[i] == id;
+        }
+    }
+    closedir(d);
+    return used;
+}
+
+int sc_pick_run_uid(flame_err *err)
+{
+    uint64_t ulo[MAP_EXTENTS], uhi[MAP_EXTENTS], glo[MAP_EXTENTS], ghi[MAP_EXTENTS];
+    int nu = read_map("/proc/self/uid_map", ulo, uhi);
+    int ng = read_map("/proc/self/gid_map", glo, ghi);
+    uint64_t lo = RUN_UID_LO, hi = RUN_UID_HI;
+    if (!in_map(nu, ulo, uhi, lo) || !in_map(nu, ulo, uhi, hi - 1) || !in_map(ng, glo, ghi, lo) ||
+        !in_map(ng, glo, ghi, hi - 1)) {
+        /* A user namespace that maps only some ids (an engine with userns-remap): the upper
+         * half of what it maps. */
+        if (!nu || !ng)
+            return flame_fail(err, FLAME_EXIT_ERROR, "cannot read our user namespace's id maps");
+        lo = ulo[0] > glo[0] ? ulo[0] : glo[0];
+        hi = uhi[0] < ghi[0] ? uhi[0] : ghi[0];
+        if (hi <= lo + 2048)
+            return flame_fail(err, FLAME_EXIT_ERROR, "our user namespace maps too few ids");
+        lo += (hi - lo) / 2;
+    }
+    for (int tries = 0; tries < 16; tries++) {
+        uint32_t r;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            r = (uint32_t)getpid() * 2654435761u ^ (uint32_t)tries;
+        uint64_t id = lo + r % (hi - lo);
+        if (id == SC_NOBODY || id == 65535 || id == (uint32_t)-1 || !in_map(nu, ulo, uhi, id) ||
+            !in_map(ng, glo, ghi, id) || id_in_use((uint32_t)id))
+            continue;
+        run_uid = (uid_t)id;
+        return 0;
+    }
+    return flame_fail(err, FLAME_EXIT_ERROR, "found no unused uid for the sidecar");
+}
+
+int sc_become_run_user(void)
+{
+    if (run_uid == (uid_t)-1) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (setgroups(0, NULL) < 0 || setresgid(run_uid, run_uid, run_uid) < 0 ||
+        setresuid(run_uid, run_uid, run_uid) < 0)
+        return -1;
+    return 0;
 }
 
 int sc_harden(flame_err *err)
 {
-    /* 1. Capabilities. Leave uid 0 for nobody: the kernel then clears permitted/effective/
-     * ambient (no PR_SET_KEEPCAPS), and a later exec (perf script) cannot regain any because it
-     * is no longer root. Groups and gid first, while CAP_SETGID is still held. */
-    if (setgroups(0, NULL) < 0 || setresgid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0 ||
-        setresuid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "drop to uid %d", SC_NOBODY);
+    /* 1. Capabilities. Leave uid 0 for the run's uid: the kernel then clears permitted/
+     * effective/ambient (no PR_SET_KEEPCAPS) and makes us non-dumpable, and a later exec (perf
+     * script) cannot regain any because it is no longer root. Groups and gid first, while
+     * CAP_SETGID is still held. */
+    if (sc_become_run_user() < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "drop to uid %u", (unsigned)run_uid);
     return sc_seal(err);
 }
 

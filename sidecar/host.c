@@ -55,10 +55,10 @@ static char *read_mountinfo(size_t *len)
 
 int sc_host_scanner_start(flame_err *err)
 {
-    int table = open(SC_HOST_TABLE, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    int table = sc_work_create(SC_HOST_TABLE, O_WRONLY | O_APPEND, 0600);
     if (table < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", SC_HOST_TABLE);
-    table_rfd = open(SC_HOST_TABLE, O_RDONLY | O_CLOEXEC);
+    table_rfd = sc_work_open(SC_HOST_TABLE, O_RDONLY);
     int c[2];
     if (table_rfd < 0 || pipe2(c, O_CLOEXEC) < 0) {
         close(table);
@@ -283,9 +283,9 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
     if (!f) {
         flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     } else {
-        _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int data = sc_work_open(SC_WORK_DATA, O_RDONLY);
         rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, s->n ? SC_SYMFS : NULL, NULL, true, f, s->abort, err);
+                      : sc_perf_script(data, s->n > 0, -1, true, f, s->abort, err);
     }
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {

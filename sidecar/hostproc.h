@@ -11,12 +11,12 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define SC_HOST_CGROUP_MAX (8 * 1024)   /* /proc/<pid>/cgroup read at most */
-#define SC_HOST_NEST_MAX 4              /* container ids kept per task (nested containers) */
-#define SC_HOST_KEY_MAX 144             /* "<64 hex>/<64 hex>" + room; longer nests are cut */
-#define SC_HOST_MAX_TASKS (256 * 1024)  /* tasks the table holds; the rest count as unattributed */
-#define SC_HOST_COMM_MAX 16             /* TASK_COMM_LEN */
-#define SC_HOST_TABLE "/tmp/host-tasks" /* the scanner's output, in our tmpfs */
+#define SC_HOST_CGROUP_MAX (8 * 1024)  /* /proc/<pid>/cgroup read at most */
+#define SC_HOST_NEST_MAX 4             /* container ids kept per task (nested containers) */
+#define SC_HOST_KEY_MAX 144            /* "<64 hex>/<64 hex>" + room; longer nests are cut */
+#define SC_HOST_MAX_TASKS (256 * 1024) /* tasks the table holds; the rest count as unattributed */
+#define SC_HOST_COMM_MAX 16            /* TASK_COMM_LEN */
+#define SC_HOST_TABLE "host-tasks"     /* the scanner's output, in the work directory (workdir.c) */
 
 /* pure: the container key of a task from its /proc/<pid>/cgroup text: "host" (in no
  * container), "<id>" or, nested, "<outer id>/<inner id>" (64 lowercase hex each). Recognised

@@ -118,7 +118,7 @@ void sc_prepare_jvm(sc_session *s, int k)
     s->t[CT_PH_ATTACH] += j->attach_ms;
 }
 
-/* mkdir -p of the directories of path (in our own /tmp). */
+/* mkdir -p of the directories of path (in our own work directory). */
 static int mkdirs_for(const char *path)
 {
     char buf[600];
@@ -167,9 +167,8 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
     }
     if (fetch && j->attach != CT_ATTACH_NONE) {
         char path[64];
-        snprintf(path, sizeof(path), "/tmp/raw-%d.map", (int)j->st.pid);
-        unlink(path);
-        s->raw_fd[k] = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        snprintf(path, sizeof(path), "raw-%d.map", (int)j->st.pid);
+        s->raw_fd[k] = sc_work_create(path, O_RDWR, 0600);
         err = (flame_err)FLAME_ERR_INIT;
         if (s->raw_fd[k] < 0)
             sc_warn("create %s: %s", path, strerror(errno));
@@ -193,7 +192,7 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
         char path[600];
         snprintf(path, sizeof(path), "%s%s", SC_SYMFS, j->libjvm);
         int fd = access(path, F_OK) != 0 && mkdirs_for(path) == 0
-                     ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)
+                     ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
                      : -1;
         err = (flame_err)FLAME_ERR_INIT;
         if (fd >= 0 && sc_fetch_file(j, ns, j->libjvm, fd, &err) < 0) {

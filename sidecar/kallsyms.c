@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/fsuid.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -96,8 +99,9 @@ int sc_kallsyms_drop_syslog(flame_err *err)
     return 0;
 }
 
-int sc_kallsyms_copy(const char *dst, uint64_t *text, flame_err *err)
+int sc_kallsyms_copy(uid_t reader, int *fd, uint64_t *text, flame_err *err)
 {
+    *fd = -1;
     /* PRIVILEGE: the kernel decides at open(2), from this file's credentials, whether reads
      * show addresses (kallsyms_show_value): with perf_event_paranoid > 1 or kptr_restrict 1
      * that takes CAP_SYSLOG, which the sidecar holds only with --kernel and only until
@@ -123,17 +127,36 @@ int sc_kallsyms_copy(const char *dst, uint64_t *text, flame_err *err)
     bool cut = len > SC_KALLSYMS_MAX;
     if (sc_kallsyms_check(buf, cut ? SC_KALLSYMS_MAX : len, cut, text, err) < 0)
         return -1;
-    unlink(dst);
-    _cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    /* No name anywhere: the symbol table with real addresses is what kptr_restrict and
+     * CAP_SYSLOG keep from the target. Owned by the reader (created with its fsuid, which no
+     * directory permission is needed for), 0600, and sealed: nothing can change it after. */
+    setfsgid(reader);
+    setfsuid(reader);
+    int out = memfd_create("kallsyms", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int e = errno;
+    struct stat st;
+    if (out >= 0 && (fchmod(out, 0600) < 0 || fstat(out, &st) < 0 || st.st_uid != reader))
+        e = errno ? errno : EPERM, close(out), out = -1;
+    setfsuid(0);
+    setfsgid(0);
     if (out < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", dst);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "memfd_create kallsyms");
     for (size_t off = 0; off < len;) {
         ssize_t w = write(out, buf + off, len - off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
-            return flame_fail_errno(err, FLAME_EXIT_ERROR, w < 0 ? errno : ENOSPC, "write %s", dst);
+        if (w <= 0) {
+            e = w < 0 ? errno : ENOSPC;
+            close(out);
+            return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "write the kallsyms copy");
+        }
         off += (size_t)w;
     }
+    if (fcntl(out, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+        e = errno;
+        close(out);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "seal the kallsyms copy");
+    }
+    *fd = out;
     return 0;
 }

@@ -138,7 +138,7 @@ static int kernel_symbols(sc_session *s, flame_err *err)
         return sc_fail(err, CT_ERR_USAGE,
                        "--kernel needs per-CPU sampling (not --sampling thread)");
     flame_err why = FLAME_ERR_INIT;
-    int rc = sc_kallsyms_copy(SC_KALLSYMS_PATH, &s->kernel_text, &why);
+    int rc = sc_kallsyms_copy(sc_run_uid(), &s->kallsyms_fd, &s->kernel_text, &why);
     /* CAP_SYSLOG was for that open alone: gone before the target is looked at */
     flame_err drop = FLAME_ERR_INIT;
     if (sc_kallsyms_drop_syslog(&drop) < 0)
@@ -163,6 +163,7 @@ int main(int argc, char **argv)
     s.abort = &abort_requested;
     for (int k = 0; k < SC_MAX_JVMS; k++)
         s.ns_fd[k] = s.raw_fd[k] = -1;
+    s.kallsyms_fd = -1;
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     if (ct_argv_parse(argc, argv, &s.o, &err) < 0) {
         fprintf(stderr, "flame-sidecar: %s\n", err.msg);
@@ -188,6 +189,12 @@ int main(int argc, char **argv)
     sc_cap_eff(0, s.caps[CT_CAPS_SETUP], sizeof s.caps[CT_CAPS_SETUP]);
     snprintf(s.caps[CT_CAPS_OPEN], sizeof s.caps[CT_CAPS_OPEN], "unknown");
     snprintf(s.caps[CT_CAPS_RECORD], sizeof s.caps[CT_CAPS_RECORD], "unknown");
+    /* Before anything is created or forked: the run's own unprivileged uid, and the directory
+     * only root can enter by name (docs/HARDENING.md "Who can reach the sidecar"). */
+    if (sc_pick_run_uid(&err) < 0 || sc_work_setup(&err) < 0) {
+        sc_fail(&err, CT_ERR_INTERNAL, "%s", err.msg);
+        return finish(&err);
+    }
 
     if (s.o.verb == CT_HOST)
         return finish(host_main(&s, &err) < 0 ? &err : NULL);

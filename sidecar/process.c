@@ -17,6 +17,15 @@
 #include "sidecar/kallsyms.h"
 #include "sidecar/session.h"
 
+/* Nothing of the environment we were given: no $HOME whose .perfconfig or .debug could have been
+ * planted, no configuration file at all. */
+char *const sc_perf_env[] = {"HOME=/nonexistent",
+                             "PERF_CONFIG_NOGLOBAL=1",
+                             "PERF_CONFIG_NOSYSTEM=1",
+                             "PATH=/usr/bin:/bin",
+                             "LC_ALL=C",
+                             NULL};
+
 const char *sc_root_for_pid(void *ctx, long pid)
 {
     const sc_session *s = ctx;
@@ -26,19 +35,27 @@ const char *sc_root_for_pid(void *ctx, long pid)
     return NULL;
 }
 
-int sc_create_map(const sc_jvm *j)
+/* perf looks for /tmp/perf-<pid>.map: a link, made by root in our 0711 /tmp, to the map in the
+ * work directory through perf's own inherited descriptor of it (workdir.c). */
+static int map_link(pid_t pid, const char *target)
 {
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)j->st.pid);
+    snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
     unlink(path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0 && j->st.nspid != j->st.pid) {
-        char alt[64]; /* perfs that name the file by the in-namespace pid */
-        snprintf(alt, sizeof(alt), "/tmp/perf-%d.map", (int)j->st.nspid);
-        unlink(alt);
-        if (link(path, alt) < 0)
-            sc_warn("link %s: %s", alt, strerror(errno));
-    }
+    return symlink(target, path);
+}
+
+int sc_create_map(const sc_jvm *j)
+{
+    char name[64], target[128];
+    snprintf(name, sizeof(name), "perf-%d.map", (int)j->st.pid);
+    int fd = sc_work_create(name, O_WRONLY, 0644);
+    sc_work_path(target, sizeof target, name);
+    if (fd >= 0 && map_link(j->st.pid, target) < 0)
+        sc_warn("link /tmp/%s: %s", name, strerror(errno));
+    /* perfs that name the file by the in-namespace pid */
+    if (fd >= 0 && j->st.nspid != j->st.pid && map_link(j->st.nspid, target) < 0)
+        sc_warn("link /tmp/perf-%d.map: %s", (int)j->st.nspid, strerror(errno));
     return fd;
 }
 
@@ -46,8 +63,8 @@ void sc_publish_maps(sc_session *s, int *map_fd)
 {
     /* perf script looks for JIT symbols in /tmp/perf-<pid>.map: first in the target's mount
      * namespace (where the map was just deleted, and which it cannot enter without privilege),
-     * then in its own /tmp: ours. Created as root before the privilege drop (perf accepts maps
-     * owned by root or by itself). */
+     * then in its own /tmp: ours, a link into the work directory. Created as root before the
+     * privilege drop (perf accepts maps owned by root or by itself). */
     /* A JVM without a fetched map (no agent) gets one too when the recorder names its frames
      * (interpreted and compiled, from VMStructs): the names are all it holds. */
     for (int k = 0; k < s->n; k++)
@@ -85,9 +102,9 @@ int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, fla
 void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window)
 {
     if (window < 0)
-        snprintf(buf, cap, "/tmp/interp-%d.names", (int)pid);
+        snprintf(buf, cap, "interp-%d.names", (int)pid);
     else
-        snprintf(buf, cap, "/tmp/interp-%d-%d.names", (int)pid, window);
+        snprintf(buf, cap, "interp-%d-%d.names", (int)pid, window);
 }
 
 /* The recorder's report on JVM k's stack walks in its names file ("#nowalk <why>", "#walk
@@ -164,7 +181,7 @@ void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map
 {
     char path[64];
     sc_interp_names_path(path, sizeof path, s->jvms[k].st.pid, window);
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    _cleanup_close_ int fd = sc_work_open(path, O_RDONLY | O_NONBLOCK);
     off_t size = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
     if (size <= 0) {
         /* no report from the recorder: perf's per-thread recorder, which takes no stack copies */
@@ -202,9 +219,42 @@ void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map
     munmap(m, (size_t)size);
 }
 
-int sc_perf_script(int data_fd, const char *symfs, const char *kallsyms, bool cpu, folder *f,
+/* TEST ONLY (sc_test_hook "script", once per process): perf script reads the recording through
+ * a pipe fed by a child that stops itself first, so that perf stays alive, exec'd, waiting for
+ * input, while tests/e2e/privilege-phases.t probes it; the test's SIGCONT lets the feeder copy.
+ * Returns the fd perf reads (the pipe, or data_fd itself), *feeder the child or -1. */
+static int test_hold_script(int data_fd, pid_t *feeder)
+{
+    static bool held;
+    *feeder = -1;
+    int fp[2];
+    if (held || !sc_test_hook("script") || pipe2(fp, O_CLOEXEC) < 0)
+        return data_fd;
+    held = true;
+    fflush(stdout);
+    *feeder = fork();
+    if (*feeder == 0) {
+        close(fp[0]);
+        raise(SIGSTOP);
+        char b[65536];
+        for (ssize_t n; (n = read(data_fd, b, sizeof b)) > 0;)
+            if (write(fp[1], b, (size_t)n) != n)
+                _exit(1);
+        _exit(0);
+    }
+    close(fp[1]);
+    if (*feeder < 0) {
+        close(fp[0]);
+        return data_fd;
+    }
+    return fp[0];
+}
+
+int sc_perf_script(int data_fd, bool symfs, int kallsyms_fd, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err)
 {
+    pid_t feeder;
+    int in_fd = test_hold_script(data_fd, &feeder);
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
@@ -215,31 +265,39 @@ int sc_perf_script(int data_fd, const char *symfs, const char *kallsyms, bool cp
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "fork");
     }
     if (pid == 0) {
-        dup2(data_fd, 0);
+        dup2(in_fd, 0);
         dup2(p[1], 1);
-        setenv("HOME", "/tmp", 1);
         /* comm,pid,tid,time,event + ip,sym,dso per frame: the classic layout fold parses;
          * `-i -` reads the pipe-format data from stdin (the file is ours, opened by the caller). */
         const char *fields =
             cpu ? "comm,pid,tid,cpu,time,event,ip,sym,dso" : "comm,pid,tid,time,event,ip,sym,dso";
-        /* --kallsyms: our copy of the kernel's symbols (kallsyms.h); we can no longer read the
-         * real file's addresses, having dropped CAP_SYSLOG */
         /* --max-stack: the walked stacks go deeper than perf's default of 127 frames (the
          * walker's 2048, the kernel's part, the context markers) */
-        const char *argv[16] = {"perf", "script", "-i", "-", "-F", fields, "--max-stack", "2200"};
+        const char *argv[18] = {"perf", "script", "-i", "-", "-F", fields, "--max-stack", "2200"};
         int n = 8;
+        /* What perf reads by name is below the work directory, which it reaches through the
+         * descriptor it inherits (workdir.c); so are the maps (/tmp/perf-<pid>.map links). */
+        fcntl(sc_work_fd(), F_SETFD, 0);
+        char symfs_arg[96], kallsyms_arg[64];
         if (symfs) {
+            sc_work_path(symfs_arg, sizeof symfs_arg, SC_SYMFS_NAME);
             argv[n++] = "--symfs";
-            argv[n++] = symfs;
+            argv[n++] = symfs_arg;
         }
-        if (kallsyms) {
+        /* --kallsyms: our copy of the kernel's symbols, a file without a name (kallsyms.h); we
+         * can no longer read the real file's addresses, having dropped CAP_SYSLOG */
+        if (kallsyms_fd >= 0) {
+            fcntl(kallsyms_fd, F_SETFD, 0);
+            snprintf(kallsyms_arg, sizeof kallsyms_arg, "/proc/self/fd/%d", kallsyms_fd);
             argv[n++] = "--kallsyms";
-            argv[n++] = kallsyms;
+            argv[n++] = kallsyms_arg;
         }
         argv[n] = NULL;
-        execv(SC_PERF, (char *const *)argv);
+        execve(SC_PERF, (char *const *)argv, sc_perf_env);
         _exit(127);
     }
+    if (in_fd != data_fd)
+        close(in_fd);
     close(p[1]);
     _cleanup_fclose_ FILE *in = fdopen(p[0], "r");
     if (!in) {
@@ -267,9 +325,15 @@ int sc_perf_script(int data_fd, const char *symfs, const char *kallsyms, bool cp
             break;
         }
     }
-    int status;
+    int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    if (feeder > 0)
+        waitpid(feeder, NULL, 0);
+    /* Killed by the kernel (the sidecar's memory limit) rather than by us: what it printed is
+     * a part of the profile, which must not pass for the whole. */
+    if (rc == 0 && !(abort && *abort) && WIFSIGNALED(status))
+        return sc_fail_killed(err, "perf script", WTERMSIG(status));
     if (rc == 0 && folder_finish(f, err) < 0)
         rc = -1;
     return rc;
@@ -368,10 +432,9 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
     folder *f = folder_new(&fo);
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    _cleanup_close_ int data = open(SC_WORK_DATA, O_RDONLY | O_CLOEXEC);
+    _cleanup_close_ int data = sc_work_open(SC_WORK_DATA, O_RDONLY);
     int rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, SC_SYMFS, s->kernel_text ? SC_KALLSYMS_PATH : NULL,
-                                       false, f, s->abort, err);
+                      : sc_perf_script(data, true, s->kallsyms_fd, false, f, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
         sc_emit_folded(f);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -113,7 +114,7 @@ static void on_tick(void *ctx, int64_t elapsed, const sc_perfstream *ps)
 
 int sc_record(sc_session *s, flame_err *err)
 {
-    _cleanup_close_ int data = open(SC_WORK_DATA, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    _cleanup_close_ int data = sc_work_create(SC_WORK_DATA, O_WRONLY, 0644);
     if (data < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", SC_WORK_DATA);
     rec_ctx c = {.s = s, .pid_sig = pid_set_sig()};
@@ -136,5 +137,8 @@ int sc_record(sc_session *s, flame_err *err)
     if (rc == 0 && res.write_errno)
         sc_warn("storing the recording failed (%s): the profile ends there",
                 strerror(res.write_errno));
+    /* SIGKILL is never ours to send it: the memory limit (or the target's root) ended it */
+    if (rc == 0 && !*s->abort && WIFSIGNALED(res.status) && WTERMSIG(res.status) == SIGKILL)
+        return sc_fail_killed(err, "the recorder", SIGKILL);
     return rc;
 }

@@ -14,11 +14,31 @@
 #include "flame/fold.h"
 #include "sidecar/sidecar.h"
 
-#define SC_PERF "/usr/bin/perf"
-#define SC_WORK_DATA "/tmp/perf.data" /* our tmpfs: the recording */
-#define SC_SYMFS "/tmp/symfs"         /* copies of the target's libraries, for perf script */
-/* The recorder's names of interpreted frames: /tmp/interp-<pid>.names (record), or
- * /tmp/interp-<pid>-<window>.names (top's windows). */
+#define SC_PERF "/usr/bin/perf" /* installed execute-only: it runs non-dumpable (harden.c) */
+/* The whole environment of every perf we exec (process.c). */
+extern char *const sc_perf_env[];
+
+/* ---- workdir.c: the sidecar's own files, in a directory only root can enter by name ---- */
+#define SC_PRIVATE_DIR "/tmp/.flame"       /* 0700, root's */
+#define SC_WORK_DIR SC_PRIVATE_DIR "/work" /* 0755: reached through sc_work_fd() only */
+#define SC_WORK_DATA "perf.data"           /* the recording (names relative to the work dir) */
+#define SC_SYMFS_NAME "symfs"              /* copies of the target's libraries, for perf script */
+#define SC_SYMFS SC_WORK_DIR "/" SC_SYMFS_NAME /* the same, for root's path-based copies */
+/* /tmp 0711, the private and work directories made (or checked), the work directory opened. */
+int sc_work_setup(flame_err *err);
+/* The work directory (O_PATH, close-on-exec): every process of the run inherits it. */
+int sc_work_fd(void);
+/* Create name in the work directory, anew: unlink, then O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC. */
+int sc_work_create(const char *name, int flags, mode_t mode);
+/* Open an existing name of the work directory (O_NOFOLLOW|O_CLOEXEC added). */
+int sc_work_open(const char *name, int flags);
+void sc_work_unlink(const char *name);
+/* "/proc/self/fd/<work fd>/name": the work directory as an exec'd perf that inherited the
+ * descriptor sees it. */
+void sc_work_path(char *buf, size_t cap, const char *name);
+
+/* The recorder's names of interpreted frames, in the work directory: interp-<pid>.names
+ * (record), or interp-<pid>-<window>.names (top's windows). */
 void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window);
 
 typedef struct sc_session {
@@ -36,6 +56,7 @@ typedef struct sc_session {
     bool interp;          /* name interpreted frames (per-CPU recordings; interp.h) */
     int interp_window;    /* top: the window being recorded; -1 for a one-shot recording */
     uint64_t kernel_text; /* --kernel: the kernel's _text address (kallsyms.h); 0 without */
+    int kallsyms_fd;      /* --kernel: the copy of /proc/kallsyms (a memfd, kallsyms.h); -1 */
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -50,6 +71,13 @@ void sc_out_error(const flame_err *err);
 /* flame_fail() with the contract's error code (E line) and its exit code. */
 int sc_fail(flame_err *err, enum ct_error code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- limits.c: the container's limits, as the kernel enforced them ---- */
+/* OOM kills in our memory cgroup so far (-1: unknown). */
+long long sc_oom_kills(void);
+/* sc_fail() for a child of ours (what) killed by sig we did not send: the memory limit when the
+ * cgroup counted an OOM kill (with the limit and how to raise it), else the signal. */
+int sc_fail_killed(flame_err *err, const char *what, int sig);
 
 /* ---- jvm.c: what is done to each JVM in the target, and undone ---- */
 void sc_prepare_jvm(sc_session *s, int k);
@@ -103,10 +131,12 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err);
 void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t *bytes);
 /* Rewrite map_fd with the sanitised first `size` bytes of the raw map (sc_map_sanitize). */
 int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err);
-/* perf script over the pipe-format data on data_fd (symfs: where copies of the target's
- * libraries are, or NULL), fed to f line by line, then folder_finish. cpu: print each sample's
- * CPU too (host's timeline). */
-int sc_perf_script(int data_fd, const char *symfs, const char *kallsyms, bool cpu, folder *f,
+/* perf script over the pipe-format data on data_fd (symfs: with the copies of the target's
+ * libraries; kallsyms_fd: the kernel's symbols, or -1), fed to f line by line, then
+ * folder_finish. cpu: print each sample's CPU too (host's timeline). perf runs exec'd from an
+ * execute-only file (non-dumpable), with a fixed environment, and reaches the work directory only
+ * through the inherited descriptor. A perf killed by a signal (the memory limit) fails the run. */
+int sc_perf_script(int data_fd, bool symfs, int kallsyms_fd, bool cpu, folder *f,
                    const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */
 int sc_emit_folded(const folder *f);

@@ -168,16 +168,27 @@ int sc_map_sanitize(const char *in, size_t len, FILE *out, sc_map_stats *st, fla
 /* ---- hardening (harden.c) ---- */
 /* CapEff of process pid (0 = this one) as hex text, from its /proc status; "unknown" if unread. */
 void sc_cap_eff(pid_t pid, char *out, size_t cap);
-/* Drop to an unprivileged uid with no capabilities at all, set NO_NEW_PRIVS and load the
- * seccomp filter that denies mount/namespace/ptrace/bpf/module/key/kexec/perf_event_open. */
+/* The run's unprivileged uid (and gid), chosen once at the start by sc_pick_run_uid: a random id
+ * that no process we can see uses, mapped in our user namespace, never 65534 (docs/HARDENING.md
+ * "Who can reach the sidecar": no process of the target or the host runs as it, so none can
+ * signal ours, and the kernel's per-user perf mlock allowance is ours alone). */
+int sc_pick_run_uid(flame_err *err);
+uid_t sc_run_uid(void);
+/* setgroups(0), setresgid and setresuid to the run's uid (needs CAP_SETUID/SETGID); -1 errno. */
+int sc_become_run_user(void);
+/* Drop to the run's uid with no capabilities at all, set NO_NEW_PRIVS and load the seccomp
+ * filter that denies mount/namespace/ptrace/bpf/module/key/kexec/perf_event_open. */
 int sc_harden(flame_err *err);
-/* The second half of sc_harden, for a process that already is SC_NOBODY (the per-CPU recorder,
- * which kept one capability across the uid change to open its events): every capability gone,
- * NO_NEW_PRIVS, the seccomp deny-list. */
+/* The second half of sc_harden, for a process that already is the run's uid (the per-CPU
+ * recorder, which kept one capability across the uid change to open its events): every
+ * capability gone, NO_NEW_PRIVS, the seccomp deny-list. */
 int sc_seal(flame_err *err);
-#define SC_NOBODY 65534
+#define SC_NOBODY 65534 /* never the run's uid */
 /* TEST ONLY (tests/e2e/privilege-phases.t): FLAME_SIDECAR_TEST_STOP=<phase>[,<phase>] makes the
  * calling process SIGSTOP itself on entering that phase ("setup", "open", "record", "process"),
- * so the test can read its /proc/<pid>/status from the host and SIGCONT it. Unset in normal use
- * (the plugin passes it only from $DOCKER_FLAME_SIDECAR_TEST_STOP). */
+ * so the test can read its /proc/<pid>/status from the host and SIGCONT it; "script" holds
+ * `perf script` alive, exec'd, until the test continues the stopped child that feeds it (once per
+ * process). Unset in normal use (the plugin passes it only from $DOCKER_FLAME_SIDECAR_TEST_STOP).
+ * sc_test_hook: is phase listed? */
+bool sc_test_hook(const char *phase);
 void sc_test_stop(const char *phase);

@@ -32,9 +32,10 @@ typedef struct top_cmd {
     long long raw_size[SC_MAX_JVMS]; /* bytes of each raw map valid for this window */
 } top_cmd;
 
+/* The window's recording, in the work directory. */
 static void data_path(char *buf, size_t cap, int window)
 {
-    snprintf(buf, cap, "/tmp/w%d.data", window);
+    snprintf(buf, cap, "w%d.data", window);
 }
 
 /* ---- the child: unprivileged, seccomp-filtered ---- */
@@ -68,10 +69,9 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
     char path[64];
     data_path(path, sizeof(path), c->window);
     flame_err err = FLAME_ERR_INIT;
-    int data = open(path, O_RDONLY | O_CLOEXEC);
+    int data = sc_work_open(path, O_RDONLY);
     int rc = data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
-                      : sc_perf_script(data, SC_SYMFS, env->kernel_text ? SC_KALLSYMS_PATH : NULL,
-                                       false, f, NULL, &err);
+                      : sc_perf_script(data, true, env->kallsyms_fd, false, f, NULL, &err);
     if (data >= 0)
         close(data);
     fold_stats fs = {0};
@@ -148,6 +148,7 @@ typedef struct top_state {
     bool pending; /* a recorded window waits for the child */
     top_cmd pend;
     unsigned long long skipped;
+    bool announced; /* the P line of the first window's start is out */
 } top_state;
 
 /* Our /tmp/perf-<pid>.map (what perf script reads) and the raw copy of the agent's map. */
@@ -164,9 +165,8 @@ static void open_maps(top_state *t)
             continue;
         }
         char path[64];
-        snprintf(path, sizeof(path), "/tmp/raw-%d.map", (int)j->st.pid);
-        unlink(path);
-        t->raw_fd[k] = open(path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+        snprintf(path, sizeof(path), "raw-%d.map", (int)j->st.pid);
+        t->raw_fd[k] = sc_work_create(path, O_RDWR | O_APPEND, 0600);
         /* Created as root before the child drops privilege: perf accepts maps owned by root. */
         t->map_fd[k] = sc_create_map(j);
     }
@@ -178,7 +178,7 @@ static void unlink_names(const sc_session *env, int window)
     for (int k = 0; k < env->n; k++) {
         char path[64];
         sc_interp_names_path(path, sizeof path, env->jvms[k].st.pid, window);
-        unlink(path);
+        sc_work_unlink(path);
     }
 }
 
@@ -215,7 +215,7 @@ static void on_ack(top_state *t)
     }
     char path[64];
     data_path(path, sizeof(path), t->busy_window);
-    unlink(path);
+    sc_work_unlink(path);
     unlink_names(t->env, t->busy_window);
     t->busy = false;
     if (t->pending)
@@ -227,6 +227,19 @@ static void on_ack_cb(void *ctx)
     on_ack(ctx);
 }
 
+/* The first window's first tick: the recorder runs (its events are open, the JVMs attached).
+ * One P line says so at once, not a whole window later: `record --detach` returns on it. Only
+ * while the first window records: the child owns stdout once it has a window to process, and it
+ * has none before this one is over. */
+static void on_first_tick(void *ctx, int64_t elapsed_ms, const sc_perfstream *ps)
+{
+    top_state *t = ctx;
+    if (t->announced)
+        return;
+    t->announced = true;
+    sc_out_progress((uint64_t)elapsed_ms, 0, ps->samples, t->env->n);
+}
+
 /* One window: the recorder (sampler.c) for interval_ms, its pipe-format output teed into the
  * window's data file. Acks from the child are served meanwhile. */
 static int record_window(top_state *t, int window, sc_run_result *res, flame_err *err)
@@ -234,7 +247,7 @@ static int record_window(top_state *t, int window, sc_run_result *res, flame_err
     sc_session *env = t->env;
     char path[64];
     data_path(path, sizeof(path), window);
-    _cleanup_close_ int data = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    _cleanup_close_ int data = sc_work_create(path, O_WRONLY, 0644);
     if (data < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "create %s", path);
     /* Not live: the window is read only once it is over, and the recorder delivers everything
@@ -250,14 +263,17 @@ static int record_window(top_state *t, int window, sc_run_result *res, flame_err
                   .n_exclude = 1,
                   .extra_fd = t->ack_fd,
                   .on_extra = on_ack_cb,
+                  .on_tick = window == 0 ? on_first_tick : NULL,
                   .ctx = t};
     if (sc_sampler_run(env, &run, res, err) < 0) {
-        unlink(path);
+        sc_work_unlink(path);
         return -1;
     }
     snprintf(env->filter, sizeof env->filter, "%s", res->filter);
     if (res->write_errno)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, res->write_errno, "write %s", path);
+    if (!*env->abort && WIFSIGNALED(res->status) && WTERMSIG(res->status) == SIGKILL)
+        return sc_fail_killed(err, "the recorder", SIGKILL);
     return 0;
 }
 
@@ -304,6 +320,10 @@ int sc_top_run(sc_session *env, flame_err *err)
             rc = -1;
             break;
         }
+        /* TEST ONLY: the phase hooks stop the first window's recorder, not every window's (the
+         * processing child, forked before, keeps its copy of them for the first window). */
+        if (w == 0)
+            unsetenv("FLAME_SIDECAR_TEST_STOP");
         /* A cut-short window is not worth showing when we are leaving, unless it is kept (the
          * recorder stores every window, the last one too). */
         if (*env->stop && !env->o.last_window)
@@ -312,7 +332,7 @@ int sc_top_run(sc_session *env, flame_err *err)
             /* The child did not keep up for a whole window: show the newer one instead. */
             char path[64];
             data_path(path, sizeof(path), t.pend.window);
-            unlink(path);
+            sc_work_unlink(path);
             unlink_names(env, t.pend.window);
             t.skipped++;
         }
@@ -326,12 +346,10 @@ int sc_top_run(sc_session *env, flame_err *err)
         if (!t.busy)
             hand_over(&t);
     }
-    if (rc == 0 && t.ack_fd < 0)
-        rc = flame_fail(err, FLAME_EXIT_ERROR, "internal the processing child died; see stderr");
     /* Closing the command pipe ends the child after its current window. */
     close(t.cmd_fd);
     int64_t w0 = mono_ms();
-    int status;
+    int status = 0;
     while (waitpid(t.child, &status, WNOHANG) == 0) {
         if (mono_ms() - w0 > (*env->abort ? 1000 : 10000)) {
             fprintf(stderr, "flame-sidecar: top: the processing child did not exit\n");
@@ -339,6 +357,11 @@ int sc_top_run(sc_session *env, flame_err *err)
         }
         nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
     }
+    if (rc == 0 && t.ack_fd < 0)
+        rc = WIFSIGNALED(status) ? sc_fail_killed(err, "the processing child", WTERMSIG(status))
+                                 : flame_fail(err, FLAME_EXIT_ERROR,
+                                              "internal the processing child died; see "
+                                              "stderr");
     if (t.ack_fd >= 0)
         close(t.ack_fd);
     for (int k = 0; k < env->n; k++) {

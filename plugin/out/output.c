@@ -34,17 +34,91 @@ static bool has_suffix(const char *s, const char *suffix)
     return n >= k && strcasecmp(s + n - k, suffix) == 0;
 }
 
+/* The one table of known extensions (docs/PLUGIN.md "Formats"), longest first where one ends
+ * another (.speedscope.json before .json). Case does not matter. */
+static const struct {
+    const char *ext;
+    enum out_fmt fmt;
+} known_exts[] = {
+    {".svg", FMT_SVG},
+    {".folded", FMT_FOLDED},
+    {".txt", FMT_FOLDED},
+    {".collapsed", FMT_FOLDED},
+    {".speedscope.json", FMT_SPEEDSCOPE},
+    {".json", FMT_SPEEDSCOPE},
+    {".pb.gz", FMT_PPROF},
+    {".pb", FMT_PPROF},
+    {".pprof", FMT_PPROF},
+};
+
+/* The known extension path ends in (index into known_exts), or -1. */
+static int known_ext(const char *path)
+{
+    for (size_t i = 0; path && i < sizeof known_exts / sizeof *known_exts; i++)
+        if (has_suffix(path, known_exts[i].ext) && strlen(path) > strlen(known_exts[i].ext))
+            return (int)i;
+    return -1;
+}
+
 int out_fmt_of_path(const char *path)
 {
-    if (has_suffix(path, ".svg"))
-        return FMT_SVG;
-    if (has_suffix(path, ".folded") || has_suffix(path, ".txt") || has_suffix(path, ".collapsed"))
-        return FMT_FOLDED;
-    if (has_suffix(path, ".json"))
-        return FMT_SPEEDSCOPE;
-    if (has_suffix(path, ".pb.gz") || has_suffix(path, ".pb") || has_suffix(path, ".pprof"))
-        return FMT_PPROF;
-    return -1;
+    int k = known_ext(path);
+    return k < 0 ? -1 : (int)known_exts[k].fmt;
+}
+
+/* "svg, folded and pprof" for messages. */
+static void mask_text(unsigned mask, char *buf, size_t cap)
+{
+    size_t o = 0;
+    int n = __builtin_popcount(mask), k = 0;
+    buf[0] = 0;
+    for (int f = 0; f < FMT_COUNT && o < cap; f++)
+        if (mask & (1u << f))
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s",
+                                  k++ == 0 ? ""
+                                  : k == n ? " and "
+                                           : ", ",
+                                  out_fmt_names[f]);
+}
+
+int out_formats(const char *path, unsigned given, unsigned allowed, int dflt, unsigned *out,
+                flame_err *err)
+{
+    int k = path && strcmp(path, "-") != 0 ? known_ext(path) : -1;
+    int by_ext = k < 0 ? -1 : (int)known_exts[k].fmt;
+    char a[64], g[64];
+    mask_text(allowed, a, sizeof a);
+    if (given & ~allowed) {
+        mask_text(given & ~allowed, g, sizeof g);
+        return flame_fail(err, FLAME_EXIT_USAGE, "--format %s: this command writes %s", g, a);
+    }
+    if (by_ext >= 0 && !(allowed & (1u << by_ext)))
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "%s: a %s extension is %s, which this command cannot write (it "
+                          "writes %s)",
+                          path, known_exts[k].ext, out_fmt_names[by_ext], a);
+    if (by_ext >= 0 && given && !(given & (1u << by_ext))) {
+        mask_text(given, g, sizeof g);
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "%s: the extension %s says %s, but --format says %s: drop one of "
+                          "them (or use a name without a known extension)",
+                          path, known_exts[k].ext, out_fmt_names[by_ext], g);
+    }
+    *out = given ? given : by_ext >= 0 ? 1u << by_ext : dflt >= 0 ? 1u << dflt : 0;
+    if (!*out)
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "cannot tell the format of '%s' from its extension: give --format (%s) "
+                          "or a known extension (docs/PLUGIN.md)",
+                          path ? path : "-", a);
+    return 0;
+}
+
+int out_format(const char *path, int given, unsigned allowed, int dflt, flame_err *err)
+{
+    unsigned m = 0;
+    if (out_formats(path, given >= 0 ? 1u << given : 0, allowed, dflt, &m, err) < 0)
+        return -1;
+    return __builtin_ctz(m);
 }
 
 void out_safe_name(const char *in, char *out, size_t n)
@@ -70,16 +144,8 @@ static bool is_dir(const char *p)
 /* "web.svg" with formats {svg, folded} -> stem "web"; a known extension is dropped. */
 static char *stem_of(const char *out)
 {
-    size_t n = strlen(out);
-    for (int f = 0; f < FMT_COUNT; f++) {
-        const char *ext = out_fmt_ext(f);
-        size_t e = strlen(ext);
-        if (n > e && !strcmp(out + n - e, ext))
-            return strndup(out, n - e);
-    }
-    if (n > 5 && !strcmp(out + n - 5, ".json"))
-        return strndup(out, n - 5);
-    return strdup(out);
+    int k = known_ext(out);
+    return k < 0 ? strdup(out) : strndup(out, strlen(out) - strlen(known_exts[k].ext));
 }
 
 int out_paths(const char *output, unsigned formats, const char *container, int n, time_t when,
@@ -185,6 +251,16 @@ int out_write(const char *path, const out_job *j, flame_err *err)
 
 int out_check_dir(const char *path, flame_err *err)
 {
+    /* standard output, a device or a pipe (-o /dev/null) is written in place: only it must be
+     * writable, not its directory (a user cannot create files in /dev) */
+    struct stat st;
+    if (!strcmp(path, "-"))
+        return 0;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        if (access(path, W_OK) != 0)
+            return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "cannot write %s", path);
+        return 0;
+    }
     const char *slash = strrchr(path, '/');
     _cleanup_free_ char *dir =
         slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
@@ -194,7 +270,20 @@ int out_check_dir(const char *path, flame_err *err)
     if (access(dir, W_OK | X_OK) != 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno,
                                 "cannot write to %s (choose another -o)", dir);
-    return 0;
+    /* ... but not a directory where nothing can be created (/proc, /sys): make the temporary
+     * file the write will need, and remove it at once */
+    _cleanup_free_ char *probe = NULL;
+    if (asprintf(&probe, "%s/.flame-probe-XXXXXX", dir) < 0) {
+        probe = NULL;
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    int fd = mkostemp(probe, O_CLOEXEC);
+    if (fd < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno,
+                                "cannot write to %s (choose another -o)", dir);
+    close(fd);
+    unlink(probe);
+    return atomic_check(path, err); /* e.g. another user's link planted in /tmp */
 }
 
 int out_write_saved(char **path, const out_job *j, flame_err *err)
@@ -208,24 +297,26 @@ int out_write_saved(char **path, const out_job *j, flame_err *err)
     const char *dir = t && t[0] == '/' ? t : "/tmp";
     const char *slash = strrchr(*path, '/');
     const char *base = slash ? slash + 1 : *path;
-    _cleanup_free_ char *alt = NULL;
-    if (asprintf(&alt, "%s/%s", dir, base) < 0) {
-        alt = NULL;
-        return -1;
-    }
     char a[PATH_MAX], b[PATH_MAX];
     _cleanup_free_ char *odir = slash ? strndup(*path, (size_t)(slash - *path)) : strdup(".");
     /* the same directory again would fail the same way */
     if (!odir || (realpath(odir, a) && realpath(dir, b) && !strcmp(a, b)))
         return -1;
+    /* "web.svg" -> $TMPDIR/web-Xk3q9Z.svg: a new file with a name nobody can plant a link or a
+     * file under in a shared /tmp (mkostemps), the format's extension kept so it opens */
+    const char *ext = out_fmt_ext(j->fmt);
+    _cleanup_free_ char *stem =
+        has_suffix(base, ext) ? strndup(base, strlen(base) - strlen(ext)) : strdup(base);
+    if (!stem)
+        return -1;
+    char *alt = NULL;
     flame_err e2 = FLAME_ERR_INIT;
-    if (out_write(alt, j, &e2) < 0)
+    if (atomic_write_new(dir, *stem ? stem : "flame", ext, write_job, (void *)j, &alt, &e2) < 0)
         return -1;
     char first[sizeof err->msg];
     snprintf(first, sizeof first, "%s", err->msg);
     flame_fail(err, FLAME_EXIT_ERROR, "%s; the profile was saved to %s instead", first, alt);
     free(*path);
     *path = alt;
-    alt = NULL;
     return 1;
 }

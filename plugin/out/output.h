@@ -2,7 +2,7 @@
  * speedscope JSON, pprof through flame/pprof.h), names (flame-<container>-<YYYYmmdd-HHMMSS>.<ext>),
  * atomic writes (temp file in the same directory + fsync + rename: never half a graph; a failure
  * leaves an older file as it was), "-" for standard output, ownership under sudo, and a fallback to
- * $TMPDIR. */
+ * a new randomly named file in $TMPDIR. */
 #pragma once
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,9 +18,19 @@ enum out_fmt { FMT_SVG, FMT_FOLDED, FMT_SPEEDSCOPE, FMT_PPROF, FMT_COUNT };
 extern const char *const out_fmt_names[]; /* "svg", "folded", "speedscope", "pprof", NULL */
 const char *out_fmt_name(int fmt);
 const char *out_fmt_ext(int fmt); /* ".svg", ".folded", ".speedscope.json", ".pb.gz" */
-/* By the file's extension (.svg; .folded .txt .collapsed; .json; .pb.gz .pb .pprof): the
- * format, or -1. */
+/* By the file's extension (.svg; .folded .txt .collapsed; .speedscope.json .json; .pb.gz .pb
+ * .pprof; any case): the format, or -1. The one table of known extensions. */
 int out_fmt_of_path(const char *path);
+/* The one rule of every verb that writes a profile (docs/PLUGIN.md "Formats"): given, the
+ * --format bits (1 << FMT_*; 0 = not given); path, -o (NULL or "-": no name to read); allowed, the
+ * formats the verb can write. Without --format a known extension decides, else dflt (-1: none,
+ * an error). A known extension that names a format not given, or one the verb cannot write, is
+ * refused (FLAME_EXIT_USAGE), as is a --format outside allowed. *out: the formats to write. */
+int out_formats(const char *path, unsigned given, unsigned allowed, int dflt, unsigned *out,
+                flame_err *err);
+/* out_formats for a verb that writes one format: given is a FMT_* or -1; the format, or -1. */
+int out_format(const char *path, int given, unsigned allowed, int dflt, flame_err *err);
+#define OUT_ALL_FORMATS ((1u << FMT_COUNT) - 1)
 
 /* The -o/--output and --format entries of a verb's option table (common/args.h): the same names,
  * kinds and completion in every verb, each verb's own help. off: ARG_FIELD of a const char * and
@@ -50,8 +60,9 @@ typedef struct out_job {
 /* Write j to path ("-" = standard output, no temporary file). Errors name the path. */
 int out_write(const char *path, const out_job *j, flame_err *err);
 /* out_write; when that fails for a reason other than an interrupt (disk full, read-only, removed
- * dir), the output is saved under the same name in $TMPDIR (or /tmp) instead: returns 1, *path
- * replaced by the new (malloc'd) path, err says both. 0 ok, <0 failed. */
+ * dir), the output is saved in $TMPDIR (or /tmp) instead, as a new file <name>-XXXXXX<ext>
+ * (random, mode 0600: never a name someone could have planted a link or a file under): returns
+ * 1, *path replaced by the new (malloc'd) path, err says both. 0 ok, <0 failed. */
 int out_write_saved(char **path, const out_job *j, flame_err *err);
 
 typedef int (*out_writer_fn)(void *ctx, FILE *f, flame_err *err);
@@ -68,8 +79,9 @@ int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *e
  * Errors: a file -o for several containers. */
 int out_paths(const char *output, unsigned formats, const char *container, int n, time_t when,
               char *paths[FMT_COUNT], flame_err *err);
-/* Before anything is started: the directory of path exists and is writable (a read-only or
- * missing output dir fails in a second, not after the whole profile). */
+/* Before anything is started: a file can be created in the directory of path (a read-only,
+ * missing or pseudo-filesystem output dir fails in a second, not after the whole profile); an
+ * existing device or pipe (-o /dev/null) and "-" need only be writable themselves. */
 int out_check_dir(const char *path, flame_err *err);
 /* A container name in a file name ([A-Za-z0-9_.-], others -> '_', never hidden). */
 void out_safe_name(const char *in, char *out, size_t n);

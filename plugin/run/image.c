@@ -1,6 +1,7 @@
 /* Sidecar image: inspect, import from the tarball when missing. */
 #include "plugin/run/image.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ typedef struct import_ctx {
     char buf[4096]; /* the engine's progress stream: we only need its error, if any */
     size_t len;
     char error[512];
+    char id[80]; /* the new image's id: the stream's last status "sha256:<64 hex>" */
 } import_ctx;
 
 static int on_import(void *ud, const char *b, size_t n, flame_err *err)
@@ -52,6 +54,10 @@ static int on_import(void *ud, const char *b, size_t n, flame_err *err)
         const char *m = json_string_value(json_object_get(j, "error"));
         if (m && !c->error[0])
             snprintf(c->error, sizeof c->error, "%s", m);
+        const char *st = json_string_value(json_object_get(j, "status"));
+        if (st && strlen(st) == 71 && !strncmp(st, "sha256:", 7) &&
+            strspn(st + 7, "0123456789abcdef") == 64)
+            snprintf(c->id, sizeof c->id, "%s", st);
         json_decref(j);
         c->len = 0;
     }
@@ -78,24 +84,30 @@ static void tar_identity(const char *tar, char id[17])
     }
 }
 
-/* stale_id: when the image under our tag is another build's, its engine id ("sha256:<64 hex>"),
- * so that it can be removed once replaced. */
-static int image_present(engine *e, const char *want_id, bool *present, char stale_id[80],
-                         flame_err *err)
+/* What our tag points at: *present when it is this build (its label is want_id, or no identity
+ * is known), with its engine id in have_id; another build's id in stale_id (it is replaced, then
+ * removed). */
+static int image_present(engine *e, const char *want_id, bool *present, char have_id[80],
+                         char stale_id[80], flame_err *err)
 {
     long st = 0;
     json_t *resp = NULL;
+    have_id[0] = 0;
+    if (stale_id)
+        stale_id[0] = 0;
     int rc = engine_json(e, "GET", NULL, &resp, &st, err, "/images/%s/json", spec_image());
+    const char *id = json_string_value(json_object_get(resp, "Id"));
     if (rc == 0 && want_id && *want_id) {
         const char *have = json_string_value(
             json_object_get(json_object_get(json_object_get(resp, "Config"), "Labels"), TAR_LABEL));
         if (!have || strcmp(have, want_id) != 0) {
             rc = 1; /* stale: import again */
-            const char *old = json_string_value(json_object_get(resp, "Id"));
-            if (stale_id && old && strlen(old) < 80)
-                strcpy(stale_id, old);
+            if (stale_id && id && strlen(id) < 80)
+                strcpy(stale_id, id);
         }
     }
+    if (rc == 0 && id && strlen(id) < 80)
+        strcpy(have_id, id);
     json_decref(resp);
     if (rc < 0 && st != 404)
         return flame_wrap(err, "inspect image %s", spec_image());
@@ -103,38 +115,54 @@ static int image_present(engine *e, const char *want_id, bool *present, char sta
     return 0;
 }
 
-int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported, flame_err *err)
+/* An image of ours that nothing needs: removed without force (a container using it, e.g. a
+ * detached recording of an older build, makes the engine refuse; it then stays, as `docker rmi`
+ * would leave it, and that is not worth a warning). */
+static void remove_image(engine *e, const char *id)
 {
-    bool present;
-    *imported = false;
-    _cleanup_free_ char *tar = image_tar_path();
-    if (!tar)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    char id[17], stale[80] = "";
-    tar_identity(tar, id);
-    if (image_present(e, id, &present, stale, err) < 0)
-        return -1;
-    if (present)
-        return 0;
-    _cleanup_fclose_ FILE *f = fopen(tar, "rbe");
-    if (!f)
-        return flame_fail_errno(err, FLAME_EXIT_ENGINE, errno,
-                                "sidecar image %s is not on the engine at %s and cannot be loaded "
-                                "from %s (reinstall docker-flame or set DOCKER_FLAME_SIDECAR_TAR)",
-                                spec_image(), engine_host(e), tar);
-    import_ctx c = {.len = 0};
-    /* repo:tag -> ?repo=&tag= (the last ':' after the last '/' separates the tag) */
+    json_t *ignored = NULL;
+    flame_err quiet = FLAME_ERR_INIT;
+    long dst = 0;
+    _cleanup_free_ char *eid = engine_escape(id);
+    if (eid)
+        engine_json(e, "DELETE", NULL, &ignored, &dst, &quiet, "/images/%s", eid);
+    json_decref(ignored);
+}
+
+/* spec_image() as ?repo=&tag= (the last ':' after the last '/' separates the tag); NULL when out
+ * of memory. */
+static char *repo_tag_query(void)
+{
     const char *img = spec_image(), *slash = strrchr(img, '/'), *colon = strrchr(img, ':');
     if (colon && slash && colon < slash)
         colon = NULL;
     _cleanup_free_ char *repo = strndup(img, colon ? (size_t)(colon - img) : strlen(img));
     _cleanup_free_ char *erepo = repo ? engine_escape(repo) : NULL;
     _cleanup_free_ char *etag = engine_escape(colon ? colon + 1 : "latest");
+    char *q = NULL;
+    if (!erepo || !etag || asprintf(&q, "repo=%s&tag=%s", erepo, etag) < 0)
+        return NULL;
+    return q;
+}
+
+/* The tarball imported as a new image labelled with its identity; tagged only when asked
+ * (tagged), else untagged: *new_id says which image it is. */
+static int import_tar(engine *e, const char *tar, const char *tid, bool tagged,
+                      const volatile sig_atomic_t *cancel, char new_id[80], flame_err *err)
+{
+    new_id[0] = 0;
+    _cleanup_fclose_ FILE *f = fopen(tar, "rbe");
+    if (!f)
+        return flame_fail_errno(err, FLAME_EXIT_ENGINE, errno,
+                                "sidecar image %s is not on the engine at %s and cannot be loaded "
+                                "from %s (reinstall docker-flame or set DOCKER_FLAME_SIDECAR_TAR)",
+                                spec_image(), engine_host(e), tar);
+    _cleanup_free_ char *q = tagged ? repo_tag_query() : strdup("");
     _cleanup_free_ char *path = NULL;
-    if (!erepo || !etag ||
-        asprintf(&path, "/images/create?fromSrc=-&repo=%s&tag=%s%s%s%s", erepo, etag,
-                 id[0] ? "&changes=LABEL%20" : "", id[0] ? TAR_LABEL "%3D" : "", id) < 0)
+    if (!q || asprintf(&path, "/images/create?fromSrc=-%s%s%s%s%s", *q ? "&" : "", q,
+                       tid[0] ? "&changes=LABEL%20" : "", tid[0] ? TAR_LABEL "%3D" : "", tid) < 0)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    import_ctx c = {.len = 0};
     engine_req rq = {.method = "POST",
                      .path = path,
                      .upload = f,
@@ -151,26 +179,79 @@ int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported,
     if (c.error[0])
         return flame_fail(err, FLAME_EXIT_ENGINE, "load sidecar image %s from %s: %s", spec_image(),
                           tar, c.error);
-    if (image_present(e, id, &present, NULL, err) < 0)
+    snprintf(new_id, 80, "%s", c.id);
+    return 0;
+}
+
+static int tag_image(engine *e, const char *id, flame_err *err)
+{
+    _cleanup_free_ char *q = repo_tag_query();
+    _cleanup_free_ char *eid = engine_escape(id);
+    json_t *ignored = NULL;
+    if (!q || !eid)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    int rc = engine_json(e, "POST", NULL, &ignored, NULL, err, "/images/%s/tag?%s", eid, q);
+    json_decref(ignored);
+    return rc < 0 ? flame_wrap(err, "tag the sidecar image %s", spec_image()) : 0;
+}
+
+int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported, char pinned[80],
+                 flame_err *err)
+{
+    bool present;
+    *imported = false;
+    pinned[0] = 0;
+    _cleanup_free_ char *tar = image_tar_path();
+    if (!tar)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    char tid[17], stale[80], have[80], ours[80];
+    tar_identity(tar, tid);
+    if (image_present(e, tid, &present, have, stale, err) < 0)
         return -1;
-    if (!present)
+    if (present) {
+        snprintf(pinned, 80, "%s", have);
+        return 0;
+    }
+    /* Untagged first, tagged only if no other command's import of this build got there while
+     * we uploaded: two commands that find the image missing at the same moment (the first
+     * `record web api`, one recorder per container) would otherwise each tag their own copy,
+     * and the one tagged first would stay behind untagged (~36 MB). The loser removes its own
+     * copy, which nothing else knows of. */
+    if (import_tar(e, tar, tid, false, cancel, ours, err) < 0)
+        return -1;
+    if (!ours[0]) {
+        /* an engine that does not say the new image's id: tag in the same request, as docker
+         * import does (and accept the race above) */
+        if (import_tar(e, tar, tid, true, cancel, ours, err) < 0)
+            return -1;
+    } else {
+        if (image_present(e, tid, &present, have, NULL, err) < 0)
+            return -1;
+        if (!present && tag_image(e, ours, err) < 0) {
+            remove_image(e, ours);
+            return -1;
+        }
+    }
+    if (image_present(e, tid, &present, have, NULL, err) < 0)
+        return -1;
+    if (!present && !ours[0])
         return flame_fail(err, FLAME_EXIT_ENGINE,
                           "load sidecar image %s from %s: the engine accepted the tarball but has "
                           "no such image afterwards",
                           spec_image(), tar);
-    /* The build it replaced is now an untagged image of ~36 MB that nothing would ever remove
-     * (every upgrade of docker-flame would leave one). Removed without force: if a sidecar of
-     * that build still runs (a detached recording), the engine refuses (409) and it stays, as
-     * `docker rmi` would leave it; that is not worth a warning. */
-    if (stale[0]) {
-        json_t *ignored = NULL;
-        flame_err quiet = FLAME_ERR_INIT;
-        long dst = 0;
-        _cleanup_free_ char *eid = engine_escape(stale);
-        if (eid)
-            engine_json(e, "DELETE", NULL, &ignored, &dst, &quiet, "/images/%s", eid);
-        json_decref(ignored);
+    /* The run uses exactly the image whose identity was checked, by id: a tag moved meanwhile
+     * (another command's import, another build's) cannot give it a different sidecar. When
+     * another command's copy of this build holds the tag, ours goes and theirs is used. */
+    if (present && ours[0] && strcmp(have, ours) != 0) {
+        remove_image(e, ours);
+        snprintf(pinned, 80, "%s", have);
+    } else {
+        snprintf(pinned, 80, "%s", ours[0] ? ours : have);
+        *imported = true;
     }
-    *imported = true;
+    /* The build it replaced is now an untagged image of ~36 MB that nothing would ever remove
+     * (every upgrade of docker-flame would leave one). */
+    if (stale[0] && strcmp(stale, pinned) != 0)
+        remove_image(e, stale);
     return 0;
 }

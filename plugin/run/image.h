@@ -9,5 +9,10 @@
 /* Where the tarball is: $DOCKER_FLAME_SIDECAR_TAR, else <dir of realpath(/proc/self/exe)>/
  * flame-sidecar.tar. Caller frees. */
 char *image_tar_path(void);
-/* 0 when present (or imported now); *imported says which. */
-int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported, flame_err *err);
+/* 0 when present (or imported now); *imported says which; pinned: the engine's id of the image
+ * whose identity (the tarball's label) was checked, "sha256:<64 hex>": the run creates its
+ * sidecars from it, not from the tag. Two commands importing at the same moment leave one image:
+ * each imports untagged, tags only while the tag is still missing, and the loser removes its
+ * own copy. */
+int image_ensure(engine *e, const volatile sig_atomic_t *cancel, bool *imported, char pinned[80],
+                 flame_err *err);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/count.h"
+
 void progress_init(progress *pg, FILE *out, bool quiet)
 {
     memset(pg, 0, sizeof *pg);
@@ -26,7 +28,8 @@ void progress_fmt_secs(double s, char *buf, size_t n)
 
 static void item_text(const progress_item *it, char *buf, size_t n)
 {
-    char el[32], dur[32];
+    char el[32], dur[32], cnt[32];
+    grouped((double)it->samples, cnt, sizeof cnt);
     progress_fmt_secs((double)it->elapsed_ms / 1000, el, sizeof el);
     switch (it->state) {
     case PS_STARTING:
@@ -36,15 +39,17 @@ static void item_text(const progress_item *it, char *buf, size_t n)
         if (it->duration_ms > 0) {
             double rem = (double)(it->duration_ms - it->elapsed_ms) / 1000;
             progress_fmt_secs(rem > 0 ? rem : 0, dur, sizeof dur);
-            snprintf(buf, n, "%s: recording %s, %s left, %lld samples, %lld JVM%s", it->name, el,
-                     dur, it->samples, it->jvms, it->jvms == 1 ? "" : "s");
+            snprintf(buf, n, "%s: recording %s, %s left, %s samples, %lld JVM%s", it->name, el, dur,
+                     cnt, it->jvms, it->jvms == 1 ? "" : "s");
         } else {
-            snprintf(buf, n, "%s: recording %s (Ctrl-C to stop), %lld samples, %lld JVM%s",
-                     it->name, el, it->samples, it->jvms, it->jvms == 1 ? "" : "s");
+            snprintf(buf, n, "%s: recording %s (Ctrl-C to stop), %s samples, %lld JVM%s", it->name,
+                     el, cnt, it->jvms, it->jvms == 1 ? "" : "s");
         }
         break;
     case PS_PROCESSING:
-        snprintf(buf, n, "%s: processing %lld samples", it->name, it->samples);
+        /* no count here: the recorder's last progress count lags the profile (and differs
+         * from what folding keeps); the summary gives the one exact count */
+        snprintf(buf, n, "%s: processing %s of recording", it->name, el);
         break;
     case PS_DONE:
         snprintf(buf, n, "%s: done", it->name);

@@ -4,12 +4,14 @@
  * undo what it did in the target (mounts, files) before it goes. */
 #include "plugin/run/session.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +31,50 @@
 
 /* ---- the load command ---- */
 
+/* Is path a file we may execute (not a directory)? 0, or an errno. */
+static int runnable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    return access(path, X_OK) == 0 ? 0 : errno;
+}
+
+int sess_cmd_check(const char *cmd, flame_err *err)
+{
+    /* posix_spawnp's own search: a name with a '/' as given, else each $PATH entry (an empty one
+     * is the current directory; no PATH: glibc's default) */
+    if (strchr(cmd, '/')) {
+        int e = runnable(cmd);
+        return e ? flame_fail_errno(err, FLAME_EXIT_USAGE, e, "cannot run %s", cmd) : 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/bin:/usr/bin";
+    int seen = ENOENT;
+    for (const char *p = path;; p++) {
+        const char *end = strchrnul(p, ':');
+        char full[4096];
+        int n = snprintf(full, sizeof full, "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", cmd);
+        if (n > 0 && (size_t)n < sizeof full) {
+            int e = runnable(full);
+            if (!e)
+                return 0;
+            if (e == EACCES)
+                seen = EACCES;
+        }
+        if (!*end)
+            break;
+        p = end;
+    }
+    if (seen == EACCES)
+        return flame_fail_errno(err, FLAME_EXIT_USAGE, EACCES, "cannot run %s", cmd);
+    return flame_fail(err, FLAME_EXIT_USAGE,
+                      "cannot run %s: no such command in $PATH (nothing was profiled)", cmd);
+}
+
 static int spawn_cmd(run_ctx *r, flame_err *err)
 {
     extern char **environ;
@@ -47,6 +93,35 @@ static int spawn_cmd(run_ctx *r, flame_err *err)
         return flame_fail_errno(err, FLAME_EXIT_USAGE, rc, "cannot run %s", r->o->cmd[0]);
     r->cmd_pid = pid;
     return 0;
+}
+
+int sess_sidecar_error(const sess *s, flame_err *err)
+{
+    const proto *p = &s->pr;
+    char text[1024];
+    proto_sanitize(p->err_text ? p->err_text : "", text, sizeof text);
+    const char *name = s->name[0] ? s->name : s->arg;
+    int code = ct_error_exit(p->err);
+    switch (p->err) {
+    case CT_ERR_NO_JVM:
+        return flame_fail(err, code, "no JVM in container %s: %s", name, text);
+    case CT_ERR_NO_PID:
+        return flame_fail(err, code, "no JVM with --pid in container %s: %s", name, text);
+    case CT_ERR_ATTACH:
+    case CT_ERR_INJECT:
+        return flame_fail(err, code, "the JVM in %s refused the attach: %s", name, text);
+    case CT_ERR_PERF_DENIED:
+        return flame_fail(err, code, "perf is not permitted on this engine's host: %s", text);
+    case CT_ERR_PERF_UNSUPPORTED:
+        return flame_fail(err, code, "perf is not supported by this kernel: %s", text);
+    case CT_ERR_USAGE:
+    case CT_ERR_ABORTED:
+    case CT_ERR_INTERNAL:
+    case CT_ERR_COUNT:
+        break;
+    }
+    /* the protocol's code stays in parentheses only where no wording above fits */
+    return flame_fail(err, code, "profiling %s failed (%s): %s", name, ct_error_name(p->err), text);
 }
 
 /* ---- the run ---- */
@@ -192,7 +267,8 @@ static void follow(run_ctx *r)
         if (!cmd_started && !stopping && all_done(r, true)) {
             flame_err e = FLAME_ERR_INIT;
             if (spawn_cmd(r, &e) < 0) {
-                progress_note(&r->pg, "%s", e.msg);
+                /* checked before anything started (sess_cmd_check): gone since, or PATH lied */
+                r->cmd_error = e;
                 r->cmd_done = true;
                 r->cmd_status = 127 << 8;
                 stopping = true;
@@ -287,7 +363,7 @@ int run_profile(run_ctx *r, flame_err *err)
     if (rc == 0 && sess_interrupted())
         rc = flame_fail(err, FLAME_EXIT_INTERRUPTED, "interrupted: nothing was recorded");
     if (rc == 0) {
-        rc = image_ensure(r->e, sess_cancel_flag(), &r->image_imported, err);
+        rc = image_ensure(r->e, sess_cancel_flag(), &r->image_imported, r->image_id, err);
         if (rc == 0 && r->image_imported)
             progress_note(&r->pg, "loaded the sidecar image %s into the engine", spec_image());
     }
@@ -379,31 +455,8 @@ int run_profile(run_ctx *r, flame_err *err)
 int run_failure(const sess *s, bool stopping, flame_err *err)
 {
     const proto *p = &s->pr;
-    char text[1024];
-    if (p->failed) {
-        proto_sanitize(p->err_text ? p->err_text : "", text, sizeof text);
-        int code = ct_error_exit(p->err);
-        switch (p->err) {
-        case CT_ERR_NO_JVM:
-            return flame_fail(err, code, "no JVM in container %s: %s", s->name, text);
-        case CT_ERR_NO_PID:
-            return flame_fail(err, code, "no JVM with --pid in container %s: %s", s->name, text);
-        case CT_ERR_ATTACH:
-        case CT_ERR_INJECT:
-            return flame_fail(err, code, "the JVM in %s refused the attach: %s", s->name, text);
-        case CT_ERR_PERF_DENIED:
-            return flame_fail(err, code, "perf is not permitted on this engine's host: %s", text);
-        case CT_ERR_PERF_UNSUPPORTED:
-            return flame_fail(err, code, "perf is not supported by this kernel: %s", text);
-        case CT_ERR_USAGE:
-        case CT_ERR_ABORTED:
-        case CT_ERR_INTERNAL:
-        case CT_ERR_COUNT:
-            break;
-        }
-        return flame_fail(err, code, "profiling %s failed (%s): %s", s->name, ct_error_name(p->err),
-                          text);
-    }
+    if (p->failed)
+        return sess_sidecar_error(s, err);
     if (s->stream_rc < 0 && s->stream_err.code != FLAME_EXIT_INTERRUPTED) {
         *err = s->stream_err;
         flame_wrap(err, "sidecar of %s", s->name);
@@ -414,6 +467,13 @@ int run_failure(const sess *s, bool stopping, flame_err *err)
                           "container %s stopped during the profile (exit code %ld: its JVM "
                           "exited or was killed): nothing could be saved",
                           s->name, s->target_exit);
+    char oom[256];
+    if (!p->done && sidecar_out_of_memory(s, oom, sizeof oom))
+        return flame_fail(err, FLAME_EXIT_ERROR, "the sidecar of %s %s: nothing written%s", s->name,
+                          oom,
+                          s->restored ? "; what it left in the target was removed by "
+                                        "`flame-sidecar restore`"
+                                      : "");
     if (!p->done && s->exit_status == 137 && s->restored)
         return flame_fail(err, FLAME_EXIT_ERROR,
                           "the sidecar of %s was killed (SIGKILL): nothing written; what it "

@@ -42,6 +42,8 @@ typedef struct sess {
     long long first_p_elapsed_ms; /* elapsed_ms of the first P line (recording start estimate) */
     volatile sig_atomic_t cancel;
     long exit_status;      /* sidecar's exit code, -1 unknown */
+    bool oom_killed;       /* the engine says the kernel's OOM killer ended a process of it */
+    long long memory;      /* its memory limit, bytes (plugin/spec.h) */
     long target_exit;      /* >= 0: the target stopped during the run, with this exit code */
     bool target_removed;   /* ... and was removed (target_exit is then 0) */
     bool restored;         /* its sidecar was killed; a restore sidecar undid its work */
@@ -69,14 +71,22 @@ typedef struct run_ctx {
     pid_t cmd_pid;
     int cmd_status; /* wait status */
     bool cmd_done;
+    flame_err cmd_error; /* it could not be started (code set) */
     /* interrupts */
     int interrupts;
     bool aborted;
     bool stuck; /* aborted because a sidecar ignored the stop */
     bool early; /* aborted because the interrupt came before any sidecar recorded */
     bool image_imported;
+    char image_id[80]; /* the sidecar image checked by image_ensure: sidecars are made from it */
 } run_ctx;
 
+/* The sidecar's E line (s->pr.failed) in the words every verb uses ("no JVM in container web:
+ * ..."), never the protocol's code alone; returns <0 with err set, err->code its exit code. */
+int sess_sidecar_error(const sess *s, flame_err *err);
+/* Can `-- CMD` be run: found in $PATH (or the path given) and executable? Checked before anything
+ * is created, so a typo fails at once (exit 2) instead of after a useless profile. */
+int sess_cmd_check(const char *cmd, flame_err *err);
 /* Inspect targets, ensure image, create + attach + start sidecars, follow them to the end,
  * remove them. On return every sidecar is removed (or reported as left behind in err).
  * Returns 0 when every sidecar finished (each sess then carries its proto), -1 otherwise. */

@@ -148,7 +148,17 @@ int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
 int sidecar_create(run_ctx *r, sess *s, flame_err *err)
 {
     const char *owner = getenv("FLAME_TEST_OWNER");
-    spec_args a = {.image = spec_image(),
+    /* The one limit a run can reach (plugin/spec.h); a bad value is the user's to fix. */
+    const char *mem = getenv("DOCKER_FLAME_SIDECAR_MEMORY");
+    s->memory = SPEC_MEMORY_DEFAULT;
+    if (mem && *mem && spec_memory_parse(mem, &s->memory, err) < 0)
+        return -1;
+    long long test_tmpfs = 0;
+    const char *tt = getenv("DOCKER_FLAME_SIDECAR_TEST_TMPFS");
+    flame_err ignored = FLAME_ERR_INIT;
+    if (tt && *tt && spec_memory_parse(tt, &test_tmpfs, &ignored) < 0)
+        test_tmpfs = 0;
+    spec_args a = {.image = r->image_id[0] ? r->image_id : spec_image(),
                    .target_id = s->target_id,
                    .owner_pid = (long)getpid(),
                    .run_id = spec_run_id(),
@@ -169,6 +179,8 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     a.cmd.signatures = r->o->signatures;
     a.cmd.sampling = r->o->sampling;
     a.cmd.kernel = r->o->kernel;
+    a.memory = s->memory;
+    a.test_tmpfs = test_tmpfs;
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
         return -1;
@@ -271,6 +283,7 @@ int sidecar_remove(run_ctx *r, sess *s, flame_err *err)
         running = json_is_true(json_object_get(state, "Running"));
         if (!running && json_is_integer(json_object_get(state, "ExitCode")))
             s->exit_status = (long)json_integer_value(json_object_get(state, "ExitCode"));
+        s->oom_killed = json_is_true(json_object_get(state, "OOMKilled"));
     } else if (st == 404) {
         s->removed = true;
         return 0;
@@ -378,6 +391,17 @@ int sidecar_explain_stopped_target(run_ctx *r, sess *s, flame_err *err)
                       "container %s stopped before its profile could start (exit code %ld): "
                       "start it again, then profile it",
                       s->name, s->target_exit);
+}
+
+bool sidecar_out_of_memory(const sess *s, char *buf, size_t cap)
+{
+    if (!s->oom_killed || s->exit_status != 137)
+        return false;
+    snprintf(buf, cap,
+             "ran out of memory (its limit is %lld MiB; give it more with "
+             "DOCKER_FLAME_SIDECAR_MEMORY, e.g. =2g: docs/SIDECAR.md \"Limits\")",
+             s->memory >> 20);
+    return true;
 }
 
 /* A sidecar killed by SIGKILL could not undo its agent mount and map in the target: a short

@@ -24,5 +24,8 @@ int sidecar_explain_stopped_target(run_ctx *r, sess *s, flame_err *err);
 int sidecar_restore_target(engine *e, const char *target_id, flame_err *err);
 /* Does container id run: 1 yes, 0 no (stopped, or removed), -1 the engine did not say. */
 int sidecar_target_running(engine *e, const char *id);
+/* Was s's sidecar ended by the kernel's OOM killer (its container's memory limit)? Then buf is
+ * what to say about it: "ran out of memory (its limit is N MiB; ...)". */
+bool sidecar_out_of_memory(const sess *s, char *buf, size_t cap);
 /* Free what a sess holds (joins its thread). */
 void sess_clear(sess *s);

@@ -2,6 +2,7 @@
  * read-only rootfs with a private /tmp, labels for `docker flame gc`. */
 #include "plugin/run/spec.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,48 @@ const char *spec_image(void)
  * 0% Java names vs 100%). */
 static const char *const sidecar_caps[] = {"SYS_ADMIN", "SYS_PTRACE", "SETUID", "SETGID",
                                            "SYS_CHROOT"};
+
+int spec_memory_parse(const char *text, long long *bytes, flame_err *err)
+{
+    char *end = NULL;
+    long long v = -1;
+    int shift = 0;
+    if (text && *text >= '0' && *text <= '9') {
+        errno = 0;
+        v = strtoll(text, &end, 10);
+        if (errno)
+            v = -1;
+    }
+    if (v >= 0 && *end) {
+        switch (*end++) {
+        case 'k':
+        case 'K':
+            shift = 10;
+            break;
+        case 'm':
+        case 'M':
+            shift = 20;
+            break;
+        case 'g':
+        case 'G':
+            shift = 30;
+            break;
+        default:
+            v = -1;
+        }
+        if (*end == 'b' || *end == 'B')
+            end++;
+        if (*end)
+            v = -1;
+    }
+    if (v < 0 || v > (SPEC_MEMORY_MAX >> shift) || (v << shift) < SPEC_MEMORY_MIN)
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "DOCKER_FLAME_SIDECAR_MEMORY=%.40s: not a memory size from 16m to "
+                          "1024g (e.g. 2g)",
+                          text ? text : "");
+    *bytes = v << shift;
+    return 0;
+}
 
 json_t *spec_sidecar(const spec_args *a, flame_err *err)
 {
@@ -82,14 +125,24 @@ json_t *spec_sidecar(const spec_args *a, flame_err *err)
      * drops and the recorder's ambient CAP_SYS_PTRACE are unaffected (verified: the profile is
      * identical with and without it). Seccomp: the engine's default profile, deliberately not
      * overridden: with CAP_SYS_ADMIN it already allows exactly the extra calls the job needs. */
-    json_t *host =
-        json_pack("{s:s, s:s, s:b, s:b, s:{s:s}, s:[s], s:o, s:[s], s:b, s:{s:s}}", "PidMode",
-                  pidmode, "NetworkMode", "none", "ReadonlyRootfs", 1, "Privileged", 0, "Tmpfs",
-                  "/tmp", "rw,nosuid,nodev,size=512m", "CapDrop", "ALL", "CapAdd", caps,
-                  "SecurityOpt", "no-new-privileges:true", "AutoRemove", 0,
-                  /* The profile travels over the attach stream; a json-file copy of it would only
-                   * cost disk and time on the engine. */
-                  "LogConfig", "Type", "none");
+    /* Limits (docs/SIDECAR.md "Limits"): the target decides much of what the sidecar reads, so
+     * what it can cost the host is bounded here too, whatever the code's own bounds. The tmpfs
+     * counts in the memory limit: half of it, so a full /tmp still leaves the processes room.
+     * 0711: nobody else creates anything in it (docs/HARDENING.md "Who can reach the
+     * sidecar"); nothing in it is ever executed. */
+    long long mem = a->memory > 0 ? a->memory : SPEC_MEMORY_DEFAULT;
+    char tmpfs[96];
+    snprintf(tmpfs, sizeof tmpfs, "rw,nosuid,nodev,noexec,size=%lldm,mode=0711",
+             a->test_tmpfs > 0 ? a->test_tmpfs >> 20 : mem >> 21);
+    json_t *host = json_pack(
+        "{s:s, s:s, s:b, s:b, s:{s:s}, s:[s], s:o, s:[s], s:b, s:{s:s}, s:I, s:I, s:I, s:I}",
+        "PidMode", pidmode, "NetworkMode", "none", "ReadonlyRootfs", 1, "Privileged", 0, "Tmpfs",
+        "/tmp", tmpfs, "CapDrop", "ALL", "CapAdd", caps, "SecurityOpt", "no-new-privileges:true",
+        "AutoRemove", 0,
+        /* The profile travels over the attach stream; a json-file copy of it would only cost
+         * disk and time on the engine. */
+        "LogConfig", "Type", "none", "Memory", (json_int_t)mem, "MemorySwap", (json_int_t)mem,
+        "PidsLimit", (json_int_t)SPEC_PIDS_LIMIT, "NanoCpus", (json_int_t)SPEC_NANO_CPUS);
     /* host: the host's cgroup namespace too, so that /proc/<pid>/cgroup shows whole paths (a
      * private one, the default with cgroup v2, shows other containers as "/../docker-<id>.scope"
      * relative to ours). API 1.41. Engine 20.10 on cgroup v1 ignores it (always the host's). */

@@ -21,6 +21,18 @@
 /* This process's run id (16 hex digits; a new one after fork). */
 const char *spec_run_id(void);
 
+/* The sidecar container's limits (docs/SIDECAR.md "Limits"), from measured peaks with margin:
+ * memory (its /tmp tmpfs, which counts in it, gets half), tasks, CPUs. The memory limit is the
+ * one a run can reach (a very busy host's `docker flame host`): $DOCKER_FLAME_SIDECAR_MEMORY. */
+#define SPEC_MEMORY_DEFAULT (1ll << 30)
+#define SPEC_MEMORY_MIN (16ll << 20)
+#define SPEC_MEMORY_MAX (1ll << 40)
+#define SPEC_PIDS_LIMIT 64
+#define SPEC_NANO_CPUS 1000000000ll /* one CPU */
+/* "<n>[k|m|g]" (binary units; bytes without a suffix) within [SPEC_MEMORY_MIN, SPEC_MEMORY_MAX]
+ * into *bytes; <0 with one line in err. Pure. */
+int spec_memory_parse(const char *text, long long *bytes, flame_err *err);
+
 typedef struct spec_args {
     const char *image; /* NULL = SPEC_IMAGE */
     const char *target_id;
@@ -42,6 +54,11 @@ typedef struct spec_args {
     /* `docker flame host` (docs/HOST.md): the host's PID and cgroup namespaces instead of the
      * target's; target_id is then "host". */
     bool host;
+    long long memory; /* the memory limit in bytes; 0 = SPEC_MEMORY_DEFAULT */
+    /* TEST ONLY: $DOCKER_FLAME_SIDECAR_TEST_TMPFS (bytes) replaces the tmpfs size, half of the
+     * memory limit otherwise: a /tmp larger than the limit makes a run meet the limit itself
+     * (tests/e2e/sidecar-limits.t). 0 in normal use. */
+    long long test_tmpfs;
 } spec_args;
 
 /* The sidecar image: $DOCKER_FLAME_SIDECAR_IMAGE (tests: a stub sidecar) or SPEC_IMAGE. */

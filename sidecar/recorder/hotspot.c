@@ -20,18 +20,31 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 #define USER_TOP 0x800000000000ull /* x86-64 user half: a pointer above is never target memory */
 #define MAX_DYN 512                /* .dynamic entries read */
 #define MAX_SYMS 100000            /* .dynsym entries of libjvm (~500 real) */
 #define MAX_STRTAB (1u << 20)
 #define MAX_ENTRIES 200000 /* VMStructs entries walked at most (~800 real) */
 #define MAX_STRIDE 4096
-#define MAX_METHODS 65536 /* distinct Method* resolved per JVM per recording */
-#define MAX_HOLDER_METHODS 65535
 #define NAME_MAX_PART                                                                              \
     400 /* per class and method name: with "_[int]" well below folding's 1024-byte frame cut */
-#define HCACHE 1024
 #define ACC_NATIVE 0x0100
+#define MAX_HOLDER_METHODS 65535 /* HotSpot's own bound on a class's methods */
+/* What one JVM may cost the recorder, whatever its memory says (docs/SIDECAR.md "Limits"):
+ * at most ~4.5 MiB here (interp.c's names: ~3 MiB more), and a bounded amount of work. */
+#define MAX_METHODS 32768            /* distinct Method* per JVM per recording: a 2 MiB table */
+#define NAME_BYTES_MAX (1536u << 10) /* their names */
+#define HCACHE 1024                  /* holders whose _methods arrays are kept, sorted, ... */
+#define HC_ENTRIES_MAX 4096          /* ... when they list at most this many methods (32 KiB) ... */
+#define HC_BYTES_MAX (1u << 20)      /* ... within this much; bigger arrays are scanned */
+#define SCAN_CHUNK 512               /* Method* read at a time when scanning */
+/* Resolving (a Method* read anew: first seen, or stale after classes were unloaded) is work the
+ * target decides on, so it is budgeted: one unit per resolution plus one per 2 KiB of a holder's
+ * array read; a frame over the budget stays unknown (SC_HS_BUSY) and is tried again later. */
+#define WORK_PER_PASS 512
+#define WORK_PER_SEC 4096
 
 enum {
     F_M_CM,
@@ -81,17 +94,22 @@ static const struct {
     {"PerfMemory", "_start", 1},
 };
 
-typedef struct meth {
-    uint64_t method, code_lo, code_hi;
-    bool native, permanent, stale;
-    enum sc_hs_status st;
+#define M_NATIVE 1
+#define M_PERMANENT 2
+typedef struct meth { /* 32 bytes */
+    uint64_t method, code_lo;
     char *name;
+    uint32_t gen; /* h->gen when resolved: another one (and not permanent) = stale */
+    uint16_t code_size;
+    uint8_t st; /* enum sc_hs_status */
+    uint8_t flags;
 } meth;
 
 typedef struct hcache {
     uint64_t holder, methods;
     uint64_t *m;
     int32_t n;
+    uint32_t gen; /* valid while h->hgen is this */
 } hcache;
 
 struct sc_hs {
@@ -104,14 +122,17 @@ struct sc_hs {
     uint64_t gc_exit[SC_HS_GC_MAX]; /* sun.gc.collector.<n>.lastExitTime, where present */
     int n_gc;
     int64_t gc_epoch; /* their sum at the last poll */
+    uint32_t gen;     /* bumped when classes were unloaded: every non-permanent answer is stale */
+    uint32_t hgen;    /* bumped then and by sc_hs_forget: every cached holder array is stale */
     bool gc_pending;  /* classes were unloaded since the last pause's end was seen */
-    uint64_t gen;     /* sc_hs_generation */
     meth *tab;
     size_t mask, used;
+    size_t name_bytes, hc_bytes;
     hcache hc[HCACHE];
+    uint32_t pass_work, sec_work;
+    int64_t sec_start;
     sc_hs_stats st;
     uint64_t syms[16]; /* the gHotSpot* values (S_*), for sc_hs_query */
-    bool hc_used;      /* some hc entry holds an array */
 };
 
 /* ---- bounded reads of the target ---- */
@@ -174,6 +195,7 @@ enum {
     S_TE_STRIDE,
     S_N
 };
+#define NO_TYPESTR UINT64_MAX /* libjvm.so exports no gHotSpotVMStructEntryTypeStringOffset */
 static const char *const want_sym[S_N] = {
     "gHotSpotVMStructs",
     "gHotSpotVMTypes",
@@ -265,13 +287,18 @@ static int find_symbols(sc_hs *h, uint64_t base, uint64_t val[S_N], char *why)
                 found[j] = true;
             }
     }
+    /* the entries' C types: only the stack walker's queries want them (sc_hs_query) */
+    if (!found[S_SE_TYPESTR]) {
+        found[S_SE_TYPESTR] = true;
+        val[S_SE_TYPESTR] = NO_TYPESTR;
+    }
     for (int j = 0; j < S_N; j++)
         if (!found[j] || (j <= S_TYPES && !val[j])) {
             snprintf(why, SC_HS_WHY_MAX, "libjvm.so exports no %s (no VMStructs)", want_sym[j]);
             goto out;
         }
     for (int j = S_SE_TYPE; j < S_N; j++)
-        if (val[j] > MAX_STRIDE ||
+        if ((val[j] > MAX_STRIDE && !(j == S_SE_TYPESTR && val[j] == NO_TYPESTR)) ||
             (j != S_SE_STRIDE && j != S_TE_STRIDE && val[j] + 8 > MAX_STRIDE))
             goto implausible;
     if (val[S_SE_STRIDE] < 8 || val[S_TE_STRIDE] < 8)
@@ -391,6 +418,7 @@ sc_hs *sc_hs_open(int mem_fd, uint64_t jvm_base, char why[SC_HS_WHY_MAX])
     uint64_t val[S_N];
     if (find_symbols(h, jvm_base, val, why) < 0 || read_tables(h, val, why) < 0)
         goto bad;
+    _Static_assert(sizeof h->syms >= sizeof val, "room for the symbols' values");
     memcpy(h->syms, val, sizeof val);
     /* AbstractInterpreter::_code -> StubQueue {_stub_buffer, _buffer_limit}: the interpreter's
      * code, which is what "Interpreter" in the agent's map covers too. */
@@ -404,6 +432,7 @@ sc_hs *sc_hs_open(int mem_fd, uint64_t jvm_base, char why[SC_HS_WHY_MAX])
     }
     h->interp_lo = buf;
     h->interp_hi = buf + (uint64_t)lim;
+    h->sec_start = mono_ms();
     h->mask = 1023;
     if (!(h->tab = calloc(h->mask + 1, sizeof *h->tab))) {
         fail(why, "out of memory");
@@ -426,13 +455,33 @@ bad:
 
 static void hcache_drop(sc_hs *h)
 {
-    if (!h->hc_used)
-        return; /* dropped already: answers refused one after another cost nothing more */
-    h->hc_used = false;
     for (int i = 0; i < HCACHE; i++) {
         free(h->hc[i].m);
         h->hc[i] = (hcache){0};
     }
+    h->hc_bytes = 0;
+}
+
+/* May `units` of resolution work be done now? Counted when yes. */
+static bool afford(sc_hs *h, uint32_t units)
+{
+    int64_t now = mono_ms();
+    if (now - h->sec_start >= 1000) {
+        h->sec_start = now;
+        h->sec_work = 0;
+    }
+    if (h->pass_work + units > WORK_PER_PASS || h->sec_work + units > WORK_PER_SEC) {
+        h->st.throttled++;
+        return false;
+    }
+    h->pass_work += units;
+    h->sec_work += units;
+    return true;
+}
+
+void sc_hs_pass(sc_hs *h)
+{
+    h->pass_work = 0;
 }
 
 void sc_hs_free(sc_hs *h)
@@ -481,24 +530,24 @@ int64_t sc_hs_poll_unloads(sc_hs *h)
         h->gc_pending = false;
     }
     /* A pause that ends with no class unloaded since the previous one frees no metadata: the
-     * answers stand (a young collection every few hundred ms would otherwise drop them all). */
+     * answers stand (a young collection every few hundred ms would otherwise make them all
+     * stale, and their resolving again eat the budget). */
     h->epoch = v;
     h->gc_epoch = g;
     if (drop) {
-        h->gen++;
         /* Classes were unloaded: a cached Method* of theirs may now be freed memory, reused
-         * by another method. Forget every answer that is not about a boot-loader class. */
-        hcache_drop(h);
-        for (size_t i = 0; h->tab && i <= h->mask; i++)
-            if (h->tab[i].method && !h->tab[i].permanent)
-                h->tab[i].stale = true;
+         * by another method. Forget every answer that is not about a boot-loader class: in
+         * O(1), the target choosing how often this happens. */
+        h->gen++;
+        h->hgen++;
     }
     return v;
 }
 
 uint64_t sc_hs_generation(const sc_hs *h)
 {
-    return h->gen;
+    /* hgen moves with gen and at every sc_hs_forget */
+    return (uint64_t)h->gen << 32 | h->hgen;
 }
 
 uint64_t sc_hs_unloads_addr(const sc_hs *h)
@@ -556,34 +605,66 @@ static int u64cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Does the holder's _methods array list M? Each holder's array is read once (sorted) until the
- * next epoch. */
-static bool holder_lists(sc_hs *h, uint64_t holder, uint64_t methods, uint64_t M)
+/* Does the holder's _methods array list M? 1 yes, 0 no, -1 over the work budget. A small array
+ * is read once (sorted) until the next epoch, within HC_BYTES_MAX for all; a bigger one is
+ * scanned in chunks each time (a class with thousands of methods is rare; many holders sharing
+ * one big array is an attack). */
+static int holder_lists(sc_hs *h, uint64_t holder, uint64_t methods, uint64_t M)
 {
     hcache *c = &h->hc[(holder >> 3) % HCACHE];
-    if (c->holder != holder || c->methods != methods) {
-        int32_t n;
-        if (rd(h, methods, &n, 4) < 0 || n <= 0 || n > MAX_HOLDER_METHODS)
-            return false;
-        uint64_t *a = malloc(8 * (size_t)n);
-        if (!a || rd(h, methods + h->f[F_ARR_DATA], a, 8 * (size_t)n) < 0) {
-            free(a);
-            return false;
+    if (c->m && c->gen == h->hgen && c->holder == holder && c->methods == methods)
+        return bsearch(&M, c->m, (size_t)c->n, 8, u64cmp) != NULL;
+    int32_t n;
+    if (rd(h, methods, &n, 4) < 0 || n <= 0 || n > MAX_HOLDER_METHODS)
+        return 0;
+    size_t bytes = 8 * (size_t)n;
+    if (!afford(h, (uint32_t)(bytes >> 11)))
+        return -1;
+    uint64_t at = methods + h->f[F_ARR_DATA];
+    if (n > HC_ENTRIES_MAX) {
+        uint64_t chunk[SCAN_CHUNK];
+        for (int32_t i = 0; i < n; i += SCAN_CHUNK) {
+            int32_t k = n - i < SCAN_CHUNK ? n - i : SCAN_CHUNK;
+            if (rd(h, at + 8 * (uint64_t)i, chunk, 8 * (size_t)k) < 0)
+                return 0;
+            for (int32_t j = 0; j < k; j++)
+                if (chunk[j] == M)
+                    return 1;
         }
-        qsort(a, (size_t)n, 8, u64cmp);
-        free(c->m);
-        *c = (hcache){.holder = holder, .methods = methods, .m = a, .n = n};
-        h->hc_used = true;
+        return 0;
     }
-    return bsearch(&M, c->m, (size_t)c->n, 8, u64cmp) != NULL;
+    if (h->hc_bytes + bytes > HC_BYTES_MAX)
+        hcache_drop(h);
+    uint64_t *a = malloc(bytes);
+    if (!a || rd(h, at, a, bytes) < 0) {
+        free(a);
+        return 0;
+    }
+    qsort(a, (size_t)n, 8, u64cmp);
+    if (c->m)
+        h->hc_bytes -= 8 * (size_t)c->n;
+    free(c->m);
+    *c = (hcache){.holder = holder, .methods = methods, .m = a, .n = n, .gen = h->hgen};
+    h->hc_bytes += bytes;
+    return bsearch(&M, a, (size_t)n, 8, u64cmp) != NULL;
+}
+
+static void set_name(sc_hs *h, meth *e, char *name)
+{
+    if (e->name)
+        h->name_bytes -= strlen(e->name) + 1;
+    free(e->name);
+    e->name = name;
+    if (name)
+        h->name_bytes += strlen(name) + 1;
 }
 
 static void resolve(sc_hs *h, meth *e)
 {
     uint64_t M = e->method, cm, cp, holder, hcp, methods, name_sym, cname_sym;
-    free(e->name);
-    e->name = NULL;
-    e->stale = false;
+    set_name(h, e, NULL);
+    e->gen = h->gen;
+    e->flags = 0;
     e->st = SC_HS_UNREADABLE;
     if (!aligned(M) || rd64(h, M + h->f[F_M_CM], &cm) < 0 || !aligned(cm) ||
         rd64(h, cm + h->f[F_CM_CP], &cp) < 0 || !aligned(cp) ||
@@ -594,7 +675,13 @@ static void resolve(sc_hs *h, meth *e)
     /* The holder must own this constant pool and list this very Method*: a live, current
      * method. Garbage, freed or redefined-away methods fail here. */
     e->st = SC_HS_NOT_IN_HOLDER;
-    if (hcp != cp || !holder_lists(h, holder, methods, M))
+    int listed = hcp == cp ? holder_lists(h, holder, methods, M) : 0;
+    if (listed < 0) {
+        e->st = SC_HS_BUSY;
+        e->gen = h->gen - 1; /* stale: tried again when there is budget */
+        return;
+    }
+    if (!listed)
         return;
     uint16_t code_size, name_index, flags;
     int32_t cp_len;
@@ -612,24 +699,31 @@ static void resolve(sc_hs *h, meth *e)
         return;
     sc_hs_cut_hidden(cname);
     size_t len = strlen(cname) + 1 + strlen(mname) + 1;
-    if (!(e->name = malloc(len)))
+    if (h->name_bytes + len > NAME_BYTES_MAX) {
+        e->st = SC_HS_FULL;
         return;
-    snprintf(e->name, len, "%s.%s", cname, mname);
+    }
+    char *name = malloc(len);
+    if (!name)
+        return;
+    snprintf(name, len, "%s.%s", cname, mname);
+    set_name(h, e, name);
     e->code_lo = cm + h->sz_cm;
-    e->code_hi = e->code_lo + code_size;
-    e->native = (flags & ACC_NATIVE) != 0;
+    e->code_size = code_size;
+    e->flags = (flags & ACC_NATIVE) ? M_NATIVE : 0;
     /* The boot loader's ClassLoaderData has no loader object (a null handle) and is never
      * unloaded: its methods keep their names across unloading epochs. */
     uint64_t cld, loader = 1;
-    e->permanent = rd64(h, holder + h->f[F_K_CLD], &cld) == 0 && aligned(cld) &&
-                   rd64(h, cld + h->f[F_CLD_LOADER], &loader) == 0 && loader == 0;
+    if (rd64(h, holder + h->f[F_K_CLD], &cld) == 0 && aligned(cld) &&
+        rd64(h, cld + h->f[F_CLD_LOADER], &loader) == 0 && loader == 0)
+        e->flags |= M_PERMANENT;
     e->st = SC_HS_OK;
     h->st.resolved++;
 }
 
 static meth *slot(sc_hs *h, uint64_t M)
 {
-    if (h->used * 2 > h->mask) {
+    if (h->used * 2 > h->mask && h->used < MAX_METHODS) { /* at most 2 * MAX_METHODS slots */
         size_t nm = h->mask * 2 + 1;
         meth *nt = calloc(nm + 1, sizeof *nt);
         if (!nt)
@@ -651,18 +745,22 @@ static meth *slot(sc_hs *h, uint64_t M)
     return &h->tab[k];
 }
 
+static bool stale(const sc_hs *h, const meth *e)
+{
+    return e->gen != h->gen && !(e->flags & M_PERMANENT);
+}
+
 void sc_hs_forget(sc_hs *h, uint64_t method)
 {
     /* the holders' method lists read with it may be just as stale */
-    h->gen++;
-    hcache_drop(h);
+    h->hgen++;
     if (!aligned(method) || !h->tab)
         return;
     size_t k = (size_t)((method >> 3) * 0x9E3779B97F4A7C15ull) & h->mask;
     for (; h->tab[k].method; k = (k + 1) & h->mask)
         if (h->tab[k].method == method) {
-            if (!h->tab[k].permanent)
-                h->tab[k].stale = true;
+            if (!(h->tab[k].flags & M_PERMANENT))
+                h->tab[k].gen = h->gen - 1;
             return;
         }
 }
@@ -681,14 +779,22 @@ static meth *lookup_method(sc_hs *h, uint64_t method, enum sc_hs_status *st)
             *st = SC_HS_FULL;
             return NULL;
         }
+        if (!afford(h, 1)) {
+            *st = SC_HS_BUSY;
+            return NULL;
+        }
         e->method = method;
         h->used++;
         h->st.methods++;
         resolve(h, e);
-    } else if (e->stale) {
+    } else if (stale(h, e)) {
+        if (!afford(h, 1)) {
+            *st = SC_HS_BUSY;
+            return NULL;
+        }
         resolve(h, e);
     }
-    *st = e->st;
+    *st = (enum sc_hs_status)e->st;
     return e->st == SC_HS_OK ? e : NULL;
 }
 
@@ -703,10 +809,10 @@ enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const cha
         return st;
     /* A complete interpreter frame holds a bcp inside its own bytecodes (native methods: 0).
      * A half-built or foreign frame almost never passes this together with the holder check. */
-    if (bcp == 0 ? !e->native : (bcp < e->code_lo || bcp >= e->code_hi))
+    if (bcp == 0 ? !(e->flags & M_NATIVE) : (bcp < e->code_lo || bcp >= e->code_lo + e->code_size))
         return SC_HS_BAD_BCP;
     *name = e->name;
-    *permanent = e->permanent;
+    *permanent = (e->flags & M_PERMANENT) != 0;
     return SC_HS_OK;
 }
 
@@ -719,7 +825,7 @@ enum sc_hs_status sc_hs_method(sc_hs *h, uint64_t method, const char **name, boo
     if (!e)
         return st;
     *name = e->name;
-    *permanent = e->permanent;
+    *permanent = (e->flags & M_PERMANENT) != 0;
     return SC_HS_OK;
 }
 
@@ -743,7 +849,9 @@ int sc_hs_query(sc_hs *h, sc_hs_want *w, int n)
         if (!tn)
             break;
         memcpy(&fn, e + val[S_SE_FIELD], 8);
-        memcpy(&ts, e + val[S_SE_TYPESTR], 8);
+        ts = 0;
+        if (val[S_SE_TYPESTR] != NO_TYPESTR)
+            memcpy(&ts, e + val[S_SE_TYPESTR], 8);
         memcpy(&is_static, e + val[S_SE_STATIC], 4);
         memcpy(&off, e + val[S_SE_OFF], 8);
         memcpy(&addr, e + val[S_SE_ADDR], 8);

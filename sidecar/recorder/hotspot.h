@@ -23,11 +23,16 @@ enum sc_hs_status {
     SC_HS_NOT_IN_HOLDER, /* its holder does not list this Method*: stale, old version, garbage */
     SC_HS_BAD_BCP,       /* the frame's bcp is not inside this method's bytecodes */
     SC_HS_BAD_NAME,      /* symbols unreadable or implausible */
-    SC_HS_FULL,          /* the per-JVM bound of distinct methods was reached */
+    SC_HS_FULL,          /* the per-JVM bound of distinct methods (or of their names' bytes) */
+    SC_HS_BUSY,          /* over the resolution budget for now (per pass, per second) */
     SC_HS_NSTATUS
 };
 
 typedef struct sc_hs sc_hs;
+
+/* Bounds (hotspot.c, docs/SIDECAR.md "Limits"): at most 32768 distinct Method* per JVM, 1.5 MiB
+ * of their names, 1 MiB of cached holder arrays; resolving is budgeted per pass and per second,
+ * and an unloading makes the answers stale in O(1). */
 
 /* Read the VM's tables from the target's memory: mem_fd = /proc/<pid>/mem (kept, not closed),
  * jvm_base = where libjvm.so's file offset 0 is mapped. NULL with why filled when this JVM's
@@ -53,6 +58,10 @@ uint64_t sc_hs_generation(const sc_hs *h);
 uint64_t sc_hs_unloads_addr(const sc_hs *h);
 #define SC_HS_GC_MAX 4 /* collectors whose pause ends also drop those answers (hotspot.c) */
 
+/* A new pump pass: its share of the resolution budget starts afresh (the per-second one goes
+ * on). */
+void sc_hs_pass(sc_hs *h);
+
 /* Forget the answer about method (unless its class is the boot loader's): it was read for a
  * sample taken before an unloading, so from memory that may have been freed since, and a new
  * class's Method* may come to sit at that address without another unloading to say so. */
@@ -71,6 +80,7 @@ enum sc_hs_status sc_hs_method(sc_hs *h, uint64_t method, const char **name, boo
 
 typedef struct sc_hs_stats {
     uint64_t reads, read_faults, methods, resolved;
+    uint64_t throttled; /* resolutions put off by the budget */
 } sc_hs_stats;
 void sc_hs_get_stats(const sc_hs *h, sc_hs_stats *st);
 

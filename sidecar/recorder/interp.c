@@ -56,6 +56,7 @@ typedef struct jvm {
     name_ent *names; /* open addressing on the name's hash; ids from 1 */
     size_t mask;
     uint32_t next_id;
+    size_t text_bytes;       /* of the names below */
     char **text;             /* id -> name, to confirm hash hits */
     ncache *nc;              /* compiled frames' names (name_compiled), NC_CACHE entries */
     char why[SC_HS_WHY_MAX]; /* why its frames cannot be named, "" when they can */
@@ -238,6 +239,9 @@ void sc_interp_pass(sc_interp *in)
     int64_t sum = 0;
     bool any = false;
     for (int k = 0; k < in->n; k++)
+        if (in->j[k].hs)
+            sc_hs_pass(in->j[k].hs);
+    for (int k = 0; k < in->n; k++)
         if (in->j[k].hs) {
             int64_t v = sc_hs_poll_unloads(in->j[k].hs);
             if (v < 0) {
@@ -361,8 +365,12 @@ static uint64_t intern(sc_interp *in, jvm *j, const char *name)
     for (; j->names[i].id; i = (i + 1) & j->mask)
         if (j->names[i].hash == h && strcmp(j->text[j->names[i].id], name) == 0)
             return SC_INTERP_BASE + 16 * (uint64_t)j->names[i].id;
-    if (j->next_id >= SC_INTERP_MAX_NAMES || j->names_fd < 0)
+    size_t len = strlen(name) + 1;
+    if (j->next_id >= SC_INTERP_MAX_NAMES || j->text_bytes + len > SC_INTERP_NAME_BYTES ||
+        j->names_fd < 0) {
+        in->st.names_full++;
         return 0;
+    }
     if ((size_t)j->next_id * 2 > j->mask) { /* grow: ids are dense, rebuild from the texts */
         size_t nm = j->mask * 2 + 1;
         name_ent *nt = calloc(nm + 1, sizeof *nt);
@@ -401,6 +409,7 @@ static uint64_t intern(sc_interp *in, jvm *j, const char *name)
     }
     j->names[i] = (name_ent){.hash = h, .id = id};
     j->next_id++;
+    j->text_bytes += len;
     in->st.names++;
     return addr;
 }
@@ -831,4 +840,10 @@ size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, uns
 void sc_interp_get_stats(const sc_interp *in, sc_interp_stats *st)
 {
     *st = in ? in->st : (sc_interp_stats){0};
+    for (int k = 0; in && k < in->n; k++)
+        if (in->j[k].hs) {
+            sc_hs_stats h;
+            sc_hs_get_stats(in->j[k].hs, &h);
+            st->throttled += h.throttled;
+        }
 }

@@ -21,7 +21,10 @@
 #define SC_INTERP_BASE 0x4000000000000000ull /* synthetic addresses: id * 16 + 8 above it */
 #define SC_INTERP_SPAN 0x0000000100000000ull /* the synthetic mapping's length */
 #define SC_INTERP_MAX_JVMS 16
-#define SC_INTERP_MAX_NAMES (1u << 20) /* distinct names per JVM; beyond: unknown */
+/* Distinct names per JVM, and their text: beyond either, a frame stays unknown. With hotspot.h's
+ * bounds a JVM costs the recorder at most ~8 MiB (docs/SIDECAR.md "Limits"). */
+#define SC_INTERP_MAX_NAMES 32768
+#define SC_INTERP_NAME_BYTES (1536u << 10)
 /* PERF_REG_X86_AX(0) BX(1) BP(6) SP(7) IP(8) R13(21): the walker's (recorder/walk.h) */
 #define SC_INTERP_REGS_MASK 0x2001c3ull
 
@@ -35,6 +38,8 @@ typedef struct sc_interp_stats {
     uint64_t unknown;     /* of them, left unnamed (every reason below) */
     uint64_t partial, beyond_copy, unload_window, refused, broken_chain;
     uint64_t names;                    /* distinct names written */
+    uint64_t names_full;               /* names refused: the bounds above reached */
+    uint64_t throttled;                /* resolutions put off by hotspot.h's budget */
     uint64_t compiled, compiled_named; /* compiled frames walked; named from their Method* */
     uint64_t nc_hits;                  /* of them, named again from the name given before */
     uint64_t fp_compared, fp_same;     /* walks compared with the kernel's fp chain, agreeing

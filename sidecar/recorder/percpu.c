@@ -155,7 +155,7 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     *out = NULL;
     /* With stack copies (16 KiB a sample) 32 pages would wake us every 4 samples; 64 pages per
      * CPU stay within the kernel's unprivileged perf mlock allowance (516 KiB per CPU, shared
-     * by every process of uid 65534) together with a second recording. */
+     * by every process of one uid: the run's own, harden.c) together with a second recording. */
     unsigned pages = o->ring_pages ? o->ring_pages : o->interp ? 64 : 32;
     if ((pages & (pages - 1)) || pages > 4096 || !o->freq || o->n_exclude < 0 ||
         o->n_exclude > SC_PERCPU_MAX_EXCLUDE) {

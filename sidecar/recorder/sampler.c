@@ -90,29 +90,33 @@ static int spawn_thread(const sc_session *s, bool live, sc_sampler *r, flame_err
          * survives exec. If that fails we stop: never record with more than we planned. */
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
-        if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(0, NULL) < 0 ||
-            setresgid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0 ||
-            setresuid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0)
+        if (prctl(PR_SET_KEEPCAPS, 1) < 0 || sc_become_run_user() < 0)
             _exit(126);
         cap_t keep = cap_from_text("cap_sys_ptrace=eip");
         if (!keep || cap_set_proc(keep) < 0 || cap_set_ambient(CAP_SYS_PTRACE, CAP_SET) < 0)
             _exit(126);
         /* Changing uid reset the parent-death signal: set it again so perf dies with us. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        setenv("HOME", "/tmp", 1);
         /* --no-buffering wakes perf at every sample so that samples reach us at once (P lines,
          * first_sample); measured in docs/SIDECAR.md "Sampling". Without it perf's ring is
          * read when half full (seconds at 99 Hz) and at "stop": a top window loses nothing. */
-        if (walk)
-            execl(SC_PERF, "perf", "record", "-q", "-N", "--no-buffering", "--control", "fd:3",
-                  "-e", "cpu-clock", "--call-graph", "dwarf,16384", "-F", freq, "-p", pids, "-o",
-                  "-", (char *)NULL);
-        else if (live)
-            execl(SC_PERF, "perf", "record", "-q", "-N", "--no-buffering", "--control", "fd:3",
-                  "-e", "cpu-clock", "-g", "-F", freq, "-p", pids, "-o", "-", (char *)NULL);
-        else
-            execl(SC_PERF, "perf", "record", "-q", "-N", "--control", "fd:3", "-e", "cpu-clock",
-                  "-g", "-F", freq, "-p", pids, "-o", "-", (char *)NULL);
+        const char *argv[20] = {"perf", "record", "-q", "-N"};
+        int n = 4;
+        if (live || walk)
+            argv[n++] = "--no-buffering";
+        const char *rest[] = {"--control", "fd:3", "-e", "cpu-clock", "-F", freq,
+                              "-p",        pids,   "-o", "-",         NULL};
+        memcpy(argv + n, rest, sizeof rest);
+        n += (int)(sizeof rest / sizeof rest[0]) - 1;
+        /* the call graph: the walker's registers and stack copy, or the kernel's chain */
+        if (walk) {
+            argv[n++] = "--call-graph";
+            argv[n++] = "dwarf,16384";
+        } else {
+            argv[n++] = "-g";
+        }
+        argv[n] = NULL;
+        execve(SC_PERF, (char *const *)argv, sc_perf_env);
         _exit(127);
     }
     close(p[1]);
@@ -184,8 +188,8 @@ static void tw_start(sc_tw *t, void *ctx)
 }
 
 /* The child: /proc/<pid>/mem of each JVM opened while root (as the JVM's user, open_interp), then
- * nobody with no capability, NO_NEW_PRIVS and the seccomp deny-list (sc_seal) before the first
- * byte of the stream -- or of the target -- is read. */
+ * the run's uid with no capability, NO_NEW_PRIVS and the seccomp deny-list (sc_seal) before the
+ * first byte of the stream -- or of the target -- is read. */
 static _Noreturn void thread_walker(const sc_session *s, int in_fd, int out_fd, const int *names_fd)
 {
     signal(SIGINT, SIG_IGN); /* perf ends first, then its pipe: we follow */
@@ -195,8 +199,7 @@ static _Noreturn void thread_walker(const sc_session *s, int in_fd, int out_fd, 
     struct sc_interp *in = open_interp(s, names_fd);
     flame_err e = FLAME_ERR_INIT;
     _cleanup_cap_ cap_t none = cap_init();
-    if (setgroups(0, NULL) < 0 || setresgid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0 ||
-        setresuid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0 || !none || cap_set_proc(none) < 0) {
+    if (sc_become_run_user() < 0 || !none || cap_set_proc(none) < 0) {
         fprintf(stderr, "flame-sidecar: walker: cannot drop privileges: %s\n", strerror(errno));
         _exit(126);
     }
@@ -294,10 +297,9 @@ static int become_opener(flame_err *err)
         nkeep = 1;
     }
     /* KEEPCAPS: the uid change keeps the permitted set; effective is restored just below. */
-    if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(0, NULL) < 0 ||
-        setresgid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0 ||
-        setresuid(SC_NOBODY, SC_NOBODY, SC_NOBODY) < 0)
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "become uid %d", SC_NOBODY);
+    if (prctl(PR_SET_KEEPCAPS, 1) < 0 || sc_become_run_user() < 0)
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "become uid %u",
+                                (unsigned)sc_run_uid());
     _cleanup_cap_ cap_t c = cap_init();
     if (!c || cap_set_flag(c, CAP_PERMITTED, nkeep, keep, CAP_SET) < 0 ||
         cap_set_flag(c, CAP_EFFECTIVE, nkeep, keep, CAP_SET) < 0 || cap_set_proc(c) < 0)
@@ -367,8 +369,7 @@ static void make_names(const sc_session *s, int *names_fd)
     for (int k = 0; s->interp && k < s->n; k++) {
         char path[64];
         sc_interp_names_path(path, sizeof path, s->jvms[k].st.pid, s->interp_window);
-        unlink(path);
-        names_fd[k] = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        names_fd[k] = sc_work_create(path, O_WRONLY, 0644);
     }
 }
 
@@ -539,14 +540,15 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         fprintf(stderr,
                 "flame-sidecar: recorder: interpreted: samples=%llu with_interp=%llu frames=%llu "
                 "named=%llu unknown=%llu partial=%llu beyond_copy=%llu unload_window=%llu "
-                "refused=%llu broken_chain=%llu names=%llu walk_us=%llu bytes_in=%llu "
-                "bytes_out=%llu\n",
+                "refused=%llu broken_chain=%llu names=%llu names_full=%llu throttled=%llu "
+                "walk_us=%llu bytes_in=%llu bytes_out=%llu\n",
                 (unsigned long long)is.samples, (unsigned long long)is.with_interp,
                 (unsigned long long)is.frames, (unsigned long long)is.named,
                 (unsigned long long)is.unknown, (unsigned long long)is.partial,
                 (unsigned long long)is.beyond_copy, (unsigned long long)is.unload_window,
                 (unsigned long long)is.refused, (unsigned long long)is.broken_chain,
-                (unsigned long long)is.names, (unsigned long long)(is.walk_ns / 1000),
+                (unsigned long long)is.names, (unsigned long long)is.names_full,
+                (unsigned long long)is.throttled, (unsigned long long)(is.walk_ns / 1000),
                 (unsigned long long)is.bytes_in, (unsigned long long)is.bytes_out);
         /* per JVM, for the summary and its warnings (process.c): a last line in its names file */
         names_walks(o.interp, s, names_fd);
@@ -584,8 +586,10 @@ static ssize_t read_status(int fd, char *buf, size_t cap)
 {
     size_t n = 0;
     int64_t t0 = mono_ms();
+    /* TEST ONLY: a child stopped at the "open" hook is being looked at (privilege-phases.t) */
+    int64_t bound = sc_test_hook("open") ? 120000 : OPEN_TIMEOUT_MS;
     while (n < cap - 1) {
-        int left = (int)(OPEN_TIMEOUT_MS - (mono_ms() - t0));
+        int left = (int)(bound - (mono_ms() - t0));
         if (left <= 0)
             break;
         struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -631,8 +635,8 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
     }
     /* Room for ~5 s of samples while we are busy elsewhere (attaching a new JVM). */
     fcntl(p[1], F_SETPIPE_SZ, DATA_PIPE_SIZE);
-    /* The recorder's names of interpreted frames, one file per JVM: created here (root, our
-     * tmpfs), written by the child through the inherited fd, read by process.c. */
+    /* The recorder's names of interpreted frames, one file per JVM: created here (root, the work
+     * directory), written by the child through the inherited fd, read by process.c. */
     int names_fd[SC_MAX_JVMS];
     make_names(s, names_fd);
     pid_t parent = getpid();

@@ -111,6 +111,31 @@ is "$("$FLAME" __completeNoDesc diff --format '' | tr '\n' ' ')" "svg folded ppr
     "__completeNoDesc without the plugin's name (Debian's CLI 20.10 script)"
 is "$("$FLAME" __completeNoDesc "${tag}-j" | head -1)" "${tag}-jvm" "__completeNoDesc: names only"
 
+# A store's labels are anyone's text (a shared store file, one received from someone): a stored
+# name that compgen -W would run is never offered, through Debian's CLI 20.10 script itself
+# (its __docker_complete_plugin runs COMPREPLY=( $(compgen -W "$result" ...) )).
+evil='$(touch${IFS}'"$TMP"'/pwned)'
+"$GEN" --store "$TMP/evil.db" --container "$evil" --samples 10 --start -5m --windows 2 >/dev/null &&
+    "$GEN" --store "$TMP/evil.db" --container "${tag}-ok" --samples 10 --start -5m --windows 2 >/dev/null ||
+    bail "store-gen failed"
+out=$("$FLAME" __completeNoDesc show --store "$TMP/evil.db" "")
+unlike "$out" 'touch' "a stored name with \$(...) is not offered"
+like "$out" "^${tag}-ok"$'\n' "the store's other name is"
+unlike "$("$FLAME" __complete flame diff --store "$TMP/evil.db" "" 2>/dev/null; DOCKER_FLAME_STORE=$TMP/evil.db "$FLAME" __complete flame diff "" 2>/dev/null)" 'touch' \
+    "nor its NAME@ form for diff"
+if [ -f /usr/share/bash-completion/completions/docker ]; then
+    reply=$(STORE=$TMP/evil.db FLAME=$FLAME bash -c '
+        . /usr/share/bash-completion/bash_completion >/dev/null 2>&1
+        . /usr/share/bash-completion/completions/docker >/dev/null 2>&1
+        words=(docker flame show --store "$STORE" "")
+        __docker_complete_plugin "$FLAME"
+        printf "%s\n" "${COMPREPLY[@]}"' 2>&1)
+    check "Debian's script: Tab after show --store EVIL runs nothing" test ! -e "$TMP/pwned"
+    like "$reply" "${tag}-ok" "Debian's script: the store's other name is offered"
+else
+    skip_or_fail "no Debian docker bash completion script (package docker.io)"
+fi
+
 # Debian's CLI 20.10 (no plugin completion): the plugin works as before
 if [ -x /usr/bin/docker ] && /usr/bin/docker --version | grep -q ' 20\.'; then
     out=$(PATH=/usr/bin:$PATH docker flame --help 2>&1)
@@ -171,7 +196,7 @@ if [ -f /usr/share/bash-completion/completions/docker ]; then
     if wait_until 20 on_screen 'folded +pprof +svg'; then ok "Debian's script: diff --format <Tab><Tab>"; else
         nok "Debian's script: diff --format <Tab><Tab>"; fdiag "$(screen)"; fi
     tm send-keys -t sh C-u 'docker flame ' Tab Tab
-    if wait_until 20 on_screen 'record +render'; then ok "Debian's script: docker flame <Tab><Tab>: the verbs"; else
+    if wait_until 20 on_screen ' record ' && on_screen ' render ' && on_screen 'version'; then ok "Debian's script: docker flame <Tab><Tab>: the verbs"; else
         nok "Debian's script: docker flame <Tab><Tab>: the verbs"; fdiag "$(screen)"; fi
 else
     skip_or_fail "no Debian docker bash completion script (package docker.io)"

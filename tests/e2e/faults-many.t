@@ -38,7 +38,7 @@ timeout -k 10 240 docker flame -d 0 -o int/ "${fx[@]}" 2>int.err &
 bg=$!
 pp=$(plugin_under "$bg")
 # an event: a progress line where all $N containers record and have samples
-all_rec() { awk -v n="$N" '{ c = gsub(/recording [^|]*, [1-9][0-9]* samples/, "&"); if (c >= n) f = 1 } END { exit !f }' int.err; }
+all_rec() { awk -v n="$N" '{ c = gsub(/recording [^|]*, [1-9][0-9,]* samples/, "&"); if (c >= n) f = 1 } END { exit !f }' int.err; }
 ok_rec=0
 for ((i = 0; i < 1200; i++)); do all_rec && { ok_rec=1; break; }; sleep 0.1; done
 is "$ok_rec" 1 "all $N record with samples (bounded 120 s)"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Output faults through the real `docker flame` + real sidecar: a read-only or missing output
-# dir fails before anything is started; a full disk (a 4 KiB tmpfs mounted here) keeps the
-# profile by saving it to $TMPDIR, says both paths in one line, exit 1, no temp file left;
-# both full: exit 1, nothing left anywhere. The target is untouched after each.
+# Output faults through the real `docker flame` + real sidecar: a read-only, missing or
+# pseudo-filesystem (/proc) output dir, and another user's link planted at the output name in a
+# sticky world-writable dir, fail before anything is started; a full disk (a 4 KiB tmpfs mounted
+# here) keeps the profile by saving it to a new randomly named file in $TMPDIR (never the bare
+# name, where a link may wait), says both paths in one line, exit 1, no temp file left; both
+# full: exit 1, nothing left anywhere. The target is untouched after each.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/fixtures/plugin-stub/lib.sh"
 engine_up || bail "no Docker engine answers"
@@ -45,15 +47,41 @@ $T docker flame -d 5 -o nosuch/p.svg "$fx" 2>no.err; rc=$?
 is "$rc" 1 "missing dir: exit 1"
 like "$(cat no.err)" 'cannot write to nosuch .*No such file or directory' "missing dir: clear line"
 
-# disk full: the profile is saved to $TMPDIR instead
+# a pseudo-filesystem: access() says yes, but nothing can be created there
+$T docker flame -d 5 -o /proc/x.svg "$fx" 2>proc.err; rc=$?
+is "$rc" 1 "-o /proc/x.svg: exit 1"
+like "$(cat proc.err)" '^docker flame: cannot write to /proc \(choose another -o\)' "-o /proc/x.svg: refused before profiling"
+is "$(wc -l < proc.err)" 1 "-o /proc/x.svg: only that line"
+
+# another user's link planted at the output name in a sticky world-writable dir (/tmp): not
+# followed (the kernel's protected_symlinks rule, even with the sysctl off), refused before
+# anything starts; the file it names untouched
+mkdir sticky && chmod 1777 sticky
+echo secret >victim
+ln -s "$TMP/victim" sticky/web.svg && chown -h 65534:65534 sticky/web.svg
+s=$(date +%s%N)
+$T docker flame -d 5 -o sticky/web.svg "$fx" 2>link.err; rc=$?
+ms=$(( ($(date +%s%N) - s) / 1000000 ))
+is "$rc" 1 "planted link: exit 1"
+like "$(cat link.err)" '^docker flame: will not write sticky/web.svg: it is a symbolic link owned by another user \(uid 65534\)' "planted link: one clear line"
+is "$(cat victim)" secret "planted link: the file it names is untouched"
+check "planted link: refused at once (${ms} ms < 5 s)" test "$ms" -lt 5000
+check "planted link: still the same link" test "$(readlink sticky/web.svg)" = "$TMP/victim"
+
+# disk full: the profile is saved to a new file in $TMPDIR instead; a link planted at the bare
+# name there is never touched
+ln -s "$TMP/victim" alt/p.svg
 TMPDIR=$TMP/alt $T docker flame -d 2 -o full/p.svg "$fx" 2>full.err; rc=$?
 is "$rc" 1 "disk full: exit 1"
-like "$(grep -E '^docker flame: .*(cannot|error)' full.err)" "cannot write full/p.svg.*No space left on device; the profile was saved to $TMP/alt/p.svg instead" "disk full: one line naming both paths"
+like "$(grep -E '^docker flame: .*(cannot|error)' full.err)" "cannot write full/p.svg.*No space left on device; the profile was saved to $TMP/alt/p-[A-Za-z0-9]{6}\.svg instead" "disk full: one line naming both paths"
 is "$(grep -Ec '^docker flame: .*(cannot|error)' full.err)" 1 "disk full: exactly one error line"
-like "$(cat alt/p.svg 2>/dev/null)" 'FlameFixture\.countPrimes' "disk full: saved SVG has the Java names"
-check "disk full: the saved SVG is complete XML" python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse('alt/p.svg')"
+saved=$(ls alt/p-??????.svg 2>/dev/null | head -1)
+like "$(cat "$saved" 2>/dev/null)" 'FlameFixture\.countPrimes' "disk full: saved SVG has the Java names"
+check "disk full: the saved SVG is complete XML" python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse('$saved')"
+is "$(stat -c %a "$saved" 2>/dev/null)" 600 "disk full: the saved file is private (0600)"
+is "$(cat victim)" secret "disk full: the link at the bare name \$TMPDIR/p.svg was not followed"
 is "$(ls -A full | wc -l)" 0 "disk full: no temp file left in the full dir"
-like "$(cat full.err)" 'wrote .*alt/p.svg' "disk full: the summary names the saved file"
+like "$(cat full.err)" "wrote .*$saved" "disk full: the summary names the saved file"
 target_ok "disk full"
 
 # both full: nothing can be saved; exit 1, nothing left

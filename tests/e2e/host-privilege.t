@@ -4,12 +4,14 @@
 # /proc/<pid>/status of the host sidecar's processes in each phase: the sidecar (setup, process),
 # the per-CPU recorder (open, record) and the scanner child (nobody, nothing, the seccomp filter,
 # for its whole life). Hooks and helpers as in tests/e2e/privilege-phases.t
-# (DOCKER_FLAME_SIDECAR_TEST_STOP, TEST ONLY). Every wait is bounded.
+# (DOCKER_FLAME_SIDECAR_TEST_STOP, TEST ONLY). In every phase (perf script too, over the whole
+# host's stacks) no uid-65534 process of the host reaches any of the sidecar's processes
+# (`hostile probe`, docs/HARDENING.md "Who can reach the sidecar"). Every wait is bounded.
 . "$(dirname "$0")/privilege-lib.sh"
 
 # a JVM of this engine, so that the setup phase injects the agent as in a profile
 fx=$(fixture pid1) || bail "fixture pid1 did not start"
-DOCKER_FLAME_SIDECAR_TEST_STOP=setup,open,record,process \
+DOCKER_FLAME_SIDECAR_TEST_STOP=setup,open,record,process,script \
     timeout -k 10 150 docker flame host -d 3 --format folded -o h.folded >table 2>err &
 bg=$!
 sc=$(sidecar_of "host")
@@ -22,29 +24,39 @@ is "$hc" "false none true [\"ALL\"] [\"SYS_ADMIN\",\"SYS_PTRACE\",\"SETUID\",\"S
 scpid=$(sidecar_pid "$sc")
 if wait_stopped "$scpid" 30; then
     assert_status "$scpid" setup 0 "$SETUP_CAPS" "$SETUP_CAPS"
+    unreachable "host setup" "" "$scpid" $(tree "$scpid")
     kill -CONT "$scpid"
 else nok "setup: sidecar did not stop at the setup hook"; fi
 if rp=$(child_named "$scpid" 30 flame-sidecar T); then
-    assert_status "$rp" "open (recorder)" 65534 "$OPEN_CAPS" "$OPEN_CAPS"
+    assert_status "$rp" "open (recorder)" run "$OPEN_CAPS" "$OPEN_CAPS"
     # the scanner: the other flame-sidecar child, running
     scan=
     for c in $(cat /proc/"$scpid"/task/*/children 2>/dev/null); do
-        [ "$c" != "$rp" ] && [ "$(cat /proc/"$c"/comm 2>/dev/null)" = flame-sidecar ] && [ "$(uid "$c")" = 65534 ] && scan=$c
+        [ "$c" != "$rp" ] && [ "$(cat /proc/"$c"/comm 2>/dev/null)" = flame-sidecar ] && is_run_uid "$(uid "$c")" && scan=$c
     done
-    if [ -n "$scan" ]; then assert_status "$scan" "scanner" 65534 "$NONE" "$NONE"
+    if [ -n "$scan" ]; then assert_status "$scan" "scanner" run "$NONE" "$NONE"
     else nok "scanner: no unprivileged scanner child seen"; fi
+    unreachable "host open (the scanner too)" "" "$rp" $(tree "$scpid")
     kill -CONT "$rp"
     if wait_stopped "$rp" 30; then
-        assert_status "$rp" "record (recorder)" 65534 "$NONE" "$NONE"
+        assert_status "$rp" "record (recorder)" run "$NONE" "$NONE"
+        unreachable "host record" "" "$rp" $(tree "$scpid")
         kill -CONT "$rp"
     else nok "record (recorder): did not stop at the record hook"; kill -CONT "$rp" 2>/dev/null; fi
 else nok "open: no per-CPU recorder child seen"; fi
-if wait_stopped "$scpid" 60 && [ "$(uid "$scpid")" = 65534 ]; then
-    assert_status "$scpid" process 65534 "$NONE" "$NONE"
+if wait_stopped "$scpid" 60 && is_run_uid "$(uid "$scpid")"; then
+    assert_status "$scpid" process run "$NONE" "$NONE"
+    unreachable "host process" "" "$scpid" $(tree "$scpid")
     kill -CONT "$scpid"
 else nok "process: sidecar did not stop at the process hook"; kill -CONT "$scpid" 2>/dev/null; fi
+# perf script over the whole host's perf.data, held alive by the script hook
+if pp=$(find_in_tree "$scpid" 30 perf) && feeder=$(find_in_tree "$scpid" 10 flame-sidecar T); then
+    is "$(st "$pp" CapEff) $(st "$pp" CapPrm)" "$NONE $NONE" "host script (perf script): no capability"
+    unreachable "host script" "" "$pp" $(tree "$scpid")
+    kill -CONT "$feeder"
+else nok "host script: no perf script held by the script hook"; fi
 wait_pid "$bg" 120; rc=$RC
-is "$rc" 0 "host with the phase hooks: exit 0"
+is "$rc" 0 "host with the phase hooks: exit 0"; [ "$rc" = 0 ] || fdiag "$(cat err)" "$(docker ps -a)"
 like "$(cat h.folded 2>/dev/null)" 'FlameFixture\.' "Java names in the host graph"
 is "$(flame_mounts "$(target_pid "$fx")")" 0 "no docker-flame mount left in the JVM"
 

@@ -77,6 +77,25 @@ is "$(sidecars_left)" 0 "-d 8d: no sidecar was created"
 $T docker flame -q -o cmd.svg "$fx" -- sh -c 'sleep 3'; rc=$?
 is "$rc" 0 "-- CMD: exit 0"
 like "$(cat cmd.svg 2>/dev/null)" 'FlameFixture' "-- CMD: SVG with Java names"
+# a command that cannot start (a typo in a CI job's load command): refused before any sidecar,
+# exit 2, one line, nothing written; one that started and failed: exit 1 (its own status in the
+# message and in --summary-json's "command")
+s=$(date +%s%N)
+$T docker flame -o nocmd.svg "$fx" -- nosuchcmd-$$ --flag 2>nocmd.err; rc=$?
+ms=$(( ($(date +%s%N) - s) / 1000000 ))
+is "$rc" 2 "-- nosuchcmd: exit 2"
+is "$(cat nocmd.err)" "docker flame: cannot run nosuchcmd-$$: no such command in \$PATH (nothing was profiled)" "-- nosuchcmd: one line"
+check "-- nosuchcmd: refused at once (${ms} ms), nothing written" test "$ms" -lt 5000 -a ! -e nocmd.svg
+is "$(sidecars_left)" 0 "-- nosuchcmd: no sidecar was created"
+$T docker flame -q -o nocmd.svg "$fx" -- ./not-executable 2>nocmd.err; rc=$?
+is "$rc" 2 "-- ./missing-file: exit 2 ($(cat nocmd.err))"
+$T docker flame -q -o cmdfail.svg --summary-json cmdfail.json "$fx" -- sh -c 'sleep 1; exit 3' 2>cmdfail.err; rc=$?
+is "$rc" 1 "-- CMD that fails (exit 3): exit 1"
+like "$(cat cmdfail.err)" 'sh failed: exit status 3' "... its status in the message"
+is "$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["command"]; print(c["argv0"], c["exit_code"], c["signal"])' cmdfail.json)" "sh 3 None" \
+    "... and in --summary-json (command.exit_code 3)"
+is "$(python3 "$ROOT/tests/schema_check.py" "$ROOT/docs/summary.schema.json" cmdfail.json 2>&1)" "" "... which is valid against docs/summary.schema.json"
+check "... the profile is still written" test -s cmdfail.svg
 
 # second endpoint (named context through a forwarding socket)
 python3 "$STUB_DIR/forward.py" "$TMP/second.sock" > fwd.log 2>&1 &

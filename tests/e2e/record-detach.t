@@ -44,10 +44,16 @@ is "$rc" 3 "--detach of an unknown container: exit 3"
 like "$(cat err)" "no such container: no-such-container-$$" "says which container"
 is "$(docker flame ps -q | wc -l)" 0 "nothing registered after the refusals"
 
-# Two containers in the background; the command returns once both record.
-timeout -k 5 120 docker flame record --detach "$an" "$bn" --window 1s --store "$DB" >out 2>err; rc=$?
+# Two containers in the background; the command returns once both record: as soon as each
+# sidecar's recorder runs (its first progress line), like `docker run -d`, not after a whole
+# window (30 s here; the old wait). fd 9 stands for a pipe a CI runner or an IDE started the
+# command with: a recording that runs for days must not hold it.
+t0=$(date +%s%N)
+timeout -k 5 120 docker flame record --detach "$an" "$bn" --window 30s --store "$DB" >out 2>err 9>"$TMP/held-by-ci"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 is "$rc" 0 "record --detach: exit 0"
-diag "$(cat err)"
+diag "$(cat err)" "record --detach of two containers, 30-s windows: returned in $ms ms"
+check "returned once both record, not after their first 30-s window ($ms ms < 12 s)" test "$ms" -lt 12000
 like "$(cat err)" "$an is recorded in the background \(pid [0-9]+\): .docker flame ps. lists it, .docker flame stop $an. ends it" \
     "says how to list it and how to end it"
 is "$(docker flame ps -q | wc -l)" 2 "ps: two recordings"
@@ -58,6 +64,16 @@ sid=$(awk '{ sub(/.*\) /, ""); print $4 }' "/proc/$pa/stat" 2>/dev/null)
 is "$sid" "$pa" "the recorder leads a session of its own (no terminal: no SIGHUP when it closes)"
 is "$(readlink "/proc/$pa/fd/0")" /dev/null "its stdin is /dev/null"
 check "the recorder does not keep the test's directory busy" test "$(readlink "/proc/$pa/cwd")" = /
+held=$(ls -l "/proc/$pa/fd/" "/proc/$pb/fd/" 2>/dev/null | grep -c held-by-ci)
+is "$held" 0 "the recorders closed the fds they inherited (fd 9 of the command)"
+is "$(awk '/^Umask:/ { print $2 }' "/proc/$pa/status")" 0077 "the recorder's umask is 077 (its log, store and spool are the user's only)"
+wait_for 60 state_is "$an" recording && ok "$an: recording" || nok "$an: recording"
+docker flame stop --all -t 30s >/dev/null 2>&1
+wait_for 10 gone "$pa" && wait_for 10 gone "$pb" || nok "the two 30-s recorders ended"
+
+timeout -k 5 120 docker flame record --detach "$an" "$bn" --window 1s --store "$DB" >out 2>err; rc=$?
+is "$rc" 0 "record --detach with 1-s windows: exit 0"
+pa=$(ps_field "$an" 8); pb=$(ps_field "$bn" 8)
 wait_for 120 windows_over "$an" 1 && ok "$an: windows stored in the background" || nok "$an: windows stored in the background"
 wait_for 60 windows_over "$bn" 1 && ok "$bn: windows stored in the background" || nok "$bn: windows stored in the background"
 is "$(ps_field "$an" 7)" recording "ps: state recording"
@@ -74,7 +90,8 @@ is "$(ps_field "$an" 8)" "$pa" "the same recorder goes on (no new process)"
 aid=$(docker inspect -f '{{.Id}}' "$a")
 timeout -k 5 90 docker flame stop "$an" >out 2>err; rc=$?
 is "$rc" 0 "stop: exit 0"
-like "$(cat out)" "stopped the recording of $an: [0-9]+ windows, [0-9]+ samples in $DB" "stop says what was stored, where"
+like "$(cat err)" "^docker flame stop: stopped the recording of $an: [0-9,]+ windows, [0-9,]+ samples in $DB" "stop says what was stored, where (on stderr, as show and prune report)"
+is "$(cat out)" "" "stop prints nothing on stdout"
 wait_for 10 gone "$pa" && ok "the recorder has ended" || nok "the recorder has ended"
 is "$(ps_field "$an" 2)" "" "ps no longer lists it"
 is "$(sidecars_of "$aid")" 0 "no sidecar left for $an"

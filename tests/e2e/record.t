@@ -34,7 +34,7 @@ wait $pid; rc=$?
 is "$rc" 0 "Ctrl-C: exit status 0"
 diag "$(cat err)"
 like "$(head -1 err)" "recording ${fid:0:12} into $DB in 1-s windows at 49 Hz" "says what it records, where"
-like "$(tail -1 err)" "[0-9]+ windows, [0-9]+ samples stored in $DB; see them with: docker flame show" \
+like "$(tail -1 err)" "[0-9,]+ windows, [0-9,]+ samples stored in $DB; see them with: docker flame show" \
     "a closing summary that says how to look at it"
 is "$(sidecars_of "$fid")" 0 "no sidecar left"
 is "$(flame_mounts "$hp")" 0 "no docker-flame mount left in the target"
@@ -127,8 +127,8 @@ like "$(cat err4)" "$pn stopped: waiting for it to start again" "says $pn stoppe
 ctrl_c "$pid"
 wait $pid; rc=$?
 is "$rc" 0 "one Ctrl-C ends both: exit 0"
-like "$(cat err4)" "$pn: [0-9]+ windows, [0-9]+ samples stored" "$pn's summary"
-like "$(cat err4)" "$qn: [0-9]+ windows, [0-9]+ samples stored" "$qn's summary"
+like "$(cat err4)" "$pn: [0-9,]+ windows, [0-9,]+ samples stored" "$pn's summary"
+like "$(cat err4)" "$qn: [0-9,]+ windows, [0-9,]+ samples stored" "$qn's summary"
 unlike "$(cat err4)" 'abort' "nothing aborted (each recorder saw one Ctrl-C)"
 wait_for 30 bash -c "[ \$(docker ps -aq --filter label=com.docker-flame.sidecar=1 | wc -l) -eq 0 ]" &&
     ok "no sidecar left" || nok "no sidecar left"

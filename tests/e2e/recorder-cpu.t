@@ -78,7 +78,7 @@ unlike "$(cat p3.folded err3 2>/dev/null)" 'intruder|swapper' "nothing of the in
 jvms=$(sed -n 's/^  JVM pid \([0-9]*\) .*/java-\1 FlameFixture/p' err3 | sort -u | tr '\n' '|')
 roots=$(cut -d';' -f1 p3.folded | sort -u | tr '\n' '|')
 is "$roots" "$jvms" "every stack is rooted in one of the target's JVMs"; diag "$(cat err3)"
-samples=$(sed -n 's/.*: \([0-9]*\) samples (sampled.*/\1/p' err3)
+samples=$(sed -n 's/.*: \([0-9,]*\) samples (sampled.*/\1/p' err3 | tr -d ,)
 # the target has ~2-3 busy threads; 2 CPUs at 99 Hz for 5 s: at most ~990 samples in all
 check "sample count bounded by the target's own CPU time (${samples:-?} <= 1100)" test "${samples:-99999}" -le 1100
 docker rm -f "$other" "$other2" >/dev/null 2>&1

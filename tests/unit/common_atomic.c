@@ -1,9 +1,13 @@
 /* common/atomic.c: outputs reach the file whole and byte-exact through the writer thread,
  * buffered below 32 MB and O_DIRECT above (an unaligned tail, tmpfs), a failing generator leaves
  * nothing behind and the old file untouched, and a write error inside the writer thread comes
- * back to the caller as an error naming the file. */
+ * back to the caller as an error naming the file. What the output path is decides how it is
+ * written: a symbolic link is followed only as the kernel's protected_symlinks rule would (never
+ * another user's link in a sticky world-writable directory), a FIFO is written in place only when
+ * it is trusted the same way, and the fallback of atomic_write_new gets a fresh random name. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -160,6 +164,162 @@ static void test_write_error(const char *dir)
     ok(others_in(dir, "keep.bin") == 0, "no temporary file left after the write error");
 }
 
+/* A file holding exactly text (or, with text NULL, missing). */
+static bool holds(const char *path, const char *text)
+{
+    char buf[256] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return text == NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    return text && n == strlen(text) && !memcmp(buf, text, n);
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* The kernel's protected_symlinks rule, whatever the sysctl says: a world-writable sticky
+ * directory (/tmp) is where another user plants `web.svg -> /home/victim/.bashrc`. Run as root
+ * (CI): the links are given to uid 65534 with lchown. */
+static void test_links(const char *top)
+{
+    if (strlen(top) > 150)
+        return;
+    if (geteuid() != 0) {
+        ok(getenv("CI") == NULL, "# SKIP the planted-link checks need root (CI runs as root)");
+        return;
+    }
+    char sticky[200], victim[300], link[300], own[300], out[300], fifo[300];
+    snprintf(sticky, sizeof sticky, "%s/sticky", top);
+    snprintf(victim, sizeof victim, "%s/victim", top);
+    mkdir(sticky, 0777);
+    chmod(sticky, 01777);
+    put(victim, "secret\n");
+    gen g = {.size = 3000, .seed = 5};
+    flame_err err = FLAME_ERR_INIT;
+
+    /* another user's link in the sticky directory: refused, the file it names untouched */
+    snprintf(link, sizeof link, "%s/web.svg", sticky);
+    ok(symlink(victim, link) == 0 && lchown(link, 65534, 65534) == 0,
+       "a link planted by uid 65534");
+    int rc = atomic_write_file(link, write_gen, &g, &err);
+    ok(rc < 0 && strstr(err.msg, "will not write") && strstr(err.msg, "protected_symlinks"),
+       "another user's link in a sticky world-writable dir is not followed (%s)", err.msg);
+    ok(holds(victim, "secret\n"), "... the file it names is untouched");
+    struct stat st;
+    ok(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "... and the link is left as it was");
+    ok(others_in(sticky, "web.svg") == 0, "... no temporary file left");
+
+    /* a dangling one too: no file is created where it points */
+    char made[300];
+    snprintf(made, sizeof made, "%s/created-through-link", top);
+    snprintf(link, sizeof link, "%s/dangling.svg", sticky);
+    ok(symlink(made, link) == 0 && lchown(link, 65534, 65534) == 0, "a dangling planted link");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(atomic_write_file(link, write_gen, &g, &err) < 0 && access(made, F_OK) != 0,
+       "another user's dangling link: nothing created where it points");
+
+    /* our own link there: followed, the file it names replaced, the link kept */
+    snprintf(own, sizeof own, "%s/mine.svg", sticky);
+    snprintf(out, sizeof out, "%s/latest.bin", top);
+    put(out, "old\n");
+    ok(symlink(out, own) == 0, "our own link in the sticky dir");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(atomic_write_file(own, write_gen, &g, &err) == 0 && file_matches(out, &g),
+       "our own link is followed: the file it names holds the output (%s)", err.msg);
+    ok(lstat(own, &st) == 0 && S_ISLNK(st.st_mode), "... the link stays a link");
+
+    /* a link owned by the directory's owner (the kernel trusts it) */
+    char downer[200], dlink[300], dout[300];
+    snprintf(downer, sizeof downer, "%s/shared", top);
+    snprintf(dlink, sizeof dlink, "%s/p.svg", downer);
+    snprintf(dout, sizeof dout, "%s/by-owner.bin", top);
+    mkdir(downer, 0777);
+    chmod(downer, 01777);
+    ok(chown(downer, 65534, 65534) == 0 && symlink(dout, dlink) == 0 &&
+           lchown(dlink, 65534, 65534) == 0,
+       "a sticky dir of uid 65534 with its owner's link");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(atomic_write_file(dlink, write_gen, &g, &err) == 0 && file_matches(dout, &g),
+       "the directory owner's link is followed (%s)", err.msg);
+
+    /* another user's link in a directory that is not sticky: the kernel follows it, so do we */
+    char plain[200], plink[300], pout[300];
+    snprintf(plain, sizeof plain, "%s/plain", top);
+    snprintf(plink, sizeof plink, "%s/x.svg", plain);
+    snprintf(pout, sizeof pout, "%s/plain-target.bin", top);
+    mkdir(plain, 0755);
+    ok(symlink(pout, plink) == 0 && lchown(plink, 65534, 65534) == 0,
+       "another user's link in a 0755 dir");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(atomic_write_file(plink, write_gen, &g, &err) == 0 && file_matches(pout, &g),
+       "... followed, as the kernel would (%s)", err.msg);
+
+    /* another user's FIFO in the sticky dir: refused at once (opening it would block until the
+     * planter reads, and hand them the output) */
+    snprintf(fifo, sizeof fifo, "%s/pipe.svg", sticky);
+    ok(mkfifo(fifo, 0666) == 0 && chown(fifo, 65534, 65534) == 0, "a FIFO planted by uid 65534");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(atomic_write_file(fifo, write_gen, &g, &err) < 0 && strstr(err.msg, "named pipe"),
+       "another user's FIFO in a sticky dir is refused (%s)", err.msg);
+
+    /* a regular file of another user there is replaced, not written through */
+    char theirs[300];
+    snprintf(theirs, sizeof theirs, "%s/theirs.svg", sticky);
+    put(theirs, "x\n");
+    ok(chown(theirs, 65534, 65534) == 0, "another user's regular file");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(atomic_write_file(theirs, write_gen, &g, &err) == 0 && file_matches(theirs, &g) &&
+           lstat(theirs, &st) == 0 && st.st_uid == 0,
+       "... replaced by a file of ours (%s)", err.msg);
+}
+
+/* atomic_write_new: a random name next to nothing that was planted, mode 0600; never the
+ * predictable name. */
+static void test_new(const char *dir)
+{
+    char planted[300], victim[300];
+    snprintf(planted, sizeof planted, "%s/web.svg", dir);
+    snprintf(victim, sizeof victim, "%s/victim.txt", dir);
+    put(victim, "keep\n");
+    ok(symlink(victim, planted) == 0, "a link at the predictable name");
+    gen g = {.size = 5000, .seed = 11};
+    flame_err err = FLAME_ERR_INIT;
+    char *a = NULL, *b = NULL;
+    ok(atomic_write_new(dir, "web", ".svg", write_gen, &g, &a, &err) == 0 && a &&
+           atomic_write_new(dir, "web", ".svg", write_gen, &g, &b, &err) == 0 && b,
+       "two files made (%s, %s)", a ? a : "-", b ? b : "-");
+    size_t dl = strlen(dir);
+    ok(a && b && strcmp(a, b) && strcmp(a, planted) && !strncmp(a, dir, dl) &&
+           !strncmp(a + dl, "/web-", 5) && strlen(a + dl) == strlen("/web-XXXXXX.svg") &&
+           !strcmp(a + strlen(a) - 4, ".svg"),
+       "each under a random name web-XXXXXX.svg, never web.svg");
+    ok(a && file_matches(a, &g) && holds(victim, "keep\n"),
+       "the output is in it; the planted link's target untouched");
+    struct stat st;
+    ok(a && stat(a, &st) == 0 && (st.st_mode & 0777) == 0600, "mode 0600 (%o)",
+       a ? (unsigned)(st.st_mode & 0777) : 0);
+    if (a)
+        unlink(a);
+    if (b)
+        unlink(b);
+    free(a);
+    free(b);
+    gen bad = {.size = 64 << 10, .fail_at = 500, .seed = 1};
+    char *c = NULL;
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(atomic_write_new(dir, "web", ".svg", write_gen, &bad, &c, &err) < 0 && !c &&
+           others_in(dir, "web.svg") == 1,
+       "a failing generator leaves nothing (only the link and its target stay)");
+}
+
 int main(void)
 {
     char disk[] = "/tmp/test_atomic.XXXXXX", shm[] = "/dev/shm/test_atomic.XXXXXX";
@@ -167,14 +327,16 @@ int main(void)
         printf("Bail out! mkdtemp\n");
         return 1;
     }
-    char sub[3][128];
-    for (int i = 0; i < 3; i++) {
+    char sub[5][128];
+    for (int i = 0; i < 5; i++) {
         snprintf(sub[i], sizeof sub[i], "%s/%d", disk, i);
         mkdir(sub[i], 0700);
     }
     test_sizes(sub[0], "disk");
     test_failure(sub[1]);
     test_write_error(sub[1]);
+    test_links(sub[2]);
+    test_new(sub[3]);
     if (mkdtemp(shm)) {
         test_sizes(shm, "tmpfs");
         char cmd[600];

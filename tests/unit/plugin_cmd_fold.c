@@ -60,7 +60,7 @@ int main(void)
 
     run r = run_fold(NULL, 2, (char *[]){"fold", "--help", NULL});
     is_int(r.rc, 0, "--help exits 0");
-    ok(r.out && strstr(r.out, "Usage: docker flame fold") && strstr(r.out, "--event-filter") &&
+    ok(r.out && strstr(r.out, "Usage:  docker flame fold") && strstr(r.out, "--event-filter") &&
            strstr(r.out, "perf script | docker flame fold"),
        "--help prints usage with options and an example");
     run_free(&r);

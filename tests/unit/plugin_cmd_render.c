@@ -89,7 +89,7 @@ int main(void)
        "SVG on stdout");
 
     is_int(run("", (const char *[]){"--help", NULL}), 0, "--help exits 0");
-    ok(out_buf && strstr(out_buf, "Usage: docker flame render") && strstr(out_buf, "--minwidth") &&
+    ok(out_buf && strstr(out_buf, "Usage:  docker flame render") && strstr(out_buf, "--minwidth") &&
            strstr(out_buf, "Examples:"),
        "--help teaches usage, options and examples");
 

@@ -142,6 +142,44 @@ int main(void)
     cmpl_add(&P, "", "", NULL);
     cmpl_add(&P, "x", "web2", NULL);
     ok(P.n == 1, "names with a space, tab or newline, empty names, other prefixes: left out");
+    /* compgen -W (Debian's CLI 20.10 script, cobra's without descriptions) expands each word */
+    static const char *const shell[] = {"$(touch${IFS}/tmp/x)",
+                                        "`id`",
+                                        "a;id",
+                                        "a'b",
+                                        "a\"b",
+                                        "a(b",
+                                        "a)b",
+                                        "a\\b",
+                                        "${HOME}",
+                                        "a|b",
+                                        "a&b",
+                                        "a>b",
+                                        "a*",
+                                        "a?b",
+                                        "a[b]",
+                                        "~root",
+                                        "a!b",
+                                        "a#b"};
+    size_t before = P.n;
+    for (size_t i = 0; i < sizeof shell / sizeof *shell; i++)
+        cmpl_add(&P, "", shell[i], NULL);
+    ok(P.n == before,
+       "names with $, backticks, ;, quotes, parentheses, backslash, globs: left out");
+    ok(cmpl_add(&P, "", "web@2026-11-24T14:03:00Z..2026-11-24T14:04:00Z", NULL) &&
+           P.n == before + 1,
+       "a stored range (@ : . - digits) is still offered");
+    ok(cmpl_add(&P, "", "--format=svg,folded", NULL) && P.n == before + 2,
+       "a list value (= ,) is still offered");
+    free(P.items[--P.n].name);
+    free(P.items[--P.n].name);
+    ok(cmpl_docker_name("web") && cmpl_docker_name("web-1.a_B9") && cmpl_docker_name("9x"),
+       "Docker's name grammar: web, web-1.a_B9, 9x");
+    ok(!cmpl_docker_name("w") && !cmpl_docker_name("-web") && !cmpl_docker_name(".web") &&
+           !cmpl_docker_name("_web") && !cmpl_docker_name("web@x") && !cmpl_docker_name("web/x") &&
+           !cmpl_docker_name("$(touch${IFS}x)") && !cmpl_docker_name("a`b`") &&
+           !cmpl_docker_name("a;b") && !cmpl_docker_name(""),
+       "... not: one letter, a leading -, . or _, @, /, $(...), backticks, ;");
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

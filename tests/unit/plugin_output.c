@@ -1,4 +1,5 @@
-/* plugin/out/output.c: output names per container and format, atomic writes. */
+/* plugin/out/output.c: output names per container and format, atomic writes, the $TMPDIR
+ * fallback under a name nobody can predict. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,11 +70,77 @@ int main(void)
     ok(out_fmt_of_path("a.pb.gz") == FMT_PPROF && out_fmt_of_path("a.PB") == FMT_PPROF &&
            out_fmt_of_path("a.pprof") == FMT_PPROF && out_fmt_of_path("a.gz") < 0,
        "pprof by extension: .pb.gz .pb .pprof (not any .gz)");
-    parse(&o, &err, 3, "-o", "prof.txt", "web");
+    parse(&o, &err, 3, "-o", "prof.out", "web");
     ok(out_paths(o.output, o.formats, "web", 1, when, paths, &err) == 0 &&
-           !strcmp(paths[FMT_SVG], "prof.txt"),
+           !strcmp(paths[FMT_SVG], "prof.out"),
        "-o with one format: the name as given");
     free(paths[FMT_SVG]);
+
+    /* ---- the one rule: a known extension decides without --format; a conflict is refused ---- */
+    static const struct {
+        const char *path;
+        int fmt;
+    } table[] = {{"a.svg", FMT_SVG},
+                 {"a.SVG", FMT_SVG},
+                 {"a.folded", FMT_FOLDED},
+                 {"a.txt", FMT_FOLDED},
+                 {"a.collapsed", FMT_FOLDED},
+                 {"a.speedscope.json", FMT_SPEEDSCOPE},
+                 {"a.json", FMT_SPEEDSCOPE},
+                 {"a.pb.gz", FMT_PPROF},
+                 {"a.pb", FMT_PPROF},
+                 {"a.pprof", FMT_PPROF},
+                 {"a.out", -1},
+                 {"a.gz", -1},
+                 {"-", -1},
+                 {".svg", -1}};
+    bool all = true;
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+        err = (flame_err)FLAME_ERR_INIT;
+        int f = out_format(table[i].path, -1, OUT_ALL_FORMATS, FMT_SVG, &err);
+        int want = table[i].fmt >= 0 ? table[i].fmt : FMT_SVG;
+        if (f != want) {
+            all = false;
+            printf("# %s: %d, want %d\n", table[i].path, f, want);
+        }
+    }
+    ok(all, "the extension table; no known extension: the verb's default");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(out_format("x.svg", FMT_FOLDED, OUT_ALL_FORMATS, FMT_SVG, &err) < 0 &&
+           err.code == FLAME_EXIT_USAGE && strstr(err.msg, "x.svg") && strstr(err.msg, "folded"),
+       "--format folded -o x.svg: refused, exit 2 (%s)", err.msg);
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(out_format("x.out", FMT_FOLDED, OUT_ALL_FORMATS, FMT_SVG, &err) == FMT_FOLDED,
+       "--format with a name without a known extension: --format");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(out_format("x.json", -1, 1u << FMT_SVG | 1u << FMT_FOLDED | 1u << FMT_PPROF, FMT_SVG, &err) <
+               0 &&
+           err.code == FLAME_EXIT_USAGE && strstr(err.msg, "speedscope"),
+       "an extension naming a format the verb cannot write: refused (%s)", err.msg);
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(out_format("x.out", -1, OUT_ALL_FORMATS, -1, &err) < 0 && err.code == FLAME_EXIT_USAGE,
+       "no default (merge), no known extension, no --format: refused (%s)", err.msg);
+    unsigned m = 0;
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(out_formats("web.svg", 1u << FMT_SVG | 1u << FMT_FOLDED, OUT_ALL_FORMATS, FMT_SVG, &m,
+                   &err) == 0 &&
+           m == (1u << FMT_SVG | 1u << FMT_FOLDED),
+       "several formats, the extension one of them: fine (a stem)");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(out_formats("web.svg", 1u << FMT_PPROF | 1u << FMT_FOLDED, OUT_ALL_FORMATS, FMT_SVG, &m,
+                   &err) < 0 &&
+           err.code == FLAME_EXIT_USAGE,
+       "several formats, the extension none of them: refused");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(parse(&o, &err, 3, "-o", "e.folded", "web") == 0 && o.formats == 1u << FMT_FOLDED,
+       "docker flame -o e.folded: folded");
+    ok(parse(&o, &err, 3, "-o", "e.pb.gz", "web") == 0 && o.formats == 1u << FMT_PPROF,
+       "docker flame -o e.pb.gz: pprof");
+    err = (flame_err)FLAME_ERR_INIT;
+    ok(parse(&o, &err, 5, "--format", "folded", "-o", "x.svg", "web") < 0 &&
+           err.code == FLAME_EXIT_USAGE,
+       "docker flame --format folded -o x.svg: refused, exit 2");
+    err = (flame_err)FLAME_ERR_INIT;
     parse(&o, &err, 4, "-o", "x.svg", "a", "b");
     ok(out_paths(o.output, o.formats, "a", 2, when, paths, &err) < 0 &&
            err.code == FLAME_EXIT_USAGE,
@@ -149,6 +216,52 @@ int main(void)
         char sh[600];
         snprintf(sh, sizeof sh, "test \"$(ls -A %s | tr '\\n' ' ')\" = 'null pipe '", dir);
         ok(system(sh) == 0, "no temporary file left next to them");
+        snprintf(sh, sizeof sh, "rm -rf %s", dir);
+        if (system(sh) != 0)
+            return 1;
+    }
+    /* ---- the fallback: a fresh random name in $TMPDIR, never the bare name ---- */
+    {
+        char dir[] = "/tmp/plugin-fallback-XXXXXX";
+        ok(mkdtemp(dir) != NULL, "temp dir");
+        char planted[300], victim[300], sh[700];
+        snprintf(planted, sizeof planted, "%s/web.svg", dir);
+        snprintf(victim, sizeof victim, "%s/victim", dir);
+        FILE *vf = fopen(victim, "w");
+        if (vf) {
+            fputs("keep\n", vf);
+            fclose(vf);
+        }
+        ok(symlink(victim, planted) == 0, "a link planted at $TMPDIR/web.svg");
+        profile *p = profile_new();
+        flame_err e2 = FLAME_ERR_INIT;
+        profile_add_line(p, "a;b 3", 5, &e2);
+        out_job job = {.p = p, .fmt = FMT_SVG};
+        char *path = strdup("/nonexistent-dir-of-flame/web.svg");
+        const char *old_tmp = getenv("TMPDIR");
+        char *saved_tmp = old_tmp ? strdup(old_tmp) : NULL;
+        setenv("TMPDIR", dir, 1);
+        err = (flame_err)FLAME_ERR_INIT;
+        int rc = out_write_saved(&path, &job, &err);
+        if (saved_tmp)
+            setenv("TMPDIR", saved_tmp, 1);
+        else
+            unsetenv("TMPDIR");
+        free(saved_tmp);
+        size_t dl = strlen(dir);
+        ok(rc == 1 && !strncmp(path, dir, dl) && !strncmp(path + dl, "/web-", 5) &&
+               strlen(path + dl) == strlen("/web-XXXXXX.svg"),
+           "write failed: saved as $TMPDIR/web-XXXXXX.svg (%s)", path);
+        ok(strstr(err.msg, "cannot write /nonexistent-dir-of-flame/web.svg") &&
+               strstr(err.msg, path) && strstr(err.msg, "instead"),
+           "the message names both (%s)", err.msg);
+        snprintf(sh, sizeof sh, "grep -q '<svg' %s && grep -qx keep %s && test -L %s", path, victim,
+                 planted);
+        ok(system(sh) == 0, "the SVG is there; the planted link and its target untouched");
+        struct stat st;
+        ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "the saved file is 0600");
+        free(path);
+        profile_free(p);
         snprintf(sh, sizeof sh, "rm -rf %s", dir);
         if (system(sh) != 0)
             return 1;

@@ -116,5 +116,59 @@ int main(void)
     ok(has_str(json_object_get(ks, "Cmd"), "--kernel"), "--kernel: passed to the sidecar");
     json_decref(ks);
 
+    /* limits (docs/SIDECAR.md "Limits"): memory with the tmpfs at half of it, no swap, tasks,
+     * one CPU; /tmp 0711 and noexec */
+    spec_args l = {.target_id = "abc123", .owner_pid = 1};
+    ct_args_default(&l.cmd, CT_RECORD);
+    json_t *ls = spec_sidecar(&l, &err);
+    json_t *lh = json_object_get(ls, "HostConfig");
+    is_int(json_integer_value(json_object_get(lh, "Memory")), 1ll << 30, "Memory 1 GiB");
+    is_int(json_integer_value(json_object_get(lh, "MemorySwap")), 1ll << 30, "no swap");
+    is_int(json_integer_value(json_object_get(lh, "PidsLimit")), 64, "PidsLimit 64");
+    is_int(json_integer_value(json_object_get(lh, "NanoCpus")), 1000000000, "one CPU");
+    is_str(json_string_value(json_object_get(json_object_get(lh, "Tmpfs"), "/tmp")),
+           "rw,nosuid,nodev,noexec,size=512m,mode=0711", "/tmp: half of the memory, 0711, noexec");
+    json_decref(ls);
+    l.memory = 3ll << 30;
+    l.test_tmpfs = 100ll << 20;
+    ls = spec_sidecar(&l, &err);
+    lh = json_object_get(ls, "HostConfig");
+    ok(json_integer_value(json_object_get(lh, "Memory")) == 3ll << 30 &&
+           !strcmp(json_string_value(json_object_get(json_object_get(lh, "Tmpfs"), "/tmp")),
+                   "rw,nosuid,nodev,noexec,size=100m,mode=0711"),
+       "a memory limit of the user's, a test tmpfs");
+    json_decref(ls);
+
+    long long b;
+    static const struct {
+        const char *in;
+        long long want; /* -1: refused */
+    } sizes[] = {{"2g", 2ll << 30},
+                 {"2G", 2ll << 30},
+                 {"512m", 512ll << 20},
+                 {"512MB", 512ll << 20},
+                 {"16m", 16ll << 20},
+                 {"1024g", 1ll << 40},
+                 {"33554432", 32ll << 20},
+                 {"15m", -1},
+                 {"1025g", -1},
+                 {"lots", -1},
+                 {"", -1},
+                 {"-1g", -1},
+                 {"2gg", -1},
+                 {"2t", -1},
+                 {"99999999999999999999", -1},
+                 {"9223372036854775807k", -1}};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        flame_err e = FLAME_ERR_INIT;
+        b = 0;
+        int r = spec_memory_parse(sizes[i].in, &b, &e);
+        if (sizes[i].want < 0)
+            ok(r < 0 && e.code == FLAME_EXIT_USAGE && strstr(e.msg, "DOCKER_FLAME_SIDECAR_MEMORY"),
+               "memory size '%s' refused (%s)", sizes[i].in, e.msg);
+        else
+            ok(r == 0 && b == sizes[i].want, "memory size '%s' = %lld", sizes[i].in, b);
+    }
+
     return tap_done();
 }

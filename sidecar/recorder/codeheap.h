@@ -24,7 +24,7 @@
 #define SC_CH_NAME_MAX 48          /* a blob's name, cut */
 #define SC_CH_MAX_HEAPS 8          /* CodeCache::_heaps entries used (HotSpot has at most 3-4) */
 #define SC_CH_MAX_HOPS 512         /* segment map hops per lookup (a 1 MiB blob: ~33 at 128 B) */
-#define SC_CH_MAX_BLOBS 65536      /* blobs cached; the cache starts over when full */
+#define SC_CH_MAX_BLOBS 16384      /* blobs cached; the cache starts over when full */
 #define SC_CH_PC_CACHE 16384       /* direct-mapped pc -> blob entries */
 #define SC_CH_MAX_FRAME (1u << 20) /* bytes: a larger frame_size is not believed */
 

@@ -18,7 +18,7 @@
 
 #define SC_EH_MAX_MAPS 1024          /* executable mappings remembered per process */
 #define SC_EH_MAX_FDES (1u << 20)    /* .eh_frame_hdr entries read per image */
-#define SC_EH_MAX_TABLES (96u << 20) /* bytes of those tables per process */
+#define SC_EH_MAX_TABLES (16u << 20) /* bytes of those tables per process */
 #define SC_EH_MAX_ENTRY 16384        /* bytes of one FDE or CIE */
 #define SC_EH_MAX_OPS 4096           /* CFA instructions run per lookup */
 #define SC_EH_ROW_CACHE 32768        /* pc -> row, direct mapped */

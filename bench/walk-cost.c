@@ -8,6 +8,7 @@
  * more per read that misses the caches (the cold figure's reads are counted). build/bench/walk-cost
  * FILE... ROUNDS */
 #include <fcntl.h>
+#include <malloc.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,9 +107,12 @@ int main(int argc, char **argv)
         if (getenv("WALK_COST_DEBUG")) {
             sc_interp_stats is;
             sc_interp_get_stats(in, &is);
-            fprintf(stderr, "  unload_window=%llu named=%llu compiled_named=%llu nc_hits=%llu\n",
+            fprintf(stderr,
+                    "  unload_window=%llu named=%llu compiled_named=%llu nc_hits=%llu heap=%zu "
+                    "KiB\n",
                     (unsigned long long)is.unload_window, (unsigned long long)is.named,
-                    (unsigned long long)is.compiled_named, (unsigned long long)is.nc_hits);
+                    (unsigned long long)is.compiled_named, (unsigned long long)is.nc_hits,
+                    mallinfo2().uordblks >> 10);
         }
         sc_interp_free(in);
         wf_free(&f);

@@ -242,11 +242,12 @@ static _Noreturn void thread_walker(const sc_session *s, int in_fd, int out_fd, 
         fprintf(stderr,
                 "flame-sidecar: recorder: walk: walks=%llu frames=%llu java_frames=%llu "
                 "compiled=%llu compiled_named=%llu fp_compared=%llu fp_same=%llu walk_us=%llu "
-                "(per thread, dropped=%llu)\n",
+                "(per thread, samples=%llu rewrite_us=%llu dropped=%llu)\n",
                 (unsigned long long)ws.walks, (unsigned long long)ws.frames,
                 (unsigned long long)ws.java_frames, (unsigned long long)is.compiled,
                 (unsigned long long)is.compiled_named, (unsigned long long)is.fp_compared,
                 (unsigned long long)is.fp_same, (unsigned long long)(ws.ns / 1000),
+                (unsigned long long)is.samples, (unsigned long long)(is.walk_ns / 1000),
                 (unsigned long long)t.bad);
     }
     _exit(0);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole Java stacks without -XX:+PreserveFramePointer (issue 26): the recorder walks each sample's
+# Whole Java stacks without -XX:+PreserveFramePointer: the recorder walks each sample's
 # stack itself (sidecar/recorder/walk.h). Per JDK (17, and Temurin 25 when the host has it):
 #   - a JVM started WITHOUT the flag, sampled per CPU and per thread: the worker thread's samples
 #     reach its entry frame

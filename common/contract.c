@@ -100,8 +100,10 @@ static const arg_spec sidecar_specs[] = {
      .help = "how the agent becomes visible in the target", .choices = inject_names},
     {.lng = "sampling", .kind = ARG_CHOICE, .off = F(sampling, int), .meta = "HOW",
      .help = "auto (per CPU, else per thread), cpu or thread", .choices = ct_sampling_names},
-    {.lng = "attach", .kind = ARG_STR, .off = F(attach_ids, const char *), .meta = "IDS",
-     .help = "host: full ids (comma-separated) of the containers whose JVMs get the agent"},
+    {.lng = "attach", .kind = ARG_STR, .off = F(attach_ids, const char *), .meta = "ID:PID,...",
+     .help = "host: the containers whose JVMs get the agent (full id, host pid of its main process)"},
+    {.lng = "target", .kind = ARG_STR, .off = F(target, const char *), .meta = "ID",
+     .help = "record, top, restore: the target container's full id (only its tasks are used)"},
     {.lng = "help", .shrt = 'h', .kind = ARG_FLAG, .off = F(help, bool), .help = "this text"},
 };
 // clang-format on
@@ -148,7 +150,32 @@ int ct_argv_parse(int argc, char **argv, ct_args *a, flame_err *err)
                           "expected the command record, top, restore or host (see `%s --help`)",
                           sidecar_verb.name);
     ct_args_default(a, (enum ct_verb)verb);
-    return args_parse(&sidecar_verb, argc - 2, argv + 2, a, NULL, err);
+    if (args_parse(&sidecar_verb, argc - 2, argv + 2, a, NULL, err) < 0)
+        return -1;
+    if (a->target && !ct_is_container_id(a->target, strlen(a->target)))
+        return flame_fail(err, FLAME_EXIT_USAGE, "--target: not a full container id");
+    for (const char *p = a->attach_ids; p && *p;) {
+        size_t l = strcspn(p, ",");
+        const char *colon = memchr(p, ':', l);
+        size_t il = colon ? (size_t)(colon - p) : l;
+        bool ok = ct_is_container_id(p, il) && colon && colon + 1 < p + l;
+        for (const char *d = colon ? colon + 1 : p; ok && d < p + l; d++)
+            ok = *d >= '0' && *d <= '9' && d - colon <= 7; /* <= CT_PID_MAX's 7 digits */
+        if (!ok)
+            return flame_fail(err, FLAME_EXIT_USAGE, "--attach: expected ID:PID,...");
+        p += l + (p[l] == ',');
+    }
+    return 0;
+}
+
+bool ct_is_container_id(const char *s, size_t n)
+{
+    if (n != 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
 }
 
 /* Appends one argument to argv/buf; false when full. */
@@ -177,6 +204,8 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
     size_t used = 0;
     bool ok = push(argv, cap, &n, buf, bufcap, &used, "%s", CT_SIDECAR_PATH) &&
               push(argv, cap, &n, buf, bufcap, &used, "%s", ct_verb_name(a->verb));
+    if (ok && a->target && a->verb != CT_HOST)
+        ok = push(argv, cap, &n, buf, bufcap, &used, "--target=%s", a->target);
     if (a->verb == CT_RESTORE) {
         if (ok && a->pid)
             ok = push(argv, cap, &n, buf, bufcap, &used, "--pid=%lld", (long long)a->pid);

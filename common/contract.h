@@ -47,8 +47,16 @@ typedef struct ct_args {
     int inject;       /* enum ct_inject */
     int sampling; /* enum ct_sampling; sent only when not auto, so an older sidecar still runs */
     /* host: comma-separated full container ids whose JVMs get the agent (the containers of the
-     * plugin's own engine, or those of --container); NULL = none. At most CT_ATTACH_IDS_MAX. */
+     * plugin's own engine, or those of --container), each "<id>:<pid>" with the host pid of the
+     * container's main process (State.Pid): a JVM gets the agent only in that process's mount
+     * namespace. NULL = none. At most CT_ATTACH_IDS_MAX. */
     const char *attach_ids;
+    /* record, top, restore: the target container's full id (64 lowercase hex). Only the tasks
+     * whose cgroup names it are the target's: others sharing the PID namespace (another
+     * sidecar, a container started --pid container:<target>, an nsenter, or the donor of a
+     * target started --pid host / container:X) are never looked at, attached or sampled. NULL:
+     * the container of pid 1 in the namespace (a sidecar started by hand). */
+    const char *target;
     bool help;
 } ct_args;
 
@@ -59,6 +67,8 @@ void ct_args_default(ct_args *a, enum ct_verb verb);
 #define CT_ARGV_BUF 8192
 #define CT_ATTACH_IDS_MAX 64
 int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, size_t bufcap);
+/* pure: is s a full container id (64 lowercase hex digits, nothing else)? */
+bool ct_is_container_id(const char *s, size_t n);
 /* argv[0] is the program, argv[1] the verb. Errors are FLAME_EXIT_USAGE with one line. */
 int ct_argv_parse(int argc, char **argv, ct_args *a, flame_err *err);
 const char *ct_verb_name(enum ct_verb v);

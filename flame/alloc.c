@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int flame_grow(void **arr, size_t *cap, size_t need, size_t size)
+int alloc_grow(void **arr, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
         return 0;
@@ -23,7 +23,7 @@ int flame_grow(void **arr, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-void *flame_zalloc(size_t n)
+void *alloc_zalloc(size_t n)
 {
     void *q = malloc(n ? n : 1);
     /* not memset: GCC turns malloc + memset(0) back into calloc */
@@ -32,7 +32,7 @@ void *flame_zalloc(size_t n)
     return q;
 }
 
-char *flame_arena_alloc(flame_arena *a, size_t n)
+char *alloc_arena_alloc(alloc_arena *a, size_t n)
 {
     size_t chunk = a->chunk ? a->chunk : 64u << 10;
     if (n > a->left) {
@@ -55,11 +55,11 @@ char *flame_arena_alloc(flame_arena *a, size_t n)
     return d;
 }
 
-char *flame_arena_strdup(flame_arena *a, const char *s, size_t n)
+char *alloc_arena_strdup(alloc_arena *a, const char *s, size_t n)
 {
     if (n == SIZE_MAX)
         return NULL;
-    char *d = flame_arena_alloc(a, n + 1);
+    char *d = alloc_arena_alloc(a, n + 1);
     if (d) {
         if (n)
             memcpy(d, s, n);
@@ -68,10 +68,10 @@ char *flame_arena_strdup(flame_arena *a, const char *s, size_t n)
     return d;
 }
 
-void flame_arena_clear(flame_arena *a)
+void alloc_arena_clear(alloc_arena *a)
 {
     for (size_t i = 0; i < a->nchunks; i++)
         free(a->chunks[i]);
     free(a->chunks);
-    *a = (flame_arena){.chunk = a->chunk};
+    *a = (alloc_arena){.chunk = a->chunk};
 }

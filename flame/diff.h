@@ -18,6 +18,9 @@ enum diff_norm {
 typedef struct diff_opts {
     enum diff_norm normalize;
     bool strip_hex; /* difffolded.pl -s: every 0x[0-9a-fA-F]+ in a stack becomes 0x... */
+    /* Match stacks exactly as folded. Default: as read (flame/match.h), stacks that differ only
+     * in what the JIT made of a frame (_[j] _[i] _[int]) are one stack. */
+    bool exact;
 } diff_opts;
 
 typedef struct diff diff;
@@ -30,6 +33,12 @@ void diff_free(diff *d);
 double diff_total_before(const diff *d); /* raw totals, before any scaling */
 double diff_total_after(const diff *d);
 bool diff_normalized(const diff *d); /* normalisation applied (scale != 1) */
+/* Both profiles count samples (their smallest counts are at most 100), not sums of periods:
+ * their counts have a known noise (render_opts.diff_noise, diff_mover.noise_pts). */
+bool diff_counts_samples(const diff *d);
+/* Matching as read changed the union (some frames differed only in their JIT marks); *merged:
+ * how many stacks became part of another. */
+bool diff_matched(const diff *d, size_t *merged);
 
 /* The two-column profile to render or write, owned by d; the forward and the mirrored view are
  * two profiles, so both can be rendered at the same time (each is valid until the next call for
@@ -48,10 +57,20 @@ int diff_write_folded(const profile *p, FILE *out, flame_err *err);
 
 /* One method and its share of all samples before and after, in percent. */
 typedef struct diff_mover {
-    const char *name; /* "method" or "method (inlined into host)", raw bytes from the profile
-                       * (escape them for a terminal): owned by d, valid until the next
-                       * diff_movers() or diff_free() */
+    const char *name; /* the method, raw bytes from the profile (escape them for a terminal):
+                       * owned by d, valid until the next diff_movers() or diff_free(). In
+                       * hosts[]: the method its inlined code ran in, NULL for the rest (its own
+                       * frames, compiled or interpreted) */
     double before_pct, after_pct, delta_pts;
+    /* Two standard errors of delta_pts when both profiles count samples (diff_counts_samples):
+     * the change two profiles of the same code show by chance about one time
+     * in twenty; NAN when the counts are sums of periods (not samples). */
+    double noise_pts;
+    /* Self share, when some of the method's time was inlined code: where its self time ran,
+     * the net above split by host (they add up to it; one entry when it always ran inlined into
+     * one host), largest change first; else none. */
+    const struct diff_mover *hosts;
+    size_t nhosts;
 } diff_mover;
 
 typedef struct diff_movers_opts {
@@ -61,23 +80,23 @@ typedef struct diff_movers_opts {
 
 /* The methods whose share grew most (grew[], delta > 0, largest first) and shrank most
  * (shrank[], delta < 0, most negative first), at most n each; changes smaller than
- * MOVER_MIN_PTS percentage points (printed as 0.00) are left out. Self share: a method's leaf
- * samples, inlined code listed with its host; inclusive: each method once per stack. Returns 0
- * or -1 on OOM. */
+ * MOVER_MIN_PTS percentage points (printed as 0.00) are left out. A method is one mover whatever
+ * the JIT made of it (net): self share, its leaf samples, with the hosts its inlined code ran in
+ * as details (a method inlined into one caller before and into another after has not moved);
+ * inclusive, each method once per stack. Counted on the stacks exactly as folded (the hosts
+ * need the marks), so the movers are the same with or without diff_opts.exact. Returns 0 or -1
+ * on OOM. */
 #define MOVER_MIN_PTS 0.005
 int diff_movers(diff *d, const diff_movers_opts *o, size_t n, diff_mover *grew, size_t *ngrew,
                 diff_mover *shrank, size_t *nshrank, flame_err *err);
-
-/* Replace every 0x[0-9a-fA-F]+ in s[0..n) by "0x..." into buf, which must hold 2 * n + 1 bytes
- * (a 3-byte "0x0" becomes 5 bytes); returns the new length. NUL-terminates buf. */
-size_t diff_strip_hex(const char *s, size_t n, char *buf);
 
 /* The smallest non-zero count of a (one-column) profile, 0 if none: sample counts go down to
  * 1, sums of periods never below one period (the CLI's check for mismatched units). */
 double diff_smallest_count(const profile *p);
 
-/* Sum profiles (flame/union.c). normalize: scale each input to the largest input total first
+/* Sum profiles. normalize: scale each input to the largest input total first
  * (counts rounded to integers; every factor is >= 1 so no non-zero count becomes 0), so each
- * input weighs the same. Consumes in[0..n) (freed, also on error; the array itself is not freed).
+ * input weighs the same. Stacks are matched as read unless exact (diff_opts.exact). Consumes
+ * in[0..n) (freed, also on error; the array itself is not freed).
  */
-int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err *err);
+int diff_merge(profile **in, size_t n, bool normalize, bool exact, profile **out, flame_err *err);

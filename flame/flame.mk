@@ -1,5 +1,12 @@
 # flame/ build fragment (owned by the flame module). Every flame/*.c is compiled into
 # build/libflamecore.a by the main Makefile; this file only adds the generated JS header.
+#
+# Names: what a flame/ file exports (functions and data the linker sees) starts with the file's
+# prefix, the first word of its name: alloc_ (alloc.c), diff_, escape_, fold_ (fold_*.c; fold.c's
+# API is folder_), hash_, match_, methods_, palette_, pb_, pprof_, prof_ or profile_ (profile*.c),
+# render_, speedscope_, timeline_, union_. libflamecore.a goes into four programs and every unit
+# test: a generic name (parse_frame) could meet another one at link time, and a prefix says where
+# to look. Everything else is static, or static inline in a header.
 
 # The SVG's JavaScript lives in flame/render.js and is embedded as a C string. The header is
 # committed (so a fresh clone builds without this rule) and regenerated when the .js changes.

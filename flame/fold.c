@@ -12,8 +12,56 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "flame/fold_impl.h"
+#include "flame/alloc.h"
+#include "flame/fold_cache.h"
+#include "flame/fold_parse.h"
+#include "flame/fold_tidy.h"
 #include "flame/profile_impl.h"
+
+/* ---- the folder ---- */
+
+enum leaf_kind { LEAF_NONE, LEAF_OTHER, LEAF_JIT, LEAF_JIT_NAMED };
+
+typedef struct fold_span {
+    uint32_t off, len;
+} fold_span;
+
+struct folder {
+    fold_opts o;
+    char *filter; /* owned: opts.event_filter or the first event seen */
+    bool filter_defaulted;
+    /* The folded stacks: frame names interned, stacks as runs of ids (the one stack table of
+     * flame/). Names of dropped samples may linger: folder_profile() removes them. */
+    profile *prof;
+    bool maybe_unused; /* names were interned for frames no stack kept */
+
+    /* The sample being read: frame ids leaf first, as perf prints them, and their bytes. */
+    bool in_sample;
+    char *pname;
+    size_t pname_len;
+    long pid, tid;
+    int cpu; /* -1 unknown */
+    unsigned long long time_us;
+    unsigned long long period;
+    enum leaf_kind leaf;
+    bool truncated;
+    enum leaf_kind last_leaf; /* what the last frame line would make of a leaf */
+    uint32_t *fr;
+    size_t nfr, fr_cap, fr_bytes;
+    char *fbuf; /* scratch: the piece being tidied */
+    size_t fbuf_cap;
+    fold_span *pieces; /* scratch: one frame line split on "->" */
+    size_t pieces_cap;
+    uint32_t *key; /* scratch: the stack being counted, root first */
+    size_t key_cap;
+    char *text; /* scratch: a stack's folded text for folder_each() */
+    size_t text_cap;
+
+    /* Frame lines already parsed, tidied and interned (perf repeats the same lines endlessly) */
+    fold_cache lc;
+
+    fold_stats st;
+};
 
 /* ---- the sample being read ---- */
 
@@ -32,7 +80,7 @@ static void trim_stack(folder *f)
     }
 }
 
-int push_frames(folder *f, const uint32_t *ids, size_t n)
+static int push_frames(folder *f, const uint32_t *ids, size_t n)
 {
     if (!GROW(f->fr, f->fr_cap, f->nfr + n))
         return -1;
@@ -44,7 +92,8 @@ int push_frames(folder *f, const uint32_t *ids, size_t n)
     return 0;
 }
 
-bool java_comm_of(const folder *f)
+/* In compat mode, the tidy of JIT names depends on the comm starting with "java". */
+static bool java_comm_of(const folder *f)
 {
     return f->o.compat && f->pname_len >= 4 && memcmp(f->pname, "java", 4) == 0;
 }
@@ -77,7 +126,7 @@ static int add_frame(folder *f, const frame_line *fl)
         return 0;
     }
 
-    bool perfmap = mod_is_perfmap(fl->mod);
+    bool perfmap = fold_mod_is_perfmap(fl->mod);
     /* Split "a->b->c" (perf-map-agent / our agent: b inlined into a, c into b). Perl splits
      * every symbol and drops trailing empty pieces; we split only JIT frames, and with
      * --no-inline keep the outermost (compiled) method alone. */
@@ -86,7 +135,7 @@ static int add_frame(folder *f, const frame_line *fl)
     bool split = f->o.compat || (perfmap && f->o.inline_frames);
     bool first_only = !f->o.compat && perfmap && !f->o.inline_frames;
     for (;;) {
-        const char *arrow = split || first_only ? find_arrow(p, end) : NULL;
+        const char *arrow = split || first_only ? fold_find_arrow(p, end) : NULL;
         const char *pe = arrow ? arrow : end;
         if (!GROW(f->pieces, f->pieces_cap, np + 1))
             return -1;
@@ -115,7 +164,7 @@ static int add_frame(folder *f, const frame_line *fl)
     /* Leaf first: the chain's last piece is the innermost, so it goes in first. */
     for (size_t k = np; k-- > 0;) {
         span piece = {func.p + f->pieces[k].off, f->pieces[k].len};
-        long n = tidy_piece(f, fl, piece, k, java_comm, perfmap);
+        long n = fold_tidy_piece(&f->o, &f->fbuf, &f->fbuf_cap, fl, piece, k, java_comm, perfmap);
         uint32_t id = n < 0 ? UINT32_MAX : prof_name_intern(f->prof, f->fbuf, (size_t)n);
         if (id == UINT32_MAX)
             return -1;
@@ -133,8 +182,9 @@ static int add_frame_line(folder *f, const frame_line *fl, const char *line, siz
     bool was_truncated = f->truncated;
     if (add_frame(f, fl) < 0)
         return -1;
-    if (!was_truncated)
-        lc_insert(f, line, len, from, f->last_leaf);
+    if (!was_truncated && !f->truncated) /* the bound moved frames: not worth caching */
+        fold_cache_insert(&f->lc, line, len, java_comm_of(f), f->fr + from, f->nfr - from,
+                          f->last_leaf);
     return 0;
 }
 
@@ -167,7 +217,7 @@ static int count_sample(folder *f)
 {
     size_t n = 0;
     const char *task = f->o.root_for_task ? f->o.root_for_task(f->o.root_ctx, f->pid, f->tid,
-                                                               f->pname, f->pname_len)
+                                                               f->pname, f->pname_len, f->time_us)
                                           : NULL;
     if (task) {
         if (key_push_text(f, &n, task, strnlen(task, 4096), true) < 0)
@@ -346,19 +396,26 @@ int folder_feed(folder *f, const char *line, size_t len, flame_err *err)
      * not parse as a frame; a cached line did parse as a frame. */
     bool blank = pl_space((unsigned char)line[0]);
     if (blank && f->in_sample) {
-        int r = lc_lookup(f, line, len);
-        if (r)
-            return r < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold") : 0;
+        uint32_t ids[FOLD_CACHE_MAX_PIECES];
+        size_t n;
+        int leaf;
+        if (fold_cache_lookup(&f->lc, line, len, java_comm_of(f), ids, &n, &leaf)) {
+            if (n && f->nfr == 0 && f->leaf == LEAF_NONE)
+                f->leaf = (enum leaf_kind)leaf;
+            return push_frames(f, ids, n) < 0
+                       ? flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold")
+                       : 0;
+        }
     }
     header h;
     memset(&h, 0, sizeof h);
     frame_line fl;
     if (f->o.compat) {
-        if (header_perl(line, len, 2, &h)) {
-            event_perl(line, len, &h);
+        if (fold_header_perl(line, len, 2, &h)) {
+            fold_event_perl(line, len, &h);
             return on_header(f, &h, err);
         }
-        if (parse_frame(line, len, &fl)) {
+        if (fold_parse_frame(line, len, &fl)) {
             if (!f->in_sample)
                 return 0;
             int r = blank ? add_frame_line(f, &fl, line, len) : add_frame(f, &fl);
@@ -368,7 +425,7 @@ int folder_feed(folder *f, const char *line, size_t len, flame_err *err)
         return 0;
     }
 
-    if (blank && parse_frame(line, len, &fl)) {
+    if (blank && fold_parse_frame(line, len, &fl)) {
         bool hex = true;
         for (size_t i = 0; i < fl.pc.len && hex; i++)
             hex = is_hex((unsigned char)fl.pc.p[i]);
@@ -380,19 +437,19 @@ int folder_feed(folder *f, const char *line, size_t len, flame_err *err)
                        : 0;
         }
     }
-    if (header_ours(line, len, &h)) {
+    if (fold_header_ours(line, len, &h)) {
         if (on_header(f, &h, err) < 0)
             return -1;
-        if (h.rest.p && f->in_sample && parse_frame(h.rest.p, h.rest.len, &fl) &&
+        if (h.rest.p && f->in_sample && fold_parse_frame(h.rest.p, h.rest.len, &fl) &&
             add_frame(f, &fl) < 0)
             return flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold");
         return 0;
     }
-    if (!pl_space((unsigned char)line[0]) && header_perl(line, len, 1, &h)) {
-        event_perl(line, len, &h);
+    if (!pl_space((unsigned char)line[0]) && fold_header_perl(line, len, 1, &h)) {
+        fold_event_perl(line, len, &h);
         return on_header(f, &h, err);
     }
-    if (parse_frame(line, len, &fl)) {
+    if (fold_parse_frame(line, len, &fl)) {
         if (f->in_sample && add_frame(f, &fl) < 0)
             return flame_fail_errno(err, FLAME_EXIT_ERROR, ENOMEM, "fold");
         return 0;
@@ -528,7 +585,7 @@ static int drop_unused(folder *f)
         return 0;
     if (prof_drop_unused_names(f->prof) < 0)
         return -1;
-    lc_clear(f);
+    fold_cache_clear(&f->lc);
     f->maybe_unused = false;
     return 0;
 }
@@ -547,7 +604,7 @@ profile *folder_steal_profile(folder *f)
     }
     profile *p = f->prof;
     f->prof = fresh;
-    lc_clear(f); /* its ids are the old profile's */
+    fold_cache_clear(&f->lc); /* its ids are the old profile's */
     f->nfr = 0;
     reset_sample(f);
     f->maybe_unused = false;
@@ -573,8 +630,7 @@ folder *folder_new(const fold_opts *opts)
     if (!f)
         return NULL;
     f->o = *opts;
-    f->lc_seed = hash_random_seed();
-    f->lc_arena.chunk = 256u << 10;
+    fold_cache_init(&f->lc);
     if ((opts->event_filter && !(f->filter = strdup(opts->event_filter))) ||
         !(f->pname = malloc(PNAME_MAX)) || !(f->prof = profile_new())) {
         folder_free(f);
@@ -595,6 +651,6 @@ void folder_free(folder *f)
     free(f->fr);
     free(f->pieces);
     free(f->key);
-    lc_free(f);
+    fold_cache_free(&f->lc);
     free(f);
 }

@@ -23,9 +23,11 @@ typedef struct fold_opts {
     const char *(*root_for_pid)(void *ctx, long pid);
     void *root_ctx;
     /* Optional, instead of root_for_pid and the process name: the frames above each stack, ';'
-     * separated (`docker flame host`: "container;process;thread"), chosen by pid, tid and the
-     * sample's comm. NULL = the usual root and process name. The text is the caller's, sane. */
-    const char *(*root_for_task)(void *ctx, long pid, long tid, const char *comm, size_t len);
+     * separated (`docker flame host`: "container;process;thread"), chosen by pid, tid, the
+     * sample's comm and its time in microseconds (0 when none: a tid names several tasks over a
+     * recording). NULL = the usual root and process name. The text is the caller's, sane. */
+    const char *(*root_for_task)(void *ctx, long pid, long tid, const char *comm, size_t len,
+                                 unsigned long long time_us);
     /* Optional: called for each sample counted, with its CPU (-1 when perf script printed none)
      * and time in microseconds (0 when none): `docker flame host`'s timeline. */
     void (*on_sample)(void *ctx, long pid, long tid, int cpu, unsigned long long time_us);

@@ -2,12 +2,12 @@
  * emulated by hand with their exact backtracking outcome, plus our timestamp-anchored header
  * (docs/FOLDING.md). Every scan is linear in the line: no backtracking engine, so a hostile
  * line cannot make folding quadratic. */
+#include "flame/fold_parse.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame/fold_impl.h"
-
-/* Perl's \s \d \w and hex classes, and the bytes tidy_piece() rewrites. */
+/* Perl's \s \d \w and hex classes, and the bytes fold_tidy_piece() rewrites. */
 const unsigned char fold_cls[256] = {
     [0 ... 8] = C_SPECIAL,
     ['\t' ... '\r'] = C_SPACE | C_SPECIAL, /* \t \n \v \f \r */
@@ -32,7 +32,7 @@ const unsigned char fold_cls[256] = {
  * shortest prefix followed by whitespace, digits, optional slashes, optional digits, whitespace.
  * Only the first byte of each whitespace run can start the match (a later byte of the same run
  * would give the same verdict), which keeps this linear. */
-bool header_perl(const char *s, size_t n, size_t min_comm, header *h)
+bool fold_header_perl(const char *s, size_t n, size_t min_comm, header *h)
 {
     if (n == 0 || pl_space((unsigned char)s[0]))
         return false;
@@ -62,7 +62,7 @@ bool header_perl(const char *s, size_t n, size_t min_comm, header *h)
 /* Perl: /:\s*(\d+)*\s+(\S+):\s*$/ on the whole header. The event is the last blank-separated
  * token minus its final ':'; before it: ':' then blanks, an optional number (the period), and
  * at least one blank. */
-void event_perl(const char *s, size_t n, header *h)
+void fold_event_perl(const char *s, size_t n, header *h)
 {
     h->event = h->period = (span){NULL, 0};
     size_t e = run_back(s, n, C_SPACE);
@@ -85,7 +85,7 @@ void event_perl(const char *s, size_t n, header *h)
         h->period = (span){s + d, w - d};
 }
 
-bool all_digits(const char *p, size_t n)
+bool fold_all_digits(const char *p, size_t n)
 {
     if (n == 0)
         return false;
@@ -100,14 +100,14 @@ static bool pid_token(const char *p, size_t n, span *pid, span *tid)
 {
     const char *slash = memchr(p, '/', n);
     if (!slash) {
-        if (!all_digits(p, n))
+        if (!fold_all_digits(p, n))
             return false;
         *pid = (span){p, n};
         *tid = (span){NULL, 0};
         return true;
     }
     size_t a = (size_t)(slash - p);
-    if (!all_digits(p, a) || !all_digits(slash + 1, n - a - 1))
+    if (!fold_all_digits(p, a) || !fold_all_digits(slash + 1, n - a - 1))
         return false;
     *pid = (span){p, a};
     *tid = (span){slash + 1, n - a - 1};
@@ -117,7 +117,7 @@ static bool pid_token(const char *p, size_t n, span *pid, span *tid)
 /* Our header parser: anchored on the timestamp token "<digits>.<digits>:", which perf prints
  * by default. Before it: the pid (or pid/tid) token, optionally a "[cpu]" token, and a comm of
  * any length, leading blanks allowed. After it: an optional period and "event:". */
-bool header_ours(const char *s, size_t n, header *h)
+bool fold_header_ours(const char *s, size_t n, header *h)
 {
     span tok[3] = {{0}}; /* the three tokens before the current one, tok[2] nearest */
     size_t ntok = 0, first = n;
@@ -132,14 +132,15 @@ bool header_ours(const char *s, size_t n, header *h)
         if (first == n)
             first = b;
         const char *dot = cur.len >= 4 ? memchr(cur.p, '.', cur.len) : NULL;
-        if (dot && cur.p[cur.len - 1] == ':' && all_digits(cur.p, (size_t)(dot - cur.p)) &&
-            all_digits(dot + 1, (size_t)(cur.p + cur.len - 1 - dot - 1))) {
+        if (dot && cur.p[cur.len - 1] == ':' && fold_all_digits(cur.p, (size_t)(dot - cur.p)) &&
+            fold_all_digits(dot + 1, (size_t)(cur.p + cur.len - 1 - dot - 1))) {
             /* a timestamp: which token is the pid? */
             int pid_at = -1;
             if (ntok >= 2 && pid_token(tok[2].p, tok[2].len, &h->pid, &h->tid))
                 pid_at = 2;
             else if (ntok >= 3 && tok[2].len >= 3 && tok[2].p[0] == '[' &&
-                     tok[2].p[tok[2].len - 1] == ']' && all_digits(tok[2].p + 1, tok[2].len - 2) &&
+                     tok[2].p[tok[2].len - 1] == ']' &&
+                     fold_all_digits(tok[2].p + 1, tok[2].len - 2) &&
                      pid_token(tok[1].p, tok[1].len, &h->pid, &h->tid))
                 pid_at = 1;
             if (pid_at >= 0) {
@@ -169,7 +170,7 @@ after_time:
         i = run_to(s, i, n, C_SPACE);
         if (i == b)
             return true;
-        if (k == 0 && all_digits(s + b, i - b)) {
+        if (k == 0 && fold_all_digits(s + b, i - b)) {
             h->period = (span){s + b, i - b};
             continue;
         }
@@ -189,7 +190,7 @@ after_time:
 /* Perl: /^\s*(\w+)\s*(.+) \((.*)\)/, unanchored at the end. The module is between the last
  * " (" that has a ')' after it and the last ')'; the pc is the word run after leading blanks,
  * shortened only when the symbol would otherwise be empty. */
-bool parse_frame(const char *s, size_t n, frame_line *fl)
+bool fold_parse_frame(const char *s, size_t n, frame_line *fl)
 {
     size_t a = run_fwd(s, 0, n, C_SPACE);
     size_t b = run_fwd(s, a, n, C_WORD);
@@ -225,18 +226,18 @@ bool parse_frame(const char *s, size_t n, frame_line *fl)
 }
 
 /* perf's JIT map of process N, as perf names it: ".../perf-<N>.map". */
-bool mod_is_perfmap(span mod)
+bool fold_mod_is_perfmap(span mod)
 {
     const char *slash = memrchr(mod.p, '/', mod.len);
     const char *base = slash ? slash + 1 : mod.p;
     size_t bl = (size_t)(mod.p + mod.len - base);
     if (bl < 10 || memcmp(base, "perf-", 5) != 0 || memcmp(base + bl - 4, ".map", 4) != 0)
         return false;
-    return all_digits(base + 5, bl - 9);
+    return fold_all_digits(base + 5, bl - 9);
 }
 
 /* Perl: m:/tmp/perf-\d+\.map: anywhere in the module. */
-bool mod_is_perfmap_perl(span mod)
+bool fold_mod_is_perfmap_perl(span mod)
 {
     const char *p = mod.p, *end = mod.p + mod.len;
     while ((p = find_bytes(p, (size_t)(end - p), "/tmp/perf-", 10))) {
@@ -251,14 +252,14 @@ bool mod_is_perfmap_perl(span mod)
 }
 
 /* Perl: m/(^\[|vmlinux$)/ && !/unknown/ */
-bool mod_is_kernel(span mod)
+bool fold_mod_is_kernel(span mod)
 {
     bool k = (mod.len > 0 && mod.p[0] == '[') ||
              (mod.len >= 7 && memcmp(mod.p + mod.len - 7, "vmlinux", 7) == 0);
     return k && !find_bytes(mod.p, mod.len, "unknown", 7);
 }
 
-const char *find_arrow(const char *p, const char *end)
+const char *fold_find_arrow(const char *p, const char *end)
 {
     while (p < end && (p = memchr(p, '-', (size_t)(end - p)))) {
         if (p + 1 < end && p[1] == '>')

@@ -2,16 +2,18 @@
  * tidy of JDK perf-map names (return type and parameters dropped, descriptor 'L' dropped), the
  * byte rules (no ';' and no control bytes, ever), size bounds, and the _[k] _[j] _[i]
  * annotations. Every pass is linear in the name. */
+#include "flame/fold_tidy.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame/fold_impl.h"
+#include "flame/alloc.h"
 #include "flame/frame.h"
 
 /* Remove from the first '(' not followed by "anonymous namespace)", unless the name looks like
  * a Go method ".(*T)." (Perl's generic tidy). */
-size_t cut_params_generic(char *b, size_t n)
+size_t fold_cut_params_generic(char *b, size_t n)
 {
     char *end = b + n, *first = memchr(b, '(', n);
     if (!first)
@@ -98,7 +100,7 @@ static size_t tidy_jit(char *b, size_t n, bool signatures)
         memmove(b, b + rt, n - rt);
         n -= rt;
     } else
-        n = cut_params_generic(b, n);
+        n = fold_cut_params_generic(b, n);
     return strip_descriptor_l(b, n);
 }
 
@@ -130,16 +132,16 @@ static inline bool word_has_special(uint64_t w)
     return r != 0;
 }
 
-long tidy_piece(folder *f, const frame_line *fl, span piece, size_t index, bool java_comm,
-                bool perfmap)
+long fold_tidy_piece(const fold_opts *o, char **buf, size_t *cap, const frame_line *fl, span piece,
+                     size_t index, bool java_comm, bool perfmap)
 {
     bool cut = piece.len > FOLD_MAX_FRAME;
     size_t n = cut ? FOLD_MAX_FRAME : piece.len;
     size_t room = n + fl->mod.len + fl->pc.len + 32;
-    if (!GROW(f->fbuf, f->fbuf_cap, room))
+    if (!GROW(*buf, *cap, room))
         return -1;
-    char *b = f->fbuf;
-    perfmap = perfmap && !f->o.compat;
+    char *b = *buf;
+    perfmap = perfmap && !o->compat;
 
     if (n == 9 && memcmp(piece.p, "[unknown]", 9) == 0) {
         span name = {"unknown", 7};
@@ -155,7 +157,7 @@ long tidy_piece(folder *f, const frame_line *fl, span piece, size_t index, bool 
         b[n++] = '[';
         memcpy(b + n, name.p, name.len);
         n += name.len;
-        if (f->o.addrs) {
+        if (o->addrs) {
             b[n++] = ' ';
             b[n++] = '<';
             memcpy(b + n, fl->pc.p, pc_len);
@@ -193,12 +195,12 @@ long tidy_piece(folder *f, const frame_line *fl, span piece, size_t index, bool 
         }
     }
     if (perfmap)
-        n = tidy_jit(b, n, f->o.signatures);
+        n = tidy_jit(b, n, o->signatures);
     else
-        n = cut_params_generic(b, n);
+        n = fold_cut_params_generic(b, n);
     if (quotes)
         n = delete_quotes(b, n);
-    if (f->o.compat) {
+    if (o->compat) {
         if (java_comm && n > 0 && b[0] == 'L' && memchr(b, '/', n)) {
             memmove(b, b + 1, n - 1);
             n--;
@@ -217,10 +219,10 @@ long tidy_piece(folder *f, const frame_line *fl, span piece, size_t index, bool 
             memcpy(b + n, "_[i]", 4);
             n += 4;
         }
-    } else if (f->o.kernel && mod_is_kernel(fl->mod)) {
+    } else if (o->kernel && fold_mod_is_kernel(fl->mod)) {
         memcpy(b + n, "_[k]", 4);
         n += 4;
-    } else if (f->o.jit && (f->o.compat ? mod_is_perfmap_perl(fl->mod) : perfmap)) {
+    } else if (o->jit && (o->compat ? fold_mod_is_perfmap_perl(fl->mod) : perfmap)) {
         /* the recorder's interpreted frames come marked _[int] in the map (docs/FOLDING.md) */
         if (!has_annotation(b, n, 'j') && !frame_is_interpreted(b, n)) {
             memcpy(b + n, "_[j]", 4);

@@ -524,7 +524,7 @@ bool methods_is_java(const char *s, size_t n)
     return false;
 }
 
-/* ---- profile_top_self (flame/profile.h) ---------------------------------------------------- */
+/* ---- methods_top_self (flame/profile.h) ---------------------------------------------------- */
 
 /* A name of p whose method is `method`: the method itself, or one of its annotated names. */
 static const char *name_in(const profile *p, const char *method)
@@ -550,7 +550,7 @@ static const char *name_in(const profile *p, const char *method)
     return NULL;
 }
 
-size_t profile_top_self(const profile *p, size_t n, bool java_only, const char **names,
+size_t methods_top_self(const profile *p, size_t n, bool java_only, const char **names,
                         double *counts)
 {
     if (n == 0)

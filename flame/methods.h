@@ -1,7 +1,7 @@
 /* Per-method aggregation of profiles: self and inclusive (total) counts per method, a method
  * being a frame name without folding's annotation (_[j] _[i] _[k] _[w]), so a method that moved
  * from the interpreter to JIT code, or was inlined, is one row. One table for every summary:
- * profile_top_self(), diff's movers, and `docker flame top`'s live view (a table fed one window
+ * methods_top_self(), diff's movers, and `docker flame top`'s live view (a table fed one window
  * at a time, or one table per window merged). Pure: formatting is the caller's. */
 #pragma once
 #include <stdbool.h>
@@ -20,7 +20,7 @@ typedef struct methods_opts {
     bool java_only;
     /* With java_only: a sample whose leaf is not Java gives its self time to its innermost Java
      * frame, or to the row "(no Java frame)" when it has none (top's view). Without, such a
-     * sample gives no self time (diff, profile_top_self). */
+     * sample gives no self time (diff, methods_top_self). */
     bool self_to_java;
     /* Self time of an inlined leaf X_[i] goes to the row (X, host H), H being the nearest caller
      * that is not inlined itself: the compiled method the time is really spent in. */
@@ -70,3 +70,9 @@ void methods_sort(methods *m, bool by_total);
  * class path, or identifier.identifier that is neither kernel (_[k]), C++ (a::b), a [dso]
  * placeholder, a stripped address nor a GCC clone (f.isra.0, f.constprop.1, f.part.2, f.cold). */
 bool methods_is_java(const char *name, size_t len);
+
+/* Self time per frame name (leaf frames), the n largest, for summaries
+ * (flame/methods.c). java_only keeps frames
+ * that look like Java methods. Fills names/counts (names point into p; valid while p lives). */
+size_t methods_top_self(const profile *p, size_t n, bool java_only, const char **names,
+                        double *counts);

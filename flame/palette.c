@@ -15,7 +15,7 @@
 #include "flame/frame.h"
 #include "flame/render.h"
 
-const char *const render_palette_names[] = {
+const char *const palette_names[] = {
     [PAL_HOT] = "hot",       [PAL_MEM] = "mem",       [PAL_IO] = "io",
     [PAL_WAKEUP] = "wakeup", [PAL_CHAIN] = "chain",   [PAL_JAVA] = "java",
     [PAL_JS] = "js",         [PAL_PERL] = "perl",     [PAL_RED] = "red",
@@ -26,13 +26,13 @@ const char *const render_palette_names[] = {
 
 int palette_parse(const char *s)
 {
-    for (size_t i = 0; render_palette_names[i]; i++)
-        if (strcmp(s, render_palette_names[i]) == 0)
+    for (size_t i = 0; palette_names[i]; i++)
+        if (strcmp(s, palette_names[i]) == 0)
             return (int)i;
     return -1;
 }
 
-bool render_palette_valid(const char *name)
+bool palette_valid(const char *name)
 {
     return palette_parse(name) >= 0;
 }
@@ -246,6 +246,93 @@ uint32_t palette_colour(palette pal, const render_opts *o, const char *s, size_t
     return palette_rgb(c[0], c[1], c[2]);
 }
 
+palette palette_class(palette pal, const char *s, size_t n)
+{
+    return classify(pal, s, n);
+}
+
+const char *palette_class_meaning(palette pal, palette cls)
+{
+    if (pal != PAL_JAVA)
+        return NULL;
+    switch (cls) {
+    case PAL_GREEN:
+        return "Java, compiled";
+    case PAL_AQUA:
+        return "inlined";
+    case PAL_PURPLE:
+        return "interpreted";
+    case PAL_YELLOW:
+        return "C++ (JVM)";
+    case PAL_RED:
+        return "native";
+    case PAL_ORANGE:
+        return "kernel";
+    case PAL_HOT:
+    case PAL_MEM:
+    case PAL_IO:
+    case PAL_WAKEUP:
+    case PAL_CHAIN:
+    case PAL_JAVA:
+    case PAL_JS:
+    case PAL_PERL:
+    case PAL_BLUE:
+        break;
+    }
+    return NULL;
+}
+
+uint32_t palette_class_rgb(palette cls)
+{
+    const hue *h = &hues[cls];
+    int c[3];
+    for (int k = 0; k < 3; k++)
+        c[k] = h->ch[k].base + (h->ch[k].v ? h->ch[k].scale / 2 : 0);
+    return palette_rgb(c[0], c[1], c[2]);
+}
+
+/* sRGB channel values in linear light (WCAG 2: c / 12.92 up to 0.03928, else
+ * ((c + 0.055) / 1.055)^2.4), so the check of every frame drawn costs no pow() */
+static const double linear[256] = {
+    0.000000, 0.000304, 0.000607, 0.000911, 0.001214, 0.001518, 0.001821, 0.002125, 0.002428,
+    0.002732, 0.003035, 0.003347, 0.003677, 0.004025, 0.004391, 0.004777, 0.005182, 0.005605,
+    0.006049, 0.006512, 0.006995, 0.007499, 0.008023, 0.008568, 0.009134, 0.009721, 0.010330,
+    0.010960, 0.011612, 0.012286, 0.012983, 0.013702, 0.014444, 0.015209, 0.015996, 0.016807,
+    0.017642, 0.018500, 0.019382, 0.020289, 0.021219, 0.022174, 0.023153, 0.024158, 0.025187,
+    0.026241, 0.027321, 0.028426, 0.029557, 0.030713, 0.031896, 0.033105, 0.034340, 0.035601,
+    0.036889, 0.038204, 0.039546, 0.040915, 0.042311, 0.043735, 0.045186, 0.046665, 0.048172,
+    0.049707, 0.051269, 0.052861, 0.054480, 0.056128, 0.057805, 0.059511, 0.061246, 0.063010,
+    0.064803, 0.066626, 0.068478, 0.070360, 0.072272, 0.074214, 0.076185, 0.078187, 0.080220,
+    0.082283, 0.084376, 0.086500, 0.088656, 0.090842, 0.093059, 0.095307, 0.097587, 0.099899,
+    0.102242, 0.104616, 0.107023, 0.109462, 0.111932, 0.114435, 0.116971, 0.119538, 0.122139,
+    0.124772, 0.127438, 0.130136, 0.132868, 0.135633, 0.138432, 0.141263, 0.144128, 0.147027,
+    0.149960, 0.152926, 0.155926, 0.158961, 0.162029, 0.165132, 0.168269, 0.171441, 0.174647,
+    0.177888, 0.181164, 0.184475, 0.187821, 0.191202, 0.194618, 0.198069, 0.201556, 0.205079,
+    0.208637, 0.212231, 0.215861, 0.219526, 0.223228, 0.226966, 0.230740, 0.234551, 0.238398,
+    0.242281, 0.246201, 0.250158, 0.254152, 0.258183, 0.262251, 0.266356, 0.270498, 0.274677,
+    0.278894, 0.283149, 0.287441, 0.291771, 0.296138, 0.300544, 0.304987, 0.309469, 0.313989,
+    0.318547, 0.323143, 0.327778, 0.332452, 0.337164, 0.341914, 0.346704, 0.351533, 0.356400,
+    0.361307, 0.366253, 0.371238, 0.376262, 0.381326, 0.386429, 0.391572, 0.396755, 0.401978,
+    0.407240, 0.412543, 0.417885, 0.423268, 0.428690, 0.434154, 0.439657, 0.445201, 0.450786,
+    0.456411, 0.462077, 0.467784, 0.473531, 0.479320, 0.485150, 0.491021, 0.496933, 0.502886,
+    0.508881, 0.514918, 0.520996, 0.527115, 0.533276, 0.539479, 0.545724, 0.552011, 0.558340,
+    0.564712, 0.571125, 0.577580, 0.584078, 0.590619, 0.597202, 0.603827, 0.610496, 0.617207,
+    0.623960, 0.630757, 0.637597, 0.644480, 0.651406, 0.658375, 0.665387, 0.672443, 0.679542,
+    0.686685, 0.693872, 0.701102, 0.708376, 0.715694, 0.723055, 0.730461, 0.737910, 0.745404,
+    0.752942, 0.760525, 0.768151, 0.775822, 0.783538, 0.791298, 0.799103, 0.806952, 0.814847,
+    0.822786, 0.830770, 0.838799, 0.846873, 0.854993, 0.863157, 0.871367, 0.879622, 0.887923,
+    0.896269, 0.904661, 0.913099, 0.921582, 0.930111, 0.938686, 0.947307, 0.955973, 0.964686,
+    0.973445, 0.982251, 0.991102, 1.000000,
+};
+
+bool palette_dark(uint32_t rgb)
+{
+    double l = 0.2126 * linear[rgb >> 16 & 255] + 0.7152 * linear[rgb >> 8 & 255] +
+               0.0722 * linear[rgb & 255];
+    /* contrast with white (1.05 / (l + 0.05)) above contrast with black ((l + 0.05) / 0.05) */
+    return (l + 0.05) * (l + 0.05) < 1.05 * 0.05;
+}
+
 /* Differential: red grew, blue shrank, white unchanged; saturation relative to the largest
  * change of any stack. */
 uint32_t palette_diff_colour(double delta, double maxdelta)
@@ -278,10 +365,10 @@ void palette_background(const render_opts *o, palette pal, const char **c1, cons
     else if (strcmp(bg, "grey") == 0)
         *c1 = "#f8f8f8", *c2 = "#e8e8e8";
     else
-        *c1 = *c2 = bg; /* validated by render_bgcolor_valid: #rrggbb */
+        *c1 = *c2 = bg; /* validated by palette_bgcolor_valid: #rrggbb */
 }
 
-bool render_bgcolor_valid(const char *s)
+bool palette_bgcolor_valid(const char *s)
 {
     if (!strcmp(s, "yellow") || !strcmp(s, "blue") || !strcmp(s, "green") || !strcmp(s, "grey"))
         return true;

@@ -1,5 +1,6 @@
-/* Colours of a flame graph (flame/ internal, for render.c): flamegraph.pl's palettes, the
- * differential scale, backgrounds, and the consistent palette file (--cp). */
+/* Colours of a flame graph: flamegraph.pl's palettes, the differential scale, backgrounds, and
+ * the consistent palette file (--cp), for render.c; command lines validate palette and
+ * background names here. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,6 +29,10 @@ typedef enum palette {
 
 /* A palette by its flamegraph.pl name, or -1. */
 int palette_parse(const char *s);
+/* Validation helpers for command lines. */
+bool palette_valid(const char *name);
+extern const char *const palette_names[];  /* "hot", "mem", ..., NULL: the palettes */
+bool palette_bgcolor_valid(const char *s); /* yellow blue green grey or #rrggbb */
 
 /* --random's generator (xorshift; seeded by the renderer). */
 typedef struct palette_rng {
@@ -39,6 +44,18 @@ uint32_t palette_rgb(double r, double g, double b);
 /* The colour of frame name s[0..n) in palette pal (render options: --hash, --random). */
 uint32_t palette_colour(palette pal, const render_opts *o, const char *s, size_t n,
                         palette_rng *rr);
+/* The flat hue a frame name gets in pal: one of the flat palettes (PAL_RED ... PAL_ORANGE) for
+ * the palettes that classify names (java, js, perl, wakeup, chain), pal itself for the others.
+ * What the legend of a graph explains. */
+palette palette_class(palette pal, const char *s, size_t n);
+/* What a class means in pal (java: "compiled", "inlined", "interpreted", "C++ (JVM)", "native",
+ * "kernel"), NULL when it says nothing (hot, mem, ...: shades for telling frames apart). */
+const char *palette_class_meaning(palette pal, palette cls);
+/* A representative colour of a flat hue: the middle of its shades. */
+uint32_t palette_class_rgb(palette cls);
+/* Text on a fill: true when white reads better than black (WCAG contrast of the two), as on
+ * the saturated blue of a differential's largest shrink. */
+bool palette_dark(uint32_t rgb);
 /* Differential: red grew, blue shrank, white unchanged; saturation relative to the largest
  * change of any frame. */
 uint32_t palette_diff_colour(double delta, double maxdelta);

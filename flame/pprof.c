@@ -464,7 +464,7 @@ static int encode(enc *e)
     return put_tables(e);
 }
 
-int export_pprof(const profile *p, const pprof_meta *m, FILE *out, flame_err *err)
+int pprof_export(const profile *p, const pprof_meta *m, FILE *out, flame_err *err)
 {
     pprof_meta none = {0};
     if (!m)

@@ -32,4 +32,4 @@ typedef struct pprof_meta {
 /* Write p as gzip'd profile.proto. m may be NULL (defaults). A differential profile gives its
  * AFTER counts as samples and its BEFORE counts negated, labelled pprof::base=true, which is how
  * `go tool pprof -diff_base` writes a comparison. */
-int export_pprof(const profile *p, const pprof_meta *m, FILE *out, flame_err *err);
+int pprof_export(const profile *p, const pprof_meta *m, FILE *out, flame_err *err);

@@ -105,7 +105,7 @@ size_t profile_stacks(const profile *p)
 
 static int name_rehash(profile *p, uint32_t newmask)
 {
-    uint32_t *t = flame_zalloc(((size_t)newmask + 1) * sizeof *t);
+    uint32_t *t = alloc_zalloc(((size_t)newmask + 1) * sizeof *t);
     if (!t)
         return -1;
     for (uint32_t i = 0; i < p->nnames; i++)
@@ -159,7 +159,7 @@ uint64_t prof_ids_hash(const profile *p, const uint32_t *ids, size_t n)
 static int stack_rehash(profile *p)
 {
     uint32_t newmask = p->stack_tab_mask * 2 + 1;
-    uint64_t *t = flame_zalloc(((size_t)newmask + 1) * sizeof *t);
+    uint64_t *t = alloc_zalloc(((size_t)newmask + 1) * sizeof *t);
     if (!t)
         return -1;
     for (uint32_t i = 0; i < p->nstacks; i++) {
@@ -307,7 +307,7 @@ int prof_drop_unused_names(profile *p)
     if (kept == p->nnames)
         return 0;
     /* the stack table is keyed by ids: a fresh one, built before anything is changed */
-    uint64_t *stab = flame_zalloc(((size_t)p->stack_tab_mask + 1) * sizeof *stab);
+    uint64_t *stab = alloc_zalloc(((size_t)p->stack_tab_mask + 1) * sizeof *stab);
     if (!stab)
         return -1;
     /* names and their bytes move down in place: each kept name lands at or before where it was */

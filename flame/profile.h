@@ -44,8 +44,3 @@ int profile_write_folded(const profile *p, FILE *out, flame_err *err);
  * -1/ENOMEM. (flame/profile_each.c) */
 typedef int (*profile_stack_fn)(void *ctx, const char *stack, size_t len, double count);
 int profile_each_stack(const profile *p, profile_stack_fn fn, void *ctx);
-
-/* Self time per frame name (leaf frames), the n largest, for summaries. java_only keeps frames
- * that look like Java methods. Fills names/counts (names point into p; valid while p lives). */
-size_t profile_top_self(const profile *p, size_t n, bool java_only, const char **names,
-                        double *counts);

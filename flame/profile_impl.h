@@ -156,7 +156,7 @@ int prof_drop_unused_names(struct profile *p);
  * already in scratch. */
 long prof_split_stack(struct profile *p, const char *s, size_t len);
 bool prof_parse_count(const char *s, size_t n, double *out);
-bool prof_bad_count(double c);
+bool prof_bad_count(double c); /* negative, NaN or infinite (profile_reader.c) */
 
 static inline bool prof_starts_with(const char *s, size_t n, const char *prefix)
 {
@@ -164,7 +164,11 @@ static inline bool prof_starts_with(const char *s, size_t n, const char *prefix)
     return n >= l && memcmp(s, prefix, l) == 0;
 }
 
-/* A bounded line reader (never getline: a hostile input is one endless line). */
+/* ---- reading lines (profile_reader.c) ---- */
+
+/* A bounded line reader (never getline: a hostile input is one endless line). Its buffer holds
+ * PROF_READ_CHUNK bytes. */
+#define PROF_READ_CHUNK (1u << 20)
 typedef struct prof_reader {
     FILE *in;
     char *buf; /* read buffer */

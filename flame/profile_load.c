@@ -1,5 +1,6 @@
 /* Text into profiles: folded lines ("a;b;c 12", or "a;b;c 10 12" for differentials) through a
- * bounded line reader, or a docker-flame SVG's embedded data (profile_embed.c). Input is hostile:
+ * bounded line reader (profile_reader.c), or a docker-flame SVG's embedded data
+ * (profile_embed.c). Input is hostile:
  * lines are bounded, every error names the input and the line. */
 #include "flame/profile.h"
 
@@ -100,11 +101,6 @@ done:
     p->prev_len = len;
     p->prev_n = n;
     return (long)n;
-}
-
-bool prof_bad_count(double c)
-{
-    return !(c >= 0) || !isfinite(c);
 }
 
 int profile_add(profile *p, const char *stack, size_t len, double count1, double count2)
@@ -244,61 +240,6 @@ int profile_add_line(profile *p, const char *line, size_t len, flame_err *err)
     return add_line(p, line, len, NULL, err);
 }
 
-/* ---- bounded line reader ------------------------------------------------------------------ */
-
-enum { READ_CHUNK = 1 << 20 };
-
-/* Next line (without its newline) in out and n: 1, 0 at EOF, -1 on error (err filled). */
-int prof_reader_next(prof_reader *r, const char **out, size_t *n, flame_err *err)
-{
-    r->line_len = 0;
-    for (;;) {
-        if (r->pos < r->len) {
-            char *s = r->buf + r->pos;
-            size_t avail = r->len - r->pos;
-            char *nl = memchr(s, '\n', avail);
-            size_t take = nl ? (size_t)(nl - s) : avail;
-            if (r->line_len + take > PROFILE_MAX_LINE)
-                return flame_fail(err, FLAME_EXIT_ERROR, "line %lu: longer than %u MiB",
-                                  r->lineno + 1, PROFILE_MAX_LINE >> 20);
-            if (nl && r->line_len == 0) { /* the common case: no copy */
-                r->pos += take + 1;
-                r->lineno++;
-                *out = s;
-                *n = take;
-                return 1;
-            }
-            if (!GROW(r->line, r->line_cap, r->line_len + take + 1))
-                return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            memcpy(r->line + r->line_len, s, take);
-            r->line_len += take;
-            r->pos += take + (nl ? 1 : 0);
-            if (nl) {
-                r->lineno++;
-                *out = r->line;
-                *n = r->line_len;
-                return 1;
-            }
-        }
-        if (r->eof) {
-            if (r->line_len == 0)
-                return 0;
-            r->lineno++;
-            *out = r->line;
-            *n = r->line_len;
-            r->line_len = 0;
-            return 1;
-        }
-        r->pos = 0;
-        r->len = fread(r->buf, 1, READ_CHUNK, r->in);
-        if (r->len < READ_CHUNK) {
-            if (ferror(r->in))
-                return flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "read error");
-            r->eof = true;
-        }
-    }
-}
-
 /* ---- loading ------------------------------------------------------------------------------ */
 
 static bool looks_like_svg(const char *s, size_t n)
@@ -317,7 +258,7 @@ static bool looks_like_svg(const char *s, size_t n)
 
 int profile_load(profile *p, FILE *in, const char *name, flame_err *err)
 {
-    _cleanup_free_ char *buf = malloc(READ_CHUNK);
+    _cleanup_free_ char *buf = malloc(PROF_READ_CHUNK);
     if (!buf)
         return flame_fail(err, FLAME_EXIT_ERROR, "%s: out of memory", name);
     prof_reader r = {.in = in, .buf = buf};

@@ -65,6 +65,8 @@ static void thousands(char *buf, size_t cap, double v)
 
 typedef struct open_frame {
     uint32_t rank;
+    float self; /* diff_noise: self samples of both columns (in the padding: the walk's frames
+                 * stay 24 bytes; a float is exact to 2^24 samples, plenty for a noise estimate) */
     double start, delta;
 } open_frame;
 
@@ -82,6 +84,9 @@ typedef struct svg_ctx {
     int imageheight, ypad1, ypad2;
     uint32_t maxdepth; /* deepest kept frame (root = 0) */
     uint32_t *colours; /* per rank, bit 31 = computed */
+    uint8_t *cls;      /* per rank: 1 + its palette_class(), 0 = not yet (legend only) */
+    unsigned classes;  /* the classes of the frames drawn (bit per palette_class()) */
+    int legend_h;      /* pixels of the legend row under the title, 0 = none */
     palette_file *cp;
     palette_rng rr;
     open_frame *open;
@@ -126,7 +131,9 @@ static void emit_frame(svg_ctx *c, const char *name, size_t len, uint32_t depth,
     prof_format_count(pos, sizeof pos, start);
     prof_format_count(wid, sizeof wid, w);
     size_t shown = depth ? frame_strip_annotation(name, len) : len;
-    fprintf(out, "<g data-s=\"%s\" data-w=\"%s\"><title>", pos, wid);
+    /* white labels where they read better than black (the saturated blue of a big shrink) */
+    fprintf(out, "<g data-s=\"%s\" data-w=\"%s\"", pos, wid);
+    fputs(palette_dark(colour) ? " class=\"w\"><title>" : "><title>", out);
     escape_xml(out, name, shown, SIZE_MAX);
     fprintf(out, " (%s ", num);
     escape_xml_str(out, o->countname);
@@ -156,6 +163,17 @@ static void emit_frame(svg_ctx *c, const char *name, size_t len, uint32_t depth,
     fputs("</text></g>\n", out);
 }
 
+/* How much of a frame's change to colour (diff_noise): none within one standard error of its
+ * self counts (two Poisson counts: their difference varies by sqrt(before + after)), all of it
+ * from three on. */
+static double significance(const svg_ctx *c, const open_frame *f)
+{
+    if (!c->o->diff_noise || f->self <= 0)
+        return 1;
+    double z = fabs(f->delta) / sqrt(f->self);
+    return z <= 1 ? 0 : z >= 3 ? 1 : (z - 1) / 2;
+}
+
 /* A frame closes: prune it or count it (measuring pass) or write it. */
 static void close_frame(svg_ctx *c, uint32_t depth, const open_frame *f, double end)
 {
@@ -164,11 +182,18 @@ static void close_frame(svg_ctx *c, uint32_t depth, const open_frame *f, double 
     if (!c->out) {
         if (depth > c->maxdepth)
             c->maxdepth = depth;
+        if (c->cls && !c->cls[f->rank]) {
+            uint32_t id = c->v->by_rank[f->rank];
+            c->cls[f->rank] =
+                1 + (uint8_t)palette_class(c->pal, prof_name_str(c->p, id), c->p->names[id].len);
+            c->classes |= 1u << (c->cls[f->rank] - 1);
+        }
         return;
     }
     uint32_t colour;
     if (c->diff)
-        colour = palette_diff_colour(c->o->negate ? -f->delta : f->delta, c->maxdelta);
+        colour = palette_diff_colour((c->o->negate ? -f->delta : f->delta) * significance(c, f),
+                                     c->maxdelta);
     else
         colour = name_colour(c, f->rank);
     uint32_t id = c->v->by_rank[f->rank];
@@ -198,10 +223,12 @@ static int walk_stack(svg_ctx *c, const uint32_t *frames, uint32_t n, double cou
         c->open_cap = cap;
     }
     for (size_t i = common; i < n; i++)
-        c->open[i] = (open_frame){frames[i], c->pos, 0};
+        c->open[i] = (open_frame){frames[i], 0, c->pos, 0};
     c->nopen = n;
     c->pos += count;
     c->open[n - 1].delta += count - before;
+    if (c->o->diff_noise)
+        c->open[n - 1].self += (float)(count + before);
     if (!c->out && fabs(count - before) > c->maxdelta)
         c->maxdelta = fabs(count - before);
     return 0;
@@ -235,6 +262,59 @@ static int walk(svg_ctx *c, bool use_seq)
 
 /* ---- the document ---------------------------------------------------------------------- */
 
+/* The entries of the legend: what the colours of this graph mean. */
+typedef struct legend_entry {
+    uint32_t rgb;
+    const char *text;
+} legend_entry;
+
+static size_t legend_entries(const svg_ctx *c, legend_entry *e)
+{
+    size_t n = 0;
+    if (c->diff) {
+        e[n++] = (legend_entry){palette_diff_colour(1, 1), "grew"};
+        e[n++] = (legend_entry){palette_diff_colour(-1, 1), "shrank"};
+        e[n++] = (legend_entry){palette_diff_colour(0, 1),
+                                c->o->diff_noise ? "no change, or within noise (self; deeper = "
+                                                   "larger)"
+                                                 : "no change (self; deeper = larger)"};
+        return n;
+    }
+    /* the java palette's classes, in this order, those the graph shows */
+    static const palette order[] = {PAL_GREEN,  PAL_AQUA, PAL_PURPLE,
+                                    PAL_YELLOW, PAL_RED,  PAL_ORANGE};
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+        if (c->classes & (1u << order[i]) && palette_class_meaning(c->pal, order[i]))
+            e[n++] = (legend_entry){palette_class_rgb(order[i]),
+                                    palette_class_meaning(c->pal, order[i])};
+    return n;
+}
+
+/* One row under the title: a swatch and a few words per colour, centred. */
+static void legend(svg_ctx *c)
+{
+    legend_entry e[8];
+    size_t n = c->legend_h ? legend_entries(c, e) : 0;
+    if (n == 0)
+        return;
+    const render_opts *o = c->o;
+    double fs = o->fontsize, cw = fs * o->fontwidth, gap = fs * 1.5, total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += fs + 4 + strlen(e[i].text) * cw + (i + 1 < n ? gap : 0);
+    double x = (o->width - total) / 2, y = c->ypad1 - c->legend_h;
+    fputs("<g id=\"legend\">", c->out);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(c->out,
+                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%g\" height=\"%g\" rx=\"2\" "
+                "fill=\"rgb(%u,%u,%u)\" stroke=\"rgb(160,160,160)\" stroke-width=\"0.5\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\">%s</text>",
+                x, y + 1, fs, fs - 2, e[i].rgb >> 16, (e[i].rgb >> 8) & 255, e[i].rgb & 255,
+                x + fs + 4, y + fs - 2, e[i].text);
+        x += fs + 4 + strlen(e[i].text) * cw + gap;
+    }
+    fputs("</g>\n", c->out);
+}
+
 static void header(svg_ctx *c, const char *title)
 {
     FILE *out = c->out;
@@ -264,13 +344,15 @@ static void header(svg_ctx *c, const char *title)
     escape_css_font(out, o->fonttype);
     fprintf(out,
             "; font-size:%gpx; fill:rgb(0,0,0); }\n"
-            "#search, #ignorecase { opacity:0.1; cursor:pointer; }\n"
+            "#search, #ignorecase { opacity:0.5; cursor:pointer; }\n"
             "#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity:1; }\n"
             "#subtitle { text-anchor:middle; fill:rgb(160,160,160); }\n"
             "#title { text-anchor:middle; font-size:%gpx; }\n"
             "#unzoom { cursor:pointer; }\n"
             "#frames > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n"
             ".hide { display:none; }\n"
+            "#frames > g.w:not(.m) > text { fill:rgb(255,255,255); }\n"
+            "#legend text { fill:rgb(60,60,60); }\n"
             ".parent { opacity:0.5; }\n"
             "]]></style>\n",
             o->fontsize, o->fontsize + 5);
@@ -296,6 +378,7 @@ static void header(svg_ctx *c, const char *title)
         escape_xml_str(out, o->subtitle);
         fputs("</text>\n", out);
     }
+    legend(c);
     fprintf(out,
             "<text id=\"details\" x=\"10\" y=\"%g\"> </text>\n"
             "<text id=\"unzoom\" x=\"10\" y=\"%g\" class=\"hide\">Reset Zoom</text>\n"
@@ -340,7 +423,7 @@ int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *
         !(o->fontsize > 0 && o->fontsize < 1000) || !(o->fontwidth > 0 && o->fontwidth < 100) ||
         !(o->minwidth >= 0) || !isfinite(o->minwidth) || !(o->factor > 0) || !isfinite(o->factor))
         return flame_fail(err, FLAME_EXIT_USAGE, "render options out of range");
-    if (o->bgcolors && *o->bgcolors && !render_bgcolor_valid(o->bgcolors))
+    if (o->bgcolors && *o->bgcolors && !palette_bgcolor_valid(o->bgcolors))
         return flame_fail(err, FLAME_EXIT_USAGE,
                           "bad background '%s' (yellow, blue, green, grey or #rrggbb)",
                           o->bgcolors);
@@ -363,6 +446,7 @@ int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     c.v = &v;
     _cleanup_free_ uint32_t *colours = calloc(p->nnames ? p->nnames : 1, sizeof *colours);
+    _cleanup_free_ uint8_t *cls = NULL;
     palette_file cp = {0};
     int rc = -1;
     if (!colours) {
@@ -370,6 +454,13 @@ int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *
         goto out;
     }
     c.colours = colours;
+    /* a legend of the classes drawn, for the palettes whose hues mean something (not with a
+     * palette file: its colours are whatever it says) */
+    if (!c.diff && !o->palette_file && palette_class_meaning(c.pal, PAL_GREEN) &&
+        !(c.cls = cls = calloc(p->nnames ? p->nnames : 1, 1))) {
+        flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        goto out;
+    }
     if (o->palette_file) {
         if (palette_file_read(&cp, o->palette_file, err) < 0)
             goto out;
@@ -385,6 +476,10 @@ int render_svg(const profile *p, const render_opts *opts, FILE *out, flame_err *
     c.ypad2 = (int)(o->fontsize * 2 + 10);
     if (o->subtitle && *o->subtitle)
         c.ypad1 += (int)(o->fontsize * 2);
+    legend_entry le[8];
+    c.legend_h = 1; /* asks legend_entries() */
+    c.legend_h = legend_entries(&c, le) ? (int)(o->fontsize * 1.5) : 0;
+    c.ypad1 += c.legend_h;
     c.imageheight = (int)((c.maxdepth + 1) * (double)o->height) + c.ypad1 + c.ypad2;
     const char *title = o->title && *o->title ? o->title
                         : o->flamechart       ? "Flame Chart"

@@ -1,5 +1,5 @@
-/* Renderers: the interactive SVG flame graph (flamegraph.pl-compatible options, streamed out)
- * and the speedscope JSON export. */
+/* The interactive SVG flame graph (flamegraph.pl-compatible options, streamed out). Its
+ * palettes: flame/palette.h; the speedscope export: flame/speedscope.h. */
 #pragma once
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +14,11 @@ typedef struct render_opts {
     bool minwidth_pct;
     int width, height; /* image width; frame height */
     bool hash, reverse, inverted, flamechart, negate, random, embed_folded;
+    /* Differential of sample counts: a frame whose self change is within the noise of its
+     * counts (under a standard error, sqrt(before + after)) is drawn white, fading in up to
+     * three standard errors, so an unchanged program's diff is near white. Off: flamegraph.pl's
+     * colours (the change relative to the largest, however small). */
+    bool diff_noise;
     const char *palette_file; /* consistent palette (read + written); NULL = off */
     double total, factor;     /* total: override the 100% figure (0 = sum) */
     /* The embedded folded data is left out (with a comment saying so) when it would exceed this
@@ -26,9 +31,3 @@ typedef struct render_opts {
 void render_opts_default(render_opts *o); /* flamegraph.pl defaults, embed_folded = true,
                                            embed_limit = RENDER_EMBED_LIMIT */
 int render_svg(const profile *p, const render_opts *o, FILE *out, flame_err *err);
-/* speedscope file format, one "sampled" profile named `name`. */
-int export_speedscope(const profile *p, const char *name, FILE *out, flame_err *err);
-/* Validation helpers for command lines. */
-bool render_palette_valid(const char *name);
-extern const char *const render_palette_names[]; /* "hot", "mem", ..., NULL: the palettes */
-bool render_bgcolor_valid(const char *s);        /* yellow blue green grey or #rrggbb */

@@ -136,7 +136,10 @@ function search_prompt() {
 }
 
 function reset_search() {
-    for (var i = 0; i < all_frames.length; i++) all_frames[i].rect.setAttribute("fill", all_frames[i].fill);
+    for (var i = 0; i < all_frames.length; i++) {
+        all_frames[i].rect.setAttribute("fill", all_frames[i].fill);
+        all_frames[i].g.classList.remove("m");
+    }
     searching = null;
     searchbtn.classList.remove("show");
     searchbtn.firstChild.nodeValue = "Search";
@@ -161,6 +164,7 @@ function search(term) {
         var f = all_frames[i];
         if (re.test(f.name)) {
             f.rect.setAttribute("fill", cfg.searchcolor);
+            f.g.classList.add("m"); // black text on the search colour
             hits.push(f);
         }
     }

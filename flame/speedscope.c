@@ -1,15 +1,16 @@
 /* speedscope file format export: one "sampled" profile, frames in a shared table, one sample
  * per distinct stack (root first) weighted by its count. Schema:
  * https://www.speedscope.app/file-format-schema.json */
+#include "flame/speedscope.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "flame/escape.h"
 #include "flame/profile_impl.h"
-#include "flame/render.h"
 
-int export_speedscope(const profile *p, const char *name, FILE *out, flame_err *err)
+int speedscope_export(const profile *p, const char *name, FILE *out, flame_err *err)
 {
     if (p->nstacks == 0)
         return flame_fail(err, FLAME_EXIT_ERROR, "empty profile: nothing to export");

@@ -162,7 +162,7 @@ static bool extent(const tl_series *s, size_t n, const tl_opts *o, geom *g)
     return any && g->from < g->to;
 }
 
-int render_timeline(const tl_series *s, size_t n, const tl_opts *o, FILE *out, flame_err *err)
+int timeline_render(const tl_series *s, size_t n, const tl_opts *o, FILE *out, flame_err *err)
 {
     int width = o->width > 0 ? o->width : 1200;
     geom g = {.x0 = PAD_L, .x1 = width - PAD_R};

@@ -27,4 +27,4 @@ typedef struct tl_opts {
 
 /* Windows narrower than a pixel are summed into one bar per pixel column, so the picture stays
  * at most a few thousand elements whatever the range. Times are labelled in local time. */
-int render_timeline(const tl_series *s, size_t n, const tl_opts *o, FILE *out, flame_err *err);
+int timeline_render(const tl_series *s, size_t n, const tl_opts *o, FILE *out, flame_err *err);

@@ -1,6 +1,6 @@
 /* Adding one profile to another: by frame ids through the base profile's own tables (what
  * makes a million-stack diff or merge fast), or, when hex stripping rewrites every stack, as
- * text. The union of diff (flame/diff.c) and the sum of merge (diff_merge, here). */
+ * text. The union of diff and the sum of merge (both in flame/diff.c). */
 #include "flame/union.h"
 
 #include <math.h>
@@ -11,7 +11,7 @@
 
 #include "common/cleanup.h"
 #include "flame/alloc.h"
-#include "flame/diff.h"
+#include "flame/frame.h"
 #include "flame/profile_impl.h"
 
 /* ---- stacks as text ------------------------------------------------------------------------ */
@@ -51,7 +51,7 @@ static const char *stack_text(const profile *p, uint32_t k, bool strip, textbuf 
         return t->s;
     if (!GROW(t->tmp, t->tmp_cap, 2 * *len + 1))
         return NULL;
-    *len = diff_strip_hex(t->s, *len, t->tmp);
+    *len = frame_strip_hex(t->s, *len, t->tmp);
     return t->tmp;
 }
 
@@ -254,66 +254,4 @@ void union_two_columns(profile *p, int column)
     /* input order (flame charts) means nothing for a union of two profiles */
     p->keep_order = false;
     p->nseq = 0;
-}
-
-/* ---- merge ---------------------------------------------------------------------------------- */
-
-int diff_merge(profile **in, size_t n, bool normalize, profile **out, flame_err *err)
-{
-    *out = NULL;
-    int rc = 0;
-    double tmax = 0;
-    size_t base = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (profile_is_diff(in[i])) {
-            rc = flame_fail(err, FLAME_EXIT_ERROR,
-                            "input %zu is a differential profile (two count columns); merge "
-                            "plain profiles",
-                            i + 1);
-            goto done;
-        }
-        if (profile_stacks(in[i]) == 0 || profile_total(in[i]) <= 0) {
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "input %zu is empty (no samples)", i + 1);
-            goto done;
-        }
-        if (profile_total(in[i]) > tmax)
-            tmax = profile_total(in[i]);
-        if (in[i]->nstacks > in[base]->nstacks)
-            base = i;
-    }
-    if (n == 0) {
-        rc = flame_fail(err, FLAME_EXIT_USAGE, "nothing to merge");
-        goto done;
-    }
-    /* the input with the most stacks becomes the sum: only the others are interned again */
-    profile *r = in[base];
-    if (normalize && r->total != tmax) {
-        double f = tmax / r->total, sum = 0;
-        for (uint32_t k = 0; k < r->nstacks; k++) {
-            r->stacks[k].count = floor(r->stacks[k].count * f + 0.5);
-            sum += r->stacks[k].count;
-        }
-        r->total = sum;
-    }
-    r->keep_order = false; /* input order means nothing for a sum of profiles */
-    r->nseq = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == base)
-            continue;
-        double f = normalize ? tmax / in[i]->total : 1;
-        if (union_add_ids(r, in[i], -1, f, normalize, err) < 0) {
-            rc = -1;
-            goto done;
-        }
-        profile_free(in[i]);
-        in[i] = NULL;
-    }
-    in[base] = NULL;
-    *out = r;
-done:
-    for (size_t i = 0; i < n; i++) {
-        profile_free(in[i]);
-        in[i] = NULL;
-    }
-    return rc;
 }

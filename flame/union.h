@@ -12,7 +12,7 @@
  * one thread, their new names interned into dst. */
 int union_add_ids(profile *dst, const profile *src, int column, double factor, bool round,
                   flame_err *err);
-/* As text, every stack through profile_add() (strip: with diff_strip_hex applied first). */
+/* As text, every stack through profile_add() (strip: with frame_strip_hex applied first). */
 int union_add_text(profile *dst, const profile *src, int column, double factor, bool round,
                    bool strip, flame_err *err);
 /* Make a one-column profile two-column in place, its counts in column `column` (0 or 1). */

@@ -40,7 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!z)
         return 0;
     size_t na = (size_t)(z - data);
-    diff_opts o = {.normalize = (enum diff_norm)(bits % 3), .strip_hex = bits & 4};
+    diff_opts o = {
+        .normalize = (enum diff_norm)(bits % 3), .strip_hex = bits & 4, .exact = bits & 128};
     profile *a = load(data, na);
     profile *b = load(z + 1, size - na - 1);
     if (!a || !b) {
@@ -52,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *sink = fuzz_sink();
     if (bits & 64) { /* merge instead */
         profile *in[2] = {a, b}, *m = NULL;
-        if (diff_merge(in, 2, bits & 8, &m, &err) == 0) {
+        if (diff_merge(in, 2, bits & 8, bits & 128, &m, &err) == 0) {
             (void)profile_write_folded(m, sink, &err);
             profile_free(m);
         }
@@ -83,6 +84,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (size_t i = 0; i < ns; i++)
                 FUZZ_ASSERT(s[i].delta_pts <= -MOVER_MIN_PTS &&
                             (i == 0 || s[i].delta_pts >= s[i - 1].delta_pts));
+            /* a method's hosts split its net share: they add up to it */
+            for (size_t i = 0; i < ng + ns; i++) {
+                const diff_mover *x = i < ng ? &g[i] : &s[i - ng];
+                double sb = 0;
+                for (size_t k = 0; k < x->nhosts; k++)
+                    sb += x->hosts[k].after_pct;
+                FUZZ_ASSERT(x->nhosts == 0 || fabs(sb - x->after_pct) <= 1e-6 * (1 + x->after_pct));
+            }
         }
         diff_free(d);
     }

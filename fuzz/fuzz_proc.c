@@ -53,6 +53,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (sc_host_parse_status(buf, size, &ids) == 0)
         FUZZ_ASSERT(ids.host && ids.levels >= 1 && ids.levels <= 32 &&
                     memchr(ids.name, '\0', sizeof ids.name));
+    char id[SC_HOST_ID_LEN + 1];
+    int in = sc_cgroup_innermost(buf, size, id);
+    FUZZ_ASSERT(in >= -1 && in <= 1 && strlen(id) == (in == 1 ? SC_HOST_ID_LEN : 0));
+    uint64_t start;
+    (void)sc_host_parse_stat_start(buf, size, &start);
     sc_host_task task;
     if (sc_host_task_parse(buf, size, &task) == 0) {
         char line[512];

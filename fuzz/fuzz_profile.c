@@ -1,5 +1,5 @@
 /* libFuzzer harness: folded stacks (1 or 2 count columns) -> profile (flame/profile.h), then
- * rendered (render_svg, export_speedscope, export_pprof) into a sink. The first byte picks how:
+ * rendered (render_svg, speedscope_export, pprof_export) into a sink. The first byte picks how:
  * load the whole input with profile_load (fmemopen) or line by line with profile_add_line, and
  * which render options. Invariant: the folded text we write back loads again to the same stacks and
  * totals. */
@@ -7,9 +7,11 @@
 
 #include <math.h>
 
+#include "flame/methods.h"
 #include "flame/pprof.h"
 #include "flame/profile.h"
 #include "flame/render.h"
+#include "flame/speedscope.h"
 
 static void add_line(void *ctx, const char *line, size_t len)
 {
@@ -110,13 +112,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         o.embed_limit = 1 << 20;
         FILE *sink = fuzz_sink();
         (void)render_svg(p, &o, sink, &err);
-        (void)export_speedscope(p, "fuzz <&>", sink, &err);
+        (void)speedscope_export(p, "fuzz <&>", sink, &err);
         pprof_meta pm = {
             .layout = (enum pprof_layout)(bits % 3), .container = "c<&>", .jvm_pid = bits};
-        (void)export_pprof(p, &pm, sink, &err);
+        (void)pprof_export(p, &pm, sink, &err);
         const char *names[4];
         double counts[4];
-        (void)profile_top_self(p, 4, bits & 2, names, counts);
+        (void)methods_top_self(p, 4, bits & 2, names, counts);
         fclose(sink);
 
         /* Round trip: folded text out, back in, same profile. */

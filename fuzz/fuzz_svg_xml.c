@@ -1,6 +1,6 @@
 /* libFuzzer harness: hostile frame names and titles -> render_svg must still be well-formed XML
  * with exactly our one <script> (no element or attribute injected from a name), and
- * export_speedscope must be valid JSON. Input: first byte = options, first line = title (the
+ * speedscope_export must be valid JSON. Input: first byte = options, first line = title (the
  * plugin puts the container's name there), the rest = folded stacks. */
 #include "fuzz/fuzz.h"
 
@@ -8,6 +8,7 @@
 
 #include "flame/profile.h"
 #include "flame/render.h"
+#include "flame/speedscope.h"
 #include "fuzz/xmlcheck.h"
 
 static void add_line(void *ctx, const char *line, size_t len)
@@ -74,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     mem = open_memstream(&out, &out_len);
     FUZZ_ASSERT(mem);
-    rc = export_speedscope(p, title, mem, &err);
+    rc = speedscope_export(p, title, mem, &err);
     fclose(mem);
     if (rc == 0) {
         json_error_t je;

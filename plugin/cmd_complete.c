@@ -122,7 +122,7 @@ static int open_existing_store(const cmpl_plan *p, store **s)
     flame_err err = FLAME_ERR_INIT;
     if (!file || access(file, R_OK) < 0)
         return -1;
-    return store_open(file, s, &err);
+    return store_open_read(file, s, &err);
 }
 
 /* "2026-11-24T14:03:00Z": one shell word that when_parse reads back. */

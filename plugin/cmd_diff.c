@@ -1,5 +1,6 @@
 /* `docker flame diff`: two profiles (folded files, docker-flame SVGs, running containers) in,
  * a differential flame graph and its mirror out, plus the movers summary on stdout. */
+#include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -35,7 +36,10 @@ static const char usage_head[] =
     "  diff.svg         widths = AFTER; red = grew, blue = shrank (self change of each frame)\n"
     "  diff.mirror.svg  widths = BEFORE, same colours: shows the stacks that vanished, which have\n"
     "                   no width in diff.svg\n"
-    "and prints the methods whose share of the samples grew or shrank most.\n"
+    "and prints the methods whose share of the samples grew or shrank most: one line per method\n"
+    "whatever the JIT made of it (inlined code split by host below it), with the noise of two\n"
+    "profiles of this size. Stacks that differ only in what the JIT made of a frame are matched\n"
+    "as one (--exact keeps them apart).\n"
     "\n"
     "Options:\n";
 
@@ -99,6 +103,9 @@ static const arg_spec specs[] = {
      .flags = ARG_SET | ARG_HIDDEN, .set = DIFF_NORM_OFF},
     {.lng = "strip-hex", .shrt = 's', .kind = ARG_FLAG, .off = F(dopt.strip_hex, bool),
      .help = "turn every 0x1234abcd in frame names into 0x... (difffolded.pl -s)"},
+    {.lng = "exact", .kind = ARG_FLAG, .off = F(dopt.exact, bool),
+     .help = "match stacks exactly as folded (default: as read, stacks that differ\nonly in what "
+     "the JIT made of a frame, compiled, inlined or interpreted,\nare one)"},
     {.lng = "top", .kind = ARG_INT, .off = F(top, int64_t), .meta = "N",
      .help = "movers to list each way (10); 0 = no summary", .lo = 0, .hi = 100000},
     {.lng = "inclusive", .kind = ARG_FLAG, .off = F(mopt.inclusive, bool),
@@ -147,27 +154,90 @@ static void *mirror_thread(void *ud)
     return NULL;
 }
 
-enum { NAME_COLS_MAX = 70 };
+enum { NAME_COLS_MAX = 70, HOSTS_SHOWN = 3 };
 
-/* Frame names come from the profiled container: never send control bytes to a terminal. Long
- * names keep their end (the method name) and lose their start. */
-static void print_name(FILE *out, const char *s, int width)
+static size_t utf8_chars(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += (s[i] & 0xc0) != 0x80;
+    return c;
+}
+
+static bool lower_start(const char *s)
+{
+    return *s >= 'a' && *s <= 'z';
+}
+
+/* A long Java name made to fit: its package abbreviated to initials, as loggers print it
+ * (org.h2.mvstore.MVMap.binarySearch -> o.h.m.MVMap.binarySearch), since the class and the
+ * method are what tells it apart. NULL when that does not apply (no lower-case package part in
+ * front); caller frees. */
+static char *abbreviate(const char *s, size_t width)
 {
     size_t n = strlen(s);
+    if (utf8_chars(s, n) <= width || !lower_start(s))
+        return NULL;
+    char *b = malloc(n + 1);
+    if (!b)
+        return NULL;
+    size_t o = 0;
+    const char *p = s;
+    /* package parts: lower-case identifiers followed by '.' or '/' */
+    while (lower_start(p)) {
+        const char *e = p;
+        while ((*e >= 'a' && *e <= 'z') || (*e >= '0' && *e <= '9') || *e == '_')
+            e++;
+        if (*e != '.' && *e != '/')
+            break;
+        b[o++] = *p;
+        b[o++] = *e;
+        p = e + 1;
+    }
+    strcpy(b + o, p);
+    return b;
+}
+
+/* Frame names come from the profiled container: never send control bytes to a terminal. A long
+ * name gets its package abbreviated, then, if that is not enough, loses its start: the end is
+ * the class and method. */
+static void print_name(FILE *out, const char *s, int width)
+{
+    _cleanup_free_ char *abbr = abbreviate(s, (size_t)width);
+    if (abbr)
+        s = abbr;
+    size_t n = strlen(s);
     int shown = 0;
-    if (n > (size_t)width) {
+    if (utf8_chars(s, n) > (size_t)width) {
         fputs("...", out);
-        s += n - (size_t)(width - 3);
-        while ((*s & 0xc0) == 0x80) /* do not start inside a UTF-8 sequence */
-            s++;
+        for (size_t drop = utf8_chars(s, n) - (size_t)(width - 3); drop; drop--) {
+            s++; /* a whole UTF-8 sequence */
+            while ((*s & 0xc0) == 0x80)
+                s++;
+        }
         shown = 3;
     }
-    for (; *s; s++, shown++)
+    for (; *s; s++) {
+        shown += (*s & 0xc0) != 0x80;
         putc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+    }
     for (; shown < width; shown++)
         putc(' ', out);
 }
 
+static void print_numbers(FILE *out, const diff_mover *m)
+{
+    fprintf(out, "  %7.2f%%  %7.2f%%  %+8.2f", m->before_pct, m->after_pct, m->delta_pts);
+    if (!isnan(m->noise_pts)) {
+        char b[32];
+        int l = snprintf(b, sizeof b, "±%.2f", m->noise_pts); /* '±' is two bytes, one column */
+        fprintf(out, "%*s%s", l < 9 ? 9 - l : 1, "", b);
+    }
+    putc('\n', out);
+}
+
+/* One method a line (net: whatever the JIT made of it), and under it where its self time ran
+ * when some of it was inlined: the hosts that changed most. */
 static void print_mover_table(FILE *out, const char *head, const diff_mover *m, size_t n, int w)
 {
     fprintf(out, "  %s\n", head);
@@ -178,8 +248,20 @@ static void print_mover_table(FILE *out, const char *head, const diff_mover *m, 
     for (size_t i = 0; i < n; i++) {
         fputs("    ", out);
         print_name(out, m[i].name, w);
-        fprintf(out, "  %7.2f%%  %7.2f%%  %+8.2f\n", m[i].before_pct, m[i].after_pct,
-                m[i].delta_pts);
+        print_numbers(out, &m[i]);
+        /* one host: always inlined there, nothing to split */
+        for (size_t k = 0; m[i].nhosts > 1 && k < m[i].nhosts && k < HOSTS_SHOWN; k++) {
+            const diff_mover *h = &m[i].hosts[k];
+            fputs(h->name ? "      inlined into " : "      not inlined", out);
+            if (h->name)
+                print_name(out, h->name, w - 15);
+            else
+                fprintf(out, "%*s", w - 13, "");
+            print_numbers(out, h);
+        }
+        if (m[i].nhosts > HOSTS_SHOWN)
+            fprintf(out, "      (%zu more: --summary-json lists them)\n",
+                    m[i].nhosts - HOSTS_SHOWN);
     }
 }
 
@@ -211,16 +293,26 @@ static int print_movers(const movers *m, const diff_movers_opts *o, FILE *out, f
     size_t ng = m->ng, ns = m->ns;
     int w = 24;
     for (size_t i = 0; i < ng + ns; i++) {
-        size_t l = strlen(i < ng ? g[i].name : s[i - ng].name);
+        const diff_mover *x = i < ng ? &g[i] : &s[i - ng];
+        size_t l = utf8_chars(x->name, strlen(x->name));
+        for (size_t k = 0; x->nhosts > 1 && k < x->nhosts && k < HOSTS_SHOWN; k++)
+            if (x->hosts[k].name && utf8_chars(x->hosts[k].name, strlen(x->hosts[k].name)) + 15 > l)
+                l = utf8_chars(x->hosts[k].name, strlen(x->hosts[k].name)) + 15;
         if (l > (size_t)w)
             w = l > NAME_COLS_MAX ? NAME_COLS_MAX : (int)l;
     }
     fprintf(out, "%s share of %s (%% of each profile's samples):\n",
             o->inclusive ? "Inclusive (total)" : "Self",
             o->all_frames ? "all frames" : "Java methods");
-    fprintf(out, "    %-*s  %8s  %8s  %8s\n", w, "", "before", "after", "pts");
+    bool noise = ng + ns > 0 && !isnan(ng ? g[0].noise_pts : s[0].noise_pts);
+    fprintf(out, "    %-*s  %8s  %8s  %8s%s\n", w, "", "before", "after", "pts",
+            noise ? "   noise" : "");
     print_mover_table(out, "grew most:", g, ng, w);
     print_mover_table(out, "shrank most:", s, ns, w);
+    if (noise)
+        fputs("(noise: two standard errors of the change at these sample counts; a change "
+              "within it can be chance)\n",
+              out);
     if (fflush(out) != 0 || ferror(out))
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno ? errno : EIO, "write summary");
     return 0;
@@ -238,15 +330,34 @@ typedef struct diff_summary {
     const double *t;
 } diff_summary;
 
+static void json_shares(jsonw *w, const diff_mover *m)
+{
+    jsonw_num(w, "before_pct", m->before_pct);
+    jsonw_num(w, "after_pct", m->after_pct);
+    jsonw_num(w, "delta_pts", m->delta_pts);
+    if (isnan(m->noise_pts))
+        jsonw_null(w, "noise_pts");
+    else
+        jsonw_num(w, "noise_pts", m->noise_pts);
+}
+
 static void json_movers(jsonw *w, const char *key, const diff_mover *m, size_t n)
 {
     jsonw_array(w, key);
     for (size_t i = 0; i < n; i++) {
         jsonw_object(w, NULL);
         jsonw_str(w, "name", m[i].name);
-        jsonw_num(w, "before_pct", m[i].before_pct);
-        jsonw_num(w, "after_pct", m[i].after_pct);
-        jsonw_num(w, "delta_pts", m[i].delta_pts);
+        json_shares(w, &m[i]);
+        if (m[i].nhosts) {
+            jsonw_array(w, "hosts");
+            for (size_t k = 0; k < m[i].nhosts; k++) {
+                jsonw_object(w, NULL);
+                jsonw_str(w, "inlined_into", m[i].hosts[k].name); /* NULL: not inlined */
+                json_shares(w, &m[i].hosts[k]);
+                jsonw_end(w);
+            }
+            jsonw_end(w);
+        }
         jsonw_end(w);
     }
     jsonw_end(w);
@@ -277,6 +388,9 @@ static int write_summary(void *ctx, FILE *f, flame_err *err)
         jsonw_end(&w);
     }
     jsonw_bool(&w, "normalized", diff_normalized(ds->d));
+    size_t merged;
+    jsonw_str(&w, "matched", ds->a->dopt.exact ? "exact" : "as read");
+    jsonw_num(&w, "stacks_matched", diff_matched(ds->d, &merged) ? (double)merged : 0);
     jsonw_object(&w, "movers");
     jsonw_str(&w, "by", ds->a->mopt.inclusive ? "inclusive" : "self");
     jsonw_str(&w, "frames", ds->a->mopt.all_frames ? "all" : "java");
@@ -353,6 +467,16 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
                 in[0].arg, grouped(diff_total_before(d), b1, sizeof b1), in[1].arg,
                 grouped(diff_total_after(d), b2, sizeof b2), in[0].arg, in[1].arg);
     }
+    size_t merged;
+    if (diff_matched(d, &merged)) {
+        char b1[64];
+        fprintf(stderr,
+                "docker flame diff: note: frames that differ only in what the JIT made of them "
+                "(compiled, inlined, interpreted) are matched as one%s%s%s; --exact keeps them "
+                "apart\n",
+                merged ? " (" : "", merged ? grouped((double)merged, b1, sizeof b1) : "",
+                merged ? (merged == 1 ? " stack joined another)" : " stacks joined others)") : "");
+    }
     movers mv = {0};
     if (find_movers(d, &a.mopt, (size_t)a.top, &mv, &err) < 0) {
         movers_free(&mv);
@@ -389,6 +513,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     if (title)
         ro.title = title;
     ro.subtitle = sub;
+    ro.diff_noise = diff_counts_samples(d); /* noise drawn white */
     _cleanup_free_ char *comment = NULL;
     if (asprintf(&comment, "diff: %s -> %s", in[0].arg, in[1].arg) < 0)
         comment = NULL;

@@ -12,6 +12,8 @@
 
 #include "common/clock.h"
 #include "common/contract.h"
+#include "flame/frame.h"
+#include "flame/methods.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
 #include "plugin/graph.h"
@@ -130,6 +132,20 @@ static int list_containers(engine *e, ctr *out, int cap, flame_err *err)
     return n;
 }
 
+/* The host pid of a running container's main process (its State.Pid), 0 when unknown. */
+static long main_pid_of(engine *e, const char *id)
+{
+    json_t *j = NULL;
+    long st = 0;
+    flame_err ignored = FLAME_ERR_INIT;
+    if (engine_json(e, "GET", NULL, &j, &st, &ignored, "/containers/%s/json", id) < 0)
+        return 0;
+    json_t *p = json_object_get(json_object_get(j, "State"), "Pid");
+    long pid = json_is_integer(p) ? (long)json_integer_value(p) : 0;
+    json_decref(j);
+    return pid > 0 && pid <= CT_PID_MAX ? pid : 0;
+}
+
 /* A rootless engine cannot grant CPU-wide perf events nor the host's PID namespace. */
 static int check_rootful(engine *e, flame_err *err)
 {
@@ -164,6 +180,7 @@ typedef struct row {
     bool shown;     /* in the graph (--container) */
     profile *split; /* process;thread;frames (no ids): for -o DIR/ */
     char hot[256];
+    double limit; /* CPU limit in cores (quota or cpuset), 0 = none or not this engine's */
 } row;
 
 typedef struct host_view {
@@ -184,14 +201,18 @@ static const ctr *find_ctr(const host_view *v, const char *id, size_t n)
     return NULL;
 }
 
-/* The name of a key: "host", "unknown", a container's name, or its short id; nested keys
- * "outer/inner" name each level. */
+/* The name of a key: "host", "(exited)" for the key "unknown", a container's name, or its short
+ * id; nested keys "outer/inner" name each level. */
 static void key_name(const host_view *v, const char *key, size_t kl, row *r)
 {
     snprintf(r->key, sizeof r->key, "%.*s", (int)kl, key);
     r->name[0] = r->id[0] = r->image[0] = '\0';
-    if ((kl == 4 && !memcmp(key, "host", 4)) || (kl == 7 && !memcmp(key, "unknown", 7))) {
-        snprintf(r->name, sizeof r->name, "%.*s", (int)kl, key);
+    if (kl == 4 && !memcmp(key, "host", 4)) {
+        snprintf(r->name, sizeof r->name, "host");
+        return;
+    }
+    if (kl == 7 && !memcmp(key, "unknown", 7)) { /* tasks that exited before they were seen */
+        snprintf(r->name, sizeof r->name, "(exited)");
         return;
     }
     size_t used = 0;
@@ -316,9 +337,11 @@ static void print_table(host_view *v, const proto *pr, FILE *out)
         proto_sanitize(r->name, name, sizeof name);
         proto_sanitize(r->image[0] ? r->image : "-", image, sizeof image);
         proto_sanitize(r->hot[0] ? r->hot : "-", hot, sizeof hot);
-        char n[32];
-        fprintf(out, "%-28s %-12s %-24s %6.1f %6.2f %8s %4d  %s\n", name, r->id[0] ? r->id : "-",
-                image, 100.0 * cores / cpus, cores, grouped(r->samples, n, sizeof n), r->jvms, hot);
+        char jvms[16], n[32];
+        /* a container left out by --container was not looked into: its JVMs are not known */
+        snprintf(jvms, sizeof jvms, r->shown || r->jvms ? "%d" : "-", r->jvms);
+        fprintf(out, "%-28s %-12s %-24s %6.1f %6.2f %8s %4s  %s\n", name, r->id[0] ? r->id : "-",
+                image, 100.0 * cores / cpus, cores, grouped(r->samples, n, sizeof n), jvms, hot);
     }
     fprintf(out,
             "(%.1f s on %.0f CPUs at %llu Hz; cgroup %s; %llu tasks seen; %llu samples of "
@@ -328,21 +351,25 @@ static void print_table(host_view *v, const proto *pr, FILE *out)
             (unsigned long long)pr->host.unattributed);
 }
 
+/* whole: the host graph, drawn as an icicle (containers at the top, on the first screen: the
+ * stacks below them are a JVM's, a hundred frames deep); else one container's graph */
 static int write_profile(const char *output, unsigned formats, const char *name, time_t when,
-                         const profile *p, const host_args *a, int *exit_code)
+                         const profile *p, const host_args *a, bool whole, int *exit_code)
 {
     char *paths[FMT_COUNT];
     flame_err e = FLAME_ERR_INIT;
     if (out_paths(output, formats, name, 1, when, paths, &e) < 0)
         return cli_fail("host", &e);
     render_opts ro;
-    graph_opts go = {0};
+    graph_opts go = {.colors = "java"};
     graph_apply(&go, &ro);
+    ro.inverted = whole;
     char title[256], sub[256];
     snprintf(title, sizeof title, "%s", name);
     char n[32];
-    snprintf(sub, sizeof sub, "%s samples at %lld Hz on every CPU",
-             grouped(profile_total(p), n, sizeof n), (long long)a->frequency);
+    snprintf(sub, sizeof sub, "%s samples at %lld Hz on every CPU%s",
+             grouped(profile_total(p), n, sizeof n), (long long)a->frequency,
+             whole ? "; containers at the top, their stacks below" : "");
     ro.title = title;
     ro.subtitle = sub;
     ro.embed_folded = true;
@@ -382,6 +409,12 @@ static const char *tl_row_name(void *ctx, int r)
     return r >= 0 && r < v->nrows ? v->rows[r].name : "?";
 }
 
+static double tl_row_quota(void *ctx, int r)
+{
+    host_view *v = ctx;
+    return r >= 0 && r < v->nrows ? v->rows[r].limit : 0;
+}
+
 static void write_timeline(host_view *v, const proto *pr, const host_args *a, int *exit_code)
 {
     tl_input in = {.tasks = pr->tasks,
@@ -395,6 +428,7 @@ static void write_timeline(host_view *v, const proto *pr, const host_args *a, in
                    .nrows = v->nrows,
                    .row_of = tl_row_of,
                    .row_name = tl_row_name,
+                   .row_quota = tl_row_quota,
                    .ctx = v};
     flame_err e = FLAME_ERR_INIT;
     if (out_write_with(a->timeline, host_timeline_write, &in, &e) < 0) {
@@ -406,7 +440,44 @@ static void write_timeline(host_view *v, const proto *pr, const host_args *a, in
     }
 }
 
-static void fill_rows(host_view *v, const proto *pr)
+/* perf's name for code it found no symbol for in a JVM's map file: "[perf-1234.map]" (the JIT
+ * code of a JVM without our agent: not attached) */
+static bool perfmap_placeholder(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 11 && !strncmp(s, "[perf-", 6) && !strcmp(s + n - 5, ".map]");
+}
+
+/* The container of this engine a row is (its innermost level), or NULL: the host, exited
+ * tasks, another engine's container. */
+static const char *own_container(const host_view *v, const row *r)
+{
+    const char *inner = strrchr(r->key, '/');
+    inner = inner ? inner + 1 : r->key;
+    return find_ctr(v, inner, strlen(inner)) ? inner : NULL;
+}
+
+/* The CPU limit of the container a row is, if this engine has it. */
+static double row_limit(engine *e, const host_view *v, const row *r)
+{
+    const char *inner = own_container(v, r);
+    if (!inner)
+        return 0;
+    json_t *j = NULL;
+    long st = 0;
+    flame_err err = FLAME_ERR_INIT;
+    if (engine_json(e, "GET", NULL, &j, &st, &err, "/containers/%s/json", inner) < 0)
+        return 0; /* gone since: no limit drawn */
+    json_t *hc = json_object_get(j, "HostConfig");
+    double q = tl_quota_cores(json_integer_value(json_object_get(hc, "NanoCpus")),
+                              json_integer_value(json_object_get(hc, "CpuQuota")),
+                              json_integer_value(json_object_get(hc, "CpuPeriod")),
+                              json_string_value(json_object_get(hc, "CpusetCpus")));
+    json_decref(j);
+    return q;
+}
+
+static void fill_rows(host_view *v, const proto *pr, engine *e)
 {
     for (int i = 0; i < v->nrows; i++) {
         row *r = &v->rows[i];
@@ -415,9 +486,19 @@ static void fill_rows(host_view *v, const proto *pr)
                 r->jvms++;
         const char *names[1];
         double counts[1];
-        if (r->split && (profile_top_self(r->split, 1, true, names, counts) == 1 ||
-                         profile_top_self(r->split, 1, false, names, counts) == 1))
-            snprintf(r->hot, sizeof r->hot, "%s", names[0]);
+        if (r->split && (methods_top_self(r->split, 1, true, names, counts) == 1 ||
+                         methods_top_self(r->split, 1, false, names, counts) == 1)) {
+            if (perfmap_placeholder(names[0])) /* a JVM's JIT code, unnamed: why */
+                snprintf(r->hot, sizeof r->hot, "%s",
+                         !own_container(v, r) ? "(JIT code; not this engine's, not attached)"
+                         : r->shown           ? "(JIT code without names)"
+                                              : "(not attached: -c)");
+            else /* as the one-shot summary: without the fold annotation */
+                snprintf(r->hot, sizeof r->hot, "%.*s",
+                         (int)frame_strip_annotation(names[0], strlen(names[0])), names[0]);
+        }
+        if (r->shown && v->a->timeline)
+            r->limit = row_limit(e, v, r);
     }
     qsort(v->rows, (size_t)v->nrows, sizeof v->rows[0], by_samples);
 }
@@ -475,15 +556,19 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
 
     /* the agent goes into the JVMs of this engine's containers (only --container's, when
      * given), never into processes of the host or of another engine */
-    static char ids[CT_ATTACH_IDS_MAX * 65 + 1];
+    static char ids[CT_ATTACH_IDS_MAX * 74 + 1];
     size_t il = 0;
     for (int k = 0, nids = 0; k < nc && nids < CT_ATTACH_IDS_MAX; k++) {
         row tmp;
         memset(&tmp, 0, sizeof tmp);
         key_name(&v, cs[k].id, 64, &tmp);
-        if (!wanted(&v, &tmp))
+        long main_pid = wanted(&v, &tmp) ? main_pid_of(e, cs[k].id) : 0;
+        if (main_pid <= 0) /* not wanted, or gone meanwhile */
             continue;
-        il += (size_t)snprintf(ids + il, sizeof ids - il, "%s%s", il ? "," : "", cs[k].id);
+        /* with its main process's host pid: the sidecar attaches only to JVMs in that process's
+         * mount namespace, never to a host process posing as the container (docs/HOST.md) */
+        il += (size_t)snprintf(ids + il, sizeof ids - il, "%s%s:%ld", il ? "," : "", cs[k].id,
+                               main_pid);
         nids++;
     }
     flame_opts o;
@@ -537,12 +622,12 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
         exit_code = cli_fail("host", &err);
     } else {
         double tp = mono_s();
-        fill_rows(&v, &s.pr);
+        fill_rows(&v, &s.pr, e);
         time_t when = time(NULL);
-        write_profile(a.output, formats, "host", when, v.graph, &a, &exit_code);
+        write_profile(a.output, formats, "host", when, v.graph, &a, true, &exit_code);
         for (int i = 0; split && i < v.nrows; i++)
             if (v.rows[i].shown && v.rows[i].split)
-                write_profile(a.output, formats, v.rows[i].name, when, v.rows[i].split, &a,
+                write_profile(a.output, formats, v.rows[i].name, when, v.rows[i].split, &a, false,
                               &exit_code);
         if (a.timeline)
             write_timeline(&v, &s.pr, &a, &exit_code);

@@ -27,7 +27,8 @@ static const char usage_tail[] =
     "  docker flame ls\n"
     "  docker flame ls web --store clickhouse://ch:8123/flame\n"
     "\n"
-    "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used.\n";
+    "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used, 8 there is no store\n"
+    "there yet.\n";
 
 typedef struct ls_args {
     const char *store, *host;
@@ -92,9 +93,11 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
     int done = cli_parse(vname, &cmd_ls_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     store *s = NULL;
     store_listing l = {0};
-    int rc = stored_open(a.store, &s, &err);
+    int rc = stored_open_read(a.store, &s, &err);
     for (int i = 0; rc == 0 && i < (a.in.n ? a.in.n : 1); i++) {
         store_query q = {.container = a.in.n ? a.in.v[i] : NULL, .host = a.host};
         rc = store_list(s, &q, &l, &err);

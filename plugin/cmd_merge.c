@@ -46,7 +46,7 @@ typedef struct merge_args {
     const char *output;
     int fmt;
     uint64_t duration_ms;
-    bool normalize, help;
+    bool normalize, exact, help;
     args_operands in;
 } merge_args;
 
@@ -65,6 +65,9 @@ static const arg_spec specs[] = {
      .help = "scale every input to the same total before adding, so each run\nweighs the same "
      "(counts rounded; without it, longer runs weigh more)"},
     {.lng = "normalise", .kind = ARG_FLAG, .off = F(normalize, bool), .flags = ARG_HIDDEN},
+    {.lng = "exact", .kind = ARG_FLAG, .off = F(exact, bool),
+     .help = "add up only stacks that are equal as folded (default: as read, a\nframe the JIT "
+     "compiled in one input and inlined in another is one)"},
     INPUTS_DURATION_SPEC(F(duration_ms, uint64_t)),
     CLI_HELP_SPEC(F(help, bool)),
 };
@@ -76,7 +79,7 @@ const args_verb cmd_merge_grammar = GRAPH_VERB("docker flame merge", specs, merg
 int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
 {
     const char *vname = "merge";
-    merge_args a = {.fmt = -1, .duration_ms = 30000};
+    merge_args a = {.fmt = -1, .duration_ms = 30000, .g = {.colors = "java"}};
     flame_err err = FLAME_ERR_INIT;
     int rc = cli_parse(vname, &cmd_merge_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
@@ -111,7 +114,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         in[i].p = NULL;
     }
     profile *sum = NULL;
-    if (diff_merge(ps, n, a.normalize, &sum, &err) < 0)
+    if (diff_merge(ps, n, a.normalize, a.exact, &sum, &err) < 0)
         return cli_fail(vname, &err);
     t[2] = t[3] = mono_s();
     render_opts ro;

@@ -85,7 +85,7 @@ static void print_summary(const sess *s, const flame_opts *o, char *const paths[
     if (total > 0) {
         const char *names[5];
         double counts[5];
-        size_t n = profile_top_self(p->prof, 5, true, names, counts);
+        size_t n = methods_top_self(p->prof, 5, true, names, counts);
         if (n)
             fprintf(stderr, "  top Java methods (self time):\n");
         for (size_t i = 0; i < n; i++) {

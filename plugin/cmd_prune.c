@@ -60,6 +60,8 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv)
         cli_parse(vname, &cmd_prune_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     store_policy pol;
     store_policy_default(&pol);
     pol.retain_ms = (int64_t)a.retain_ms;
@@ -83,6 +85,12 @@ int flame_cmd_prune(const ep_globals *g, int argc, char **argv)
                 grouped((double)st.merged, b[1], sizeof b[1]),
                 grouped((double)st.buckets, b[2], sizeof b[2]),
                 grouped((double)st.stacks_freed, b[3], sizeof b[3]), d1, d2, store_name(s));
+        if (st.days_skipped)
+            fprintf(stderr,
+                    "docker flame prune: %llu day%s not merged: windows arrived in %s while it was "
+                    "(the next prune merges %s)\n",
+                    (unsigned long long)st.days_skipped, st.days_skipped == 1 ? "" : "s",
+                    st.days_skipped == 1 ? "it" : "them", st.days_skipped == 1 ? "it" : "them");
     }
     store_close(s);
     return rc < 0 ? cli_fail(vname, &err) : FLAME_EXIT_OK;

@@ -32,18 +32,10 @@ static void when(int64_t ms, char *buf, size_t cap)
 
 /* The last lines of an ended recording's log (read before ps forgets it): at most 2 KiB, control
  * bytes shown as '?'. The log is ours, but holds names that came from the container. */
-static void print_log_tail(const char *path)
+static void print_log_tail(const char *id)
 {
-    FILE *f = path[0] ? fopen(path, "re") : NULL;
-    if (!f)
-        return;
     char buf[2048];
-    size_t n = 0;
-    if (fseek(f, -(long)(sizeof buf - 1), SEEK_END) < 0)
-        rewind(f);
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
+    size_t n = recs_log_tail(id, buf, sizeof buf);
     /* the last 3 lines */
     size_t start = n, lines = 0;
     while (start > 0 && lines < 4)
@@ -118,17 +110,18 @@ int flame_cmd_ps(const ep_globals *g, int argc, char **argv)
         char since[32];
         when(e->since_ms, since, sizeof since);
         const char *state = e->pid ? e->state : !strcmp(e->state, "ended") ? "ended" : "killed";
-        char w[32], sm[32];
-        printf("%-16s  %-20.64s  %-19s  %7s  %9s  %-11s  %7ld  %s\n", e->id,
+        char w[32], sm[32], pid[24];
+        snprintf(pid, sizeof pid, e->pid >= 0 ? "%ld" : "?", e->pid); /* ?: another namespace */
+        printf("%-16s  %-20.64s  %-19s  %7s  %9s  %-11s  %7s  %s\n", e->id,
                e->name[0] ? e->name : e->arg, since, grouped((double)e->windows, w, sizeof w),
-               grouped((double)e->samples, sm, sizeof sm), state, e->pid, e->store);
+               grouped((double)e->samples, sm, sizeof sm), state, pid, e->store);
         if (!e->pid) {
             printf("  %s\n", !strcmp(e->state, "ended")
                                  ? e->reason
                                  : "its recorder was killed: `docker flame gc` removes its "
                                    "sidecar");
             if (e->exit_code || strcmp(e->state, "ended") != 0)
-                print_log_tail(e->log);
+                print_log_tail(e->id);
         }
     }
     free(v);
@@ -207,8 +200,15 @@ static int signal_recorder(const rec_entry *e)
 /* Stop one recording, wait until its lock is free, report its last state, forget it. */
 static int stop_one(const rec_entry *e, uint64_t timeout_ms)
 {
-    if (e->pid <= 0)
+    if (e->pid == 0)
         return 0;
+    if (e->pid < 0) {
+        fprintf(stderr,
+                "docker flame stop: %s: its recorder runs in another PID namespace (a container "
+                "sharing this home directory): stop it from there\n",
+                e->name[0] ? e->name : e->arg);
+        return FLAME_EXIT_ERROR;
+    }
     if (signal_recorder(e) < 0) {
         fprintf(stderr, "docker flame stop: %s: cannot signal its recorder (pid %ld): %s\n",
                 e->name[0] ? e->name : e->arg, e->pid, strerror(errno));

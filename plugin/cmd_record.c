@@ -74,6 +74,8 @@ static const arg_spec specs[] = {
      .help = "only this JVM (pid in the container)", .lo = 1, .hi = CT_PID_MAX},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
+    {.lng = "shared-pid", .kind = ARG_FLAG, .off = F(shared_pid, bool),
+     .help = "a container that shares another's PID namespace (as for\ndocker flame)"},
     {.lng = "detach", .kind = ARG_FLAG, .off = F(detach, bool),
      .help = "record in the background (docker flame ps lists it,\ndocker flame stop ends it)"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),
@@ -371,24 +373,25 @@ int flame_cmd_record(const ep_globals *g, int argc, char **argv)
     if (rc >= 0)
         return rc;
     flame_err err = FLAME_ERR_INIT;
-    if (check_args(&a, &err) < 0)
+    if (stored_hide_password(&a.store, &err) < 0 || check_args(&a, &err) < 0)
         return cli_fail("record", &err);
     if (a.detach) {
         /* A detached recorder has no one to show its windows to: its log keeps the events. It
-         * leaves the current directory (not to keep it busy), so a relative store path is made
-         * absolute first. */
+         * leaves the current directory (not to keep it busy), so every file path of the store
+         * (--store or $DOCKER_FLAME_STORE: a path, sqlite://PATH, ?spool=, ?password_file=) is
+         * made absolute first. */
         a.quiet = true;
         _cleanup_free_ char *abs = NULL;
-        if (a.store && !strstr(a.store, "://") && a.store[0] != '/') {
-            _cleanup_free_ char *cwd = getcwd(NULL, 0);
-            if (!cwd || asprintf(&abs, "%s/%s", cwd, a.store) < 0) {
-                abs = NULL;
-                flame_fail_errno(&err, FLAME_EXIT_ERROR, errno ? errno : ENOMEM,
-                                 "cannot make the store path %s absolute", a.store);
-                return cli_fail("record", &err);
-            }
-            a.store = abs;
+        _cleanup_free_ char *cwd = getcwd(NULL, 0);
+        const char *env = getenv("DOCKER_FLAME_STORE");
+        const char *url = a.store ? a.store : env && *env ? env : NULL;
+        if (url && (!cwd || store_url_absolute(url, cwd, &abs) < 0)) {
+            flame_fail_errno(&err, FLAME_EXIT_ERROR, errno ? errno : ENOMEM,
+                             "cannot make the store's paths absolute");
+            return cli_fail("record", &err);
         }
+        if (abs)
+            a.store = abs;
         return record_detached(g, &a);
     }
     if (a.in.n == 1)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/args.h"
+#include "flame/palette.h"
 #include "flame/profile.h"
 #include "flame/render.h"
 #include "plugin/cli.h"
@@ -62,7 +63,7 @@ static const char *const bgcolor_names[] = {"yellow", "blue", "green", "grey", N
 
 static int store_bgcolors(void *base, const arg_val *v, flame_err *err)
 {
-    if (!render_bgcolor_valid(v->str))
+    if (!palette_bgcolor_valid(v->str))
         return flame_fail(err, FLAME_EXIT_USAGE,
                           "--bgcolors: \"%.64s\" is not yellow, blue, green, grey or #rrggbb",
                           v->str);

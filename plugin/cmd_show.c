@@ -42,7 +42,8 @@ static const char usage_tail[] =
     "Stored ranges are inputs of diff and merge too: docker flame diff web@-2h..-1h web@-1h\n"
     "\n"
     "Exit status: 0 ok, 1 error, 2 bad command line, 7 the store cannot be used (server\n"
-    "unreachable, damaged file, written by a newer docker-flame), 8 nothing stored in the range.\n";
+    "unreachable, damaged file, written by a newer docker-flame), 8 nothing stored in the range\n"
+    "(or no store there yet).\n";
 
 typedef struct show_args {
     graph_opts g;
@@ -177,7 +178,7 @@ typedef struct tl_job {
 static int write_timeline(void *ctx, FILE *f, flame_err *err)
 {
     tl_job *j = ctx;
-    return render_timeline(j->series, j->n, &j->o, f, err);
+    return timeline_render(j->series, j->n, &j->o, f, err);
 }
 
 static int show_timeline(const show_args *a, store *s, store_query q, flame_err *err)
@@ -238,11 +239,13 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
 {
     (void)g; /* the store, not the engine */
     const char *vname = "show";
-    show_args a = {.fmt = -1};
+    show_args a = {.fmt = -1, .g = {.colors = "java"}}; /* a profile of JVMs */
     flame_err err = FLAME_ERR_INIT;
     int done = cli_parse(vname, &cmd_show_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
         return done;
+    if (stored_hide_password(&a.store, &err) < 0)
+        return cli_fail(vname, &err);
     if (a.timeline && a.fmt >= 0 && a.fmt != FMT_SVG)
         return cli_usage_error(vname, "--timeline draws an SVG: drop --format");
     /* the one rule (plugin/out/output.h), checked before the store is opened */
@@ -255,7 +258,7 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
                      &err) < 0)
         return cli_usage_error(vname, "%s", err.msg);
     store *s = NULL;
-    int rc = stored_open(a.store, &s, &err);
+    int rc = stored_open_read(a.store, &s, &err);
     if (rc == 0)
         rc = a.timeline ? show_timeline(&a, s, q, &err) : show_profile(&a, s, q, &err);
     store_close(s);

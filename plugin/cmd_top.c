@@ -32,7 +32,7 @@ typedef struct top_args {
     int64_t frequency, pid;
     int sampling; /* enum ct_sampling */
     const char *record, *container, *summary_json;
-    bool no_inline, kernel, help;
+    bool no_inline, kernel, shared_pid, help;
     args_operands ops;
 } top_args;
 
@@ -62,6 +62,8 @@ static const arg_spec top_specs[] = {
     {.lng = "kernel", .kind = ARG_FLAG, .off = F(kernel, bool),
      .help = "kernel stacks too, marked _[k] (as for docker flame: the sidecar\n"
      "gets CAP_SYSLOG to read kernel symbols, dropped before it looks\nat the target)"},
+    {.lng = "shared-pid", .kind = ARG_FLAG, .off = F(shared_pid, bool),
+     .help = "a container that shares another's PID namespace (as for\ndocker flame)"},
     CLI_HELP_SPEC(F(help, bool)),
 };
 // clang-format on
@@ -158,6 +160,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     o.sampling = a.sampling;
     o.no_inline = a.no_inline;
     o.kernel = a.kernel;
+    o.shared_pid = a.shared_pid;
     o.quiet = true; /* the view is the progress */
     o.top = true;
     o.interval_ms = a.interval_ms;

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame/palette.h"
+
 static int store_colors(void *base, const arg_val *v, flame_err *err)
 {
-    if (!render_palette_valid(v->str))
+    if (!palette_valid(v->str))
         return flame_fail(err, FLAME_EXIT_USAGE,
                           "--colors: unknown palette \"%.64s\": use hot, java, mem, io, wakeup, "
                           "chain, js, perl, red, green, blue, aqua, yellow, purple or orange",
@@ -36,11 +38,11 @@ const arg_spec graph_specs[GRAPH_NSPECS] = {
     {.lng = "title", .kind = ARG_STR, .off = F(title, const char *), .meta = "TEXT",
      .help = "graph title (default: the container or input name)"},
     {.lng = "colors", .kind = ARG_STR, .store = store_colors, .meta = "PALETTE",
-     .choices = render_palette_names,
+     .choices = palette_names,
      .help = "palette: java (default for profiles), hot, mem, io, wakeup,\nchain, js, perl, red, "
      "green, blue, aqua, yellow, purple, orange"},
     {.lng = "colours", .kind = ARG_STR, .store = store_colors, .flags = ARG_HIDDEN,
-     .choices = render_palette_names},
+     .choices = palette_names},
     {.lng = "minwidth", .kind = ARG_STR, .store = store_minwidth, .meta = "W",
      .help = "omit frames narrower than W pixels (0.1) or W% of the total"},
     {.lng = "width", .kind = ARG_INT, .off = F(width, int64_t), .meta = "PX",

@@ -40,6 +40,9 @@ static const arg_spec specs[] = {
      "per-CPU sampling only"},
     {.lng = "no-inline", .kind = ARG_FLAG, .off = F(no_inline, bool),
      .help = "do not show methods inlined by the JIT as frames"},
+    {.lng = "shared-pid", .kind = ARG_FLAG, .off = F(shared_pid, bool),
+     .help = "profile a container that shares another's PID namespace\n(--pid host, "
+     "--pid container:X; refused without it):\nonly its own processes are recorded"},
     {.lng = "signatures", .kind = ARG_FLAG, .off = F(signatures, bool),
      .help = "keep Java parameter lists and return types"},
     {.lng = "quiet", .shrt = 'q', .kind = ARG_FLAG, .off = F(quiet, bool),

@@ -24,6 +24,9 @@ typedef struct flame_opts {
     bool kernel; /* --kernel: kernel stacks too (one-shot only; the sidecar gets CAP_SYSLOG) */
     const char *summary_json; /* --summary-json FILE, or NULL */
     int sampling;             /* enum ct_sampling (common/contract.h) */
+    /* --shared-pid: profile a container started --pid host or --pid container:X (refused
+     * without it); the sidecar then keeps to the container's own processes */
+    bool shared_pid;
     bool help, version;
     args_operands containers; /* points into argv */
     bool top;                 /* `docker flame top` (plugin/cmd_top.c): the sidecar runs `top` */

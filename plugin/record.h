@@ -13,7 +13,7 @@ typedef struct rec_args {
     uint64_t window_ms;
     int64_t frequency, pid;
     const char *store;
-    bool no_inline, quiet, detach, help;
+    bool no_inline, quiet, detach, shared_pid, help;
     args_operands in;
 } rec_args;
 

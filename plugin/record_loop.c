@@ -1,7 +1,9 @@
 /* One container's recorder (plugin/record.h): the ordinary sidecar (plugin/run/session.c) runs the
  * contract's `top` verb, which streams one window of folded stacks per --window; every completed
- * window is stored, as it completes, in the profile store (store/store.h) with its labels, and
- * the window an interrupt cuts short is stored too. A window in which nothing ran is stored as
+ * window is handed, as it completes, to the recorder's writer thread, which stores it in the
+ * profile store (store/store.h) with its labels (the stream never waits for the store: a hung
+ * server or a busy file would stall the sidecar's stream); the window an interrupt cuts short is
+ * stored too. A window in which nothing ran is stored as
  * empty, never skipped: `show --timeline` then shows the quiet time as quiet, not as a gap.
  * Around it, the container's life: waited for while stopped, recorded again when it runs again
  * (restarted, or recreated under its name), the recording ended when it is removed; and the
@@ -9,6 +11,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +40,16 @@
 /* Retry pacing once the recording has run: a sidecar that fails again and again (no JVM yet
  * after a restart) is retried at most this often. */
 #define REC_RETRY_MAX_MS 30000
+/* Windows waiting for the writer at most (a put that times out takes 15 s: 15 1-s windows;
+ * then the store spools without trying the server for 30 s). Beyond, the oldest is dropped. */
+#define REC_QUEUE_MAX 64
+
+/* A window on its way to the store: a copy (the stream's profile is the model's). */
+typedef struct rec_item {
+    store_window w;
+    char label[256];
+    uint64_t n; /* its number in the recording, for messages */
+} rec_item;
 
 typedef struct rec_target {
     top_model m;
@@ -51,8 +64,15 @@ typedef struct rec_target {
     char state[32];  /* last state announced (registry and messages) */
     bool ever_ready; /* recorded or waited once: from then on, failures are waited out */
     bool ended;
-    char why[256]; /* how it ended, for `docker flame ps` */
-    int exit_code; /* why its recording ended, when not by an interrupt */
+    char why[256];      /* how it ended, for `docker flame ps` */
+    int exit_code;      /* why its recording ended, when not by an interrupt */
+    uint64_t handed;    /* windows handed to the writer (the stream thread's count) */
+    pthread_mutex_t qm; /* guards the queue, the counts below and the registry entry */
+    pthread_cond_t qc;
+    pthread_t writer;
+    bool writer_on, closing;
+    rec_item q[REC_QUEUE_MAX];
+    size_t qhead, qn;
     uint64_t windows, samples, spooled, failed;
 } rec_target;
 
@@ -79,6 +99,7 @@ static void reg_save(rec_target *t)
     rec_reg *r = t->link ? t->link->reg : NULL;
     if (!r)
         return;
+    pthread_mutex_lock(&t->qm);
     snprintf(r->e.state, sizeof r->e.state, "%s", t->state);
     r->e.windows = t->windows;
     r->e.samples = t->samples;
@@ -87,7 +108,9 @@ static void reg_save(rec_target *t)
     if (t->s && t->s->target_id)
         snprintf(r->e.container_id, sizeof r->e.container_id, "%s", t->s->target_id);
     flame_err err = FLAME_ERR_INIT;
-    if (recs_update(r, &err) < 0)
+    int rc = recs_update(r, &err);
+    pthread_mutex_unlock(&t->qm);
+    if (rc < 0)
         note("%s: %s (docker flame ps may show an older state)", t->label, err.msg);
 }
 
@@ -130,7 +153,8 @@ static int rec_line(void *ctx, const char *line, size_t len)
     return top_model_line(&t->m, line, len);
 }
 
-/* top_model.on_window: the stream thread, with the session's and the model's locks held. */
+/* top_model.on_window: the stream thread, with the session's and the model's locks held. The
+ * window is copied and queued for the writer: nothing here waits for the store. */
 static void store_window_cb(void *ctx, const top_win *w)
 {
     rec_target *t = ctx;
@@ -156,30 +180,91 @@ static void store_window_cb(void *ctx, const top_win *w)
                        .frequency = t->a->frequency,
                        .samples = total > 0 ? (uint64_t)total : 0,
                        .stacks = p};
-    flame_err err = FLAME_ERR_INIT;
-    int rc = store_put(t->st, &sw, &err);
-    if (rc < 0) {
-        /* The recording goes on: the next window may fit (a full disk freed, a lock gone). */
+    rec_item it = {.n = ++t->handed};
+    snprintf(it.label, sizeof it.label, "%s", t->label);
+    if (store_window_copy(&sw, &it.w) < 0) {
+        pthread_mutex_lock(&t->qm);
         t->failed++;
-        note("%s: window %llu not stored: %s", t->label,
-             (unsigned long long)(t->windows + t->failed), err.msg);
+        pthread_mutex_unlock(&t->qm);
+        note("%s: window %llu not stored: out of memory", t->label, (unsigned long long)it.n);
         return;
     }
-    t->windows++;
-    t->samples += sw.samples;
-    if (t->link && t->link->reg)
-        t->link->reg->e.last_window_ms = end;
-    snprintf(t->state, sizeof t->state, "recording");
-    reg_save(t);
-    if (rc == 1) {
-        t->spooled++;
-        note("%s: window %lld kept in the local spool: %s", t->label,
-             (long long)(t->windows + t->failed + 1), err.msg);
-    } else if (!t->a->quiet) {
-        char n[32];
-        note("%s: window %lld stored (%.1f s, %s samples)", t->label, (long long)t->windows,
-             (double)len / 1000, grouped((double)sw.samples, n, sizeof n));
+    uint64_t dropped = 0;
+    pthread_mutex_lock(&t->qm);
+    if (t->qn == REC_QUEUE_MAX) {
+        rec_item *old = &t->q[t->qhead];
+        dropped = old->n;
+        store_window_free(&old->w);
+        t->qhead = (t->qhead + 1) % REC_QUEUE_MAX;
+        t->qn--;
+        t->failed++;
     }
+    t->q[(t->qhead + t->qn++) % REC_QUEUE_MAX] = it;
+    pthread_cond_signal(&t->qc);
+    snprintf(t->state, sizeof t->state, "recording");
+    pthread_mutex_unlock(&t->qm);
+    if (dropped)
+        note("%s: window %llu not stored: the store is %d windows behind (the oldest goes)",
+             t->label, (unsigned long long)dropped, REC_QUEUE_MAX);
+    reg_save(t);
+}
+
+/* The writer thread: the only user of the store handle while the recording runs. */
+static void *writer_main(void *arg)
+{
+    rec_target *t = arg;
+    pthread_mutex_lock(&t->qm);
+    for (;;) {
+        while (!t->qn && !t->closing)
+            pthread_cond_wait(&t->qc, &t->qm);
+        if (!t->qn)
+            break; /* closing, and nothing left */
+        rec_item it = t->q[t->qhead];
+        t->qhead = (t->qhead + 1) % REC_QUEUE_MAX;
+        t->qn--;
+        pthread_mutex_unlock(&t->qm);
+        flame_err err = FLAME_ERR_INIT;
+        int rc = store_put(t->st, &it.w, &err);
+        pthread_mutex_lock(&t->qm);
+        if (rc < 0) {
+            t->failed++;
+        } else {
+            t->windows++;
+            t->samples += it.w.samples;
+            t->spooled += rc == 1;
+            if (t->link && t->link->reg)
+                t->link->reg->e.last_window_ms = it.w.end_ms;
+        }
+        pthread_mutex_unlock(&t->qm);
+        /* The recording goes on after a failure: the next window may fit (a full disk freed). */
+        if (rc < 0)
+            note("%s: window %llu not stored: %s", it.label, (unsigned long long)it.n, err.msg);
+        else if (rc == 1)
+            note("%s: window %llu kept for later: %s", it.label, (unsigned long long)it.n, err.msg);
+        else if (!t->a->quiet) {
+            char n[32];
+            note("%s: window %llu stored (%.1f s, %s samples)", it.label, (unsigned long long)it.n,
+                 (double)(it.w.end_ms - it.w.start_ms) / 1000,
+                 grouped((double)it.w.samples, n, sizeof n));
+        }
+        store_window_free(&it.w);
+        pthread_mutex_lock(&t->qm);
+    }
+    pthread_mutex_unlock(&t->qm);
+    return NULL;
+}
+
+/* What is queued is stored, then the writer ends. */
+static void writer_finish(rec_target *t)
+{
+    if (!t->writer_on)
+        return;
+    pthread_mutex_lock(&t->qm);
+    t->closing = true;
+    pthread_cond_signal(&t->qc);
+    pthread_mutex_unlock(&t->qm);
+    pthread_join(t->writer, NULL);
+    t->writer_on = false;
 }
 
 /* Is the container running: 1 yes, 0 it exists but is not running, -1 there is none by that
@@ -222,6 +307,7 @@ static int record_once(const ep_globals *g, engine *e, rec_target *t, flame_err 
     o.frequency = a->frequency;
     o.pid = a->pid;
     o.no_inline = a->no_inline;
+    o.shared_pid = a->shared_pid;
     o.quiet = true; /* one line per window instead of the progress bar */
     o.top = true;
     o.interval_ms = a->window_ms;
@@ -345,9 +431,9 @@ static int record_loop(const ep_globals *g, engine *e, rec_target *t, flame_err 
             continue;
         }
         set_state(t, "starting");
-        uint64_t before = t->windows;
+        uint64_t before = t->handed;
         int rc = record_once(g, e, t, err);
-        if (t->windows > before)
+        if (t->handed > before)
             retry_ms = 1000;
         if (rc < 0) {
             if (sess_interrupted() || !t->ever_ready)
@@ -379,7 +465,11 @@ static void hhmm(int64_t ms, char *buf, size_t cap)
 
 int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *link)
 {
-    rec_target t = {.a = a, .arg = arg, .link = link};
+    /* static: the queue is large, and there is one recorder per process */
+    static rec_target t;
+    t = (rec_target){.a = a, .arg = arg, .link = link};
+    pthread_mutex_init(&t.qm, NULL);
+    pthread_cond_init(&t.qc, NULL);
     flame_err err = FLAME_ERR_INIT;
     bool full_id = strlen(arg) == 64 && strspn(arg, "0123456789abcdef") == 64;
     snprintf(t.label, sizeof t.label, "%.*s", full_id ? 12 : 255, arg);
@@ -397,6 +487,12 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
         t.m.on_window = store_window_cb;
         t.m.on_window_ctx = &t;
     }
+    if (rc == 0) {
+        int pe = pthread_create(&t.writer, NULL, writer_main, &t);
+        if (pe)
+            rc = flame_fail_errno(&err, FLAME_EXIT_ERROR, pe, "record: cannot start its writer");
+        t.writer_on = pe == 0;
+    }
     if (rc == 0)
         rc = engine_open(g, &e, &err);
     if (rc == 0) {
@@ -404,11 +500,16 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
         rc = record_loop(g, e, &t, &err);
     }
 
+    /* the stream has ended (each session joins its stream thread): the queue is all there is */
+    writer_finish(&t);
     int exit_code = 0;
     if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED)
         exit_code = cli_fail("record", &err);
     if (!exit_code)
         exit_code = t.exit_code;
+    if (looped && t.m.lat_n && getenv("DOCKER_FLAME_TOP_STATS"))
+        note("%s: stream: windows arrived at most %.0f ms after they ended (mean %.0f ms)", t.label,
+             t.m.lat_max, t.m.lat_sum / (double)t.m.lat_n);
     if (t.st && looped && t.ever_ready) {
         flame_err fe = FLAME_ERR_INIT;
         if (t.spooled && store_flush(t.st, &fe) != 0)
@@ -438,5 +539,7 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
     profile_free(t.empty);
     store_close(t.st);
     engine_free(e);
+    pthread_cond_destroy(&t.qc);
+    pthread_mutex_destroy(&t.qm);
     return exit_code;
 }

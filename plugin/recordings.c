@@ -192,7 +192,9 @@ static bool is_id(const char *s, size_t n)
 }
 
 /* The pid holding the entry's lock, 0 when none does (its recorder is gone), -1 when it cannot be
- * told (no fd left, no permission): then the entry must be left alone, never reaped. */
+ * told (no fd left, no permission): then the entry must be left alone, never reaped; -2 when it
+ * is held by a process this one cannot see (l_pid 0: a recorder in another PID namespace, e.g. a
+ * container sharing this $HOME): alive, its pid unknown here. */
 static long lock_holder(const char *dir, const char *id)
 {
     char path[1024];
@@ -204,7 +206,31 @@ static long lock_holder(const char *dir, const char *id)
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
     if (fcntl(fd, F_GETLK, &fl) < 0)
         return -1;
-    return fl.l_type == F_UNLCK ? 0 : (long)fl.l_pid;
+    if (fl.l_type == F_UNLCK)
+        return 0;
+    return fl.l_pid > 0 ? (long)fl.l_pid : -2;
+}
+
+size_t recs_log_tail(const char *id, char *buf, size_t cap)
+{
+    char dir[900], path[1024];
+    flame_err err = FLAME_ERR_INIT;
+    if (cap == 0)
+        return 0;
+    buf[0] = '\0';
+    if (!is_id(id, strlen(id)) || recs_dir(dir, sizeof dir, false, &err) < 0 ||
+        entry_path(dir, id, "log", path, sizeof path) < 0)
+        return 0;
+    /* no symlink followed, no FIFO or device waited on: a regular file or nothing */
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0;
+    off_t from = st.st_size > (off_t)(cap - 1) ? st.st_size - (off_t)(cap - 1) : 0;
+    ssize_t n = pread(fd, buf, cap - 1, from);
+    n = n < 0 ? 0 : n;
+    buf[n] = '\0';
+    return (size_t)n;
 }
 
 void recs_forget(const char *id)
@@ -266,9 +292,9 @@ int recs_list(rec_entry **out, size_t *n, bool reap, flame_err *err)
         if (read_entry(dir, id, &e) < 0)
             continue; /* being written for the first time, or not ours to read */
         long holder = lock_holder(dir, id);
-        if (holder < 0)
+        if (holder == -1)
             continue; /* cannot tell whether it lives: leave it alone */
-        e.pid = holder;
+        e.pid = holder == -2 ? -1 : holder;
         /* Its recorder ended (its last state says why) or was killed (SIGKILL, a reboot): the
          * caller that shows it (plain `ps`) forgets it then. */
         if (e.pid == 0 && reap)

@@ -12,8 +12,9 @@
 #include "common/err.h"
 
 typedef struct rec_entry {
-    char id[17];    /* 16 hex digits */
-    long pid;       /* the recorder's pid (the lock holder); 0 = not running any more */
+    char id[17]; /* 16 hex digits */
+    long pid;    /* the recorder's pid (the lock holder); 0 = not running any more; -1 = running in
+                  * a PID namespace this process cannot see (its pid unknown here) */
     char arg[256];  /* the container as the user named it */
     char name[256]; /* its name as the engine reports it (empty until known) */
     char container_id[65];
@@ -51,6 +52,10 @@ void recs_finish(rec_reg *r);
  * lock, log) are removed after it was read: only the caller that shows it to the user reaps.
  * An entry whose lock cannot be examined is skipped. *out is freed by the caller. */
 int recs_list(rec_entry **out, size_t *n, bool reap, flame_err *err);
+/* The end of recording id's log (at most cap - 1 bytes, NUL-terminated), from <dir>/<id>.log
+ * (never a path read from a file), when that is a regular file: no symlink is followed, no FIFO
+ * waited on. Returns the bytes read (0: none). */
+size_t recs_log_tail(const char *id, char *buf, size_t cap);
 /* Remove an ended entry's files (state, lock, log). */
 void recs_forget(const char *id);
 /* Does `what` name this entry: its recording id, the container as typed, its name, or a prefix

@@ -16,10 +16,42 @@ int64_t stored_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int stored_open(const char *url, store **s, flame_err *err)
+static const char *url_or_env(const char *url)
 {
     const char *env = getenv("DOCKER_FLAME_STORE");
-    return store_open(url ? url : env && *env ? env : NULL, s, err);
+    return url ? url : env && *env ? env : NULL;
+}
+
+int stored_open(const char *url, store **s, flame_err *err)
+{
+    return store_open(url_or_env(url), s, err);
+}
+
+int stored_open_read(const char *url, store **s, flame_err *err)
+{
+    return store_open_read(url_or_env(url), s, err);
+}
+
+/* the copies of the URLs whose password left argv (reachable until exit) */
+static char *hidden[4];
+
+int stored_hide_password(const char **url, flame_err *err)
+{
+    if (!*url || !strchr(*url, '@'))
+        return 0;
+    size_t i = 0;
+    while (i < sizeof hidden / sizeof *hidden && hidden[i])
+        i++;
+    char *copy = i < sizeof hidden / sizeof *hidden ? strdup(*url) : NULL;
+    if (!copy)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    /* argv's strings are the process's own, writable memory (const only in our arg table) */
+    if (store_url_scrub((char *)*url) == 0) {
+        free(copy);
+        return 0;
+    }
+    *url = hidden[i] = copy;
+    return 0;
 }
 
 int stored_range(const char *since, const char *until, int64_t now, int64_t default_since_ago,
@@ -106,7 +138,8 @@ int stored_input(void *ctx, const char *arg, profile **out, flame_err *err)
     store_query q = {.container = name, .since_ms = since, .until_ms = until};
     store_info info = {0};
     profile *p = profile_new();
-    int rc = p ? stored_open(NULL, &s, err) : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    int rc =
+        p ? stored_open_read(NULL, &s, err) : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     if (rc == 0)
         rc = store_profile(s, &q, p, &info, err);
     if (rc == 0 && info.windows == 0)

@@ -32,8 +32,15 @@
 
 /* Wall-clock now, unix ms. */
 int64_t stored_now_ms(void);
-/* Open the store: url (--store), else $DOCKER_FLAME_STORE, else the default file. */
+/* Open the store: url (--store), else $DOCKER_FLAME_STORE, else the default file; to write
+ * (record, prune: created or migrated when needed) or only to read (show, ls, stored inputs:
+ * nothing is written). */
 int stored_open(const char *url, store **s, flame_err *err);
+int stored_open_read(const char *url, store **s, flame_err *err);
+/* --store URL as parsed from argv: when it holds a password, *url becomes a copy and the
+ * password in argv is overwritten, so `ps` and /proc/PID/cmdline of this process (and of the
+ * recorders it forks) no longer show it. Call right after parsing. */
+int stored_hide_password(const char **url, flame_err *err);
 /* --since / --until (NULL = default_since_ago before now / now) into a range; usage errors
  * name the option. */
 int stored_range(const char *since, const char *until, int64_t now, int64_t default_since_ago,

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "common/contract.h"
+#include "flame/methods.h"
 
 const char *const run_timing_names[RUN_TIMINGS] = {"ping",           "inspect",
                                                    "image",          "create",
@@ -81,7 +82,7 @@ void summary_top_methods(jsonw *w, const profile *p, size_t n)
     double total = p ? profile_total(p) : 0;
     if (n > SUMMARY_TOP_METHODS)
         n = SUMMARY_TOP_METHODS;
-    size_t k = total > 0 ? profile_top_self(p, n, true, names, counts) : 0;
+    size_t k = total > 0 ? methods_top_self(p, n, true, names, counts) : 0;
     jsonw_array(w, "top_methods");
     for (size_t i = 0; i < k; i++) {
         size_t len = strlen(names[i]); /* the folder's _[j]/_[i]/_[k]/_[w] is not the name */

@@ -59,7 +59,7 @@ int summary_write_top(const char *path, const sum_top *st, flame_err *err);
 
 /* The pieces, for the writers above and their tests. */
 void summary_jvms(jsonw *w, const proto *pr);
-/* Java methods by self samples (profile_top_self), fold annotations dropped: name, samples,
+/* Java methods by self samples (methods_top_self), fold annotations dropped: name, samples,
  * share of total. */
 void summary_top_methods(jsonw *w, const profile *p, size_t n);
 /* fn's JSON to path as every output is written (atomic; "-" = stdout); err names the file. */

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -175,7 +176,11 @@ static int attach_child(void *arg, sc_reply *reply)
             return tf; /* could not create it (read-only /tmp...): SIGQUIT would only dump */
         if (!created && (!S_ISREG(tst.st_mode) || tst.st_uid != j->st.uid))
             return -EEXIST;
-        if (kill(j->st.pid, SIGQUIT) < 0) {
+        /* Through the pidfd taken at discovery when there is one: the signal reaches that very
+         * process, or none (ESRCH) if it exited, never another that got its pid since. */
+        int sent = j->pidfd >= 0 ? (int)syscall(SYS_pidfd_send_signal, j->pidfd, SIGQUIT, NULL, 0)
+                                 : kill(j->st.pid, SIGQUIT);
+        if (sent < 0) {
             s = -errno;
         } else {
             s = -ETIMEDOUT;

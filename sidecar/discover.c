@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "sidecar/hostproc.h"
 #include "sidecar/sidecar.h"
 
 /* pure */
@@ -343,7 +345,25 @@ static void describe(int piddir, sc_jvm *j)
     j->preserve_fp = fp == 1;
 }
 
-int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, flame_err *err)
+int sc_cgroup_is(int dirfd, const char *path, const char *target)
+{
+    char buf[SC_HOST_CGROUP_MAX], id[SC_HOST_ID_LEN + 1];
+    ssize_t n = sc_read_bounded(dirfd, path, buf, sizeof buf);
+    if (n <= 0)
+        return -1; /* gone (a live process always has a cgroup line) */
+    return sc_cgroup_innermost(buf, (size_t)n, id) == 1 && !strcmp(id, target);
+}
+
+bool sc_pidfd_alive(int pidfd)
+{
+    /* a pidfd polls readable once its process has exited (no permission needed, unlike a
+     * signal 0, which we could not send to another uid without CAP_KILL) */
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    return pidfd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, const char *target,
+                 flame_err *err)
 {
     _cleanup_close_ int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (procfd < 0)
@@ -363,6 +383,8 @@ int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, flame_err *e
             continue;
         if (pid == self)
             continue;
+        /* Every read below goes through this directory: it stays bound to the process it was
+         * opened for (a pid reused meanwhile gets a new one), so all of it is one process's. */
         _cleanup_close_ int piddir = openat(procfd, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (piddir < 0)
             continue; /* exited meanwhile */
@@ -375,6 +397,12 @@ int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, flame_err *e
         if (sc_parse_status(sbuf, (size_t)n, &st, &ignored) < 0)
             continue;
         if (st.ppid == self) /* our own children (perf, attach helpers) */
+            continue;
+        /* Only the target's own processes: whatever else shares the namespace (another sidecar,
+         * a container started --pid container:<target>, an nsenter, or everything of the host
+         * or of the donor container when the target joined theirs) is neither listed, looked
+         * at, nor attached. */
+        if (target && sc_cgroup_is(piddir, "cgroup", target) != 1)
             continue;
         if (so + 1 < seen_cap) {
             int w = snprintf(seen + so, seen_cap - so, "%s%ld %s", so ? ", " : "", pid, st.name);
@@ -393,6 +421,13 @@ int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, flame_err *e
         snprintf(j->libjvm, sizeof(j->libjvm), "%s", libjvm);
         describe(piddir, j);
         read_java_version(piddir, j);
+        /* A handle on this very process for what follows (its mount namespace, the attach
+         * signal): checked against piddir, which still names the process we read. */
+        j->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+        if (j->pidfd >= 0 && faccessat(piddir, "stat", F_OK, 0) < 0) {
+            close(j->pidfd); /* it exited and the pid went to another process */
+            continue;
+        }
         found++;
     }
     closedir(d);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,24 +128,37 @@ void sc_host_scanner_stop(void)
 #define TL_MAX (4u << 20) /* samples kept for the timeline; beyond, the timeline stops there */
 
 typedef struct tl_sample {
-    uint32_t cpu, ms, tid, pid;
+    uint32_t cpu, ms, tid, pid; /* ms: since base_us (a u32 of ms since boot wraps at 49 days) */
 } tl_sample;
 
 typedef struct host_ctx {
     sc_host_table *t;
     int proc;
     uint64_t unattributed;
+    bool boottime; /* sample times are CLOCK_BOOTTIME: they can be compared with task starts */
     tl_sample *tl;
     size_t ntl, captl;
-    unsigned long long t0_us; /* the first sample's time */
+    unsigned long long t0_us;   /* the first sample's time */
+    unsigned long long base_us; /* the timeline's ms count from here (the first sample's time
+                                   less a minute: samples come almost in time order) */
     char buf[SC_HOST_KEY_MAX + 2 * (SC_HOST_COMM_MAX + 64) + 1100];
 } host_ctx;
 
-static const char *root_for_task(void *ctx, long pid, long tid, const char *comm, size_t len)
+/* The sample's time as the table compares it: boot time (the recorder's clock, when it got it). */
+static uint64_t time_ns(const host_ctx *c, unsigned long long us)
+{
+    return c->boottime ? (uint64_t)us * 1000 : 0;
+}
+
+static const char *root_for_task(void *ctx, long pid, long tid, const char *comm, size_t len,
+                                 unsigned long long us)
 {
     host_ctx *c = ctx;
-    const sc_host_task *t =
-        pid > 0 && tid > 0 ? sc_host_table_get(c->t, c->proc, (uint32_t)pid, (uint32_t)tid) : NULL;
+    /* the task that had this tid when the sample was taken: a tid reused by a task of another
+     * container during the recording never takes the earlier one's samples */
+    const sc_host_task *t = pid > 0 && tid > 0 ? sc_host_table_get(c->t, c->proc, (uint32_t)pid,
+                                                                   (uint32_t)tid, time_ns(c, us))
+                                               : NULL;
     if (!t) {
         /* gone before the scanner saw it: named, counted, never dropped */
         c->unattributed++;
@@ -157,22 +171,43 @@ static const char *root_for_task(void *ctx, long pid, long tid, const char *comm
     return c->buf;
 }
 
-/* Is key (or its innermost level) one of the comma-separated ids? */
-static bool attach_wanted(const char *ids, const char *key)
+/* The host pid of the main process (State.Pid) of the container whose id is key's innermost
+ * level, when --attach names it ("<id>:<pid>,..."); 0 when it does not. */
+static long attach_main_pid(const char *ids, const char *key)
 {
     const char *inner = strrchr(key, '/');
     inner = inner ? inner + 1 : key;
-    size_t kl = strlen(inner);
-    if (kl != 64)
-        return false;
+    if (strlen(inner) != SC_HOST_ID_LEN)
+        return 0;
     for (const char *p = ids; p && *p;) {
-        const char *c = strchr(p, ',');
-        size_t l = c ? (size_t)(c - p) : strlen(p);
-        if (l == kl && !memcmp(p, inner, l))
-            return true;
-        p = c ? c + 1 : NULL;
+        size_t l = strcspn(p, ",");
+        if (l > SC_HOST_ID_LEN + 1 && p[SC_HOST_ID_LEN] == ':' && !memcmp(p, inner, SC_HOST_ID_LEN))
+            return strtol(p + SC_HOST_ID_LEN + 1, NULL, 10); /* digits: checked by the parser */
+        p += l + (p[l] == ',');
     }
-    return false;
+    return 0;
+}
+
+/* Is the JVM in the mount namespace of its container's main process? That process must still
+ * be the container's (the same key: State.Pid was not reused). A process that only poses as the
+ * container (its cgroup; HOST.md) runs in another mount namespace: it gets no agent. */
+static bool in_container_mnt(int proc, pid_t jvm, long main_pid, const char *key)
+{
+    sc_host_task m;
+    char path[64];
+    struct stat a, b;
+    if (main_pid <= 0 || main_pid > CT_PID_MAX ||
+        sc_host_read_task(proc, (uint32_t)main_pid, (uint32_t)main_pid, &m) < 0 ||
+        strcmp(m.key, key) != 0)
+        return false;
+    /* PRIVILEGE: ns links of other users' processes need PTRACE_MODE_READ (CAP_SYS_PTRACE) */
+    snprintf(path, sizeof path, "%d/ns/mnt", (int)jvm);
+    if (fstatat(proc, path, &a, 0) < 0)
+        return false;
+    snprintf(path, sizeof path, "%ld/ns/mnt", main_pid);
+    if (fstatat(proc, path, &b, 0) < 0)
+        return false;
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 int sc_host_find_jvms(sc_session *s, flame_err *err)
@@ -183,15 +218,28 @@ int sc_host_find_jvms(sc_session *s, flame_err *err)
      * process we were not asked about (another engine's, the host's own) */
     static sc_jvm all[4 * SC_MAX_JVMS];
     char seen[256];
-    int n = sc_find_jvms(all, 4 * SC_MAX_JVMS, seen, sizeof seen, err);
+    int n = sc_find_jvms(all, 4 * SC_MAX_JVMS, seen, sizeof seen, NULL, err);
     if (n < 0)
         return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
     int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    for (int i = 0; i < n && s->n < SC_MAX_JVMS && proc >= 0; i++) {
+    for (int i = 0; i < n; i++) {
         sc_host_task t;
-        if (sc_host_read_task(proc, (uint32_t)all[i].st.pid, (uint32_t)all[i].st.pid, &t) < 0 ||
-            !attach_wanted(s->o.attach_ids, t.key))
+        long main_pid = 0;
+        bool take =
+            s->n < SC_MAX_JVMS && proc >= 0 &&
+            sc_host_read_task(proc, (uint32_t)all[i].st.pid, (uint32_t)all[i].st.pid, &t) == 0 &&
+            (main_pid = attach_main_pid(s->o.attach_ids, t.key)) > 0;
+        if (take && !in_container_mnt(proc, all[i].st.pid, main_pid, t.key)) {
+            sc_warn("pid %d: not in the mount namespace of its container's main process: no "
+                    "agent",
+                    (int)all[i].st.pid);
+            take = false;
+        }
+        if (!take) {
+            if (all[i].pidfd >= 0)
+                close(all[i].pidfd);
             continue;
+        }
         s->jvms[s->n] = all[i];
         snprintf(s->jvms[s->n].container, sizeof s->jvms[s->n].container, "%s", t.key);
         s->n++;
@@ -214,10 +262,14 @@ static void on_sample(void *ctx, long pid, long tid, int cpu, unsigned long long
         c->tl = g;
         c->captl = nc;
     }
+    if (!c->base_us)
+        c->base_us = us > 60000000ull ? us - 60000000ull : 1;
+    if (us < c->base_us)
+        return;
     if (!c->t0_us || us < c->t0_us)
         c->t0_us = us;
-    c->tl[c->ntl++] =
-        (tl_sample){(uint32_t)cpu, (uint32_t)(us / 1000), (uint32_t)tid, (uint32_t)pid};
+    c->tl[c->ntl++] = (tl_sample){(uint32_t)cpu, (uint32_t)((us - c->base_us) / 1000),
+                                  (uint32_t)tid, (uint32_t)pid};
 }
 
 /* The timeline: K once per thread that has samples, then U lines of "cpu,ms,tid" (ms from the
@@ -225,7 +277,7 @@ static void on_sample(void *ctx, long pid, long tid, int cpu, unsigned long long
 static void emit_timeline(host_ctx *c)
 {
     char line[512];
-    uint64_t t0 = c->t0_us / 1000;
+    uint64_t t0 = (c->t0_us - c->base_us) / 1000;
     sc_host_seen done;
     if (sc_host_seen_init(&done, 1u << 18) < 0)
         return;
@@ -233,7 +285,9 @@ static void emit_timeline(host_ctx *c)
         bool added;
         if (sc_host_seen_add(&done, c->tl[i].tid, &added) || !added)
             continue;
-        const sc_host_task *t = sc_host_table_get(c->t, -1, c->tl[i].pid, c->tl[i].tid);
+        const sc_host_task *t =
+            sc_host_table_get(c->t, -1, c->tl[i].pid, c->tl[i].tid,
+                              time_ns(c, c->base_us + (uint64_t)c->tl[i].ms * 1000));
         /* no task: the "unknown" key of the graph; its name stays out of the timeline */
         sc_host_task u = {.pid = c->tl[i].pid, .tid = c->tl[i].tid, .key = "unknown"};
         const sc_host_task *x = t ? t : &u;
@@ -268,6 +322,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
     if (!c)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     c->t = sc_host_table_load(tfd, TABLE_MAX);
+    c->boottime = s->boottime;
     c->proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (!c->t) {
         free(c);
@@ -284,8 +339,10 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
         flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     } else {
         _cleanup_close_ int data = sc_work_open(SC_WORK_DATA, O_RDONLY);
+        /* always our --symfs (made before the privilege drop): perf never reads the sidecar's
+         * own files at a target's paths; what is not copied there stays unnamed */
         rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(data, s->n > 0, -1, true, f, s->abort, err);
+                      : sc_perf_script(data, true, -1, true, f, s->abort, err);
     }
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {

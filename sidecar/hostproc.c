@@ -30,24 +30,87 @@ static bool is_hex_id(const char *p, size_t n)
     return true;
 }
 
-/* The container ids named by one cgroup path, outermost first, into ids[]. */
-static int path_ids(const char *p, size_t n, const char *ids[SC_HOST_NEST_MAX])
+/* The components of one cgroup path, into c[] (at most cap; -1 when there are more). */
+typedef struct comp {
+    const char *p;
+    size_t n;
+} comp;
+
+static int split_path(const char *p, size_t n, comp *c, int cap)
 {
     int k = 0;
-    size_t i = 0;
-    while (i < n && k < SC_HOST_NEST_MAX) {
+    for (size_t i = 0; i < n;) {
         while (i < n && p[i] == '/')
             i++;
         size_t s = i;
         while (i < n && p[i] != '/')
             i++;
-        const char *c = p + s;
-        size_t cl = i - s;
-        if (is_hex_id(c, cl))
-            ids[k++] = c;
-        else if (cl == 7 + ID_LEN + 6 && !memcmp(c, "docker-", 7) &&
-                 !memcmp(c + 7 + ID_LEN, ".scope", 6) && is_hex_id(c + 7, ID_LEN))
-            ids[k++] = c + 7;
+        if (i == s)
+            break;
+        if (k == cap)
+            return -1;
+        c[k++] = (comp){p + s, i - s};
+    }
+    return k;
+}
+
+static bool comp_is(const comp *c, const char *s)
+{
+    return c->n == strlen(s) && !memcmp(c->p, s, c->n);
+}
+
+/* "docker-<id>.scope" (systemd driver): its id, else NULL */
+static const char *scope_id(const comp *c)
+{
+    if (c->n == 7 + ID_LEN + 6 && !memcmp(c->p, "docker-", 7) &&
+        !memcmp(c->p + 7 + ID_LEN, ".scope", 6) && is_hex_id(c->p + 7, ID_LEN))
+        return c->p + 7;
+    return NULL;
+}
+
+static bool is_slice(const comp *c)
+{
+    return c->n > 6 && !memcmp(c->p + c->n - 6, ".slice", 6);
+}
+
+/* The container ids one cgroup path names, outermost first, into ids[]. A level counts only
+ * where an engine puts it (a delegated cgroup v2 subtree -- systemd's user@UID.service, any
+ * container allowed to write its cgroups -- can hold a directory of any name, so a name alone
+ * proves nothing):
+ *   cgroupfs driver: "<id>" right after a "docker" component;
+ *   systemd driver:  "docker-<id>.scope" right after one or more "*.slice" components, the
+ *                    first of which is not "user.slice" (slices are never delegated; a delegated
+ *                    unit is a .service or .scope, and user.slice holds the users' own);
+ * either at the start of the path, right after the previous level (an engine in a container), or
+ * right after nothing but ".." (a reader in a private cgroup namespace sees the engine's other
+ * containers as its siblings). What follows the innermost level is the container's own. */
+static int path_ids(const char *p, size_t n, const char *ids[SC_HOST_NEST_MAX])
+{
+    comp c[64];
+    int nc = split_path(p, n, c, 64);
+    if (nc < 0)
+        return 0; /* deeper than any engine nests: trust nothing of it */
+    int dots = 0; /* the ".." prefix of a relative view */
+    while (dots < nc && comp_is(&c[dots], ".."))
+        dots++;
+    int k = 0, start = dots; /* start: the first component after the last level */
+    for (int i = start; i < nc && k < SC_HOST_NEST_MAX; i++) {
+        bool sibling = k == 0 && dots > 0 && i == dots;
+        const char *id = NULL;
+        if (is_hex_id(c[i].p, c[i].n)) {
+            if (sibling || (i == start + 1 && comp_is(&c[start], "docker")))
+                id = c[i].p;
+        } else if ((id = scope_id(&c[i])) && !sibling) {
+            bool slices = i > start && !(k == 0 && comp_is(&c[start], "user.slice"));
+            for (int j = start; slices && j < i; j++)
+                slices = is_slice(&c[j]);
+            if (!slices)
+                id = NULL;
+        }
+        if (id) {
+            ids[k++] = id;
+            start = i + 1;
+        }
     }
     return k;
 }
@@ -68,13 +131,17 @@ static bool has_cpu(const char *c, size_t n)
     return false;
 }
 
-int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
+/* The path of the hierarchy a task's CPU is accounted in: v1's cpu/cpuacct line, else v2's
+ * "0::" line, else the first. -1 when the text is not a cgroup file (every line strictly
+ * "hierarchy-id:controllers:/path"), 0 with path and plen set, 1 when it has no line. */
+static int cpu_path(const char *text, size_t len, const char **path, size_t *plen)
 {
     const char *best = NULL;
     size_t best_len = 0;
     int best_prio = 3;
-    bool bad = len == 0;
-    for (size_t i = 0; i < len && !bad;) {
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < len;) {
         const char *l = text + i;
         const char *nl = memchr(l, '\n', len - i);
         size_t ll = nl ? (size_t)(nl - l) : len - i;
@@ -84,28 +151,32 @@ int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
         while (d < ll && l[d] >= '0' && l[d] <= '9')
             d++;
         const char *c1 = d < ll ? memchr(l + d, ':', ll - d) : NULL;
-        if (d == 0 || d > 10 || c1 != l + d) {
-            bad = true;
-            break;
-        }
+        if (d == 0 || d > 10 || c1 != l + d)
+            return -1;
         const char *ctl = c1 + 1;
         const char *c2 = memchr(ctl, ':', (size_t)(l + ll - ctl));
-        if (!c2 || c2 + 1 >= l + ll || c2[1] != '/') {
-            bad = true;
-            break;
-        }
+        if (!c2 || c2 + 1 >= l + ll || c2[1] != '/')
+            return -1;
         size_t ctl_len = (size_t)(c2 - ctl);
-        const char *path = c2 + 1;
-        size_t path_len = (size_t)(l + ll - path);
         int prio = has_cpu(ctl, ctl_len) ? 0 : (d == 1 && l[0] == '0' && !ctl_len) ? 1 : 2;
         if (prio < best_prio) {
             best_prio = prio;
-            best = path;
-            best_len = path_len;
+            best = c2 + 1;
+            best_len = (size_t)(l + ll - best);
         }
     }
+    *path = best;
+    *plen = best_len;
+    return best ? 0 : 1;
+}
+
+int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
+{
+    const char *best = NULL;
+    size_t best_len = 0;
+    int r = cpu_path(text, len, &best, &best_len);
     const char *ids[SC_HOST_NEST_MAX];
-    int n = bad || !best ? 0 : path_ids(best, best_len, ids);
+    int n = r == 0 ? path_ids(best, best_len, ids) : 0;
     size_t used = 0;
     int kept = 0;
     for (int k = 0; k < n && used + ID_LEN + 2 <= cap; k++, kept++) {
@@ -120,7 +191,28 @@ int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap)
     }
     if (cap)
         key[used < cap ? used : cap - 1] = '\0';
-    return bad ? -1 : kept;
+    return r < 0 ? -1 : kept;
+}
+
+int sc_cgroup_innermost(const char *text, size_t len, char id[SC_HOST_ID_LEN + 1])
+{
+    const char *p = NULL;
+    size_t n = 0;
+    id[0] = '\0';
+    int r = cpu_path(text, len, &p, &n);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    comp c[64];
+    int nc = split_path(p, n, c, 64);
+    for (int i = nc - 1; i >= 0; i--) { /* nc < 0 (too deep): no id */
+        const char *x = is_hex_id(c[i].p, c[i].n) ? c[i].p : scope_id(&c[i]);
+        if (x) {
+            memcpy(id, x, ID_LEN);
+            id[ID_LEN] = '\0';
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* ---- mountinfo ---- */
@@ -258,12 +350,42 @@ int sc_host_parse_status(const char *text, size_t len, sc_host_ids *out)
     return have ? 0 : -1;
 }
 
+int sc_host_parse_stat_start(const char *text, size_t len, uint64_t *start)
+{
+    const char *close = memrchr(text, ')', len);
+    if (!close || !memchr(text, '(', (size_t)(close - text)))
+        return -1;
+    const char *p = close + 1, *end = text + len;
+    /* field 3 (state) is the first after ") "; field 22 is the 20th */
+    for (int field = 3; field <= 22; field++) {
+        if (p >= end || *p != ' ')
+            return -1;
+        p++;
+        const char *s = p;
+        while (p < end && *p != ' ' && *p != '\n')
+            p++;
+        if (p == s)
+            return -1;
+        if (field == 22) {
+            uint64_t v = 0;
+            for (const char *d = s; d < p; d++) {
+                if (*d < '0' || *d > '9' || v > UINT64_MAX / 10 - 1)
+                    return -1;
+                v = v * 10 + (uint64_t)(*d - '0');
+            }
+            *start = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* ---- the table ---- */
 
 int sc_host_task_format(const sc_host_task *t, char *buf, size_t cap)
 {
-    int n = snprintf(buf, cap, "T %u %u %u %u %s\t%s\t%s\n", t->pid, t->tid, t->vpid, t->vtid,
-                     t->key, t->pcomm, t->tcomm);
+    int n = snprintf(buf, cap, "T %u %u %u %u %llu %s\t%s\t%s\n", t->pid, t->tid, t->vpid, t->vtid,
+                     (unsigned long long)t->start, t->key, t->pcomm, t->tcomm);
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
@@ -294,6 +416,12 @@ int sc_host_task_parse(const char *line, size_t len, sc_host_task *t)
     if (!take_u32(&p, end, &t->pid) || !take_u32(&p, end, &t->tid) ||
         !take_u32(&p, end, &t->vpid) || !take_u32(&p, end, &t->vtid))
         return -1;
+    const char *s = p;
+    while (p < end && *p >= '0' && *p <= '9' && p - s < 20)
+        t->start = t->start * 10 + (uint64_t)(*p++ - '0');
+    if (p == s || p >= end || *p != ' ')
+        return -1;
+    p++;
     const char *f[3];
     size_t fl[3];
     for (int k = 0; k < 3; k++) {
@@ -329,6 +457,10 @@ int sc_host_read_task(int proc_fd, uint32_t pid, uint32_t tid, sc_host_task *t)
     n = sc_read_bounded(proc_fd, path, buf, sizeof buf);
     if (n <= 0 || sc_host_parse_status(buf, (size_t)n, &ti) < 0 || ti.host != tid)
         return -1;
+    snprintf(path, sizeof path, "%u/task/%u/stat", pid, tid);
+    n = sc_read_bounded(proc_fd, path, buf, sizeof buf);
+    if (n <= 0 || sc_host_parse_stat_start(buf, (size_t)n, &t->start) < 0)
+        return -1;
     snprintf(path, sizeof path, "%u/cgroup", pid);
     n = sc_read_bounded(proc_fd, path, buf, SC_HOST_CGROUP_MAX);
     if (n < 0)
@@ -355,17 +487,17 @@ void sc_host_seen_free(sc_host_seen *s)
     s->slot = NULL;
 }
 
-bool sc_host_seen_add(sc_host_seen *s, uint32_t tid, bool *added)
+bool sc_host_seen_add(sc_host_seen *s, uint64_t key, bool *added)
 {
     *added = false;
-    size_t h = (tid * 2654435761u) & (s->cap - 1); /* cap is a power of two */
+    size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (s->cap - 1); /* cap: a power of 2 */
     for (size_t k = 0; k < s->cap; k++, h = (h + 1) & (s->cap - 1)) {
-        if (s->slot[h] == tid)
+        if (s->slot[h] == key)
             return true;
         if (!s->slot[h]) {
             if (s->n * 4 >= s->cap * 3)
                 return false; /* full enough: stop adding, keep probing short */
-            s->slot[h] = tid;
+            s->slot[h] = key;
             s->n++;
             *added = true;
             return false;
@@ -417,7 +549,10 @@ long sc_host_scan(int proc_fd, sc_host_seen *seen, int fd)
         struct dirent *te;
         while ((te = readdir(td))) {
             bool added;
-            if (!digits(te->d_name, &tid) || sc_host_seen_add(seen, tid, &added) || !added)
+            /* the task, not only its tid: a tid reused by a new task comes with a new /proc
+             * directory (inode), so it is written again, with its own start time */
+            if (!digits(te->d_name, &tid) ||
+                sc_host_seen_add(seen, (uint64_t)(uint32_t)te->d_ino << 23 | tid, &added) || !added)
                 continue;
             sc_host_task t;
             if (sc_host_read_task(proc_fd, pid, tid, &t) < 0)
@@ -436,38 +571,32 @@ long sc_host_scan(int proc_fd, sc_host_seen *seen, int fd)
 
 struct sc_host_table {
     sc_host_task *t;
+    uint32_t *older; /* per task: index + 1 of the previous task with its tid, 0 = none */
     size_t n, cap;
-    uint32_t *idx; /* open addressing over tids: index + 1, 0 = empty */
+    uint32_t *idx; /* open addressing over tids: index + 1 of its latest task, 0 = empty */
     size_t icap;
+    uint64_t tick_ns; /* one clock tick (stat's unit) in ns */
 };
 
-static void index_put(sc_host_table *t, size_t i)
+static uint32_t *index_slot(const sc_host_table *t, uint32_t tid)
 {
-    uint32_t tid = t->t[i].tid;
     size_t h = (tid * 2654435761u) & (t->icap - 1);
     for (size_t k = 0; k < t->icap; k++, h = (h + 1) & (t->icap - 1))
-        if (!t->idx[h] || t->t[t->idx[h] - 1].tid == tid) {
-            t->idx[h] = (uint32_t)i + 1;
-            return;
-        }
-}
-
-static sc_host_task *index_get(const sc_host_table *t, uint32_t tid)
-{
-    size_t h = (tid * 2654435761u) & (t->icap - 1);
-    for (size_t k = 0; k < t->icap && t->idx[h]; k++, h = (h + 1) & (t->icap - 1))
-        if (t->t[t->idx[h] - 1].tid == tid)
-            return &t->t[t->idx[h] - 1];
+        if (!t->idx[h] || t->t[t->idx[h] - 1].tid == tid)
+            return &t->idx[h];
     return NULL;
 }
 
 static int table_add(sc_host_table *t, const sc_host_task *task)
 {
-    sc_host_task *old = index_get(t, task->tid);
-    if (old) { /* a later line for a reused tid wins */
-        *old = *task;
-        return 0;
-    }
+    uint32_t *slot = index_slot(t, task->tid);
+    if (!slot)
+        return -1;
+    for (uint32_t i = *slot; i; i = t->older[i - 1]) /* that task again (a fresh read) */
+        if (t->t[i - 1].pid == task->pid && t->t[i - 1].start == task->start) {
+            t->t[i - 1] = *task;
+            return 0;
+        }
     if (t->n >= SC_HOST_MAX_TASKS)
         return -1;
     if (t->n == t->cap) {
@@ -476,10 +605,16 @@ static int table_add(sc_host_table *t, const sc_host_task *task)
         if (!g)
             return -1;
         t->t = g;
+        uint32_t *o = realloc(t->older, nc * sizeof *o);
+        if (!o)
+            return -1;
+        t->older = o;
         t->cap = nc;
     }
     t->t[t->n] = *task;
-    index_put(t, t->n++);
+    t->older[t->n] = *slot;
+    t->n++;
+    *slot = (uint32_t)t->n;
     return 0;
 }
 
@@ -489,6 +624,8 @@ sc_host_table *sc_host_table_load(int fd, size_t max_bytes)
     if (!t)
         return NULL;
     t->icap = (size_t)SC_HOST_MAX_TASKS * 2;
+    long hz = sysconf(_SC_CLK_TCK); /* USER_HZ, the unit of stat's start time */
+    t->tick_ns = 1000000000ull / (uint64_t)(hz > 0 ? hz : 100);
     t->idx = calloc(t->icap, sizeof *t->idx);
     if (!t->idx) {
         free(t);
@@ -528,19 +665,43 @@ void sc_host_table_free(sc_host_table *t)
     if (!t)
         return;
     free(t->t);
+    free(t->older);
     free(t->idx);
     free(t);
 }
 
-const sc_host_task *sc_host_table_get(sc_host_table *t, int proc_fd, uint32_t pid, uint32_t tid)
+/* Did a task that started at `start` (ticks) run at time_ns? Its start is cut down to a tick,
+ * so one that started after the sample can look up to a tick older: a reuse within the same
+ * 10 ms is the one case told wrongly. */
+static bool started_by(const sc_host_table *t, uint64_t start, uint64_t time_ns)
 {
-    const sc_host_task *x = index_get(t, tid);
-    if (x && x->pid == pid)
+    return !time_ns || start <= time_ns / t->tick_ns;
+}
+
+static const sc_host_task *latest_by(const sc_host_table *t, uint32_t pid, uint32_t tid,
+                                     uint64_t time_ns)
+{
+    uint32_t *slot = index_slot(t, tid);
+    const sc_host_task *best = NULL;
+    for (uint32_t i = slot ? *slot : 0; i; i = t->older[i - 1]) {
+        const sc_host_task *x = &t->t[i - 1];
+        if (x->pid == pid && started_by(t, x->start, time_ns) && (!best || x->start > best->start))
+            best = x;
+    }
+    return best;
+}
+
+const sc_host_task *sc_host_table_get(sc_host_table *t, int proc_fd, uint32_t pid, uint32_t tid,
+                                      uint64_t time_ns)
+{
+    const sc_host_task *x = latest_by(t, pid, tid, time_ns);
+    if (x)
         return x;
     sc_host_task fresh;
-    if (proc_fd < 0 || sc_host_read_task(proc_fd, pid, tid, &fresh) < 0 || table_add(t, &fresh) < 0)
+    if (proc_fd < 0 || sc_host_read_task(proc_fd, pid, tid, &fresh) < 0 ||
+        !started_by(t, fresh.start, time_ns) || table_add(t, &fresh) < 0)
         return NULL;
-    return index_get(t, tid);
+    return latest_by(t, pid, tid, time_ns);
 }
 
 size_t sc_host_table_count(const sc_host_table *t)

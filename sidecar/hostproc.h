@@ -19,13 +19,25 @@
 #define SC_HOST_TABLE "host-tasks"     /* the scanner's output, in the work directory (workdir.c) */
 
 /* pure: the container key of a task from its /proc/<pid>/cgroup text: "host" (in no
- * container), "<id>" or, nested, "<outer id>/<inner id>" (64 lowercase hex each). Recognised
- * path components: a bare 64-hex id (cgroupfs: /docker/<id>, any --cgroup-parent) and
- * docker-<id>.scope (systemd driver: /system.slice/docker-<id>.scope). The cpu/cpuacct line of
- * cgroup v1 is preferred (the hierarchy CPU is accounted in), then the v2 "0::" line, then any.
- * Returns the number of ids (0 = host) or -1 for a text that is not a cgroup file (key then
- * "host": never dropped, counted by the caller). */
+ * container), "<id>" or, nested, "<outer id>/<inner id>" (64 lowercase hex each). A level counts
+ * only where an engine puts it, so that a delegated cgroup (systemd's user@UID.service) cannot
+ * pose as a container: "<id>" right after a "docker" component (cgroupfs driver), or
+ * "docker-<id>.scope" right after "*.slice" components not starting with user.slice (systemd
+ * driver: /system.slice/docker-<id>.scope), each at the start of the path, right after the
+ * previous level (nested engines) or after a ".." prefix (a private cgroup namespace's view of
+ * sibling containers). A custom --cgroup-parent other than a *.slice is not recognised (the task
+ * is "host"). The cpu/cpuacct line of cgroup v1 is preferred (the hierarchy CPU is accounted
+ * in), then the v2 "0::" line, then any. Returns the number of ids (0 = host) or -1 for a text
+ * that is not a cgroup file (key then "host": never dropped, counted by the caller). */
 int sc_host_cgroup_key(const char *text, size_t len, char *key, size_t cap);
+
+#define SC_HOST_ID_LEN 64
+/* pure: the innermost container id a /proc/<pid>/cgroup text names (the same hierarchy as
+ * sc_host_cgroup_key; the last path component that is "<64 hex>" or "docker-<id>.scope", under
+ * any parent, so that a custom --cgroup-parent still works) into id: 1, 0 when none, -1 for a
+ * text that is not a cgroup file. What the sidecar of one container uses to tell the target's
+ * processes from the others that share its PID namespace (docs/SIDECAR.md "Only the target"). */
+int sc_cgroup_innermost(const char *text, size_t len, char id[SC_HOST_ID_LEN + 1]);
 
 enum sc_host_layout { SC_CG_UNKNOWN, SC_CG_V1, SC_CG_V2, SC_CG_HYBRID };
 /* pure: the cgroup layout from /proc/self/mountinfo: v2 when /sys/fs/cgroup is a cgroup2 mount,
@@ -44,9 +56,16 @@ typedef struct sc_host_ids {
 } sc_host_ids;
 int sc_host_parse_status(const char *text, size_t len, sc_host_ids *out);
 
-/* One task: what the scanner saw and processing uses for the root frames. */
+/* pure: the start time of a task (field 22 of /proc/<pid>/task/<tid>/stat: clock ticks since
+ * boot) into *start; 0, or -1 for a text that is not a stat line (the comm, field 2, may hold
+ * anything but is the only field in parentheses: the fields are counted after its last ')'). */
+int sc_host_parse_stat_start(const char *text, size_t len, uint64_t *start);
+
+/* One task: what the scanner saw and processing uses for the root frames. A tid names one task
+ * at a time, but several over a recording: its start time tells them apart. */
 typedef struct sc_host_task {
     uint32_t pid, tid, vpid, vtid;
+    uint64_t start; /* clock ticks since boot (stat field 22) */
     char key[SC_HOST_KEY_MAX];
     char pcomm[SC_HOST_COMM_MAX + 1], tcomm[SC_HOST_COMM_MAX + 1];
 } sc_host_task;
@@ -59,21 +78,27 @@ int sc_host_task_parse(const char *line, size_t len, sc_host_task *t);
 int sc_host_read_task(int proc_fd, uint32_t pid, uint32_t tid, sc_host_task *t);
 
 /* The scanner (host.c runs it hardened): every task of /proc not yet written goes to fd as one
- * table line. seen: an open-addressing set of tids, owned by the caller. Returns tasks written. */
+ * table line. seen: an open-addressing set of keys (a task: its tid and its /proc directory's
+ * inode, which a tid reused by a new task does not keep), owned by the caller. Returns tasks
+ * written. */
 typedef struct sc_host_seen {
-    uint32_t *slot; /* 0 = empty */
+    uint64_t *slot; /* 0 = empty */
     size_t cap, n;
 } sc_host_seen;
 int sc_host_seen_init(sc_host_seen *s, size_t cap);
 void sc_host_seen_free(sc_host_seen *s);
-/* true when tid was already there; adds it otherwise (false when full: not added). */
-bool sc_host_seen_add(sc_host_seen *s, uint32_t tid, bool *added);
+/* true when key (not 0) was already there; adds it otherwise (false when full: not added). */
+bool sc_host_seen_add(sc_host_seen *s, uint64_t key, bool *added);
 long sc_host_scan(int proc_fd, sc_host_seen *seen, int fd);
 
-/* The table, loaded for processing: tid -> task. */
+/* The table, loaded for processing: tid -> the tasks that had it, latest first. */
 typedef struct sc_host_table sc_host_table;
 sc_host_table *sc_host_table_load(int fd, size_t max_bytes);
 void sc_host_table_free(sc_host_table *t);
-/* The task of tid (and pid): from the table, else read now from /proc (added). NULL: unknown. */
-const sc_host_task *sc_host_table_get(sc_host_table *t, int proc_fd, uint32_t pid, uint32_t tid);
+/* The task of tid (and pid) that ran a sample taken at time_ns (CLOCK_BOOTTIME; 0: unknown, the
+ * latest): the one that started last at or before it, from the table, else read now from /proc
+ * (added; it must have started by then too). NULL: unknown -- never a task that started after
+ * the sample (a tid reused by another container's task). */
+const sc_host_task *sc_host_table_get(sc_host_table *t, int proc_fd, uint32_t pid, uint32_t tid,
+                                      uint64_t time_ns);
 size_t sc_host_table_count(const sc_host_table *t);

@@ -20,9 +20,15 @@ void sc_open_ns(sc_session *s, int k)
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)s->jvms[k].st.pid);
     s->ns_fd[k] = open(path, O_RDONLY | O_CLOEXEC);
-    if (s->ns_fd[k] < 0)
+    if (s->ns_fd[k] < 0) {
         snprintf(s->jvms[k].reason, sizeof(s->jvms[k].reason),
                  "cannot open its mount namespace: %s", strerror(errno));
+    } else if (s->jvms[k].pidfd >= 0 && !sc_pidfd_alive(s->jvms[k].pidfd)) {
+        /* it exited since discovery: the pid (and so that namespace) may be another's now */
+        close(s->ns_fd[k]);
+        s->ns_fd[k] = -1;
+        snprintf(s->jvms[k].reason, sizeof(s->jvms[k].reason), "it exited");
+    }
 }
 
 void sc_announce_jvm(sc_session *s, int k)
@@ -181,14 +187,14 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
      * copy a library's frames stay "[libc.so.6]". */
     if (fetch) {
         sc_symfs_stats st;
-        int r = sc_symfs_copy(j, ns, &st);
+        int r = sc_symfs_copy(j, ns, s->o.verb == CT_HOST, &st);
         if (r < 0)
             sc_warn("pid %d: cannot read its maps (%s): native frames stay unnamed", (int)j->st.pid,
                     strerror(-r));
     }
     /* libjvm.so by its path, as the JVM's user, when map_files could not give it (older
      * behaviour, kept as the fallback: the same path, so the same file unless replaced). */
-    if (fetch && j->libjvm[0] == '/') {
+    if (fetch && j->libjvm[0] == '/' && s->o.verb != CT_HOST) { /* host: by inode only */
         char path[600];
         snprintf(path, sizeof(path), "%s%s", SC_SYMFS, j->libjvm);
         int fd = access(path, F_OK) != 0 && mkdirs_for(path) == 0

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "sidecar/hostproc.h"
 #include "sidecar/kallsyms.h"
 #include "sidecar/session.h"
 
@@ -35,18 +37,38 @@ static int finish(const flame_err *err)
     return err && err->code ? err->code : 0;
 }
 
-/* The JVMs in our PID namespace (the target's), narrowed to --pid. */
+/* Whose processes are the target's: the container --target names, or (a sidecar started by
+ * hand, --pid container:<target>) the container of pid 1 in our PID namespace. */
+static int resolve_target(sc_session *s, flame_err *err)
+{
+    if (s->o.target) {
+        snprintf(s->target, sizeof s->target, "%s", s->o.target);
+        return 0;
+    }
+    char buf[SC_HOST_CGROUP_MAX];
+    ssize_t n = sc_read_bounded(AT_FDCWD, "/proc/1/cgroup", buf, sizeof buf);
+    if (n > 0 && sc_cgroup_innermost(buf, (size_t)n, s->target) == 1)
+        return 0;
+    return sc_fail(err, CT_ERR_USAGE,
+                   "no --target, and pid 1 of this PID namespace is in no container: give the "
+                   "target container's full id with --target");
+}
+
+/* The JVMs in our PID namespace that are the target's, narrowed to --pid. */
 static int discover(sc_session *s, flame_err *err)
 {
     static sc_jvm all[SC_MAX_JVMS];
     char seen[2048];
-    int n = sc_find_jvms(all, SC_MAX_JVMS, seen, sizeof(seen), err);
+    int n = sc_find_jvms(all, SC_MAX_JVMS, seen, sizeof(seen), s->target, err);
     s->t[CT_PH_SCAN] = (uint64_t)(mono_ms() - s->t0);
     if (n < 0)
         return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n; k++) {
         if (!s->o.pid || all[k].st.pid == (pid_t)s->o.pid || all[k].st.nspid == (pid_t)s->o.pid)
             s->jvms[s->n++] = all[k];
+        else if (all[k].pidfd >= 0)
+            close(all[k].pidfd);
+    }
     if (n == 0)
         return sc_fail(err, CT_ERR_NO_JVM,
                        "no HotSpot JVM (a process mapping libjvm.so) in the container; processes "
@@ -68,11 +90,16 @@ static void open_namespaces(sc_session *s)
 
 static void close_namespaces(sc_session *s)
 {
-    for (int k = 0; k < s->n; k++)
+    for (int k = 0; k < s->n; k++) {
         if (s->ns_fd[k] >= 0) {
             close(s->ns_fd[k]);
             s->ns_fd[k] = -1;
         }
+        if (s->jvms[k].pidfd >= 0) {
+            close(s->jvms[k].pidfd);
+            s->jvms[k].pidfd = -1;
+        }
+    }
 }
 
 /* inject + attach each JVM, then tell the plugin what was found (J lines) */
@@ -118,6 +145,8 @@ static int host_main(sc_session *s, flame_err *err)
     }
     int map_fd[SC_MAX_JVMS];
     sc_publish_maps(s, map_fd);
+    if (mkdir(SC_SYMFS, 0755) < 0 && errno != EEXIST) /* no copy (no JVM attached): empty */
+        return sc_fail(err, CT_ERR_INTERNAL, "create %s: %s", SC_SYMFS, strerror(errno));
     if (sc_harden(err) < 0)
         return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
     sc_cap_eff(0, s->caps[CT_CAPS_PROCESS], sizeof s->caps[CT_CAPS_PROCESS]);
@@ -200,7 +229,7 @@ int main(int argc, char **argv)
         return finish(host_main(&s, &err) < 0 ? &err : NULL);
     if (s.o.kernel && kernel_symbols(&s, &err) < 0)
         return finish(&err);
-    if (discover(&s, &err) < 0)
+    if (resolve_target(&s, &err) < 0 || discover(&s, &err) < 0)
         return finish(&err);
     sc_test_stop("setup");
     open_namespaces(&s);

@@ -74,10 +74,14 @@ static void adopt_new_jvms(sc_session *s)
     static sc_jvm found[SC_MAX_JVMS];
     char seen[256];
     flame_err e = FLAME_ERR_INIT;
-    int n = sc_find_jvms(found, SC_MAX_JVMS, seen, sizeof seen, &e);
-    for (int i = 0; i < n && s->n < SC_MAX_JVMS && !*s->stop; i++) {
-        if (known(s, found[i].st.pid) || !quit_handled(found[i].st.pid))
+    int n = sc_find_jvms(found, SC_MAX_JVMS, seen, sizeof seen, s->target, &e);
+    for (int i = 0; i < n; i++) {
+        if (s->n >= SC_MAX_JVMS || *s->stop || known(s, found[i].st.pid) ||
+            !quit_handled(found[i].st.pid)) {
+            if (found[i].pidfd >= 0)
+                close(found[i].pidfd);
             continue;
+        }
         int k = s->n++;
         s->jvms[k] = found[i];
         sc_open_ns(s, k);
@@ -130,6 +134,7 @@ int sc_record(sc_session *s, flame_err *err)
     sc_run_result res;
     int rc = sc_sampler_run(s, &run, &res, err);
     snprintf(s->filter, sizeof s->filter, "%s", res.filter);
+    s->boottime = res.boottime;
     s->samples = res.ps.samples;
     s->lost = res.ps.lost;
     s->t[CT_PH_RECORD] = (uint64_t)res.ms;

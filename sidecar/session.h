@@ -57,6 +57,10 @@ typedef struct sc_session {
     int interp_window;    /* top: the window being recorded; -1 for a one-shot recording */
     uint64_t kernel_text; /* --kernel: the kernel's _text address (kallsyms.h); 0 without */
     int kallsyms_fd;      /* --kernel: the copy of /proc/kallsyms (a memfd, kallsyms.h); -1 */
+    /* record, top, restore: the target container's id (--target, or pid 1's container): only
+     * processes whose cgroup names it are looked at, attached and sampled */
+    char target[65];
+    bool boottime; /* host: the recording's sample times are CLOCK_BOOTTIME */
     /* set by the signal handlers: SIGINT = stop and still deliver, SIGTERM = abort */
     const volatile sig_atomic_t *stop, *abort;
 } sc_session;
@@ -98,8 +102,10 @@ typedef struct sc_symfs_stats {
 } sc_symfs_stats;
 /* Copy the inode of every executable file mapping of JVM j into SC_SYMFS (bounded, deduplicated
  * over the run; W lines for what stays unnamed), and the target's build-id-matched debug files
- * for them (ns: its mount namespace, -1 for none). 0, or -errno when its maps cannot be read. */
-int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *st);
+ * for them (ns: its mount namespace, -1 for none). by_inode (host): each copy under its inode's
+ * name (SC_INODE_DIR), as the host recorder names the mappings, instead of its path alone.
+ * 0, or -errno when its maps cannot be read. */
+int sc_symfs_copy(sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *st);
 
 /* ---- record.c ---- */
 /* Record for the duration (or until *stop) into SC_WORK_DATA, P lines every second; with

@@ -74,11 +74,21 @@ typedef struct sc_jvm {
     /* its stack walks (recorder/walk.h), as the recorder reported them in the names file */
     uint64_t walks, walk_tail, walk_status[CT_WALK_NSTATUS];
     char walk_off[192]; /* why its stacks were not walked, "" when they were or no report */
+    int pidfd;          /* this process (pidfd_open at discovery), -1 when refused */
 } sc_jvm;
 
-/* Scan /proc for HotSpot JVMs, skipping ourselves and our children. seen gets "pid comm, ..."
- * (truncated) for the no_jvm message. Returns the number found (<= cap) or <0. */
-int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, flame_err *err);
+/* Scan /proc for HotSpot JVMs, skipping ourselves and our children and, with target (a full
+ * container id; NULL: every process), every process whose cgroup does not name it. seen gets
+ * "pid comm, ..." of those processes (truncated) for the no_jvm message. Each JVM's pidfd is
+ * open (-1 where pidfd_open is refused): the caller closes it. Returns the number found
+ * (<= cap) or <0. */
+int sc_find_jvms(sc_jvm *out, int cap, char *seen, size_t seen_cap, const char *target,
+                 flame_err *err);
+/* 1 when the cgroup text at dirfd/path (a /proc/<pid>/cgroup) names target as its innermost
+ * container (hostproc.h: sc_cgroup_innermost), 0 when another or none, -1 unreadable (gone). */
+int sc_cgroup_is(int dirfd, const char *path, const char *target);
+/* Has the process of pidfd not exited yet? (false for -1) */
+bool sc_pidfd_alive(int pidfd);
 /* Read a whole small file below /proc (bounded); NUL-terminates. Returns length or <0 errno. */
 ssize_t sc_read_bounded(int dirfd, const char *path, char *buf, size_t cap);
 
@@ -87,6 +97,13 @@ ssize_t sc_read_bounded(int dirfd, const char *path, char *buf, size_t cap);
 #define SC_SYMFS_FILE_MAX (128ull << 20)  /* one copied library */
 #define SC_SYMFS_TOTAL_MAX (192ull << 20) /* all copies: the 512 MiB /tmp holds perf.data too */
 #define SC_SYMFS_FILES_MAX 64
+/* host (docs/HOST.md "Native frames"): every mapped file is named for perf by its inode,
+ * <SC_INODE_DIR>/<major>.<minor>.<inode><path>, in the recorder's MMAP2 records and in the symfs
+ * copies alike, so that two containers' different files at one path never share a copy. */
+#define SC_INODE_DIR "/.by-inode"
+#define SC_INODE_PREFIX_MAX 56 /* "/.by-inode/" + 10 + 1 + 10 + 1 + 20 digits + NUL */
+/* pure: the prefix for a file (no trailing slash) into buf; its length, or -1 if cap is short */
+int sc_inode_prefix(char *buf, size_t cap, uint32_t major, uint32_t minor, uint64_t ino);
 typedef struct sc_symfs_map {
     uint64_t start, end, ino;
     uint32_t dev_major, dev_minor;

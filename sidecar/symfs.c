@@ -23,9 +23,13 @@
 
 /* ---- copying, privileged ---- */
 
+/* A copy's name below SC_SYMFS: the mapping's path, or (host) its inode's prefix + the path. */
+#define NAME_MAX_ (SC_INODE_PREFIX_MAX + SC_SYMFS_PATH_MAX + 1)
+
 /* What was copied so far in this sidecar run (all JVMs share SC_SYMFS). */
 typedef struct copied {
-    char path[SC_SYMFS_PATH_MAX + 1];
+    char path[SC_SYMFS_PATH_MAX + 1]; /* the mapping's path (messages) */
+    char name[NAME_MAX_];             /* where it is below SC_SYMFS */
     uint64_t dev, ino;
     bool conflict; /* two different inodes under this name: no copy (never a wrong name) */
     char build_id[2 * SC_BUILD_ID_MAX + 1];
@@ -34,18 +38,25 @@ static copied tab[SC_SYMFS_FILES_MAX];
 static int n_tab;
 static uint64_t total_bytes;
 
-static copied *find(const char *path)
+static copied *find(const char *name)
 {
     for (int i = 0; i < n_tab; i++)
-        if (strcmp(tab[i].path, path) == 0)
+        if (strcmp(tab[i].name, name) == 0)
             return &tab[i];
     return NULL;
+}
+
+/* The name of m's copy below SC_SYMFS into buf (NAME_MAX_ bytes). */
+static void copy_name(const sc_symfs_map *m, bool by_inode, char *buf)
+{
+    int n = by_inode ? sc_inode_prefix(buf, NAME_MAX_, m->dev_major, m->dev_minor, m->ino) : 0;
+    snprintf(buf + (n > 0 ? n : 0), NAME_MAX_ - (size_t)(n > 0 ? n : 0), "%s", m->path);
 }
 
 /* mkdir -p of the directories of path (our own tmpfs: nothing of the target's in it). */
 static int mkdirs_for(const char *path)
 {
-    char buf[sizeof(SC_SYMFS) + SC_SYMFS_PATH_MAX + 1];
+    char buf[sizeof(SC_SYMFS) + NAME_MAX_ + 32];
     snprintf(buf, sizeof(buf), "%s", path);
     for (char *p = buf + 1; (p = strchr(p, '/')); p++) {
         *p = 0;
@@ -126,10 +137,11 @@ static int open_mapped(const sc_jvm *j, const sc_symfs_map *m, int *fd, struct s
     return r;
 }
 
-/* Copy one mapping's inode; 1 copied, 0 skipped (with *why), <0 -errno. */
-static int copy_one(const sc_jvm *j, const sc_symfs_map *m, const char **why, uint64_t *bytes)
+/* Copy one mapping's inode to SC_SYMFS/name; 1 copied, 0 skipped (with *why), <0 -errno. */
+static int copy_one(const sc_jvm *j, const sc_symfs_map *m, const char *name, const char **why,
+                    uint64_t *bytes)
 {
-    char dst[sizeof(SC_SYMFS) + SC_SYMFS_PATH_MAX + 1];
+    char dst[sizeof(SC_SYMFS) + NAME_MAX_];
     struct stat st;
     int in = -1;
     int r = open_mapped(j, m, &in, &st, why);
@@ -141,7 +153,7 @@ static int copy_one(const sc_jvm *j, const sc_symfs_map *m, const char **why, ui
     char magic[4];
     if (pread(fd, magic, 4, 0) != 4 || memcmp(magic, "\177ELF", 4) != 0)
         return *why = "not an ELF file", 0;
-    snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, m->path);
+    snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, name);
     if (mkdirs_for(dst) < 0)
         return -errno;
     _cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -154,6 +166,7 @@ static int copy_one(const sc_jvm *j, const sc_symfs_map *m, const char **why, ui
     }
     copied *c = &tab[n_tab++];
     snprintf(c->path, sizeof(c->path), "%s", m->path);
+    snprintf(c->name, sizeof(c->name), "%s", name);
     c->dev = st.st_dev;
     c->ino = st.st_ino;
     c->conflict = false;
@@ -238,11 +251,11 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
     int fds[SC_SYMFS_FILES_MAX];
     char(*hex)[2 * SC_BUILD_ID_MAX + 1] = calloc(SC_SYMFS_FILES_MAX, sizeof *hex);
     int idx[SC_SYMFS_FILES_MAX], n = 0;
-    char dst[sizeof(SC_SYMFS) + SC_SYMFS_PATH_MAX + 32];
+    char dst[sizeof(SC_SYMFS) + NAME_MAX_ + 32];
     if (!hex)
         return;
     for (int i = first; i < n_tab; i++) {
-        snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, tab[i].path);
+        snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, tab[i].name);
         if ((fds[n] = open(dst, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
             idx[n++] = i;
     }
@@ -257,7 +270,7 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
         char src[128];
         snprintf(src, sizeof(src), "/usr/lib/debug/.build-id/%.2s/%s.debug", c->build_id,
                  c->build_id + 2);
-        snprintf(dst, sizeof(dst), "%s/usr/lib/debug%s.debug", SC_SYMFS, c->path);
+        snprintf(dst, sizeof(dst), "%s/usr/lib/debug%s.debug", SC_SYMFS, c->name);
         int fd = mkdirs_for(dst) == 0
                      ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
                      : -1;
@@ -279,7 +292,7 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
     /* the fetched debug files' own build-ids must be the libraries' */
     n = 0;
     for (int k = 0; k < m; k++) {
-        snprintf(dst, sizeof(dst), "%s/usr/lib/debug%s.debug", SC_SYMFS, tab[idx[k]].path);
+        snprintf(dst, sizeof(dst), "%s/usr/lib/debug%s.debug", SC_SYMFS, tab[idx[k]].name);
         fds[n] = open(dst, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         idx[n] = idx[k];
         n += fds[n] >= 0;
@@ -292,7 +305,7 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
             s->debug++;
             continue;
         }
-        snprintf(dst, sizeof(dst), "%s/usr/lib/debug%s.debug", SC_SYMFS, c->path);
+        snprintf(dst, sizeof(dst), "%s/usr/lib/debug%s.debug", SC_SYMFS, c->name);
         unlink(dst);
         sc_warn("pid %d: the target's debug file for %s has another build-id (%s): not used",
                 (int)j->st.pid, c->path, hex[k][0] ? hex[k] : "none");
@@ -300,7 +313,7 @@ static void fetch_debug(sc_jvm *j, int ns, int first, sc_symfs_stats *s)
     free(hex);
 }
 
-int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *out)
+int sc_symfs_copy(sc_jvm *j, int ns, bool by_inode, sc_symfs_stats *out)
 {
     sc_symfs_stats s = {0};
     int first = n_tab;
@@ -324,7 +337,11 @@ int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *out)
             s.unsafe++;
         if (r != 1)
             continue;
-        copied *c = find(m.path);
+        char name[NAME_MAX_];
+        copy_name(&m, by_inode, name);
+        copied *c = find(name);
+        if (c && by_inode)
+            continue; /* that very inode (and name): copied already */
         if (c) {
             /* same name, another file (a library replaced between two JVMs' loads): the
              * synthesized mmap records carry no build-id, so perf could not tell them apart.
@@ -337,8 +354,8 @@ int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *out)
                 close(cfd);
             if (!c->conflict && ((uint64_t)st.st_dev != c->dev || (uint64_t)st.st_ino != c->ino)) {
                 c->conflict = true;
-                char dst[sizeof(SC_SYMFS) + SC_SYMFS_PATH_MAX + 1];
-                snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, c->path);
+                char dst[sizeof(SC_SYMFS) + NAME_MAX_];
+                snprintf(dst, sizeof(dst), "%s%s", SC_SYMFS, c->name);
                 unlink(dst);
                 s.conflicts++;
                 /* Our own agent, two copies (another docker-flame build, or a profile that
@@ -357,7 +374,7 @@ int sc_symfs_copy(sc_jvm *j, int ns, sc_symfs_stats *out)
             continue;
         }
         const char *why = NULL;
-        r = copy_one(j, &m, &why, &s.bytes);
+        r = copy_one(j, &m, name, &why, &s.bytes);
         if (r == 1)
             s.files++;
         else {

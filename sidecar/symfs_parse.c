@@ -166,3 +166,11 @@ int sc_elf_build_id(const unsigned char *p, size_t len, char *hex)
     hex[0] = '\0';
     return 0;
 }
+
+/* ---- pure: a mapped file's name by its inode (host) ---- */
+
+int sc_inode_prefix(char *buf, size_t cap, uint32_t major, uint32_t minor, uint64_t ino)
+{
+    int n = snprintf(buf, cap, SC_INODE_DIR "/%u.%u.%llu", major, minor, (unsigned long long)ino);
+    return n < 0 || (size_t)n >= cap ? -1 : n;
+}

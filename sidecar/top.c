@@ -286,7 +286,7 @@ int sc_top_run(sc_session *env, flame_err *err)
      * any other file). Without copies perf would read the sidecar's own files at those paths. */
     for (int k = 0; k < env->n; k++) {
         sc_symfs_stats st;
-        int r = env->ns_fd[k] >= 0 ? sc_symfs_copy(&env->jvms[k], env->ns_fd[k], &st) : 0;
+        int r = env->ns_fd[k] >= 0 ? sc_symfs_copy(&env->jvms[k], env->ns_fd[k], false, &st) : 0;
         if (r < 0)
             sc_warn("pid %d: cannot read its maps (%s): native frames stay unnamed",
                     (int)env->jvms[k].st.pid, strerror(-r));

@@ -43,6 +43,7 @@ static void ch_close(store *s)
     if (!c)
         return;
     curl_easy_cleanup(c->curl); /* NULL-safe */
+    explicit_bzero(c->password, sizeof c->password);
     free(c->id_keys);
     free(c->id_vals);
     free(c);
@@ -161,15 +162,23 @@ int ch_ready(store *s, flame_err *err)
         sql = NULL;
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
-    /* ?database= must name an existing database: create it without */
+    /* ?database= must name an existing database: create it without (a reader creates
+     * nothing: it asks without, so a missing database is an empty list) */
     c->no_db = true;
-    int rc = ch_strings(s, sql, NULL, err);
-    c->no_db = false;
+    int rc = s->readonly ? 0 : ch_strings(s, sql, NULL, err);
+    c->no_db = s->readonly;
+    free(sql);
+    sql = NULL;
+    if (rc == 0 && asprintf(&sql,
+                            "SELECT name, engine FROM system.tables WHERE database = '%s'"
+                            " FORMAT TabSeparated",
+                            c->db) < 0) {
+        sql = NULL;
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
     if (rc == 0)
-        rc = ch_strings(s,
-                        "SELECT name, engine FROM system.tables WHERE database = currentDatabase()"
-                        " FORMAT TabSeparated",
-                        &b, err);
+        rc = ch_strings(s, sql, &b, err);
+    c->no_db = false;
     while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 2)) == 1) {
         for (int i = 0; i < CH_TABLES; i++)
             if (!strcmp(f[0], tables[i][0])) {
@@ -196,6 +205,26 @@ int ch_ready(store *s, flame_err *err)
     if (version < 1)
         return store_fail(err, STORE_ERR_CORRUPT, "%s: the meta table has no schema version",
                           s->name);
+    if (s->readonly) { /* nothing made, nothing migrated: what is there is read, or refused */
+        if (!have[0])
+            return store_fail(err, STORE_ERR_MISSING,
+                              "%s: no store in that database (docker flame record makes it)",
+                              s->name);
+        if (version < CH_SCHEMA_VERSION)
+            return store_fail(err, STORE_ERR_OLDER,
+                              "%s: a store of version %lld, this docker-flame reads version %d: a "
+                              "recorder upgrades it when it starts, or `docker flame prune "
+                              "--retain 0 --no-compact --store URL` (deletes nothing)",
+                              s->name, (long long)version, CH_SCHEMA_VERSION);
+        for (int i = 0; i < CH_TABLES; i++)
+            if (!have[i])
+                return store_fail(err, STORE_ERR_CORRUPT,
+                                  "%s: the store has no %s table (docker flame prune --retain 0 "
+                                  "--no-compact makes it)",
+                                  s->name, tables[i][0]);
+        c->ready = true;
+        return 0;
+    }
     for (int i = 0; rc == 0 && i < CH_TABLES; i++)
         if (!have[i])
             rc = ch_strings(s, tables[i][1], NULL, err);

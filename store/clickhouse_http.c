@@ -4,8 +4,11 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
 #include "store/chtext.h"
@@ -94,10 +97,10 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
     if (rc == 0) {
         curl_easy_reset(h);
         curl_easy_setopt(h, CURLOPT_URL, url);
-        /* ClickHouse answers in its own time (a day's GROUP BY); a dead server is seen at connect
-         */
+        /* ClickHouse answers in its own time (a day's GROUP BY), but a put's time is bounded
+         * (clickhouse_impl.h); a dead server is seen at connect */
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT, 300L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s > 0 ? c->timeout_s : CH_READ_TIMEOUT_S);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : sql);
@@ -193,7 +196,43 @@ static int parse_size(const char *s, size_t n, uint64_t *out)
     return 0;
 }
 
-static int query_params(store *s, const char *q, const char *tag, flame_err *err)
+/* The password in file path: a regular file that only its owner may read or write (0600, 0400:
+ * like ssh's keys), its first line. */
+static int password_from_file(ch *c, const char *path, flame_err *err)
+{
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return store_fail(err, STORE_ERR_URL, "store URL: password_file %.300s: %s", path,
+                          strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return store_fail(err, STORE_ERR_URL, "store URL: password_file %.300s is not a file",
+                          path);
+    if (st.st_mode & 077)
+        return store_fail(err, STORE_ERR_URL,
+                          "store URL: password_file %.300s may be read or written by others: chmod "
+                          "600 it",
+                          path);
+    char buf[sizeof c->password + 2];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    if (n < 0)
+        return store_fail(err, STORE_ERR_URL, "store URL: password_file %.300s: %s", path,
+                          strerror(errno));
+    buf[n] = 0;
+    size_t len = strcspn(buf, "\r\n"); /* the first line: a trailing newline is no part of it */
+    if (len >= sizeof c->password) {
+        explicit_bzero(buf, sizeof buf);
+        return store_fail(err, STORE_ERR_URL,
+                          "store URL: password_file %.300s: longer than %zu bytes", path,
+                          sizeof c->password - 1);
+    }
+    memcpy(c->password, buf, len);
+    c->password[len] = 0;
+    explicit_bzero(buf, sizeof buf);
+    return 0;
+}
+
+static int query_params(store *s, ch *c, const char *q, const char *tag, flame_err *err)
 {
     s->spool_max = CH_SPOOL_MAX_DEFAULT;
     bool spool_set = false;
@@ -213,9 +252,17 @@ static int query_params(store *s, const char *q, const char *tag, flame_err *err
             if (parse_size(v, vl, &s->spool_max) < 0)
                 return store_fail(err, STORE_ERR_URL,
                                   "store URL: spool_max wants a size (64M, 1G, bytes)");
+        } else if (kl == 13 && !strncmp(q, "password_file", 13)) {
+            char path[4096];
+            if (decode(v, vl, path, sizeof path) < 0 || !path[0])
+                return store_fail(err, STORE_ERR_URL, "store URL: password_file wants a path");
+            /* a password in the URL itself wins (the URL is the more specific) */
+            if (!c->password[0] && password_from_file(c, path, err) < 0)
+                return -1;
         } else {
             return store_fail(err, STORE_ERR_URL,
-                              "store URL: unknown parameter \"%.*s\" (spool, spool_max)",
+                              "store URL: unknown parameter \"%.*s\" (spool, spool_max, "
+                              "password_file)",
                               (int)(kl < 40 ? kl : 40), q);
         }
         q += n + (q[n] == '&');
@@ -223,6 +270,16 @@ static int query_params(store *s, const char *q, const char *tag, flame_err *err
     if (!spool_set)
         return (s->spool_path = store_spool_default(tag, err)) ? 0 : -1;
     return s->spool_path ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+}
+
+void ch_url_shown(const char *url, char *out, size_t cap)
+{
+    /* after the last '@' of the whole URL, not only of its authority: a password may hold an
+     * unencoded '/' or '?' (which is why the URL is being refused) */
+    const char *sep = strstr(url, "://");
+    const char *p = sep ? sep + 3 : url;
+    const char *at = strrchr(p, '@');
+    snprintf(out, cap, "%.*s%.200s", (int)(p - url), url, at ? at + 1 : p);
 }
 
 int ch_parse_url(store *s, ch *c, const char *url, flame_err *err)
@@ -243,14 +300,20 @@ int ch_parse_url(store *s, ch *c, const char *url, flame_err *err)
     size_t hl = p[0] == '[' ? strcspn(p, "]") + 1 : strcspn(p, ":/?");
     if (hl > auth || hl > 255 ||
         !(p[0] == '[' ? all_of(p + 1, hl - 2, "0123456789abcdefABCDEF:.")
-                      : all_of(p, hl, ALNUM ".-")))
-        return store_fail(err, STORE_ERR_URL, "store URL: bad host in \"%.200s\"", url);
+                      : all_of(p, hl, ALNUM ".-"))) {
+        char shown[256];
+        ch_url_shown(url, shown, sizeof shown);
+        return store_fail(err, STORE_ERR_URL, "store URL: bad host in \"%s\"", shown);
+    }
     long port = tls ? 8443 : 8123;
     if (hl < auth) {
         char *end = NULL;
         port = p[hl] == ':' ? strtol(p + hl + 1, &end, 10) : -1;
-        if (port < 1 || port > 65535 || end != p + auth)
-            return store_fail(err, STORE_ERR_URL, "store URL: bad port in \"%.200s\"", url);
+        if (port < 1 || port > 65535 || end != p + auth) {
+            char shown[256];
+            ch_url_shown(url, shown, sizeof shown);
+            return store_fail(err, STORE_ERR_URL, "store URL: bad port in \"%s\"", shown);
+        }
     }
     const char *path = p + auth, *q = strchr(path, '?');
     size_t dl = path[0] == '/' ? (q ? (size_t)(q - path) : strlen(path)) - 1 : 0;
@@ -271,5 +334,17 @@ int ch_parse_url(store *s, ch *c, const char *url, flame_err *err)
         s->name = NULL;
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
-    return query_params(s, q ? q + 1 : NULL, tag, err);
+    if (query_params(s, c, q ? q + 1 : NULL, tag, err) < 0)
+        return -1;
+    /* no password in the URL nor in a file: the environment's (which other users cannot read,
+     * unlike a command line) */
+    const char *env = getenv("DOCKER_FLAME_STORE_PASSWORD");
+    if (!c->password[0] && env && *env &&
+        snprintf(c->password, sizeof c->password, "%s", env) >= (int)sizeof c->password)
+        return store_fail(err, STORE_ERR_URL, "$DOCKER_FLAME_STORE_PASSWORD: longer than %zu bytes",
+                          sizeof c->password - 1);
+    /* a password alone is the default user's (ClickHouse's name for no name) */
+    if (c->password[0] && !c->user[0])
+        snprintf(c->user, sizeof c->user, "default");
+    return 0;
 }

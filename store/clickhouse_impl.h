@@ -14,6 +14,7 @@ typedef struct ch {
     char user[128]; /* "" = none */
     char password[128];
     bool no_db;       /* send the next requests without ?database= (to create it) */
+    long timeout_s;   /* of a whole request: CH_READ_TIMEOUT_S, CH_PUT_TIMEOUT_S in a put */
     bool ready;       /* database and tables checked */
     bool distributed; /* samples is a Distributed table */
     /* this handle's run (clickhouse_put.c; 0 = none yet): its key and its dictionary, stack
@@ -50,13 +51,22 @@ typedef struct ch {
     "), arrayMap(v_x -> toUInt32(bitShiftRight(v_x,"                                               \
     " 8)), " n ")"
 
+/* How long a request may take: a reader's (a day's GROUP BY) is long; a put's is short, so a
+ * server that hangs (accepts, never answers) is given up on and the window spooled instead of
+ * holding the recorder for minutes. A dead server is seen at connect (5 s) either way. */
+#define CH_READ_TIMEOUT_S 300L
+#define CH_PUT_TIMEOUT_S 15L
+
 /* A response body (NUL-terminated); reused from one request to the next, freed by the owner. */
 typedef struct ch_buf {
     char *p;
     size_t n;
 } ch_buf;
 
-/* The store URL into s (name, spool) and c (base URL, database, credentials). */
+/* url as it may be shown: without user and password ("clickhouse://host:port/db?..."). */
+void ch_url_shown(const char *url, char *out, size_t cap);
+/* The store URL into s (name, spool) and c (base URL, database, credentials: from the URL, else
+ * its password_file, else $DOCKER_FLAME_STORE_PASSWORD). */
 int ch_parse_url(store *s, ch *c, const char *url, flame_err *err);
 /* POST sql (with body: the rows of an INSERT ... FORMAT TabSeparated, sql then goes in the
  * URL); the answer into out (may be NULL). Errors: STORE_ERR_UNREACHABLE (no connection,

@@ -193,7 +193,18 @@ static int put_window(put_ctx *p, FILE *rows, const store_window *w)
     return 0;
 }
 
+static int put_requests(store *s, const store_window *w, size_t n, flame_err *err);
+
 int ch_put(store *s, const store_window *w, size_t n, flame_err *err)
+{
+    ch *c = ch_of(s);
+    c->timeout_s = CH_PUT_TIMEOUT_S; /* every request of a put, ch_ready's included */
+    int rc = put_requests(s, w, n, err);
+    c->timeout_s = CH_READ_TIMEOUT_S;
+    return rc;
+}
+
+static int put_requests(store *s, const store_window *w, size_t n, flame_err *err)
 {
     ch *c = ch_of(s);
     if (ch_ready(s, err) < 0)

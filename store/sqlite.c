@@ -7,14 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
 #include "store/sqlite_impl.h"
 
 /* "flam": PRAGMA application_id, so a SQLite file of another program is not taken for ours */
 #define SQ_APP_ID 0x666c616d
-/* how long a writer waits for another (a put takes milliseconds; a compaction may take seconds) */
+/* how long a writer waits for another (a put takes milliseconds; a compaction slice too) */
 #define SQ_BUSY_MS 10000
+/* pages a slice of incremental_vacuum gives back (4 MiB of 16-KiB pages) */
+#define SQ_VACUUM_SLICE "256"
+/* the WAL file is cut to this size when it is reset (it grows to hold what a reader keeps
+ * from being checkpointed) */
+#define SQ_WAL_KEEP "4194304"
 
 static const sq_step schema[] = {
     {1, "CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;"
@@ -50,9 +56,9 @@ int sq_fail(sq *q, flame_err *err, int rc, const char *what)
         return store_fail(err, STORE_ERR_IO, "%s: %s: %s", q->path, what, why);
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-        return store_fail(err, STORE_ERR_IO,
-                          "%s: %s: another process held the store for more than %d s", q->path,
-                          what, SQ_BUSY_MS / 1000);
+        return store_fail(err, STORE_ERR_BUSY,
+                          "%s: %s: another process held the store for more than %.3g s", q->path,
+                          what, q->busy_ms / 1000.0);
     case SQLITE_NOMEM:
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     default:
@@ -355,61 +361,171 @@ int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err)
 
 /* ---- stacks no window uses, free pages ---- */
 
-int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
+/* What a window row is, to tell whether the row with its id is still the one decoded: its
+ * columns but the pairs (their length stands for them). */
+static uint64_t row_key(sqlite3_stmt *st)
 {
+    uint64_t h = 1469598103934665603ull;
+    for (int c = 1; c <= 6; c++) {
+        h ^= (uint64_t)sqlite3_column_int64(st, c);
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+typedef struct seen_row {
+    int64_t id;
+    uint64_t key;
+} seen_row;
+
+typedef struct gc_ctx {
+    sq *q;
+    uint8_t *used; /* bit per stack id up to maxid */
     int64_t maxid;
-    if (sq_int(q, "SELECT max(id) FROM stacks", &maxid, err) < 0)
-        return -1;
-    _cleanup_free_ uint8_t *used = calloc((size_t)maxid / 8 + 1, 1);
-    _cleanup_stmt_ sqlite3_stmt *wins = NULL, *ids = NULL, *del = NULL;
-    if (!used)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    if (sq_prepare(q, "SELECT pairs FROM windows", &wins, err) < 0 ||
-        sq_prepare(q, "SELECT id FROM stacks", &ids, err) < 0 ||
-        sq_prepare(q, "DELETE FROM stacks WHERE id = ?1", &del, err) < 0)
+    pairs_buf b;
+    seen_row *seen; /* the windows decoded, in id order */
+    size_t nseen, cap;
+    flame_err *err;
+} gc_ctx;
+
+static void mark(gc_ctx *g, const pairs_buf *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->p[i].id <= (uint64_t)g->maxid)
+            g->used[b->p[i].id / 8] |= (uint8_t)(1u << (b->p[i].id % 8));
+}
+
+/* Phase 1, in a read transaction (writers go on meanwhile): every window decoded, the stacks
+ * they use marked, each row remembered by its id and key. A damaged window fails the whole
+ * collection: never free what it might name. */
+static int gc_mark_all(gc_ctx *g)
+{
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    if (sq_prepare(g->q,
+                   "SELECT id, source, start_ms, end_ms, level, samples, length(pairs), pairs"
+                   " FROM windows ORDER BY id",
+                   &st, g->err) < 0)
         return -1;
     int rc;
-    pairs_buf b = {0};
-    while ((rc = sqlite3_step(wins)) == SQLITE_ROW) {
-        /* a damaged window fails the whole collection: never free what it might name */
-        if (sq_decode(q, wins, 0, &b, err) < 0) {
-            pairs_buf_free(&b);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sq_decode(g->q, st, 7, &g->b, g->err) < 0)
             return -1;
+        mark(g, &g->b);
+        if (g->nseen == g->cap) {
+            size_t nc = g->cap ? g->cap * 2 : 1024;
+            seen_row *ns = realloc(g->seen, nc * sizeof *ns);
+            if (!ns)
+                return flame_fail(g->err, FLAME_EXIT_ERROR, "out of memory");
+            g->seen = ns;
+            g->cap = nc;
         }
-        for (size_t i = 0; i < b.n; i++)
-            if (b.p[i].id <= (uint64_t)maxid)
-                used[b.p[i].id / 8] |= (uint8_t)(1u << (b.p[i].id % 8));
+        g->seen[g->nseen++] = (seen_row){sqlite3_column_int64(st, 0), row_key(st)};
     }
-    pairs_buf_free(&b);
-    if (rc != SQLITE_DONE)
-        return sq_fail(q, err, rc, "reading windows");
-    /* collect first: deleting rows of the table being scanned is best avoided */
-    _cleanup_free_ int64_t *dead = NULL;
-    size_t n = 0, cap = 0;
+    return rc == SQLITE_DONE ? 0 : sq_fail(g->q, g->err, rc, "reading windows");
+}
+
+/* Phase 2, under the write lock: the windows written since phase 1 (a put, a compaction's
+ * bucket, a row whose id was taken again) are decoded too, the others only looked at. */
+static int gc_mark_new(gc_ctx *g)
+{
+    _cleanup_stmt_ sqlite3_stmt *st = NULL, *one = NULL;
+    if (sq_prepare(g->q,
+                   "SELECT id, source, start_ms, end_ms, level, samples, length(pairs)"
+                   " FROM windows ORDER BY id",
+                   &st, g->err) < 0 ||
+        sq_prepare(g->q, "SELECT pairs FROM windows WHERE id = ?1", &one, g->err) < 0)
+        return -1;
+    size_t k = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        while (k < g->nseen && g->seen[k].id < id)
+            k++;
+        if (k < g->nseen && g->seen[k].id == id && g->seen[k].key == row_key(st))
+            continue;
+        sqlite3_reset(one);
+        sqlite3_bind_int64(one, 1, id);
+        if ((rc = sqlite3_step(one)) != SQLITE_ROW)
+            return sq_fail(g->q, g->err, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc,
+                           "reading windows");
+        if (sq_decode(g->q, one, 0, &g->b, g->err) < 0)
+            return -1;
+        mark(g, &g->b);
+    }
+    return rc == SQLITE_DONE ? 0 : sq_fail(g->q, g->err, rc, "reading windows");
+}
+
+/* The stacks up to maxid that no window of phase 1 uses. */
+static int gc_candidates(gc_ctx *g, int64_t **dead, size_t *n)
+{
+    _cleanup_stmt_ sqlite3_stmt *ids = NULL;
+    if (sq_prepare(g->q, "SELECT id FROM stacks WHERE id <= ?1", &ids, g->err) < 0)
+        return -1;
+    sqlite3_bind_int64(ids, 1, g->maxid);
+    size_t cap = 0;
+    int rc;
     while ((rc = sqlite3_step(ids)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(ids, 0);
-        if (id < 0 || id > maxid || (used[id / 8] & (1u << (id % 8))))
+        if (id < 0 || (g->used[id / 8] & (1u << (id % 8))))
             continue;
-        if (n == cap) {
+        if (*n == cap) {
             cap = cap ? cap * 2 : 1024;
-            int64_t *nd = realloc(dead, cap * sizeof *nd);
+            int64_t *nd = realloc(*dead, cap * sizeof *nd);
             if (!nd)
-                return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            dead = nd;
+                return flame_fail(g->err, FLAME_EXIT_ERROR, "out of memory");
+            *dead = nd;
         }
-        dead[n++] = id;
+        (*dead)[(*n)++] = id;
     }
-    if (rc != SQLITE_DONE)
-        return sq_fail(q, err, rc, "reading stacks");
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_reset(del);
-        sqlite3_bind_int64(del, 1, dead[i]);
-        if ((rc = sqlite3_step(del)) != SQLITE_DONE)
-            return sq_fail(q, err, rc, "deleting stacks");
+    return rc == SQLITE_DONE ? 0 : sq_fail(g->q, g->err, rc, "reading stacks");
+}
+
+int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err)
+{
+    gc_ctx g = {.q = q, .err = err};
+    _cleanup_free_ int64_t *dead = NULL;
+    _cleanup_stmt_ sqlite3_stmt *del = NULL;
+    size_t n = 0, gone = 0;
+    /* phase 1 reads one snapshot (WAL: writers are not held up by it) */
+    int rc = sq_exec(q, "BEGIN", err);
+    if (rc == 0)
+        rc = sq_int(q, "SELECT coalesce(max(id), 0) FROM stacks", &g.maxid, err);
+    if (rc == 0 && !(g.used = calloc((size_t)g.maxid / 8 + 1, 1)))
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (rc == 0)
+        rc = gc_mark_all(&g);
+    if (rc == 0)
+        rc = gc_candidates(&g, &dead, &n);
+    sq_rollback(q);
+    /* phase 2, only when there is something to free: a short write transaction */
+    if (rc == 0 && n > 0) {
+        rc = sq_begin(q, err);
+        if (rc == 0)
+            rc = gc_mark_new(&g);
+        if (rc == 0)
+            rc = sq_prepare(q, "DELETE FROM stacks WHERE id = ?1", &del, err);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (g.used[dead[i] / 8] & (1u << (dead[i] % 8)))
+                continue; /* taken again by a window written meanwhile */
+            sqlite3_reset(del);
+            sqlite3_bind_int64(del, 1, dead[i]);
+            int r = sqlite3_step(del);
+            rc = r == SQLITE_DONE ? 0 : sq_fail(q, err, r, "deleting stacks");
+            gone++;
+        }
+        sqlite3_finalize(del);
+        del = NULL;
+        if (rc == 0)
+            rc = sq_commit(q, err);
+        else
+            sq_rollback(q);
     }
-    if (freed)
-        *freed += n;
-    return 0;
+    pairs_buf_free(&g.b);
+    free(g.used);
+    free(g.seen);
+    if (rc == 0 && freed)
+        *freed += gone;
+    return rc;
 }
 
 int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err)
@@ -424,14 +540,57 @@ int sq_decode(sq *q, sqlite3_stmt *st, int col, pairs_buf *b, flame_err *err)
 
 void sq_release_space(sq *q)
 {
-    /* incremental_vacuum moves free pages to the end and truncates; a checkpoint that can
-     * truncate the WAL needs no reader in the way, hence best effort */
-    sqlite3_exec(q->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+    /* Free pages go back to the file system a slice at a time (each its own short write
+     * transaction: a put waits for a slice, not for all of it); then a checkpoint that never
+     * waits: TRUNCATE with no busy handler, which is PASSIVE as soon as a reader or a writer
+     * is in the way (with one, a TRUNCATE checkpoint waited for every reader, up to the busy
+     * timeout, writers held back meanwhile). A WAL left long is reset by a later write once no
+     * reader needs it, and journal_size_limit then cuts the file. Best effort. */
+    int64_t free_pages = 0, before = -1;
+    flame_err quiet = FLAME_ERR_INIT;
+    while (sq_int(q, "PRAGMA freelist_count", &free_pages, &quiet) == 0 && free_pages > 0 &&
+           free_pages != before) {
+        before = free_pages;
+        if (sqlite3_exec(q->db, "PRAGMA incremental_vacuum(" SQ_VACUUM_SLICE ")", NULL, NULL,
+                         NULL) != SQLITE_OK)
+            break;
+    }
+    sqlite3_busy_timeout(q->db, 0);
     sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(q->db, q->busy_ms);
+}
+
+void sq_busy_timeout(sq *q, int ms)
+{
+    q->busy_ms = ms;
+    sqlite3_busy_timeout(q->db, ms);
 }
 
 static const struct store_ops sq_ops = {sq_put,  sq_profile, sq_timeline,
                                         sq_list, sq_compact, sq_close};
+
+/* Opened for reading: a docker-flame store of this very version, or nothing is done. */
+static int check_readable(sq *q, flame_err *err)
+{
+    int64_t have;
+    if (read_version(q, &have, err) < 0)
+        return -1;
+    if (have == 0)
+        return store_fail(err, STORE_ERR_CORRUPT, "%s: an empty file, not a docker-flame store",
+                          q->path);
+    if (have > SQ_SCHEMA_VERSION)
+        return store_fail(err, STORE_ERR_NEWER,
+                          "%s: written by a newer docker-flame (store version %lld, this one reads "
+                          "up to %d): upgrade docker-flame",
+                          q->path, (long long)have, SQ_SCHEMA_VERSION);
+    if (have < SQ_SCHEMA_VERSION)
+        return store_fail(err, STORE_ERR_OLDER,
+                          "%s: a store of version %lld, this docker-flame reads version %d: a "
+                          "recorder upgrades it when it starts, or `docker flame prune --retain 0 "
+                          "--no-compact --store %s` (deletes nothing)",
+                          q->path, (long long)have, SQ_SCHEMA_VERSION, q->path);
+    return 0;
+}
 
 int sq_open(store *s, const char *path, flame_err *err)
 {
@@ -442,11 +601,31 @@ int sq_open(store *s, const char *path, flame_err *err)
     }
     s->impl = q;
     s->ops = &sq_ops;
-    int rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    struct stat st;
+    if (s->readonly && stat(path, &st) < 0 && errno == ENOENT)
+        return store_fail(err, STORE_ERR_MISSING,
+                          "%s: no store there (docker flame record makes it)", path);
+    int rc = sqlite3_open_v2(
+        path, &q->db,
+        s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK)
         return sq_fail(q, err, rc, "cannot open");
     sqlite3_extended_result_codes(q->db, 1);
-    sqlite3_busy_timeout(q->db, SQ_BUSY_MS);
+    sqlite3_busy_timeout(q->db, q->busy_ms = SQ_BUSY_MS);
+    /* A store may come from elsewhere (a copy, a shared disk): its schema is data, never code
+     * (no function with side effects from a view or trigger of its making), and no statement
+     * of ours may corrupt it whatever it holds. */
+    sqlite3_db_config(q->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
+    sqlite3_db_config(q->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+#endif
+    /* the application id first: another program's database is refused before anything in it
+     * changes (a reader changes nothing at all) */
+    int64_t have;
+    if (s->readonly)
+        return check_readable(q, err);
+    if (read_version(q, &have, err) < 0)
+        return -1;
     /* auto_vacuum only takes on a new file (before its first table): then compaction can give
      * pages back; WAL lets readers work while a writer writes and survives a killed writer;
      * synchronous=NORMAL in WAL mode loses no committed window to a crash of the process, only
@@ -457,7 +636,8 @@ int sq_open(store *s, const char *path, flame_err *err)
     if (sq_exec(q, "PRAGMA page_size = 16384", err) < 0 ||
         sq_exec(q, "PRAGMA auto_vacuum = INCREMENTAL", err) < 0 ||
         sq_exec(q, "PRAGMA journal_mode = WAL", err) < 0 ||
-        sq_exec(q, "PRAGMA synchronous = NORMAL", err) < 0)
+        sq_exec(q, "PRAGMA synchronous = NORMAL", err) < 0 ||
+        sq_exec(q, "PRAGMA journal_size_limit = " SQ_WAL_KEEP, err) < 0)
         return -1;
     return sq_migrate(q, schema, sizeof schema / sizeof *schema, err);
 }

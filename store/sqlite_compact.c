@@ -28,14 +28,16 @@ static int retain(sq *q, int64_t cutoff, store_compact_stats *st, flame_err *err
         rc = r == SQLITE_DONE ? 0 : sq_fail(q, err, r, "deleting old windows");
     }
     uint64_t gone = rc == 0 ? (uint64_t)sqlite3_changes(q->db) : 0;
-    if (rc == 0 && gone)
-        rc = sq_gc_stacks(q, &st->stacks_freed, err);
-    if (rc < 0) {
+    if (rc == 0)
+        rc = sq_commit(q, err);
+    else
         sq_rollback(q);
+    if (rc < 0)
         return -1;
-    }
     st->deleted += gone;
-    return sq_commit(q, err);
+    /* the stacks they alone used: after the commit, the decoding outside the write lock (a
+     * stack left over by a failure here is freed by the next run) */
+    return gone ? sq_gc_stacks(q, &st->stacks_freed, err) : 0;
 }
 
 /* The buckets with windows below `level` that lie wholly before cut. */

@@ -10,6 +10,7 @@
 typedef struct sq {
     sqlite3 *db;
     char *path;
+    int busy_ms; /* how long a writer waits for another */
 } sq;
 
 static inline void sq_finalizep(sqlite3_stmt **st)
@@ -58,10 +59,15 @@ int sq_add_stacks(sq *q, const store_pair *pairs, size_t n, profile *out, flame_
 /* The bytes of data (windows' pairs and stacks' texts: what the spool's bound counts) and on
  * disk (the file and its WAL); either may be NULL. */
 int sq_usage(sq *q, uint64_t *data, uint64_t *disk, flame_err *err);
-/* Delete the stacks no window references (in the caller's write transaction). */
+/* Delete the stacks no window references; outside any transaction: the windows are decoded
+ * in a read transaction (writers go on), then a short write transaction looks again only at
+ * the windows written meanwhile and deletes. */
 int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err);
-/* Give free pages back to the file system and shrink the WAL (best effort). */
+/* Give free pages back to the file system, in slices, and checkpoint without waiting for
+ * readers (best effort). */
 void sq_release_space(sq *q);
+/* How long a write waits for another process's (tests shorten it). */
+void sq_busy_timeout(sq *q, int ms);
 
 /* ---- sqlite_compact.c ---- */
 int sq_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *st,

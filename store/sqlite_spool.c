@@ -97,7 +97,7 @@ int sq_take(store *s, size_t max, sq_batch *out, flame_err *err)
     return rc;
 }
 
-/* Delete windows by id, then the stacks they leave unused (one transaction). */
+/* Delete windows by id (one transaction), then the stacks they leave unused. */
 static int drop_where(sq *q, const char *sql, const int64_t *vals, size_t n, uint64_t *gone,
                       flame_err *err)
 {
@@ -113,13 +113,13 @@ static int drop_where(sq *q, const char *sql, const int64_t *vals, size_t n, uin
         if (gone)
             *gone += rc == 0 ? (uint64_t)sqlite3_changes(q->db) : 0;
     }
-    if (rc == 0)
-        rc = sq_gc_stacks(q, NULL, err);
     if (rc < 0) {
         sq_rollback(q);
         return -1;
     }
-    return sq_commit(q, err);
+    if (sq_commit(q, err) < 0)
+        return -1;
+    return sq_gc_stacks(q, NULL, err);
 }
 
 int sq_drop(store *s, const int64_t *ids, size_t n, flame_err *err)

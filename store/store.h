@@ -29,8 +29,8 @@
 
 typedef struct store store;
 
-/* The finer cause of a failure, in err->detail (err->code is FLAME_EXIT_STORE for the first
- * four, FLAME_EXIT_USAGE for a bad URL). */
+/* The finer cause of a failure, in err->detail (err->code is FLAME_EXIT_STORE, or
+ * FLAME_EXIT_USAGE for a bad URL, FLAME_EXIT_EMPTY for a missing store). */
 enum store_err {
     STORE_ERR_NONE = 0,
     STORE_ERR_UNREACHABLE, /* server down, refused, timed out */
@@ -39,15 +39,33 @@ enum store_err {
     STORE_ERR_NEWER,       /* written by a newer docker-flame (schema version above ours) */
     STORE_ERR_IO,          /* disk full, read-only, permission */
     STORE_ERR_URL,         /* unknown scheme, malformed URL */
+    STORE_ERR_MISSING,     /* opened for reading: there is no store there (yet) */
+    STORE_ERR_OLDER,       /* opened for reading: a store of an older version (not migrated) */
+    STORE_ERR_BUSY,        /* SQLite: another process held the store past the busy timeout */
 };
 
 /* url: NULL or "" = the default SQLite file, $XDG_DATA_HOME/docker-flame/profiles.db (or
  * ~/.local/share/...); a path or sqlite:///path (created when missing, with its directory);
- * clickhouse://[user[:password]@]host[:port]/db[?spool=PATH|off&spool_max=SIZE] (HTTP interface,
- * port 8123 by default, database "default"; windows that cannot be sent are kept in a local
- * spool, see store_put). Caller closes with store_close. Not thread-safe: one handle a thread. */
+ * clickhouse://[user[:password]@]host[:port]/db[?spool=PATH|off&spool_max=SIZE&password_file=
+ * PATH] (HTTP interface, port 8123 by default, database "default"; windows that cannot be sent
+ * are kept in a local spool, see store_put; without a password in the URL, password_file's first
+ * line, else $DOCKER_FLAME_STORE_PASSWORD). For writers (the recorder, prune): creates and
+ * migrates. Caller closes with store_close. Not thread-safe: one handle a thread. */
 int store_open(const char *url, store **out, flame_err *err);
+/* The same for reading only (show, ls, diff, completion): nothing is created, migrated or
+ * written, not even a pragma; a SQLite file must be a docker-flame store of this version
+ * (application id looked at first: a foreign database or an empty file is refused untouched,
+ * a missing one is STORE_ERR_MISSING); a ClickHouse database must hold the store's tables. */
+int store_open_read(const char *url, store **out, flame_err *err);
 void store_close(store *s); /* NULL-safe */
+/* A store URL as the user typed it, with every file path in it made absolute against cwd (a
+ * path, sqlite://PATH, ClickHouse's spool= and password_file=): what a process that changes
+ * directory (record --detach) must open. *out: malloc'd, NULL when url is NULL. -1: no memory. */
+int store_url_absolute(const char *url, const char *cwd, char **out);
+/* Overwrite the password of a ClickHouse URL in place with "*" (the URL in argv: the kernel
+ * shows a process's arguments as they are now, so `ps` no longer shows it). 1 when there was
+ * one; the caller keeps a copy made before to open the store with. */
+int store_url_scrub(char *url);
 /* The file a SQLite store URL names (NULL or "" = the default file), malloc'd; NULL for any
  * other URL. Opens nothing (shell completion looks whether a store exists before opening it:
  * store_open creates a missing one). */
@@ -75,14 +93,21 @@ typedef struct store_window {
 /* A stack longer than this many bytes is cut at a frame boundary and ends in "[truncated]". */
 #define STORE_MAX_STACK (256u << 10)
 
-/* Store one window atomically (all of it or nothing). Returns 0 stored; 1 when the server
- * failed and the window was kept in the local spool instead (err says why, for a warning; it is
- * sent by the next successful put or store_flush); <0 error (nothing stored). */
+/* Store one window atomically (all of it or nothing). Returns 0 stored; 1 when it was kept
+ * instead, err saying why (for a warning): in the local spool when the ClickHouse server failed
+ * (sent by the next successful put or store_flush), or in memory when another process held the
+ * SQLite store past the busy timeout (stored with the next put or by store_flush; at most
+ * STORE_PENDING_MAX windows, the oldest dropped beyond); <0 error (nothing stored). */
 int store_put(store *s, const store_window *w, flame_err *err);
 /* Several windows in one transaction / request (the same return values). */
 int store_put_many(store *s, const store_window *w, size_t n, flame_err *err);
-/* Send what the spool holds (ClickHouse); 0 when it is empty afterwards. No-op for SQLite. */
+/* Store what waits: the windows kept in memory (SQLite), the spool (ClickHouse: sent by one
+ * process at a time). 0 when nothing waits afterwards. */
 int store_flush(store *s, flame_err *err);
+/* A copy of w that owns its labels and stacks; free it with store_window_free. 0 or -1 (no
+ * memory). */
+int store_window_copy(const store_window *w, store_window *out);
+void store_window_free(store_window *w);
 
 typedef struct store_query {
     const char *container; /* its name, id, or an id prefix (4+ chars); NULL = every container */
@@ -161,6 +186,7 @@ typedef struct store_compact_stats {
     uint64_t buckets; /* buckets written */
     uint64_t stacks_freed;
     uint64_t disk_before, disk_after;
+    uint64_t days_skipped; /* ClickHouse: days not merged, windows arrived while they were */
 } store_compact_stats;
 /* Retention, then compaction, then disk space given back. stats may be NULL. */
 int store_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *stats,

@@ -14,6 +14,7 @@
 #include "common/atomic.h"
 #include "common/cleanup.h"
 #include "flame/diff.h"
+#include "flame/speedscope.h"
 
 const char *const out_fmt_names[] = {"svg", "folded", "speedscope", "pprof", NULL};
 static const char *const fmt_exts[FMT_COUNT] = {".svg", ".folded", ".speedscope.json", ".pb.gz"};
@@ -219,10 +220,10 @@ static int write_job(void *ud, FILE *f, flame_err *err)
                                    : profile_write_folded(j->p, f, err);
         break;
     case FMT_SPEEDSCOPE:
-        rc = export_speedscope(j->p, j->name ? j->name : "profile", f, err);
+        rc = speedscope_export(j->p, j->name ? j->name : "profile", f, err);
         break;
     case FMT_PPROF:
-        rc = export_pprof(j->p, j->pm, f, err);
+        rc = pprof_export(j->p, j->pm, f, err);
         break;
     case FMT_COUNT:
     default:

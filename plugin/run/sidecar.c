@@ -99,6 +99,24 @@ static void *stream_main(void *ud)
     return NULL;
 }
 
+/* A container started --pid host or --pid container:X shares another PID namespace; the
+ * sidecar joins the same one (moby joins the donor's), where the host's or the donor's
+ * processes live too. Refused before anything is created, unless --shared-pid: the sidecar then
+ * keeps to the target's own processes (docs/HARDENING.md "Shared PID namespaces"). */
+static int shared_pid_refused(run_ctx *r, sess *s, json_t *inspect, flame_err *err)
+{
+    const char *mode =
+        json_string_value(json_object_get(json_object_get(inspect, "HostConfig"), "PidMode"));
+    if (!mode || !*mode || !strcmp(mode, "private") || r->o->shared_pid)
+        return 0;
+    char shown[160];
+    proto_sanitize(mode, shown, sizeof shown);
+    return flame_fail(err, FLAME_EXIT_USAGE,
+                      "container %s shares %s PID namespace (--pid %s): a profile would reach "
+                      "processes outside it; add --shared-pid to profile only its own processes",
+                      s->arg, strcmp(mode, "host") ? "another container's" : "the host's", shown);
+}
+
 int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
 {
     if (r->o->host) { /* the whole host: no container to inspect */
@@ -131,7 +149,7 @@ int sidecar_inspect_target(run_ctx *r, sess *s, flame_err *err)
         rc = flame_fail(err, FLAME_EXIT_NO_CONTAINER,
                         "container %s is not running (status: %s): start it first", s->arg,
                         status ? status : "unknown");
-    } else {
+    } else if ((rc = shared_pid_refused(r, s, j, err)) == 0) {
         s->target_id = strdup(id);
         const char *image =
             json_string_value(json_object_get(json_object_get(j, "Config"), "Image"));
@@ -179,6 +197,8 @@ int sidecar_create(run_ctx *r, sess *s, flame_err *err)
     a.cmd.signatures = r->o->signatures;
     a.cmd.sampling = r->o->sampling;
     a.cmd.kernel = r->o->kernel;
+    /* the sidecar tells the target's own processes by this id (its cgroup) */
+    a.cmd.target = r->o->host ? NULL : s->target_id;
     a.memory = s->memory;
     a.test_tmpfs = test_tmpfs;
     json_t *spec = spec_sidecar(&a, err);
@@ -417,6 +437,7 @@ int sidecar_restore_target(engine *e, const char *target_id, flame_err *err)
                    .caps = getenv("DOCKER_FLAME_SIDECAR_CAPS"),
                    .test_owner = getenv("FLAME_TEST_OWNER")};
     ct_args_default(&a.cmd, CT_RESTORE);
+    a.cmd.target = target_id;
     json_t *spec = spec_sidecar(&a, err);
     if (!spec)
         return -1;

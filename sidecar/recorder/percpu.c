@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -187,6 +188,8 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     s->o = *o;
     s->prog_fd = -1;
     sc_percpu_filter_init(&s->f, o->exclude, o->n_exclude);
+    if (o->classify)
+        sc_percpu_filter_set_target(&s->f, o->classify, o->classify_ctx);
 
     struct perf_event_attr *a = &s->attr;
     a->size = sizeof *a;
@@ -218,11 +221,16 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     a->mmap2 = 1;
     /* MMAP2 with the mapped file's build-id (docs/SIDECAR.md "Native frames"): perf script then
      * refuses a --symfs copy whose build-id differs. */
-    a->build_id = 1;
+    a->build_id = o->inode_names ? 0 : 1; /* host: the inode names the file instead */
     a->comm = 1;
     a->comm_exec = 1;
     a->task = 1;
     a->sample_id_all = 1; /* time on side-band records: perf script orders them with samples */
+    if (o->clock_boottime) {
+        /* allowed for cpu-clock (a software event, never in NMI context) since Linux 4.1 */
+        a->use_clockid = 1;
+        a->clockid = CLOCK_BOOTTIME;
+    }
     a->disabled = 1;
     a->watermark = 1;
     a->wakeup_watermark = (uint32_t)((size_t)pages * (size_t)sysconf(_SC_PAGESIZE) / 2);
@@ -242,6 +250,11 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
          * capability is gone). Docker's default seccomp profile allows perf_event_open only
          * when the container holds CAP_SYS_ADMIN (20.10) or CAP_PERFMON (newer engines). */
         int fd = (int)syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0 && errno == EINVAL && a->use_clockid && s->n == 0) {
+            a->use_clockid = 0; /* a kernel without it: perf's own clock (st.boottime false) */
+            a->clockid = 0;
+            fd = (int)syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        }
         if (fd < 0 && errno == ENODEV)
             continue; /* went offline since we read the list */
         if (fd < 0) {
@@ -282,6 +295,7 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
         s->f.st.bpf = true;
     }
     s->f.st.cpus = s->n;
+    s->f.st.boottime = a->use_clockid && a->clockid == CLOCK_BOOTTIME;
     *out = s;
     return 0;
 }
@@ -384,8 +398,9 @@ static uint16_t ring_record(sc_percpu *s, const ring *r, uint64_t tail, uint64_t
     return size;
 }
 
-/* First pass over every ring, without consuming: FORK records of our processes. A child's
- * first samples may sit in a ring drained before the one holding its FORK. */
+/* First pass over every ring, without consuming: FORK records (of our processes; every new
+ * process's verdict) and exec COMMs. A child's first samples may sit in a ring drained before
+ * the one holding its FORK. */
 static void note_forks(sc_percpu *s, const uint64_t *heads)
 {
     for (int i = 0; i < s->n; i++) {
@@ -399,7 +414,8 @@ static void note_forks(sc_percpu *s, const uint64_t *heads)
                 (uint16_t)(r->data[(tail + 6) & r->mask] | r->data[(tail + 7) & r->mask] << 8);
             if (size < 8 || size > heads[i] - tail)
                 break;
-            if (type == PERF_RECORD_FORK && ring_record(s, r, tail, heads[i]) == size)
+            if ((type == PERF_RECORD_FORK || type == PERF_RECORD_COMM) &&
+                ring_record(s, r, tail, heads[i]) == size)
                 sc_percpu_filter_note_fork(&s->f, s->rec, size);
             tail += size;
         }
@@ -426,8 +442,17 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
         if (sc_percpu_filter_record(&s->f, s->rec, size)) {
             const unsigned char *w = s->rec;
             size_t wl = size;
+            if (get32(s->rec) == PERF_RECORD_MMAP2)
+                sc_percpu_fix_mmap2(s->rec, size, s->attr.build_id);
             if (s->o.interp && get32(s->rec) == PERF_RECORD_MMAP2)
                 sc_interp_note_mmap2(s->o.interp, s->rec, size); /* code mapped meanwhile */
+            if (s->o.inode_names && get32(s->rec) == PERF_RECORD_MMAP2) {
+                size_t nl = sc_percpu_inode_name(s->rec, size, s->rew);
+                if (nl) {
+                    w = s->rew;
+                    wl = nl;
+                }
+            }
             if (s->o.interp && get32(s->rec) == PERF_RECORD_SAMPLE) {
                 wl = sc_interp_rewrite(s->o.interp, s->rec, size, s->rew);
                 w = s->rew;

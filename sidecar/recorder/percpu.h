@@ -44,6 +44,13 @@ enum sc_percpu_error {
     SC_PERCPU_E_OTHER,       /* resources (EMFILE, ENOMEM, mlock limit EPERM on mmap) */
 };
 
+/* Which processes of the namespace are the target's (docs/SIDECAR.md "Only the target's
+ * tasks"): 1 the target's, 0 another's (another sidecar, a container or an nsenter that joined
+ * the namespace), -1 gone. pid as seen in the namespace. Called once per process whose verdict
+ * is not known: at synthesis, and for a process that entered the namespace from outside (its
+ * FORK's parent is 0 there) or was never seen; children inherit their parent's verdict. */
+typedef int (*sc_percpu_classify_fn)(void *ctx, uint32_t pid);
+
 typedef struct sc_percpu_opts {
     unsigned freq; /* samples per second per CPU (the sidecar's --frequency, 99) */
     int pidns_fd;  /* an open fd of the target's PID namespace (/proc/self/ns/pid in a sidecar
@@ -59,6 +66,16 @@ typedef struct sc_percpu_opts {
                                  sidecar/recorder/interp.h before they are written (not owned) */
     uint64_t kernel_text;     /* not 0 (--kernel): kernel samples and callchains too, and a kernel
                                  MMAP record at this _text address for perf script --kallsyms */
+    sc_percpu_classify_fn classify; /* NULL: every task of the namespace is wanted (host) */
+    void *classify_ctx;
+    /* host: every MMAP2 (the kernel's and ours) names its file by its inode, SC_INODE_DIR/<maj>.
+     * <min>.<ino><path> (sidecar.h), so that perf script looks for that very file's copy; the
+     * records then carry the inode, not the build-id (attr.build_id off) */
+    bool inode_names;
+    /* host: sample times in CLOCK_BOOTTIME (attr.clockid), the clock of a task's start time in
+     * /proc/<pid>/stat, so that a sample is told to the task that had its tid then; without it
+     * (refused) perf's own clock (st.boottime false) */
+    bool clock_boottime;
 } sc_percpu_opts;
 
 typedef struct sc_percpu_stats {
@@ -71,9 +88,12 @@ typedef struct sc_percpu_stats {
     uint64_t synthesized;      /* COMM/MMAP2 records made from /proc at the start */
     uint64_t bytes;            /* bytes written to the output, headers included */
     uint64_t bad;              /* malformed ring records skipped (should stay 0) */
+    uint64_t others;           /* samples of other tasks of the namespace, dropped (not ours) */
+    uint64_t classified;       /* processes whose cgroup was read to tell whose they are */
     uint64_t wakeups;          /* pump passes */
     int cpus;                  /* events opened */
     bool bpf;                  /* the kernel filter is attached */
+    bool boottime;             /* sample times are CLOCK_BOOTTIME */
 } sc_percpu_stats;
 
 typedef struct sc_percpu sc_percpu;
@@ -116,6 +136,19 @@ int sc_percpu_synth_anon(sc_percpu *s, int fd, pid_t pid, uint64_t start, uint64
                          flame_err *err);
 void sc_percpu_close(sc_percpu *s);
 
+/* pure, for tests: clear a PERF_RECORD_MISC_MMAP_BUILD_ID flag that does not describe the MMAP2
+ * record r (in place): the kernel sets it in the header it shares between the events an mmap is
+ * written to and never clears it, so an event without attr.build_id (or one whose build-id could
+ * not be read) gets the flag over a body of maj/min/ino; perf script then copies "maj" bytes as
+ * a build-id into 20 (seen: size 254, a crash). build_id_attr: our event's attr.build_id. */
+void sc_percpu_fix_mmap2(unsigned char *r, size_t size, bool build_id_attr);
+
+/* pure, for tests: the MMAP2 record r (size bytes, header included, sample_id trailer of 24
+ * bytes) with its file name moved under its inode's prefix (sidecar.h, SC_INODE_DIR), into out
+ * (65536 bytes). Returns the new size, or 0 when the record stays as it is: not a file (no
+ * inode, "//anon", "[vdso]"), a build-id instead of an inode, or malformed. */
+size_t sc_percpu_inode_name(const unsigned char *r, size_t size, unsigned char *out);
+
 /* pure, for tests: the BPF filter as instructions (struct bpf_insn, 8 bytes each) into insns
  * (capacity cap); returns the count or -1. dev/ino: the namespace's nsfs device (kernel encoding)
  * and inode; exclude: tgids to refuse. */
@@ -134,13 +167,31 @@ int sc_percpu_parse_maps_line(const char *line, size_t len, sc_maps_entry *e, ch
 
 /* pure, for tests: decide about one ring record (r, size bytes: header included) as the pump
  * does. Returns true to keep it. Exposed through a standalone state so tests need no events. */
+#define SC_PERCPU_VERDICTS 16384 /* processes whose verdict is kept; a full table starts over */
+typedef struct sc_percpu_verdict {
+    uint32_t pid;        /* 0: an empty slot */
+    uint8_t now, before; /* the pid's process now, and the one it had before (SC_PV_*) */
+    uint64_t since;      /* perf time of the FORK that gave the pid to `now`'s process; 0: before */
+} sc_percpu_verdict;
+enum { SC_PV_UNKNOWN, SC_PV_TARGET, SC_PV_OTHER };
 typedef struct sc_percpu_filter {
     pid_t tracked[SC_PERCPU_MAX_TRACKED]; /* excluded tgids, then their descendants */
     int n_tracked, n_exclude;
     sc_percpu_stats st;
+    sc_percpu_classify_fn classify; /* NULL: every task of the namespace (host) */
+    void *classify_ctx;
+    sc_percpu_verdict verdict[SC_PERCPU_VERDICTS]; /* open addressing over pids */
+    size_t n_verdict;
 } sc_percpu_filter;
 void sc_percpu_filter_init(sc_percpu_filter *f, const pid_t *exclude, int n_exclude);
+/* Keep only the target's processes from now on (classify as in sc_percpu_opts). */
+void sc_percpu_filter_set_target(sc_percpu_filter *f, sc_percpu_classify_fn classify, void *ctx);
+/* Is process pid the target's (asked at time; 0 = now)? Unknown ones are classified. */
+bool sc_percpu_filter_is_target(sc_percpu_filter *f, uint32_t pid, uint64_t time);
 /* First pass over a batch: follow FORK records of our own processes (so that their children's
- * samples, possibly read earlier from another CPU's ring, are recognised). */
+ * samples, possibly read earlier from another CPU's ring, are recognised), give every new
+ * process its parent's verdict, and judge again a process of another's that execs (a COMM
+ * record with COMM_EXEC: runc moves a `docker exec`'s process into its container's cgroup after
+ * it entered the namespace, before it execs the command). */
 void sc_percpu_filter_note_fork(sc_percpu_filter *f, const unsigned char *r, size_t size);
 bool sc_percpu_filter_record(sc_percpu_filter *f, const unsigned char *r, size_t size);

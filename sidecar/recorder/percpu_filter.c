@@ -152,42 +152,143 @@ void sc_percpu_filter_init(sc_percpu_filter *f, const pid_t *exclude, int n_excl
     f->n_exclude = f->n_tracked;
 }
 
+void sc_percpu_filter_set_target(sc_percpu_filter *f, sc_percpu_classify_fn classify, void *ctx)
+{
+    f->classify = classify;
+    f->classify_ctx = ctx;
+}
+
+/* ---- whose process a pid is: the verdict table ----
+ * Per-CPU events see every task of the PID namespace; the target shares it with whatever joined
+ * it (another docker-flame sidecar, a container started --pid container:<target>, an nsenter)
+ * or, started --pid host / container:X, is itself the guest. Each process gets a verdict once:
+ * from its parent's through the FORK record (a child of the target's process is the target's),
+ * or, for a process that entered the namespace from outside (its parent is 0 here) or was never
+ * seen, from its cgroup (classify). A pid the kernel hands to a new process keeps the verdict of
+ * the one it had before for records older than that FORK: rings are drained one after the
+ * other, so a sample of the old process can be read after the new one's FORK. */
+
+static sc_percpu_verdict *verdict_slot(sc_percpu_filter *f, uint32_t pid, bool create)
+{
+    if (create && f->n_verdict * 4 >= SC_PERCPU_VERDICTS * 3) {
+        /* Full (a target that forks all the time): start over; every process is classified
+         * again when next seen. Bounded memory, never a wrong verdict. */
+        memset(f->verdict, 0, sizeof f->verdict);
+        f->n_verdict = 0;
+    }
+    size_t h = (pid * 2654435761u) & (SC_PERCPU_VERDICTS - 1);
+    for (size_t k = 0; k < SC_PERCPU_VERDICTS; k++, h = (h + 1) & (SC_PERCPU_VERDICTS - 1)) {
+        sc_percpu_verdict *v = &f->verdict[h];
+        if (v->pid == pid)
+            return v;
+        if (!v->pid) {
+            if (!create)
+                return NULL;
+            *v = (sc_percpu_verdict){.pid = pid};
+            f->n_verdict++;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+bool sc_percpu_filter_is_target(sc_percpu_filter *f, uint32_t pid, uint64_t time)
+{
+    if (!f->classify)
+        return true;
+    sc_percpu_verdict *v = verdict_slot(f, pid, true);
+    if (!v)
+        return false;
+    bool old = v->since && time && time < v->since;
+    uint8_t *x = old ? &v->before : &v->now;
+    if (*x == SC_PV_UNKNOWN) {
+        /* gone (-1): its records are dropped; a process that reuses the pid comes with a FORK */
+        *x = f->classify(f->classify_ctx, pid) == 1 ? SC_PV_TARGET : SC_PV_OTHER;
+        f->st.classified++;
+    }
+    return *x == SC_PV_TARGET;
+}
+
+/* A FORK record's new process inherits its parent's verdict (once per record: the first pass
+ * over the rings and the filtering pass both see it). */
+static void verdict_fork(sc_percpu_filter *f, uint32_t pid, uint32_t ppid, uint64_t time)
+{
+    if (!f->classify)
+        return;
+    sc_percpu_verdict *v = verdict_slot(f, pid, true);
+    if (!v || (v->since == time && time))
+        return;
+    const sc_percpu_verdict *p = ppid ? verdict_slot(f, ppid, false) : NULL;
+    v->before = v->now;
+    v->since = time;
+    v->now = p ? p->now : SC_PV_UNKNOWN; /* parent outside the namespace: its cgroup decides */
+}
+
 void sc_percpu_filter_note_fork(sc_percpu_filter *f, const unsigned char *r, size_t size)
 {
-    /* FORK body: u32 pid, ppid, tid, ptid. A new process (pid == tid) whose parent is ours is
-     * ours too (the sidecar's later children: attach helpers, perf script): follow it here,
-     * since the BPF program only knows the tgids given at open. */
+    /* FORK body: u32 pid, ppid, tid, ptid; u64 time. A new process (pid == tid) whose parent is
+     * ours is ours too (the sidecar's later children: attach helpers, perf script): follow it
+     * here, since the BPF program only knows the tgids given at open. Any other new process
+     * takes its parent's verdict. */
+    if (size >= 8 + 8 && get32(r) == PERF_RECORD_COMM && f->classify) {
+        /* An exec: a process that entered the namespace from outside before its container's
+         * cgroup took it (runc puts a `docker exec`'s process there after it forked into the
+         * namespace, and it then execs the command) is judged again; the target's own stays. */
+        uint16_t misc;
+        memcpy(&misc, r + 4, 2);
+        sc_percpu_verdict *v = (misc & PERF_RECORD_MISC_COMM_EXEC) && get32(r + 8) == get32(r + 12)
+                                   ? verdict_slot(f, get32(r + 8), false)
+                                   : NULL;
+        if (v && v->now == SC_PV_OTHER)
+            v->now = SC_PV_UNKNOWN;
+        return;
+    }
     if (size < 8 + 16 || get32(r) != PERF_RECORD_FORK)
         return;
     uint32_t pid = get32(r + 8), ppid = get32(r + 12), tid = get32(r + 16);
-    if (pid && pid == tid && pid != ppid && tracked(f, ppid) && !tracked(f, pid) &&
-        f->n_tracked < SC_PERCPU_MAX_TRACKED)
-        f->tracked[f->n_tracked++] = (pid_t)pid;
+    if (!pid || pid != tid || pid == ppid)
+        return;
+    if (tracked(f, ppid)) {
+        if (!tracked(f, pid) && f->n_tracked < SC_PERCPU_MAX_TRACKED)
+            f->tracked[f->n_tracked++] = (pid_t)pid;
+    } else if (!tracked(f, pid)) {
+        verdict_fork(f, pid, ppid, size >= 8 + 24 ? get64(r + 24) : 0);
+    }
+}
+
+/* The time in a side-band record's sample_id trailer (sample_id_all: pid, tid, time, cpu). */
+static uint64_t trailer_time(const unsigned char *r, size_t size)
+{
+    return size >= 8 + 24 ? get64(r + size - 16) : 0;
 }
 
 bool sc_percpu_filter_record(sc_percpu_filter *f, const unsigned char *r, size_t size)
 {
     uint32_t type = get32(r);
     switch (type) {
-    case PERF_RECORD_SAMPLE:
+    case PERF_RECORD_SAMPLE: {
         if (size < 8 + 16) /* ip, pid/tid */
             break;
-        if (keep_pid(f, get32(r + 16))) {
+        uint32_t pid = get32(r + 16);
+        if (keep_pid(f, pid, size >= 8 + 24 ? get64(r + 24) : 0)) { /* ip, pid/tid, time */
             f->st.samples++;
             return true;
         }
         f->st.samples_dropped++;
+        if (pid && pid != UINT32_MAX && !tracked(f, pid))
+            f->st.others++; /* in the namespace, not ours: another's process */
         return false;
+    }
     case PERF_RECORD_FORK:
-        sc_percpu_filter_note_fork(f, r, size);
+    case PERF_RECORD_COMM:
+        sc_percpu_filter_note_fork(f, r, size); /* either: it tells which */
         /* fall through */
     case PERF_RECORD_EXIT:
-    case PERF_RECORD_COMM:
     case PERF_RECORD_MMAP:
     case PERF_RECORD_MMAP2:
         if (size < 8 + 8)
             break;
-        if (keep_pid(f, get32(r + 8))) {
+        if (keep_pid(f, get32(r + 8), trailer_time(r, size))) {
             f->st.sideband++;
             return true;
         }
@@ -204,6 +305,11 @@ bool sc_percpu_filter_record(sc_percpu_filter *f, const unsigned char *r, size_t
     case PERF_RECORD_LOST:
         if (size >= 8 + 16)
             f->st.lost += get64(r + 16);
+        /* a lost FORK would leave a pid with its former process's verdict: ask again */
+        if (f->classify) {
+            memset(f->verdict, 0, sizeof f->verdict);
+            f->n_verdict = 0;
+        }
         return true; /* perf script counts it; it names no process */
     case PERF_RECORD_LOST_SAMPLES:
         if (size >= 8 + 8)

@@ -80,12 +80,14 @@ static inline bool tracked(const sc_percpu_filter *f, uint32_t pid)
     return false;
 }
 
-/* Is a record of this pid (as the kernel translated it into our namespace) the target's?
- * 0 = a task outside the namespace (the kernel reports it as pid 0; the namespace's own init is
- * 1, so no task of the target is ever 0). */
-static inline bool keep_pid(const sc_percpu_filter *f, uint32_t pid)
+/* Is a record of this pid (as the kernel translated it into our namespace), taken at time, the
+ * target's? 0 = a task outside the namespace (the kernel reports it as pid 0; the namespace's
+ * own init is 1, so no task of the target is ever 0); ours; then whose process it is
+ * (percpu_filter.c: by cgroup, inherited through FORK records). */
+static inline bool keep_pid(sc_percpu_filter *f, uint32_t pid, uint64_t time)
 {
-    return pid != 0 && pid != UINT32_MAX && !tracked(f, pid);
+    return pid != 0 && pid != UINT32_MAX && !tracked(f, pid) &&
+           (!f->classify || sc_percpu_filter_is_target(f, pid, time));
 }
 
 /* Append one record to the output (percpu.c); flush what is buffered to fd. */

@@ -98,10 +98,16 @@ static int synth_comm(sc_percpu *s, int fd, uint32_t pid, uint32_t tid, const ch
 static int synth_mmap2(sc_percpu *s, int fd, uint32_t pid, const sc_maps_entry *e, const char *path,
                        flame_err *err)
 {
-    unsigned char r[8 + 64 + 4096 + 8 + TRAILER_SIZE];
+    unsigned char r[8 + 64 + SC_INODE_PREFIX_MAX + 4096 + 8 + TRAILER_SIZE];
     const char *name = path[0] ? path : "//anon"; /* perf's name for anonymous code: it then
                                                     looks symbols up in /tmp/perf-<pid>.map */
-    size_t nl = strnlen(name, 4095);
+    char named[SC_INODE_PREFIX_MAX + 4096];
+    if (s->o.inode_names && e->ino && path[0] == '/' && path[1] != '/') {
+        int pl = sc_inode_prefix(named, sizeof named, e->maj, e->min, e->ino);
+        snprintf(named + (pl > 0 ? pl : 0), sizeof named - (size_t)(pl > 0 ? pl : 0), "%s", path);
+        name = named;
+    }
+    size_t nl = strnlen(name, sizeof named - 1);
     size_t body = 64 + ((nl + 1 + 7) & ~(size_t)7);
     memset(r, 0, 8 + body);
     put32(r, PERF_RECORD_MMAP2);
@@ -270,7 +276,10 @@ int sc_percpu_synthesize(sc_percpu *s, int proc_dirfd, int fd, flame_err *err)
     for (int k = 0; k < s->n_maps; k++) {
         uint32_t pid = (uint32_t)s->maps_pid[k];
         snprintf(path, sizeof path, "%u/comm", pid);
-        if (rc == 0 && sc_read_bounded(proc_dirfd, path, comm, sizeof comm) >= 0) {
+        /* only the target's processes: nothing of another's (its names, its mappings) is
+         * written, its maps text (opened while privileged) is closed unread */
+        if (rc == 0 && sc_percpu_filter_is_target(&s->f, pid, 0) &&
+            sc_read_bounded(proc_dirfd, path, comm, sizeof comm) >= 0) {
             comm[strcspn(comm, "\n")] = '\0';
             if ((rc = synth_comm(s, fd, pid, pid, comm, err)) == 0 &&
                 (rc = synth_maps(s, fd, s->maps_fd[k], pid, err)) == 0)
@@ -282,4 +291,48 @@ int sc_percpu_synthesize(sc_percpu *s, int proc_dirfd, int fd, flame_err *err)
     if (rc == 0)
         rc = sc_pc_flush(s, fd, err);
     return rc;
+}
+
+size_t sc_percpu_inode_name(const unsigned char *r, size_t size, unsigned char *out)
+{
+    /* MMAP2 body: u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation;
+     * u32 prot, flags; char filename[] (NUL-padded to 8); then the sample_id trailer. */
+    if (size < 8 + 64 + 8 + TRAILER_SIZE || size > 65535 || get32(r) != PERF_RECORD_MMAP2)
+        return 0;
+    uint16_t misc;
+    memcpy(&misc, r + 4, 2);
+    if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+        return 0; /* a build-id where the inode would be: nothing to name it by */
+    uint32_t maj = get32(r + 40), min = get32(r + 44);
+    uint64_t ino = get64(r + 48);
+    const char *name = (const char *)r + 72;
+    size_t room = size - 72 - TRAILER_SIZE, nl = strnlen(name, room);
+    if (nl == room || !ino || nl < 2 || name[0] != '/' || name[1] == '/')
+        return 0;
+    char prefix[SC_INODE_PREFIX_MAX];
+    int pl = sc_inode_prefix(prefix, sizeof prefix, maj, min, ino);
+    size_t padded = (((size_t)pl + nl + 1) + 7) & ~(size_t)7;
+    size_t n = 72 + padded + TRAILER_SIZE;
+    if (pl < 0 || n > 65535)
+        return 0;
+    memcpy(out, r, 72);
+    memset(out + 72, 0, padded);
+    memcpy(out + 72, prefix, (size_t)pl);
+    memcpy(out + 72 + pl, name, nl);
+    memcpy(out + 72 + padded, r + size - TRAILER_SIZE, TRAILER_SIZE);
+    put16(out + 6, (uint16_t)n);
+    return n;
+}
+
+void sc_percpu_fix_mmap2(unsigned char *r, size_t size, bool build_id_attr)
+{
+    uint16_t misc;
+    if (size < 8 + 64 || get32(r) != PERF_RECORD_MMAP2)
+        return;
+    memcpy(&misc, r + 4, 2);
+    /* with the flag, body byte 32 (where maj would be) is the build-id's size, at most 20 */
+    if ((misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && (!build_id_attr || r[40] > 20)) {
+        misc &= (uint16_t)~PERF_RECORD_MISC_MMAP_BUILD_ID;
+        memcpy(r + 4, &misc, 2);
+    }
 }

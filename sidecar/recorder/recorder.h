@@ -45,6 +45,7 @@ typedef struct sc_sampler {
     char filter[8]; /* "bpf", "user" (per CPU), "pid" (per thread) */
     char caps_open[20], caps_record[20];
     char bpf_refused[400]; /* why the in-kernel filter could not be used, "" */
+    bool boottime;         /* per CPU: sample times are CLOCK_BOOTTIME */
 } sc_sampler;
 /* Start a recorder of every JVM of s: per CPU unless s->sampling is CT_SAMPLING_THREAD; when
  * per-CPU events are refused, per thread with one W line (auto) or E perf_denied (--sampling
@@ -76,5 +77,6 @@ typedef struct sc_run_result {
     int mode;
     char filter[8];
     int status, write_errno;
+    bool boottime; /* sample times are CLOCK_BOOTTIME */
 } sc_run_result;
 int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_err *err);

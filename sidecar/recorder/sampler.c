@@ -433,6 +433,22 @@ static int start_interp(sc_percpu *p, struct sc_interp *in, const sc_session *s,
     return 0;
 }
 
+/* The recorder's classifier (percpu.h): is process pid of our namespace the target's? Its
+ * /proc/<pid>/cgroup (world-readable: no privilege needed, read after the seal) must name the
+ * target container. */
+typedef struct target_ctx {
+    int proc;
+    const char *target;
+} target_ctx;
+
+static int classify_target(void *ctx, uint32_t pid)
+{
+    const target_ctx *t = ctx;
+    char path[32];
+    snprintf(path, sizeof path, "%u/cgroup", pid);
+    return sc_cgroup_is(t->proc, path, t->target);
+}
+
 static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_t *extra,
                                    int n_extra, int out, int ctl, int st, const int *names_fd)
 {
@@ -446,8 +462,11 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     o.pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
     if (s->o.verb == CT_HOST) {
         /* host (docs/HOST.md): every task of every CPU is wanted, ours included (the sidecar is
-         * a container on the host too): no filter program, and only pid 0 (idle) dropped. */
+         * a container on the host too): no filter program, and only pid 0 (idle) dropped. Files
+         * are named by inode: many containers' different files share paths. */
         o.user_filter_only = true;
+        o.inode_names = true;
+        o.clock_boottime = true; /* a tid reused meanwhile: tasks are told apart by start */
     } else {
         o.exclude[o.n_exclude++] = parent;
         o.exclude[o.n_exclude++] = getpid();
@@ -458,6 +477,14 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     if (o.pidns_fd < 0 || proc < 0) {
         put_status(st, "error open /proc: %s", strerror(errno));
         _exit(1);
+    }
+    /* Only the target's processes, not everything that shares its namespace (docs/SIDECAR.md
+     * "Only the target's tasks"); host: every task of the host is wanted. */
+    static target_ctx tc;
+    if (s->o.verb != CT_HOST) {
+        tc = (target_ctx){.proc = proc, .target = s->target};
+        o.classify = classify_target;
+        o.classify_ctx = &tc;
     }
     o.interp = open_interp(s, names_fd);
     if (become_opener(&e) < 0) {
@@ -496,8 +523,8 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     sc_cap_eff(0, caps_rec, sizeof caps_rec);
     sc_percpu_stats stats;
     sc_percpu_get_stats(p, &stats);
-    put_status(st, "ok %s %d %s %s %s", stats.bpf ? "bpf" : "user", stats.cpus, caps_open, caps_rec,
-               bpf_refused);
+    put_status(st, "ok %s %d %s %s %s %s", stats.bpf ? "bpf" : "user", stats.cpus, caps_open,
+               caps_rec, stats.boottime ? "boot" : "perf", bpf_refused);
     close(st);
     if (sc_percpu_write_header(p, out, &e) < 0 || sc_percpu_enable(p, &e) < 0 ||
         sc_percpu_synthesize(p, proc, out, &e) < 0 ||
@@ -530,9 +557,11 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     /* Counts only (never a name or a pid of anything outside the target). */
     fprintf(stderr,
             "flame-sidecar: recorder: cpus=%d filter=%s samples=%llu dropped_in_sidecar=%llu "
-            "sideband=%llu sideband_dropped=%llu synthesized=%llu lost=%llu wakeups=%llu\n",
+            "others=%llu classified=%llu sideband=%llu sideband_dropped=%llu synthesized=%llu "
+            "lost=%llu wakeups=%llu\n",
             stats.cpus, stats.bpf ? "bpf" : "user", (unsigned long long)stats.samples,
-            (unsigned long long)stats.samples_dropped, (unsigned long long)stats.sideband,
+            (unsigned long long)stats.samples_dropped, (unsigned long long)stats.others,
+            (unsigned long long)stats.classified, (unsigned long long)stats.sideband,
             (unsigned long long)stats.sideband_dropped, (unsigned long long)stats.synthesized,
             (unsigned long long)stats.lost, (unsigned long long)stats.wakeups);
     if (o.interp) {
@@ -664,11 +693,12 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
     char line[STATUS_MAX];
     read_status(st[0], line, sizeof line);
     close(st[0]);
-    char filt[8] = "", co[20] = "", cr[20] = "";
+    char filt[8] = "", co[20] = "", cr[20] = "", clk[8] = "";
     int cpus = 0, used = 0;
-    if (sscanf(line, "ok %7s %d %19s %19s %n", filt, &cpus, co, cr, &used) >= 4) {
+    if (sscanf(line, "ok %7s %d %19s %19s %7s %n", filt, &cpus, co, cr, clk, &used) >= 5) {
         r->mode = CT_SAMPLING_CPU;
         r->cpus = cpus;
+        r->boottime = !strcmp(clk, "boot");
         snprintf(r->filter, sizeof r->filter, "%s", filt);
         snprintf(r->caps_open, sizeof r->caps_open, "%s", co);
         snprintf(r->caps_record, sizeof r->caps_record, "%s", cr);
@@ -780,6 +810,7 @@ int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_e
     int64_t start = mono_ms();
     res->start = start;
     res->mode = r.mode;
+    res->boottime = r.boottime;
     snprintf(res->filter, sizeof res->filter, "%s", r.filter);
     snprintf(s->caps[CT_CAPS_OPEN], sizeof s->caps[CT_CAPS_OPEN], "%s", r.caps_open);
     snprintf(s->caps[CT_CAPS_RECORD], sizeof s->caps[CT_CAPS_RECORD], "%s", r.caps_record);

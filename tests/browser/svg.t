@@ -106,7 +106,7 @@ const byName = (fs_, name) => fs_.filter(f => f.name === name);
 
         await page.click('#unzoom');
         fr = await frames(page);
-        ok(fr.every((f, i) => f.x === orig[i].x && f.width === orig[i].width && f.cls === '' &&
+        ok(fr.every((f, i) => f.x === orig[i].x && f.width === orig[i].width && f.cls === orig[i].cls &&
                               f.label === orig[i].label),
            'Reset Zoom restores every frame');
         ok((await page.getAttribute('#unzoom', 'class')).includes('hide'), 'Reset Zoom hides itself');
@@ -139,6 +139,50 @@ const byName = (fs_, name) => fs_.filter(f => f.name === name);
         await page.evaluate(() => search('<script>'));
         is(await matched(page), 'Matched: 33.3%', 'searching for markup matches its frame');
         is(errors.join('\n'), '', 'no script errors on the hostile graph');
+
+        // what the colours say, as the browser draws them: the java palette's legend names the
+        // hues shown, and every label reads against its fill (WCAG contrast >= 4.5; the
+        // differential's saturated blue gets white text)
+        const contrast = (a, b) => {
+            const lum = c => {
+                const v = c.match(/\d+/g).map(x => +x / 255).map(x => x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4));
+                return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2];
+            };
+            const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+            return (x + 0.05) / (y + 0.05);
+        };
+        const labels = pg => pg.evaluate(() => Array.from(document.querySelectorAll('#frames > g')).map(g => ({
+            name: g.querySelector('title').textContent, fill: g.querySelector('rect').getAttribute('fill'),
+            text: getComputedStyle(g.querySelector('text')).fill })));
+        const jpath = path.join(tmp, 'java.svg');
+        fs.writeFileSync(jpath, render(['--colors', 'java'],
+            'java;start_thread;JavaCalls::call_helper;A.run_[int];A.work_[j];A.isPrime_[i] 10\n' +
+            'java;start_thread;JavaCalls::call_helper;A.run_[int];read_[k] 2\n'));
+        await page.goto('file://' + jpath);
+        await page.waitForFunction(() => typeof all_frames !== 'undefined' && all_frames.length > 0);
+        const legend = await page.evaluate(() => Array.from(document.querySelectorAll('#legend text')).map(t => t.textContent));
+        is(legend.join(', '), 'Java, compiled, inlined, interpreted, C++ (JVM), native, kernel',
+           'java palette: a legend of the hues drawn');
+        const lgBox = await page.evaluate(() => { const b = document.getElementById('legend').getBBox(); return b.y + b.height; });
+        const topFrame = Math.min(...(await frames(page)).map(f => f.y));
+        ok(lgBox <= topFrame, `the legend stays above the frames (${lgBox.toFixed(1)} <= ${topFrame})`);
+        let low = (await labels(page)).filter(l => contrast(l.fill, l.text) < 4.5);
+        ok(low.length === 0, 'java palette: every label reads against its fill', JSON.stringify(low));
+
+        const dpath = path.join(tmp, 'diff.svg');
+        fs.writeFileSync(dpath, render(['--negate'], 'a;b 10 10\na;b;c 5 15\na;d 8 4\n'));
+        await page.goto('file://' + dpath);
+        await page.waitForFunction(() => typeof all_frames !== 'undefined' && all_frames.length > 0);
+        const dl = await labels(page);
+        const c = dl.find(l => l.name.startsWith('c ('));
+        ok(c && c.fill === 'rgb(0,0,255)' && c.text === 'rgb(255, 255, 255)',
+           'mirror diff: the saturated blue frame has a white label', JSON.stringify(c));
+        low = dl.filter(l => contrast(l.fill, l.text) < 4.5);
+        ok(low.length === 0, 'mirror diff: every label reads against its fill', JSON.stringify(low));
+        await page.evaluate(() => search('^c$'));
+        ok(await page.evaluate(() => getComputedStyle(document.querySelector('#frames > g.w > text')).fill) === 'rgb(0, 0, 0)',
+           'a white label turns black on the search colour');
+        is(errors.join('\n'), '', 'no script errors on the legend and diff graphs');
     } finally {
         await ctx.close();
         fs.rmSync(tmp, { recursive: true, force: true });

@@ -29,6 +29,26 @@ windows_over() { local w; w=$(ps_field "$1" 5); [ "${w:-0}" -gt "$2" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 state_is() { [ "$(ps_field "$1" 7)" = "$2" ]; }
 
+# A crafted registry (its files are read as hostile): the log shown for an entry is <id>.log,
+# a regular file, never the path its JSON names (another file's contents, a FIFO that would hang
+# ps). Each in a state directory of its own: ps forgets an entry once shown.
+crafted_ps() { # LOGPATH: ps of an entry of a killed recorder whose JSON names LOGPATH
+    local st=$TMP/crafted-$RANDOM id=0123456789abcdef
+    mkdir -p "$st/docker-flame/recordings" && chmod -R 700 "$st"
+    printf '{"version":1,"id":"%s","arg":"crafted","state":"recording","log":"%s","exit_code":3}' \
+        "$id" "$1" >"$st/docker-flame/recordings/$id.json"
+    : >"$st/docker-flame/recordings/$id.lock"
+    XDG_STATE_HOME=$st timeout -k 2 10 docker flame ps 2>&1
+}
+echo "a line of another file" >"$TMP/other.txt"
+out=$(crafted_ps "$TMP/other.txt"); rc=$?
+is "$rc" 0 "ps of an entry whose JSON names another file as its log: exit 0"
+like "$out" "crafted .* killed" "the entry is listed"
+unlike "$out" "a line of another file" "that file is not shown"
+mkfifo "$TMP/fifo"
+out=$(crafted_ps "$TMP/fifo"); rc=$?
+is "$rc" 0 "ps of an entry whose JSON names a FIFO as its log: answers at once, exit 0"
+
 a=$(fixture pid1) || bail "fixture did not start"
 b=$(fixture pid1) || bail "fixture did not start"
 an=$(docker inspect -f '{{.Name}}' "$a"); an=${an#/}
@@ -111,6 +131,35 @@ is "$(docker flame ps -q | wc -l)" 0 "then it is forgotten"
 timeout -k 5 120 docker flame gc >/dev/null 2>&1
 is "$(sidecars_of "$bid")" 0 "gc removed the killed recorder's sidecar"
 
+# The store's secrets and paths in the background. A ClickHouse password given in the URL is not
+# left in the recorder's command line (ps, /proc/PID/cmdline) for the recording's life; every
+# relative path of the store (a ?spool= parameter, $DOCKER_FLAME_STORE) is the one the command
+# was given from, not one under / (where the recorder moves). Nothing listens on port 1: every
+# window goes to the spool.
+d=$(fixture pid1) || bail "fixture did not start"
+dn=$(docker inspect -f '{{.Name}}' "$d"); dn=${dn#/}
+rel=rel-$$
+(cd "$TMP" && timeout -k 5 120 docker flame record --detach "$dn" --window 1s \
+    --store "clickhouse://alice:S3cretPw@127.0.0.1:1/flame?spool=$rel-spool.db" >out 2>err); rc=$?
+is "$rc" 0 "record --detach into a ClickHouse URL with a password: exit 0" || fdiag "$(cat "$TMP/err")"
+pd=$(ps_field "$dn" 8)
+check "its recorder runs ($pd)" kill -0 "${pd:-0}"
+unlike "$(tr '\0' ' ' <"/proc/$pd/cmdline")" "S3cretPw" "its command line no longer holds the password"
+like "$(tr '\0' ' ' <"/proc/$pd/cmdline")" "clickhouse://alice:\*@127.0.0.1:1/flame" "the URL is there, the password starred"
+unlike "$(docker flame ps)" "S3cretPw|alice" "nor does ps's STORE column"
+wait_for 120 windows_over "$dn" 2 && ok "windows kept while the server is unreachable" || nok "windows kept while the server is unreachable"
+check "in the spool given relative to the command's directory" test -s "$TMP/$rel-spool.db"
+check "not in one under /" test ! -e "/$rel-spool.db"
+timeout -k 5 90 docker flame stop "$dn" >/dev/null 2>&1
+(cd "$TMP" && DOCKER_FLAME_STORE=$rel.db timeout -k 5 120 docker flame record --detach "$dn" \
+    --window 1s >out 2>err); rc=$?
+is "$rc" 0 "record --detach into a relative \$DOCKER_FLAME_STORE: exit 0" || fdiag "$(cat "$TMP/err")"
+wait_for 120 windows_over "$dn" 1 && ok "windows stored" || nok "windows stored"
+timeout -k 5 90 docker flame stop "$dn" >/dev/null 2>&1
+check "into the store named relative to the command's directory" test -s "$TMP/$rel.db"
+check "not into one under /" test ! -e "/$rel.db"
+rm -f "/$rel-spool.db" "/$rel.db" # what an old build made there
+
 # The store holds both containers' windows, across the restart.
 docker flame show "$an" --store "$DB" --since 10m --format folded -o - >a.folded 2>err; rc=$?
 is "$rc" 0 "show of the range that spans the restart: exit 0"
@@ -130,8 +179,10 @@ is "$rc" 0 "private engine: record --detach: exit 0" || fdiag "$(cat err)"
 wait_for 120 windows_over "$cn" 1 && ok "private engine: windows stored" || nok "private engine: windows stored"
 pc=$(ps_field "$cn" 8)
 engine2_stop
-wait_for 60 state_is "$cn" engine-down && ok "ps: engine-down while the engine is stopped" ||
-    { nok "ps: engine-down while the engine is stopped"; fdiag "$(docker flame ps)"; }
+# a plain ps forgets an ended recording with its log: keep a copy for the failure's message
+state_kept() { cp "$XDG_STATE_HOME"/docker-flame/recordings/*.log "$TMP/last.log" 2>/dev/null; state_is "$@"; }
+wait_for 60 state_kept "$cn" engine-down && ok "ps: engine-down while the engine is stopped" ||
+    { nok "ps: engine-down while the engine is stopped"; fdiag "$(docker flame ps)" "$(tail -5 "$TMP/last.log")"; }
 wc0=$(ps_field "$cn" 5)
 engine2_start || bail "the private dockerd did not come back"
 wait_for 180 windows_over "$cn" $((wc0 + 1)) && ok "recorded again after the engine restart" ||

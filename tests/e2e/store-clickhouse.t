@@ -86,8 +86,14 @@ ch_sql one "CREATE DATABASE old" &&
     ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, 0, 0 FROM flame.windows" &&
     ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, stack_hash, c FROM (SELECT $V1_LABELS, run, id, c FROM flame.windows ARRAY JOIN $V1_IDS AS id, $V1_COUNTS AS c) ANY INNER JOIN (SELECT run, id, stack_hash FROM flame.stack_ids) USING (run, id)"
 okif $? "a version 1 store made of the same windows"
+is "$(run_err "$FLAME" show web --store "clickhouse://127.0.0.1:$CH_HTTP_one/old" --since 1h)" 7 \
+    "a reader does not migrate it: exit 7"
+like "$(cat err.txt)" "a store of version 1, this docker-flame reads version 2: a recorder upgrades it" "saying what does"
+is "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'old' AND name = 'windows'")" 0 "nothing made by the reader"
+"$FLAME" prune --retain 0 --no-compact --store "clickhouse://127.0.0.1:$CH_HTTP_one/old" 2>/dev/null
+okif $? "prune --retain 0 --no-compact migrates it"
 outputs "clickhouse://127.0.0.1:$CH_HTTP_one/old" old
-okif $? "show from the version 1 store (migrated on opening)"
+okif $? "show from the migrated store"
 as_sqlite old "migrated from version 1"
 is "$(ch_sql one "SELECT max(toInt64(value)) FROM old.meta WHERE key = 'schema_version'")" 2 "the store says version 2 now"
 is "$(ch_sql one "SELECT count() FROM old.samples_v1") $(ch_sql one "SELECT count() FROM old.windows")" \
@@ -110,12 +116,16 @@ for s in s1 s2; do
 done
 cluster="<two><shard><replica><host>127.0.0.1</host><port>$CH_TCP_s1</port></replica></shard><shard><replica><host>127.0.0.1</host><port>$CH_TCP_s2</port></replica></shard></two>"
 ch_start s1 "$cluster" && ch_start s2 "$cluster" || bail "the shards did not start"
-# each shard: the store's own tables in database flame_local (made by opening it); the front
-# (s1, database flame): meta, stacks and stack_ids of its own, windows a Distributed table over
-# the shards
-"$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame_local" >/dev/null 2>&1 &&
-    "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s2/flame_local" >/dev/null 2>&1 &&
-    "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame" >/dev/null 2>&1 &&
+# each shard: the store's own tables in database flame_local (made by a writer: prune that
+# deletes nothing); the front (s1, database flame): meta, stacks and stack_ids of its own,
+# windows a Distributed table over the shards
+is "$(run_err "$FLAME" ls --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame_local")" 8 \
+    "ls of a database without a store: exit 8"
+like "$(cat err.txt)" "no store in that database \(docker flame record makes it\)" "said so"
+is "$(ch_sql s1 "SELECT count() FROM system.databases WHERE name = 'flame_local'")" 0 "and the reader made nothing"
+"$FLAME" prune --retain 0 --no-compact --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame_local" >/dev/null 2>&1 &&
+    "$FLAME" prune --retain 0 --no-compact --store "clickhouse://127.0.0.1:$CH_HTTP_s2/flame_local" >/dev/null 2>&1 &&
+    "$FLAME" prune --retain 0 --no-compact --store "clickhouse://127.0.0.1:$CH_HTTP_s1/flame" >/dev/null 2>&1 &&
     ch_sql s1 "DROP TABLE flame.windows" &&
     ch_sql s1 "CREATE TABLE flame.windows AS flame_local.windows ENGINE = Distributed(two, flame_local, windows, sipHash64(start_ms))"
 okif $? "two shards and a Distributed windows table"
@@ -174,6 +184,70 @@ unlike "$("$FLAME" ls --store "$SP")" "wait in the local spool" "nothing waits i
     --until "$(date -d "@$((T1 / 1000 + 2 * 3600 + 4000))" +%Y-%m-%dT%H:%M:%S%:z)" -o late.svg 2>late.txt
 okif $? "the last windows of the outage show"
 like "$(cat late.txt)" "wrote late.svg \(1[01] windows" "all ten of them"
+
+# ---- two processes send one spool at once: each window reaches the server once ----
+# (two recorders of one server share its spool; `docker flame stop --all` flushes them together)
+SP2="$ONE?spool=$TMP/spool2.db"
+ch_stop one
+writers=()
+for seed in 7 8; do
+    "$GEN" --store "$SP2" --container dup --id "dup-$seed" --stacks 50 --samples 200 --seed "$seed" \
+        --start $((T1 + (seed - 1) * 3600000)) --windows 150 --batch 1 >/dev/null 2>&1 &
+    writers+=($!)
+done
+wait "${writers[@]}"
+is "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM windows").fetchone()[0])' spool2.db)" \
+    300 "two writers spooled 150 windows each while the server was down"
+ch_start one || bail "clickhouse-server one did not restart"
+"$GEN" --store "$SP2" --windows 0 --stacks 10 >flush1.txt 2>&1 &
+f1=$!
+"$GEN" --store "$SP2" --windows 0 --stacks 10 >flush2.txt 2>&1 &
+f2=$!
+wait "$f1" "$f2"
+is "$(ch_sql one "SELECT count() FROM flame.windows WHERE container_name = 'dup'")" 300 \
+    "two processes flushing the spool at once: 300 windows, 300 rows"
+is "$(ch_sql one "SELECT count() FROM (SELECT container_id, start_ms FROM flame.windows WHERE container_name = 'dup' GROUP BY container_id, start_ms HAVING count() > 1)")" 0 \
+    "no window twice"
+unlike "$("$FLAME" ls --store "$SP2")" "wait in the local spool" "nothing waits in the spool"
+
+# ---- compaction while windows arrive in the day it rebuilds (a spool drained late) ----
+# The day is rebuilt into a scratch table and swapped in whole: a window that lands meanwhile
+# must not be dropped by the swap. Every sample written is there afterwards, merged or not.
+RACE=clickhouse://127.0.0.1:$CH_HTTP_one/race
+DAY0=$(( ($(date +%s) / 86400 - 2) * 86400 * 1000 + 3600 * 1000 ))
+"$GEN" --store "$RACE" --container bulk --stacks 2000 --samples 500 --seed 11 --start "$DAY0" \
+    --windows 2000 --batch 100 >/dev/null
+okif $? "a day two days ago: 2,000 windows"
+sum_of() { ch_sql one "SELECT sum(samples) FROM race.windows WHERE container_name = '$1'"; }
+bulk0=$(sum_of bulk)
+# the writer: batches of 50 windows into that day, one window a put, until told to stop
+late_args=(--container late2 --workload fixture --samples 990 --batch 1 --windows 50
+    --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt")
+late_batch() { # STORE K
+    "$GEN" --store "$1" "${late_args[@]}" --seed $((100 + $2)) \
+        --start $((DAY0 + 8 * 3600 * 1000 + ($2 % 100) * 500 * 1000)) >/dev/null 2>&1
+}
+(k=0; while [ ! -e stop-writer ]; do late_batch "$RACE" "$k" || exit 1; k=$((k + 1)); done; echo "$k" >writer-k) &
+writer=$!
+wait_until 60 test "$(ch_sql one "SELECT count() FROM race.windows WHERE container_name = 'late2'")" -gt 0
+"$FLAME" prune --store "$RACE" >race.txt 2>&1 && "$FLAME" prune --store "$RACE" >>race.txt 2>&1
+okif $? "two prunes while late windows arrive in that day"
+check "the writer wrote all along" kill -0 "$writer"
+touch stop-writer
+wait "$writer"
+okif $? "the writer's puts all succeeded"
+diag "$(sed 's/([^)]*)//' race.txt)"
+k=$(cat writer-k)
+for ((j = 0; j < k; j++)); do late_batch "$TMP/late2.db" "$j"; done
+want=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT sum(samples) FROM windows").fetchone()[0])' late2.db)
+is "$(sum_of late2)" "$want" "every late window's samples are in the store"
+is "$(sum_of bulk)" "$bulk0" "and the day's own"
+out=$("$FLAME" prune --store "$RACE" 2>&1)
+like "$out" "merged [0-9,]+ windows into [0-9,]+ buckets" "a later prune merges the day ($out)"
+unlike "$out" "not merged" "this time"
+is "$(sum_of late2) $(sum_of bulk)" "$want $bulk0" "with the same samples"
+is "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'race' AND name LIKE 'samples_compact_%'")" 0 \
+    "no scratch table left"
 
 # ---- bad stores: one line, the documented exit code ----
 P=$(free_port)

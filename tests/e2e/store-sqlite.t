@@ -75,6 +75,29 @@ is "$(run_err "$FLAME" show web --store clickhouse://127.0.0.1:1/db)" 7 "an unre
 check "one line" one_line
 like "$(cat err.txt)" "clickhouse://127.0.0.1:1/db: cannot reach the server" "said so"
 
+# a store opened to read is never written: another program's database keeps its journal mode
+# and bytes (show, ls, a Tab), an empty file stays empty, a missing store is not made
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA journal_mode=DELETE'); c.execute('CREATE TABLE songs(t)'); c.commit()" songs.db
+sum0=$(sha256sum < songs.db)
+is "$(run_err "$FLAME" ls --store songs.db)" 7 "ls of another program's database: exit 7"
+like "$(cat err.txt)" "songs.db: a SQLite database, but not a docker-flame store" "said so"
+is "$(run_err "$FLAME" show web --store songs.db)" 7 "show: the same"
+"$FLAME" __complete flame show --store songs.db "" >/dev/null 2>&1
+is "$(run_err "$FLAME" prune --store songs.db)" 7 "prune: the same"
+jm=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA journal_mode').fetchone()[0])" songs.db)
+is "$jm" delete "its journal mode is still its own (not WAL)"
+is "$(sha256sum < songs.db)" "$sum0" "its bytes are untouched"
+: > empty.db
+is "$(run_err "$FLAME" ls --store empty.db)" 7 "ls of an empty file: exit 7"
+like "$(cat err.txt)" "empty.db: an empty file, not a docker-flame store" "said so"
+"$FLAME" __complete flame show --store empty.db "" >/dev/null 2>&1
+"$FLAME" show web --store empty.db >/dev/null 2>&1
+is "$(stat -c %s empty.db)" 0 "it stays empty (ls, show, a Tab)"
+is "$(run_err "$FLAME" show web --store nodir/p.db)" 8 "show of a store not made yet: exit 8 (nothing stored)"
+like "$(cat err.txt)" "nodir/p.db: no store there \(docker flame record makes it\)" "said so"
+"$FLAME" ls --store nodir/p.db >/dev/null 2>&1
+check "and it is not made" test ! -e nodir
+
 "$GEN" --store hostile.db --container ignored --workload hostile --stacks 50 --samples 200 \
     --start -10m --windows 10 >/dev/null
 okif $? "hostile labels and stacks stored"

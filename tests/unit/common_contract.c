@@ -86,13 +86,40 @@ int main(void)
     ct_args_default(&a, CT_RESTORE);
     a.pid = 12;
     ok(roundtrip(&a, &b, &err) == 0 && b.verb == CT_RESTORE && b.pid == 12, "restore --pid");
+    /* the target's identity: record, top and restore carry it, host does not */
+    static const char id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    for (int v = 0; v < CT_VERB_COUNT; v++) {
+        ct_args_default(&a, (enum ct_verb)v);
+        a.target = id;
+        ok(roundtrip(&a, &b, &err) == 0 &&
+               (v == CT_HOST ? b.target == NULL : b.target && !strcmp(b.target, id)),
+           "%s --target round-trips (host: not sent)", ct_verb_name((enum ct_verb)v));
+    }
+    ct_args_default(&a, CT_HOST);
+    a.attach_ids = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef:4194304,"
+                   "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210:1";
+    ok(roundtrip(&a, &b, &err) == 0 && b.attach_ids && !strcmp(b.attach_ids, a.attach_ids),
+       "host --attach ID:PID,ID:PID round-trips");
     {
-        char *bad[][4] = {{"/flame-sidecar", "record", "--duration=1w", NULL},
-                          {"/flame-sidecar", "record", "--frequency=0", NULL},
-                          {"/flame-sidecar", "explode", NULL, NULL},
-                          {"/flame-sidecar", "record", "web", NULL},
-                          {"/flame-sidecar", "record", "--inject=sideways", NULL},
-                          {"/flame-sidecar", "record", "--sampling=process", NULL}};
+        char *bad[][4] = {
+            {"/flame-sidecar", "record", "--duration=1w", NULL},
+            {"/flame-sidecar", "record", "--frequency=0", NULL},
+            {"/flame-sidecar", "explode", NULL, NULL},
+            {"/flame-sidecar", "record", "web", NULL},
+            {"/flame-sidecar", "record", "--inject=sideways", NULL},
+            {"/flame-sidecar", "record", "--sampling=process", NULL},
+            {"/flame-sidecar", "record", "--target=web", NULL},
+            {"/flame-sidecar", "record",
+             "--target=0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", NULL},
+            {"/flame-sidecar", "host",
+             "--attach=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", NULL},
+            {"/flame-sidecar", "host",
+             "--attach=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef:"
+             "12345678",
+             NULL},
+            {"/flame-sidecar", "host",
+             "--attach=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef:1x", NULL},
+            {"/flame-sidecar", "host", "--attach=../x:1", NULL}};
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             int n = 0;
             while (n < 4 && bad[i][n])

@@ -12,6 +12,7 @@
 #include "common/cleanup.h"
 #include "plugin/cmd.h"
 #include "flame/diff.h"
+#include "flame/frame.h"
 #include "flame/profile.h"
 #include "flame/render.h"
 #include "tests/unit/tap.h"
@@ -87,7 +88,7 @@ static void test_strip_hex(void)
         {"lib+0xDEADbeef;0xg", "lib+0x...;0xg"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        diff_strip_hex(cases[i][0], strlen(cases[i][0]), buf);
+        frame_strip_hex(cases[i][0], strlen(cases[i][0]), buf);
         is_str(buf, cases[i][1], "strip-hex '%s'", cases[i][0]);
     }
 }
@@ -261,13 +262,17 @@ static void test_movers(void)
     put("i1.folded", "t;Main.run_[j];App.countPrimes_[j];App.isPrime_[i] 100\n"
                      "t;Main.run_[j];App.mix_[j] 100\nt;Main.run_[j];App.mix 100\n");
     put("i2.folded", "t;Main.run_[j];App.countPrimes_[j];App.isPrime_[i] 300\n"
-                     "t;Main.run_[j];App.countPrimes_[j] 50\nt;Main.run_[j];App.mix_[j] 50\n");
+                     "t;Main.run_[j];App.countPrimes_[j] 50\nt;Main.run_[j];App.mix_[j] 50\n"
+                     "t;Main.run_[j];App.sieve_[j];App.isPrime_[i] 20\n");
     rc = RUN(flame_cmd_diff, "diff", path("i1.folded"), path("i2.folded"), "-o", path("i.svg"),
              "--single");
     grew = strstr(out_buf, "grew most:");
     shrank = strstr(out_buf, "shrank most:");
-    cp = strstr(out_buf, "App.isPrime (inlined into App.countPrimes)");
-    ok(rc == 0 && cp && cp > grew && cp < shrank, "inlined self time names its host method");
+    cp = strstr(out_buf, "App.isPrime  ");
+    ok(rc == 0 && cp && cp > grew && cp < shrank &&
+           has(cp, "\n      inlined into App.countPrimes") &&
+           has(cp, "\n      inlined into App.sieve"),
+       "inlined self time: the method, then the hosts it ran in");
     mh = strstr(out_buf, "App.mix ");
     ok(mh && mh > shrank && has(out_buf, "66.67%") && !has(out_buf, "App.mix_[j]"),
        "interpreted and JIT frames of one method are one line (66.67%% before)");
@@ -287,6 +292,23 @@ static void test_movers(void)
        "control bytes in names are printed as '?'");
     ok(has(out_buf, "    ...000") && has(out_buf, "0007.tail  "),
        "long names are cut at the start, keeping the method");
+
+    /* a long Java name: the package abbreviated, class and method kept whole */
+    put("l1.folded", "t;org.h2.mvstore.tx.TransactionMap.getFromSnapshotWithALongName_[j];"
+                     "org.h2.mvstore.MVMap.binarySearchWithAVeryVeryLongNameIndeed_[i] 10\n"
+                     "t;org.h2.command.Command.executeQuery_[j] 10\n");
+    put("l2.folded", "t;org.h2.mvstore.tx.TransactionMap.getFromSnapshotWithALongName_[j];"
+                     "org.h2.mvstore.MVMap.binarySearchWithAVeryVeryLongNameIndeed_[i] 30\n"
+                     "t;org.h2.mvstore.MVMap.binarySearchWithAVeryVeryLongNameIndeed_[j] 5\n"
+                     "t;org.h2.command.Command.executeQuery_[j] 10\n");
+    rc = RUN(flame_cmd_diff, "diff", path("l1.folded"), path("l2.folded"), "-o", path("l.svg"),
+             "--single");
+    ok(rc == 0 &&
+           has(out_buf, "\n    org.h2.mvstore.MVMap.binarySearchWithAVeryVeryLongNameIndeed  ") &&
+           has(out_buf, "inlined into o.h.m.t.TransactionMap.getFromSnapshotWithALongName  "),
+       "a long host name keeps its class and method (package as initials)");
+    if (!has(out_buf, "o.h.m.t.TransactionMap.getFromSnapshot"))
+        printf("# %s", out_buf);
 
     /* inclusive: recursion counted once per stack; Main.run stays at 100% */
     diff_opts o = {.normalize = DIFF_NORM_AUTO};
@@ -311,6 +333,92 @@ static void test_movers(void)
     ok(!run_listed, "a frame on every stack does not move");
     ok(ng >= 1 && strcmp(g[0].name, "App.countPrimes") == 0, "inclusive: countPrimes grew most");
     diff_free(d);
+}
+
+/* The largest change among the movers table's method lines (indented 4, hosts are indented 6),
+ * in points. */
+static double largest_net_mover(const char *out)
+{
+    double m = 0;
+    for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *e = strchr(l, '\n');
+        if (strncmp(l, "    ", 4) != 0 || l[4] == ' ' || !e)
+            continue;
+        const char *sp = e;
+        while (sp > l && sp[-1] != ' ')
+            sp--;
+        double d = fabs(strtod(sp, NULL));
+        m = d > m ? d : m;
+    }
+    return m;
+}
+
+/* An unchanged JVM profiled twice: the JIT inlined countPrimes into work the first time and
+ * compiled it on its own the second, so the stacks differ only in their marks. */
+static void test_reinlined(void)
+{
+    put("j1.folded", "java;worker-0;Thread.run_[int];App.work_[j];App.countPrimes_[i];"
+                     "App.isPrime_[i] 760\n"
+                     "java;worker-0;Thread.run_[int];App.work_[j];App.mixHashes_[j] 240\n");
+    put("j2.folded", "java;worker-0;Thread.run_[j];App.work_[j];App.countPrimes_[j];"
+                     "App.isPrime_[i] 755\n"
+                     "java;worker-0;Thread.run_[j];App.work_[j];App.countPrimes_[j] 5\n"
+                     "java;worker-0;Thread.run_[j];App.work_[j];App.mixHashes_[j] 240\n");
+    int rc =
+        RUN(flame_cmd_diff, "diff", path("j1.folded"), path("j2.folded"), "-o", path("j.folded"));
+    is_int(rc, 0, "diff of a re-inlined JVM exits 0");
+    is_str(slurp(path("j.folded")),
+           "java;worker-0;Thread.run;App.work_[j];App.countPrimes 0 5\n"
+           "java;worker-0;Thread.run;App.work_[j];App.countPrimes;App.isPrime_[i] 760 755\n"
+           "java;worker-0;Thread.run;App.work_[j];App.mixHashes_[j] 240 240\n",
+           "stacks that differ only in JIT marks are matched as read (one isPrime stack)");
+    const char *ip = strstr(out_buf, "App.isPrime  ");
+    ok(ip && has(ip, "76.00%") && has(ip, "75.50%") && has(ip, "-0.50"),
+       "isPrime is one mover: 76%% -> 75.5%%, -0.5 points");
+    ok(largest_net_mover(out_buf) <= 0.5, "no mover above 0.5 points for an unchanged JVM");
+    ok(has(ip, "\n      inlined into App.work ") &&
+           has(ip, "\n      inlined into App.countPrimes "),
+       "its hosts before and after as detail lines");
+    ok(has(err_buf, "matched as one (2 stacks joined others); --exact keeps them apart"),
+       "a note says stacks were matched as read");
+    if (!ip)
+        printf("# %s", out_buf);
+
+    rc = RUN(flame_cmd_diff, "diff", "--exact", path("j1.folded"), path("j2.folded"), "-o",
+             path("je.folded"));
+    char *t = slurp(path("je.folded"));
+    ok(rc == 0 && has(t, "App.countPrimes_[i];App.isPrime_[i] 760 0\n") &&
+           has(t, "App.countPrimes_[j];App.isPrime_[i] 0 755\n") && !has(err_buf, "matched"),
+       "--exact: the stacks as folded, apart");
+
+    /* the graph: one isPrime frame, near white (-0.5 points), not a red and a blue tower */
+    rc = RUN(flame_cmd_diff, "diff", path("j1.folded"), path("j2.folded"), "-o", path("j.svg"),
+             "--single");
+    t = slurp(path("j.svg"));
+    const char *f = has(t, "<title>App.isPrime (") ? strstr(t, "<title>App.isPrime (") : NULL;
+    ok(rc == 0 && f && !strstr(f + 1, "<title>App.isPrime (") && has(f, "75.50%; -0.50%)"),
+       "the graph has one isPrime frame, -0.5%%");
+
+    /* summary JSON: the method once, its hosts listed */
+    rc = RUN(flame_cmd_diff, "diff", path("j1.folded"), path("j2.folded"), "-o", path("j2.svg"),
+             "--single", "--summary-json", path("j.json"));
+    t = slurp(path("j.json"));
+    ok(rc == 0 && has(t, "\"name\": \"App.isPrime\"") && has(t, "\"hosts\": [") &&
+           has(t, "\"inlined_into\": \"App.work\"") && has(t, "\"matched\": \"as read\""),
+       "--summary-json: the method with its hosts");
+
+    /* merge matches as read too */
+    rc = RUN(flame_cmd_merge, "merge", path("j1.folded"), path("j2.folded"), "-o",
+             path("jm.folded"));
+    is_str(slurp(path("jm.folded")),
+           "java;worker-0;Thread.run;App.work_[j];App.countPrimes 5\n"
+           "java;worker-0;Thread.run;App.work_[j];App.countPrimes;App.isPrime_[i] 1515\n"
+           "java;worker-0;Thread.run;App.work_[j];App.mixHashes_[j] 480\n",
+           "merge adds up stacks matched as read");
+    rc = RUN(flame_cmd_merge, "merge", "--exact", path("j1.folded"), path("j2.folded"), "-o",
+             path("jme.folded"));
+    t = slurp(path("jme.folded"));
+    ok(rc == 0 && has(t, "App.countPrimes_[i];App.isPrime_[i] 760\n"), "merge --exact: as folded");
 }
 
 static void test_merge(void)
@@ -605,6 +713,7 @@ int main(void)
     test_file_diff();
     test_svg_outputs();
     test_movers();
+    test_reinlined();
     test_merge();
     test_errors();
     test_containers();

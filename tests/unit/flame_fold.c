@@ -30,9 +30,12 @@ static struct {
     long pid, tid;
     unsigned long long us;
 } seen_sample;
-static const char *task_cb(void *ctx, long pid, long tid, const char *comm, size_t len)
+static unsigned long long task_us;
+static const char *task_cb(void *ctx, long pid, long tid, const char *comm, size_t len,
+                           unsigned long long us)
 {
     (void)ctx;
+    task_us = us;
     static char buf[128];
     snprintf(buf, sizeof buf, "ctr;proc %ld;%.*s %ld", pid, (int)len, comm, tid);
     return pid == 99 ? NULL : buf;
@@ -412,6 +415,7 @@ int main(void)
     ok(seen_sample.n == 1 && seen_sample.pid == 4536 && seen_sample.tid == 4584 &&
            seen_sample.cpu == 1 && seen_sample.us == 10314749002500ull,
        "host: the sample's pid, tid, CPU and time (us, from a 4-digit fraction)");
+    ok(task_us == 10314749002500ull, "host: the roots are chosen knowing the sample's time");
     check("java 99/100 [000] 1.5: 1 cpu-clock: \n\t 1 f (/x)\n\n", &host, "java;f 1\n",
           "host: no root from the hook: the usual process name");
     check("java 7/8 2.000001: 1 cpu-clock: \n\t 1 f (/x)\n\n", &host, "ctr;proc 7;java 8;f 1\n",

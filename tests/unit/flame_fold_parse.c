@@ -1,8 +1,9 @@
 /* flame/fold_parse.c emulates stackcollapse-perf.pl's regexes by hand (linear time, no
  * backtracking engine). This test checks the emulation against Perl's own regex engine on random
  * hostile lines: the oracle tests/data/fold/regex-oracle.pl prints what each regex captures, and
- * so do we (through the folder's internal header, flame/fold_impl.h). */
-#include "flame/fold_impl.h"
+ * so do we (through the folder's parser and tidy, flame/fold_parse.h and fold_tidy.h). */
+#include "flame/fold_parse.h"
+#include "flame/fold_tidy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static void describe(FILE *o, const char *line, size_t n)
 {
     header h;
     memset(&h, 0, sizeof h);
-    if (header_perl(line, n, 2, &h)) {
+    if (fold_header_perl(line, n, 2, &h)) {
         put(o, "H[", h.comm);
         put(o, "|", h.pid);
         if (h.tid.p)
@@ -31,7 +32,7 @@ static void describe(FILE *o, const char *line, size_t n)
         fputs("]", o);
     } else
         fputs("H-", o);
-    event_perl(line, n, &h);
+    fold_event_perl(line, n, &h);
     if (h.event.p) {
         if (h.period.p)
             put(o, " E[", h.period);
@@ -42,7 +43,7 @@ static void describe(FILE *o, const char *line, size_t n)
     } else
         fputs(" E-", o);
     frame_line fl;
-    if (!parse_frame(line, n, &fl)) {
+    if (!fold_parse_frame(line, n, &fl)) {
         fputs(" F-\n", o);
         return;
     }
@@ -60,13 +61,13 @@ static void describe(FILE *o, const char *line, size_t n)
     fputs("]", o);
     char b[512];
     memcpy(b, func.p, func.len);
-    put(o, " G[", (span){b, cut_params_generic(b, func.len)});
-    fprintf(o, "] K%d J%d S[", mod_is_kernel(fl.mod), mod_is_perfmap_perl(fl.mod));
+    put(o, " G[", (span){b, fold_cut_params_generic(b, func.len)});
+    fprintf(o, "] K%d J%d S[", fold_mod_is_kernel(fl.mod), fold_mod_is_perfmap_perl(fl.mod));
     const char *p = func.p, *end = func.p + func.len;
     span pieces[128];
     int np = 0;
     for (;;) {
-        const char *a = find_arrow(p, end);
+        const char *a = fold_find_arrow(p, end);
         pieces[np++] = (span){p, (size_t)((a ? a : end) - p)};
         if (!a)
             break;

@@ -1,4 +1,4 @@
-/* flame/methods.c: the per-method table behind profile_top_self, diff's movers and top's view.
+/* flame/methods.c: the per-method table behind methods_top_self, diff's movers and top's view.
  * Self and total per method (annotations merged), Java-only rows and where self time goes then,
  * inlined hosts, roots and `where`, callers, two columns, merging tables, sorting. */
 #include <stdlib.h>
@@ -209,26 +209,26 @@ static void test_two_columns_merge(void)
     methods_free(all);
 }
 
-/* profile_top_self() (declared in flame/profile.h, built on the methods table). */
+/* methods_top_self() (declared in flame/profile.h, built on the methods table). */
 static void test_top_self(void)
 {
     profile *p = load_str("t;Work.step 10\nt;Work.step;memcpy 4\nt;a/b/C:.m 6\nt;JVM::gc 20\n"
                           "t;foo_[j] 3\nt;x_[k] 1\n");
     const char *names[8];
     double counts[8];
-    size_t n = profile_top_self(p, 8, false, names, counts);
+    size_t n = methods_top_self(p, 8, false, names, counts);
     is_int(n, 6, "six leaf names");
     is_str(names[0], "JVM::gc", "largest self first");
     ok(counts[0] == 20, "its self count");
-    n = profile_top_self(p, 2, true, names, counts);
+    n = methods_top_self(p, 2, true, names, counts);
     is_int(n, 2, "java_only, limited to 2");
     is_str(names[0], "Work.step", "top Java frame");
     is_str(names[1], "a/b/C:.m", "second Java frame");
-    n = profile_top_self(p, 8, true, names, counts);
+    n = methods_top_self(p, 8, true, names, counts);
     is_int(n, 3, "java_only keeps Work.step, a/b/C:.m and foo_[j]");
     is_str(names[2], "foo_[j]", "a method known only annotated: a name the profile has");
     ok(profile_add(p, "t;Work.step_[i]", 15, 5, PROFILE_ONE_COLUMN) == 0, "add an inlined leaf");
-    n = profile_top_self(p, 8, true, names, counts);
+    n = methods_top_self(p, 8, true, names, counts);
     is_str(names[0], "Work.step", "Work.step and its inlined copy are one method");
     is_num(counts[0], 15, "their self time summed");
     profile_free(p);

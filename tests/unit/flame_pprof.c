@@ -322,7 +322,7 @@ static char *pprof_bytes(const profile *p, const pprof_meta *m, size_t *n)
     char *buf = NULL;
     FILE *f = open_memstream(&buf, n);
     flame_err err = FLAME_ERR_INIT;
-    int rc = export_pprof(p, m, f, &err);
+    int rc = pprof_export(p, m, f, &err);
     fclose(f);
     if (rc < 0) {
         printf("# export failed: %s\n", err.msg);
@@ -547,14 +547,14 @@ static void test_errors(void)
     profile *p = profile_new();
     flame_err err = FLAME_ERR_INIT;
     FILE *f = fopen("/dev/null", "w");
-    ok(export_pprof(p, NULL, f, &err) < 0 && strstr(err.msg, "empty profile"),
+    ok(pprof_export(p, NULL, f, &err) < 0 && strstr(err.msg, "empty profile"),
        "an empty profile is an error: %s", err.msg);
     fclose(f);
     profile_free(p);
     p = load_str("a;b 1\n");
     f = fopen("/dev/full", "w");
     err = (flame_err)FLAME_ERR_INIT;
-    ok(f && export_pprof(p, NULL, f, &err) < 0 && strstr(err.msg, "No space left"),
+    ok(f && pprof_export(p, NULL, f, &err) < 0 && strstr(err.msg, "No space left"),
        "a full disk is a write error: %s", err.msg);
     if (f)
         fclose(f);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame/palette.h"
+#include "flame/speedscope.h"
 #include "tests/unit/render_test_util.h"
 #include "tests/unit/tap.h"
 
@@ -244,11 +246,15 @@ static void test_java_palette(void)
        "unknown palette is a usage error");
     fclose(f);
     profile_free(p);
-    ok(render_palette_valid("hot") && render_palette_valid("orange") && !render_palette_valid("x"),
-       "render_palette_valid");
-    ok(render_bgcolor_valid("grey") && render_bgcolor_valid("#aBc123") &&
-           !render_bgcolor_valid("#12345") && !render_bgcolor_valid("red\"/>"),
-       "render_bgcolor_valid");
+    ok(palette_valid("hot") && palette_valid("orange") && !palette_valid("x"), "palette_valid");
+    ok(palette_bgcolor_valid("grey") && palette_bgcolor_valid("#aBc123") &&
+           !palette_bgcolor_valid("#12345") && !palette_bgcolor_valid("red\"/>"),
+       "palette_bgcolor_valid");
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
 static void test_diff(void)
@@ -273,6 +279,65 @@ static void test_diff(void)
     ok(s && frame_fill(s, "c (", &r, &g, &b) == 0 && r == 0 && g == 0 && b == 255,
        "negate: growth is blue");
     ok(s && strstr(s, "<title>c (15 samples, 51.72%; -34.48%)</title>"), "negate: sign flipped");
+    /* black on saturated blue is hard to read (contrast 2.4): that frame's label is white */
+    const char *c = s ? strstr(s, "<title>c (") : NULL;
+    while (c && c > s && strncmp(c, "<g ", 3) != 0)
+        c--;
+    ok(c && starts(c, "<g data-s=\"10\" data-w=\"15\" class=\"w\">") &&
+           strstr(s, "#frames > g.w:not(.m) > text { fill:rgb(255,255,255); }"),
+       "a label on saturated blue is white");
+    const char *b2 = s ? strstr(s, "<title>b (") : NULL;
+    while (b2 && b2 > s && strncmp(b2, "<g ", 3) != 0)
+        b2--;
+    ok(b2 && starts(b2, "<g data-s=\"0\" data-w=\"25\">"), "a label on white stays black");
+    ok(s && strstr(s, "<g id=\"legend\">") && strstr(s, ">grew</text>") &&
+           strstr(s, ">shrank</text>") && strstr(s, "fill=\"rgb(0,0,255)\""),
+       "a differential has a legend: grew, shrank, no change");
+    free(s);
+
+    /* diff_noise: a change within the noise of its counts is white, a clear one keeps its
+     * colour (c: 15 vs 5, z = 10 / sqrt(20) = 2.2: partly; e: 400 vs 100, z = 15: all) */
+    render_opts_default(&o);
+    o.diff_noise = true;
+    s = render_text("a;b 100 101\na;b;c 5 15\na;e 100 400\n", &o);
+    ok(s && frame_fill(s, "b (", &r, &g, &b) == 0 && r == 255 && g == 255 && b == 255 &&
+           frame_fill(s, "e (", &r, &g, &b) == 0 && r == 255 && g == 0 && b == 0 &&
+           frame_fill(s, "c (", &r, &g, &b) == 0 && r == 255 && g > 200 && g < 210,
+       "diff_noise: white within one standard error, full colour from three");
+    ok(s && strstr(s, ">no change, or within noise (self; deeper = larger)</text>"),
+       "diff_noise: the legend says so");
+    free(s);
+}
+
+/* The legend says what the java palette's hues mean, for the hues the graph shows; palettes
+ * whose colours mean nothing (hot) have none. */
+static void test_legend(void)
+{
+    render_opts o;
+    render_opts_default(&o);
+    o.colors = "java";
+    const char *in = "java;start_thread;JavaCalls::call_helper;A.run_[int];A.work_[j];"
+                     "A.isPrime_[i] 10\njava;start_thread;JavaCalls::call_helper;A.run_[int];"
+                     "read_[k] 2\n";
+    char *s = render_text(in, &o);
+    const char *l = s ? strstr(s, "<g id=\"legend\">") : NULL;
+    ok(l && strstr(l, ">Java, compiled</text>") && strstr(l, ">inlined</text>") &&
+           strstr(l, ">interpreted</text>") && strstr(l, ">C++ (JVM)</text>") &&
+           strstr(l, ">native</text>") && strstr(l, ">kernel</text>"),
+       "java: a legend entry for each hue drawn");
+    /* one row more under the title: 7 levels * 16 + 36 + 18 + 34 */
+    ok(s && strstr(s, "height=\"200\""), "the legend takes one row");
+    free(s);
+    s = render_text("java;A.work_[j] 10\n", &o);
+    l = s ? strstr(s, "<g id=\"legend\">") : NULL;
+    ok(l && strstr(l, ">Java, compiled</text>") && !strstr(l, ">inlined</text>") &&
+           !strstr(l, ">kernel</text>"),
+       "java: only the hues the graph shows");
+    free(s);
+    render_opts_default(&o);
+    s = render_text(in, &o);
+    ok(s && !strstr(s, "id=\"legend\"") && strstr(s, "height=\"182\""), "hot: no legend");
+    ok(s && strstr(s, "#search, #ignorecase { opacity:0.5;"), "Search and ic are visible");
     free(s);
 }
 
@@ -379,7 +444,7 @@ static void test_speedscope(void)
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
     flame_err err = FLAME_ERR_INIT;
-    int rc = export_speedscope(p, "na\"me", f, &err);
+    int rc = speedscope_export(p, "na\"me", f, &err);
     fclose(f);
     ok(rc == 0, "speedscope export");
     char *path = buf ? write_tmp(buf, n, ".json") : NULL;
@@ -409,6 +474,7 @@ int main(void)
     test_hash_colours();
     test_java_palette();
     test_diff();
+    test_legend();
     test_hostile();
     test_flamechart_reverse();
     test_palette_file();

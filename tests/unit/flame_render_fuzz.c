@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "flame/pprof.h"
+#include "flame/speedscope.h"
 #include "tests/unit/render_test_util.h"
 #include "tests/unit/tap.h"
 
@@ -78,9 +79,9 @@ int main(void)
                 if (q && al == bl && memcmp(a, b, al) == 0)
                     round_trips++;
                 FILE *devnull = fopen("/dev/null", "w");
-                export_speedscope(p, "fuzz", devnull, &err);
+                speedscope_export(p, "fuzz", devnull, &err);
                 pprof_meta pm = {.layout = (enum pprof_layout)(i % 3), .container = "c"};
-                pprof_ok += export_pprof(p, &pm, devnull, &err) == 0;
+                pprof_ok += pprof_export(p, &pm, devnull, &err) == 0;
                 fclose(devnull);
                 free(a);
                 free(b);

@@ -21,7 +21,7 @@ typedef struct series_set {
 static int out_timeline(const void *set, const void *opts, FILE *out, flame_err *err)
 {
     const series_set *ss = set;
-    return render_timeline(ss->s, ss->n, opts, out, err);
+    return timeline_render(ss->s, ss->n, opts, out, err);
 }
 
 static char *render(const tl_series *s, size_t n, const tl_opts *o)

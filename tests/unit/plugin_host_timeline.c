@@ -22,6 +22,12 @@ static const char *row_name(void *ctx, int r)
     return names[r];
 }
 
+static double quota(void *ctx, int r)
+{
+    (void)ctx;
+    return r == 0 ? 0.1 : 0;
+}
+
 static char *render(const tl_input *in)
 {
     char *buf = NULL;
@@ -91,7 +97,36 @@ int main(void)
     ok(svg && strstr(svg, "CPU 0, 0.10-0.20 s, 3 of 3 samples"), "second bucket: db");
     ok(svg && strstr(svg, "data-c=\"db&lt;script&gt;&quot;&amp;&apos;\""), "hostile name escaped");
     ok(svg && !strstr(svg, "<script>\"") && !strstr(svg, "<b>evil"), "no raw markup from names");
-    is_int((int)count(svg, "<rect x=\"190.00\" y=\"70\""), 1, "one cell per CPU and bucket");
+    is_int((int)count(svg, "<rect x=\"190.00\" y=\"64\""), 1, "one cell per CPU and bucket");
+
+    /* colours: distinct hues per container (a categorical palette in the table's order), host
+     * grey, the same colour in the CPU band, the legend and the rows */
+    ok(svg && strstr(svg, "fill=\"#4e79a7\" data-c=\"web\"") &&
+           strstr(svg, "fill=\"#f28e2b\" data-c=\"db&lt;script&gt;&quot;&amp;&apos;\"") &&
+           strstr(svg, "fill=\"#969696\" data-c=\"host\""),
+       "distinct hues: web blue, db orange, host grey");
+    const char *lg = svg ? strstr(svg, "<g id=\"legend\">") : NULL;
+    ok(lg && strstr(lg, ">web</text>") && strstr(lg, ">db&lt;script&gt;&quot;&amp;&apos;</text>") &&
+           strstr(lg, ">host</text>") && strstr(lg, "fill=\"#4e79a7\" data-c=\"web\""),
+       "a legend: each container's colour and name (clickable like a cell)");
+    /* the time axis: at most 12 ticks of a nice step (0.1 s here), labelled */
+    ok(svg && count(svg, "<g class=\"axis\">") == 2 && strstr(svg, ">0 s</text>") &&
+           strstr(svg, ">0.2 s</text>"),
+       "a time axis in seconds under the CPUs and under the rows");
+    /* no limits given: each row to its own peak, said */
+    ok(svg && strstr(svg, "no CPU limit, peak ") && !strstr(svg, "class=\"limit\""),
+       "without limits: no limit line, each row to its own peak");
+    free(svg);
+
+    /* web limited to 0.1 CPU: its row is scaled to the limit (at 80 % of the plot), drawn
+     * dashed; web's 2 samples in 100 ms at 99 Hz are 0.2 cores: above the limit, the full row */
+    in.row_quota = quota;
+    svg = render(&in);
+    ok(svg && strstr(svg, "<line class=\"limit\" data-limit=\"0.1\"") &&
+           strstr(svg, ">0.1 CPU</text>") && strstr(svg, "limit 0.10 CPU, peak 0.20"),
+       "a row with a CPU limit: the limit drawn and said");
+    ok(svg && strstr(svg, "height=\"36.00\" fill=\"#4e79a7\""),
+       "web's bucket at twice its limit fills its row (scaled to the peak)");
     free(svg);
 
     in.bucket_ms = 10;
@@ -99,5 +134,15 @@ int main(void)
     svg = render(&in);
     ok(svg && strstr(svg, "1800 ms buckets"), "at most 2000 buckets: wider ones, said");
     free(svg);
+
+    /* CPU limits from the engine's HostConfig */
+    ok(tl_quota_cores(500000000, 0, 0, "") == 0.5, "--cpus 0.5");
+    ok(tl_quota_cores(0, 150000, 100000, NULL) == 1.5, "--cpu-quota 150000 (period 100 ms)");
+    ok(tl_quota_cores(0, 50000, 0, "") == 0.5, "--cpu-quota without a period: 100 ms");
+    ok(tl_quota_cores(0, 0, 0, "0-2,5") == 4, "--cpuset-cpus 0-2,5: 4 CPUs");
+    ok(tl_quota_cores(2000000000, 0, 0, "1") == 1, "the smallest limit counts");
+    ok(tl_quota_cores(0, 0, 0, "0-x") == 0 && tl_quota_cores(0, 0, 0, "3-1") == 0 &&
+           tl_quota_cores(0, -1, 100000, "") == 0,
+       "no limit, or one that does not parse: 0");
     return tap_done();
 }

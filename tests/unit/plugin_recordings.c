@@ -1,8 +1,11 @@
 /* plugin/recordings.c: the registry of background recordings, in a temporary XDG_STATE_HOME:
  * an entry is listed with its holder's pid while its lock is held, with pid 0 once (then
- * forgotten) when its recorder ended or was killed; crafted files (symlinks, oversize, bad JSON,
- * foreign names) are skipped, never followed; matching by name, id and id prefix. */
+ * forgotten) when its recorder ended or was killed; seen from another PID namespace, a held lock
+ * is a live recorder of unknown pid (never reaped); crafted files (symlinks, oversize, bad JSON,
+ * foreign names, a log that is a symlink or a FIFO) are skipped, never followed; matching by
+ * name, id and id prefix. */
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,61 @@ static size_t count(rec_entry **v, flame_err *err)
     if (recs_list(v, &n, true, err) < 0)
         return (size_t)-1;
     return n;
+}
+
+static void write_to(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t w = write(fd, text, strlen(text));
+        (void)w;
+        close(fd);
+    }
+}
+
+/* recs_list(reap) as run by a `ps` in a PID namespace of its own (a container sharing $HOME):
+ * the pid it lists for the single entry, or -100 when it lists none; -101: no namespace. */
+static long pid_from_another_namespace(void)
+{
+    int pfd[2];
+    long r = -101;
+    if (pipe(pfd) < 0)
+        return r;
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0) {
+        close(pfd[0]);
+        if (unshare(CLONE_NEWPID) < 0) { /* not root: a user namespace of our own first */
+            char map[64];
+            uid_t uid = getuid();
+            gid_t gid = getgid();
+            if (unshare(CLONE_NEWUSER | CLONE_NEWPID) < 0)
+                _exit(1);
+            write_to("/proc/self/setgroups", "deny");
+            snprintf(map, sizeof map, "%u %u 1", (unsigned)uid, (unsigned)uid);
+            write_to("/proc/self/uid_map", map);
+            snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
+            write_to("/proc/self/gid_map", map);
+        }
+        pid_t g = fork(); /* pid 1 of the new namespace */
+        if (g == 0) {
+            rec_entry *v = NULL;
+            size_t n = 0;
+            flame_err e = FLAME_ERR_INIT;
+            long seen = recs_list(&v, &n, true, &e) == 0 && n == 1 ? v[0].pid : -100;
+            _exit(write(pfd[1], &seen, sizeof seen) == sizeof seen ? 0 : 1);
+        }
+        int st;
+        waitpid(g, &st, 0);
+        _exit(0);
+    }
+    close(pfd[1]);
+    if (c > 0 && read(pfd[0], &r, sizeof r) != sizeof r)
+        r = -101;
+    close(pfd[0]);
+    if (c > 0)
+        waitpid(c, NULL, 0);
+    return r;
 }
 
 static void put(const char *dir, const char *name, const char *text)
@@ -99,6 +157,33 @@ int main(void)
     ok(recs_match(&v[0], "0123"), "matched by a container id prefix");
     ok(!recs_match(&v[0], "012"), "not by a prefix shorter than 4");
     ok(!recs_match(&v[0], "api") && !recs_match(&v[0], ""), "not by another name, nor by nothing");
+
+    /* `ps` in another PID namespace sees the lock held by a process it cannot see (F_GETLK's
+     * l_pid is 0 there): a live recorder, never reaped as a dead one. */
+    long other = pid_from_another_namespace();
+    ok(other == -1, "seen from another PID namespace: running, pid unknown (-1; got %ld)", other);
+    ok(count(&v, &err) == 1 && v[0].pid == (long)rp,
+       "and not reaped: still listed here, with its pid");
+
+    /* Its log: <dir>/<id>.log only (never the path the JSON names), a regular file only. */
+    char logp[1300], buf[64], secret[1300];
+    snprintf(logp, sizeof logp, "%s/%s.log", dir, id);
+    snprintf(secret, sizeof secret, "%s/secret.txt", tmpl);
+    put(tmpl, "secret.txt", "not the log\n");
+    put(dir, "ffffffffffffffff.log", "not this one either\n");
+    ok(recs_log_tail(id, buf, sizeof buf) == 0, "no log yet: nothing");
+    ok(symlink(secret, logp) == 0 && recs_log_tail(id, buf, sizeof buf) == 0,
+       "a log that is a symlink is not followed");
+    unlink(logp);
+    ok(mkfifo(logp, 0600) == 0 && recs_log_tail(id, buf, sizeof buf) == 0,
+       "a log that is a FIFO is not waited on");
+    unlink(logp);
+    ok(recs_log_tail("../../etc/passwd", buf, sizeof buf) == 0, "an id that is not one: nothing");
+    put(dir, strrchr(logp, '/') + 1, "line 1\nline 2\n");
+    ok(recs_log_tail(id, buf, sizeof buf) == 14 && !strcmp(buf, "line 1\nline 2\n"),
+       "a regular log is read");
+    ok(recs_log_tail(id, buf, 8) == 7 && !strcmp(buf, "line 2\n"), "its end when it is longer");
+    unlink(logp);
 
     /* Crafted neighbours: a symlink, an oversize file, bad JSON, a foreign name: all skipped. */
     char target[1300], link[1300];

@@ -86,12 +86,14 @@ int main(void)
     a.caps = NULL;
     ct_args_default(&a.cmd, CT_RESTORE);
     a.cmd.pid = 7;
+    a.cmd.target = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     a.test_stop = "setup,process";
     s = spec_sidecar(&a, &err);
     json_t *rc = json_object_get(s, "Cmd");
-    ok(json_array_size(rc) == 3 && !strcmp(json_string_value(json_array_get(rc, 1)), "restore") &&
-           has_str(rc, "--pid=7"),
-       "restore: Cmd is /flame-sidecar restore [--pid=N], nothing else");
+    ok(json_array_size(rc) == 4 && !strcmp(json_string_value(json_array_get(rc, 1)), "restore") &&
+           has_str(rc, "--pid=7") &&
+           has_str(rc, "--target=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+       "restore: Cmd is /flame-sidecar restore --target=ID [--pid=N], nothing else");
     ok(json_is_true(json_object_get(json_object_get(s, "HostConfig"), "ReadonlyRootfs")) &&
            has_str(json_object_get(json_object_get(s, "HostConfig"), "SecurityOpt"),
                    "no-new-privileges:true"),

@@ -8,6 +8,7 @@
 
 #include "flame/profile.h"
 #include "flame/render.h"
+#include "flame/speedscope.h"
 #include "tests/unit/tap.h"
 
 static profile *load_text(const char *text, size_t len, flame_err *err)
@@ -34,7 +35,7 @@ __attribute__((unused)) static profile *load_str(const char *text)
 }
 
 /* What a writer puts into a FILE, as a malloc'd string (NULL when it fails; *len its size). The
- * writers: profile_write_folded (arg unused), render_svg (arg: render_opts), export_speedscope
+ * writers: profile_write_folded (arg unused), render_svg (arg: render_opts), speedscope_export
  * (arg: the name), through the adapters below; tests add their own. */
 typedef int (*out_fn)(const void *obj, const void *arg, FILE *out, flame_err *err);
 
@@ -73,7 +74,7 @@ __attribute__((unused)) static int out_svg(const void *p, const void *o, FILE *o
 __attribute__((unused)) static int out_speedscope(const void *p, const void *name, FILE *out,
                                                   flame_err *err)
 {
-    return export_speedscope(p, name, out, err);
+    return speedscope_export(p, name, out, err);
 }
 
 /* Render to a malloc'd string (NULL on error; *len its size). */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sidecar/recorder/percpu.h"
+#include "sidecar/sidecar.h"
 #include "tests/unit/tap.h"
 
 static void test_filter(void)
@@ -141,10 +142,212 @@ static void test_records(void)
     is_int(f.n_tracked, SC_PERCPU_MAX_TRACKED, "followed children bounded");
 }
 
+/* The target's processes among the others of its namespace: pids below 100 and from 500 on are
+ * the target's, the rest another's (another sidecar, a debug container, an nsenter); 666 is
+ * gone. */
+static int classify_calls;
+static uint32_t other_until_exec; /* a docker exec's process before runc moved it */
+static int fake_classify(void *ctx, uint32_t pid)
+{
+    (void)ctx;
+    classify_calls++;
+    if (pid == other_until_exec)
+        return 0;
+    return pid == 666 ? -1 : pid < 100 || pid >= 500 ? 1 : 0;
+}
+
+static size_t timed(unsigned char *b, uint32_t type, uint16_t size, uint32_t f8, uint32_t f12,
+                    uint32_t f16, uint32_t f20, uint64_t time)
+{
+    rec(b, type, size, f8, f12, f16, f20);
+    memcpy(b + 24, &time, 8); /* SAMPLE: ip, pid/tid, time; FORK: pid, ppid, tid, ptid, time */
+    return size;
+}
+
+static void test_target_only(void)
+{
+    static sc_percpu_filter f;
+    pid_t ex[1] = {40};
+    sc_percpu_filter_init(&f, ex, 1);
+    sc_percpu_filter_set_target(&f, fake_classify, NULL);
+    unsigned char b[128];
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 5, 5, 100);
+    ok(sc_percpu_filter_record(&f, b, 64), "the target's sample kept");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 201, 100);
+    ok(!sc_percpu_filter_record(&f, b, 64), "another process of the namespace: dropped");
+    is_int((long long)f.st.others, 1, "... counted as another's");
+    rec(b, PERF_RECORD_COMM, 40, 200, 201, 0, 0);
+    ok(!sc_percpu_filter_record(&f, b, 40), "its COMM dropped (its name stays out)");
+    rec(b, PERF_RECORD_MMAP2, 120, 200, 200, 0, 0);
+    ok(!sc_percpu_filter_record(&f, b, 120), "its MMAP2 dropped");
+    is_int(classify_calls, 2, "each process classified once");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 202, 110);
+    sc_percpu_filter_record(&f, b, 64);
+    is_int(classify_calls, 2, "... and remembered");
+
+    /* a child of the target's process is the target's, without reading its cgroup */
+    timed(b, PERF_RECORD_FORK, 40, 300, 5, 300, 5, 120);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    ok(sc_percpu_filter_record(&f, b, 40), "the target's FORK kept");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 300, 300, 130);
+    ok(sc_percpu_filter_record(&f, b, 64), "its child's sample kept");
+    timed(b, PERF_RECORD_FORK, 40, 301, 200, 301, 200, 120);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 301, 301, 130);
+    ok(!sc_percpu_filter_record(&f, b, 64), "another's child's sample dropped");
+    is_int(classify_calls, 2, "children inherit: no cgroup read");
+
+    /* entered from outside the namespace (parent 0): docker exec, nsenter, a sidecar */
+    timed(b, PERF_RECORD_FORK, 40, 7, 0, 7, 0, 140);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 7, 7, 150);
+    ok(sc_percpu_filter_record(&f, b, 64), "a docker exec into the target: kept (its cgroup)");
+    timed(b, PERF_RECORD_FORK, 40, 400, 0, 400, 0, 140);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 400, 400, 150);
+    ok(!sc_percpu_filter_record(&f, b, 64), "an nsenter -p from the host: dropped (its cgroup)");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 666, 666, 150);
+    ok(!sc_percpu_filter_record(&f, b, 64), "a process gone before it was classified: dropped");
+    /* docker exec: runc's process forks into the namespace (parent 0), is seen before runc put
+     * it into the container's cgroup (another's, then), and execs the command once it is */
+    other_until_exec = 500;
+    timed(b, PERF_RECORD_FORK, 40, 500, 0, 500, 0, 160);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 500, 500, 161);
+    ok(!sc_percpu_filter_record(&f, b, 64), "docker exec before its cgroup: another's");
+    other_until_exec = 0;
+    rec(b, PERF_RECORD_COMM, 40, 500, 500, 0, 0);
+    uint16_t exec_misc = PERF_RECORD_MISC_COMM_EXEC;
+    memcpy(b + 4, &exec_misc, 2);
+    unsigned char smp[64];
+    timed(smp, PERF_RECORD_SAMPLE, 64, 0, 0, 500, 500, 170);
+    sc_percpu_filter_note_fork(&f, b, 40); /* the first pass sees the exec ... */
+    ok(sc_percpu_filter_record(&f, smp, 64), "... its command's sample (another ring): kept");
+    ok(sc_percpu_filter_record(&f, b, 40), "... and its exec COMM kept");
+    rec(b, PERF_RECORD_COMM, 40, 200, 200, 0, 0);
+    memcpy(b + 4, &exec_misc, 2);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    ok(!sc_percpu_filter_record(&f, b, 40), "another's exec is judged again, and stays another's");
+
+    /* pid 200 (another's) exits and the target's process 5 gets its pid: a sample of the old
+     * process read after the new one's FORK (another CPU's ring) keeps the old verdict */
+    timed(b, PERF_RECORD_FORK, 40, 200, 5, 200, 5, 1000);
+    sc_percpu_filter_note_fork(&f, b, 40);
+    ok(sc_percpu_filter_record(&f, b, 40), "FORK of the pid's new process (the target's) kept");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 201, 900);
+    ok(!sc_percpu_filter_record(&f, b, 64),
+       "an older sample of that pid: the old process's, dropped");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 200, 1100);
+    ok(sc_percpu_filter_record(&f, b, 64), "a newer one: the target's, kept");
+    timed(b, PERF_RECORD_FORK, 40, 200, 5, 200, 5, 1000);
+    sc_percpu_filter_note_fork(&f, b, 40); /* the filtering pass sees the same record again */
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 201, 900);
+    ok(!sc_percpu_filter_record(&f, b, 64), "one FORK seen twice does not lose the old verdict");
+
+    /* the kernel lost records (a FORK among them, maybe): every verdict is asked again */
+    uint64_t lost = 3;
+    rec(b, PERF_RECORD_LOST, 24, 0, 0, 0, 0);
+    memcpy(b + 16, &lost, 8);
+    sc_percpu_filter_record(&f, b, 24);
+    int before = classify_calls;
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 5, 5, 2000);
+    ok(sc_percpu_filter_record(&f, b, 64) && classify_calls == before + 1,
+       "after LOST records: classified again");
+
+    /* bounded: a target forking all the time fills the table, which starts over */
+    for (uint32_t i = 0; i < 3 * SC_PERCPU_VERDICTS; i++) {
+        timed(b, PERF_RECORD_FORK, 40, 1000 + i, 5, 1000 + i, 5, 3000 + i);
+        sc_percpu_filter_note_fork(&f, b, 40);
+    }
+    ok(f.n_verdict < SC_PERCPU_VERDICTS, "verdicts bounded (%zu)", f.n_verdict);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 1000 + 3 * SC_PERCPU_VERDICTS - 1, 1, 9999999);
+    ok(sc_percpu_filter_record(&f, b, 64),
+       "a child whose parent a restart forgot: classified, kept");
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 200, 9999999);
+    ok(!sc_percpu_filter_record(&f, b, 64), "another's: classified, dropped");
+
+    /* host: no classifier, every task of the namespace is wanted */
+    sc_percpu_filter_init(&f, NULL, 0);
+    timed(b, PERF_RECORD_SAMPLE, 64, 0, 0, 200, 200, 1);
+    ok(sc_percpu_filter_record(&f, b, 64), "without a classifier every task is kept (host)");
+}
+
+/* An MMAP2 record as the kernel writes it: body, file name NUL-padded to 8, sample_id trailer. */
+static size_t mmap2(unsigned char *b, uint16_t misc, uint32_t maj, uint32_t min, uint64_t ino,
+                    const char *name)
+{
+    size_t nl = strlen(name), pad = (nl + 1 + 7) & ~(size_t)7, size = 72 + pad + 24;
+    memset(b, 0, size);
+    uint32_t type = PERF_RECORD_MMAP2, pid = 9;
+    uint16_t sz = (uint16_t)size;
+    memcpy(b, &type, 4);
+    memcpy(b + 4, &misc, 2);
+    memcpy(b + 6, &sz, 2);
+    memcpy(b + 8, &pid, 4);
+    memcpy(b + 40, &maj, 4);
+    memcpy(b + 44, &min, 4);
+    memcpy(b + 48, &ino, 8);
+    memcpy(b + 72, name, nl);
+    uint64_t t = 77;
+    memcpy(b + size - 16, &t, 8); /* the trailer's time */
+    return size;
+}
+
+static void test_mmap2_names(void)
+{
+    static unsigned char b[65536], out[65536];
+    char p[SC_INODE_PREFIX_MAX];
+    is_int(sc_inode_prefix(p, sizeof p, 254, 0, 333607), 23, "inode prefix length");
+    is_str(p, "/.by-inode/254.0.333607", "inode prefix");
+    is_int(sc_inode_prefix(p, sizeof p, 4294967295u, 4294967295u, UINT64_MAX),
+           (int)strlen("/.by-inode/4294967295.4294967295.18446744073709551615"),
+           "the longest fits");
+    size_t n = mmap2(b, PERF_RECORD_MISC_USER, 254, 0, 333607, "/usr/lib/libz.so.1");
+    size_t m = sc_percpu_inode_name(b, n, out);
+    ok(m > n && m % 8 == 0, "a file's MMAP2 renamed (%zu -> %zu bytes)", n, m);
+    is_str((const char *)out + 72, "/.by-inode/254.0.333607/usr/lib/libz.so.1", "... by its inode");
+    uint16_t sz;
+    memcpy(&sz, out + 6, 2);
+    is_int(sz, (int)m, "... header size updated");
+    ok(!memcmp(out + m - 24, b + n - 24, 24), "... the sample_id trailer kept");
+    ok(!memcmp(out, b, 6) && !memcmp(out + 8, b + 8, 64), "... the rest of the body kept");
+    const char *keep[] = {"//anon", "[vdso]", "/"};
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++) {
+        n = mmap2(b, PERF_RECORD_MISC_USER, 0, 5, 12, keep[i]);
+        is_int((int)sc_percpu_inode_name(b, n, out), 0, "%s: not renamed", keep[i]);
+    }
+    n = mmap2(b, PERF_RECORD_MISC_USER, 0, 5, 0, "/memfd:x (deleted)");
+    is_int((int)sc_percpu_inode_name(b, n, out), 0, "no inode: not renamed");
+    n = mmap2(b, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 20, 0, 1, "/lib/a.so");
+    is_int((int)sc_percpu_inode_name(b, n, out), 0, "a build-id instead of an inode: kept");
+    n = mmap2(b, PERF_RECORD_MISC_USER, 8, 1, 2, "/lib/a.so");
+    memset(b + 72, 'x', n - 72 - 24); /* no NUL before the trailer */
+    is_int((int)sc_percpu_inode_name(b, n, out), 0, "an unterminated name: kept");
+    is_int((int)sc_percpu_inode_name(b, 40, out), 0, "truncated: kept");
+
+    /* the kernel's stale build-id flag over an inode body (seen: perf script crashed) */
+    n = mmap2(b, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 254, 0, 9, "/lib/a.so");
+    sc_percpu_fix_mmap2(b, n, false);
+    uint16_t misc;
+    memcpy(&misc, b + 4, 2);
+    is_int(misc, PERF_RECORD_MISC_USER, "no build-id asked for: the flag is cleared");
+    n = mmap2(b, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 254, 0, 9, "/lib/a.so");
+    sc_percpu_fix_mmap2(b, n, true);
+    memcpy(&misc, b + 4, 2);
+    is_int(misc, PERF_RECORD_MISC_USER, "asked for, but a size of 254: cleared");
+    n = mmap2(b, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 20, 0, 9, "/lib/a.so");
+    sc_percpu_fix_mmap2(b, n, true);
+    memcpy(&misc, b + 4, 2);
+    is_int(misc, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID,
+           "a real build-id (size 20) keeps it");
+}
+
 int main(void)
 {
+    test_mmap2_names();
     test_filter();
     test_maps();
     test_records();
+    test_target_only();
     return tap_done();
 }

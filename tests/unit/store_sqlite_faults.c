@@ -1,7 +1,9 @@
 /* The SQLite store when things go wrong: schema steps applied once and in order, a store of a
  * newer version refused, damaged and foreign files named as such in one line, two writers and a
  * reader at once, a writer killed (-9) in the middle of its writes and a disk that fills up: the
- * store stays whole and loses at most the window being written. Also the spool's calls. */
+ * store stays whole and loses at most the window being written. A put that finds the store held
+ * past the busy timeout is kept and stored later; prune decodes the store without holding the
+ * write lock and checkpoints without waiting for readers. Also the spool's calls. */
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "store/sqlite_impl.h"
 #include "tests/unit/tap.h"
 #include "tests/unit/store_helpers.h"
@@ -288,6 +291,148 @@ static void test_spool_calls(void)
     store_close(s);
 }
 
+/* A put while another connection holds the write lock past the (shortened) busy timeout: kept
+ * in memory, stored with the next put, or by store_flush. */
+static void test_busy_put(void)
+{
+    const char *path = in_scratch("held.db");
+    is_int(put_n(path, "web", 1, 5, T0), 1, "a store");
+    store *s = NULL;
+    flame_err e = FLAME_ERR_INIT;
+    store_open(path, &s, &e);
+    sq_busy_timeout(sq_of(s), 200);
+    sqlite3 *other;
+    sqlite3_open(path, &other);
+    is_int(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK,
+           "another process holds the write lock");
+    profile *p = many_stacks(20, 1);
+    store_window w = window_of("web", 1, T0 + 10000, p);
+    e = (flame_err)FLAME_ERR_INIT;
+    int rc = store_put(s, &w, &e);
+    ok(rc == 1 && e.detail == STORE_ERR_BUSY && strstr(e.msg, "kept in memory") &&
+           !strchr(e.msg, '\n'),
+       "a put that waits out the busy timeout: kept, with a warning (%s)", e.msg);
+    profile_free(p); /* the store kept a copy */
+    sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+    p = many_stacks(20, 2);
+    w = window_of("web", 1, T0 + 20000, p);
+    e = (flame_err)FLAME_ERR_INIT;
+    is_int(store_put(s, &w, &e), 0, "the next put, the lock gone: stored");
+    profile_free(p);
+    is_int(windows_of(path, &e), 3, "with the kept window: 3 windows");
+    /* kept, then the recording ends: store_flush stores it */
+    sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    p = many_stacks(20, 3);
+    w = window_of("web", 1, T0 + 30000, p);
+    is_int(store_put(s, &w, &e), 1, "kept again");
+    profile_free(p);
+    e = (flame_err)FLAME_ERR_INIT;
+    ok(store_flush(s, &e) < 0 && strstr(e.msg, "1 window kept in memory not stored"),
+       "a flush while the lock is still held fails, saying what is lost (%s)", e.msg);
+    sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+    e = (flame_err)FLAME_ERR_INIT;
+    is_int(store_flush(s, &e), 0, "a flush once it is free");
+    is_int(windows_of(path, &e), 4, "stores it: 4 windows");
+    sqlite3_close(other);
+    store_close(s);
+    ok(integrity_ok(path), "integrity_check: ok");
+}
+
+/* Progress handler on prune's connection: the first time a statement that decodes the windows
+ * runs, another connection stores a window (busy timeout 0). With the write lock held for the
+ * decoding that put fails. */
+typedef struct gc_probe {
+    sqlite3 *db;
+    store *other;
+    const store_window *w;
+    int tries, put_rc;
+    char msg[sizeof((flame_err *)0)->msg];
+} gc_probe;
+
+static int gc_progress(void *ud)
+{
+    gc_probe *g = ud;
+    if (g->tries)
+        return 0;
+    for (sqlite3_stmt *st = sqlite3_next_stmt(g->db, NULL); st; st = sqlite3_next_stmt(g->db, st)) {
+        const char *q = sqlite3_sql(st);
+        if (sqlite3_stmt_busy(st) && strstr(q, "pairs FROM windows") && !strstr(q, "WHERE")) {
+            flame_err e = FLAME_ERR_INIT;
+            g->tries++;
+            g->put_rc = store_put(g->other, g->w, &e);
+            snprintf(g->msg, sizeof g->msg, "%s", e.msg);
+            break;
+        }
+    }
+    return 0;
+}
+
+static void test_prune_lock(void)
+{
+    const char *path = in_scratch("prune.db");
+    /* old windows whose stacks no newer window uses, and newer ones */
+    is_int(put_n(path, "old", 200, 60, T0), 200, "200 old windows");
+    is_int(put_n(path, "new", 50, 60, T0 + 86400000LL), 50, "50 newer ones");
+    store *s = NULL, *o = NULL;
+    flame_err e = FLAME_ERR_INIT;
+    store_open(path, &s, &e);
+    store_open(path, &o, &e);
+    sq_busy_timeout(sq_of(o), 0);
+    /* the concurrent window uses a stack only the old windows use so far: once the old ones are
+     * deleted it must survive the collection */
+    profile *p = many_stacks(60, 150); /* the stacks of old window 150, and of no newer one */
+    store_window w = window_of("late", 1, T0 + 2 * 86400000LL, p);
+    gc_probe g = {.db = sq_of(s)->db, .other = o, .w = &w, .put_rc = -9};
+    sqlite3_progress_handler(g.db, 100, gc_progress, &g);
+    store_compact_stats st = {0};
+    is_int(store_prune(s, T0 + 86400000LL, 3600000, &st, &e), 0, "prune the old windows");
+    sqlite3_progress_handler(g.db, 0, NULL, NULL);
+    ok(st.deleted == 200 && st.stacks_freed > 0, "200 deleted, %llu stacks freed",
+       (unsigned long long)st.stacks_freed);
+    is_int(g.tries, 1, "a put was tried while prune decoded the windows");
+    is_int(g.put_rc, 0, "and stored at once (the write lock was free: %s)", g.msg);
+    store_close(o);
+    profile_free(p);
+    /* the late window reads back whole: its stacks were not collected */
+    store_info info = {0};
+    store_query q = {.container = "late", .since_ms = 0, .until_ms = INT64_MAX};
+    profile *back = profile_new();
+    ok(store_profile(s, &q, back, &info, &e) == 0 && info.windows == 1 &&
+           profile_stacks(back) == 60,
+       "the window stored meanwhile kept every one of its 60 stacks (%zu)", profile_stacks(back));
+    profile_free(back);
+    store_close(s);
+    ok(integrity_ok(path), "integrity_check: ok");
+}
+
+/* prune while a reader holds an old snapshot (a long `show`): the checkpoint does not wait for
+ * it (a TRUNCATE checkpoint waited the whole busy timeout, writers held back meanwhile). */
+static void test_prune_reader(void)
+{
+    const char *path = in_scratch("reader.db");
+    is_int(put_n(path, "web", 100, 40, T0), 100, "a store");
+    sqlite3 *reader;
+    sqlite3_stmt *st;
+    sqlite3_open(path, &reader);
+    sqlite3_exec(reader, "BEGIN", NULL, NULL, NULL);
+    sqlite3_prepare_v2(reader, "SELECT count(*) FROM windows", -1, &st, NULL);
+    ok(sqlite3_step(st) == SQLITE_ROW, "a reader holds a snapshot");
+    is_int(put_n(path, "web", 5, 40, T0 + 86400000LL), 5, "newer windows after it");
+    store *s = NULL;
+    flame_err e = FLAME_ERR_INIT;
+    store_open(path, &s, &e);
+    double t0 = mono_s();
+    store_compact_stats cs = {0};
+    is_int(store_prune(s, T0 + 86400000LL, 3600000, &cs, &e), 0, "prune");
+    double took = mono_s() - t0;
+    ok(took < 2.0, "without waiting for the reader (%.2f s; the busy timeout is 10 s)", took);
+    sqlite3_finalize(st);
+    sqlite3_exec(reader, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(reader);
+    store_close(s);
+    ok(integrity_ok(path), "integrity_check: ok");
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0); /* children print too */
@@ -298,6 +443,9 @@ int main(void)
     test_crash();
     test_full_disk();
     test_spool_calls();
+    test_busy_put();
+    test_prune_lock();
+    test_prune_reader();
     scratch_remove();
     return tap_done();
 }

@@ -67,11 +67,12 @@ struct sc_interp {
     int n;
     jvm *cur; /* the sample's JVM, while walking */
     sc_walk_frame frames[SC_WALK_MAX_FRAMES];
-    int64_t floor;     /* unloaded-classes count polled at the previous pass's start */
-    int64_t pass_seen; /* ... and at this pass's start */
-    int64_t unloads;   /* ... and before the current sample's frames were named */
-    bool transient;    /* the last name given was of a class that can be unloaded */
-    int n_transient;   /* the current sample's frames named so, by index */
+    int64_t floor;       /* unloaded-classes count polled at the previous pass's start */
+    int64_t pass_seen;   /* ... and at this pass's start */
+    int64_t unloads;     /* ... and before the current sample's frames were named */
+    bool transient;      /* the last name given was of a class that can be unloaded */
+    bool unload_refused; /* a name was refused by the unloading rule since this was cleared */
+    int n_transient;     /* the current sample's frames named so, by index */
     int transient_at[SC_WALK_MAX_FRAMES];
     uint64_t orig[SC_WALK_MAX_FRAMES]; /* a frame-pointer chain before its frames were named */
     sc_interp_stats st;
@@ -484,6 +485,7 @@ static const char *method_name(sc_interp *in, uint64_t method, uint64_t bcp, boo
             /* what was just read may be the freed metadata of the unloaded class: not kept */
             sc_hs_forget(in->cur->hs, method);
             in->st.unload_window++;
+            in->unload_refused = true;
             return NULL;
         }
         in->transient = true;
@@ -502,9 +504,20 @@ static uint64_t name_frame(sc_interp *in, uint64_t method, uint64_t bcp, bool un
     return intern(in, in->cur, sym);
 }
 
+/* What a compiled frame whose name the unloading rule refused carries instead of its pc: the
+ * agent's map would name that pc after the newest method compiled there, which may be another
+ * class's now that classes are being unloaded (folded as an unnamed JIT frame). Its pc when
+ * even that cannot be written. */
+static uint64_t unnamed_compiled(sc_interp *in, const sc_walk_frame *f)
+{
+    uint64_t a = intern(in, in->cur, "[unknown]");
+    return a ? a : f->pc;
+}
+
 /* A compiled frame named per sample from its nmethod's Method* and the inlined methods at its pc
- * (outermost first, "->" between them, as the agent's map writes inline chains), 0 when even
- * its own method cannot be named. Inlined methods that cannot be named end the chain there. */
+ * (outermost first, "->" between them, as the agent's map writes inline chains); unnamed when
+ * the unloading rule refused its own method (unnamed_compiled); 0 when its own method cannot be
+ * named otherwise. Inlined methods that cannot be named end the chain there. */
 static uint64_t name_compiled(sc_interp *in, const sc_walk_frame *f)
 {
     uint64_t m[SC_WALK_MAX_INLINE], token;
@@ -527,6 +540,7 @@ static uint64_t name_compiled(sc_interp *in, const sc_walk_frame *f)
     char chain[MAX_NAME];
     size_t len = 0;
     bool whole = true, transient = false;
+    in->unload_refused = false;
     for (int i = k - 1; i >= 0; i--) {
         const char *name = method_name(in, m[i], 0, true);
         transient |= in->transient;
@@ -544,7 +558,7 @@ static uint64_t name_compiled(sc_interp *in, const sc_walk_frame *f)
     }
     in->transient = transient;
     if (!len)
-        return 0;
+        return in->unload_refused ? unnamed_compiled(in, f) : 0;
     chain[len] = '\0';
     uint64_t a = intern(in, j, chain);
     /* kept only when every method was named under this generation (a refusal forgets one) */
@@ -632,8 +646,10 @@ static int walk_chain(sc_interp *in, jvm *j, const uint64_t *kchain, int kn, con
     if (in->st.frames != before)
         in->st.with_interp++;
     /* the frames' own addresses for those whose names an unloading may have spoilt */
-    for (int i = 0; i < in->n_transient; i++)
-        in->orig[in->transient_at[i]] = in->frames[in->transient_at[i]].pc;
+    for (int i = 0; i < in->n_transient; i++) {
+        const sc_walk_frame *f = &in->frames[in->transient_at[i]];
+        in->orig[in->transient_at[i]] = f->kind == SC_WF_COMPILED ? unnamed_compiled(in, f) : f->pc;
+    }
     unloads_check(in, uc, in->orig);
     return n;
 }

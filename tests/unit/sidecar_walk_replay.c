@@ -295,7 +295,22 @@ static void replay(const expect *x)
 
 typedef struct counted {
     int app, boot; /* frames named after FlameFixture's methods; after java.* ones */
+    int raw;       /* frames left at their address in the code cache, outside the interpreter */
+    int unnamed;   /* frames named "[unknown]" */
 } counted;
+
+/* Is addr in an anonymous executable mapping of f (the code cache: the agent's map names it)
+ * but not in hs's interpreter (the map names that "Interpreter", rightly)? */
+static const sc_hs *replay_hs;
+static bool in_anon(const wf_fixture *f, uint64_t addr)
+{
+    if (replay_hs && sc_hs_in_interpreter(replay_hs, addr))
+        return false;
+    for (uint32_t i = 0; i < f->n_maps; i++)
+        if (addr >= f->maps[i].start && addr < f->maps[i].end)
+            return f->maps[i].path[0] != '/';
+    return false;
+}
 
 /* The names written so far to names_fd ("addr 10 name" lines), looked up by address. */
 static const char *name_at(int fd, uint64_t addr)
@@ -322,7 +337,7 @@ static const char *name_at(int fd, uint64_t addr)
 static counted rewrite_range(sc_interp *in, const wf_fixture *f, int names, uint32_t a, uint32_t b)
 {
     static unsigned char out[65536];
-    counted c = {0, 0};
+    counted c = {0, 0, 0, 0};
     for (uint32_t i = a; i < b; i++) {
         wf_at(i);
         size_t n = sc_interp_rewrite(in, f->samples[i].rec, f->samples[i].len, out);
@@ -332,11 +347,13 @@ static counted rewrite_range(sc_interp *in, const wf_fixture *f, int names, uint
         uint64_t nr = g64(out + 48);
         for (uint64_t k = 0; k < nr && 56 + 8 * k + 8 <= n; k++) {
             uint64_t v = g64(out + 56 + 8 * k);
+            c.raw += v < SC_INTERP_BASE && in_anon(f, v);
             if (v < SC_INTERP_BASE || v >= (uint64_t)PERF_CONTEXT_MAX)
                 continue;
             const char *nm = name_at(names, v);
             c.app += nm && !strncmp(nm, "FlameFixture", 12);
             c.boot += nm && !strncmp(nm, "java.", 5);
+            c.unnamed += nm && !strncmp(nm, "[unknown]\n", 10);
         }
     }
     return c;
@@ -364,7 +381,7 @@ static void unload_rule(const char *file)
     char why[SC_HS_WHY_MAX] = "";
     sc_hs *hs = sc_hs_open(mem, jvm_base, why);
     uint64_t counter = hs ? sc_hs_unloads_addr(hs) : 0;
-    sc_hs_free(hs);
+    replay_hs = hs;
     pid_t pid = (pid_t)f.pid;
     sc_interp *in = sc_interp_new(&pid, &mem, &names, 1);
     for (uint32_t i = 0; i < f.n_maps; i++)
@@ -376,7 +393,7 @@ static void unload_rule(const char *file)
     /* each recorded pass on its own, the count polled twice before it (a floor): the caches
      * warm, and the pass with the most FlameFixture names */
     uint32_t best_a = 0, best_b = 0;
-    counted best = {0, 0};
+    counted best = {0, 0, 0, 0};
     for (uint32_t a = 0; a < f.n_samples;) {
         uint32_t b = a;
         while (b < f.n_samples && f.samples[b].pass == f.samples[a].pass)
@@ -416,9 +433,17 @@ static void unload_rule(const char *file)
     ok(moved.app == 0 && moved.boot == warm.boot && st1.unload_window > st0.unload_window,
        "%s: the count moved after the floor: %d FlameFixture names (taken back: %llu), %d java.*",
        file, moved.app, (unsigned long long)(st1.unload_window - st0.unload_window), moved.boot);
+    /* the compiled frames refused so are unnamed, never left to the agent's map (which names an
+     * address after the newest method compiled there, another class's once classes unload) */
+    ok(moved.raw == warm.raw && moved.unnamed > warm.unnamed,
+       "%s: refused compiled frames unnamed, not left at their address (%d at an address, %d "
+       "before; %d unnamed)",
+       file, moved.raw, warm.raw, moved.unnamed);
     ok(after.app == warm.app && after.boot == warm.boot,
        "%s: two passes later the names are back (%d, %d)", file, after.app, after.boot);
     sc_interp_free(in);
+    replay_hs = NULL;
+    sc_hs_free(hs);
     wf_free(&f);
 }
 

@@ -25,7 +25,8 @@ JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 # interpreted fixtures were at ~0.96. FIDELITY_MARGIN=X replaces the sample-count term.
 margin() { awk -v n="$1" -v m="${FIDELITY_MARGIN:-}" 'BEGIN { printf "%.3f\n", 0.05 + (m != "" ? m : 1.5 / sqrt(n)) }'; }
 # Inclusive: the halves' mean difference + 0.02 + 0.5/sqrt(n) (n as above: at n = 100, +0.07;
-# at n = 800, +0.038). Before the walk, a JVM without the flag was at ~0.5.
+# at n = 800, +0.038). Before the walk, a JVM without the flag was at 0.115 (JDK 17) and
+# 0.126 (JDK 25) against halves at 0.015-0.022: java.lang.Thread.run off by 1.0.
 incl_margin() { awk -v n="$1" -v m="${FIDELITY_MARGIN:-}" 'BEGIN { printf "%.3f\n", 0.02 + (m != "" ? m : 0.5 / sqrt(n)) }'; }
 
 # check_one LABEL VARIANT JDK [image]

@@ -8,7 +8,7 @@
 #   - a JVM started WITH the flag: the recorder checks every walk against the kernel's
 #     frame-pointer chain of the same sample (sc_walker_fp_check; its counts are on the
 #     recorder's --debug line): >= 99.5 % agree frame by frame.
-# JDK 17 also: a thread 330+ Java frames deep walked to its root (variant deep); churned classes
+# JDK 17 also: a thread 1200+ Java frames deep walked to its root (variant deep); churned classes
 # with JIT-compiled callers never named after each other (churnjit); a JVM with attach disabled
 # named from VMStructs alone (noattach).
 . "$(dirname "$0")/lib.sh"
@@ -84,7 +84,8 @@ deep_check() {
 
 check_jdk jdk17 flame-fixture-jvm:latest
 
-# --- deep stacks: 330+ Java frames, far beyond the 16 KiB stack copy ---
+# --- deep stacks: 1200+ Java frames, beyond the 16 KiB stack copy even when all compiled (at
+# 160 levels, 330 compiled frames fitted in the copy once warm: no walk read past it) ---
 fx=$(fixture deep) || bail "fixture deep did not start"
 timeout -k 5 120 docker flame -d 8 --format folded -o deep.folded --summary-json deep.json "$fx" 2>deep.err
 okif $? "deep: exit 0"

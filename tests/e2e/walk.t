@@ -8,7 +8,8 @@
 #   - a JVM started WITH the flag: the recorder checks every walk against the kernel's
 #     frame-pointer chain of the same sample (sc_walker_fp_check; its counts are on the
 #     recorder's --debug line): >= 99.5 % agree frame by frame.
-# JDK 17 also: a thread 1200+ Java frames deep walked to its root (variant deep); churned classes
+# JDK 17 also: `docker flame host` walks the same JVM (its worker samples whole); a thread 1200+
+# Java frames deep walked to its root (variant deep); churned classes
 # with JIT-compiled callers never named after each other (churnjit); a JVM with attach disabled
 # named from VMStructs alone (noattach).
 . "$(dirname "$0")/lib.sh"
@@ -83,6 +84,21 @@ deep_check() {
 }
 
 check_jdk jdk17 flame-fixture-jvm:latest
+
+# --- host: the same walk for every JVM of the host (its container's stacks picked by name) ---
+fx=$(fixture nofp) || bail "fixture nofp did not start"
+name=$(docker inspect -f '{{.Name}}' "$fx" | sed 's,^/,,')
+timeout -k 5 120 docker flame host -q -d 6 --format folded -o host.folded 2>host.err
+okif $? "host: exit 0"
+# "NAME;java PID (vpid 1);worker-0 TID (vtid N);frames... count" -> "worker-0;frames... count"
+awk -v c="$name;" 'index($0, c) == 1 { sub(/^[^;]*;[^;]*;/, ""); sub(/^worker-[0-9]+ [^;]*/, "worker-0"); print }' \
+    host.folded >host-fx.folded
+read -r r t < <(rooted host-fx.folded)
+diag "host: $r of $t worker samples of $name whole"
+check "host: enough worker samples of the fixture ($t)" test "$t" -ge 20
+check "host: >= $MIN % of the fixture's worker samples are whole stacks ($r of $t)" \
+    test $((100 * r)) -ge $((MIN * t))
+docker rm -f "$fx" >/dev/null
 
 # --- deep stacks: 1200+ Java frames, beyond the 16 KiB stack copy even when all compiled (at
 # 160 levels, 330 compiled frames fitted in the copy once warm: no walk read past it) ---

@@ -8,9 +8,9 @@
 #   - a JVM started WITH the flag: the recorder checks every walk against the kernel's
 #     frame-pointer chain of the same sample (sc_walker_fp_check; its counts are on the
 #     recorder's --debug line): >= 99.5 % agree frame by frame.
-# JDK 17 also: `docker flame host` walks the same JVM (its worker samples whole); a thread 1200+
-# Java frames deep walked to its root (variant deep); churned classes
-# with JIT-compiled callers never named after each other (churnjit); a JVM with attach disabled
+# JDK 17 also: `docker flame host` and `record` walk the same JVM (its worker samples whole); a
+# thread 1200+ Java frames deep walked to its root (variant deep); churned classes with
+# JIT-compiled callers never named after each other (churnjit); a JVM with attach disabled
 # named from VMStructs alone (noattach).
 . "$(dirname "$0")/lib.sh"
 real_plugin_setup
@@ -97,6 +97,24 @@ read -r r t < <(rooted host-fx.folded)
 diag "host: $r of $t worker samples of $name whole"
 check "host: enough worker samples of the fixture ($t)" test "$t" -ge 20
 check "host: >= $MIN % of the fixture's worker samples are whole stacks ($r of $t)" \
+    test $((100 * r)) -ge $((MIN * t))
+docker rm -f "$fx" >/dev/null
+
+# --- record: the windows it stores are walked too (2-s windows, three stored, then Ctrl-C) ---
+fx=$(fixture nofp) || bail "fixture nofp did not start"
+stored() { local n; n=$(grep -c "stored (" "$1" 2>/dev/null); [ "${n:-0}" -ge "$2" ]; }
+timeout -k 10 300 docker flame record "$fx" --window 2s --store "$TMP/walk.db" >rec.out 2>rec.err &
+pid=$!
+wait_until 120 stored rec.err 3 || fdiag "record: $(tail -2 rec.err)"
+ctrl_c "$pid"
+wait "$pid"
+okif $? "record: exit 0 after Ctrl-C"
+docker flame show "$fx" --store "$TMP/walk.db" --since 10m --format folded -o rec.folded 2>show.err
+okif $? "record: show exit 0"
+read -r r t < <(rooted rec.folded)
+diag "record: $r of $t stored worker samples whole"
+check "record: enough worker samples stored ($t)" test "$t" -ge 20
+check "record: >= $MIN % of the stored worker samples are whole stacks ($r of $t)" \
     test $((100 * r)) -ge $((MIN * t))
 docker rm -f "$fx" >/dev/null
 

@@ -8,8 +8,8 @@
 #   - a JVM started WITH the flag: the recorder checks every walk against the kernel's
 #     frame-pointer chain of the same sample (sc_walker_fp_check; its counts are on the
 #     recorder's --debug line): >= 99.5 % agree frame by frame.
-# JDK 17 also: `docker flame host` and `record` walk the same JVM (its worker samples whole); a
-# thread 1200+ Java frames deep walked to its root (variant deep); churned classes with
+# JDK 17 also: `docker flame host`, `record` and `top` walk the same JVM (its worker samples
+# whole); a thread 1200+ Java frames deep walked to its root (variant deep); churned classes with
 # JIT-compiled callers never named after each other (churnjit); a JVM with attach disabled
 # named from VMStructs alone (noattach).
 . "$(dirname "$0")/lib.sh"
@@ -116,6 +116,21 @@ diag "record: $r of $t stored worker samples whole"
 check "record: enough worker samples stored ($t)" test "$t" -ge 20
 check "record: >= $MIN % of the stored worker samples are whole stacks ($r of $t)" \
     test $((100 * r)) -ge $((MIN * t))
+docker rm -f "$fx" >/dev/null
+
+# --- top: its windows are walked too (--record keeps every stack it saw) ---
+fx=$(fixture nofp) || bail "fixture nofp did not start"
+snaps() { [ "$(grep -c '^--- docker flame top' top.txt 2>/dev/null)" -ge "$1" ]; }
+timeout -k 10 300 docker flame top "$fx" --interval 2s --record top.folded >top.txt 2>top.err &
+pid=$!
+wait_until 120 snaps 4 || fdiag "top: $(tail -2 top.err)"
+ctrl_c "$pid"
+wait "$pid"
+okif $? "top: exit 0 after Ctrl-C"
+read -r r t < <(rooted top.folded)
+diag "top: $r of $t worker samples whole"
+check "top: enough worker samples recorded ($t)" test "$t" -ge 20
+check "top: >= $MIN % of the worker samples are whole stacks ($r of $t)" test $((100 * r)) -ge $((MIN * t))
 docker rm -f "$fx" >/dev/null
 
 # --- deep stacks: 1200+ Java frames, beyond the 16 KiB stack copy even when all compiled (at

@@ -134,6 +134,23 @@ static void utc_text(int64_t ms, char *buf, size_t cap)
     strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* The stored ranges of one name ("web" or "web:7") spanning first..last. */
+static void add_ranges(cmpl_plan *p, const char *name, int64_t first, int64_t last,
+                       const char *desc)
+{
+    static const char *const ago[][2] = {{"-15m", "the last 15 minutes"}, {"-1h", "the last hour"}};
+    char cand[300], a[32], b[32];
+    for (size_t k = 0; k < 2; k++) {
+        snprintf(cand, sizeof cand, "%.250s@%s", name, ago[k][0]);
+        cmpl_add(p, p->prefix, cand, ago[k][1]);
+    }
+    /* all of it: whole seconds, the end rounded up so the last window is in */
+    utc_text(first, a, sizeof a);
+    utc_text(last + 999, b, sizeof b);
+    snprintf(cand, sizeof cand, "%.200s@%s..%s", name, a, b);
+    cmpl_add(p, p->prefix, cand, desc);
+}
+
 static void add_stored(cmpl_plan *p)
 {
     store *s = NULL;
@@ -141,19 +158,42 @@ static void add_stored(cmpl_plan *p)
     flame_err err = FLAME_ERR_INIT;
     if (open_existing_store(p, &s) < 0 || store_list(s, NULL, &l, &err) < 0)
         goto out;
-    char name[300], desc[160], span[96], a[32], b[32];
+    char name[300], desc[160], span[96];
     for (size_t i = 0; i < l.n; i++) {
         const store_entry *en = &l.e[i];
         /* a label a store holds is anyone's text (a shared or received store file): only a
          * name Docker could have given is offered, and the ranges made from it */
         if (!cmpl_docker_name(en->container_name))
             continue;
-        bool seen = false; /* one name may be stored by several hosts or ids */
-        for (size_t k = 0; k < i; k++)
-            seen = seen || !strcmp(l.e[k].container_name, en->container_name);
+        /* one name may be stored by several hosts or ids, and be several JVMs: its span is
+         * theirs together; each JVM of a name of several is offered as NAME:PID too */
+        bool seen = false, several = false;
+        int64_t first = en->first_ms, last = en->last_ms;
+        for (size_t k = 0; k < l.n; k++) {
+            if (strcmp(l.e[k].container_name, en->container_name))
+                continue;
+            seen = seen || k < i;
+            several = several || l.e[k].jvm_pid != en->jvm_pid;
+            first = l.e[k].first_ms < first ? l.e[k].first_ms : first;
+            last = l.e[k].last_ms > last ? l.e[k].last_ms : last;
+        }
+        char jvm[300] = "";
+        if (several && en->jvm_pid) {
+            snprintf(jvm, sizeof jvm, "%.250s:%lld", en->container_name, (long long)en->jvm_pid);
+            stored_range_text(en->first_ms, en->last_ms, span, sizeof span);
+            snprintf(desc, sizeof desc, "its JVM %lld, stored %s", (long long)en->jvm_pid, span);
+            if (p->sources & CMPL_SRC_STORED)
+                cmpl_add(p, p->prefix, jvm, desc);
+            if (p->sources & CMPL_SRC_STORED_AT) {
+                snprintf(name, sizeof name, "%.290s@", jvm);
+                cmpl_add(p, p->prefix, name, desc);
+            }
+            if ((p->sources & CMPL_SRC_STORED_RANGE) && !strcmp(jvm, p->range_name))
+                add_ranges(p, jvm, en->first_ms, en->last_ms, desc);
+        }
         if (seen)
             continue;
-        stored_range_text(en->first_ms, en->last_ms, span, sizeof span);
+        stored_range_text(first, last, span, sizeof span);
         snprintf(desc, sizeof desc, "stored %s", span);
         if (p->sources & CMPL_SRC_STORED)
             cmpl_add(p, p->prefix, en->container_name, desc);
@@ -161,19 +201,8 @@ static void add_stored(cmpl_plan *p)
             snprintf(name, sizeof name, "%.250s@", en->container_name);
             cmpl_add(p, p->prefix, name, desc);
         }
-        if ((p->sources & CMPL_SRC_STORED_RANGE) && !strcmp(en->container_name, p->range_name)) {
-            static const char *const ago[][2] = {{"-15m", "the last 15 minutes"},
-                                                 {"-1h", "the last hour"}};
-            for (size_t k = 0; k < 2; k++) {
-                snprintf(name, sizeof name, "%.250s@%s", p->range_name, ago[k][0]);
-                cmpl_add(p, p->prefix, name, ago[k][1]);
-            }
-            /* all of it: whole seconds, the end rounded up so the last window is in */
-            utc_text(en->first_ms, a, sizeof a);
-            utc_text(en->last_ms + 999, b, sizeof b);
-            snprintf(name, sizeof name, "%.200s@%s..%s", p->range_name, a, b);
-            cmpl_add(p, p->prefix, name, desc);
-        }
+        if ((p->sources & CMPL_SRC_STORED_RANGE) && !strcmp(en->container_name, p->range_name))
+            add_ranges(p, p->range_name, first, last, desc);
     }
 out:
     store_listing_free(&l);

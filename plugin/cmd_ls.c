@@ -1,6 +1,7 @@
-/* `docker flame ls`: what the profile store holds, one line per container (and host): its
- * image, first and last window, windows, samples and the bytes its windows take; then the
- * distinct stacks, the size on disk and the windows waiting in a remote store's spool. */
+/* `docker flame ls`: what the profile store holds, one line per JVM of a container (and host):
+ * its image, JVM pid and version, first and last window, windows, samples and its share of the
+ * store's size; then the distinct stacks, the size on disk and the windows waiting in a remote
+ * store's spool. */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,11 +14,15 @@
 #include "store/when.h"
 
 static const char usage_head[] =
-    "Usage:  docker flame ls [OPTIONS] [CONTAINER...]\n"
+    "Usage:  docker flame ls [OPTIONS] [CONTAINER[:PID]...]\n"
     "\n"
-    "List what the profile store holds: per container (name or id prefix; none = all), its\n"
-    "image, the first and last recorded window, windows, samples and their size (stacks are\n"
-    "stored once for all windows and counted in the total).\n"
+    "List what the profile store holds: a line per JVM of each container (name or id prefix;\n"
+    "none = all; CONTAINER:PID = one of its JVMs), with its image, pid and Java version, the\n"
+    "first and last recorded window, windows, samples and size. SIZE is its windows and its\n"
+    "share of what they share (the stacks, stored once for all windows), in proportion to its\n"
+    "windows: the column adds up to the store's size on disk, given below it. PID \"-\": not\n"
+    "one JVM's (an older recorder stored a container's JVMs together; or stacks of no JVM\n"
+    "the sidecar announced).\n"
     "\n"
     "Options:\n";
 
@@ -26,6 +31,7 @@ static const char usage_tail[] =
     "Examples:\n"
     "  docker flame ls\n"
     "  docker flame ls web --store clickhouse://ch:8123/flame\n"
+    "  docker flame ls web:7\n"
     "\n"
     "Exit status: 0 ok, 2 bad command line, 7 the store cannot be used, 8 there is no store\n"
     "there yet.\n";
@@ -48,11 +54,13 @@ const args_verb cmd_ls_grammar = CLI_VERB("docker flame ls", specs, F(in, args_o
 #undef F
 
 /* Widest cell of a column, at most 40 (container labels are the container's: sanitized) */
-#define COLS 9
+#define COLS 11
+#define LEFT 8 /* the columns before WINDOWS: left-aligned */
 static void print_table(const store_listing *l)
 {
-    static const char *const head[COLS] = {"CONTAINER", "ID",      "IMAGE",   "HOST", "FIRST",
-                                           "LAST",      "WINDOWS", "SAMPLES", "SIZE"};
+    static const char *const head[COLS] = {"CONTAINER", "ID",      "IMAGE", "PID",
+                                           "JAVA",      "HOST",    "FIRST", "LAST",
+                                           "WINDOWS",   "SAMPLES", "SIZE"};
     char cell[64][COLS][48];
     size_t rows = l->n < 64 ? l->n : 64;
     int w[COLS];
@@ -63,23 +71,28 @@ static void print_table(const store_listing *l)
         proto_sanitize(e->container_name, cell[r][0], 41);
         proto_sanitize(e->container_id, cell[r][1], 13);
         proto_sanitize(e->image, cell[r][2], 41);
-        proto_sanitize(e->host, cell[r][3], 41);
-        when_format(e->first_ms - e->first_ms % 1000, cell[r][4], 48);
-        when_format(e->last_ms - e->last_ms % 1000, cell[r][5], 48);
-        grouped((double)e->windows, cell[r][6], 48);
-        grouped((double)e->samples, cell[r][7], 48);
-        if (l->sizes_unknown)
-            snprintf(cell[r][8], 48, "?");
+        if (e->jvm_pid)
+            snprintf(cell[r][3], 48, "%lld", (long long)e->jvm_pid);
         else
-            stored_size_text(e->bytes, cell[r][8], 48);
+            snprintf(cell[r][3], 48, "-");
+        proto_sanitize(e->jvm_version && *e->jvm_version ? e->jvm_version : "-", cell[r][4], 33);
+        proto_sanitize(e->host, cell[r][5], 41);
+        when_format(e->first_ms - e->first_ms % 1000, cell[r][6], 48);
+        when_format(e->last_ms - e->last_ms % 1000, cell[r][7], 48);
+        grouped((double)e->windows, cell[r][8], 48);
+        grouped((double)e->samples, cell[r][9], 48);
+        if (l->sizes_unknown)
+            snprintf(cell[r][10], 48, "?");
+        else
+            stored_size_text(e->bytes, cell[r][10], 48);
         for (int c = 0; c < COLS; c++)
             w[c] = (int)strlen(cell[r][c]) > w[c] ? (int)strlen(cell[r][c]) : w[c];
     }
     for (int c = 0; c < COLS; c++)
-        printf(c < 6 ? "%-*s%s" : "%*s%s", w[c], head[c], c < COLS - 1 ? "  " : "\n");
+        printf(c < LEFT ? "%-*s%s" : "%*s%s", w[c], head[c], c < COLS - 1 ? "  " : "\n");
     for (size_t r = 0; r < rows; r++)
         for (int c = 0; c < COLS; c++)
-            printf(c < 6 ? "%-*s%s" : "%*s%s", w[c], cell[r][c], c < COLS - 1 ? "  " : "\n");
+            printf(c < LEFT ? "%-*s%s" : "%*s%s", w[c], cell[r][c], c < COLS - 1 ? "  " : "\n");
     if (l->n > rows)
         printf("(%zu more)\n", l->n - rows);
 }
@@ -95,11 +108,21 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
         return done;
     if (stored_hide_password(&a.store, &err) < 0)
         return cli_fail(vname, &err);
+    for (int i = 0; i < a.in.n; i++) { /* every operand's form first: no store for a typo */
+        char name[256];
+        int64_t pid;
+        if (stored_select(a.in.v[i], name, sizeof name, &pid, &err) < 0)
+            return cli_usage_error(vname, "%s", err.msg);
+    }
     store *s = NULL;
     store_listing l = {0};
     int rc = stored_open_read(a.store, &s, &err);
     for (int i = 0; rc == 0 && i < (a.in.n ? a.in.n : 1); i++) {
-        store_query q = {.container = a.in.n ? a.in.v[i] : NULL, .host = a.host};
+        char name[256] = "";
+        store_query q = {.host = a.host};
+        if (a.in.n)
+            stored_select(a.in.v[i], name, sizeof name, &q.jvm_pid, &err);
+        q.container = a.in.n ? name : NULL;
         rc = store_list(s, &q, &l, &err);
     }
     if (rc == 0) {

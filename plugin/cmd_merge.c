@@ -23,7 +23,7 @@ static const char usage_head[] =
     "Add several profiles into one: several runs of one configuration, runs at several\n"
     "frequencies, several containers. Rare code paths caught by one run show up in the sum.\n"
     "Each INPUT is a folded file, an SVG written by docker flame, - for standard input, a\n"
-    "stored range CONTAINER@SINCE..UNTIL (see docker flame diff --help), or a running\n"
+    "stored range CONTAINER[:PID]@SINCE..UNTIL (see docker flame diff --help), or a running\n"
     "container (all containers are profiled at the same time). The result can be given to\n"
     "docker flame diff.\n"
     "\n"

@@ -23,9 +23,11 @@ static const char usage_head[] =
     "\n"
     "What were the JVMs doing at 14:05? The recorder keeps profiling windows (e.g. 10 s each)\n"
     "in a profile store; show merges the windows of a time range into one flame graph. A\n"
-    "CONTAINER is a name or an id (prefix); none = every container in the store. A window\n"
-    "counts when it overlaps the range. --timeline draws samples per window over time instead,\n"
-    "one row per JVM: look at it first to find when the CPU went up.\n"
+    "CONTAINER is a name or an id (prefix); none = every container in the store. Each JVM of\n"
+    "a container is stored apart: CONTAINER merges them, CONTAINER:PID is the one of that pid\n"
+    "(`docker flame ls` lists them). A window counts when it overlaps the range. --timeline\n"
+    "draws samples per window over time instead, one row per JVM: look at it first to find\n"
+    "when the CPU went up.\n"
     "\n"
     "TIME is a time of today (14:03, 14:03:30, local time), a date and time (2026-11-24T14:03,\n"
     "2026-11-24T14:03:00Z, RFC 3339), or a time ago (15m, 2h, 1d, 1h30m, now).\n"
@@ -38,8 +40,10 @@ static const char usage_tail[] =
     "  docker flame show web --since 14:03 --until 14:07 -o web.svg\n"
     "  docker flame show web --since 2h --timeline -o busy.svg     # when was it busy?\n"
     "  docker flame show web api --since 30m --format folded -o - | grep Order\n"
+    "  docker flame show web:7 --since 1h                          # only web's JVM of pid 7\n"
     "  docker flame show --store clickhouse://ch:8123/flame --host node-3 web --since 1d\n"
     "Stored ranges are inputs of diff and merge too: docker flame diff web@-2h..-1h web@-1h\n"
+    "(one JVM: web:7@-1h)\n"
     "\n"
     "Exit status: 0 ok, 1 error, 2 bad command line, 7 the store cannot be used (server\n"
     "unreachable, damaged file, written by a newer docker-flame), 8 nothing stored in the range\n"
@@ -52,6 +56,9 @@ typedef struct show_args {
     int64_t pid;
     bool timeline, help;
     args_operands in;
+    /* the operands: container (name or id prefix) and JVM (0 = every one, or --pid) */
+    char (*name)[256];
+    int64_t *jvm;
 } show_args;
 
 #define F(field, T) ARG_FIELD(show_args, field, T)
@@ -71,7 +78,8 @@ static const arg_spec specs[] = {
     {.lng = "timeline", .kind = ARG_FLAG, .off = F(timeline, bool),
      .help = "draw samples per window over time (SVG) instead"},
     {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
-     .help = "only this JVM (pid inside the container)", .lo = 1, .hi = 1 << 22},
+     .help = "only this JVM (pid inside the container) of each\ncontainer; CONTAINER:PID picks one "
+             "of one", .lo = 1, .hi = 1 << 22},
     STORED_HOST_SPEC(F(host, const char *)),
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
@@ -115,13 +123,15 @@ static int show_profile(const show_args *a, store *s, store_query q, flame_err *
     int rc = p ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     for (int i = 0; rc == 0 && i < (a->in.n ? a->in.n : 1); i++) {
         uint64_t before = info.windows;
-        q.container = a->in.n ? a->in.v[i] : NULL;
+        q.container = a->in.n ? a->name[i] : NULL;
+        q.jvm_pid = a->in.n ? a->jvm[i] : a->pid;
         rc = store_profile(s, &q, p, &info, err);
         if (rc == 0 && a->in.n > 1 && info.windows == before)
             fprintf(stderr, "docker flame show: note: nothing stored for %s in that range\n",
-                    q.container);
+                    a->in.v[i]);
     }
-    q.container = a->in.n == 1 ? a->in.v[0] : NULL;
+    q.container = a->in.n == 1 ? a->name[0] : NULL;
+    q.jvm_pid = a->in.n == 1 ? a->jvm[0] : a->pid;
     if (rc == 0 && info.windows == 0)
         rc = stored_nothing(s, &q, err);
     label_of(a, label, sizeof label);
@@ -186,10 +196,12 @@ static int show_timeline(const show_args *a, store *s, store_query q, flame_err 
     store_series_list tl = {0};
     int rc = 0;
     for (int i = 0; rc == 0 && i < (a->in.n ? a->in.n : 1); i++) {
-        q.container = a->in.n ? a->in.v[i] : NULL;
+        q.container = a->in.n ? a->name[i] : NULL;
+        q.jvm_pid = a->in.n ? a->jvm[i] : a->pid;
         rc = store_timeline(s, &q, &tl, err);
     }
-    q.container = a->in.n == 1 ? a->in.v[0] : NULL;
+    q.container = a->in.n == 1 ? a->name[0] : NULL;
+    q.jvm_pid = a->in.n == 1 ? a->jvm[0] : a->pid;
     if (rc == 0 && tl.n == 0)
         rc = stored_nothing(s, &q, err);
     char label[160], range[96], title[300];
@@ -208,8 +220,10 @@ static int show_timeline(const show_args *a, store *s, store_query q, flame_err 
         const store_series *se = &tl.series[i];
         tl_point *pts = malloc((se->n ? se->n : 1) * sizeof *pts);
         char *name = NULL;
-        if (!pts || asprintf(&name, "%s, JVM %lld on %s", se->container_name,
-                             (long long)se->jvm_pid, se->host) < 0) {
+        char jvm[40] = "every JVM"; /* windows of a recorder that did not tell JVMs apart */
+        if (se->jvm_pid)
+            snprintf(jvm, sizeof jvm, "JVM %lld", (long long)se->jvm_pid);
+        if (!pts || asprintf(&name, "%s, %s on %s", se->container_name, jvm, se->host) < 0) {
             free(pts);
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
             break;
@@ -257,6 +271,22 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
     if (stored_range(a.since, a.until, stored_now_ms(), 3600 * 1000, &q.since_ms, &q.until_ms,
                      &err) < 0)
         return cli_usage_error(vname, "%s", err.msg);
+    _cleanup_free_ char(*names)[256] = calloc(a.in.n ? (size_t)a.in.n : 1, sizeof *names);
+    _cleanup_free_ int64_t *jvms = calloc(a.in.n ? (size_t)a.in.n : 1, sizeof *jvms);
+    if (!names || !jvms) {
+        flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
+        return cli_fail(vname, &err);
+    }
+    a.name = names;
+    a.jvm = jvms;
+    for (int i = 0; i < a.in.n; i++) {
+        if (stored_select(a.in.v[i], names[i], sizeof names[i], &jvms[i], &err) < 0)
+            return cli_usage_error(vname, "%s", err.msg);
+        if (jvms[i] && a.pid && jvms[i] != a.pid)
+            return cli_usage_error(vname, "%s and --pid %lld name two JVMs: give one", a.in.v[i],
+                                   (long long)a.pid);
+        jvms[i] = jvms[i] ? jvms[i] : a.pid;
+    }
     store *s = NULL;
     int rc = stored_open_read(a.store, &s, &err);
     if (rc == 0)

@@ -1,9 +1,10 @@
 /* One container's recorder (plugin/record.h): the ordinary sidecar (plugin/run/session.c) runs the
  * contract's `top` verb, which streams one window of folded stacks per --window; every completed
  * window is handed, as it completes, to the recorder's writer thread, which stores it in the
- * profile store (store/store.h) with its labels (the stream never waits for the store: a hung
- * server or a busy file would stall the sidecar's stream); the window an interrupt cuts short is
- * stored too. A window in which nothing ran is stored as
+ * profile store (store/store.h) with its labels, one window per JVM of the container
+ * (plugin/record_split.h); the stream never waits for the store: a hung server or a busy file
+ * would stall the sidecar's stream. The window an interrupt cuts short is stored too, and the
+ * writer compacts the store hourly. A window in which nothing ran is stored as
  * empty, never skipped: `show --timeline` then shows the quiet time as quiet, not as a gap.
  * Around it, the container's life: waited for while stopped, recorded again when it runs again
  * (restarted, or recreated under its name), the recording ended when it is removed; and the
@@ -28,6 +29,7 @@
 #include "plugin/opts.h"
 #include "plugin/run/proto.h"
 #include "plugin/record.h"
+#include "plugin/record_split.h"
 #include "plugin/run/session.h"
 #include "plugin/run/sidecar.h"
 #include "plugin/run/signals.h"
@@ -40,16 +42,31 @@
 /* Retry pacing once the recording has run: a sidecar that fails again and again (no JVM yet
  * after a restart) is retried at most this often. */
 #define REC_RETRY_MAX_MS 30000
+/* How often a recorder compacts the store (docs/STORE.md, "Retention and compaction"): windows
+ * older than an hour become 1-minute buckets, so an hour is what waits to be merged. */
+#define REC_COMPACT_EVERY_MS (3600LL * 1000)
 /* Windows waiting for the writer at most (a put that times out takes 15 s: 15 1-s windows;
  * then the store spools without trying the server for 30 s). Beyond, the oldest is dropped. */
 #define REC_QUEUE_MAX 64
 
-/* A window on its way to the store: a copy (the stream's profile is the model's). */
+/* A window on its way to the store: copies (the stream's profile is the model's), one window
+ * per JVM of the container, stored in one put. */
 typedef struct rec_item {
-    store_window w;
+    store_window *w;
+    size_t nw;
+    uint64_t samples; /* of all its windows */
     char label[256];
     uint64_t n; /* its number in the recording, for messages */
 } rec_item;
+
+static void item_free(rec_item *it)
+{
+    for (size_t i = 0; i < it->nw; i++)
+        store_window_free(&it->w[i]);
+    free(it->w);
+    it->w = NULL;
+    it->nw = 0;
+}
 
 typedef struct rec_target {
     top_model m;
@@ -59,7 +76,6 @@ typedef struct rec_target {
     rec_link *link;
     const char *arg;
     char host[256];
-    profile *empty;  /* the stacks of a window in which nothing ran */
     char label[256]; /* for messages: the container's name once known, else what the user typed */
     char state[32];  /* last state announced (registry and messages) */
     bool ever_ready; /* recorded or waited once: from then on, failures are waited out */
@@ -74,6 +90,7 @@ typedef struct rec_target {
     rec_item q[REC_QUEUE_MAX];
     size_t qhead, qn;
     uint64_t windows, samples, spooled, failed;
+    int64_t compacted_ms; /* when this recorder last compacted the store (0: not yet) */
 } rec_target;
 
 static int64_t wall_ms(void)
@@ -166,23 +183,37 @@ static void store_window_cb(void *ctx, const top_win *w)
     if (w->end_mono_ms > 0 && w->end_mono_ms <= mono_ms())
         end = now - (mono_ms() - w->end_mono_ms);
     int64_t len = w->ms > 0 ? w->ms : 1;
-    const profile *p = w->p ? w->p : t->empty;
-    double total = profile_total(p);
-    const char *jv = t->s->pr.njvms > 0 ? t->s->pr.jvms[0].java_version : "";
-    store_window sw = {.host = t->host,
-                       .container_id = t->s->target_id,
-                       .container_name = t->s->name,
-                       .image = t->s->image,
-                       .jvm_pid = t->a->pid,
-                       .jvm_version = jv,
-                       .start_ms = end - len,
-                       .end_ms = end,
-                       .frequency = t->a->frequency,
-                       .samples = total > 0 ? (uint64_t)total : 0,
-                       .stacks = p};
+    /* each JVM of the container a series of its own (labelled with its pid and version): the
+     * window split by the root frame the sidecar gives each JVM's stacks */
+    rec_part parts[REC_SPLIT_MAX];
+    size_t n = 0;
+    flame_err err = FLAME_ERR_INIT;
     rec_item it = {.n = ++t->handed};
     snprintf(it.label, sizeof it.label, "%s", t->label);
-    if (store_window_copy(&sw, &it.w) < 0) {
+    int rc = rec_split(w->p, t->s->pr.jvms, t->s->pr.njvms, t->a->pid, parts, &n, &err);
+    if (rc == 0 && !(it.w = calloc(n, sizeof *it.w)))
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        double total = profile_total(parts[i].p);
+        store_window sw = {.host = t->host,
+                           .container_id = t->s->target_id,
+                           .container_name = t->s->name,
+                           .image = t->s->image,
+                           .jvm_pid = parts[i].pid,
+                           .jvm_version = parts[i].version,
+                           .start_ms = end - len,
+                           .end_ms = end,
+                           .frequency = t->a->frequency,
+                           .samples = total > 0 ? (uint64_t)total : 0,
+                           .stacks = parts[i].p};
+        if ((rc = store_window_copy(&sw, &it.w[i])) == 0) {
+            it.nw++;
+            it.samples += sw.samples;
+        }
+    }
+    rec_split_free(parts, n);
+    if (rc < 0) {
+        item_free(&it);
         pthread_mutex_lock(&t->qm);
         t->failed++;
         pthread_mutex_unlock(&t->qm);
@@ -194,7 +225,7 @@ static void store_window_cb(void *ctx, const top_win *w)
     if (t->qn == REC_QUEUE_MAX) {
         rec_item *old = &t->q[t->qhead];
         dropped = old->n;
-        store_window_free(&old->w);
+        item_free(old);
         t->qhead = (t->qhead + 1) % REC_QUEUE_MAX;
         t->qn--;
         t->failed++;
@@ -207,6 +238,22 @@ static void store_window_cb(void *ctx, const top_win *w)
         note("%s: window %llu not stored: the store is %d windows behind (the oldest goes)",
              t->label, (unsigned long long)dropped, REC_QUEUE_MAX);
     reg_save(t);
+}
+
+/* The store kept bounded as `docker flame prune` does, hourly (the first time an hour after the
+ * start: a short recording never compacts), by the writer thread: the stream does not wait for
+ * it (seconds on a week of windows); the windows meanwhile wait in the queue. */
+static void compact_hourly(rec_target *t, int put_rc, const char *label)
+{
+    int64_t now = wall_ms();
+    if (!t->compacted_ms)
+        t->compacted_ms = now;
+    if (put_rc != 0 || now - t->compacted_ms < REC_COMPACT_EVERY_MS)
+        return;
+    t->compacted_ms = now;
+    flame_err ce = FLAME_ERR_INIT;
+    if (store_compact(t->st, now, NULL, NULL, &ce) < 0) /* tried again in an hour */
+        note("%s: compacting the store: %s", label, ce.msg);
 }
 
 /* The writer thread: the only user of the store handle while the recording runs. */
@@ -224,16 +271,17 @@ static void *writer_main(void *arg)
         t->qn--;
         pthread_mutex_unlock(&t->qm);
         flame_err err = FLAME_ERR_INIT;
-        int rc = store_put(t->st, &it.w, &err);
+        int rc = store_put_many(t->st, it.w, it.nw, &err);
+        int64_t start_ms = it.nw ? it.w[0].start_ms : 0, end_ms = it.nw ? it.w[0].end_ms : 0;
         pthread_mutex_lock(&t->qm);
         if (rc < 0) {
             t->failed++;
         } else {
             t->windows++;
-            t->samples += it.w.samples;
+            t->samples += it.samples;
             t->spooled += rc == 1;
             if (t->link && t->link->reg)
-                t->link->reg->e.last_window_ms = it.w.end_ms;
+                t->link->reg->e.last_window_ms = end_ms;
         }
         pthread_mutex_unlock(&t->qm);
         /* The recording goes on after a failure: the next window may fit (a full disk freed). */
@@ -244,10 +292,10 @@ static void *writer_main(void *arg)
         else if (!t->a->quiet) {
             char n[32];
             note("%s: window %llu stored (%.1f s, %s samples)", it.label, (unsigned long long)it.n,
-                 (double)(it.w.end_ms - it.w.start_ms) / 1000,
-                 grouped((double)it.w.samples, n, sizeof n));
+                 (double)(end_ms - start_ms) / 1000, grouped((double)it.samples, n, sizeof n));
         }
-        store_window_free(&it.w);
+        item_free(&it);
+        compact_hourly(t, rc, it.label);
         pthread_mutex_lock(&t->qm);
     }
     pthread_mutex_unlock(&t->qm);
@@ -482,7 +530,7 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
     if (rc == 0) {
         int mr = top_model_init(&t.m, 1, false);
         model_ready = true; /* init sets what free needs first, even when it fails */
-        if (mr < 0 || !(t.empty = profile_new()))
+        if (mr < 0)
             rc = flame_fail_errno(&err, FLAME_EXIT_ERROR, errno ? errno : ENOMEM, "record");
         t.m.on_window = store_window_cb;
         t.m.on_window_ctx = &t;
@@ -536,7 +584,6 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
     }
     if (model_ready)
         top_model_free(&t.m);
-    profile_free(t.empty);
     store_close(t.st);
     engine_free(e);
     pthread_cond_destroy(&t.qc);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/contract.h"
 #include "plugin/run/proto.h"
 #include "store/when.h"
 
@@ -90,19 +91,42 @@ void stored_range_text(int64_t since_ms, int64_t until_ms, char *buf, size_t cap
     snprintf(buf, cap, "%s to %s", a, strncmp(a, b, 11) ? b : b + 11);
 }
 
+int stored_select(const char *arg, char *name, size_t cap, int64_t *pid, flame_err *err)
+{
+    const char *colon = strchr(arg, ':');
+    size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+    *pid = 0;
+    if (colon) {
+        char *end = NULL;
+        long long v = colon[1] >= '0' && colon[1] <= '9' ? strtoll(colon + 1, &end, 10) : 0;
+        if (!end || *end || v < 1 || v > CT_PID_MAX)
+            return flame_fail(err, FLAME_EXIT_USAGE, "%.100s: one JVM of a container is %s", arg,
+                              STORED_JVM_FORM);
+        *pid = v;
+    }
+    if (n == 0 || n >= cap)
+        return flame_fail(err, FLAME_EXIT_USAGE, "%.100s: no container name (%s)", arg,
+                          STORED_JVM_FORM);
+    memcpy(name, arg, n);
+    name[n] = 0;
+    return 0;
+}
+
 int stored_nothing(store *s, const store_query *q, flame_err *err)
 {
-    char range[96], who[160] = "anything", held[200] = "";
+    char range[96], who[200] = "anything", held[200] = "";
     stored_range_text(q->since_ms, q->until_ms, range, sizeof range);
     if (q->container) {
         char clean[128];
         proto_sanitize(q->container, clean, sizeof clean);
-        snprintf(who, sizeof who, "%s%s%s", clean, q->jvm_pid ? " (that --pid)" : "",
-                 q->host ? " (that --host)" : "");
+        char jvm[32] = "";
+        if (q->jvm_pid)
+            snprintf(jvm, sizeof jvm, ":%lld", (long long)q->jvm_pid);
+        snprintf(who, sizeof who, "%s%s%s", clean, jvm, q->host ? " (that --host)" : "");
     }
     store_listing l = {0};
     flame_err quiet = FLAME_ERR_INIT;
-    store_query of = {.container = q->container, .host = q->host};
+    store_query of = {.container = q->container, .host = q->host, .jvm_pid = q->jvm_pid};
     if (store_list(s, &of, &l, &quiet) == 0 && l.n) {
         int64_t first = l.e[0].first_ms, last = l.e[0].last_ms;
         for (size_t i = 1; i < l.n; i++) {
@@ -124,18 +148,21 @@ int stored_nothing(store *s, const store_query *q, flame_err *err)
 int stored_input(void *ctx, const char *arg, profile **out, flame_err *err)
 {
     (void)ctx;
-    char name[256];
-    int64_t since, until, now = stored_now_ms();
-    int r = when_parse_input(arg, now, name, sizeof name, &since, &until);
+    char sel[256], name[256];
+    int64_t since, until, pid, now = stored_now_ms();
+    int r = when_parse_input(arg, now, sel, sizeof sel, &since, &until);
     if (r == 0)
         return 0;
     if (r < 0)
-        return flame_fail(err, FLAME_EXIT_USAGE,
-                          "%.100s: a stored range is CONTAINER@SINCE..UNTIL (web@14:00..14:05, "
-                          "web@-2h..-1h, web@-30m), SINCE and UNTIL being %s",
-                          arg, WHEN_FORMS);
+        return flame_fail(
+            err, FLAME_EXIT_USAGE,
+            "%.100s: a stored range is CONTAINER[:PID]@SINCE..UNTIL (web@14:00..14:05, "
+            "web@-2h..-1h, web:7@-30m), SINCE and UNTIL being %s",
+            arg, WHEN_FORMS);
+    if (stored_select(sel, name, sizeof name, &pid, err) < 0)
+        return -1;
     store *s = NULL;
-    store_query q = {.container = name, .since_ms = since, .until_ms = until};
+    store_query q = {.container = name, .since_ms = since, .until_ms = until, .jvm_pid = pid};
     store_info info = {0};
     profile *p = profile_new();
     int rc =

@@ -1,7 +1,8 @@
 /* What the verbs that read the profile store share (show, ls, prune, and the stored inputs of
  * diff and merge): which store (--store, else $DOCKER_FLAME_STORE, else the default file), the
- * --since/--until range, the "nothing stored" error that says what IS stored, and a stored range
- * CONTAINER@SINCE..UNTIL loaded as one profile. */
+ * --since/--until range, the "nothing stored" error that says what IS stored, the choice of one
+ * JVM of a container (CONTAINER:PID), and a stored range CONTAINER[:PID]@SINCE..UNTIL loaded as
+ * one profile. */
 #pragma once
 #include <stdint.h>
 
@@ -49,9 +50,16 @@ int stored_range(const char *since, const char *until, int64_t now, int64_t defa
 void stored_size_text(uint64_t bytes, char *buf, size_t cap);
 /* "2026-11-24 14:03:00 to 14:07:00" (the date repeated only when it differs). */
 void stored_range_text(int64_t since_ms, int64_t until_ms, char *buf, size_t cap);
+/* "CONTAINER" or "CONTAINER:PID" (one JVM of it: its pid in the container; a container name
+ * never holds a ':') into name (cap bytes) and *pid (0 = every JVM of it). 0, or -1 with a usage
+ * error that says the form. */
+#define STORED_JVM_FORM "CONTAINER:PID (web:7: the JVM of pid 7 in web)"
+int stored_select(const char *arg, char *name, size_t cap, int64_t *pid, flame_err *err);
+
 /* Fill err with FLAME_EXIT_EMPTY: nothing of q's container in q's range, and what the store
  * does hold for it ("web is stored from ... to ...") or that it holds nothing of it. */
 int stored_nothing(store *s, const store_query *q, flame_err *err);
-/* flame_profiler.stored (plugin/cmd.h): arg "CONTAINER@SINCE..UNTIL" from the store of
- * $DOCKER_FLAME_STORE (or the default). 1 loaded into *out, 0 not a stored input, <0 error. */
+/* flame_profiler.stored (plugin/cmd.h): arg "CONTAINER[:PID]@SINCE..UNTIL" from the store of
+ * $DOCKER_FLAME_STORE (or the default): every JVM of the container merged, or the one of that
+ * pid. 1 loaded into *out, 0 not a stored input, <0 error. */
 int stored_input(void *ctx, const char *arg, profile **out, flame_err *err);

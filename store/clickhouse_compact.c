@@ -1,9 +1,11 @@
-/* Retention and compaction of a ClickHouse store, by day partitions (samples is partitioned by
+/* Retention and compaction of a ClickHouse store, by day partitions (windows is partitioned by
  * the day of start_ms): a day past the retention is dropped whole (DROP PARTITION: instant); a
  * finished day with windows to merge is rebuilt into a scratch table, buckets summed by the
- * server, and swapped in atomically (REPLACE PARTITION), so a reader sees the old day or the new
- * one, never both. The day being written is left alone: a rebuild would lose what arrives
- * during it. Works on MergeTree tables; a Distributed one is compacted shard by shard. */
+ * server, each window counted once (a window sent twice is stored once again), and swapped in
+ * atomically (REPLACE PARTITION), so a reader sees the old day or the new one, never both. The
+ * day being written is left alone: a rebuild would lose what arrives during it. Then the
+ * dictionaries of the runs no window names any more are deleted. Works on MergeTree tables; a
+ * Distributed one is compacted shard by shard. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,8 +98,9 @@ static int run(store *s, flame_err *err, const char *fmt, ...)
     return ch_post(s, sql, NULL, 0, NULL, err);
 }
 
-/* The day's windows, bucketed and summed, into the scratch table: per run (ids mean something
- * within their run only), the pairs decoded, added by sumMap (sorted by id), encoded again. */
+/* The day's windows (each uid once), bucketed and summed, into the scratch table: per run (ids
+ * mean something within their run only), the pairs decoded, added by sumMap (sorted by id),
+ * encoded again. A window alone in its bucket keeps its uid; a bucket gets one made of its key. */
 static int fill_scratch(store *s, const char *tmp, const day *d, const store_policy *pol,
                         int64_t now, flame_err *err)
 {
@@ -111,22 +114,24 @@ static int fill_scratch(store *s, const char *tmp, const day *d, const store_pol
         "INSERT INTO %s (" CH_WINDOW_COLS ") SELECT host, container_id, cn, im, jvm_pid, jv,"
         " s, e, fr, sa, lv, run, " CH_SPLIT(
             "g",
-            "m.2") " FROM (SELECT *,"
+            "m.2") ", u FROM (SELECT *,"
                    " arrayPopFront(arrayDifference(arrayPushFront(m.1, 0))) AS g FROM (SELECT "
                    "host, container_id,"
                    " any(container_name) AS cn, any(image) AS im, jvm_pid, any(jvm_version) AS jv,"
                    " min(start_ms) AS s, max(end_ms) AS e, max(frequency) AS fr, sum(samples) AS "
                    "sa, lv,"
-                   " run, sumMap(i, n) AS m FROM (SELECT host, container_id, container_name, image,"
-                   " jvm_pid, jvm_version, start_ms, end_ms, frequency, samples, run, " CH_IDS
-                   " AS i, " CH_COUNTS " AS n, ",
+                   " run, sumMap(i, n) AS m, if(count() = 1, any(uid), cityHash64(host,"
+                   " container_id, jvm_pid, run, lv, b)) AS u FROM (SELECT host, container_id,"
+                   " container_name, image, jvm_pid, jvm_version, start_ms, end_ms, frequency,"
+                   " samples, run, uid, " CH_IDS " AS i, " CH_COUNTS " AS n, ",
         tmp);
     level_expr(f, pol, now);
     fputs(" AS lv, ", f);
     bucket_expr(f, pol);
     fprintf(f,
-            " AS b FROM windows WHERE " DAY_EXPR " = %lld) GROUP BY host, container_id, jvm_pid,"
-            " run, lv, b))",
+            " AS b FROM (SELECT * FROM windows WHERE " DAY_EXPR " = %lld LIMIT 1 BY " CH_UID_KEY
+            "))"
+            " GROUP BY host, container_id, jvm_pid, run, lv, b))",
             (long long)d->day);
     return ch_post_file(s, f, &text, NULL, err);
 }
@@ -143,7 +148,7 @@ static int day_print(store *s, const day *d, char *out, size_t cap, flame_err *e
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     fprintf(f,
             "SELECT count(), sum(cityHash64(host, container_id, jvm_pid, start_ms, end_ms, level,"
-            " run, samples)) FROM windows WHERE " DAY_EXPR " = %lld FORMAT TabSeparated",
+            " run, uid, samples)) FROM windows WHERE " DAY_EXPR " = %lld FORMAT TabSeparated",
             (long long)d->day);
     ch_buf b = {0};
     int rc = ch_post_file(s, f, &text, &b, err);
@@ -156,7 +161,7 @@ static int day_print(store *s, const day *d, char *out, size_t cap, flame_err *e
 /* Rebuild one day into a scratch table and swap it in. 1 (nothing done) when windows arrived
  * in the day meanwhile: REPLACE PARTITION would have dropped them; a later run merges it. The
  * check is made right before the swap: what lands in the one request between them is still
- * lost (NEEDSWORK: the stable window id lets compaction find such windows after the swap). */
+ * lost (NEEDSWORK: each window's uid would let compaction find such windows after the swap). */
 static int rebuild_day(store *s, const day *d, const store_policy *pol, int64_t now,
                        store_compact_stats *st, flame_err *err)
 {
@@ -200,11 +205,9 @@ int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
                           "%s: windows is a Distributed table: prune each shard's own tables "
                           "(--store clickhouse://SHARD:8123/LOCAL_DB)",
                           s->name);
-    double per_row;
     _cleanup_free_ day *days = NULL;
     size_t n = 0;
-    if (ch_disk(s, &st->disk_before, &per_row, err) < 0 ||
-        list_days(s, pol, now_ms, &days, &n, err) < 0)
+    if (ch_disk(s, &st->disk_before, err) < 0 || list_days(s, pol, now_ms, &days, &n, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
         const day *d = &days[i];
@@ -230,5 +233,12 @@ int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
             if (after[i].day == days[k].day && days[k].to_merge > 0 &&
                 days[k].last_end <= now_ms - QUIET_MS)
                 st->buckets += (uint64_t)after[i].windows;
-    return ch_disk(s, &st->disk_after, &per_row, err);
+    /* the dictionaries no window names any more (a day after they were written: a put sends
+     * its chunk before its windows) */
+    if (st->deleted &&
+        run(s, err,
+            "ALTER TABLE dict DELETE WHERE at < %lld AND run NOT IN (SELECT run FROM windows)",
+            (long long)(now_ms - 86400LL * 1000)) < 0)
+        return -1;
+    return ch_disk(s, &st->disk_after, err);
 }

@@ -348,3 +348,20 @@ int ch_parse_url(store *s, ch *c, const char *url, flame_err *err)
         snprintf(c->user, sizeof c->user, "default");
     return 0;
 }
+
+int ch_post_sql(store *s, const char *sql, ch_buf *out, flame_err *err)
+{
+    return ch_post(s, sql, NULL, 0, out, err);
+}
+
+int ch_one(store *s, const char *sql, int64_t *out, flame_err *err)
+{
+    ch_buf b = {0};
+    size_t pos = 0;
+    char *f[1];
+    size_t l[1];
+    int rc = ch_post_sql(s, sql, &b, err);
+    *out = rc == 0 && ch_next_row(&b, &pos, f, l, 1) == 1 ? ch_int(f[0]) : 0;
+    free(b.p);
+    return rc;
+}

@@ -1,10 +1,12 @@
-/* Inside the ClickHouse backend (store/clickhouse.c: schema, put, readers; clickhouse_http.c:
- * URL and requests; clickhouse_compact.c: retention and compaction by day partitions). */
+/* Inside the ClickHouse backend (store/clickhouse.c: the face; clickhouse_schema.c: tables and
+ * versions; clickhouse_put.c: puts; clickhouse_read.c: readers; clickhouse_compact.c: retention
+ * and compaction by day partitions; clickhouse_http.c: URL and requests). */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "store/dict.h"
 #include "store/store_impl.h"
 
 typedef struct ch {
@@ -16,13 +18,13 @@ typedef struct ch {
     bool no_db;       /* send the next requests without ?database= (to create it) */
     long timeout_s;   /* of a whole request: CH_READ_TIMEOUT_S, CH_PUT_TIMEOUT_S in a put */
     bool ready;       /* database and tables checked */
-    bool distributed; /* samples is a Distributed table */
-    /* this handle's run (clickhouse_put.c; 0 = none yet): its key and its dictionary, stack
-     * key -> id (open addressing, key 0 = free); ids are 1..id_n */
+    bool distributed; /* windows is a Distributed table */
+    /* this handle's run (clickhouse_put.c; 0 = none yet): its key, its dictionary of stacks
+     * (store/dict.h), the chunks of it sent so far, and when it started (a run lasts a day) */
     uint64_t run;
-    uint64_t *id_keys;
-    uint32_t *id_vals;
-    size_t id_n, id_cap;
+    dict d;
+    uint32_t seq;
+    int64_t run_start_ms;
 } ch;
 
 /* Schema 2's windows table: the columns of an INSERT, and the expressions that turn a row's
@@ -36,7 +38,13 @@ typedef struct ch {
 #define CH_COUNT_MAX ((uint64_t)1 << 40) /* a count: lo + 256 * UInt32 */
 #define CH_WINDOW_COLS                                                                             \
     "host, container_id, container_name, image, jvm_pid, jvm_version, start_ms, end_ms,"           \
-    " frequency, samples, level, run, ids, ids_hi, counts, counts_hi"
+    " frequency, samples, level, run, ids, ids_hi, counts, counts_hi, uid"
+/* What identifies a window: its uid, or for a row written without one (uid 0: an older schema's)
+ * a hash of what it is (the same window, the same number). Not a DEFAULT of the column: 18.16
+ * cannot compute a default that reads other columns for parts written before the column was
+ * added ("Unknown identifier"). */
+#define CH_UID_KEY                                                                                 \
+    "if(uid = 0, cityHash64(host, container_id, jvm_pid, start_ms, end_ms, level, run), uid)"
 #define CH_IDS                                                                                     \
     "arrayMap(v_x -> toUInt32(v_x), arrayCumSum(arrayMap((v_lo, v_hi) -> toUInt32(v_lo) + 256 * "  \
     "toUInt32(v_hi),"                                                                              \
@@ -74,15 +82,22 @@ int ch_parse_url(store *s, ch *c, const char *url, flame_err *err);
 int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *out, flame_err *err);
 /* The same, for a query built into a memstream: closes f and frees its buffer. */
 int ch_post_file(store *s, FILE *f, char **text, ch_buf *out, flame_err *err);
+/* sql without a body (a statement, or a query whose answer goes into out, may be NULL). */
+int ch_post_sql(store *s, const char *sql, ch_buf *out, flame_err *err);
+/* The first field of the first row of sql's answer, as a number (0 when none). */
+int ch_one(store *s, const char *sql, int64_t *out, flame_err *err);
 /* Each TabSeparated row of b in turn: 1 = a row (fields in place), 0 = the end, -1 malformed. */
 int ch_next_row(ch_buf *b, size_t *pos, char **fields, size_t *lens, int want);
-/* The database and tables exist and are of a version we read (once per handle). */
+/* The database and tables exist and are of a version we read (once per handle;
+ * clickhouse_schema.c). */
 int ch_ready(store *s, flame_err *err);
 /* The WHERE clause of q (windows overlapping [since, until), container, host, pid). */
 void ch_where(FILE *f, const store_query *q);
-/* Disk used by our tables on the server asked (a Distributed table has no parts there), and the
- * bytes per row of samples. */
-int ch_disk(store *s, uint64_t *disk, double *per_row, flame_err *err);
+/* "(SELECT cols FROM windows WHERE <q> LIMIT 1 BY <uid>)": the windows of q, each counted once
+ * (a window sent twice is stored twice until a compaction rebuilds its day). */
+void ch_windows(FILE *f, const char *cols, const store_query *q);
+/* Disk used by our tables on the server asked (a Distributed table has no parts there). */
+int ch_disk(store *s, uint64_t *disk, flame_err *err);
 /* A number of a response field. */
 int64_t ch_int(const char *s);
 
@@ -93,6 +108,11 @@ static inline ch *ch_of(store *s)
 
 /* Store n windows (clickhouse_put.c). */
 int ch_put(store *s, const store_window *w, size_t n, flame_err *err);
+
+/* The readers (clickhouse_read.c). */
+int ch_profile(store *s, const store_query *q, profile *out, store_info *info, flame_err *err);
+int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_err *err);
+int ch_list(store *s, const store_query *q, store_listing *out, flame_err *err);
 
 int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *st,
                flame_err *err);

@@ -1,8 +1,9 @@
-/* Retention and compaction of a SQLite store: windows past the retention are deleted (with the
- * stacks nothing uses any more), older windows are merged per JVM into coarser buckets (merging
- * only adds counts: a bucket's profile is exactly the sum of its windows'), and the free pages
- * go back to the file system. Work is committed in slices so a recorder writing meanwhile waits
- * for a slice, never for the whole run. */
+/* Retention and compaction of a SQLite store: windows past the retention are deleted, older
+ * windows are merged per JVM into coarser buckets (merging only adds counts: a bucket's profile
+ * is exactly the sum of its windows'), the dictionary loses the stacks nothing uses any more and
+ * is rewritten in large chunks (sq_gc_stacks), and the free pages go back to the file system.
+ * Work is committed in slices so a recorder writing meanwhile waits for a slice, never for the
+ * whole run. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,10 +35,8 @@ static int retain(sq *q, int64_t cutoff, store_compact_stats *st, flame_err *err
         sq_rollback(q);
     if (rc < 0)
         return -1;
-    st->deleted += gone;
-    /* the stacks they alone used: after the commit, the decoding outside the write lock (a
-     * stack left over by a failure here is freed by the next run) */
-    return gone ? sq_gc_stacks(q, &st->stacks_freed, err) : 0;
+    st->deleted += gone; /* the stacks they alone used: sq_compact's collection at the end */
+    return 0;
 }
 
 /* The buckets with windows below `level` that lie wholly before cut. */
@@ -115,7 +114,7 @@ static int merge_bucket(sq *q, const group *g, int64_t size, int level, merge *m
     if (sq_prepare(q, sql, &del, err) < 0 ||
         sq_prepare(q,
                    "INSERT INTO windows(source, start_ms, end_ms, frequency, samples, level,"
-                   " pairs) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                   " uid, pairs) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                    &ins, err) < 0)
         return -1;
     sqlite3_stmt *both[] = {sel, del};
@@ -141,10 +140,11 @@ static int merge_bucket(sq *q, const group *g, int64_t size, int level, merge *m
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     if ((rc = sqlite3_step(del)) != SQLITE_DONE)
         return sq_fail(q, err, rc, "merging windows");
-    int64_t vals[] = {g->source, m->start, m->end, m->freq, m->samples, level};
-    for (int i = 0; i < 6; i++)
+    int64_t vals[] = {g->source,           m->start, m->end, m->freq, m->samples, level,
+                      (int64_t)store_uid()};
+    for (int i = 0; i < 7; i++)
         sqlite3_bind_int64(ins, i + 1, vals[i]);
-    sqlite3_bind_blob(ins, 7, blob, (int)len, SQLITE_STATIC);
+    sqlite3_bind_blob(ins, 8, blob, (int)len, SQLITE_STATIC);
     if ((rc = sqlite3_step(ins)) != SQLITE_DONE)
         return sq_fail(q, err, rc, "merging windows");
     st->merged += (uint64_t)m->rows;
@@ -191,6 +191,13 @@ int sq_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
             compact_level(q, now_ms - l->age_ms, l->bucket_ms, i + 1, st, err) < 0)
             return -1;
     }
+    /* the dictionary: when windows went, or when it is in many small chunks (each put adds
+     * one); otherwise reading every window to learn that nothing is unused is not worth it */
+    int64_t chunks;
+    if (sq_int(q, "SELECT count(*) FROM dict", &chunks, err) < 0)
+        return -1;
+    if ((st->deleted || chunks > SQ_CHUNKS_MAX) && sq_gc_stacks(q, &st->stacks_freed, err) < 0)
+        return -1;
     sq_release_space(q);
     return sq_usage(q, NULL, &st->disk_after, err);
 }

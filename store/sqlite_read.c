@@ -1,6 +1,6 @@
 /* The SQLite backend's readers: the windows of a query merged into one profile (counts summed
- * by stack id, then each stack's text read once), the timeline of samples per window, and the
- * listing of what the store holds. */
+ * by stack id, then each stack's text made once from the dictionary), the timeline of samples
+ * per window, and the listing of what the store holds. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,56 +49,32 @@ static int add_text(profile *out, const void *text, int len, uint64_t count, int
 
 int sq_add_stacks(sq *q, const store_pair *pairs, size_t n, profile *out, flame_err *err)
 {
-    int64_t maxid;
-    if (n == 0)
-        return 0;
-    if (sq_int(q, "SELECT max(id) FROM stacks", &maxid, err) < 0)
-        return -1;
-    /* many of the stacks: one pass over the table beats a lookup each */
-    bool scan = n * 8 > (uint64_t)maxid;
-    _cleanup_stmt_ sqlite3_stmt *st = NULL;
-    if (sq_prepare(q,
-                   scan ? "SELECT id, folded FROM stacks ORDER BY id"
-                        : "SELECT id, folded FROM stacks WHERE id = ?1",
-                   &st, err) < 0)
-        return -1;
-    size_t i = 0;
-    while (i < n) {
-        if (!scan) {
-            sqlite3_reset(st);
-            sqlite3_bind_int64(st, 1, (int64_t)pairs[i].id);
-        }
-        int rc = sqlite3_step(st);
-        if (rc == SQLITE_DONE)
+    _cleanup_free_ char *text = NULL;
+    size_t cap = 0, len = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = pairs[i].id;
+        int t = id <= UINT32_MAX ? dict_stack_text(&q->d, (uint32_t)id, &text, &cap, &len) : 0;
+        if (t < 0)
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        if (t == 0)
             return store_fail(err, STORE_ERR_CORRUPT,
                               "%s: damaged store (a window names stack %llu, which is missing)",
-                              q->path, (unsigned long long)pairs[i].id);
-        if (rc != SQLITE_ROW)
-            return sq_fail(q, err, rc, "reading stacks");
-        uint64_t id = (uint64_t)sqlite3_column_int64(st, 0);
-        if (id < pairs[i].id)
-            continue;
-        if (id > pairs[i].id) /* the scan went past it: not there */
-            return store_fail(err, STORE_ERR_CORRUPT,
-                              "%s: damaged store (a window names stack %llu, which is missing)",
-                              q->path, (unsigned long long)pairs[i].id);
-        if (add_text(out, sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1), pairs[i].count,
-                     (int64_t)id, q, err) < 0)
+                              q->path, (unsigned long long)id);
+        if (add_text(out, text, (int)len, pairs[i].count, (int64_t)id, q, err) < 0)
             return -1;
-        i++;
     }
     return 0;
 }
 
 static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *info, flame_err *err)
 {
-    int64_t maxid;
     _cleanup_stmt_ sqlite3_stmt *st = NULL;
-    if (sq_int(q, "SELECT max(id) FROM stacks", &maxid, err) < 0 ||
+    if (sq_dict_sync(q, err) < 0 ||
         prepare_query(q, "SELECT w.pairs, w.samples, w.start_ms, w.end_ms, w.frequency" SQ_FROM, qq,
                       &st, err) < 0)
         return -1;
-    /* counts by stack id: ids are dense (the table's rowids), so an array is the map */
+    int64_t maxid = q->d.nstacks;
+    /* counts by stack id: ids are dense (the dictionary's), so an array is the map */
     _cleanup_free_ uint64_t *acc = calloc((size_t)maxid + 1, sizeof *acc);
     if (!acc)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
@@ -136,8 +112,8 @@ static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *i
 int sq_profile(store *s, const store_query *qq, profile *out, store_info *info, flame_err *err)
 {
     sq *q = sq_of(s);
-    /* one read transaction: a compaction running meanwhile cannot take stacks away between
-     * reading the windows and reading their stacks */
+    /* one read transaction: a compaction running meanwhile cannot change the dictionary
+     * between reading the windows and naming their stacks */
     if (sq_exec(q, "BEGIN", err) < 0)
         return -1;
     int rc = sum_windows(q, qq, out, info, err);
@@ -168,6 +144,10 @@ int sq_timeline(store *s, const store_query *qq, store_series_list *out, flame_e
     return rc == SQLITE_DONE ? 0 : sq_fail(q, err, rc, "reading windows");
 }
 
+/* Bytes a window row takes beyond its pairs (the row's numbers, its index entry): what ls
+ * counts as the window's own, with the pairs. */
+#define SQ_ROW_BYTES 32
+
 int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err)
 {
     sq *q = sq_of(s);
@@ -175,35 +155,55 @@ int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err)
     store_query all = {.container = qq ? qq->container : NULL,
                        .host = qq ? qq->host : NULL,
                        .since_ms = 0,
-                       .until_ms = INT64_MAX};
-    if (prepare_query(q,
-                      "SELECT s.host, s.container_id, s.container_name, s.image,"
-                      " min(w.start_ms), max(w.end_ms), count(*), sum(w.samples),"
-                      " sum(length(w.pairs))" SQ_FROM
-                      " GROUP BY s.host, s.container_id, s.container_name, s.image"
-                      " ORDER BY max(w.end_ms) DESC",
-                      &all, &st, err) < 0)
-        return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        store_entry e = {
-            (char *)sqlite3_column_text(st, 0),    (char *)sqlite3_column_text(st, 1),
-            (char *)sqlite3_column_text(st, 2),    (char *)sqlite3_column_text(st, 3),
-            sqlite3_column_int64(st, 4),           sqlite3_column_int64(st, 5),
-            (uint64_t)sqlite3_column_int64(st, 6), (uint64_t)sqlite3_column_int64(st, 7),
-            (uint64_t)sqlite3_column_int64(st, 8)};
-        if (store_listing_add(out, &e) < 0)
-            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    }
-    if (rc != SQLITE_DONE)
-        return sq_fail(q, err, rc, "reading windows");
-    int64_t stacks;
-    if (sq_int(q, "SELECT count(*) FROM stacks", &stacks, err) < 0)
-        return -1;
-    out->stacks += (uint64_t)stacks;
+                       .until_ms = INT64_MAX,
+                       .jvm_pid = qq ? qq->jvm_pid : 0};
+    int64_t own_all, stacks;
     uint64_t disk;
-    if (sq_usage(q, NULL, &disk, err) < 0)
+    /* one read transaction: the shares below are of the same store as the rows */
+    if (sq_exec(q, "BEGIN", err) < 0)
         return -1;
-    out->disk_bytes += disk;
+    int rc = sq_int(q,
+                    "SELECT coalesce(sum(length(pairs)), 0) + " STORE_STR(
+                        SQ_ROW_BYTES) " * count(*) FROM windows",
+                    &own_all, err);
+    if (rc == 0)
+        rc = sq_usage(q, NULL, &disk, err);
+    /* the dictionary's stacks: the last chunk's header says how many (no chunk read whole) */
+    if (rc == 0)
+        rc = sq_dict_count(q, &stacks, err);
+    if (rc == 0)
+        rc = prepare_query(q,
+                           "SELECT s.host, s.container_id, s.container_name, s.image,"
+                           " min(w.start_ms), max(w.end_ms), count(*), sum(w.samples),"
+                           " sum(length(w.pairs)) + " STORE_STR(
+                               SQ_ROW_BYTES) " * count(*), s.jvm_pid, s.jvm_version" SQ_FROM
+                                             " GROUP BY s.host, s.container_id, s.container_name,"
+                                             " s.image, s.jvm_pid, s.jvm_version"
+                                             " ORDER BY max(w.end_ms) DESC, s.jvm_pid",
+                           &all, &st, err);
+    store_share share = {.total = (uint64_t)own_all, .disk = disk};
+    int r = SQLITE_DONE;
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        store_entry e = {(char *)sqlite3_column_text(st, 0),
+                         (char *)sqlite3_column_text(st, 1),
+                         (char *)sqlite3_column_text(st, 2),
+                         (char *)sqlite3_column_text(st, 3),
+                         sqlite3_column_int64(st, 4),
+                         sqlite3_column_int64(st, 5),
+                         (uint64_t)sqlite3_column_int64(st, 6),
+                         (uint64_t)sqlite3_column_int64(st, 7),
+                         store_share_of(&share, (uint64_t)sqlite3_column_int64(st, 8)),
+                         sqlite3_column_int64(st, 9),
+                         (char *)sqlite3_column_text(st, 10)};
+        if (store_listing_add(out, &e) < 0)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = sq_fail(q, err, r, "reading windows");
+    sq_rollback(q);
+    if (rc < 0)
+        return -1;
+    out->stacks = (uint64_t)stacks;
+    out->disk_bytes = disk;
     return 0;
 }

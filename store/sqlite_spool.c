@@ -51,7 +51,8 @@ static int read_window(sq *q, sqlite3_stmt *st, sq_batch *b, flame_err *err)
                         .start_ms = sqlite3_column_int64(st, 7),
                         .end_ms = sqlite3_column_int64(st, 8),
                         .frequency = sqlite3_column_int64(st, 9),
-                        .samples = (uint64_t)sqlite3_column_int64(st, 10)};
+                        .samples = (uint64_t)sqlite3_column_int64(st, 10),
+                        .uid = (uint64_t)sqlite3_column_int64(st, 12)};
     b->ids[i] = sqlite3_column_int64(st, 0);
     profile *p = profile_new();
     b->labels[i] = copy_labels(st, w);
@@ -79,10 +80,13 @@ int sq_take(store *s, size_t max, sq_batch *out, flame_err *err)
     _cleanup_stmt_ sqlite3_stmt *st = NULL;
     if (sq_exec(q, "BEGIN", err) < 0)
         return -1;
-    int rc = sq_prepare(q,
+    int rc = sq_dict_sync(q, err);
+    if (rc == 0)
+        rc = sq_prepare(q,
                         "SELECT w.id, s.host, s.container_id, s.container_name, s.image,"
                         " s.jvm_pid, s.jvm_version, w.start_ms, w.end_ms, w.frequency,"
-                        " w.samples, w.pairs FROM windows w JOIN sources s ON s.id = w.source"
+                        " w.samples, w.pairs, w.uid FROM windows w JOIN sources s"
+                        " ON s.id = w.source"
                         " ORDER BY w.start_ms, w.id LIMIT ?1",
                         &st, err);
     if (rc == 0) {

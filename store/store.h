@@ -84,6 +84,10 @@ typedef struct store_window {
     int64_t frequency;        /* Hz */
     uint64_t samples;         /* what the recorder counted (may exceed the stacks' sum: lost) */
     const profile *stacks;    /* single-column; counts are rounded to whole samples */
+    /* The window's id, set once: 0 = store_put gives it a random one. A window sent again (a
+     * spool drained twice, an answer lost after the server stored it) keeps its uid, and the
+     * readers count each uid once. */
+    uint64_t uid;
 } store_window;
 #define STORE_MAX_LABEL 256
 /* An hour: a reader looks for the windows of [since, until) from since - STORE_MAX_WINDOW_MS on,
@@ -147,11 +151,18 @@ typedef struct store_series_list {
 int store_timeline(store *s, const store_query *q, store_series_list *out, flame_err *err);
 void store_timeline_free(store_series_list *t);
 
-/* What the store holds, one entry per (host, container id, name, image). */
+/* What the store holds, one entry per (host, container id, name, image, JVM pid and version):
+ * each JVM of a container is a series of its own. */
 typedef struct store_entry {
     char *host, *container_id, *container_name, *image;
     int64_t first_ms, last_ms;
-    uint64_t windows, samples, bytes; /* bytes: the encoded windows (stacks are shared) */
+    uint64_t windows, samples;
+    /* bytes: its share of the store on disk: its windows, and of what they share (the
+     * dictionary of stacks, indexes, free pages) in proportion to their bytes; the entries of an
+     * unfiltered listing add up to disk_bytes (docs/STORE.md, "Sizes") */
+    uint64_t bytes;
+    int64_t jvm_pid; /* 0: every JVM of the container (windows of older recorders) */
+    char *jvm_version;
 } store_entry;
 typedef struct store_listing {
     store_entry *e;

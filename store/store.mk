@@ -6,7 +6,7 @@
 STORE_SRCS := $(wildcard store/*.c)
 STORE_OBJS := $(STORE_SRCS:%.c=$(BUILD)/obj/%.o)
 STORE_ASAN := $(STORE_SRCS:%.c=$(BUILD)/asan/%.o)
-STORE_PKGS := sqlite3 libcurl libcrypto zlib
+STORE_PKGS := sqlite3 libcurl zlib
 STORE_CFLAGS := $(shell pkg-config --cflags $(STORE_PKGS))
 STORE_LIBS := $(shell pkg-config --libs $(STORE_PKGS))
 

@@ -62,9 +62,13 @@ total=$(sed -n 's/.*: \([0-9]*\) windows, [0-9]* samples stored in .*/\1/p' err 
 "$GEN" --store "$STORE" --windows 0 --stacks 10 >/dev/null 2>&1
 okif $? "the spool is sent once the server answers"
 # Each once, but for the put that timed out: the stopped server still had its request and may
-# run it when it resumes, after the spool sent the same window (NEEDSWORK: the stable window id
-# makes that harmless).
+# run it when it resumes, after the spool sent the same window: a row more, with the same uid,
+# which readers count once (docs/STORE.md, "Each window once").
 n=$(ch_sql one "SELECT count() FROM flame.windows WHERE container_name = '$fname'")
 check "the server holds every window of the recording (${n:-?} rows for ${total:-?} windows)" \
     test "${n:-0}" -ge "${total:-1}" -a "${n:-0}" -le "$((${total:-0} + 1))"
+is "$(ch_sql one "SELECT uniqExact(uid) FROM flame.windows WHERE container_name = '$fname'")" "$total" \
+    "each window's uid once"
+docker flame show "$fname" --store "$STORE" --since 1h --format folded -o shown.folded 2>shown.err
+like "$(cat shown.err)" "\\($total windows," "show counts each window once ($(cat shown.err))"
 done_testing

@@ -2,10 +2,12 @@
 # The profile store on real ClickHouse servers (Debian's clickhouse-server, each with its own
 # config and data directory under $TMP, on free ports of 127.0.0.1; no Docker engine needed):
 # the same windows written into SQLite, into one server and through a two-shard Distributed
-# table give the same `show` output (folded, SVG, timeline); a stopped server: the windows go to
-# the local spool (bounded by spool_max) and reach the server when it is back; an unreachable
-# server, one that refuses us, an unknown URL, a store of a newer version and an empty range:
-# one line on stderr and the documented exit code each.
+# table give the same `show` output (folded, SVG, timeline); stores of schema 2 (written by an
+# older docker-flame) and 1 are refused by readers, migrated by a writer and read as before; windows sent twice
+# (a spool drained twice) count once; a stopped server: the windows go to the local spool
+# (bounded by spool_max) and reach the server when it is back; an unreachable server, one that
+# refuses us, an unknown URL, a store of a newer version and an empty range: one line on stderr
+# and the documented exit code each.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clickhouse-lib.sh"
 FLAME=$BUILD/docker-flame
@@ -72,8 +74,57 @@ like "$out" "web .* 360 " "ls: web, 360 windows"
 like "$out" "api .* 360 " "ls: api, 360 windows"
 like "$out" "on disk \(clickhouse://127.0.0.1:$CH_HTTP_one/flame\)" "the footer names the server"
 
-# ---- a store of schema version 1 (a row per window and stack) is migrated when opened ----
-# built from the windows above: version 1's tables, its rows made from schema 2's by the server
+# compaction: the hour ended an hour ago, so its windows become 1-minute buckets, same sums
+out=$("$FLAME" prune --store "$ONE" 2>&1)
+okif $? "prune"
+like "$out" "merged 720 windows into 120 buckets" "720 windows into 1-minute buckets ($out)"
+"$FLAME" show web api --store "$ONE" --since "$since" --until "$until" --format folded -o pruned.folded 2>/dev/null &&
+    "$FLAME" show web --pid 1 --store "$ONE" --since "$since" --until "$(date -d "@$((T0 / 1000 + 300))" +%H:%M:%S)" \
+        --format folded -o pruned.web5.folded 2>/dev/null
+okif $? "show after prune"
+same ref.folded pruned.folded "after prune, folded: the same stacks and counts as SQLite"
+same ref.web5.folded pruned.web5.folded "after prune, a few minutes of one JVM: the same as SQLite"
+
+# ---- stores of older schemas: refused by readers, migrated by a writer ----
+# Schema 2 (a stack's text per hash, stack_ids per run), as docker-flame 8525bde wrote it
+# (tests/data/store/make-old.sh): its tables as they were, rows loaded from the dump.
+V2_WINDOWS="(host String, container_id String, container_name String, image String, jvm_pid Int64, jvm_version String, start_ms Int64, end_ms Int64, frequency Int64, samples UInt64, level UInt8, run UInt64, ids Array(UInt8), ids_hi Array(UInt16), counts Array(UInt8), counts_hi Array(UInt32)) ENGINE = MergeTree PARTITION BY toYYYYMMDD(toDateTime(intDiv(start_ms, 1000))) ORDER BY (intDiv(start_ms, 3600000), container_name, container_id, jvm_pid, start_ms) SETTINGS index_granularity = 64"
+load_v2() { # DB
+    ch_sql one "CREATE DATABASE $1" &&
+        ch_sql one "CREATE TABLE $1.meta (key String, value String) ENGINE = TinyLog" &&
+        ch_sql one "CREATE TABLE $1.stacks (stack_hash UInt64, folded String) ENGINE = ReplacingMergeTree ORDER BY stack_hash" &&
+        ch_sql one "CREATE TABLE $1.stack_ids (run UInt64, id UInt32, stack_hash UInt64) ENGINE = ReplacingMergeTree ORDER BY (run, id)" &&
+        ch_sql one "CREATE TABLE $1.windows $V2_WINDOWS" || return 1
+    local t
+    for t in meta stacks stack_ids windows; do
+        gunzip -c "$ROOT/tests/data/store/clickhouse-v2.$t.tsv.gz" |
+            curl -fsS "http://127.0.0.1:$CH_HTTP_one/?query=INSERT%20INTO%20$1.$t%20FORMAT%20TabSeparated" --data-binary @- || return 1
+    done
+}
+OLDRANGE=(--since 2026-11-25T08:00:00Z --until 2026-11-25T10:00:00Z)
+gunzip -c "$ROOT/tests/data/store/old.folded.gz" >old.folded
+gunzip -c "$ROOT/tests/data/store/old-web.folded.gz" >old-web.folded
+load_v2 old2 && load_v2 src
+okif $? "a store of schema 2 written by the previous docker-flame"
+OLD2=clickhouse://127.0.0.1:$CH_HTTP_one/old2
+# a reader neither writes nor migrates (docs/STORE.md, "Reading never writes"): it says what does
+is "$(run_err "$FLAME" show --store "$OLD2" "${OLDRANGE[@]}")" 7 "a reader does not migrate it: exit 7"
+like "$(cat err.txt)" "a store of version 2, this docker-flame reads version 3: a recorder upgrades it" "saying what does"
+is "$(ch_sql one "SELECT max(toInt64(value)) FROM old2.meta WHERE key = 'schema_version'") $(ch_sql one "SELECT count() FROM system.tables WHERE database = 'old2' AND name = 'dict'")" \
+    "2 0" "nothing made or changed by the reader"
+"$FLAME" prune --retain 0 --no-compact --store "$OLD2" 2>old2.log
+okif $? "prune --retain 0 --no-compact migrates it"
+"$FLAME" show --store "$OLD2" "${OLDRANGE[@]}" --format folded -o old2.folded 2>>old2.log
+okif $? "show from the migrated store"
+same old.folded old2.folded "every container reads as the old code read it"
+"$FLAME" show web --store "$OLD2" "${OLDRANGE[@]}" --format folded -o old2-web.folded 2>>old2.log
+same old-web.folded old2-web.folded "web alone too"
+is "$(ch_sql one "SELECT max(toInt64(value)) FROM old2.meta WHERE key = 'schema_version'")" 3 "the store says version 3 now"
+is "$(ch_sql one "SELECT count() FROM old2.windows") $(ch_sql one "SELECT uniqExact(run) FROM old2.dict")" \
+    "73 $(ch_sql one "SELECT uniqExact(run) FROM old2.stack_ids_v2")" "its 73 windows kept; a dictionary for each run"
+out=$("$FLAME" ls --store "$OLD2")
+like "$out" "^web .* 40 " "ls: web's 40 windows"
+# Schema 1 (a row per window and stack), made from the same windows
 V1_DAY="toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"
 V1_IDS="arrayMap(x -> toUInt32(x), arrayCumSum(arrayMap((v_lo, v_hi) -> toUInt32(v_lo) + 256 * toUInt32(v_hi), ids, ids_hi)))"
 V1_COUNTS="arrayMap((v_lo, v_hi) -> toUInt64(v_lo) + 256 * toUInt64(v_hi), counts, counts_hi)"
@@ -81,34 +132,23 @@ V1_LABELS="host, container_id, container_name, image, jvm_pid, jvm_version, star
 ch_sql one "CREATE DATABASE old" &&
     ch_sql one "CREATE TABLE old.meta (key String, value String) ENGINE = TinyLog" &&
     ch_sql one "INSERT INTO old.meta VALUES ('schema_version', '1')" &&
-    ch_sql one "CREATE TABLE old.stacks ENGINE = ReplacingMergeTree ORDER BY stack_hash AS SELECT * FROM flame.stacks" &&
+    ch_sql one "CREATE TABLE old.stacks ENGINE = ReplacingMergeTree ORDER BY stack_hash AS SELECT * FROM src.stacks" &&
     ch_sql one "CREATE TABLE old.samples (host String, container_id String, container_name String, image String, jvm_pid Int64, jvm_version String, start_ms Int64, end_ms Int64, frequency Int64, samples UInt64, level UInt8, stack_hash UInt64, count UInt64) ENGINE = MergeTree PARTITION BY $V1_DAY ORDER BY (intDiv(start_ms, 3600000), container_name, container_id, jvm_pid, start_ms, stack_hash)" &&
-    ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, 0, 0 FROM flame.windows" &&
-    ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, stack_hash, c FROM (SELECT $V1_LABELS, run, id, c FROM flame.windows ARRAY JOIN $V1_IDS AS id, $V1_COUNTS AS c) ANY INNER JOIN (SELECT run, id, stack_hash FROM flame.stack_ids) USING (run, id)"
-okif $? "a version 1 store made of the same windows"
-is "$(run_err "$FLAME" show web --store "clickhouse://127.0.0.1:$CH_HTTP_one/old" --since 1h)" 7 \
-    "a reader does not migrate it: exit 7"
-like "$(cat err.txt)" "a store of version 1, this docker-flame reads version 2: a recorder upgrades it" "saying what does"
-is "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'old' AND name = 'windows'")" 0 "nothing made by the reader"
-"$FLAME" prune --retain 0 --no-compact --store "clickhouse://127.0.0.1:$CH_HTTP_one/old" 2>/dev/null
-okif $? "prune --retain 0 --no-compact migrates it"
-outputs "clickhouse://127.0.0.1:$CH_HTTP_one/old" old
-okif $? "show from the migrated store"
-as_sqlite old "migrated from version 1"
-is "$(ch_sql one "SELECT max(toInt64(value)) FROM old.meta WHERE key = 'schema_version'")" 2 "the store says version 2 now"
-is "$(ch_sql one "SELECT count() FROM old.samples_v1") $(ch_sql one "SELECT count() FROM old.windows")" \
-    "$(ch_sql one "SELECT count() FROM old.samples_v1") 720" "a row per window; the old table kept as samples_v1"
-# compaction: the hour ended an hour ago, so its windows become 1-minute buckets, same sums
+    ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, 0, 0 FROM src.windows" &&
+    ch_sql one "INSERT INTO old.samples SELECT $V1_LABELS, stack_hash, c FROM (SELECT $V1_LABELS, run, id, c FROM src.windows ARRAY JOIN $V1_IDS AS id, $V1_COUNTS AS c) ANY INNER JOIN (SELECT run, id, stack_hash FROM src.stack_ids) USING (run, id)"
+okif $? "a store of schema 1 made of the same windows"
 OLD=clickhouse://127.0.0.1:$CH_HTTP_one/old
-out=$("$FLAME" prune --store "$OLD" 2>&1)
-okif $? "prune the migrated store"
-like "$out" "merged 720 windows into 120 buckets" "720 windows into 1-minute buckets ($out)"
-"$FLAME" show web api --store "$OLD" --since "$since" --until "$until" --format folded -o pruned.folded 2>/dev/null &&
-    "$FLAME" show web --pid 1 --store "$OLD" --since "$since" --until "$(date -d "@$((T0 / 1000 + 300))" +%H:%M:%S)" \
-        --format folded -o pruned.web5.folded 2>/dev/null
-okif $? "show after prune"
-same ref.folded pruned.folded "after prune, folded: the same stacks and counts as SQLite"
-same ref.web5.folded pruned.web5.folded "after prune, a few minutes of one JVM: the same as SQLite"
+is "$(run_err "$FLAME" show --store "$OLD" "${OLDRANGE[@]}")" 7 "a reader does not migrate a version 1 store either"
+like "$(cat err.txt)" "a store of version 1, this docker-flame reads version 3: a recorder upgrades it" "saying what does"
+is "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'old' AND name = 'windows'")" 0 "nothing made by the reader"
+"$FLAME" prune --retain 0 --no-compact --store "$OLD" 2>old1.log
+okif $? "prune --retain 0 --no-compact migrates it (to 2, then 3)"
+"$FLAME" show --store "$OLD" "${OLDRANGE[@]}" --format folded -o old1.folded 2>>old1.log
+okif $? "show from the migrated version 1 store"
+same old.folded old1.folded "it reads as the old code read it"
+is "$(ch_sql one "SELECT max(toInt64(value)) FROM old.meta WHERE key = 'schema_version'")" 3 "the store says version 3 now"
+is "$(ch_sql one "SELECT count() FROM old.samples_v1") $(ch_sql one "SELECT count() FROM old.windows")" \
+    "$(ch_sql one "SELECT count() FROM old.samples_v1") 73" "a row per window; the old table kept as samples_v1"
 
 # ---- two shards behind a Distributed table ----
 for s in s1 s2; do
@@ -144,9 +184,9 @@ is "$(run_err "$FLAME" prune --store "$TWO")" 7 "prune through a Distributed tab
 like "$(cat err.txt)" "prune each shard's own tables" "saying what to do instead"
 
 # ---- a server that stops: the spool ----
-# spool_max counts the data (pairs and stack texts): the fixture's 65 stacks are 26 KB, a window
-# 70 bytes; 40K holds the 30 windows of a short outage, not the 400 of a long one
-SP="$ONE?spool=$TMP/spool.db&spool_max=40K"
+# spool_max counts the data (pairs and the dictionary of stacks): the fixture's 65 stacks are
+# 1 KB, a window 70 bytes; 12K holds the 30 windows of a short outage, not the 400 of a long one
+SP="$ONE?spool=$TMP/spool.db&spool_max=12K"
 late() { # START WINDOWS SEED: fixture windows of container late through the spooling URL
     "$GEN" --store "$SP" --container late --workload fixture --samples 990 --seed "$3" \
         --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" \
@@ -158,6 +198,11 @@ out=$(late "$T1" 30 3)
 okif $? "windows written while the server is stopped"
 like "$out" "30 windows \(30 spooled\)" "all of them spooled"
 check "the spool file is there" test -s spool.db
+# windows of container "twice" in a spool of their own (spool_max left at its default), and a
+# copy of it: the same windows, with the same uids, to be sent a second time
+"$GEN" --store "$ONE?spool=$TMP/twice.db" --container twice --workload fixture --samples 990 --seed 8 \
+    --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" --start "$T1" --windows 20 >/dev/null 2>&1
+cp twice.db twice-again.db
 is "$(run_err "$FLAME" show late --store "$SP" --since 1h)" 7 "show while it is down: exit 7"
 check "one line" one_line
 like "$(cat err.txt)" "cannot reach the server" "said so"
@@ -166,6 +211,22 @@ late $((T1 + 3600000)) 1 4 >/dev/null
 okif $? "the next window once the server is back"
 is "$(late_windows)" 31 "every window reached the server: the 30 spooled and the new one"
 unlike "$("$FLAME" ls --store "$SP")" "wait in the local spool" "nothing waits in the spool"
+# A window sent twice (an answer lost after the server stored it, two drains of one spool): the
+# spool and its copy send the same 20 windows, each with the uid it was given when first put.
+for f in twice.db twice-again.db; do
+    "$GEN" --store "$ONE?spool=$TMP/$f" --windows 0 >/dev/null 2>&1
+done
+is "$(ch_sql one "SELECT count() FROM flame.windows WHERE container_name = 'twice'")" 40 "the server holds the 20 windows twice"
+is "$("$FLAME" ls twice --store "$ONE" | awk '$1 == "twice" { print $(NF - 3) }')" 20 "ls counts each window once"
+tw=(--since "$(date -d "@$((T1 / 1000))" +%Y-%m-%dT%H:%M:%S%:z)" --until "$(date -d "@$((T1 / 1000 + 200))" +%Y-%m-%dT%H:%M:%S%:z)")
+"$FLAME" show twice --store "$ONE" "${tw[@]}" --format folded -o twice.folded 2>twice.txt
+like "$(cat twice.txt)" "wrote twice.folded \(20 windows," "show counts each window once"
+"$GEN" --store "$TMP/twice-ref.db" --container twice --workload fixture --samples 990 --seed 8 \
+    --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" --start "$T1" --windows 20 >/dev/null 2>&1
+"$FLAME" show twice --store "$TMP/twice-ref.db" "${tw[@]}" --format folded -o twice-ref.folded 2>/dev/null
+same twice-ref.folded twice.folded "the same stacks and counts as the 20 windows stored once"
+"$FLAME" show twice --store "$ONE" "${tw[@]}" --timeline -o twice.svg 2>/dev/null
+is "$(grep -c '<rect class="b"' twice.svg)" 20 "the timeline too: 20 bars"
 
 # a longer outage than the spool holds: the oldest windows go, the file stays bounded
 ch_stop one

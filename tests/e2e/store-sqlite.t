@@ -41,7 +41,7 @@ like "$(grep -c '<rect class="b"' tl.svg)" "^[0-9]{3}" "hundreds of bars"
 
 out=$("$FLAME" ls)
 okif $? "ls"
-like "$out" "web .*eclipse-temurin:17-jre +bench-host .* 720 " "web: 720 windows"
+like "$out" "web .*eclipse-temurin:17-jre +1 +17\.0\.9\+9 +bench-host .* 720 " "web: its JVM (pid 1, Java 17.0.9+9), 720 windows"
 like "$out" "api .* 360 " "api: 360 windows"
 like "$out" "stacks, .* on disk \($TMP/profiles.db\)" "the footer names the store"
 
@@ -53,7 +53,14 @@ okif $? "merge of two stored ranges"
 like "$(cat m.folded)" "Work\.step" "holds web's stacks"
 like "$(cat m.folded)" "OrderController" "and api's"
 is "$(run_err "$FLAME" diff web@whenever web@-1h)" 2 "a bad stored range: exit 2"
-like "$(cat err.txt)" "CONTAINER@SINCE\.\.UNTIL" "which says the syntax"
+like "$(cat err.txt)" "CONTAINER\[:PID\]@SINCE\.\.UNTIL" "which says the syntax"
+"$FLAME" diff api:7@-1h api@-1h --format folded -o same.folded 2>/dev/null
+okif $? "a stored input of one JVM (api:7)"
+is "$(awk '$(NF - 1) != $NF' same.folded | wc -l)" 0 "api's only JVM alone is api: no stack changed"
+is "$(run_err "$FLAME" show api:8 --since 2h)" 8 "a JVM that is not stored: exit 8"
+like "$(cat err.txt)" "nothing stored for api:8 .*the store has nothing of it" "said so"
+is "$(run_err "$FLAME" ls api:seven)" 2 "a bad JVM selector: exit 2"
+check "one line" one_line
 is "$(run_err "$FLAME" diff nope@-1h web@-1h)" 8 "a container with nothing stored: exit 8"
 
 is "$(run_err "$FLAME" show web --since 5h --until 3h)" 8 "an empty range: exit 8"

@@ -1,12 +1,17 @@
 /* The SQLite store (store/sqlite*.c through store/store.h): windows in, the merged profile of a
  * range out (by container name, id prefix, host, JVM), stacks stored once, empty windows, the
- * timeline and the listing, hostile labels and stacks kept as bytes, compaction that keeps every
- * count, retention that takes the stacks only old windows used, and the URL forms. */
+ * timeline and the listing (each JVM a series, sizes that add up to the file), hostile labels
+ * and stacks kept as bytes, compaction that keeps every count, retention that takes the stacks
+ * only old windows used, deep varied stacks in a few bytes a window with the WAL kept small, a
+ * store of version 1 (made by an older docker-flame) migrated whole, and the URL forms. */
+#include <sys/stat.h>
+#include <zlib.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/spool.h"
 #include "store/store.h"
 #include "tests/unit/tap.h"
 #include "tests/unit/store_helpers.h"
@@ -29,6 +34,16 @@ static int64_t count_rows(const char *path, const char *table)
         sqlite3_finalize(st);
     }
     sqlite3_close(db);
+    return n;
+}
+
+/* Distinct stacks in the store's dictionary (ls's footer). */
+static int64_t stacks_of(store *s)
+{
+    store_listing l = {0};
+    flame_err e = FLAME_ERR_INIT;
+    int64_t n = store_list(s, NULL, &l, &e) == 0 ? (int64_t)l.stacks : -1;
+    store_listing_free(&l);
     return n;
 }
 
@@ -93,7 +108,7 @@ static void test_put_and_query(void)
     store_profile(s, &q, p, &info, &e);
     ok(info.windows == 0 && profile_stacks(p) == 0, "another JVM pid: nothing");
     profile_free(p);
-    is_int(count_rows(path, "stacks"), 4, "stacks stored once (4 distinct among 5)");
+    is_int(stacks_of(s), 4, "stacks stored once (4 distinct among 5)");
 
     /* a JVM that did nothing: an empty window still counts as a window */
     profile *none = profile_new();
@@ -224,14 +239,13 @@ static void test_compact(void)
     is_int(store_compact(s, now, &pol, &st, &e), 0, "a second run");
     ok(st.merged == 0 && st.buckets == 0, "has nothing left to merge");
 
-    int64_t stacks_before = count_rows(path, "stacks");
+    int64_t stacks_before = stacks_of(s);
     st = (store_compact_stats){0};
     is_int(store_prune(s, now, 2 * HOUR, &st, &e), 0, "prune to 2 h");
     free(query(s, "web", 0, INT64_MAX, &r));
     ok(r.first_ms >= now - 2 * HOUR - 10000, "nothing older than 2 h is left");
     ok(st.deleted > 0 && st.stacks_freed > 0, "windows and the stacks only they used are gone");
-    is_int(count_rows(path, "stacks"), stacks_before - (int64_t)st.stacks_freed,
-           "stacks table matches");
+    is_int(stacks_of(s), stacks_before - (int64_t)st.stacks_freed, "the dictionary matches");
     char *t2 = query(s, "web", now - HOUR, now, &r);
     ok(t2 && strstr(t2, "main;loop;a"), "what is left reads");
     free(t0);
@@ -262,12 +276,301 @@ static void test_urls(void)
     unsetenv("XDG_DATA_HOME");
 }
 
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* A compiler's stack, from its number: a thread's frames, then a walk down a recursion of
+ * visitors whose depth and turns the number decides (deep, varied, sharing long prefixes). */
+static size_t deep_stack(char *buf, size_t cap, uint64_t k)
+{
+    static const char *const visit[] = {"com.sun.tools.javac.comp.Attr.visitBinary",
+                                        "com.sun.tools.javac.comp.Attr.attribTree",
+                                        "com.sun.tools.javac.comp.Attr.attribExpr",
+                                        "com.sun.tools.javac.comp.Attr.visitApply",
+                                        "com.sun.tools.javac.tree.JCTree$JCBinary.accept",
+                                        "com.sun.tools.javac.comp.Attr.visitConditional",
+                                        "com.sun.tools.javac.comp.Attr.visitLambda",
+                                        "com.sun.tools.javac.comp.Resolve.resolveQualifiedMethod",
+                                        "com.sun.tools.javac.comp.Infer.instantiateMethod",
+                                        "com.sun.tools.javac.code.Types.isSubtype"};
+    size_t o =
+        (size_t)snprintf(buf, cap,
+                         "compiler-0;java.lang.Thread.run;CompilerLoop.loop;CompilerLoop.round;"
+                         "com.sun.tools.javac.api.JavacTaskImpl.call;"
+                         "com.sun.tools.javac.main.JavaCompiler.compile;"
+                         "com.sun.tools.javac.comp.Attr.attribClass");
+    uint64_t h = k * 0x9e3779b97f4a7c15ull + 7;
+    int depth = 10 + (int)(k % 50);
+    for (int d = 0; d < depth && o + 120 < cap; d++) {
+        h = h * 6364136223846793005ull + 1442695040888963407ull;
+        /* mostly the same turns at the same depth: the stacks share long prefixes */
+        unsigned turn = (h >> 60) < 3 ? (unsigned)(h >> 33) % 10 : (unsigned)(d * 7 + k % 3) % 10;
+        o += (size_t)snprintf(buf + o, cap - o, ";%s", visit[turn]);
+    }
+    o += (size_t)snprintf(buf + o, cap - o, ";leaf.M%llu.run", (unsigned long long)(k % 97));
+    return o;
+}
+
+/* A window of `samples` samples of deep stacks drawn (Zipf) from `pool` possible ones. */
+static profile *deep_window(int samples, uint64_t pool)
+{
+    profile *p = profile_new();
+    char buf[8192];
+    for (int i = 0; i < samples; i++) {
+        double u = (double)(next_rand() >> 11) / 9007199254740992.0;
+        uint64_t k = (uint64_t)((double)pool * u * u * u); /* most samples in few stacks */
+        size_t n = deep_stack(buf, sizeof buf, k);
+        profile_add(p, buf, n, 1, PROFILE_ONE_COLUMN);
+    }
+    return p;
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Deep varied stacks: a window costs its pairs and the few stacks it brings, not their texts;
+ * and the WAL beside the file stays small while a writer has it open. */
+static void test_deep(void)
+{
+    const char *path = in_scratch("deep.db");
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    store *s = NULL;
+    flame_err e = FLAME_ERR_INIT;
+    store_open(path, &s, &e);
+    uint64_t wal_max = 0, before = 0, text = 0;
+    int64_t t = T0;
+    for (int i = 0; i < 240; i++, t += 10000) {
+        profile *p = deep_window(400, 20000);
+        store_window w = window_of("javac", 1, t, p);
+        if (store_put(s, &w, &e) < 0)
+            printf("# put: %s\n", e.msg);
+        profile_free(p);
+        uint64_t ws = file_size(wal);
+        wal_max = ws > wal_max ? ws : wal_max;
+        if (i == 119)
+            before = file_size(path) + ws;
+    }
+    uint64_t after = file_size(path) + file_size(wal);
+    store_info info;
+    char *all = query(s, "javac", T0, t, &info);
+    for (const char *l = all; l && *l; l = strchr(l, '\n') + 1) {
+        const char *sp = memrchr(l, ' ', (size_t)(strchr(l, '\n') - l));
+        text += sp ? (uint64_t)(sp - l) : 0;
+    }
+    ok(all && info.windows == 240, "240 windows of deep stacks read back");
+    int64_t stacks = stacks_of(s);
+    ok(after - before <= 120 * 2048,
+       "the second 20 minutes: %llu bytes a window (goal <= 2048; %lld distinct stacks of %llu "
+       "bytes of text in all)",
+       (unsigned long long)(after - before) / 120, (long long)stacks, (unsigned long long)text);
+    ok(after * 20 < text, "the whole store (%llu bytes) is a small part of its stacks' text",
+       (unsigned long long)after);
+    ok(wal_max <= (2u << 20), "the WAL stays small while the writer works (%llu bytes at most)",
+       (unsigned long long)wal_max);
+    free(all);
+    store_close(s);
+}
+
+/* Each JVM of a container is a series of its own; ls's sizes add up to the file. */
+static void test_jvms_and_sizes(void)
+{
+    const char *path = in_scratch("jvms.db");
+    store *s = NULL;
+    flame_err e = FLAME_ERR_INIT;
+    store_open(path, &s, &e);
+    profile *a = folded("main;a 5\n"), *b = folded("main;b 3\n"), *c = deep_window(300, 5000);
+    store_window w[] = {window_of("web", 7, T0, a), window_of("web", 9, T0, b),
+                        window_of("api", 1, T0, c), window_of("web", 7, T0 + 10000, a)};
+    w[1].jvm_version = "21.0.2";
+    is_int(store_put_many(s, w, 4, &e), 0, "two JVMs of web, one of api");
+    store_info info;
+    store_query q = {.container = "web", .jvm_pid = 9, .since_ms = 0, .until_ms = INT64_MAX};
+    profile *p = profile_new();
+    store_profile(s, &q, p, &info, &e);
+    char *t = folded_text(p);
+    is_str(t, "main;b 3\n", "web's JVM 9 alone");
+    free(t);
+    profile_free(p);
+    t = query(s, "web", 0, INT64_MAX, &info);
+    is_str(t, "main;a 10\nmain;b 3\n", "web: both JVMs merged");
+    free(t);
+    store_listing l = {0};
+    is_int(store_list(s, NULL, &l, &e), 0, "listing");
+    int web7 = -1, web9 = -1;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        sum += l.e[i].bytes;
+        if (!strcmp(l.e[i].container_name, "web") && l.e[i].jvm_pid == 7)
+            web7 = (int)i;
+        if (!strcmp(l.e[i].container_name, "web") && l.e[i].jvm_pid == 9)
+            web9 = (int)i;
+    }
+    ok(l.n == 3 && web7 >= 0 && web9 >= 0, "a line per JVM: web 7, web 9, api");
+    ok(web7 >= 0 && l.e[web7].windows == 2 && !strcmp(l.e[web7].jvm_version, "17.0.9") &&
+           web9 >= 0 && l.e[web9].windows == 1 && !strcmp(l.e[web9].jvm_version, "21.0.2"),
+       "each with its windows and its JVM's version");
+    is_int(sum, l.disk_bytes, "the sizes add up to the store on disk (%llu bytes)",
+           (unsigned long long)l.disk_bytes);
+    ok(l.disk_bytes >= file_size(path), "which is the file (and its WAL)");
+    store_listing_free(&l);
+    store_close(s);
+    profile_free(a);
+    profile_free(b);
+    profile_free(c);
+}
+
+/* A gzip'd file into the scratch dir (0 or -1). */
+static int gunzip_to(const char *gz, const char *out)
+{
+    gzFile in = gzopen(gz, "rb");
+    FILE *o = fopen(out, "wb");
+    char buf[65536];
+    int n, rc = in && o ? 0 : -1;
+    while (rc == 0 && (n = gzread(in, buf, sizeof buf)) > 0)
+        rc = fwrite(buf, 1, (size_t)n, o) == (size_t)n ? 0 : -1;
+    if (in)
+        gzclose(in);
+    if (o)
+        fclose(o);
+    return rc;
+}
+
+static char *slurp_n(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b)
+        b[n] = 0;
+    if (len)
+        *len = b ? (size_t)n : 0;
+    fclose(f);
+    return b;
+}
+
+static char *slurp(const char *path)
+{
+    return slurp_n(path, NULL);
+}
+
+/* A store of version 1, made by docker-flame 8525bde (tests/data/store/make-old.sh): opened, it
+ * is migrated and reads exactly as the old code read it. */
+static void test_old_store(void)
+{
+    const char *data = "tests/data"; /* prove runs from the top of the tree */
+    char gz[600], want_path[600], web_path[600];
+    snprintf(gz, sizeof gz, "%s/store/sqlite-v1.db.gz", data);
+    const char *path = in_scratch("v1.db");
+    char db[600];
+    snprintf(db, sizeof db, "%s", path);
+    snprintf(want_path, sizeof want_path, "%s", in_scratch("old.folded"));
+    snprintf(web_path, sizeof web_path, "%s", in_scratch("old-web.folded"));
+    char src[600];
+    snprintf(src, sizeof src, "%s/store/old.folded.gz", data);
+    int got_files = gunzip_to(gz, db) == 0 && gunzip_to(src, want_path) == 0;
+    snprintf(src, sizeof src, "%s/store/old-web.folded.gz", data);
+    got_files = got_files && gunzip_to(src, web_path) == 0;
+    ok(got_files, "the version 1 store and what the old code read from it");
+    int64_t v1_windows = count_rows(db, "windows"), v1_stacks = count_rows(db, "stacks");
+    store *s = NULL;
+    flame_err e = FLAME_ERR_INIT;
+    /* a reader neither migrates nor reads it: one line saying what upgrades it */
+    size_t nbytes = 0, nafter = 0;
+    char *bytes = slurp_n(db, &nbytes);
+    ok(store_open_read(db, &s, &e) < 0 && e.detail == STORE_ERR_OLDER &&
+           e.code == FLAME_EXIT_STORE && strstr(e.msg, "a store of version 1") &&
+           strstr(e.msg, "docker flame prune --retain 0 --no-compact"),
+       "a reader refuses it, exit 7, naming what upgrades it (%s)", e.msg);
+    store_close(s);
+    s = NULL;
+    char *after = slurp_n(db, &nafter);
+    ok(bytes && after && nbytes == nafter && !memcmp(bytes, after, nbytes) &&
+           count_rows(db, "stacks") == v1_stacks,
+       "and leaves it as it was");
+    /* the same file as a ClickHouse store's spool (left by an older recorder): ls only counts
+     * what waits in it, which it can, whatever its version (no request is made) */
+    char url[700];
+    snprintf(url, sizeof url, "clickhouse://127.0.0.1:1/flame?spool=%s", db);
+    uint64_t waiting = 0;
+    e = (flame_err)FLAME_ERR_INIT;
+    ok(store_open_read(url, &s, &e) == 0 && spool_waiting(s, &waiting, &e) == 0 &&
+           (int64_t)waiting == v1_windows,
+       "as an older recorder's spool, a reader counts its %lld windows (%llu; %s)",
+       (long long)v1_windows, (unsigned long long)waiting, e.msg);
+    store_close(s);
+    s = NULL;
+    char *again = slurp_n(db, &nafter);
+    ok(again && nbytes == nafter && !memcmp(bytes, again, nbytes), "and leaves it as it was too");
+    free(again);
+    free(bytes);
+    free(after);
+    e = (flame_err)FLAME_ERR_INIT;
+    is_int(store_open(db, &s, &e), 0, "a writer opens it (%s)", e.msg);
+    char *want = slurp(want_path), *want_web = slurp(web_path);
+    const int64_t since = 1795593600000LL, until = since + 2 * HOUR; /* 08:00 to 10:00 UTC */
+    store_info info;
+    char *t = query(s, NULL, since, until, &info);
+    ok(t && want && !strcmp(t, want), "every container reads as before, to the count (%zu bytes)",
+       t ? strlen(t) : 0);
+    free(t);
+    t = query(s, "web", since, until, &info);
+    ok(t && want_web && !strcmp(t, want_web), "web alone too");
+    free(t);
+    ok(count_rows(db, "windows") == v1_windows && count_rows(db, "stacks") == -1,
+       "the same %lld windows; the old stacks table is gone", (long long)v1_windows);
+    is_int(stacks_of(s), v1_stacks, "its %lld stacks are in the dictionary", (long long)v1_stacks);
+    int64_t v = 0;
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
+                           NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    is_int(v, 2, "the store says version 2 now");
+    /* and it goes on: new windows of a stack it had and of a new one */
+    profile *p = folded("a;new;stack 4\n");
+    store_window w = window_of("web", 1, until - 10000, p);
+    is_int(store_put(s, &w, &e), 0, "a new window goes in");
+    t = query(s, "web", until - 10000, until, &info);
+    ok(t && strstr(t, "a;new;stack 4\n"), "and reads back");
+    free(t);
+    profile_free(p);
+    free(want);
+    free(want_web);
+    store_close(s);
+}
+
 int main(void)
 {
     scratch_make();
     test_put_and_query();
     test_hostile();
     test_compact();
+    test_deep();
+    test_jvms_and_sizes();
+    test_old_store();
     test_urls();
     scratch_remove();
     return tap_done();

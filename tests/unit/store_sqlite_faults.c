@@ -100,9 +100,11 @@ static void test_migration(void)
     sq q = {.path = (char *)path};
     sqlite3_open(path, &q.db);
     flame_err e = FLAME_ERR_INIT;
-    const sq_step v1[] = {{1, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
-                              "CREATE TABLE t(a INTEGER); INSERT INTO t VALUES(1)"}};
-    const sq_step v2[] = {v1[0], {2, "ALTER TABLE t ADD COLUMN b INTEGER DEFAULT 7"}};
+    const sq_step v1[] = {{1,
+                           "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+                           "CREATE TABLE t(a INTEGER); INSERT INTO t VALUES(1)",
+                           NULL}};
+    const sq_step v2[] = {v1[0], {2, "ALTER TABLE t ADD COLUMN b INTEGER DEFAULT 7", NULL}};
     is_int(sq_migrate(&q, v1, 1, &e), 0, "a new file gets step 1");
     is_int(sq_migrate(&q, v1, 1, &e), 0, "again: nothing to do");
     is_int(sq_migrate(&q, v2, 2, &e), 0, "a version 1 store gets step 2 only");
@@ -116,7 +118,7 @@ static void test_migration(void)
     e = (flame_err)FLAME_ERR_INIT;
     ok(sq_migrate(&q, v1, 1, &e) < 0 && e.detail == STORE_ERR_NEWER, "a reader of version 1 "
                                                                      "refuses it");
-    const sq_step broken[] = {v2[0], v2[1], {3, "CREATE TABLE t(a)"}};
+    const sq_step broken[] = {v2[0], v2[1], {3, "CREATE TABLE t(a)", NULL}};
     ok(sq_migrate(&q, broken, 3, &e) < 0, "a failing step fails");
     sq_int(&q, "SELECT value FROM meta WHERE key = 'schema_version'", &v, &e);
     is_int(v, 2, "and changes nothing");

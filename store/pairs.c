@@ -1,15 +1,12 @@
-/* The store's byte encodings (store/codec.h). Pairs are varint delta-coded then deflated: a
+/* A window's pairs (store/pairs.h): varint delta-coded then deflated: a
  * window of a steady JVM references stacks stored long ago, with ids close to each other and
  * small counts, so most pairs take one byte or less. */
-#include "store/codec.h"
+#include "store/pairs.h"
 
-#include <openssl/sha.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-#include "store/store.h"
 
 static int cmp_pair(const void *a, const void *b)
 {
@@ -202,44 +199,4 @@ void pairs_buf_free(pairs_buf *b)
     free(b->p);
     free(b->raw);
     *b = (pairs_buf){0};
-}
-
-uint64_t stack_key(const char *s, size_t n)
-{
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)s, n, md);
-    uint64_t k = 0;
-    for (int i = 0; i < 8; i++)
-        k = k << 8 | md[i];
-    return k >> 1;
-}
-
-void label_copy(char *out, const char *in)
-{
-    size_t n = in ? strnlen(in, STORE_MAX_LABEL) : 0;
-    if (n >= STORE_MAX_LABEL) {
-        n = STORE_MAX_LABEL - 1;
-        while (n > 0 && ((unsigned char)in[n] & 0xc0) == 0x80) /* not inside a UTF-8 sequence */
-            n--;
-    }
-    if (n)
-        memcpy(out, in, n);
-    out[n] = 0;
-}
-
-size_t stack_bound(const char *s, size_t len, char *buf, const char **out)
-{
-    static const char mark[] = ";[truncated]";
-    *out = s;
-    if (len <= STORE_MAX_STACK)
-        return len;
-    size_t keep = STORE_MAX_STACK - sizeof mark;
-    while (keep > 0 && s[keep] != ';')
-        keep--;
-    memcpy(buf, s, keep);
-    /* no frame boundary at all: the stack becomes the mark alone, never an empty frame */
-    const char *m = keep ? mark : mark + 1;
-    memcpy(buf + keep, m, strlen(m));
-    *out = buf;
-    return keep + strlen(m);
 }

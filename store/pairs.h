@@ -1,6 +1,5 @@
-/* The store's byte encodings, shared by its backends: a window's (stack id, count) pairs as one
- * blob of varints, deflated (docs/STORE.md, "Pairs"), the stack key (a hash of the folded text),
- * and the bounds put on what a container gave us. Pure code (zlib, libcrypto's SHA-256). */
+/* A window's (stack id, count) pairs as one blob of varints, deflated (docs/STORE.md, "Pairs"):
+ * the encoding of the SQLite backend's windows and of its spool. Pure code (zlib). */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,14 +31,3 @@ typedef struct pairs_buf {
  * -2 when out of memory. */
 int pairs_decode(const void *blob, size_t len, pairs_buf *b);
 void pairs_buf_free(pairs_buf *b);
-
-/* The key of a stack: SHA-256 of its folded text, first 63 bits (a signed 64-bit column in
- * SQLite, an unsigned one in ClickHouse: the same number in both). */
-uint64_t stack_key(const char *s, size_t n);
-
-/* A label as stored: at most STORE_MAX_LABEL - 1 bytes (cut on a UTF-8 boundary), NULL = "". */
-void label_copy(char *out, const char *in);
-/* Stack text as stored: s itself when short enough (returns len), else the longest prefix that
- * ends at a frame boundary below STORE_MAX_STACK, followed by ";[truncated]" in buf (which has
- * STORE_MAX_STACK bytes); *out points to the text to store. */
-size_t stack_bound(const char *s, size_t len, char *buf, const char **out);

@@ -1,14 +1,13 @@
-/* store/codec.c and store/chtext.c: pairs survive the round trip whatever their values, damaged
- * blobs are refused without a byte read past their end (ASan watches), stack keys are stable
- * 63-bit numbers, labels and stacks are cut where they may be, and hostile bytes go through the
- * ClickHouse text formats and come back unchanged. */
+/* store/pairs.c and store/chtext.c: pairs survive the round trip whatever their values, damaged
+ * blobs are refused without a byte read past their end (ASan watches), and hostile bytes go
+ * through the ClickHouse text formats and come back unchanged. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/chtext.h"
-#include "store/codec.h"
+#include "store/pairs.h"
 #include "store/store.h"
 #include "tests/unit/tap.h"
 
@@ -114,47 +113,6 @@ static void test_pairs(void)
     ok(refused(bomb, sizeof bomb), "a body longer than its pair count allows is not inflated");
 }
 
-static void test_keys_and_bounds(void)
-{
-    uint64_t a = stack_key("a;b;c", 5), b = stack_key("a;b;c", 5), c = stack_key("a;b;d", 5);
-    ok(a == b && a != c, "stack keys: same text same key, other text other key");
-    ok(a <= INT64_MAX && c <= INT64_MAX, "stack keys fit a signed 64-bit column");
-    /* SHA-256("") starts e3b0c442 98fc1c14: shifted right one bit */
-    is_int(stack_key("", 0), 0xe3b0c44298fc1c14ull >> 1, "key of the empty text is SHA-256's");
-
-    char label[STORE_MAX_LABEL], big[600];
-    memset(big, 'x', sizeof big);
-    big[sizeof big - 1] = 0;
-    label_copy(label, big);
-    is_int(strlen(label), STORE_MAX_LABEL - 1, "a long label is cut");
-    /* a 2-byte UTF-8 character across the cut is left out whole */
-    memset(big, 'x', sizeof big);
-    big[STORE_MAX_LABEL - 2] = (char)0xc3;
-    big[STORE_MAX_LABEL - 1] = (char)0xa9;
-    big[sizeof big - 1] = 0;
-    label_copy(label, big);
-    is_int(strlen(label), STORE_MAX_LABEL - 2, "the cut does not split a UTF-8 character");
-    label_copy(label, NULL);
-    is_str(label, "", "a missing label is empty");
-
-    size_t n = STORE_MAX_STACK + 1000;
-    char *s = malloc(n), *buf = malloc(STORE_MAX_STACK);
-    for (size_t i = 0; i < n; i++)
-        s[i] = i % 10 == 9 ? ';' : 'f';
-    const char *out;
-    size_t len = stack_bound(s, n, buf, &out);
-    ok(len <= STORE_MAX_STACK && out == buf, "a long stack is cut below the bound");
-    ok(len > 12 && !memcmp(out + len - 12, ";[truncated]", 12) && out[len - 13] == 'f',
-       "at a frame boundary, ending in [truncated]");
-    memset(s, 'f', n); /* one frame, no boundary */
-    len = stack_bound(s, n, buf, &out);
-    ok(len == 11 && !memcmp(out, "[truncated]", 11), "one huge frame becomes [truncated]");
-    len = stack_bound("a;b", 3, buf, &out);
-    ok(len == 3 && out && !strcmp(out, "a;b"), "a short stack is itself");
-    free(s);
-    free(buf);
-}
-
 static void test_chtext(void)
 {
     /* every byte value but NUL, twice, through a TSV row of three fields */
@@ -209,7 +167,6 @@ static void test_chtext(void)
 int main(void)
 {
     test_pairs();
-    test_keys_and_bounds();
     test_chtext();
     return tap_done();
 }

@@ -1,0 +1,314 @@
+/* The ClickHouse backend's readers (store/clickhouse_impl.h), whose sums and groupings the
+ * SERVER does (GROUP BY), each window counted once (its uid), so a day of windows costs the
+ * client one answer of distinct (run, stack) pairs; the stacks' texts this client makes from the
+ * runs' dictionaries. Also the WHERE clause of a query and the disk our tables use. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "store/chtext.h"
+#include "store/clickhouse_impl.h"
+
+void ch_where(FILE *f, const store_query *q)
+{
+    /* the hour (the first column of the sort key) bounds what the server reads: a short range
+     * reads its hours, not its day partition */
+    int64_t from = q->since_ms - STORE_MAX_WINDOW_MS, to = q->until_ms;
+    fprintf(f,
+            " WHERE intDiv(start_ms, 3600000) >= %lld AND intDiv(start_ms, 3600000) <= %lld"
+            " AND start_ms < %lld AND start_ms > %lld AND end_ms > %lld",
+            (long long)(from / 3600000), (long long)(to / 3600000), (long long)to, (long long)from,
+            (long long)q->since_ms);
+    if (q->container) {
+        fputs(" AND (container_name = ", f);
+        ch_sql_str(f, q->container);
+        fputs(" OR container_id = ", f);
+        ch_sql_str(f, q->container);
+        if (strlen(q->container) >= STORE_ID_PREFIX_MIN) {
+            fprintf(f, " OR substring(container_id, 1, %zu) = ", strlen(q->container));
+            ch_sql_str(f, q->container);
+        }
+        fputc(')', f);
+    }
+    if (q->host) {
+        fputs(" AND host = ", f);
+        ch_sql_str(f, q->host);
+    }
+    if (q->jvm_pid)
+        fprintf(f, " AND jvm_pid = %lld", (long long)q->jvm_pid);
+}
+
+void ch_windows(FILE *f, const char *cols, const store_query *q)
+{
+    fprintf(f, "(SELECT %s FROM windows", cols);
+    ch_where(f, q);
+    fputs(" LIMIT 1 BY " CH_UID_KEY ")", f);
+}
+
+/* ---- readers ---- */
+
+/* A query built around the windows of q, each once: head, (SELECT cols ...), tail. */
+static int ch_select(store *s, const store_query *q, const char *head, const char *cols,
+                     const char *tail, ch_buf *out, flame_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    fputs(head, f);
+    ch_windows(f, cols, q);
+    fputs(tail, f);
+    return ch_post_file(s, f, &text, out, err);
+}
+
+typedef struct ch_sum {
+    uint64_t run, count;
+    uint32_t id;
+} ch_sum;
+
+static int by_run(const void *a, const void *b)
+{
+    const ch_sum *x = a, *y = b;
+    return x->run != y->run ? (x->run > y->run) - (x->run < y->run)
+                            : (x->id > y->id) - (x->id < y->id);
+}
+
+/* A row of dict, in the answer's buffer. */
+typedef struct ch_chunk {
+    uint64_t run;
+    int64_t seq;
+    const uint8_t *p;
+    size_t len;
+} ch_chunk;
+
+/* The sums of one run named through its dictionary, made of its chunks c[0..nc) (in seq order;
+ * a chunk sent twice is one (run, seq): applied once; a damaged or missing one ends what can be
+ * named, the rest is counted as missing). */
+static int name_run(store *s, const ch_chunk *c, size_t nc, const ch_sum *sums, size_t n,
+                    profile *out, store_info *info, char **text, size_t *cap, flame_err *err)
+{
+    dict d;
+    dict_init(&d);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < nc; i++)
+        if ((i == 0 || c[i].seq != c[i - 1].seq) && dict_apply(&d, c[i].p, c[i].len) == -2)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        size_t len = 0;
+        int t = dict_stack_text(&d, sums[i].id, text, cap, &len);
+        if (t < 0) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        } else if (t == 0) {
+            info->missing += sums[i].count;
+        } else if (profile_add(out, *text, len, (double)sums[i].count, PROFILE_ONE_COLUMN) < 0) {
+            rc = errno == ENOMEM ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
+                                 : store_fail(err, STORE_ERR_CORRUPT,
+                                              "%s: a stored stack is not a stack", s->name);
+        }
+    }
+    dict_free(&d);
+    return rc;
+}
+
+int ch_profile(store *s, const store_query *q, profile *out, store_info *info, flame_err *err)
+{
+    if (ch_ready(s, err) < 0)
+        return -1;
+    ch_buf b = {0};
+    size_t pos = 0;
+    char *f[6];
+    size_t l[6];
+    /* the window totals */
+    int rc = ch_select(s, q,
+                       "SELECT count(), sum(samples), min(start_ms), max(end_ms), min(frequency),"
+                       " max(frequency) FROM ",
+                       "samples, start_ms, end_ms, frequency", " FORMAT TabSeparated", &b, err);
+    if (rc == 0 && (rc = ch_next_row(&b, &pos, f, l, 6)) == 1 && ch_int(f[0]) > 0) {
+        store_info_add(info, (uint64_t)ch_int(f[0]), (uint64_t)ch_int(f[1]), ch_int(f[4]),
+                       ch_int(f[5]), ch_int(f[2]), ch_int(f[3]));
+    }
+    /* the pairs, summed by the server per (run, id): a day of windows is one answer of its
+     * distinct stacks */
+    if (rc >= 0)
+        rc = ch_select(s, q,
+                       "SELECT run, toUInt32(lo + 256 * hi) AS id, sum(clo + 256 * toUInt64(chi))"
+                       " AS c FROM (SELECT run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS"
+                       " ihi, counts, counts_hi FROM ",
+                       "run, ids, ids_hi, counts, counts_hi",
+                       ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi GROUP"
+                       " BY run, id FORMAT TabSeparated",
+                       &b, err);
+    ch_sum *sums = NULL;
+    size_t n = 0, cap = 0;
+    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 3)) == 1;) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 4096;
+            ch_sum *ns = realloc(sums, cap * sizeof *ns);
+            if (!ns) {
+                rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                break;
+            }
+            sums = ns;
+        }
+        sums[n++] = (ch_sum){strtoull(f[0], NULL, 10), strtoull(f[2], NULL, 10),
+                             (uint32_t)strtoul(f[1], NULL, 10)};
+    }
+    /* the runs' dictionaries: each stack's text made by this client */
+    if (rc >= 0 && n) {
+        qsort(sums, n, sizeof *sums, by_run);
+        char *sql = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&sql, &len);
+        if (!m) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        } else {
+            fputs("SELECT run, seq, chunk FROM dict WHERE run IN (SELECT run FROM windows", m);
+            ch_where(m, q);
+            fputs(") ORDER BY run, seq FORMAT TabSeparated", m);
+            rc = ch_post_file(s, m, &sql, &b, err);
+        }
+        ch_chunk *chunks = NULL;
+        size_t nc = 0, ccap = 0;
+        for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 3)) == 1;) {
+            if (nc == ccap) {
+                ccap = ccap ? ccap * 2 : 256;
+                ch_chunk *ncs = realloc(chunks, ccap * sizeof *ncs);
+                if (!ncs) {
+                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                    break;
+                }
+                chunks = ncs;
+            }
+            chunks[nc++] =
+                (ch_chunk){strtoull(f[0], NULL, 10), ch_int(f[1]), (const uint8_t *)f[2], l[2]};
+        }
+        char *text = NULL;
+        size_t tcap = 0, c0 = 0;
+        for (size_t i = 0; rc >= 0 && i < n;) {
+            size_t k = i, c1;
+            while (k < n && sums[k].run == sums[i].run)
+                k++;
+            while (c0 < nc && chunks[c0].run < sums[i].run) /* runs with no pairs in range */
+                c0++;
+            for (c1 = c0; c1 < nc && chunks[c1].run == sums[i].run;)
+                c1++;
+            rc = name_run(s, chunks + c0, c1 - c0, sums + i, k - i, out, info, &text, &tcap, err);
+            i = k;
+            c0 = c1;
+        }
+        free(chunks);
+        free(text);
+    }
+    free(sums);
+    free(b.p);
+    if (rc < 0 && !err->code)
+        return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
+    return rc < 0 ? -1 : 0;
+}
+
+int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_err *err)
+{
+    if (ch_ready(s, err) < 0)
+        return -1;
+    ch_buf b = {0};
+    size_t pos = 0;
+    char *f[7];
+    size_t l[7];
+    int rc = ch_select(s, q,
+                       "SELECT host, container_id, any(container_name), jvm_pid, start_ms,"
+                       " end_ms, sum(samples) FROM ",
+                       "host, container_id, container_name, jvm_pid, start_ms, end_ms, samples",
+                       " GROUP BY host, container_id, jvm_pid, start_ms, end_ms"
+                       " ORDER BY host, container_id, jvm_pid, start_ms FORMAT TabSeparated",
+                       &b, err);
+    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 7)) == 1) {
+        store_point pt = {ch_int(f[4]), ch_int(f[5]), (uint64_t)strtoull(f[6], NULL, 10)};
+        if (store_timeline_add(out, f[0], f[1], f[2], ch_int(f[3]), &pt) < 0)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    free(b.p);
+    if (rc < 0 && !err->code)
+        return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
+    return rc < 0 ? -1 : 0;
+}
+
+int ch_disk(store *s, uint64_t *disk, flame_err *err)
+{
+    int64_t n = 0;
+    int rc = ch_one(s,
+                    "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND"
+                    " database = currentDatabase() AND table IN ('meta', 'dict', 'windows')"
+                    " FORMAT TabSeparated",
+                    &n, err);
+    *disk = (uint64_t)n;
+    return rc;
+}
+
+/* What ls counts as a window's own: a byte a pair (ids, counts and their high parts compress
+ * to about that) and a few for its row. */
+#define CH_WEIGHT "sum(length(ids)) + 16 * count()"
+
+int ch_list(store *s, const store_query *q, store_listing *out, flame_err *err)
+{
+    if (ch_ready(s, err) < 0)
+        return -1;
+    store_query all = {.since_ms = 0, .until_ms = INT64_MAX};
+    store_query mine = {.container = q ? q->container : NULL,
+                        .host = q ? q->host : NULL,
+                        .jvm_pid = q ? q->jvm_pid : 0,
+                        .since_ms = 0,
+                        .until_ms = INT64_MAX};
+    ch_buf b = {0};
+    size_t pos = 0;
+    char *f[11];
+    size_t l[11];
+    uint64_t disk = 0;
+    int64_t total = 0, stacks = 0;
+    int rc = ch_disk(s, &disk, err);
+    if (rc == 0)
+        rc = ch_select(s, &all, "SELECT " CH_WEIGHT " FROM ", "ids", " FORMAT TabSeparated", &b,
+                       err);
+    if (rc == 0 && ch_next_row(&b, &pos, f, l, 1) == 1)
+        total = ch_int(f[0]);
+    store_share share = {.total = (uint64_t)total, .disk = disk};
+    if (rc == 0)
+        rc = ch_select(s, &mine,
+                       "SELECT host, container_id, container_name, image, min(start_ms),"
+                       " max(end_ms), count(), sum(samples), " CH_WEIGHT ", jvm_pid, jvm_version"
+                       " FROM ",
+                       "host, container_id, container_name, image, start_ms, end_ms, samples,"
+                       " ids, jvm_pid, jvm_version",
+                       " GROUP BY host, container_id, container_name, image, jvm_pid, jvm_version"
+                       " ORDER BY max(end_ms) DESC, jvm_pid FORMAT TabSeparated",
+                       &b, err);
+    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 11)) == 1;) {
+        store_entry e = {f[0],
+                         f[1],
+                         f[2],
+                         f[3],
+                         ch_int(f[4]),
+                         ch_int(f[5]),
+                         (uint64_t)ch_int(f[6]),
+                         (uint64_t)strtoull(f[7], NULL, 10),
+                         store_share_of(&share, (uint64_t)ch_int(f[8])),
+                         ch_int(f[9]),
+                         f[10]};
+        if (store_listing_add(out, &e) < 0)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    /* stacks: each run's, once a (run, seq) */
+    if (rc == 0)
+        rc = ch_one(s,
+                    "SELECT sum(n) FROM (SELECT run, seq, any(stacks) AS n FROM dict GROUP BY"
+                    " run, seq) FORMAT TabSeparated",
+                    &stacks, err);
+    free(b.p);
+    out->stacks = (uint64_t)stacks;
+    out->disk_bytes = disk;
+    out->sizes_unknown |= ch_of(s)->distributed;
+    if (rc < 0 && !err->code)
+        return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
+    return rc < 0 ? -1 : 0;
+}

@@ -39,3 +39,10 @@ bench-interp: $(BUILD)/bench/interp-cost
 $(BUILD)/bench/interp-cost: bench/interp-cost.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fno-omit-frame-pointer -o $@ $<
+
+# The stack walker's cost per sample on the recorded samples of real JVMs (bench/walk-cost.c,
+# bench/bench-walk.sh; docs/BENCHMARKS.md "Stack walking"): part of `make bench`.
+$(BUILD)/bench/walk-cost: $(BUILD)/obj/bench/walk-cost.o $(BUILD)/obj/tests/walk/fixture.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
+	@mkdir -p $(@D)
+	$(CC) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm
+bench: $(BUILD)/bench/walk-cost

@@ -153,7 +153,10 @@ def record_window(fx, mode, window_s, freq, out_dir, tag):
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     t0 = t1 = None
     sc = c0 = c1 = None
+    last = ""
     for line in p.stderr:
+        if line.strip():
+            last = line.strip()
         if t0 is None and "recording" in line:
             # the first progress line comes one second into the recording
             seen = now_ms()
@@ -168,7 +171,8 @@ def record_window(fx, mode, window_s, freq, out_dir, tag):
             cwin = now_ms() - seen
     p.wait()
     if p.returncode != 0 or t0 is None:
-        sys.exit("bench: docker flame --sampling %s failed (exit %d)" % (mode, p.returncode))
+        sys.exit("bench: docker flame --sampling %s failed (exit %d): %s" % (mode, p.returncode,
+                                                                             last))
     cpu = 100.0 * (c1 - c0) / 1e6 / cwin if c0 is not None and c1 is not None else float("nan")
     return t0, t1, cpu, folded
 

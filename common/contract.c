@@ -19,6 +19,10 @@ static const char *const injected_names[CT_INJECTED_COUNT] = {"none", "mount", "
 static const char *const phase_names[CT_PH_COUNT] = {
     "scan", "inject", "attach", "first_sample", "record", "finish", "sanitize", "script", "total"};
 static const char *const cap_phase_names[CT_CAPS_COUNT] = {"setup", "open", "record", "process"};
+static const char *const walk_status_names[CT_WALK_NSTATUS] = {
+    "root",           "copy_end",   "interp_entry", "break_interpreted",
+    "break_compiled", "break_stub", "unknown_blob", "unknown_pc",
+    "no_unwind_info", "vthread",    "loop",         "max_depth"};
 
 /* One getter per enum: a value out of range (a newer peer, a bug) names the fallback, never
  * reads past the table. */
@@ -35,6 +39,7 @@ CT_NAME_GETTER(ct_sampling_name, enum ct_sampling, ct_sampling_names, CT_SAMPLIN
 CT_NAME_GETTER(ct_injected_name, enum ct_injected, injected_names, CT_INJECTED_COUNT, "none")
 CT_NAME_GETTER(ct_phase_name, enum ct_phase, phase_names, CT_PH_COUNT, "?")
 CT_NAME_GETTER(ct_cap_phase_name, enum ct_cap_phase, cap_phase_names, CT_CAPS_COUNT, "?")
+CT_NAME_GETTER(ct_walk_status_name, int, walk_status_names, CT_WALK_NSTATUS, "?")
 #undef CT_NAME_GETTER
 
 enum ct_error ct_error_parse(const char *s, size_t n)
@@ -500,6 +505,17 @@ int ct_format_summary(char *buf, size_t cap, const ct_summary *s)
     jw_close(&w);
     jw_str(&w, "sampling", s->sampling);
     jw_str(&w, "filter", s->filter);
+    if (s->walks) {
+        jw_open(&w, "walk");
+        jw_u64(&w, "walks", s->walks);
+        jw_u64(&w, "tail", s->walk_tail);
+        jw_open(&w, "status");
+        for (int k = 0; k < CT_WALK_NSTATUS; k++)
+            if (s->walk_status[k])
+                jw_u64(&w, walk_status_names[k], s->walk_status[k]);
+        jw_close(&w);
+        jw_close(&w);
+    }
     return jw_end(&w);
 }
 

@@ -184,9 +184,17 @@ const char *ct_phase_name(enum ct_phase p);
 enum ct_cap_phase { CT_CAPS_SETUP, CT_CAPS_OPEN, CT_CAPS_RECORD, CT_CAPS_PROCESS, CT_CAPS_COUNT };
 const char *ct_cap_phase_name(enum ct_cap_phase p);
 
+/* The sidecar's stack walks (sidecar/recorder/walk.h), one status each: reached the thread's root,
+ * cut at the copy's end or the depth cap, or lost at a kind of frame (docs/SIDECAR.md "Stack
+ * walking"). The order is walk.h's enum sc_walk_status. */
+#define CT_WALK_NSTATUS 12
+const char *ct_walk_status_name(int status);
+
 typedef struct ct_summary {
     uint64_t samples, folded_samples, lost, jit_leaf_samples, jit_leaf_named;
-    double named_share; /* 0..1 */
+    uint64_t walks, walk_tail;             /* samples walked; of them, read past the copy */
+    uint64_t walk_status[CT_WALK_NSTATUS]; /* walks per status */
+    double named_share;                    /* 0..1 */
     uint64_t map_lines, map_bytes;
     uint64_t timings_ms[CT_PH_COUNT];
     uint32_t jvms;
@@ -195,6 +203,12 @@ typedef struct ct_summary {
     char filter[8]; /* how other processes' samples were kept out: "bpf" (in the kernel), "user"
                        (dropped by the sidecar), "pid" (per-thread events: never taken) */
 } ct_summary;
+
+/* Walks cut short: at the depth cap, or where the stack could not be read further. */
+static inline uint64_t ct_walk_cut(const ct_summary *s)
+{
+    return s->walk_status[1] + s->walk_status[11]; /* copy_end, max_depth */
+}
 
 /* host: what the shares of the table are relative to. */
 typedef struct ct_host {

@@ -61,6 +61,12 @@ static void print_summary(const run_target *s, const flame_opts *o, char *const 
                 *filt && strcmp(filt, "pid") ? ", filter " : "",
                 *filt && strcmp(filt, "pid") ? filt : "");
     }
+    if (p->have_summary && sum->walks > 0) {
+        fprintf(stderr, ", %.1f%% of stacks walked to the thread's root",
+                100.0 * (double)sum->walk_status[0] / (double)sum->walks);
+        if (ct_walk_cut(sum))
+            fprintf(stderr, " (%llu cut)", (unsigned long long)ct_walk_cut(sum));
+    }
     if (p->have_summary && sum->jit_leaf_samples > 0)
         fprintf(stderr, ", %.0f%% of %s JIT samples have Java names", sum->named_share * 100,
                 count_grouped((double)sum->jit_leaf_samples, b2, sizeof b2));
@@ -73,9 +79,8 @@ static void print_summary(const run_target *s, const flame_opts *o, char *const 
         char ver[32], why[256];
         proto_sanitize(jv->java_version[0] ? jv->java_version : "?", ver, sizeof ver);
         proto_sanitize(jv->reason, why, sizeof why);
-        fprintf(stderr, "  JVM pid %u (java %s, names via %s%s)%s%s\n", jv->nspid, ver,
-                ct_attach_name(jv->attach), jv->preserve_fp ? "" : ", no PreserveFramePointer",
-                *why ? ": " : "", why);
+        fprintf(stderr, "  JVM pid %u (java %s, names via %s)%s%s\n", jv->nspid, ver,
+                ct_attach_name(jv->attach), *why ? ": " : "", why);
     }
     if (total > 0) {
         const char *names[5];

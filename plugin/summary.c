@@ -63,6 +63,26 @@ static void warnings(jsonw *w, const proto *pr)
     jsonw_uint(w, "warnings_dropped", pr ? pr->dropped_warn : 0);
 }
 
+/* The sidecar's stack walks (docs/SIDECAR.md "Stack walking"): null when none was made (per
+ * thread, or an old sidecar). cut: at the depth cap or where the stack could not be read. */
+static void summary_walk(jsonw *w, const ct_summary *sum)
+{
+    if (!sum || !sum->walks) {
+        jsonw_null(w, "walk");
+        return;
+    }
+    jsonw_object(w, "walk");
+    jsonw_uint(w, "walks", sum->walks);
+    jsonw_uint(w, "root", sum->walk_status[0]);
+    jsonw_uint(w, "cut", ct_walk_cut(sum));
+    jsonw_uint(w, "tail", sum->walk_tail);
+    jsonw_object(w, "status");
+    for (int k = 0; k < CT_WALK_NSTATUS; k++)
+        jsonw_uint(w, ct_walk_status_name(k), sum->walk_status[k]);
+    jsonw_end(w);
+    jsonw_end(w);
+}
+
 static void target(jsonw *w, const sum_target *t)
 {
     const run_target *s = t->s;
@@ -93,6 +113,7 @@ static void target(jsonw *w, const sum_target *t)
         jsonw_null(w, "lost");
         jsonw_null(w, "jit");
     }
+    summary_walk(w, sum);
     summary_jvms(w, pr);
     summary_top_methods(w, pr->prof, SUMMARY_TOP_METHODS);
     jsonw_array(w, "files");

@@ -48,15 +48,13 @@ void sc_prepare_jvm(sc_session *s, int k)
     int ns = s->ns_fd[k];
     flame_err err = FLAME_ERR_INIT;
     char msg[1024];
-    if (!j->preserve_fp)
-        sc_warn(
-            "pid %d: the JVM runs without -XX:+PreserveFramePointer: Java stacks will be broken "
-            "(truncated or misattributed); restart it with that flag for usable flame graphs",
-            (int)j->st.pid);
+    /* Without PreserveFramePointer the recorder walks the stacks itself (recorder/walk.h):
+     * a warning comes after the recording, only if that could not be done (process.c). */
     if (j->attach_disabled) {
         snprintf(
             j->reason, sizeof(j->reason),
-            "the JVM was started with -XX:+DisableAttachMechanism: no agent, native frames only");
+            "the JVM was started with -XX:+DisableAttachMechanism: no agent; Java frames are "
+            "named from its own metadata (VMStructs) when sampled per CPU, without signatures");
         sc_warn("pid %d: %s", (int)j->st.pid, j->reason);
         return;
     }

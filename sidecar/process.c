@@ -57,8 +57,10 @@ void sc_publish_maps(sc_session *s, int *map_fd)
      * namespace (where the map was just deleted, and which it cannot enter without privilege),
      * then in its own /tmp: ours, a link into the work directory. Created as root before the
      * privilege drop (perf accepts maps owned by root or by itself). */
+    /* A JVM without a fetched map (no agent) gets one too when the recorder names its frames
+     * (interpreted and compiled, from VMStructs): the names are all it holds. */
     for (int k = 0; k < s->n; k++)
-        map_fd[k] = s->raw_fd[k] < 0 ? -1 : sc_create_map(&s->jvms[k]);
+        map_fd[k] = s->raw_fd[k] < 0 && !s->interp ? -1 : sc_create_map(&s->jvms[k]);
 }
 
 int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err)
@@ -89,14 +91,92 @@ int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, fla
 /* The recorder's names of JVM k's interpreted frames (recorder/recorder.h): its first line says
  * whether they could be named (else one W line with the reason), the rest are map lines for the
  * synthetic addresses, sanitised and appended to the map like the agent's own lines. */
-void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map_stats *total)
+/* The recorder's report on JVM k's stack walks in its names file ("#nowalk <why>", "#walk
+ * <walks> <tail> <status counts...>"), into walk (may be NULL), and the warnings it calls for
+ * (first window only): stacks not walked for a JVM without PreserveFramePointer, or walks that
+ * fail for a noticeable share of its samples, naming the commonest reasons. */
+#define WALK_WARN_MIN 20     /* walks before a share means anything */
+#define WALK_WARN_SHARE 0.10 /* more than this not reaching the root: a warning */
+static void walk_report(const sc_session *s, int k, int window, const char *b, size_t size,
+                        sc_jvm *walk)
+{
+    const sc_jvm *j = &s->jvms[k];
+    uint64_t n[2 + CT_WALK_NSTATUS] = {0};
+    char off[192] = "";
+    bool have = false;
+    for (size_t i = 0; i < size;) {
+        const char *nl = memchr(b + i, '\n', size - i);
+        size_t len = (size_t)((nl ? nl : b + size) - (b + i));
+        if (len > 8 && !memcmp(b + i, "#nowalk ", 8))
+            snprintf(off, sizeof off, "%.*s", (int)(len - 8 > 180 ? 180 : len - 8), b + i + 8);
+        if (len > 6 && len < 512 && !memcmp(b + i, "#walk ", 6)) {
+            char line[512];
+            memcpy(line, b + i + 6, len - 6);
+            line[len - 6] = '\0';
+            char *p = line, *e;
+            int got = 0;
+            for (; got < 2 + CT_WALK_NSTATUS; got++, p = e) {
+                unsigned long long v = strtoull(p, &e, 10);
+                if (e == p)
+                    break;
+                n[got] = v;
+            }
+            have = got == 2 + CT_WALK_NSTATUS;
+        }
+        i += len + 1;
+    }
+    if (walk) {
+        snprintf(walk->walk_off, sizeof walk->walk_off, "%s", off);
+        if (have) {
+            walk->walks = n[0], walk->walk_tail = n[1];
+            memcpy(walk->walk_status, n + 2, sizeof walk->walk_status);
+        }
+    }
+    if (window > 0)
+        return;
+    if (off[0] && !j->preserve_fp)
+        sc_warn("pid %d: its Java stacks cannot be walked (%s), and the JVM runs without "
+                "-XX:+PreserveFramePointer: they will be broken (truncated or misattributed)",
+                (int)j->st.pid, off);
+    uint64_t root = n[2];
+    if (!have || n[0] < WALK_WARN_MIN || (double)(n[0] - root) <= WALK_WARN_SHARE * (double)n[0])
+        return;
+    /* the two commonest reasons */
+    int a = -1, c = -1;
+    for (int q = 1; q < CT_WALK_NSTATUS; q++) {
+        if (!n[2 + q])
+            continue;
+        if (a < 0 || n[2 + q] > n[2 + a])
+            c = a, a = q;
+        else if (c < 0 || n[2 + q] > n[2 + c])
+            c = q;
+    }
+    char why[160] = "";
+    for (int q = 0, r = a; q < 2 && r >= 0; q++, r = c)
+        snprintf(why + strlen(why), sizeof why - strlen(why), "%s%s %.0f %%", q ? ", " : "",
+                 ct_walk_status_name(r), 100.0 * (double)n[2 + r] / (double)n[0]);
+    sc_warn("pid %d: %.0f %% of its samples' stacks could not be walked to the thread's root (%s; "
+            "docs/SIDECAR.md \"Stack walking\"): those are cut where the walk stopped",
+            (int)j->st.pid, 100.0 * (double)(n[0] - root) / (double)n[0], why);
+}
+
+void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map_stats *total,
+                      sc_jvm *walk)
 {
     char path[64];
     sc_interp_names_path(path, sizeof path, s->jvms[k].st.pid, window);
     _cleanup_close_ int fd = sc_work_open(path, O_RDONLY | O_NONBLOCK);
     off_t size = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
-    if (size <= 0)
+    if (size <= 0) {
+        /* no report from the recorder: perf's per-thread recorder, which takes no stack copies */
+        if (window <= 0 && !s->jvms[k].preserve_fp)
+            sc_warn("pid %d: the JVM runs without -XX:+PreserveFramePointer and is sampled per "
+                    "thread, where its stacks are not walked: Java stacks will be broken "
+                    "(truncated or misattributed); give the sidecar CAP_PERFMON (per-CPU "
+                    "sampling) or restart the JVM with that flag",
+                    (int)s->jvms[k].st.pid);
         return;
+    }
     if ((unsigned long long)size > SC_MAP_FILE_MAX)
         size = (off_t)SC_MAP_FILE_MAX;
     void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -109,6 +189,7 @@ void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map
         sc_warn("pid %d: interpreted Java frames stay `Interpreter`: %.*s", (int)s->jvms[k].st.pid,
                 len > 400 ? 400 : len, b + 9);
     }
+    walk_report(s, k, window, b, (size_t)size, walk);
     sc_map_stats st;
     flame_err e = FLAME_ERR_INIT;
     FILE *out = NULL;
@@ -175,8 +256,10 @@ int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folde
          * `-i -` reads the pipe-format data from stdin (the file is ours, opened by the caller). */
         const char *fields =
             cpu ? "comm,pid,tid,cpu,time,event,ip,sym,dso" : "comm,pid,tid,time,event,ip,sym,dso";
-        const char *argv[16] = {"perf", "script", "-i", "-", "-F", fields};
-        int n = 6;
+        /* --max-stack: the walked stacks go deeper than perf's default of 127 frames (the
+         * walker's 2048, the kernel's part, the context markers) */
+        const char *argv[18] = {"perf", "script", "-i", "-", "-F", fields, "--max-stack", "2200"};
+        int n = 8;
         /* What perf reads by name is below the work directory, which it reaches through the
          * descriptor it inherits (workdir.c); so are the maps (/tmp/perf-<pid>.map links). */
         fcntl(sc_work_fd(), F_SETFD, 0);
@@ -273,15 +356,16 @@ void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t
     int64_t t = mono_ms();
     uint64_t map_lines = 0, map_bytes = 0;
     for (int k = 0; k < s->n; k++) {
-        if (s->raw_fd[k] < 0 || map_fd[k] < 0)
+        if (map_fd[k] < 0)
             continue;
-        off_t sz = lseek(s->raw_fd[k], 0, SEEK_END);
-        sc_map_stats st;
+        sc_map_stats st = {0};
         flame_err e2 = FLAME_ERR_INIT;
-        if (sc_map_refresh(s->raw_fd[k], (long long)sz, map_fd[k], &st, &e2) < 0)
+        if (s->raw_fd[k] >= 0 &&
+            sc_map_refresh(s->raw_fd[k], (long long)lseek(s->raw_fd[k], 0, SEEK_END), map_fd[k],
+                           &st, &e2) < 0)
             sc_warn("map of pid %d: %s", (int)s->jvms[k].st.pid, e2.msg);
         if (s->interp)
-            sc_append_interp(s, k, -1, map_fd[k], &st);
+            sc_append_interp(s, k, -1, map_fd[k], &st, &s->jvms[k]);
         s->jvms[k].map_lines = st.lines_out;
         s->jvms[k].map_bytes = st.bytes_out;
         map_lines += st.lines_out;
@@ -311,6 +395,12 @@ void sc_emit_summary(sc_session *s, const folder *f, uint64_t map_lines, uint64_
                       .map_lines = map_lines,
                       .map_bytes = map_bytes,
                       .jvms = (uint32_t)s->n};
+    for (int k = 0; k < s->n; k++) {
+        sum.walks += s->jvms[k].walks;
+        sum.walk_tail += s->jvms[k].walk_tail;
+        for (int q = 0; q < CT_WALK_NSTATUS; q++)
+            sum.walk_status[q] += s->jvms[k].walk_status[q];
+    }
     s->t[CT_PH_TOTAL] = (uint64_t)(mono_ms() - s->t0);
     memcpy(sum.timings_ms, s->t, sizeof sum.timings_ms);
     memcpy(sum.caps, s->caps, sizeof sum.caps);

@@ -167,8 +167,10 @@ int sc_emit_folded(const folder *f);
 /* The `S` line: counts, timings and capabilities of the session, the folder's stats. */
 void sc_emit_summary(sc_session *s, const folder *f, uint64_t map_lines, uint64_t map_bytes,
                      const char *sampling);
-/* Append the recorder's names of JVM k's interpreted frames (window: as sc_interp_names_path) to
- * its map, sanitised; warn once (first window) when they could not be named. */
-void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map_stats *total);
+/* Append the recorder's names of JVM k's interpreted and compiled frames (window: as
+ * sc_interp_names_path) to its map, sanitised; warn once (first window) when they could not be
+ * named or its stacks walked. walk (may be NULL): gets the recorder's walk counts. */
+void sc_append_interp(const sc_session *s, int k, int window, int map_fd, sc_map_stats *total,
+                      sc_jvm *walk);
 /* The root frame of a JVM's stacks when there are several ("java-<pid> <Main>"), or NULL. */
 const char *sc_root_for_pid(void *ctx, long pid);

@@ -71,7 +71,10 @@ typedef struct sc_jvm {
     unsigned long long map_lines, map_bytes;
     char root_frame[96];
     char container[144]; /* host: the key of its container (docs/HOST.md), else "" */
-    int pidfd;           /* this process (pidfd_open at discovery), -1 when refused */
+    /* its stack walks (recorder/walk.h), as the recorder reported them in the names file */
+    uint64_t walks, walk_tail, walk_status[CT_WALK_NSTATUS];
+    char walk_off[192]; /* why its stacks were not walked, "" when they were or no report */
+    int pidfd;          /* this process (pidfd_open at discovery), -1 when refused */
 } sc_jvm;
 
 /* Scan /proc for HotSpot JVMs, skipping ourselves and our children and, with target (a full

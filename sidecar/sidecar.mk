@@ -43,3 +43,13 @@ UNIT_TESTS += $(SIDECAR_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
 $(BUILD)/tests/sidecar_%.t: $(BUILD)/asan/tests/unit/sidecar_%.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $^ -lseccomp -lcap -lm
+
+# The stack walker's recorded samples (tests/walk/README.md): the capture tool (run by hand, as
+# root, against a JVM on the host) and the replay test are linked with pread interposed
+# (tests/walk/fixture.c).
+$(BUILD)/tests/walk-capture: $(BUILD)/obj/tests/walk/capture.o $(BUILD)/obj/tests/walk/fixture.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
+	@mkdir -p $(@D)
+	$(CC) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm
+$(BUILD)/tests/sidecar_walk_replay.t $(BUILD)/tests/sidecar_walk_hostile.t: $(BUILD)/tests/%.t: $(BUILD)/asan/tests/unit/%.o $(BUILD)/asan/tests/walk/fixture.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm

@@ -45,14 +45,18 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
 {
     int64_t t = mono_ms();
     for (int k = 0; k < env->n; k++) {
-        if (raw_fd[k] < 0 || map_fd[k] < 0 || c->raw_size[k] <= 0)
+        if (map_fd[k] < 0)
             continue;
-        sc_map_stats st;
+        sc_map_stats st = {0};
         flame_err e = FLAME_ERR_INIT;
-        if (sc_map_refresh(raw_fd[k], c->raw_size[k], map_fd[k], &st, &e) < 0)
-            fprintf(stderr, "flame-sidecar: top: map of pid %d: %s\n", (int)env->jvms[k].st.pid,
-                    e.msg);
-        sc_append_interp(env, k, c->window, map_fd[k], &st);
+        if (raw_fd[k] >= 0 && c->raw_size[k] > 0) {
+            if (sc_map_refresh(raw_fd[k], c->raw_size[k], map_fd[k], &st, &e) < 0)
+                fprintf(stderr, "flame-sidecar: top: map of pid %d: %s\n", (int)env->jvms[k].st.pid,
+                        e.msg);
+        } else if (ftruncate(map_fd[k], 0) < 0) {
+            continue; /* the recorder's names are per window: never another window's */
+        }
+        sc_append_interp(env, k, c->window, map_fd[k], &st, NULL);
     }
     fold_opts fo = {.inline_frames = !env->o.no_inline,
                     .signatures = env->o.signatures,
@@ -155,8 +159,11 @@ static void open_maps(top_state *t)
         t->raw_fd[k] = t->map_fd[k] = -1;
         t->raw_size[k] = 0;
         const sc_jvm *j = &env->jvms[k];
-        if (j->attach != CT_ATTACH_AGENT)
-            continue; /* no live map: native frames only (docs/TOP.md) */
+        if (j->attach != CT_ATTACH_AGENT) {
+            /* no live map: only the recorder's names of its Java frames (VMStructs) */
+            t->map_fd[k] = sc_create_map(j);
+            continue;
+        }
         char path[64];
         snprintf(path, sizeof(path), "raw-%d.map", (int)j->st.pid);
         t->raw_fd[k] = sc_work_create(path, O_RDWR | O_APPEND, 0600);

@@ -197,6 +197,12 @@ int proto_read_summary(const char *s, size_t n, ct_summary *out, flame_err *err)
         jstr(caps, ct_cap_phase_name((enum ct_cap_phase)p), out->caps[p], sizeof out->caps[p]);
     jstr(j, "sampling", out->sampling, sizeof out->sampling);
     jstr(j, "filter", out->filter, sizeof out->filter);
+    json_t *walk = json_object_get(j, "walk");
+    out->walks = jint(walk, "walks");
+    out->walk_tail = jint(walk, "tail");
+    json_t *ws = json_object_get(walk, "status");
+    for (int k = 0; k < CT_WALK_NSTATUS; k++)
+        out->walk_status[k] = jint(ws, ct_walk_status_name(k));
     json_decref(j);
     return 0;
 }

@@ -124,6 +124,7 @@ struct sc_hs {
     int64_t gc_epoch; /* their sum at the last poll */
     uint32_t gen;     /* bumped when classes were unloaded: every non-permanent answer is stale */
     uint32_t hgen;    /* bumped then and by sc_hs_forget: every cached holder array is stale */
+    bool gc_pending;  /* classes were unloaded since the last pause's end was seen */
     meth *tab;
     size_t mask, used;
     size_t name_bytes, hc_bytes;
@@ -131,6 +132,7 @@ struct sc_hs {
     uint32_t pass_work, sec_work;
     int64_t sec_start;
     sc_hs_stats st;
+    uint64_t syms[16]; /* the gHotSpot* values (S_*), for sc_hs_query */
 };
 
 /* ---- bounded reads of the target ---- */
@@ -186,12 +188,14 @@ enum {
     S_SE_STATIC,
     S_SE_OFF,
     S_SE_ADDR,
+    S_SE_TYPESTR,
     S_SE_STRIDE,
     S_TE_NAME,
     S_TE_SIZE,
     S_TE_STRIDE,
     S_N
 };
+#define NO_TYPESTR UINT64_MAX /* libjvm.so exports no gHotSpotVMStructEntryTypeStringOffset */
 static const char *const want_sym[S_N] = {
     "gHotSpotVMStructs",
     "gHotSpotVMTypes",
@@ -200,6 +204,7 @@ static const char *const want_sym[S_N] = {
     "gHotSpotVMStructEntryIsStaticOffset",
     "gHotSpotVMStructEntryOffsetOffset",
     "gHotSpotVMStructEntryAddressOffset",
+    "gHotSpotVMStructEntryTypeStringOffset",
     "gHotSpotVMStructEntryArrayStride",
     "gHotSpotVMTypeEntryTypeNameOffset",
     "gHotSpotVMTypeEntrySizeOffset",
@@ -282,13 +287,18 @@ static int find_symbols(sc_hs *h, uint64_t base, uint64_t val[S_N], char *why)
                 found[j] = true;
             }
     }
+    /* the entries' C types: only the stack walker's queries want them (sc_hs_query) */
+    if (!found[S_SE_TYPESTR]) {
+        found[S_SE_TYPESTR] = true;
+        val[S_SE_TYPESTR] = NO_TYPESTR;
+    }
     for (int j = 0; j < S_N; j++)
         if (!found[j] || (j <= S_TYPES && !val[j])) {
             snprintf(why, SC_HS_WHY_MAX, "libjvm.so exports no %s (no VMStructs)", want_sym[j]);
             goto out;
         }
     for (int j = S_SE_TYPE; j < S_N; j++)
-        if (val[j] > MAX_STRIDE ||
+        if ((val[j] > MAX_STRIDE && !(j == S_SE_TYPESTR && val[j] == NO_TYPESTR)) ||
             (j != S_SE_STRIDE && j != S_TE_STRIDE && val[j] + 8 > MAX_STRIDE))
             goto implausible;
     if (val[S_SE_STRIDE] < 8 || val[S_TE_STRIDE] < 8)
@@ -310,6 +320,8 @@ static int read_tables(sc_hs *h, const uint64_t val[S_N], char *why)
     unsigned char e[MAX_STRIDE];
     char type[64], field[64];
     size_t n = 0;
+    uint64_t last_tn = 0;
+    bool type_ok = false;
     for (uint64_t p = val[S_STRUCTS];; p += val[S_SE_STRIDE]) {
         if (++n > MAX_ENTRIES || rd(h, p, e, val[S_SE_STRIDE]) < 0)
             return fail(why, "VMStructs: unreadable or unterminated table");
@@ -322,7 +334,12 @@ static int read_tables(sc_hs *h, const uint64_t val[S_N], char *why)
         memcpy(&is_static, e + val[S_SE_STATIC], 4);
         memcpy(&off, e + val[S_SE_OFF], 8);
         memcpy(&addr, e + val[S_SE_ADDR], 8);
-        if (rdstr(h, tn, type, sizeof type) < 0)
+        /* consecutive entries share their type's name: read again only when it changes */
+        if (tn != last_tn) {
+            last_tn = tn;
+            type_ok = rdstr(h, tn, type, sizeof type) == 0;
+        }
+        if (!type_ok)
             continue; /* longer than any type we want */
         for (int i = 0; i < F_N; i++) {
             if (h->have[i] || strcmp(type, want_field[i].type) != 0)
@@ -401,6 +418,8 @@ sc_hs *sc_hs_open(int mem_fd, uint64_t jvm_base, char why[SC_HS_WHY_MAX])
     uint64_t val[S_N];
     if (find_symbols(h, jvm_base, val, why) < 0 || read_tables(h, val, why) < 0)
         goto bad;
+    _Static_assert(sizeof h->syms >= sizeof val, "room for the symbols' values");
+    memcpy(h->syms, val, sizeof val);
     /* AbstractInterpreter::_code -> StubQueue {_stub_buffer, _buffer_limit}: the interpreter's
      * code, which is what "Interpreter" in the agent's map covers too. */
     uint64_t q, buf;
@@ -502,15 +521,45 @@ int64_t sc_hs_poll_unloads(sc_hs *h)
         if (rd(h, h->gc_exit[c], &t, 8) == 0)
             g += t;
     }
-    if (v != h->epoch || g != h->gc_epoch) {
+    bool drop = false;
+    if (v != h->epoch) {
+        drop = true;
+        h->gc_pending = true; /* their metadata may be freed at a pause's end still to come */
+    } else if (g != h->gc_epoch && h->gc_pending) {
+        drop = true;
+        h->gc_pending = false;
+    }
+    /* A pause that ends with no class unloaded since the previous one frees no metadata: the
+     * answers stand (a young collection every few hundred ms would otherwise make them all
+     * stale, and their resolving again eat the budget). */
+    h->epoch = v;
+    h->gc_epoch = g;
+    if (drop) {
         /* Classes were unloaded: a cached Method* of theirs may now be freed memory, reused
          * by another method. Forget every answer that is not about a boot-loader class: in
          * O(1), the target choosing how often this happens. */
-        h->epoch = v;
-        h->gc_epoch = g;
         h->gen++;
         h->hgen++;
     }
+    return v;
+}
+
+uint64_t sc_hs_generation(const sc_hs *h)
+{
+    /* hgen moves with gen and at every sc_hs_forget */
+    return (uint64_t)h->gen << 32 | h->hgen;
+}
+
+uint64_t sc_hs_unloads_addr(const sc_hs *h)
+{
+    return h->unload_addr;
+}
+
+int64_t sc_hs_peek_unloads(sc_hs *h)
+{
+    int64_t v;
+    if (!h->unload_addr || rd(h, h->unload_addr, &v, 8) < 0)
+        return -1;
     return v;
 }
 
@@ -716,32 +765,48 @@ void sc_hs_forget(sc_hs *h, uint64_t method)
         }
 }
 
-enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const char **name,
-                              bool *permanent)
+/* The resolved entry of method, or NULL with *st set. */
+static meth *lookup_method(sc_hs *h, uint64_t method, enum sc_hs_status *st)
 {
-    *name = NULL;
-    *permanent = false;
+    *st = SC_HS_UNREADABLE;
     if (!aligned(method))
-        return SC_HS_UNREADABLE;
+        return NULL;
     meth *e = slot(h, method);
     if (!e)
-        return SC_HS_UNREADABLE;
+        return NULL;
     if (!e->method) {
-        if (h->used >= MAX_METHODS)
-            return SC_HS_FULL;
-        if (!afford(h, 1))
-            return SC_HS_BUSY;
+        if (h->used >= MAX_METHODS) {
+            *st = SC_HS_FULL;
+            return NULL;
+        }
+        if (!afford(h, 1)) {
+            *st = SC_HS_BUSY;
+            return NULL;
+        }
         e->method = method;
         h->used++;
         h->st.methods++;
         resolve(h, e);
     } else if (stale(h, e)) {
-        if (!afford(h, 1))
-            return SC_HS_BUSY;
+        if (!afford(h, 1)) {
+            *st = SC_HS_BUSY;
+            return NULL;
+        }
         resolve(h, e);
     }
-    if (e->st != SC_HS_OK)
-        return (enum sc_hs_status)e->st;
+    *st = (enum sc_hs_status)e->st;
+    return e->st == SC_HS_OK ? e : NULL;
+}
+
+enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const char **name,
+                              bool *permanent)
+{
+    *name = NULL;
+    *permanent = false;
+    enum sc_hs_status st;
+    meth *e = lookup_method(h, method, &st);
+    if (!e)
+        return st;
     /* A complete interpreter frame holds a bcp inside its own bytecodes (native methods: 0).
      * A half-built or foreign frame almost never passes this together with the holder check. */
     if (bcp == 0 ? !(e->flags & M_NATIVE) : (bcp < e->code_lo || bcp >= e->code_lo + e->code_size))
@@ -749,4 +814,101 @@ enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const cha
     *name = e->name;
     *permanent = (e->flags & M_PERMANENT) != 0;
     return SC_HS_OK;
+}
+
+enum sc_hs_status sc_hs_method(sc_hs *h, uint64_t method, const char **name, bool *permanent)
+{
+    *name = NULL;
+    *permanent = false;
+    enum sc_hs_status st;
+    meth *e = lookup_method(h, method, &st);
+    if (!e)
+        return st;
+    *name = e->name;
+    *permanent = (e->flags & M_PERMANENT) != 0;
+    return SC_HS_OK;
+}
+
+int sc_hs_query(sc_hs *h, sc_hs_want *w, int n)
+{
+    const uint64_t *val = h->syms;
+    unsigned char e[MAX_STRIDE];
+    char type[64], field[64];
+    int found = 0;
+    for (int i = 0; i < n; i++)
+        w[i].found = false;
+    size_t k = 0;
+    uint64_t last_tn = 0;
+    bool type_ok = false;
+    for (uint64_t p = val[S_STRUCTS];; p += val[S_SE_STRIDE]) {
+        if (++k > MAX_ENTRIES || rd(h, p, e, val[S_SE_STRIDE]) < 0)
+            return -1;
+        uint64_t tn, fn, ts, off, addr;
+        int32_t is_static;
+        memcpy(&tn, e + val[S_SE_TYPE], 8);
+        if (!tn)
+            break;
+        memcpy(&fn, e + val[S_SE_FIELD], 8);
+        ts = 0;
+        if (val[S_SE_TYPESTR] != NO_TYPESTR)
+            memcpy(&ts, e + val[S_SE_TYPESTR], 8);
+        memcpy(&is_static, e + val[S_SE_STATIC], 4);
+        memcpy(&off, e + val[S_SE_OFF], 8);
+        memcpy(&addr, e + val[S_SE_ADDR], 8);
+        /* the type's name first (consecutive entries share it: read again only when its
+         * pointer changes), the field's only for a type someone wants */
+        if (tn != last_tn) {
+            last_tn = tn;
+            type_ok = rdstr(h, tn, type, sizeof type) == 0;
+        }
+        bool wanted = false;
+        for (int i = 0; i < n && type_ok && !wanted; i++)
+            wanted = !w[i].found && w[i].field && strcmp(type, w[i].type) == 0;
+        if (!wanted || rdstr(h, fn, field, sizeof field) < 0)
+            continue;
+        for (int i = 0; i < n; i++) {
+            if (w[i].found || !w[i].field)
+                continue;
+            if (strcmp(type, w[i].type) != 0 || strcmp(field, w[i].field) != 0)
+                continue;
+            w[i].is_static = is_static != 0;
+            w[i].value = is_static ? addr : off;
+            w[i].typestr[0] = '\0';
+            if (ts && rdstr(h, ts, w[i].typestr, sizeof w[i].typestr) < 0)
+                w[i].typestr[0] = '\0';
+            w[i].found = true;
+            found++;
+        }
+    }
+    k = 0;
+    for (uint64_t p = val[S_TYPES];; p += val[S_TE_STRIDE]) {
+        if (++k > MAX_ENTRIES || rd(h, p, e, val[S_TE_STRIDE]) < 0)
+            return -1;
+        uint64_t tn, size;
+        memcpy(&tn, e + val[S_TE_NAME], 8);
+        if (!tn)
+            break;
+        memcpy(&size, e + val[S_TE_SIZE], 8);
+        bool named = false;
+        for (int i = 0; i < n; i++) {
+            if (w[i].found || w[i].field)
+                continue;
+            if (!named) {
+                if (rdstr(h, tn, type, sizeof type) < 0)
+                    break;
+                named = true;
+            }
+            if (strcmp(type, w[i].type) == 0) {
+                w[i].value = size;
+                w[i].found = true;
+                found++;
+            }
+        }
+    }
+    return found;
+}
+
+int sc_hs_fd(const sc_hs *h)
+{
+    return h->fd;
 }

@@ -46,6 +46,16 @@ bool sc_hs_in_interpreter(const sc_hs *h, uint64_t pc);
 /* Classes unloaded so far (java.cls.unloadedClasses), or -1 when the JVM has no PerfData. A
  * change drops every cached answer about a class that could have been unloaded. */
 int64_t sc_hs_poll_unloads(sc_hs *h);
+
+/* The same count, read only (one read; nothing dropped): a check that it did not move. */
+int64_t sc_hs_peek_unloads(sc_hs *h);
+
+/* Changes whenever answers may have become stale (a poll that dropped them, sc_hs_forget): what
+ * a caller derived from names given under one value stands while it stays. */
+uint64_t sc_hs_generation(const sc_hs *h);
+
+/* Where the unloaded-classes count is read (0: nowhere): for tests. */
+uint64_t sc_hs_unloads_addr(const sc_hs *h);
 #define SC_HS_GC_MAX 4 /* collectors whose pause ends also drop those answers (hotspot.c) */
 
 /* A new pump pass: its share of the resolution budget starts afresh (the per-second one goes
@@ -63,6 +73,11 @@ void sc_hs_forget(sc_hs *h, uint64_t method);
 enum sc_hs_status sc_hs_frame(sc_hs *h, uint64_t method, uint64_t bcp, const char **name,
                               bool *permanent);
 
+/* Name a Method* without a bcp to check it against: a compiled frame's method (its nmethod says
+ * which), or an interpreted frame caught in its method entry (rbx). The holder check still
+ * applies. */
+enum sc_hs_status sc_hs_method(sc_hs *h, uint64_t method, const char **name, bool *permanent);
+
 typedef struct sc_hs_stats {
     uint64_t reads, read_faults, methods, resolved;
     uint64_t throttled; /* resolutions put off by the budget */
@@ -75,3 +90,18 @@ size_t sc_hs_clean_name(char *s, size_t n, bool dots);
 /* pure, for tests: cut a hidden class's address suffix (Foo$$Lambda$5+0x... / Foo$$Lambda.0x...).
  */
 void sc_hs_cut_hidden(char *s);
+
+/* VMStructs entries and VMTypes sizes beyond the naming's own (the stack walker's,
+ * sidecar/recorder/codeheap.c), read in one pass over the tables. field NULL asks for the size of
+ * type. value: the offset (the address for a static field) or the size; typestr: the entry's C
+ * type ("int", "address", "int16_t"...), "" when unreadable. Returns how many were found, -1 when
+ * the tables cannot be read again. */
+typedef struct sc_hs_want {
+    const char *type, *field;
+    bool found, is_static;
+    uint64_t value;
+    char typestr[32];
+} sc_hs_want;
+int sc_hs_query(sc_hs *h, sc_hs_want *w, int n);
+/* The /proc/<pid>/mem descriptor the tables were read through. */
+int sc_hs_fd(const sc_hs *h);

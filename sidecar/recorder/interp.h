@@ -25,7 +25,8 @@
  * bounds a JVM costs the recorder at most ~8 MiB (docs/SIDECAR.md "Limits"). */
 #define SC_INTERP_MAX_NAMES 32768
 #define SC_INTERP_NAME_BYTES (1536u << 10)
-#define SC_INTERP_REGS_MASK 0x1c0ull /* PERF_REG_X86_BP(6) | SP(7) | IP(8) */
+/* PERF_REG_X86_AX(0) BX(1) BP(6) SP(7) IP(8) R13(21): the walker's (recorder/walk.h) */
+#define SC_INTERP_REGS_MASK 0x2001c3ull
 
 typedef struct sc_interp sc_interp;
 
@@ -36,11 +37,15 @@ typedef struct sc_interp_stats {
     uint64_t named;       /* of them, named */
     uint64_t unknown;     /* of them, left unnamed (every reason below) */
     uint64_t partial, beyond_copy, unload_window, refused, broken_chain;
-    uint64_t names;               /* distinct names written */
-    uint64_t names_full;          /* names refused: the bounds above reached */
-    uint64_t throttled;           /* resolutions put off by hotspot.h's budget */
-    uint64_t walk_ns;             /* time spent rewriting (CLOCK_MONOTONIC) */
-    uint64_t bytes_in, bytes_out; /* sample bytes read from the rings / written */
+    uint64_t names;                    /* distinct names written */
+    uint64_t names_full;               /* names refused: the bounds above reached */
+    uint64_t throttled;                /* resolutions put off by hotspot.h's budget */
+    uint64_t compiled, compiled_named; /* compiled frames walked; named from their Method* */
+    uint64_t nc_hits;                  /* of them, named again from the name given before */
+    uint64_t fp_compared, fp_same;     /* walks compared with the kernel's fp chain, agreeing
+                                          (recorder/walk.h sc_walker_fp_check) */
+    uint64_t walk_ns;                  /* time spent rewriting (CLOCK_MONOTONIC) */
+    uint64_t bytes_in, bytes_out;      /* sample bytes read from the rings / written */
 } sc_interp_stats;
 
 /* mem_fd[k] (/proc/<pid>/mem, opened while privileged, or -errno) and names_fd[k] (where name lines
@@ -48,8 +53,19 @@ typedef struct sc_interp_stats {
 sc_interp *sc_interp_new(const pid_t *pid, const int *mem_fd, const int *names_fd, int n);
 void sc_interp_free(sc_interp *in);
 
-/* While the maps of pid are synthesized (executable mappings): remember where libjvm.so is. */
-void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t pgoff, const char *path);
+/* An executable mapping [start, end) of pid (synthesized from its maps, or a MMAP2 record):
+ * where libjvm.so is, and what the stack walker unwinds native code with. */
+void sc_interp_note_map(sc_interp *in, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+                        const char *path);
+
+/* pid's code has no perf map at all (no agent, no Compiler.perfmap: attach disabled or
+ * refused): its stubs, adapters and unnamed interpreter frames are named after their code blob
+ * ("StubRoutines (1)", "Interpreter"), as a map would name them, instead of [unknown]. */
+void sc_interp_name_blobs(sc_interp *in, pid_t pid);
+
+/* A MMAP2 record (r, size bytes, as the kernel writes it): an executable mapping made during the
+ * recording, noted like the synthesized ones. */
+void sc_interp_note_mmap2(sc_interp *in, const unsigned char *r, size_t size);
 
 /* Read each JVM's VMStructs (after the privilege drop: the target's memory is parsed here).
  * Returns how many JVMs can be named. */
@@ -67,7 +83,22 @@ void sc_interp_pass(sc_interp *in);
  * it). */
 size_t sc_interp_rewrite(sc_interp *in, const unsigned char *r, size_t size, unsigned char *out);
 
+/* The same for a sample recorded with any sample_type stype (without READ and BRANCH_STACK) and
+ * user registers rmask: perf's own per-thread recorder in dwarf mode (threadwalk.c). The fields
+ * after the stack copy are kept. */
+size_t sc_interp_rewrite_as(sc_interp *in, const unsigned char *r, size_t size, uint64_t stype,
+                            uint64_t rmask, unsigned char *out);
+
 void sc_interp_get_stats(const sc_interp *in, sc_interp_stats *st);
+
+/* Why pid's stacks are not walked by recorder/walk.h (the kernel's frame-pointer chain is kept),
+ * NULL when they are. */
+const char *sc_interp_walk_why(const sc_interp *in, pid_t pid);
+/* Bytes of the stack copy pid's last walk read (tests/walk cuts recorded samples to it). */
+uint64_t sc_interp_copy_used(const sc_interp *in, pid_t pid);
+struct sc_walk_stats;
+/* pid's walk counters (recorder/walk.h); pid 0: every JVM's, summed. */
+void sc_interp_walk_stats(const sc_interp *in, pid_t pid, struct sc_walk_stats *st);
 
 /* pure, for tests: the walk. Given a sample's user callchain ips[0..n) (leaf first, no context
  * markers), bp, sp and the stack copy stack[0..len) (starting at sp), call name(ctx, k, method,

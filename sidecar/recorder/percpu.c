@@ -444,6 +444,8 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
             size_t wl = size;
             if (get32(s->rec) == PERF_RECORD_MMAP2)
                 sc_percpu_fix_mmap2(s->rec, size, s->attr.build_id);
+            if (s->o.interp && get32(s->rec) == PERF_RECORD_MMAP2)
+                sc_interp_note_mmap2(s->o.interp, s->rec, size); /* code mapped meanwhile */
             if (s->o.inode_names && get32(s->rec) == PERF_RECORD_MMAP2) {
                 size_t nl = sc_percpu_inode_name(s->rec, size, s->rew);
                 if (nl) {

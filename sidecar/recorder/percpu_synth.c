@@ -207,7 +207,7 @@ static int synth_maps(sc_percpu *s, int fd, int mfd, uint32_t pid, flame_err *er
         size_t len = (size_t)(nl - (buf + i));
         sc_maps_entry e;
         if (sc_percpu_parse_maps_line(buf + i, len, &e, name, sizeof name) == 1) {
-            sc_interp_note_map(s->o.interp, (pid_t)pid, e.start, e.pgoff, name);
+            sc_interp_note_map(s->o.interp, (pid_t)pid, e.start, e.end, e.pgoff, name);
             if (synth_mmap2(s, fd, pid, &e, name, err) < 0)
                 return -1;
         }

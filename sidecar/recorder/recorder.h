@@ -3,12 +3,15 @@
  * on its control pipe; sampler.c starts, reads, stops and reaps it, and perfstream.c counts the
  * samples in the stream as it passes. Two kinds:
  *   per CPU    (default) our own child around percpu.c (percpu_filter.c keeps only the target's
- *              PID namespace, percpu_synth.c describes its processes), whose samples of
- *              interpreted Java frames interp.c names through HotSpot's VMStructs (hotspot.c);
+ *              PID namespace, percpu_synth.c describes its processes), whose JVM samples
+ *              interp.c rewrites: their stacks walked by walk.c (HotSpot's code cache through
+ *              codeheap.c, native unwind tables through ehframe.c; docs/SIDECAR.md "Stack
+ *              walking"), their Java frames named through HotSpot's VMStructs (hotspot.c);
  *   per thread `perf record -p <JVMs>`, the fallback when per-CPU events are refused.
- * This header is the recorder's face; percpu.h, percpu_impl.h, interp.h and hotspot.h are its
- * insides (and their unit tests'). Compiled BPF programs go to bpf/, beside their loaders.
- * Module prefixes: sc_sampler_, sc_perfstream_ (here); sc_percpu_, sc_interp_, sc_hs_ inside. */
+ * This header is the recorder's face; percpu.h, percpu_impl.h, interp.h, hotspot.h, walk.h,
+ * codeheap.h, ehframe.h and wread.h are its insides (and their unit tests'). Compiled BPF programs
+ * go to bpf/, beside their loaders. Module prefixes: sc_sampler_, sc_perfstream_ (here);
+ * sc_percpu_, sc_interp_, sc_hs_, sc_walk(er)_, sc_ch_, sc_eh_, sc_wr_ inside. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,6 +43,7 @@ void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window);
 typedef struct sc_sampler {
     int mode;          /* enum ct_sampling: CT_SAMPLING_CPU or CT_SAMPLING_THREAD */
     pid_t pid;         /* the recorder process */
+    pid_t walker_pid;  /* per thread, walking: the rewriter between perf and us (threadwalk.h) */
     int out_fd;        /* its pipe-format perf.data */
     int ctl_fd;        /* "stop\n" ends it */
     int64_t stop_sent; /* mono_ms() of the stop, 0 before */

@@ -26,6 +26,8 @@
 #include "sidecar/recorder/interp.h"
 #include "sidecar/recorder/percpu.h"
 #include "sidecar/recorder/recorder.h"
+#include "sidecar/recorder/threadwalk.h"
+#include "sidecar/recorder/walk.h"
 #include "sidecar/session.h"
 
 #define STATUS_MAX 1024
@@ -56,6 +58,13 @@ void sc_interp_names_path(char *buf, size_t cap, pid_t pid, int window)
         snprintf(buf, cap, "interp-%d-%d.names", (int)pid, window);
 }
 
+static void thread_walker(const sc_session *s, int in_fd, int out_fd, const int *names_fd);
+static void make_names(const sc_session *s, int *names_fd);
+static void close_names(int *names_fd);
+static struct sc_interp *open_interp(const sc_session *s, const int *names_fd);
+static bool names_header(struct sc_interp *in, const sc_session *s, const int *names_fd, int k);
+static void names_walks(struct sc_interp *in, const sc_session *s, const int *names_fd);
+
 /* ---- per thread: perf record -p ---- */
 static int spawn_thread(const sc_session *s, bool live, sc_sampler *r, flame_err *err)
 {
@@ -64,19 +73,28 @@ static int spawn_thread(const sc_session *s, bool live, sc_sampler *r, flame_err
         snprintf(pids + strlen(pids), sizeof(pids) - strlen(pids), "%s%d", k ? "," : "",
                  (int)s->jvms[k].st.pid);
     snprintf(freq, sizeof(freq), "%lld", (long long)s->o.frequency);
-    int p[2], c[2];
+    /* Walking (s->interp): perf in dwarf mode -- each sample with the user registers and 16 KiB
+     * of stack, no user chain of the kernel's -- through a rewriter child (threadwalk.c) that
+     * walks them as the per-CPU recorder does; perf wakes at every sample then, so that samples
+     * reach the walker within milliseconds (the unloading rule of interp.h counts on it). */
+    bool walk = s->interp;
+    int p[2], c[2] = {-1, -1}, q[2] = {-1, -1};
     if (pipe2(p, O_CLOEXEC) < 0)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
-    if (pipe2(c, O_CLOEXEC) < 0) {
-        close(p[0]);
-        close(p[1]);
-        return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "pipe");
+    if (pipe2(c, O_CLOEXEC) < 0 || (walk && pipe2(q, O_CLOEXEC) < 0)) {
+        int e = errno;
+        close(p[0]), close(p[1]);
+        if (c[0] >= 0)
+            close(c[0]), close(c[1]);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "pipe");
     }
     fflush(stdout); /* the child must not inherit unwritten result lines */
     r->pid = fork();
     if (r->pid < 0) {
         int e = errno;
         close(p[0]), close(p[1]), close(c[0]), close(c[1]);
+        if (walk)
+            close(q[0]), close(q[1]);
         return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "fork");
     }
     if (r->pid == 0) {
@@ -100,11 +118,20 @@ static int spawn_thread(const sc_session *s, bool live, sc_sampler *r, flame_err
          * read when half full (seconds at 99 Hz) and at "stop": a top window loses nothing. */
         const char *argv[20] = {"perf", "record", "-q", "-N"};
         int n = 4;
-        if (live)
+        if (live || walk)
             argv[n++] = "--no-buffering";
-        const char *rest[] = {"--control", "fd:3", "-e", "cpu-clock", "-g", "-F",
-                              freq,        "-p",   pids, "-o",        "-",  NULL};
+        const char *rest[] = {"--control", "fd:3", "-e", "cpu-clock", "-F", freq,
+                              "-p",        pids,   "-o", "-",         NULL};
         memcpy(argv + n, rest, sizeof rest);
+        n += (int)(sizeof rest / sizeof rest[0]) - 1;
+        /* the call graph: the walker's registers and stack copy, or the kernel's chain */
+        if (walk) {
+            argv[n++] = "--call-graph";
+            argv[n++] = "dwarf,16384";
+        } else {
+            argv[n++] = "-g";
+        }
+        argv[n] = NULL;
         execve(SC_PERF, (char *const *)argv, sc_perf_env);
         _exit(127);
     }
@@ -114,7 +141,132 @@ static int spawn_thread(const sc_session *s, bool live, sc_sampler *r, flame_err
     r->ctl_fd = c[1];
     r->mode = CT_SAMPLING_THREAD;
     snprintf(r->filter, sizeof r->filter, "pid");
+    if (!walk)
+        return 0;
+    int names_fd[SC_MAX_JVMS];
+    make_names(s, names_fd);
+    r->walker_pid = fork();
+    if (r->walker_pid == 0) {
+        close(q[0]);
+        close(c[1]);
+        thread_walker(s, p[0], q[1], names_fd);
+    }
+    int e = errno;
+    close_names(names_fd);
+    close(p[0]);
+    close(q[1]);
+    r->out_fd = q[0];
+    if (r->walker_pid < 0) { /* perf's pipe is gone: it ends at its next write */
+        close(q[0]);
+        r->out_fd = -1;
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "fork");
+    }
     return 0;
+}
+
+/* ---- per thread, walking: the rewriter between perf and us (threadwalk.h) ---- */
+
+typedef struct tw_ctx {
+    const sc_session *s;
+    const int *names_fd;
+    struct sc_interp *in;
+} tw_ctx;
+
+static int tw_write(void *ctx, const unsigned char *b, size_t n)
+{
+    int fd = *(const int *)ctx;
+    while (n) {
+        ssize_t k = write(fd, b, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* At the first sample: perf's own MMAP2 records of what the JVMs had mapped have passed (so
+ * libjvm is known): read the VMStructs, write the names files' first lines, map the synthetic
+ * range of every JVM whose frames get names. */
+static void tw_start(sc_tw *t, void *ctx)
+{
+    tw_ctx *c = ctx;
+    sc_interp_start(c->in);
+    /* two passes: the unloading count as of now becomes the floor of the samples that follow
+     * (perf's samples start after its FINISHED_INIT; the first ones need not wait 100 ms) */
+    sc_interp_pass(c->in);
+    sc_interp_pass(c->in);
+    for (int k = 0; k < c->s->n; k++)
+        if (c->names_fd[k] >= 0 && names_header(c->in, c->s, c->names_fd, k))
+            sc_tw_anon(t, (uint32_t)c->s->jvms[k].st.pid, SC_INTERP_BASE, SC_INTERP_SPAN);
+}
+
+/* The child: /proc/<pid>/mem of each JVM opened while root (as the JVM's user, open_interp), then
+ * the run's uid with no capability, NO_NEW_PRIVS and the seccomp deny-list (sc_seal) before the
+ * first byte of the stream -- or of the target -- is read. */
+static _Noreturn void thread_walker(const sc_session *s, int in_fd, int out_fd, const int *names_fd)
+{
+    signal(SIGINT, SIG_IGN); /* perf ends first, then its pipe: we follow */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    struct sc_interp *in = open_interp(s, names_fd);
+    flame_err e = FLAME_ERR_INIT;
+    _cleanup_cap_ cap_t none = cap_init();
+    if (sc_become_run_user() < 0 || !none || cap_set_proc(none) < 0) {
+        fprintf(stderr, "flame-sidecar: walker: cannot drop privileges: %s\n", strerror(errno));
+        _exit(126);
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* the uid change cleared it */
+    if (sc_seal(&e) < 0) {
+        fprintf(stderr, "flame-sidecar: walker: %s\n", e.msg);
+        _exit(126);
+    }
+    sc_test_stop("record");
+    static sc_tw t;
+    tw_ctx c = {.s = s, .names_fd = names_fd, .in = in};
+    sc_tw_init(&t, in);
+    t.on_start = tw_start;
+    t.start_ctx = &c;
+    static unsigned char buf[1 << 16];
+    int64_t last = 0;
+    for (;;) {
+        int64_t now = mono_ms();
+        if (in && now - last >= PUMP_INTERP_MS) { /* a pass: the unloading epoch, blobs */
+            sc_interp_pass(in);
+            last = now;
+        }
+        struct pollfd pf = {.fd = in_fd, .events = POLLIN};
+        if (poll(&pf, 1, PUMP_INTERP_MS) == 0)
+            continue;
+        ssize_t n = read(in_fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (sc_tw_feed(&t, buf, (size_t)n, tw_write, &out_fd) < 0)
+            _exit(1);
+    }
+    if (in) {
+        names_walks(in, s, names_fd);
+        sc_walk_stats ws;
+        sc_interp_stats is;
+        sc_interp_walk_stats(in, 0, &ws);
+        sc_interp_get_stats(in, &is);
+        fprintf(stderr,
+                "flame-sidecar: recorder: walk: walks=%llu frames=%llu java_frames=%llu "
+                "compiled=%llu compiled_named=%llu fp_compared=%llu fp_same=%llu walk_us=%llu "
+                "(per thread, samples=%llu rewrite_us=%llu dropped=%llu)\n",
+                (unsigned long long)ws.walks, (unsigned long long)ws.frames,
+                (unsigned long long)ws.java_frames, (unsigned long long)is.compiled,
+                (unsigned long long)is.compiled_named, (unsigned long long)is.fp_compared,
+                (unsigned long long)is.fp_same, (unsigned long long)(ws.ns / 1000),
+                (unsigned long long)is.samples, (unsigned long long)(is.walk_ns / 1000),
+                (unsigned long long)t.bad);
+    }
+    _exit(0);
 }
 
 /* ---- per CPU: our child around sidecar/recorder/percpu.c ---- */
@@ -216,28 +368,84 @@ static struct sc_interp *open_interp(const sc_session *s, const int *names_fd)
         setfsgid(0);
         names[n++] = names_fd[k];
     }
-    return n ? sc_interp_new(pid, mem, names, n) : NULL;
+    struct sc_interp *in = n ? sc_interp_new(pid, mem, names, n) : NULL;
+    for (int k = 0; in && k < s->n; k++)
+        if (names_fd[k] >= 0 && s->jvms[k].attach == CT_ATTACH_NONE)
+            sc_interp_name_blobs(in, s->jvms[k].st.pid);
+    return in;
 }
 
 /* After the privilege drop: read the JVMs' VMStructs, say per JVM whether its interpreted frames
  * get names (first line of its names file, read by process.c), and map the synthetic range. */
+/* The names files, one per JVM, created here (root, our tmpfs), written by the recorder child
+ * through the inherited fd, read by process.c; -1 where none. */
+static void make_names(const sc_session *s, int *names_fd)
+{
+    for (int k = 0; k < SC_MAX_JVMS; k++)
+        names_fd[k] = -1;
+    for (int k = 0; s->interp && k < s->n; k++) {
+        char path[64];
+        sc_interp_names_path(path, sizeof path, s->jvms[k].st.pid, s->interp_window);
+        names_fd[k] = sc_work_create(path, O_WRONLY, 0644);
+    }
+}
+
+static void close_names(int *names_fd)
+{
+    for (int k = 0; k < SC_MAX_JVMS; k++)
+        if (names_fd[k] >= 0)
+            close(names_fd[k]);
+}
+
+/* The first lines of JVM k's names file: whether its frames can be named, whether its stacks
+ * are walked. True when they can be named. */
+static bool names_header(struct sc_interp *in, const sc_session *s, const int *names_fd, int k)
+{
+    const char *why = sc_interp_why(in, s->jvms[k].st.pid);
+    char line[SC_INTERP_WHY_LINE];
+    int m = why ? snprintf(line, sizeof line, "#unnamed %s\n", why)
+                : snprintf(line, sizeof line, "#named\n");
+    if (m > 0 && write(names_fd[k], line, (size_t)m) < 0)
+        fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
+    const char *nowalk = why ? NULL : sc_interp_walk_why(in, s->jvms[k].st.pid);
+    m = nowalk ? snprintf(line, sizeof line, "#nowalk %s\n", nowalk) : 0;
+    if (m > 0 && write(names_fd[k], line, (size_t)m) < 0)
+        fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
+    return !why;
+}
+
+/* The recorder's last line in each JVM's names file: its walk counts (process.c reads them). */
+static void names_walks(struct sc_interp *in, const sc_session *s, const int *names_fd)
+{
+    for (int k = 0; k < s->n; k++) {
+        if (names_fd[k] < 0)
+            continue;
+        sc_walk_stats js;
+        sc_interp_walk_stats(in, s->jvms[k].st.pid, &js);
+        if (!js.walks)
+            continue;
+        char line[512];
+        int m = snprintf(line, sizeof line, "#walk %llu %llu", (unsigned long long)js.walks,
+                         (unsigned long long)js.tail_walks);
+        for (int q = 0; q < SC_WALK_NSTATUS && m > 0 && (size_t)m < sizeof line; q++)
+            m += snprintf(line + m, sizeof line - (size_t)m, " %llu",
+                          (unsigned long long)js.status[q]);
+        if (m > 0 && (size_t)m < sizeof line - 1) {
+            line[m++] = '\n';
+            if (write(names_fd[k], line, (size_t)m) < 0)
+                fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
+        }
+    }
+}
+
 static int start_interp(sc_percpu *p, struct sc_interp *in, const sc_session *s,
                         const int *names_fd, int out, flame_err *e)
 {
     sc_interp_start(in);
-    for (int k = 0; k < s->n; k++) {
-        if (names_fd[k] < 0)
-            continue;
-        const char *why = sc_interp_why(in, s->jvms[k].st.pid);
-        char line[SC_INTERP_WHY_LINE];
-        int m = why ? snprintf(line, sizeof line, "#unnamed %s\n", why)
-                    : snprintf(line, sizeof line, "#named\n");
-        if (m > 0 && write(names_fd[k], line, (size_t)m) < 0)
-            fprintf(stderr, "flame-sidecar: recorder: names file: %s\n", strerror(errno));
-        if (!why &&
+    for (int k = 0; k < s->n; k++)
+        if (names_fd[k] >= 0 && names_header(in, s, names_fd, k) &&
             sc_percpu_synth_anon(p, out, s->jvms[k].st.pid, SC_INTERP_BASE, SC_INTERP_SPAN, e) < 0)
             return -1;
-    }
     return 0;
 }
 
@@ -388,6 +596,33 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
                 (unsigned long long)is.names, (unsigned long long)is.names_full,
                 (unsigned long long)is.throttled, (unsigned long long)(is.walk_ns / 1000),
                 (unsigned long long)is.bytes_in, (unsigned long long)is.bytes_out);
+        /* per JVM, for the summary and its warnings (process.c): a last line in its names file */
+        names_walks(o.interp, s, names_fd);
+        /* three short lines: the plugin shows the sidecar's stderr cut at 255 bytes */
+        sc_walk_stats ws;
+        sc_interp_walk_stats(o.interp, 0, &ws);
+        fprintf(stderr,
+                "flame-sidecar: recorder: walk: walks=%llu frames=%llu java_frames=%llu "
+                "compiled=%llu compiled_named=%llu fp_compared=%llu fp_same=%llu walk_us=%llu\n",
+                (unsigned long long)ws.walks, (unsigned long long)ws.frames,
+                (unsigned long long)ws.java_frames, (unsigned long long)is.compiled,
+                (unsigned long long)is.compiled_named, (unsigned long long)is.fp_compared,
+                (unsigned long long)is.fp_same, (unsigned long long)(ws.ns / 1000));
+        char line[256] = "flame-sidecar: recorder: walk status:";
+        size_t m = strlen(line);
+        for (int k = 0; k < SC_WALK_NSTATUS && m < sizeof line; k++)
+            if (ws.status[k])
+                m += (size_t)snprintf(line + m, sizeof line - m, " %s=%llu", sc_walk_status_name(k),
+                                      (unsigned long long)ws.status[k]);
+        fprintf(stderr, "%s\n", line);
+        fprintf(stderr,
+                "flame-sidecar: recorder: walk steps: prologue=%llu epilogue=%llu deopt=%llu "
+                "ra_shifted=%llu entry_recovered=%llu fp_fallback=%llu tail_walks=%llu "
+                "tail_pages=%llu\n",
+                (unsigned long long)ws.prologue, (unsigned long long)ws.epilogue,
+                (unsigned long long)ws.deopt, (unsigned long long)ws.ra_shifted,
+                (unsigned long long)ws.entry_recovered, (unsigned long long)ws.fp_fallback,
+                (unsigned long long)ws.tail_walks, (unsigned long long)ws.tail_reads);
     }
     _exit(rc < 0 ? 1 : 0);
 }
@@ -449,22 +684,14 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
     /* The recorder's names of interpreted frames, one file per JVM: created here (root, the work
      * directory), written by the child through the inherited fd, read by process.c. */
     int names_fd[SC_MAX_JVMS];
-    for (int k = 0; k < SC_MAX_JVMS; k++)
-        names_fd[k] = -1;
-    for (int k = 0; s->interp && k < s->n; k++) {
-        char path[64];
-        sc_interp_names_path(path, sizeof path, s->jvms[k].st.pid, s->interp_window);
-        names_fd[k] = sc_work_create(path, O_WRONLY, 0644);
-    }
+    make_names(s, names_fd);
     pid_t parent = getpid();
     fflush(stdout);
     r->pid = fork();
     if (r->pid < 0) {
         int e = errno;
         close(p[0]), close(p[1]), close(c[0]), close(c[1]), close(st[0]), close(st[1]);
-        for (int k = 0; k < SC_MAX_JVMS; k++)
-            if (names_fd[k] >= 0)
-                close(names_fd[k]);
+        close_names(names_fd);
         return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "fork");
     }
     if (r->pid == 0) {
@@ -473,9 +700,7 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
         close(st[0]);
         percpu_child(s, parent, extra, n_extra, p[1], c[0], st[1], names_fd);
     }
-    for (int k = 0; k < SC_MAX_JVMS; k++)
-        if (names_fd[k] >= 0)
-            close(names_fd[k]);
+    close_names(names_fd);
     close(p[1]);
     close(c[0]);
     close(st[1]);
@@ -520,7 +745,7 @@ static int spawn_cpu(const sc_session *s, const pid_t *extra, int n_extra, sc_sa
 int sc_sampler_start(sc_session *s, bool live, const pid_t *extra, int n_extra, sc_sampler *r,
                      flame_err *err)
 {
-    *r = (sc_sampler){.pid = -1, .out_fd = -1, .ctl_fd = -1};
+    *r = (sc_sampler){.pid = -1, .out_fd = -1, .ctl_fd = -1, .walker_pid = -1};
     snprintf(r->caps_open, sizeof r->caps_open, "unknown");
     snprintf(r->caps_record, sizeof r->caps_record, "unknown");
     if (s->sampling != CT_SAMPLING_THREAD) {
@@ -559,9 +784,6 @@ int sc_sampler_start(sc_session *s, bool live, const pid_t *extra, int n_extra, 
                 why);
         s->sampling = CT_SAMPLING_THREAD;
     }
-    if (s->interp && s->n > 0 && s->interp_window <= 0) /* top: once, not per window */
-        sc_warn("interpreted Java frames stay `Interpreter`: naming them needs per-CPU sampling "
-                "(the per-thread recorder is perf's own, without the stack copies it takes)");
     if (spawn_thread(s, live, r, err) < 0)
         return sc_fail(err, CT_ERR_INTERNAL, "%s", err->msg);
     return 0;
@@ -589,6 +811,9 @@ int sc_sampler_end(sc_sampler *r)
     if (r->pid > 0)
         reap(r->pid, 5000, &status);
     r->pid = -1;
+    if (r->walker_pid > 0) /* it ends when perf's pipe does */
+        reap(r->walker_pid, 5000, NULL);
+    r->walker_pid = -1;
     return status;
 }
 

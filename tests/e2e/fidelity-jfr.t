@@ -9,6 +9,11 @@
 # interpreted fixture's TVD was ~0.9 (its Java self time was all `Interpreter`). JDK 25: when
 # the host has a Temurin 25 JDK (FIXTURE_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64), its
 # fixture image is built and checked too. Figures: docs/BENCHMARKS.md "Interpreted frames".
+# Whole stacks: inclusive time too -- the share of samples under each of JFR's 20
+# busiest methods -- on JVMs with and without -XX:+PreserveFramePointer (variant jfr-nofp): the
+# mean difference from JFR must stay within the halves' own plus a margin. Before the sidecar
+# walked stacks itself, a JVM without the flag had its callers (FlameFixture.work,
+# java.lang.Thread.run) in almost no stack: figures in docs/BENCHMARKS.md "Stack walking".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fidelity-lib.sh"
 real_plugin_setup
@@ -19,6 +24,10 @@ JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 # samples (at n = 350: +0.08; at n = 800: +0.05). Before interpreted frames were named the
 # interpreted fixtures were at ~0.96. FIDELITY_MARGIN=X replaces the sample-count term.
 margin() { awk -v n="$1" -v m="${FIDELITY_MARGIN:-}" 'BEGIN { printf "%.3f\n", 0.05 + (m != "" ? m : 1.5 / sqrt(n)) }'; }
+# Inclusive: the halves' mean difference + 0.02 + 0.5/sqrt(n) (n as above: at n = 100, +0.07;
+# at n = 800, +0.038). Before the walk, a JVM without the flag was at 0.115 (JDK 17) and
+# 0.126 (JDK 25) against halves at 0.015-0.022: java.lang.Thread.run off by 1.0.
+incl_margin() { awk -v n="$1" -v m="${FIDELITY_MARGIN:-}" 'BEGIN { printf "%.3f\n", 0.02 + (m != "" ? m : 0.5 / sqrt(n)) }'; }
 
 # check_one LABEL VARIANT JDK [image]
 check_one() {
@@ -31,7 +40,7 @@ check_one() {
     t1=$(date +%s.%N)
     docker stop -t 20 "$fx" >/dev/null
     docker cp "$fx:/tmp/flame.jfr" "$label.jfr" 2>"$label.cp" || { nok "$label: no JFR recording ($(cat "$label.cp"))"; return; }
-    "$jdk/bin/jfr" print --events jdk.ExecutionSample "$label.jfr" >"$label.jfr.txt" 2>&1
+    "$jdk/bin/jfr" print --stack-depth 64 --events jdk.ExecutionSample "$label.jfr" >"$label.jfr.txt" 2>&1
     flame_self "$label.folded" >"$label.ours"
     jfr_self "$label.jfr.txt" "$t0" "$t1" >"$label.jfr.self"
     jfr_self "$label.jfr.txt" "$t0" "$t1" 1 >"$label.h1"
@@ -46,15 +55,28 @@ check_one() {
     local m
     m=$(margin "$([ "$n_ours" -lt "$n_jfr" ] && echo "$n_ours" || echo "$n_jfr")")
     check "$label: TVD $d <= noise floor $floor + $m" awk -v d="$d" -v f="$floor" -v m="$m" 'BEGIN { exit !(d <= f + m) }'
+    # inclusive time over JFR's 20 busiest methods: whole stacks, with or without the flag
+    flame_incl "$label.folded" >"$label.incl"
+    jfr_incl "$label.jfr.txt" "$t0" "$t1" >"$label.jfr.incl"
+    jfr_incl "$label.jfr.txt" "$t0" "$t1" 1 >"$label.h1.incl"
+    jfr_incl "$label.jfr.txt" "$t0" "$t1" 2 >"$label.h2.incl"
+    local di dmax fi fmax
+    read -r di dmax < <(incl_diff "$label.incl" "$label.jfr.incl")
+    read -r fi fmax < <(incl_diff "$label.h1.incl" "$label.h2.incl")
+    m=$(incl_margin "$([ "$n_ours" -lt "$n_jfr" ] && echo "$n_ours" || echo "$n_jfr")")
+    diag "$label: inclusive shares vs JFR: mean difference $di (largest $dmax); JFR's halves $fi ($fmax)"
+    check "$label: inclusive mean difference $di <= the halves' $fi + $m" awk -v d="$di" -v f="$fi" -v m="$m" 'BEGIN { exit !(d <= f + m) }'
     docker rm -f "$fx" >/dev/null
 }
 
 check_one jdk17-interp jfr-interp "$JDK17"
 check_one jdk17-jit jfr "$JDK17"
+check_one jdk17-nofp jfr-nofp "$JDK17"
 if [ -x "$JDK25/bin/jlink" ] && [ -x "$JDK25/bin/jfr" ]; then
     FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
         bail "cannot build the JDK 25 fixture image"
     check_one jdk25-interp jfr-interp "$JDK25" flame-fixture-jvm25:latest
+    check_one jdk25-nofp jfr-nofp "$JDK25" flame-fixture-jvm25:latest
 else
     diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"
 fi

@@ -5,8 +5,8 @@
 # box; now they are `pkg.Class.method_[int]`, in the folded stacks, the SVG, speedscope, the
 # summary's top methods and `top` (snapshots and --record), with the callers in their real order (a wrong name would break it),
 # and no name that is not a method of the workload or the JDK. The ordinary fixture (JIT) keeps
-# its compiled frames and loses its `Interpreter` boxes too. Per thread: one warning, today's
-# output. Classes unloaded all the time (variant churn): never a wrong name -- the churned
+# its compiled frames and loses its `Interpreter` boxes too. Per thread the same (perf's
+# dwarf-mode samples walked, docs/SIDECAR.md "Stack walking"). Classes unloaded all the time (variant churn): never a wrong name -- the churned
 # classes only ever under their own caller -- and the recorder's unloading rule engaged.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/fixtures/plugin-stub/lib.sh"
@@ -50,12 +50,12 @@ like "$(cat top.folded 2>/dev/null)" 'FlameFixture\.countPrimes_\[int\];FlameFix
     "top --record: interpreted frames named"
 unlike "$(cat errt snap.txt)" 'warning' "top: no warning"
 
-# --- per thread: today's output and one warning naming the reason ---
+# --- per thread: perf's dwarf-mode samples, walked and named by the same rewrite ---
 timeout -k 5 120 docker flame -d 3 --sampling thread --format folded -o t1.folded "$fx" 2>err2
 okif $? "per thread: exit 0"
-like "$(cat err2)" 'warning: interpreted Java frames stay `Interpreter`: naming them needs per-CPU sampling' \
-    "per thread: one warning naming the reason"
-unlike "$(cat t1.folded)" '_\[int\]' "per thread: no interpreted names"
+like "$(cat t1.folded)" 'FlameFixture\.countPrimes_\[int\];FlameFixture\.isPrime_\[int\] [0-9]+' \
+    "per thread: the interpreted frames named too (before: Interpreter, with a warning)"
+unlike "$(cat err2)" 'warning' "per thread: no warning"
 docker rm -f "$fx" >/dev/null
 
 # --- the ordinary fixture: its Interpreter boxes are gone too ---

@@ -77,8 +77,12 @@ is "$caps" "{\"setup\":\"$SETUP_CAPS\",\"open\":\"$OPEN_CAPS\",\"record\":\"$NON
 like "$(cat err)" 'sidecar sampling [^:]*: cpu bpf' "recorded per CPU with the in-kernel filter"
 is "$(sidecars_left)" 0 "sidecar removed"
 
-# --sampling thread: perf record -p as the run's uid with SYS_PTRACE only (ambient, across its exec)
-DOCKER_FLAME_TIMINGS=1 timeout -k 10 150 docker flame --sampling thread -d 3 -o t.svg "$fx" 2>err2 &
+# --sampling thread: perf record -p as the run's uid with SYS_PTRACE only (ambient, across its
+# exec); the stack walker between perf and the sidecar (recorder/threadwalk.c), which reads the
+# JVM's memory: the run's uid, no capability at all, its own seccomp filter (it stops itself at
+# the record hook once sealed)
+DOCKER_FLAME_SIDECAR_TEST_STOP=record DOCKER_FLAME_TIMINGS=1 \
+    timeout -k 10 150 docker flame --sampling thread -d 3 -o t.svg "$fx" 2>err2 &
 bg=$!
 sc=$(sidecar_of "$fxid")
 scpid=$(sidecar_pid "$sc")
@@ -88,6 +92,15 @@ if [ "${scpid:-0}" -gt 0 ] && pp=$(perf_child "$scpid" 30); then
     is "$(st "$pp" Groups)" "" "record (perf): no supplementary groups"
     unreachable "record (perf record -p)" "$fx" "$pp" $(tree "$scpid")
 else nok "record: no perf child seen"; fi
+if [ "${scpid:-0}" -gt 0 ] && wp=$(child_named "$scpid" 30 flame-sidecar T); then
+    assert_status "$wp" "record (stack walker)" run "$NONE" "$NONE"
+    is "$(st "$wp" CapAmb)" "$NONE" "record (stack walker): no ambient caps"
+    is "$(st "$wp" Groups)" "" "record (stack walker): no supplementary groups"
+    f=$(st "$wp" Seccomp_filters)
+    if [ -n "$f" ]; then check "record (stack walker): own seccomp filter stacked on the engine's" test "$f" -ge 2
+    else ok "# SKIP kernel without Seccomp_filters"; fi
+    kill -CONT "$wp"
+else nok "record: no stack walker child seen stopped at the record hook"; fi
 wait_pid "$bg" 120; rc=$RC
 is "$rc" 0 "--sampling thread: exit 0"
 caps=$(sed -n 's/^docker flame: sidecar caps [^:]*: //p' err2 | head -1)

@@ -292,6 +292,17 @@ int main(void)
     ok(!memcmp(s.caps, s2.caps, sizeof s.caps), "S caps round-trip");
     ok(!strcmp(s2.sampling, "cpu") && !strcmp(s2.filter, "bpf"),
        "S sampling and filter round-trip");
+    ok(s2.walks == 0 && !strstr(buf, "\"walk\""), "S without walks: no walk object");
+    s.walks = 970, s.walk_tail = 12;
+    for (int k = 0; k < CT_WALK_NSTATUS; k++)
+        s.walk_status[k] = k == 0 ? 950 : (uint64_t)k;
+    ok(ct_format_summary(buf, sizeof buf, &s) > 0 &&
+           proto_read_summary(buf, strlen(buf), &s2, &err) == 0 && s2.walks == 970 &&
+           s2.walk_tail == 12 && !memcmp(s.walk_status, s2.walk_status, sizeof s.walk_status) &&
+           ct_walk_cut(&s2) == 1 + 11,
+       "S walk counts round-trip (every status by name; cut = copy_end + max_depth)");
+    is_str(ct_walk_status_name(4), "break_compiled", "walk status names");
+    is_str(ct_walk_status_name(CT_WALK_NSTATUS), "?", "past the last status");
 
     ct_window w = {3, 3000, 1000, 99, 98, 1, 0, 90, 89, 12, 123456789}, w2;
     ok(ct_format_window(buf, sizeof buf, &w) > 0 &&

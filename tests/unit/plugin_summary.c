@@ -198,6 +198,10 @@ static void fill_session(run_target *s)
     snprintf(s->pr.summary.sampling, sizeof s->pr.summary.sampling, "cpu");
     snprintf(s->pr.summary.filter, sizeof s->pr.summary.filter, "bpf");
     s->pr.summary.timings_ms[CT_PH_TOTAL] = 5000;
+    s->pr.summary.walks = 97;
+    s->pr.summary.walk_tail = 3;
+    s->pr.summary.walk_status[0] = 95; /* root */
+    s->pr.summary.walk_status[1] = 2;  /* copy_end */
 }
 
 static char tmpdir[256];
@@ -268,6 +272,14 @@ static void test_profile_summary(void)
            "the JVM's note");
     ok(json_real_value(json_object_get(json_object_get(c, "jit"), "named_share")) > 0.98,
        "JIT named share");
+    json_t *wk = json_object_get(c, "walk");
+    ok(json_integer_value(json_object_get(wk, "walks")) == 97 &&
+           json_integer_value(json_object_get(wk, "root")) == 95 &&
+           json_integer_value(json_object_get(wk, "cut")) == 2 &&
+           json_integer_value(json_object_get(wk, "tail")) == 3 &&
+           json_integer_value(json_object_get(json_object_get(wk, "status"), "copy_end")) == 2 &&
+           json_object_size(json_object_get(wk, "status")) == CT_WALK_NSTATUS,
+       "walk: walks, root, cut, tail and every status");
     json_t *files = json_object_get(c, "files");
     ok(json_array_size(files) == 2 &&
            !strcmp(json_string_value(json_object_get(json_array_get(files, 1), "format")), "pprof"),

@@ -378,7 +378,8 @@ static size_t sample(unsigned char *r, uint32_t pid, uint64_t m, uint64_t b)
     uint64_t chain[3] = {(uint64_t)PERF_CONTEXT_USER, INTERP + 16, 0x5000};
     memcpy(r + n, chain, sizeof chain);
     n += sizeof chain;
-    uint64_t regs[4] = {2, fp, sp, INTERP + 16};
+    /* the ABI, then AX BX BP SP IP R13 (interp.h SC_INTERP_REGS_MASK) */
+    uint64_t regs[7] = {2, 0, 0, fp, sp, INTERP + 16, 0};
     memcpy(r + n, regs, sizeof regs);
     n += sizeof regs;
     uint64_t sz = 512;
@@ -409,7 +410,7 @@ static void test_names_in_bytes(void)
     int fd = dup(mem);
     long long before = heap_bytes(), peak = 0;
     sc_interp *in = sc_interp_new(&pid, &fd, &names, 1);
-    sc_interp_note_map(in, pid, BASE, 0, "/fake/lib/server/libjvm.so");
+    sc_interp_note_map(in, pid, BASE, BASE + (1 << 20), 0, "/fake/lib/server/libjvm.so");
     is_int(sc_interp_start(in), 1, "interp: the fake JVM can be named");
     double t0 = now_s();
     int round = 0;

@@ -136,7 +136,8 @@ static size_t sample(unsigned char *r, uint32_t pid, uint64_t nr, size_t stack)
         memcpy(r + n, &ip, 8);
         n += 8;
     }
-    uint64_t regs[4] = {2, SP + 0x100, SP, 0x1100}; /* abi 64, bp, sp, ip */
+    /* abi 64, then SC_INTERP_REGS_MASK's ax, bx, bp, sp, ip, r13 */
+    uint64_t regs[7] = {2, 0, 0, SP + 0x100, SP, 0x1100, 0};
     memcpy(r + n, regs, sizeof regs);
     n += sizeof regs;
     uint64_t sz = stack;
@@ -182,12 +183,12 @@ static void test_rewrite(void)
     memcpy(r + 8 + 40, &huge, 8);
     is_int((long long)sc_interp_rewrite(in, r, n, out), 0, "nr beyond the record refused");
     n = sample(r, 42, 4, 512);
-    memcpy(r + 8 + 48 + 32 + 32, &huge, 8);
+    memcpy(r + 8 + 48 + 32 + 56, &huge, 8);
     is_int((long long)sc_interp_rewrite(in, r, n, out), 0, "stack size beyond the record refused");
     int refused = 0;
-    for (size_t cut = 0; cut < 8 + 48 + 32 + 32 + 8; cut++)
+    for (size_t cut = 0; cut < 8 + 48 + 32 + 56 + 8; cut++)
         refused += sc_interp_rewrite(in, r, cut, out) == 0;
-    is_int(refused, 8 + 48 + 32 + 32 + 8, "every truncation refused");
+    is_int(refused, 8 + 48 + 32 + 56 + 8, "every truncation refused");
     srand(15);
     for (int i = 0; i < 20000; i++) { /* random garbage: no crash, no read beyond (ASan) */
         size_t len = (size_t)(rand() % 300);

@@ -1,0 +1,466 @@
+/* The stack walker (sidecar/recorder/walk.h) on recorded samples of real JVMs
+ * (tests/data/walk/, made by build/tests/walk-capture; tests/walk/README.md): the JVM's memory as
+ * the walk read it is served back through the interposed pread, anything else fails as unmapped
+ * memory would. Per fixture:
+ *   - every worker-thread sample walks to the thread's root (status root) -- the issue's measure,
+ *     >= 99 %, and no replay read misses the recorded memory;
+ *   - JVMs started with -XX:+PreserveFramePointer: the walk agrees with the kernel's
+ *     frame-pointer chain sample by sample, frame by frame, over the part of the stack where
+ *     frame pointers are kept (Java code, libjvm; libc has none);
+ *   - the recorder's own rewrite (sidecar/interp.c) turns the same samples into callchains whose
+ *     interpreted frames carry names.
+ * WALK_DUMP=1 prints every walk. */
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "sidecar/recorder/hotspot.h"
+#include "sidecar/recorder/interp.h"
+#include "sidecar/recorder/walk.h"
+#include "tests/unit/tap.h"
+#include "tests/walk/fixture.h"
+
+#define DIR "tests/data/walk/"
+
+typedef struct sample {
+    uint32_t tid;
+    sc_walk_regs r;
+    const unsigned char *stack;
+    uint64_t len;
+    const uint64_t *chain; /* the kernel's user chain */
+    int n_chain;
+} sample;
+
+static uint64_t g64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static int parse(const wf_sample *s, sample *o, uint64_t *chain_buf)
+{
+    const unsigned char *r = s->rec;
+    size_t size = s->len, fixed = 56;
+    if (size < fixed)
+        return -1;
+    o->tid = (uint32_t)(g64(r + 16) >> 32);
+    uint64_t nr = g64(r + fixed - 8);
+    if (nr > (size - fixed) / 8)
+        return -1;
+    size_t u = 0;
+    while (u < nr && g64(r + fixed + 8 * u) != (uint64_t)PERF_CONTEXT_USER)
+        u++;
+    o->n_chain = 0;
+    for (size_t i = u + 1; i < nr && o->n_chain < 512; i++)
+        chain_buf[o->n_chain++] = g64(r + fixed + 8 * i);
+    o->chain = chain_buf;
+    size_t p = fixed + 8 * nr;
+    if (size - p < 8 + 48 + 8 || !g64(r + p))
+        return -1;
+    p += 8;
+    o->r = (sc_walk_regs){g64(r + p),      g64(r + p + 8),  g64(r + p + 16),
+                          g64(r + p + 24), g64(r + p + 32), g64(r + p + 40)};
+    p += 48;
+    uint64_t ss = g64(r + p);
+    p += 8;
+    if (ss > size - p || size - p - ss < 8)
+        return -1;
+    o->stack = r + p;
+    o->len = g64(r + p + ss) < ss ? g64(r + p + ss) : ss;
+    return 0;
+}
+
+static const wf_map *map_of(const wf_fixture *f, uint64_t pc)
+{
+    for (uint32_t i = 0; i < f->n_maps; i++)
+        if (pc >= f->maps[i].start && pc < f->maps[i].end)
+            return &f->maps[i];
+    return NULL;
+}
+
+static void describe(const wf_fixture *f, sc_walker *w, sc_hs *hs, uint64_t pc, char *out,
+                     size_t cap)
+{
+    sc_ch *ch = (sc_ch *)sc_walker_codeheap(w);
+    const wf_map *m = map_of(f, pc);
+    if (sc_ch_contains(ch, pc)) {
+        const sc_blob *b = sc_ch_find(ch, pc);
+        const char *name = NULL;
+        bool perm;
+        if (b && b->method)
+            sc_hs_method(hs, b->method, &name, &perm);
+        snprintf(out, cap, "%s%s%s", b ? b->name : "?", name ? " " : "", name ? name : "");
+    } else if (m) {
+        const char *base = strrchr(m->path, '/');
+        snprintf(out, cap, "%s+%#llx", base ? base + 1 : m->path,
+                 (unsigned long long)(pc - m->start + m->pgoff));
+    } else {
+        snprintf(out, cap, "?");
+    }
+}
+
+/* The fixtures' threads that run Java code (FlameFixture's and Deep's). */
+static bool java_thread(const char *comm)
+{
+    return !strncmp(comm, "worker-", 7) || !strcmp(comm, "native") || !strcmp(comm, "syscalls") ||
+           !strcmp(comm, "churn");
+}
+
+typedef struct expect {
+    const char *file;
+    bool fp;         /* started with -XX:+PreserveFramePointer */
+    double min_root; /* share of worker samples that must reach the root */
+    bool inlined;    /* FlameFixture, JIT: isPrime is inlined into countPrimes */
+    bool deep;       /* Deep: >= 300 Java frames */
+} expect;
+
+static void replay(const expect *x)
+{
+    char path[256];
+    snprintf(path, sizeof path, DIR "%s", x->file);
+    wf_fixture f;
+    if (wf_read(path, &f) < 0) {
+        ok(0, "%s: read the fixture", x->file);
+        return;
+    }
+    int mem = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    wf_replay(mem, &f);
+    uint64_t jvm_base = 0;
+    for (uint32_t i = 0; i < f.n_maps; i++) {
+        size_t l = strlen(f.maps[i].path);
+        if (l >= 10 && !strcmp(f.maps[i].path + l - 10, "/libjvm.so") && !jvm_base)
+            jvm_base = f.maps[i].start - f.maps[i].pgoff;
+    }
+    char why[SC_HS_WHY_MAX] = "";
+    sc_hs *hs = sc_hs_open(mem, jvm_base, why);
+    ok(hs != NULL, "%s: VMStructs read from the recorded memory (%s)", x->file, why);
+    sc_walker *w = hs ? sc_walker_new(hs, why) : NULL;
+    ok(w != NULL, "%s: walker (%s)", x->file, why);
+    if (!w) {
+        sc_hs_free(hs);
+        close(mem);
+        wf_free(&f);
+        return;
+    }
+    for (uint32_t i = 0; i < f.n_maps; i++)
+        sc_walker_note_map(w, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff, f.maps[i].path);
+    sc_walker_set_tail(w, true); /* as the recorder walks */
+    bool dump = getenv("WALK_DUMP") != NULL;
+    static sc_walk_frame fr[SC_WALK_MAX_FRAMES];
+    uint64_t chain[512];
+    int workers = 0, rooted = 0, compared = 0, agree = 0, bad = 0, java = 0, skipped = 0;
+    int k_rooted = 0, compiled = 0, named = 0, inline_seen = 0, deep = 0;
+    uint64_t shown_misses = 0; /* reads of what the recorder never reads: names for printing */
+    for (uint32_t i = 0; i < f.n_samples; i++) {
+        sample s;
+        if (parse(&f.samples[i], &s, chain) < 0) {
+            bad++;
+            continue;
+        }
+        /* the recorder's passes as they were: code blobs are checked again at each */
+        if (i == 0 || f.samples[i].pass != f.samples[i - 1].pass)
+            sc_walker_pass(w);
+        wf_at(i);
+        enum sc_walk_status st;
+        int n = sc_walker_walk(w, &s.r, s.stack, s.len, fr, SC_WALK_MAX_FRAMES, &st);
+        bool worker = java_thread(wf_comm(&f, s.tid));
+        /* compiled frames named from their nmethod's Method* and scopes, as the recorder does */
+        int java_depth = 0;
+        for (int k = 0; k < n; k++) {
+            if (fr[k].kind == SC_WF_INTERP)
+                java_depth++;
+            if (fr[k].kind != SC_WF_COMPILED)
+                continue;
+            uint64_t m[SC_WALK_MAX_INLINE];
+            int mk = sc_walker_inlined(w, &fr[k], m, SC_WALK_MAX_INLINE, NULL);
+            java_depth += mk ? mk : 1;
+            compiled++;
+            char names[2048] = "";
+            size_t cl = 0;
+            for (int q = mk - 1; q >= 0; q--) {
+                const char *name;
+                bool perm;
+                if (sc_hs_method(hs, m[q], &name, &perm) != SC_HS_OK)
+                    break;
+                cl += (size_t)snprintf(names + cl, sizeof names - cl, "%s%s", cl ? "->" : "", name);
+                if (cl >= sizeof names)
+                    break;
+            }
+            named += cl > 0;
+            if (strstr(names, "FlameFixture.countPrimes->FlameFixture.isPrime"))
+                inline_seen++;
+        }
+        if (worker && java_depth >= 300)
+            deep++;
+        workers += worker;
+        rooted += worker && st == SC_WALK_ROOT;
+        /* the old way, the kernel's frame-pointer chain: did it get to the Java entry (the
+         * call stub) too? */
+        bool k_entry = false;
+        for (int k = 0; k < n && !k_entry; k++)
+            for (int c = 0; fr[k].kind == SC_WF_ENTRY && c < s.n_chain && !k_entry; c++)
+                k_entry = s.chain[c] == fr[k].pc;
+        k_rooted += worker && k_entry;
+        for (int k = 0; k < n; k++)
+            if (fr[k].kind == SC_WF_INTERP || fr[k].kind == SC_WF_COMPILED) {
+                java++;
+                break;
+            }
+        bool same = true;
+        if (x->fp) {
+            int c = sc_walker_fp_check(w, fr, n, s.chain, s.n_chain);
+            compared += c >= 0;
+            agree += c > 0;
+            skipped += c == 2;
+            same = c != 0;
+        }
+        if (dump || (!same && getenv("WALK_DISAGREE"))) {
+            printf("# sample %u tid %u (%s): %s, %d frames%s\n", i, s.tid, wf_comm(&f, s.tid),
+                   sc_walk_status_name(st), n, same ? "" : " DISAGREES with the fp chain");
+            uint64_t before = wf_replay_misses();
+            printf("#   ip %#llx sp %#llx bp %#llx ax %#llx bx %#llx r13 %#llx copy %llu\n",
+                   (unsigned long long)s.r.ip, (unsigned long long)s.r.sp,
+                   (unsigned long long)s.r.bp, (unsigned long long)s.r.ax,
+                   (unsigned long long)s.r.bx, (unsigned long long)s.r.r13,
+                   (unsigned long long)s.len);
+            const sc_blob *tb = sc_ch_find((sc_ch *)sc_walker_codeheap(w), s.r.ip);
+            if (tb)
+                printf("#   top blob %s start %#llx code %#llx-%#llx complete +%lld frame %d "
+                       "verified +%lld\n",
+                       tb->name, (unsigned long long)tb->start, (unsigned long long)tb->code_begin,
+                       (unsigned long long)tb->code_end,
+                       (long long)(tb->frame_complete - tb->code_begin), tb->frame_size,
+                       (long long)(tb->verified_entry - tb->code_begin));
+            for (int k = 0; k < n || k < s.n_chain; k++) {
+                char a[160] = "", b[160] = "";
+                if (k < n)
+                    describe(&f, w, hs, fr[k].pc, a, sizeof a);
+                if (k < s.n_chain)
+                    describe(&f, w, hs, s.chain[k], b, sizeof b);
+                printf("#   %2d %c %-48.48s %6llx %6llx | %s\n", k,
+                       k < n ? "NICSE"[fr[k].kind] : ' ', a,
+                       k < n ? (unsigned long long)((fr[k].fp - s.r.sp) & 0xffffff) : 0ull,
+                       k < n ? (unsigned long long)((fr[k].sp - s.r.sp) & 0xffffff) : 0ull,
+                       k < s.n_chain && (k >= n || s.chain[k] != fr[k].pc) ? b : "");
+            }
+            shown_misses += wf_replay_misses() - before;
+        }
+    }
+    sc_walk_stats ws;
+    sc_walker_get_stats(w, &ws);
+    printf("# %s: %u samples, %d of %d Java-thread samples at the root (the kernel's fp chain "
+           "reached the call stub in %d),"
+           " java %d;",
+           x->file, f.n_samples, rooted, workers, k_rooted, java);
+    for (int k = 0; k < SC_WALK_NSTATUS; k++)
+        if (ws.status[k])
+            printf(" %s=%llu", sc_walk_status_name(k), (unsigned long long)ws.status[k]);
+    printf("; %.1f us/walk\n", ws.walks ? (double)ws.ns / 1000.0 / (double)ws.walks : 0.0);
+    is_int(bad, 0, "%s: every recorded sample parses", x->file);
+    ok(workers >= 100, "%s: %d Java-thread samples", x->file, workers);
+    ok(rooted >= x->min_root * workers,
+       "%s: %d of %d Java-thread samples walked to the root (>= %.0f %%)", x->file, rooted, workers,
+       100 * x->min_root);
+    is_int((long long)(wf_replay_misses() - shown_misses), 0,
+           "%s: every read was of recorded memory", x->file);
+    ok(named >= compiled * 95 / 100,
+       "%s: %d of %d compiled frames named from their nmethod's Method* and scopes", x->file, named,
+       compiled);
+    if (x->inlined)
+        ok(inline_seen > 0, "%s: isPrime inlined into countPrimes, from the scopes (%d)", x->file,
+           inline_seen);
+    if (x->deep)
+        ok(deep >= workers * 9 / 10, "%s: %d of %d samples >= 300 Java frames deep", x->file, deep,
+           workers);
+    if (x->fp) {
+        ok(compared >= workers * 3 / 4, "%s: %d samples compared with the fp chain", x->file,
+           compared);
+        ok(agree >= compared * 995 / 1000,
+           "%s: %d of %d agree with the fp chain frame by frame (%d where it skipped the caller "
+           "of a frame whose rbp was not its own)",
+           x->file, agree, compared, skipped);
+    }
+    sc_walker_free(w);
+    sc_hs_free(hs);
+    close(mem);
+    wf_free(&f);
+}
+
+/* ---- the unloading rule through the recorder's rewrite, its caches warm ---- */
+
+typedef struct counted {
+    int app, boot; /* frames named after FlameFixture's methods; after java.* ones */
+    int raw;       /* frames left at their address in the code cache, outside the interpreter */
+    int unnamed;   /* frames named "[unknown]" */
+} counted;
+
+/* Is addr in an anonymous executable mapping of f (the code cache: the agent's map names it)
+ * but not in hs's interpreter (the map names that "Interpreter", rightly)? */
+static const sc_hs *replay_hs;
+static bool in_anon(const wf_fixture *f, uint64_t addr)
+{
+    if (replay_hs && sc_hs_in_interpreter(replay_hs, addr))
+        return false;
+    for (uint32_t i = 0; i < f->n_maps; i++)
+        if (addr >= f->maps[i].start && addr < f->maps[i].end)
+            return f->maps[i].path[0] != '/';
+    return false;
+}
+
+/* The names written so far to names_fd ("addr 10 name" lines), looked up by address. */
+static const char *name_at(int fd, uint64_t addr)
+{
+    static char buf[1 << 20];
+    static ssize_t n;
+    static int at_fd = -1;
+    if (fd != at_fd || addr == 0) {
+        n = pread(fd, buf, sizeof buf - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        at_fd = fd;
+        if (addr == 0)
+            return NULL;
+    }
+    char key[32];
+    int kl = snprintf(key, sizeof key, "%llx 10 ", (unsigned long long)addr);
+    for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (!strncmp(p, key, (size_t)kl))
+            return p + kl;
+    return NULL;
+}
+
+/* Rewrite samples [a, b) (no pump pass between them) and count the named frames. */
+static counted rewrite_range(sc_interp *in, const wf_fixture *f, int names, uint32_t a, uint32_t b)
+{
+    static unsigned char out[65536];
+    counted c = {0, 0, 0, 0};
+    for (uint32_t i = a; i < b; i++) {
+        wf_at(i);
+        size_t n = sc_interp_rewrite(in, f->samples[i].rec, f->samples[i].len, out);
+        if (n < 56)
+            continue;
+        name_at(names, 0); /* the names written for this sample too */
+        uint64_t nr = g64(out + 48);
+        for (uint64_t k = 0; k < nr && 56 + 8 * k + 8 <= n; k++) {
+            uint64_t v = g64(out + 56 + 8 * k);
+            c.raw += v < SC_INTERP_BASE && in_anon(f, v);
+            if (v < SC_INTERP_BASE || v >= (uint64_t)PERF_CONTEXT_MAX)
+                continue;
+            const char *nm = name_at(names, v);
+            c.app += nm && !strncmp(nm, "FlameFixture", 12);
+            c.boot += nm && !strncmp(nm, "java.", 5);
+            c.unnamed += nm && !strncmp(nm, "[unknown]\n", 10);
+        }
+    }
+    return c;
+}
+
+static void unload_rule(const char *file)
+{
+    char path[256];
+    snprintf(path, sizeof path, DIR "%s", file);
+    wf_fixture f;
+    if (wf_read(path, &f) < 0) {
+        ok(0, "%s: read the fixture", file);
+        return;
+    }
+    int mem = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int names = memfd_create("names", MFD_CLOEXEC);
+    wf_replay(mem, &f);
+    wf_at(0);
+    uint64_t jvm_base = 0;
+    for (uint32_t i = 0; i < f.n_maps; i++) {
+        size_t l = strlen(f.maps[i].path);
+        if (l >= 10 && !strcmp(f.maps[i].path + l - 10, "/libjvm.so") && !jvm_base)
+            jvm_base = f.maps[i].start - f.maps[i].pgoff;
+    }
+    char why[SC_HS_WHY_MAX] = "";
+    sc_hs *hs = sc_hs_open(mem, jvm_base, why);
+    uint64_t counter = hs ? sc_hs_unloads_addr(hs) : 0;
+    replay_hs = hs;
+    pid_t pid = (pid_t)f.pid;
+    sc_interp *in = sc_interp_new(&pid, &mem, &names, 1);
+    for (uint32_t i = 0; i < f.n_maps; i++)
+        sc_interp_note_map(in, pid, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff,
+                           f.maps[i].path);
+    ok(counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, pid),
+       "%s: the recorder walks it; the unloaded-classes count at %#llx", file,
+       (unsigned long long)counter);
+    /* each recorded pass on its own, the count polled twice before it (a floor): the caches
+     * warm, and the pass with the most FlameFixture names */
+    uint32_t best_a = 0, best_b = 0;
+    counted best = {0, 0, 0, 0};
+    for (uint32_t a = 0; a < f.n_samples;) {
+        uint32_t b = a;
+        while (b < f.n_samples && f.samples[b].pass == f.samples[a].pass)
+            b++;
+        wf_at(a);
+        sc_interp_pass(in);
+        sc_interp_pass(in);
+        counted c = rewrite_range(in, &f, names, a, b);
+        if (c.app > best.app)
+            best = c, best_a = a, best_b = b;
+        a = b;
+    }
+    /* the same pass again, warm: the same names */
+    wf_at(best_a);
+    sc_interp_pass(in);
+    sc_interp_pass(in);
+    counted warm = rewrite_range(in, &f, names, best_a, best_b);
+    sc_interp_stats st0, st1;
+    sc_interp_get_stats(in, &st0);
+    /* a class unloaded right after the floor was polled: no FlameFixture name (those given
+     * from the caches are taken back after the sample), java.* ones as before */
+    wf_at(best_a);
+    sc_interp_pass(in);
+    sc_interp_pass(in);
+    wf_poke(counter, 1000);
+    counted moved = rewrite_range(in, &f, names, best_a, best_b);
+    wf_poke(0, 0);
+    sc_interp_get_stats(in, &st1);
+    /* two passes later, with the count still: the names are back */
+    wf_at(best_a);
+    sc_interp_pass(in);
+    sc_interp_pass(in);
+    counted after = rewrite_range(in, &f, names, best_a, best_b);
+    ok(warm.app > 0 && warm.app == best.app && warm.boot == best.boot && warm.boot > 0,
+       "%s: samples %u-%u named alike twice (%d FlameFixture, %d java.* frames)", file, best_a,
+       best_b, warm.app, warm.boot);
+    ok(moved.app == 0 && moved.boot == warm.boot && st1.unload_window > st0.unload_window,
+       "%s: the count moved after the floor: %d FlameFixture names (taken back: %llu), %d java.*",
+       file, moved.app, (unsigned long long)(st1.unload_window - st0.unload_window), moved.boot);
+    /* the compiled frames refused so are unnamed, never left to the agent's map (which names an
+     * address after the newest method compiled there, another class's once classes unload) */
+    ok(moved.raw == warm.raw && moved.unnamed > warm.unnamed,
+       "%s: refused compiled frames unnamed, not left at their address (%d at an address, %d "
+       "before; %d unnamed)",
+       file, moved.raw, warm.raw, moved.unnamed);
+    ok(after.app == warm.app && after.boot == warm.boot,
+       "%s: two passes later the names are back (%d, %d)", file, after.app, after.boot);
+    sc_interp_free(in);
+    replay_hs = NULL;
+    sc_hs_free(hs);
+    wf_free(&f);
+}
+
+int main(void)
+{
+    static const expect fixtures[] = {
+        {"jdk17-fp.walk.gz", true, 0.99, true, false},
+        {"jdk17-nofp.walk.gz", false, 0.99, true, false},
+        {"jdk25-fp.walk.gz", true, 0.99, true, false},
+        {"jdk25-nofp.walk.gz", false, 0.99, true, false},
+        {"jdk17-xint.walk.gz", false, 0.99, false, false},
+        {"jdk17-deep.walk.gz", false, 0.99, false, true},
+        {"jdk25-deep.walk.gz", false, 0.99, false, true},
+    };
+    for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
+        replay(&fixtures[i]);
+    unload_rule("jdk17-nofp.walk.gz");
+    unload_rule("jdk25-nofp.walk.gz");
+    return tap_done();
+}

@@ -50,7 +50,7 @@ for c in hn17 hn25; do
     native_prefixes "$f" 2 >"host-$c.prefixes"
     diag "$c one-shot: $(head -3 "one-$c.prefixes" | tr '\n' '|')"
     diag "$c host:     $(head -3 "host-$c.prefixes" | tr '\n' '|')"
-    like "$(cat "host-$c.prefixes")" '^worker-0;start_thread;thread_native_entry;Thread::call_run;JavaThread::thread_main_inner' \
+    like "$(cat "host-$c.prefixes")" '^worker-0;([_a-z]*clone[0-9]*;)?start_thread;thread_native_entry;Thread::call_run;JavaThread::thread_main_inner' \
         "$c: Java threads start in libc's start_thread and libjvm's entry, as in the one-shot"
     # a prefix may end early (unnamed frame, or a sample cut short), never differ: every host
     # prefix with its unnamed [lib...] frames taken out is the start of a one-shot prefix

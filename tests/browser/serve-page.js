@@ -5,12 +5,14 @@
 // has a row for every CONTAINER, the flame graph of the range has samples, the function table
 // names a method matching HOT-REGEX among its first ten by self time; no script error.
 'use strict';
+const fs = require('fs');
 const { ok, done, requireDeps, launch, tmpdir } = require('./lib.js');
 
 (async () => {
     const [url, hot, ...names] = process.argv.slice(2);
     const { playwright, exe } = requireDeps();
-    const ctx = await launch(playwright, exe, tmpdir());
+    const tmp = tmpdir();
+    const ctx = await launch(playwright, exe, tmp);
     const errors = [];
     try {
         const page = await ctx.newPage();
@@ -36,6 +38,7 @@ const { ok, done, requireDeps, launch, tmpdir } = require('./lib.js');
     } finally {
         ok(errors.length === 0, 'no script error', errors.join('\n'));
         await ctx.close();
+        fs.rmSync(tmp, { recursive: true, force: true });
     }
     done();
 })();

@@ -62,9 +62,11 @@ read -r big d nz bp ap count matched _ <<<"$(movers ab.json)"
 check "the stacks differed only in annotations and were matched as read ($matched joined)" test "$matched" -ge 1
 like "$(cat ab.err)" 'matched as one' "a note says so"
 is "$count" 1 "isPrime is one mover, not one per inline host"
-# the bound: the noise measured in step 1, and at least four standard errors of isPrime's change
-# at this run's sample counts (the machine may be busy: fewer samples, more noise)
-bound=$(python3 -c "print('%.2f' % max(1.5 * $noise, 2 * $nz, 3))")
+# the bound: twice the noise measured in step 1 (the largest of three pairs' movers is itself a
+# small sample: a CI run saw 9.36 against 1.5 x 6.20), and at least four standard errors of
+# isPrime's change at this run's sample counts (the machine may be busy: fewer samples, more
+# noise). The old plugin's largest mover here was 82.86 points.
+bound=$(python3 -c "print('%.2f' % max(2 * $noise, 2 * $nz, 3))")
 check "no mover above the noise of two profiles: largest $big <= $bound points (isPrime $bp% -> $ap%, $d +- $nz)" le "$big" "$bound"
 # the graph: isPrime's tower (its widest frame) changed within the bound, in the graph and its
 # mirror (matched exactly: one tower all new, +80%, and the other all gone, -80% in the mirror)

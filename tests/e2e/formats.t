@@ -18,7 +18,7 @@ kind() {
     if [ "$(head -c 2 "$f" | od -An -tx1 | tr -d ' ')" = 1f8b ]; then echo pprof
     elif head -c 200 "$f" | grep -q '<svg\|<?xml'; then echo svg
     elif head -c 200 "$f" | grep -q '"\$schema".*speedscope\|speedscope'; then echo speedscope
-    elif head -1 "$f" | grep -Eq '^[^ ]+( -?[0-9.]+)+$'; then echo folded
+    elif head -1 "$f" | grep -Eq '^[^ ].* -?[0-9.]+$'; then echo folded
     else echo other; fi
 }
 # refused VERB-LINE...: exit 2, one line naming the conflict, no file written ($out)

@@ -396,7 +396,9 @@ int host_timeline_write(void *ctx, FILE *f, flame_err *err)
         }
         if (limit > 0) {
             double ly = base - PLOT_H * limit / scale;
-            fprintf(f, "<line class=\"limit\" data-limit=\"%g\" data-for=\"", limit);
+            /* data-scale: the row's exact top in cores (the tooltips round cores to 0.01) */
+            fprintf(f, "<line class=\"limit\" data-limit=\"%g\" data-scale=\"%.6g\" data-for=\"",
+                    limit, scale);
             escape_xml_str(f, name);
             fprintf(f,
                     "\" x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\"/><text class=\"scale\" "

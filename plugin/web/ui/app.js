@@ -674,10 +674,14 @@
 
     applyTheme();
     st = U.parseState(location.search);
+    // the timeline and the view are asked at once: the view's merge, not the timeline, is what
+    // the first paint waits for (the view waits only for the small sources answer: the compare
+    // view's container list and the CLI line read it)
+    loadTimeline();
     api("sources", "").then(function (s) {
         sources = s;
         $("store").textContent = s.store;
     }).catch(function (e) {
         status($("status"), e.message, true);
-    }).then(loadTimeline).then(render);
+    }).then(render);
 })();

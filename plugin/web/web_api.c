@@ -519,6 +519,10 @@ static void api_timeline(web_api *api, const web_query *q, web_resp *r)
         for (size_t i = 0; i < t.nb; i++)
             jsonw_num(&j.w, NULL, ts->covered[i]);
         jsonw_end(&j.w);
+        jsonw_array(&j.w, "cores");
+        for (size_t i = 0; i < t.nb; i++)
+            jsonw_num(&j.w, NULL, ts->cores[i]);
+        jsonw_end(&j.w);
         jsonw_end(&j.w);
     }
     jsonw_end(&j.w);

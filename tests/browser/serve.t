@@ -256,6 +256,49 @@ async function search(page, text) {
             await page.screenshot({ path: path.join(process.env.SERVE_SHOTS, 'serve-diff.png') });
         }
 
+        // -- the host view: a row per container (a JVM restart stays in its container's row), a
+        // band where it was recorded, its CPU from the stored samples and rates; a click on a
+        // band chooses that container and that time
+        const hvUrl = new URL(page.url());
+        hvUrl.search = '';
+        hvUrl.searchParams.append('view', 'host');
+        await page.goto(hvUrl.toString());
+        await until(page, () => window.dfView && window.dfView().view === 'host' && window.dfView().host &&
+                    performance.getEntriesByName('host-painted').length > 0, 'the host view');
+        v = await view(page);
+        const hrows = v.host.rows;
+        is(JSON.stringify(hrows.map(r => r.name).sort()), JSON.stringify([hostile, 'web', 'web2'].sort()),
+           'the host view has a row per container');
+        const webRow = hrows.find(r => r.name === 'web'), w2 = hrows.find(r => r.name === 'web2');
+        is(JSON.stringify(webRow.pids.slice().sort()), '[1,7]', 'web\'s row holds both its JVMs (the restart)');
+        is(w2.bands.length, 2, 'web2 has two bands: the 10-min gap between them');
+        // the first band: web2's first run (60 windows of 10 s at 99 Hz), every window inside it
+        const band = w2.bands[0];
+        const bandRef = sum(showFolded(store, new Date(band.from).toISOString(), new Date(band.to).toISOString(),
+                                       ['web2']), () => true);
+        const bandMs = band.to - band.from;
+        ok(bandRef > 0 && bandMs >= 10 * MIN && bandMs <= 10 * MIN + 2 * v.host.step,
+           `the band is web2's first run: ${bandMs / 1000} s, ${bandRef} samples in show`);
+        ok(Math.abs(band.cpu - bandRef / 99) < 1e-6 * bandRef,
+           `the band's CPU = show's samples / 99 Hz (${band.cpu} s, ${bandRef / 99} s)`);
+        const hbox = await page.locator('#hostview').boundingBox();
+        const bxy = await page.evaluate(id => window.dfGeometry.hostBand(id, 0), w2.id);
+        ok(bxy !== null, 'the band is on the canvas');
+        await page.mouse.click(hbox.x + bxy.x, hbox.y + bxy.y);
+        await until(page, () => window.dfView().view === 'flame' && window.dfView().range &&
+                    new URL(location.href).searchParams.get('c') === 'web2', 'the band\'s flame graph');
+        v = await view(page);
+        const isoS = ms => new Date(ms).toISOString().replace(/\.000Z$/, 'Z'); // as the page writes it
+        is(JSON.stringify([param(page.url(), 'since'), param(page.url(), 'until')]),
+           JSON.stringify([isoS(band.from), isoS(band.to)]),
+           'the click chose the band\'s time');
+        is(v.total, bandRef, 'and web2\'s graph of it: total = show --format folded');
+        if (process.env.SERVE_SHOTS) {
+            await page.goBack();
+            await until(page, () => window.dfView().view === 'host', 'back to the host view');
+            await page.screenshot({ path: path.join(process.env.SERVE_SHOTS, 'serve-host.png') });
+        }
+
         // -- hostile names: text only
         const hUrl = new URL(page.url());
         hUrl.search = '';

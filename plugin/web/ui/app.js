@@ -451,6 +451,7 @@
             o.textContent = c.name + " (" + c.image + ")";
             sel.appendChild(o);
         });
+        sel.value = st["b.c"] && st["b.c"].length ? st["b.c"][0] : "";
     }
 
     // a preset that would overlap A is of no use: off
@@ -720,14 +721,16 @@
 
     applyTheme();
     st = U.parseState(location.search);
-    // the timeline and the view are asked at once: the view's merge, not the timeline, is what
-    // the first paint waits for (the view waits only for the small sources answer: the compare
-    // view's container list and the CLI line read it)
+    // the timeline, the view and the sources are asked at once: the view's merge is what the
+    // first paint waits for, and the sources (a listing of the whole store) can take a second
+    // of their own; the compare view's container list is filled when they come
     loadTimeline();
+    render();
     api("sources", "").then(function (s) {
         sources = s;
         $("store").textContent = s.store;
+        if (st.view === "diff") fillDiffContainers();
     }).catch(function (e) {
         status($("status"), e.message, true);
-    }).then(render);
+    });
 })();

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // `docker flame serve`'s page in headless chromium, on a store written by build/store-gen (no
-// Docker): two containers of one image with known stacks, a JVM restart, empty windows, a gap and
-// a container whose name and stacks are hostile. Every figure the page shows is checked against
-// what `docker flame show --format folded` writes for the same range (the CLI is the reference):
-// a dragged range's total, the search share, a zoomed node, the function table, callers/callees,
-// the compare totals; a copied URL reopens the same view; back and forward; hostile names stay
-// text (no element, no dialog), no script error, no CSP violation. With SERVE_SHOTS=DIR, writes
-// light, dark and compare screenshots there for a person to look at.
+// Docker): two containers of one image with known stacks, a JVM restart, empty windows, a gap, a
+// container whose name and stacks are hostile and an hour compacted into 1-min buckets. Every
+// figure the page shows is checked against what `docker flame show --format folded` writes for
+// the same range (the CLI is the reference): a dragged range's total, the search share, a zoomed
+// node, the function table, callers/callees, the compare totals, the host view's bands (their CPU
+// seconds, a click's graph), the compacted hour's mark and graph; a copied URL reopens the same
+// view; back and forward; hostile names stay text (no element, no dialog), no script error, no
+// CSP violation. With SERVE_SHOTS=DIR, writes light, dark, compare and host screenshots there
+// for a person to look at.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -104,6 +106,10 @@ async function search(page, text) {
     gen(store, [...common, '--container', 'web2', '--start', t(30), '--windows', '120', '--seed', '4']);
     gen(store, ['--workload', 'hostile', '--container', 'hostile', '--start', t(40), '--windows', '60',
                 '--seed', '5']);
+    // old: 2 h of windows from 4 h ago, compacted as a recorder does at their end (2 h ago): the
+    // first hour is 1-min buckets (outside the default range of the last hour)
+    gen(store, [...common, '--container', 'old', '--start', t(240), '--windows', '720', '--seed', '6',
+                '--batch', '360', '--compact-every', '720']);
     ok(true, 'store written');
 
     const { proc, url } = await startServer(store);
@@ -298,6 +304,26 @@ async function search(page, text) {
             await until(page, () => window.dfView().view === 'host', 'back to the host view');
             await page.screenshot({ path: path.join(process.env.SERVE_SHOTS, 'serve-host.png') });
         }
+
+        // -- a compacted hour: marked on the timeline, and its graph is show's
+        const oUrl = new URL(page.url());
+        oUrl.search = '';
+        for (const [k, val] of [['from', new Date(now - 250 * MIN).toISOString()], ['to', new Date(now - 110 * MIN).toISOString()],
+                                ['c', 'old']])
+            oUrl.searchParams.append(k, val);
+        await page.goto(oUrl.toString());
+        await until(page, () => window.dfView && window.dfView().timeline && window.dfView().range &&
+                    window.dfView().timeline.series.some(s => s.name === 'old'), 'the old container\'s view');
+        v = await view(page);
+        const oi = v.timeline.series.findIndex(s => s.name === 'old');
+        const cm = v.timeline.marks.filter(m => m.kind === 'compacted' && m.series === oi);
+        // buckets on whole minutes: the run is the hour give or take a bucket at each end
+        ok(cm.length === 1 && cm[0].bucket === MIN && Math.abs(cm[0].to - cm[0].from - 60 * MIN) <= 2 * MIN,
+           'the compacted hour is marked: 1-min buckets for an hour', JSON.stringify(v.timeline.marks));
+        const oref = sum(showFolded(store, new Date(v.range.since).toISOString(), new Date(v.range.until).toISOString(),
+                                    ['old']), () => true);
+        ok(oref > 0, `show has old's samples (${oref})`);
+        is(v.total, oref, 'the graph over the compacted hour and the raw one = show --format folded');
 
         // -- hostile names: text only
         const hUrl = new URL(page.url());

@@ -86,7 +86,8 @@ async function search(page, text) {
 }
 
 (async () => {
-    const { playwright, exe } = requireDeps();
+    // ~85 s alone; a store to write and a dozen views to load: bounded for a loaded machine
+    const { playwright, exe } = requireDeps(360);
     for (const b of [BIN, GEN])
         if (!fs.existsSync(b)) skipAll(b + ' missing: run make');
     const tmp = tmpdir();

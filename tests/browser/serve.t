@@ -114,6 +114,11 @@ async function search(page, text) {
     ok(true, 'store written');
 
     const { proc, url } = await startServer(store);
+    // the server and the scratch store go also when the file's bound ends it halfway
+    process.on('exit', () => {
+        proc.kill('SIGINT');
+        fs.rmSync(tmp, { recursive: true, force: true });
+    });
     ok(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/.test(url), 'serve printed its URL: ' + url);
     const ctx = await launch(playwright, exe, tmp);
     const errors = [], dialogs = [];

@@ -170,7 +170,7 @@ const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1] = {
     {.lng = "mode", .kind = ARG_CHOICE, .off = F(modes, unsigned), .meta = "MODE[,MODE]",
      .help = "what to profile (default cpu): cpu (time on CPU), alloc (bytes\n"
      "allocated, leaf = the class), lock (time waiting to enter a\nmonitor); several: "
-     "one output file per mode (docs/MODES.md)", .choices = ct_mode_names, .flags = ARG_LIST},
+     "one output file per mode;\ntop, record, host: cpu only for now (docs/MODES.md)", .choices = ct_mode_names, .flags = ARG_LIST},
     {.lng = NULL}, /* the end */
 };
 // clang-format on

@@ -447,6 +447,87 @@ static void unload_rule(const char *file)
     wf_free(&f);
 }
 
+/* ---- a code heap that grew: a blob at its old committed end ---- */
+
+/* HotSpot commits a code heap's memory as code grows (CodeHeap::expand_by): a blob allocated
+ * at the old committed end reaches past the bound the recorder read before. The heap's
+ * VirtualSpace {_low, _high} is made to read lower (through the blob's code) while the walker
+ * reads its bounds, then as recorded: the blob is found in the next pass. */
+static void heap_grew(const char *file)
+{
+    char path[256];
+    snprintf(path, sizeof path, DIR "%s", file);
+    wf_fixture f;
+    if (wf_read(path, &f) < 0) {
+        ok(0, "%s: read the fixture", file);
+        return;
+    }
+    int mem = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    wf_replay(mem, &f);
+    uint64_t jvm_base = 0;
+    for (uint32_t i = 0; i < f.n_maps; i++) {
+        size_t l = strlen(f.maps[i].path);
+        if (l >= 10 && !strcmp(f.maps[i].path + l - 10, "/libjvm.so") && !jvm_base)
+            jvm_base = f.maps[i].start - f.maps[i].pgoff;
+    }
+    char why[SC_HS_WHY_MAX] = "";
+    wf_at(0);
+    sc_hs *hs = sc_hs_open(mem, jvm_base, why);
+    sc_walker *w = hs ? sc_walker_new(hs, why) : NULL;
+    /* a compiled blob the first sample's walk meets, and its heap */
+    const sc_blob *b = NULL;
+    sc_ch_heap hp[8];
+    int nh = w ? sc_ch_heaps(sc_walker_codeheap(w), hp, 8) : 0;
+    sample s;
+    uint64_t chain[512];
+    static sc_walk_frame fr[SC_WALK_MAX_FRAMES];
+    for (uint32_t i = 0; w && i < f.n_samples && !b; i++) {
+        if (parse(&f.samples[i], &s, chain) < 0)
+            continue;
+        wf_at(i);
+        enum sc_walk_status st;
+        int n = sc_walker_walk(w, &s.r, s.stack, s.len, fr, SC_WALK_MAX_FRAMES, &st);
+        for (int k = 0; k < n && !b; k++)
+            if (fr[k].kind == SC_WF_COMPILED)
+                b = sc_ch_find((sc_ch *)sc_walker_codeheap(w), fr[k].pc);
+    }
+    uint64_t start = b ? b->start : 0, code = b ? b->code_begin : 0, at = 0;
+    int heap = -1;
+    for (int i = 0; i < nh && b; i++)
+        if (start >= hp[i].lo && start < hp[i].hi)
+            heap = i;
+    /* where the heap's {_low, _high} words are in the recorded memory */
+    for (uint32_t r = 0; heap >= 0 && r < f.n_ranges && !at; r++)
+        for (uint32_t o = 0; o + 16 <= f.ranges[r].len && !at; o += 8)
+            if (g64(f.ranges[r].data + o) == hp[heap].lo &&
+                g64(f.ranges[r].data + o + 8) == hp[heap].hi)
+                at = f.ranges[r].addr + o + 8;
+    ok(at != 0, "%s: a compiled blob at %#llx, its heap's committed end recorded at %#llx", file,
+       (unsigned long long)start, (unsigned long long)at);
+    if (w)
+        sc_walker_free(w);
+    w = NULL;
+    if (at) {
+        wf_at(0);
+        wf_poke(at, -(int64_t)(hp[heap].hi - code)); /* the end as it was before that blob */
+        w = sc_walker_new(hs, why);
+        wf_poke(0, 0);
+    }
+    if (w) {
+        sc_ch_heap lowered[8];
+        int nl = sc_ch_heaps(sc_walker_codeheap(w), lowered, 8);
+        sc_walker_pass(w);
+        const sc_blob *g = sc_ch_find((sc_ch *)sc_walker_codeheap(w), start);
+        ok(nl > heap && lowered[heap].hi == code && g && g->start == start && g->code_begin == code,
+           "%s: the blob at the heap's old end is found once the heap grew (%#llx)", file,
+           g ? (unsigned long long)g->start : 0ull);
+        sc_walker_free(w);
+    }
+    sc_hs_free(hs);
+    close(mem);
+    wf_free(&f);
+}
+
 int main(void)
 {
     static const expect fixtures[] = {
@@ -462,5 +543,7 @@ int main(void)
         replay(&fixtures[i]);
     unload_rule("jdk17-nofp.walk.gz");
     unload_rule("jdk25-nofp.walk.gz");
+    heap_grew("jdk17-javac.walk.gz");
+    heap_grew("jdk25-javac.walk.gz");
     return tap_done();
 }

@@ -30,12 +30,12 @@ bench-host: all
 bench-native: all
 	bench/native-names.sh
 
-# `make bench-interp`: per-sample cost in the sampled thread of the registers and 16 KiB stack
-# copy that interpreted-frame naming adds (bench/interp-cost.c; docs/BENCHMARKS.md
+# `make bench-interp`: per-sample cost in the sampled thread of the registers and the 16 and 48
+# KiB stack copies that the walk and interpreted-frame naming add (bench/interp-cost.c; docs/BENCHMARKS.md
 # "Interpreted frames"). Not part of `make bench`: it samples at 5 kHz for ~30 s.
 .PHONY: bench-interp
 bench-interp: $(BUILD)/bench/interp-cost
-	$(BUILD)/bench/interp-cost 5000 3 3 32
+	$(BUILD)/bench/interp-cost 5000 3 3 48
 $(BUILD)/bench/interp-cost: bench/interp-cost.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fno-omit-frame-pointer -o $@ $<

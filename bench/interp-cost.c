@@ -1,12 +1,12 @@
 /* Per-sample cost, in the sampled thread, of what interpreted-frame naming adds to each sample
- * (sidecar/recorder/interp.h): the user registers bp/sp/ip and a 16 KiB copy of the user stack, on
- * top of the fp callchain the recorder always takes. A child spins on fixed work units DEPTH_KB
- * deep in frame-pointer frames; a cpu-clock event on it samples at HZ (amplified, so that the cost
- * shows; the ring is drained every ms so that no sample is lost) with each configuration in turn;
- * the work lost per CPU-second divided by the samples per CPU-second is the cost of one sample.
- * Modes alternate so machine noise spreads evenly. build/bench/interp-cost HZ SECS REPS DEPTH_KB
- * Prints one line per run and the mean per mode. perf_event_paranoid <= 2 allows this on our own
- * child, user space only. */
+ * (sidecar/recorder/interp.h): the user registers bp/sp/ip and a 16 or 48 KiB copy of the user
+ * stack, on top of the fp callchain the recorder always takes. A child spins on fixed work units
+ * DEPTH_KB deep in frame-pointer frames; a cpu-clock event on it samples at HZ (amplified, so that
+ * the cost shows; the ring is drained every ms so that no sample is lost) with each configuration
+ * in turn; the work lost per CPU-second divided by the samples per CPU-second is the cost of one
+ * sample. Modes alternate so machine noise spreads evenly. build/bench/interp-cost HZ SECS REPS
+ * DEPTH_KB Prints one line per run and the mean per mode. perf_event_paranoid <= 2 allows this on
+ * our own child, user space only. */
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdint.h>
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PAGES 64
+#define PAGES 256 /* 1 MiB: a 48 KiB sample each 0.2 ms at 5 kHz, drained each ms */
 
 static double now(clockid_t c)
 {
@@ -57,7 +57,8 @@ __attribute__((noinline)) static void deep(int n, double secs, int out)
     sink += (unsigned long)pad[0];
 }
 
-/* mode 0: no event; 1: callchain (today); 2: callchain + regs + 16 KiB stack (interp.h) */
+/* mode 0: no event; 1: callchain; 2: callchain + regs + 16 KiB stack (the recorder's copy until
+ * javac's stacks showed it short); 3: the same with 48 KiB (interp.h's SC_INTERP_STACK now) */
 static int run(int mode, unsigned hz, double secs, int frames, double *units, double *samples,
                double *bytes)
 {
@@ -90,10 +91,10 @@ static int run(int mode, unsigned hz, double secs, int frames, double *units, do
                                     .exclude_kernel = 1,
                                     .exclude_hv = 1,
                                     .exclude_callchain_kernel = 1};
-        if (mode == 2) {
+        if (mode >= 2) {
             a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
             a.sample_regs_user = 0x1c0;
-            a.sample_stack_user = 16384;
+            a.sample_stack_user = mode == 2 ? 16384 : 49152;
         }
         fd = (int)syscall(SYS_perf_event_open, &a, c, -1, -1, 0);
         m = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -124,7 +125,7 @@ static int run(int mode, unsigned hz, double secs, int frames, double *units, do
         }
         if (waitpid(c, NULL, WNOHANG) == c)
             break;
-        usleep(1000); /* a 16 KiB sample each 0.2 ms at 5 kHz: 64 pages hold ~15 */
+        usleep(1000); /* a sample each 0.2 ms at 5 kHz: 256 pages hold 20 of 48 KiB */
     }
     if (read(p[0], units, sizeof *units) != sizeof *units)
         return -1;
@@ -147,10 +148,11 @@ int main(int argc, char **argv)
     unsigned hz = (unsigned)atoi(argv[1]);
     double secs = atof(argv[2]);
     int reps = atoi(argv[3]), frames = atoi(argv[4]) * 1024 / 224;
-    static const char *const name[3] = {"none", "callchain", "callchain+regs+stack16k"};
-    double su[3] = {0}, ss[3] = {0}, sb[3] = {0};
+    static const char *const name[4] = {"none", "callchain", "callchain+regs+stack16k",
+                                        "callchain+regs+stack48k"};
+    double su[4] = {0}, ss[4] = {0}, sb[4] = {0};
     for (int r = 0; r < reps; r++)
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < 4; mode++) {
             double u, s, b;
             if (run(mode, hz, secs, frames, &u, &s, &b) < 0)
                 return 1;
@@ -158,7 +160,7 @@ int main(int argc, char **argv)
                    name[mode], u, s, b);
             su[mode] += u, ss[mode] += s, sb[mode] += b;
         }
-    for (int mode = 1; mode < 3; mode++) {
+    for (int mode = 1; mode < 4; mode++) {
         double u0 = su[0] / reps, u = su[mode] / reps, s = ss[mode] / reps;
         double us = s > 0 ? (u0 - u) / u0 / s * 1e6 : 0;
         printf("mean %-24s %.1f us/sample  %.0f bytes/sample in the ring  %.2f %% at 99 Hz\n",

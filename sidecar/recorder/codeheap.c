@@ -725,7 +725,14 @@ const sc_blob *sc_ch_find(sc_ch *c, uint64_t pc)
         c->st.blob_hits++;
     } else {
         sc_blob b;
-        if (read_block(c, block, h->hi, &b) < 0 || pc >= b.end) {
+        int rc = read_block(c, block, h->hi, &b);
+        if (rc < 0 && c->heaps_pass != c->pass && read_heaps(c) == 0 &&
+            (h = heap_of(c, pc)) != NULL) {
+            /* the heap grew since its bounds were read: a blob allocated at its old committed
+             * end reaches past it (javac's new nmethods, all the time) */
+            rc = read_block(c, block, h->hi, &b);
+        }
+        if (rc < 0 || pc >= b.end) {
             c->st.bad_blob++;
             return NULL;
         }

@@ -17,7 +17,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SC_INTERP_STACK 16384                /* bytes of user stack copied per sample */
+/* Bytes of user stack copied per sample: javac-like recursions need up to ~48 KiB to reach the
+ * thread's root (tests/data/walk/jdk17-javac); deeper stacks are read past the copy from the JVM's
+ * memory (walk.h, "tail reads"), which races with the running thread. perf caps a record at 64 KiB.
+ */
+#define SC_INTERP_STACK 49152
 #define SC_INTERP_BASE 0x4000000000000000ull /* synthetic addresses: id * 16 + 8 above it */
 #define SC_INTERP_SPAN 0x0000000100000000ull /* the synthetic mapping's length */
 #define SC_INTERP_MAX_JVMS 16

@@ -154,7 +154,8 @@ static int errno_class(int e)
 int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
 {
     *out = NULL;
-    /* With stack copies (16 KiB a sample) 32 pages would wake us every 4 samples; 64 pages per
+    /* With stack copies (SC_INTERP_STACK, 48 KiB a sample) 64 pages hold 5 samples and wake us
+     * every 2 or 3 (at 99 Hz: every ~25 ms; lost samples are counted and reported); 64 pages per
      * CPU stay within the kernel's unprivileged perf mlock allowance (516 KiB per CPU, shared
      * by every process of one uid: the run's own, harden.c) together with a second recording. */
     unsigned pages = o->ring_pages ? o->ring_pages : o->interp ? 64 : 32;

@@ -30,6 +30,9 @@
 #include "sidecar/recorder/walk.h"
 #include "sidecar/session.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 #define STATUS_MAX 1024
 #define OPEN_TIMEOUT_MS 10000 /* the per-CPU child reports within this (opening takes ~5 ms) */
 #define PUMP_MS 250           /* per-CPU: the longest a sample waits in its ring */
@@ -127,7 +130,7 @@ static int spawn_thread(const sc_session *s, bool live, sc_sampler *r, flame_err
         /* the call graph: the walker's registers and stack copy, or the kernel's chain */
         if (walk) {
             argv[n++] = "--call-graph";
-            argv[n++] = "dwarf,16384";
+            argv[n++] = "dwarf," STR(SC_INTERP_STACK);
         } else {
             argv[n++] = "-g";
         }

@@ -645,6 +645,22 @@ static int step_stub(walk *k, const sc_blob *b, sc_walk_frame *f, const sc_walk_
         n->fp = fp;
         return OK;
     }
+    /* A frameless stub with a few words above its return address: registers it saved (C1's
+     * slow_subtype_check pushes four), or the 8-byte pad call_VM_leaf puts below a call into
+     * the VM when sp was not 16-aligned (C1's unwind_exception, entered by a jump with the
+     * return address at [sp]). The first slot holding code right after a call instruction. */
+    for (int s = 1; s <= RA_SEARCH; s++) {
+        uint64_t v;
+        if (sw(k, sp + 8 * (uint64_t)s, &v) < 0)
+            break;
+        if (is_code(w, v) && after_call(w, v)) {
+            n->pc = v;
+            n->sp = sp + 8 * (uint64_t)s + 8;
+            n->fp = fp;
+            w->st.ra_shifted++;
+            return OK;
+        }
+    }
     return k->beyond ? SC_WALK_COPY_END : SC_WALK_BREAK_STUB;
 }
 

@@ -133,8 +133,8 @@ check "top: enough worker samples recorded ($t)" test "$t" -ge 20
 check "top: >= $MIN % of the worker samples are whole stacks ($r of $t)" test $((100 * r)) -ge $((MIN * t))
 docker rm -f "$fx" >/dev/null
 
-# --- deep stacks: 1200+ Java frames, beyond the 16 KiB stack copy even when all compiled (at
-# 160 levels, 330 compiled frames fitted in the copy once warm: no walk read past it) ---
+# --- deep stacks: 1200+ Java frames, compiled and interpreted in turn, beyond the 48 KiB stack
+# copy (1200 compiled frames fitted in it: no walk read past it) ---
 fx=$(fixture deep) || bail "fixture deep did not start"
 timeout -k 5 120 docker flame -d 8 --format folded -o deep.folded --summary-json deep.json "$fx" 2>deep.err
 okif $? "deep: exit 0"

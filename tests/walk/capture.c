@@ -122,9 +122,10 @@ static uint32_t cut(const unsigned char *r, uint32_t size, uint64_t used, unsign
 int main(int argc, char **argv)
 {
     int hz = 499, want = 400, opt;
+    uint32_t stack = SC_INTERP_STACK; /* -s: a larger copy lets a replay judge smaller ones */
     double secs = 20;
     const char *comm = NULL;
-    while ((opt = getopt(argc, argv, "F:n:t:c:")) != -1) {
+    while ((opt = getopt(argc, argv, "F:n:t:c:s:")) != -1) {
         if (opt == 'F')
             hz = atoi(optarg);
         else if (opt == 'n')
@@ -133,12 +134,15 @@ int main(int argc, char **argv)
             secs = atof(optarg);
         else if (opt == 'c')
             comm = optarg;
+        else if (opt == 's')
+            stack = (uint32_t)strtoul(optarg, NULL, 0) & ~7u;
         else
             return 2;
     }
     if (argc - optind != 2) {
         fprintf(stderr,
-                "usage: walk-capture [-F HZ] [-n SAMPLES] [-t SECONDS] [-c COMM] PID OUT\n");
+                "usage: walk-capture [-F HZ] [-n SAMPLES] [-t SECONDS] [-c COMM] [-s STACK-BYTES] "
+                "PID OUT\n");
         return 2;
     }
     int pid = atoi(argv[optind]);
@@ -188,7 +192,7 @@ int main(int argc, char **argv)
                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
                                                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
                                     .sample_regs_user = SC_INTERP_REGS_MASK,
-                                    .sample_stack_user = SC_INTERP_STACK,
+                                    .sample_stack_user = stack,
                                     .exclude_kernel = 1,
                                     .exclude_hv = 1,
                                     .exclude_callchain_kernel = 1,

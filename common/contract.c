@@ -15,6 +15,58 @@ static const char *const error_names[CT_ERR_COUNT] = {"no_jvm", "no_pid",      "
                                                       "usage",  "aborted",     "internal"};
 static const char *const attach_names[CT_ATTACH_COUNT] = {"none", "agent", "perfmap"};
 const char *const ct_sampling_names[] = {"auto", "cpu", "thread", NULL};
+const char *const ct_mode_names[] = {"cpu", "wall", "offcpu", "alloc", "lock", NULL};
+// clang-format off
+static const ct_mode_info mode_info[CT_MODE_COUNT] = {
+    [CT_MODE_CPU] = {"cpu", "CPU", "samples", "samples", "count", "cpu", "nanoseconds",
+                     "cpu", "nanoseconds"},
+    [CT_MODE_WALL] = {"wall", "wall clock", "ns", NULL, NULL, "wall", "nanoseconds",
+                      "wall", "nanoseconds"},
+    [CT_MODE_OFFCPU] = {"offcpu", "off-CPU", "ns", NULL, NULL, "off_cpu", "nanoseconds",
+                        "off_cpu", "nanoseconds"},
+    [CT_MODE_ALLOC] = {"alloc", "allocations", "bytes", "alloc_objects", "count",
+                       "alloc_space", "bytes", "space", "bytes"},
+    [CT_MODE_LOCK] = {"lock", "lock contention", "ns", "contentions", "count", "delay",
+                      "nanoseconds", "contentions", "count"},
+};
+// clang-format on
+
+const ct_mode_info *ct_mode(enum ct_mode m)
+{
+    return &mode_info[(unsigned)m < CT_MODE_COUNT ? m : CT_MODE_CPU];
+}
+
+int ct_mode_parse(const char *s, size_t n)
+{
+    for (int m = 0; m < CT_MODE_COUNT; m++)
+        if (strlen(mode_info[m].name) == n && !memcmp(mode_info[m].name, s, n))
+            return m;
+    return -1;
+}
+
+unsigned ct_modes_of(const ct_args *a)
+{
+    return a->modes ? a->modes : CT_MODES_DEFAULT;
+}
+
+int ct_modes_check(const ct_args *a, unsigned supported, const char *verb, flame_err *err)
+{
+    unsigned bad = ct_modes_of(a) & ~supported;
+    if (!bad)
+        return 0;
+    char list[96] = "";
+    size_t len = 0;
+    for (int m = 0; m < CT_MODE_COUNT; m++)
+        if (supported & CT_MODE_BIT(m)) {
+            int w =
+                snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", mode_info[m].name);
+            if (w > 0 && (size_t)w < sizeof list - len)
+                len += (size_t)w;
+        }
+    return flame_fail(err, FLAME_EXIT_USAGE,
+                      "--mode %s: not supported by `%s` yet (it records %s; see `%s --help`)",
+                      mode_info[__builtin_ctz(bad)].name, verb, list, verb);
+}
 static const char *const injected_names[CT_INJECTED_COUNT] = {"none", "mount", "copy"};
 static const char *const phase_names[CT_PH_COUNT] = {
     "scan", "inject", "attach", "first_sample", "record", "finish", "sanitize", "script", "total"};
@@ -115,6 +167,10 @@ const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1] = {
     {.lng = "max-stack", .kind = ARG_INT, .off = F(max_stack, int64_t), .meta = "N",
      .help = "keep at most N frames of each sample, from the leaf (default:\nevery frame the "
      "kernel took, kernel.perf_event_max_stack, 127)", .lo = 1, .hi = CT_MAX_STACK_MAX},
+    {.lng = "mode", .kind = ARG_CHOICE, .off = F(modes, unsigned), .meta = "MODE[,MODE]",
+     .help = "what to profile (default cpu): cpu (time on CPU), alloc (bytes\n"
+     "allocated, leaf = the class), lock (time waiting to enter a\nmonitor); several: "
+     "one output file per mode (docs/MODES.md)", .choices = ct_mode_names, .flags = ARG_LIST},
     {.lng = NULL}, /* the end */
 };
 // clang-format on
@@ -216,8 +272,24 @@ static bool push_spec(const char **argv, size_t cap, int *n, char *buf, size_t b
                       const arg_spec *s, const ct_args *a, const ct_args *dflt)
 {
     const char *v = (const char *)a + s->off, *d = (const char *)dflt + s->off;
-    if (s->store || (s->flags & (ARG_LIST | ARG_SET)))
-        return false; /* not a kind this table may use */
+    if (s->store || (s->flags & ARG_SET) || ((s->flags & ARG_LIST) && s->kind != ARG_CHOICE))
+        return false;          /* not a kind this table may use */
+    if (s->flags & ARG_LIST) { /* a set of choices: "--mode=cpu,alloc" */
+        unsigned bits = *(const unsigned *)v;
+        if (bits == *(const unsigned *)d)
+            return true;
+        char list[256];
+        size_t len = 0;
+        for (int i = 0; s->choices[i] && i < 32; i++)
+            if (bits & (1u << i)) {
+                int w =
+                    snprintf(list + len, sizeof list - len, "%s%s", len ? "," : "", s->choices[i]);
+                if (w < 0 || (size_t)w >= sizeof list - len)
+                    return false;
+                len += (size_t)w;
+            }
+        return push(argv, cap, n, buf, bufcap, used, "--%s=%s", s->lng, list);
+    }
     switch (s->kind) {
     case ARG_FLAG:
         return *(const bool *)v == *(const bool *)d ||
@@ -299,7 +371,7 @@ int ct_argv_build(const ct_args *a, const char **argv, size_t cap, char *buf, si
 
 bool ct_tag_valid(int tag)
 {
-    return tag && strchr("VJPWFSETDHKU", tag) != NULL;
+    return tag && strchr("VJPWFMSETDHKU", tag) != NULL;
 }
 
 int ct_line_split(const char *line, size_t len, enum ct_tag *tag, const char **payload,

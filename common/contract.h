@@ -33,6 +33,37 @@ enum ct_inject { CT_INJECT_AUTO, CT_INJECT_MOUNT, CT_INJECT_COPY, CT_INJECT_COUN
 /* How samples are taken (docs/SIDECAR.md "Sampling"): auto = per CPU, per thread when per-CPU
  * events are refused (with a W line); cpu = per CPU or fail (perf_denied); thread = per thread. */
 enum ct_sampling { CT_SAMPLING_AUTO, CT_SAMPLING_CPU, CT_SAMPLING_THREAD, CT_SAMPLING_COUNT };
+/* What a profile measures (--mode, docs/MODES.md). cpu: samples of threads on CPU (F lines);
+ * every other mode travels in M lines. Each mode has one value column in folded text and graphs
+ * (its unit below) and one or two pprof sample types. */
+enum ct_mode {
+    CT_MODE_CPU,
+    CT_MODE_WALL,
+    CT_MODE_OFFCPU,
+    CT_MODE_ALLOC,
+    CT_MODE_LOCK,
+    CT_MODE_COUNT
+};
+#define CT_MODE_BIT(m) (1u << (m))
+#define CT_MODES_DEFAULT CT_MODE_BIT(CT_MODE_CPU)
+/* alloc: the agent's sampling interval, bytes (JVMTI SetHeapSamplingInterval): a sample is
+ * taken every ~512 KiB allocated by a thread; each weighs max(size, interval) bytes. lock: the
+ * wait sampled every ~10 us waited, weighing max(wait, interval) ns. */
+#define CT_ALLOC_INTERVAL 524288
+#define CT_LOCK_INTERVAL_NS 10000
+/* For the option table: "cpu", "wall", "offcpu", "alloc", "lock", NULL. */
+extern const char *const ct_mode_names[];
+typedef struct ct_mode_info {
+    const char *name; /* "alloc": the --mode value, the M line's word, the file name's infix */
+    const char *what; /* for titles: "allocations" */
+    const char *unit; /* of the value column (folded, SVG tooltips): "samples", "bytes", "ns" */
+    /* pprof: sample types [0] (the M line's second count; NULL: one type only) and [1] (the
+     * value column), the period type; as Go's runtime/pprof, Pyroscope and Parca name them */
+    const char *type0, *unit0, *type1, *unit1, *period_type, *period_unit;
+} ct_mode_info;
+const ct_mode_info *ct_mode(enum ct_mode m);
+/* The mode named by s[0..n), or -1. */
+int ct_mode_parse(const char *s, size_t n);
 
 typedef struct ct_args {
     enum ct_verb verb;
@@ -50,6 +81,8 @@ typedef struct ct_args {
     int64_t max_stack;
     int inject;   /* enum ct_inject */
     int sampling; /* enum ct_sampling; sent only when not auto, so an older sidecar still runs */
+    /* --mode: CT_MODE_BIT()s; 0 = not given (= CT_MODES_DEFAULT: the verbs' ct_modes_of()) */
+    unsigned modes;
     /* host: comma-separated full container ids whose JVMs get the agent (the containers of the
      * plugin's own engine, or those of --container), each "<id>:<pid>" with the host pid of the
      * container's main process (State.Pid): a JVM gets the agent only in that process's mount
@@ -70,7 +103,7 @@ typedef struct ct_args {
  * ct_argv_build() sends it whenever it differs from ct_args_default(). A new recording option is
  * a field of ct_args, an entry here (its offset into ct_args; no store(), no ARG_LIST), and the
  * sidecar's use of it (HACKING.md "Add a recording option"). The entry after the last is empty. */
-#define CT_RECORD_NSPECS 1
+#define CT_RECORD_NSPECS 2
 extern const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1];
 /* The group of a verb whose ct_args is at `off` in its struct. */
 #define CT_RECORD_GROUP(off)                                                                       \
@@ -79,6 +112,11 @@ extern const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1];
     }
 
 void ct_args_default(ct_args *a, enum ct_verb verb);
+/* The modes a run records: a->modes, or CT_MODES_DEFAULT when --mode was not given. */
+unsigned ct_modes_of(const ct_args *a);
+/* A verb's check of --mode: every mode given must be in `supported` (CT_MODE_BIT()s), else
+ * FLAME_EXIT_USAGE with one line naming the mode, the verb and what it supports. */
+int ct_modes_check(const ct_args *a, unsigned supported, const char *verb, flame_err *err);
 /* The sidecar's argv (argv[0] = CT_SIDECAR_PATH), NULL-terminated; the strings live in buf.
  * Returns argc, or -1 when cap or bufcap is too small (CT_ARGV_MAX / CT_ARGV_BUF suffice). */
 #define CT_ARGV_MAX 24
@@ -105,6 +143,9 @@ enum ct_tag {
     CT_TAG_PROGRESS = 'P',
     CT_TAG_WARNING = 'W', /* free text */
     CT_TAG_FOLDED = 'F',  /* "frame;frame;... count" */
+    /* a stack of another mode than cpu: "<mode> <count0> frame;frame;... <value>" (value in the
+     * mode's unit, count0 its first pprof type's: objects, contentions; ct_mode_info) */
+    CT_TAG_MODE = 'M',
     CT_TAG_SUMMARY = 'S',
     CT_TAG_ERROR = 'E',   /* "<code name> <text>", instead of F/S */
     CT_TAG_WINDOW = 'T',  /* top: a window starts; its F lines and a P line follow */

@@ -192,6 +192,7 @@ typedef struct enc {
     uint32_t *fn_cache;
     uint64_t *loc1_cache, *raw_cache;
     int64_t period;
+    uint32_t k; /* the stack being written (its index in p and in m->first) */
 } enc;
 
 static void put_label_str(enc *e, uint64_t key, uint64_t val)
@@ -307,9 +308,18 @@ static int put_stack(enc *e, const prof_stack *st)
                       : n > 0                                            ? INT64_MAX
                                                                          : -INT64_MAX;
         int64_t vals[2] = {n, cpu};
+        size_t nvals = 2;
+        if (e->m->type1 && e->m->type0) { /* another mode: [first's count, our count] */
+            const profile *f = e->m->first;
+            vals[0] = f && e->k < f->nstacks ? to_i64(f->stacks[e->k].count) : 0;
+            vals[1] = n;
+        } else if (e->m->type1) {
+            vals[0] = n;
+            nvals = 1;
+        }
         pb_reset(&e->msg);
         pb_packed_u64(&e->msg, S_LOCATION_ID, e->locs, nlocs);
-        pb_packed_i64(&e->msg, S_VALUE, vals, 2);
+        pb_packed_i64(&e->msg, S_VALUE, vals, nvals);
         if (e->t.v_container)
             put_label_str(e, e->t.k_container, e->t.v_container);
         if (thread)
@@ -430,9 +440,25 @@ static int encode(enc *e)
         (e->m->container && *e->m->container && !t->v_container))
         return -1;
 
-    put_value_type(e, P_SAMPLE_TYPE, t->k_samples, t->k_count);
-    put_value_type(e, P_SAMPLE_TYPE, t->k_cpu, t->k_ns);
-    put_value_type(e, P_PERIOD_TYPE, t->k_cpu, t->k_ns);
+    if (e->m->type1) { /* another mode: its own types, as the ecosystem names them */
+        uint64_t t0 = e->m->type0 ? str_c(t, e->m->type0) : 0,
+                 u0 = e->m->type0 ? str_c(t, e->m->unit0 ? e->m->unit0 : "count") : 0,
+                 t1 = str_c(t, e->m->type1), u1 = str_c(t, e->m->unit1 ? e->m->unit1 : "count"),
+                 pt = e->m->period_type ? str_c(t, e->m->period_type) : 0,
+                 pu = e->m->period_type ? str_c(t, e->m->period_unit ? e->m->period_unit : "count")
+                                        : 0;
+        if ((e->m->type0 && (!t0 || !u0)) || !t1 || !u1 || (e->m->period_type && (!pt || !pu)))
+            return -1;
+        if (e->m->type0)
+            put_value_type(e, P_SAMPLE_TYPE, t0, u0);
+        put_value_type(e, P_SAMPLE_TYPE, t1, u1);
+        if (e->m->period_type)
+            put_value_type(e, P_PERIOD_TYPE, pt, pu);
+    } else {
+        put_value_type(e, P_SAMPLE_TYPE, t->k_samples, t->k_count);
+        put_value_type(e, P_SAMPLE_TYPE, t->k_cpu, t->k_ns);
+        put_value_type(e, P_PERIOD_TYPE, t->k_cpu, t->k_ns);
+    }
     /* One mapping for every location, its functions already named: without one, pprof tools
      * complain that the main binary is unknown, and with has_functions they never try to
      * symbolize addresses (we have none). Its file name is what pprof prints as "File:". */
@@ -458,9 +484,11 @@ static int encode(enc *e)
     e->raw_cache = calloc(nn, sizeof *e->raw_cache);
     if (!e->key || !e->locs || !e->fn_cache || !e->loc1_cache || !e->raw_cache)
         return -1;
-    for (uint32_t k = 0; k < e->p->nstacks && !e->g->failed; k++)
+    for (uint32_t k = 0; k < e->p->nstacks && !e->g->failed; k++) {
+        e->k = k;
         if (put_stack(e, &e->p->stacks[k]) < 0)
             return -1;
+    }
     return put_tables(e);
 }
 
@@ -477,6 +505,8 @@ int pprof_export(const profile *p, const pprof_meta *m, FILE *out, flame_err *er
     e.period = hz >= 1e-3 ? llround(1e9 / hz) : (int64_t)1e12;
     if (e.period < 1)
         e.period = 1;
+    if (m->type1)
+        e.period = m->period;
     e.t.s = profile_new();
     int rc = -1;
     /* windowBits 15 + 16: a gzip header and trailer around the deflate stream (zlib.h); level 1:

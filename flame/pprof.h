@@ -27,6 +27,14 @@ typedef struct pprof_meta {
     long jvm_pid;          /* > 0: label "pid" on every sample (the profile's one JVM) */
     enum pprof_layout layout;
     const char *comment; /* one more comment line (e.g. what a diff compares); NULL = none */
+    /* A profile of something else than CPU samples (docs/MODES.md): type1/unit1 name the
+     * profile's own counts ("alloc_space"/"bytes"); type0/unit0, when set, a first sample type
+     * whose values are `first`'s counts, a profile built stack for stack with p (the same stacks
+     * in the same order; a stack it lacks counts 0); period_type/period_unit and period. type1
+     * NULL: CPU samples ("samples"/"count", "cpu"/"nanoseconds" at hz). */
+    const char *type0, *unit0, *type1, *unit1, *period_type, *period_unit;
+    const profile *first;
+    int64_t period;
 } pprof_meta;
 
 /* Write p as gzip'd profile.proto. m may be NULL (defaults). A differential profile gives its

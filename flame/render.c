@@ -315,6 +315,18 @@ static void legend(svg_ctx *c)
     fputs("</g>\n", c->out);
 }
 
+void render_svg_ptype(const char *head, char *out, size_t cap)
+{
+    const char *m = strstr(head, RENDER_PTYPE_MARK);
+    size_t k = 0;
+    if (m)
+        for (const char *q = m + strlen(RENDER_PTYPE_MARK);
+             ((*q >= 'a' && *q <= 'z') || *q == '_') && k + 1 < cap; q++)
+            out[k++] = *q;
+    if (cap)
+        out[k] = 0;
+}
+
 static void header(svg_ctx *c, const char *title)
 {
     FILE *out = c->out;
@@ -330,6 +342,15 @@ static void header(svg_ctx *c, const char *title)
             "<!-- Flame graph stack visualization written by docker-flame " FLAME_VERSION
             ". Interactive: click a frame to zoom, Ctrl-F to search. -->\n",
             w, h, w, h);
+    if (o->ptype && *o->ptype) {
+        char pt[32];
+        size_t k = 0;
+        for (const char *q = o->ptype; *q && k + 1 < sizeof pt; q++)
+            if ((*q >= 'a' && *q <= 'z') || *q == '_')
+                pt[k++] = *q;
+        pt[k] = 0;
+        fprintf(out, RENDER_PTYPE_MARK "%s -->\n", pt);
+    }
     if (o->notes && *o->notes) {
         fputs("<!-- NOTES: ", out);
         escape_xml_comment(out, o->notes);

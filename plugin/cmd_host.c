@@ -514,6 +514,9 @@ int flame_cmd_host(const ep_globals *g, int argc, char **argv)
     int pr = cli_parse("host", &cmd_host_grammar, argc, argv, &a, &a.help, host_head, host_tail);
     if (pr >= 0)
         return pr;
+    flame_err merr = FLAME_ERR_INIT;
+    if (ct_modes_check(&a.rec, CT_MODES_DEFAULT, "docker flame host", &merr) < 0)
+        return cli_fail("host", &merr);
     unsigned formats = a.formats;
     struct stat st;
     bool split = a.output && (a.output[strlen(a.output) - 1] == '/' ||

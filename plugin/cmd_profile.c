@@ -44,11 +44,35 @@ static double java_self(const profile *p)
     return sum;
 }
 
-static void print_summary(const run_target *s, const flame_opts *o, char *const paths[FMT_COUNT])
+/* One line per mode other than cpu: its total in its unit, its top leaves (the allocated
+ * classes, the contended monitors' classes). */
+static void print_mode_summary(const run_target *s, enum ct_mode m)
+{
+    const ct_mode_info *mi = ct_mode(m);
+    const profile *pr = proto_profile(&s->pr, m);
+    char b1[32];
+    if (!pr) {
+        fprintf(stderr, "%s: %s: nothing recorded (%s)\n", s->name, mi->name,
+                m == CT_MODE_LOCK ? "no thread waited to enter a monitor"
+                                  : "no sample in the recording");
+        return;
+    }
+    fprintf(stderr, "%s: %s: %s %s in %zu stacks\n", s->name, mi->what,
+            count_grouped(profile_total(pr), b1, sizeof b1), mi->unit, profile_stacks(pr));
+}
+
+static void print_summary(const run_target *s, const flame_opts *o,
+                          char *const paths[CT_MODE_COUNT][FMT_COUNT])
 {
     if (o->quiet)
         return;
     const proto *p = &s->pr;
+    unsigned modes = ct_modes_of(&o->rec);
+    for (int m = CT_MODE_CPU + 1; m < CT_MODE_COUNT; m++)
+        if (modes & CT_MODE_BIT(m))
+            print_mode_summary(s, (enum ct_mode)m);
+    if (!(modes & CT_MODE_BIT(CT_MODE_CPU)))
+        goto files;
     double total = p->prof ? profile_total(p->prof) : 0;
     char b1[32], b2[32];
     fprintf(stderr, "%s: %s samples", s->name, count_grouped(total, b1, sizeof b1));
@@ -104,9 +128,11 @@ static void print_summary(const run_target *s, const flame_opts *o, char *const 
                     "code)\n",
                     other * 100 / total);
     }
-    for (int f = 0; f < FMT_COUNT; f++)
-        if (paths[f])
-            fprintf(stderr, "  wrote %s\n", paths[f]);
+files:
+    for (int m = 0; m < CT_MODE_COUNT; m++)
+        for (int f = 0; f < FMT_COUNT; f++)
+            if (paths[m][f])
+                fprintf(stderr, "  wrote %s\n", paths[m][f]);
     for (size_t i = 0; i < p->nwarn; i++) {
         char clean[512];
         proto_sanitize(p->warnings[i], clean, sizeof clean);
@@ -119,8 +145,8 @@ static void print_summary(const run_target *s, const flame_opts *o, char *const 
 /* --summary-json: what print_summary() says for every container, and the run's outcome
  * (plugin/summary.c). Returns 0 or the exit code of a failed write. */
 static int write_summary_json(const flame_opts *o, const run_result *r, bool ran, time_t when,
-                              double t_written, int exit_code, char *paths[][FMT_COUNT],
-                              const flame_err *terr)
+                              double t_written, int exit_code,
+                              char *paths[][CT_MODE_COUNT][FMT_COUNT], const flame_err *terr)
 {
     flame_err err = FLAME_ERR_INIT;
     size_t n = (size_t)r->n;
@@ -129,9 +155,11 @@ static int write_summary_json(const flame_opts *o, const run_result *r, bool ran
         flame_fail(&err, FLAME_EXIT_ERROR, "--summary-json: out of memory");
         return cli_fail("", &err);
     }
+    /* NEEDSWORK: the files of every mode; the summary lists the first mode's */
+    int m0 = __builtin_ctz(ct_modes_of(&o->rec));
     for (size_t i = 0; i < n; i++)
         t[i] = (sum_target){.s = &r->t[i],
-                            .paths = terr[i].code ? NULL : paths[i], /* written */
+                            .paths = terr[i].code ? NULL : paths[i][m0], /* written */
                             .error = terr[i].code ? terr[i].msg : NULL,
                             .exit_code = terr[i].code};
     sum_profile sp = {.o = o,
@@ -212,9 +240,11 @@ static bool events_since_follow(void *ctx)
  * for print_timings: the first P line's arrival minus its elapsed_ms, on the wall clock), how
  * long it ran, and where the frames hold the JVM and thread (the sidecar roots stacks at
  * "java-<pid> <Main>" only when it found several JVMs: docs/SIDECAR.md). */
-static void pprof_meta_of(const run_target *s, const flame_opts *o, time_t when, pprof_meta *pm)
+static void pprof_meta_of(const run_target *s, const flame_opts *o, time_t when, enum ct_mode m,
+                          pprof_meta *pm)
 {
     const proto *p = &s->pr;
+    const ct_mode_info *mi = ct_mode(m);
     *pm = (pprof_meta){.hz = (double)o->rec.frequency,
                        .time_ns = (int64_t)when * 1000000000,
                        .duration_ns = (int64_t)p->prog.elapsed_ms * 1000000,
@@ -222,6 +252,16 @@ static void pprof_meta_of(const run_target *s, const flame_opts *o, time_t when,
                        .layout = p->njvms > 1 ? PPROF_JVM_THEN_THREAD : PPROF_THREAD_FIRST};
     if (p->njvms == 1)
         pm->jvm_pid = (long)p->jvms[0].nspid;
+    if (m != CT_MODE_CPU) { /* docs/MODES.md "pprof" */
+        pm->type0 = mi->type0;
+        pm->unit0 = mi->unit0;
+        pm->type1 = mi->type1;
+        pm->unit1 = mi->unit1;
+        pm->period_type = mi->period_type;
+        pm->period_unit = mi->period_unit;
+        pm->first = p->mprof0[m];
+        pm->period = m == CT_MODE_ALLOC ? CT_ALLOC_INTERVAL : 1;
+    }
     if (s->t_first_p) {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
@@ -233,7 +273,7 @@ static void pprof_meta_of(const run_target *s, const flame_opts *o, time_t when,
 /* One container's profile in every format asked for; a file that cannot be written is saved
  * in $TMPDIR instead (and still reported). Returns 0 or the exit code of the first failure;
  * paths[f] of a file not written is freed and NULL. */
-static int write_outputs(const run_target *s, const flame_opts *o, time_t when,
+static int write_outputs(const run_target *s, const flame_opts *o, time_t when, enum ct_mode m,
                          char *paths[FMT_COUNT], unsigned *events_at_follow_end)
 {
     char subtitle[256], date[64], title[512];
@@ -241,22 +281,41 @@ static int write_outputs(const run_target *s, const flame_opts *o, time_t when,
     localtime_r(&when, &tm);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
     char n[32];
-    snprintf(subtitle, sizeof subtitle, "%s samples at %lld Hz, %s",
-             count_grouped(profile_total(s->pr.prof), n, sizeof n), (long long)o->rec.frequency,
-             date);
+    const ct_mode_info *mi = ct_mode(m);
+    const profile *prof = proto_profile(&s->pr, m);
+    if (!prof) { /* said by print_summary(); an empty graph would say nothing */
+        for (int f = 0; f < FMT_COUNT; f++) {
+            free(paths[f]);
+            paths[f] = NULL;
+        }
+        return 0;
+    }
+    if (m == CT_MODE_CPU)
+        snprintf(subtitle, sizeof subtitle, "%s samples at %lld Hz, %s",
+                 count_grouped(profile_total(prof), n, sizeof n), (long long)o->rec.frequency,
+                 date);
+    else
+        snprintf(subtitle, sizeof subtitle, "%s: %s %s (sampled), %s", mi->what,
+                 count_grouped(profile_total(prof), n, sizeof n), mi->unit, date);
     render_opts ro;
     graph_apply(&o->graph, &ro);
-    snprintf(title, sizeof title, "%s", o->graph.title ? o->graph.title : s->name);
+    if (m == CT_MODE_CPU)
+        snprintf(title, sizeof title, "%s", o->graph.title ? o->graph.title : s->name);
+    else
+        snprintf(title, sizeof title, "%s - %s (%s)", o->graph.title ? o->graph.title : s->name,
+                 mi->what, mi->unit);
     ro.title = title;
     ro.subtitle = subtitle;
+    ro.countname = mi->unit; /* tooltips: "(1,234 bytes, 5.1%)" */
+    ro.ptype = m == CT_MODE_CPU ? NULL : mi->name;
     ro.embed_folded = true; /* `docker flame diff` reads SVGs back */
     pprof_meta pm;
-    pprof_meta_of(s, o, when, &pm);
+    pprof_meta_of(s, o, when, m, &pm);
     int exit_code = 0;
     for (int f = 0; f < FMT_COUNT; f++) {
         if (!paths[f])
             continue;
-        out_job job = {.p = s->pr.prof,
+        out_job job = {.p = prof,
                        .fmt = f,
                        .ro = &ro,
                        .name = s->name,
@@ -311,12 +370,24 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
         return cli_fail("", &err);
     /* Output names are fixed before anything is started: a bad -o fails before the engine. */
     time_t when = time(NULL);
-    char *paths[64][FMT_COUNT];
+    static char *paths[64][CT_MODE_COUNT][FMT_COUNT]; /* 64: args.h's ARGS_MAX_OPERANDS */
     memset(paths, 0, sizeof paths);
+    unsigned modes = ct_modes_of(&o.rec);
+    /* one mode: the names as ever; several, or not cpu: each name says its mode */
+    bool infix = modes != CT_MODE_BIT(CT_MODE_CPU);
+    if (__builtin_popcount(modes) > 1 && o.output && !strcmp(o.output, "-")) {
+        flame_fail(&err, FLAME_EXIT_USAGE,
+                   "-o -: standard output takes one mode, not %d (see `docker flame --help`)",
+                   __builtin_popcount(modes));
+        return cli_fail("", &err);
+    }
     int rc = 0;
     for (int i = 0; i < o.containers.n && rc == 0; i++)
-        rc =
-            out_paths(o.output, o.formats, o.containers.v[i], o.containers.n, when, paths[i], &err);
+        for (int m = 0; m < CT_MODE_COUNT && rc == 0; m++)
+            if (modes & CT_MODE_BIT(m))
+                rc = out_paths_mode(o.output, o.formats, o.containers.v[i], o.containers.n, when,
+                                    infix ? ct_mode((enum ct_mode)m)->name : NULL, paths[i][m],
+                                    &err);
 
     engine *e = NULL;
     run_req req = {.sidecar = o.rec,
@@ -336,9 +407,10 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     /* after the engine (its errors come first), before any sidecar: a read-only or missing
      * output dir fails now, not after the whole profile */
     for (int i = 0; i < o.containers.n && rc == 0; i++)
-        for (int f = 0; f < FMT_COUNT && rc == 0; f++)
-            if (paths[i][f])
-                rc = out_check_dir(paths[i][f], &err);
+        for (int m = 0; m < CT_MODE_COUNT && rc == 0; m++)
+            for (int f = 0; f < FMT_COUNT && rc == 0; f++)
+                if (paths[i][m][f])
+                    rc = out_check_dir(paths[i][m][f], &err);
     if (rc == 0) {
         quiet_note(&o);
         rc = run_profile(e, &req, &r, &err);
@@ -364,17 +436,23 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
                     exit_code = c;
                 continue;
             }
-            /* Default names use the container's name, known only after the inspect. */
-            char *np[FMT_COUNT];
-            if (out_paths(o.output, o.formats, s->name, o.containers.n, when, np, &e2) == 0) {
-                for (int f = 0; f < FMT_COUNT; f++) {
-                    free(paths[i][f]);
-                    paths[i][f] = np[f];
+            for (int m = 0; m < CT_MODE_COUNT; m++) {
+                if (!(modes & CT_MODE_BIT(m)))
+                    continue;
+                /* Default names use the container's name, known only after the inspect. */
+                char *np[FMT_COUNT];
+                if (out_paths_mode(o.output, o.formats, s->name, o.containers.n, when,
+                                   infix ? ct_mode((enum ct_mode)m)->name : NULL, np, &e2) == 0) {
+                    for (int f = 0; f < FMT_COUNT; f++) {
+                        free(paths[i][m][f]);
+                        paths[i][m][f] = np[f];
+                    }
                 }
+                int c =
+                    write_outputs(s, &o, when, (enum ct_mode)m, paths[i][m], &events_at_follow_end);
+                if (c && !exit_code)
+                    exit_code = c;
             }
-            int c = write_outputs(s, &o, when, paths[i], &events_at_follow_end);
-            if (c && !exit_code)
-                exit_code = c;
             print_summary(s, &o, paths[i]);
         }
         if (r.cmd_done && r.cmd_error.code) {
@@ -407,8 +485,9 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
     }
     free(terr);
     for (int i = 0; i < o.containers.n && i < 64; i++)
-        for (int f = 0; f < FMT_COUNT; f++)
-            free(paths[i][f]);
+        for (int m = 0; m < CT_MODE_COUNT; m++)
+            for (int f = 0; f < FMT_COUNT; f++)
+                free(paths[i][m][f]);
     run_result_free(&r);
     engine_free(e);
     return exit_code;

@@ -93,6 +93,9 @@ const args_verb cmd_record_grammar = {.name = "docker flame record",
 
 static int check_args(rec_args *a, flame_err *err)
 {
+    /* NEEDSWORK: record alloc and lock too (the store's windows need a profile-type column). */
+    if (ct_modes_check(&a->rec, CT_MODES_DEFAULT, "docker flame record", err) < 0)
+        return -1;
     if (a->in.n == 0)
         return args_error(&cmd_record_grammar, err,
                           "which container? usage: docker flame record [OPTIONS] CONTAINER...");

@@ -113,6 +113,9 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (a->summary_json && !strcmp(a->summary_json, "-"))
         return args_error(&cmd_top_grammar, err,
                           "--summary-json: give a file (standard output is top's view)");
+    /* NEEDSWORK: top of alloc and lock (bytes/s, ns/s per method). */
+    if (ct_modes_check(&a->rec, CT_MODES_DEFAULT, "docker flame top", err) < 0)
+        return -1;
     if (a->rec.kernel && a->rec.sampling == CT_SAMPLING_THREAD)
         return args_error(&cmd_top_grammar, err,
                           "--kernel needs per-CPU sampling: drop --sampling thread");

@@ -10,10 +10,64 @@
 #include "common/cleanup.h"
 #include "common/contract.h"
 #include "flame/diff.h"
+#include "flame/render.h"
 
 /* The smallest count of a profile decides what it counts: sample counts always include small
  * numbers (1, 2, ...), sums of periods (ns of CPU, events) never go below one period. */
 enum unit { UNIT_UNKNOWN, UNIT_SAMPLES, UNIT_PERIODS };
+
+void inputs_ptype_of(const char *path, char *out, size_t cap)
+{
+    snprintf(out, cap, "cpu");
+    FILE *f = fopen(path, "re");
+    if (f) {
+        char head[4097];
+        size_t n = fread(head, 1, sizeof head - 1, f);
+        fclose(f);
+        head[n] = 0;
+        char t[16];
+        render_svg_ptype(head, t, sizeof t);
+        if (*t && ct_mode_parse(t, strlen(t)) >= 0) {
+            snprintf(out, cap, "%s", t);
+            return;
+        }
+        if (strstr(head, "<svg"))
+            return; /* an SVG without the mark: cpu, whatever its name says */
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (const char *p = strchr(base, '.'); p; p = strchr(p + 1, '.')) {
+        const char *e = strchr(p + 1, '.');
+        if (!e)
+            break;
+        if (ct_mode_parse(p + 1, (size_t)(e - p - 1)) >= 0) {
+            snprintf(out, cap, "%.*s", (int)(e - p - 1), p + 1);
+            return;
+        }
+    }
+}
+
+/* One profile type for all: a diff of allocated bytes against CPU samples means nothing. */
+static int check_types(const input *in, size_t n, flame_err *err)
+{
+    const input *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!*in[i].ptype)
+            continue;
+        if (!first) {
+            first = &in[i];
+        } else if (strcmp(first->ptype, in[i].ptype)) {
+            int a = ct_mode_parse(first->ptype, strlen(first->ptype)),
+                b = ct_mode_parse(in[i].ptype, strlen(in[i].ptype));
+            return flame_fail(err, FLAME_EXIT_USAGE,
+                              "%s is a profile of %s (%s) but %s of %s (%s): compare "
+                              "profiles of one type (docs/MODES.md)",
+                              first->arg, first->ptype, ct_mode((enum ct_mode)a)->unit, in[i].arg,
+                              in[i].ptype, ct_mode((enum ct_mode)b)->unit);
+        }
+    }
+    return 0;
+}
 
 static bool is_file(const input *in)
 {
@@ -57,7 +111,15 @@ int inputs_load(input *in, size_t n, const flame_profiler *prof, uint64_t durati
         } else {
             return flame_fail(err, FLAME_EXIT_ERROR, "no such file: %s", in[i].arg);
         }
+        if (strcmp(in[i].arg, "-") == 0)
+            in[i].ptype[0] = 0;
+        else if (is_file(&in[i]))
+            inputs_ptype_of(in[i].arg, in[i].ptype, sizeof in[i].ptype);
+        else
+            snprintf(in[i].ptype, sizeof in[i].ptype, "cpu");
     }
+    if (check_types(in, n, err) < 0)
+        return -1;
     for (size_t i = 0; i < n; i++) {
         if (!is_file(&in[i]))
             continue;

@@ -17,6 +17,10 @@
 typedef struct input {
     const char *arg;
     bool container, stored;
+    /* what it measures (a --mode name, docs/MODES.md): a file's from its SVG's mark or its name
+     * (".alloc." in web.alloc.folded), else "cpu", as are containers and stored ranges; ""
+     * for standard input (not known: never refused) */
+    char ptype[16];
     profile *p;
     flame_err err;
     int rc;
@@ -31,8 +35,12 @@ typedef struct input {
         .hi = CT_DURATION_MAX_MS                                                                   \
     }
 
+/* The profile type of a file (input.ptype): the mark of a docker-flame SVG, else a mode's name
+ * between dots in its base name, else "cpu". Pure but for reading the file's first 4 KiB. */
+void inputs_ptype_of(const char *path, char *out, size_t cap);
 /* Resolve and load every input (files two at a time in parallel, then every container in one
- * profiling call). On error some in[i].p may be set: inputs_free() in every case. */
+ * profiling call). Inputs of different profile types are refused (FLAME_EXIT_USAGE) before
+ * anything is loaded or profiled. On error some in[i].p may be set: inputs_free() in every case. */
 int inputs_load(input *in, size_t n, const flame_profiler *prof, uint64_t duration_ms,
                 flame_err *err);
 void inputs_free(input *in, size_t n);

@@ -107,6 +107,8 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
     if (o->containers.n == 0)
         return args_error(&opts_grammar, err,
                           "no container given: docker flame [OPTIONS] CONTAINER [CONTAINER...]");
+    if (ct_modes_check(&o->rec, OPTS_MODES, "docker flame", err) < 0)
+        return -1;
     /* Kernel stacks come from our per-CPU recorder only (perf's per-thread recorder runs
      * unprivileged, where paranoid 2 forbids kernel samples). */
     if (o->rec.kernel && o->rec.sampling == CT_SAMPLING_THREAD)

@@ -20,11 +20,32 @@ void sc_out(enum ct_tag tag, const char *payload)
         fputs(buf, stdout);
         fputc('\n', stdout);
         /* a profile's F lines go out in 64 KiB blocks; every other line at once */
-        if (tag != CT_TAG_FOLDED)
+        if (tag != CT_TAG_FOLDED && tag != CT_TAG_MODE)
             fflush(stdout);
     }
     if (buf != small)
         free(buf);
+}
+
+void sc_out_mode(enum ct_mode m, uint64_t count0, const char *stack, size_t len, uint64_t value)
+{
+    if (m <= CT_MODE_CPU || m >= CT_MODE_COUNT || len == 0 || len > CT_LINE_MAX - 64)
+        return;
+    const char *name = ct_mode(m)->name;
+    size_t cap = len + strlen(name) + 48;
+    char *b = malloc(cap);
+    if (!b)
+        return;
+    int h = snprintf(b, cap, "%s %llu ", name, (unsigned long long)count0);
+    memcpy(b + h, stack, len);
+    /* a space inside the stack is fine (the count is after the last one); a NUL would cut the
+     * line short, and ct_line_format() turns control bytes into '?' */
+    for (size_t i = 0; i < len; i++)
+        if (!b[h + i])
+            b[h + i] = '?';
+    snprintf(b + h + len, cap - (size_t)h - len, " %llu", (unsigned long long)value);
+    sc_out(CT_TAG_MODE, b);
+    free(b);
 }
 
 void sc_warn(const char *fmt, ...)

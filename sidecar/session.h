@@ -85,6 +85,11 @@ typedef struct sc_session {
 void sc_out(enum ct_tag tag, const char *payload);
 void sc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sc_out_jvm(const sc_jvm *j);
+/* One stack of a mode other than cpu (an M line, common/contract.h): value in the mode's unit,
+ * count0 its first pprof type's (objects, contentions; 0 when the mode has one type). The stack
+ * is "frame;frame;..." from the root, each frame already checked by its producer; a NUL or
+ * control byte becomes '?'. */
+void sc_out_mode(enum ct_mode m, uint64_t count0, const char *stack, size_t len, uint64_t value);
 void sc_out_progress(uint64_t elapsed_ms, uint64_t duration_ms, uint64_t samples, int jvms);
 /* E line for err: its code is err->detail - 1 when set by sc_fail(), else CT_ERR_INTERNAL. */
 void sc_out_error(const flame_err *err);

@@ -152,6 +152,27 @@ static char *stem_of(const char *out)
 int out_paths(const char *output, unsigned formats, const char *container, int n, time_t when,
               char *paths[FMT_COUNT], flame_err *err)
 {
+    return out_paths_mode(output, formats, container, n, when, NULL, paths, err);
+}
+
+/* Does the file name (after its last '/') hold ".<mode>." already? */
+static bool names_mode(const char *path, const char *mode)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t ml = strlen(mode);
+    for (const char *p = strchr(base, '.'); p; p = strchr(p + 1, '.'))
+        if (!strncmp(p + 1, mode, ml) && p[1 + ml] == '.')
+            return true;
+    return false;
+}
+
+int out_paths_mode(const char *output, unsigned formats, const char *container, int n, time_t when,
+                   const char *mode, char *paths[FMT_COUNT], flame_err *err)
+{
+    char infix[40] = "";
+    if (mode)
+        snprintf(infix, sizeof infix, ".%s", mode);
     char safe[128], stamp[32];
     struct tm tm;
     localtime_r(&when, &tm);
@@ -170,7 +191,11 @@ int out_paths(const char *output, unsigned formats, const char *container, int n
                               "-o %s: with several containers, -o must be an existing directory",
                               output);
         stem = stem_of(output);
-        verbatim = __builtin_popcount(formats) == 1; /* one format: the name exactly as given */
+        /* one format: the name exactly as given (with a mode, when it names the mode) */
+        verbatim = __builtin_popcount(formats) == 1 &&
+                   (!mode || !strcmp(output, "-") || names_mode(output, mode));
+        if (mode && !verbatim && names_mode(output, mode))
+            *infix = 0; /* web.alloc.svg for svg and folded: web.alloc.folded */
     }
     for (int f = 0; f < FMT_COUNT; f++) {
         if (!(formats & (1u << f)))
@@ -179,10 +204,10 @@ int out_paths(const char *output, unsigned formats, const char *container, int n
         if (verbatim)
             r = asprintf(&paths[f], "%s", output);
         else if (stem)
-            r = asprintf(&paths[f], "%s%s", stem, out_fmt_ext(f));
+            r = asprintf(&paths[f], "%s%s%s", stem, infix, out_fmt_ext(f));
         else
-            r = asprintf(&paths[f], "%s%sflame-%s-%s%s", dir ? dir : "",
-                         dir && dir[strlen(dir) - 1] != '/' ? "/" : "", safe, stamp,
+            r = asprintf(&paths[f], "%s%sflame-%s-%s%s%s", dir ? dir : "",
+                         dir && dir[strlen(dir) - 1] != '/' ? "/" : "", safe, stamp, infix,
                          out_fmt_ext(f));
         if (r < 0) {
             paths[f] = NULL;

@@ -82,6 +82,11 @@ int out_write_atomic(const char *path, out_writer_fn fn, void *ctx, flame_err *e
  * Errors: a file -o for several containers. */
 int out_paths(const char *output, unsigned formats, const char *container, int n, time_t when,
               char *paths[FMT_COUNT], flame_err *err);
+/* out_paths for one mode's files (docs/MODES.md): mode (NULL = none, the names above) goes into
+ * every name before the extension, "flame-web-<stamp>.alloc.svg", "web.alloc.folded" for -o
+ * web.svg; a single-format -o is kept as given only when it names the mode already (or is "-"). */
+int out_paths_mode(const char *output, unsigned formats, const char *container, int n, time_t when,
+                   const char *mode, char *paths[FMT_COUNT], flame_err *err);
 /* Before anything is started: a file can be created in the directory of path (a read-only,
  * missing or pseudo-filesystem output dir fails in a second, not after the whole profile); an
  * existing device or pipe (-o /dev/null) and "-" need only be writable themselves. */

@@ -21,6 +21,12 @@ void proto_clear(proto *p)
     free(p->err_text);
     if (p->prof)
         profile_free(p->prof);
+    for (int m = 0; m < CT_MODE_COUNT; m++) {
+        if (p->mprof[m])
+            profile_free(p->mprof[m]);
+        if (p->mprof0[m])
+            profile_free(p->mprof0[m]);
+    }
     memset(p, 0, sizeof *p);
 }
 
@@ -217,6 +223,49 @@ int proto_read_window(const char *s, size_t n, ct_window *out, flame_err *err)
     return 0;
 }
 
+const profile *proto_profile(const proto *p, enum ct_mode m)
+{
+    return m == CT_MODE_CPU ? p->prof : (unsigned)m < CT_MODE_COUNT ? p->mprof[m] : NULL;
+}
+
+/* "<mode> <count0> frame;frame;... <value>": both columns go into the mode's two profiles at
+ * once, so that their stacks are in the same order. */
+static int mode_line(proto *p, const char *pl, size_t pn, flame_err *err)
+{
+    p->m_lines++;
+    const char *end = pl + pn, *sp = memchr(pl, ' ', pn);
+    int m = sp ? ct_mode_parse(pl, (size_t)(sp - pl)) : -1;
+    if (m <= CT_MODE_CPU)
+        return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: M line %llu: no mode",
+                          p->m_lines);
+    const char *q = sp + 1;
+    uint64_t c0 = 0;
+    int digits = 0;
+    for (; q < end && *q >= '0' && *q <= '9' && digits < 19; q++, digits++)
+        c0 = c0 * 10 + (uint64_t)(*q - '0');
+    if (!digits || q >= end || *q != ' ')
+        return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: M line %llu: no count",
+                          p->m_lines);
+    q++;
+    if ((!p->mprof[m] && !(p->mprof[m] = profile_new())) ||
+        (!p->mprof0[m] && !(p->mprof0[m] = profile_new())))
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    size_t before = profile_stacks(p->mprof[m]);
+    if (profile_add_line(p->mprof[m], q, (size_t)(end - q), err) < 0)
+        return flame_wrap(err, "sidecar protocol error: M line %llu", p->m_lines);
+    /* the stack alone, from the line just accepted: up to its last space */
+    const char *last = q;
+    for (const char *r = q; r < end; r++)
+        if (*r == ' ')
+            last = r;
+    if (profile_add(p->mprof0[m], q, (size_t)(last - q), (double)c0, PROFILE_ONE_COLUMN) < 0 ||
+        (profile_stacks(p->mprof[m]) != before &&
+         profile_stacks(p->mprof0[m]) != profile_stacks(p->mprof[m])))
+        return flame_fail(err, FLAME_EXIT_ERROR, "sidecar protocol error: M line %llu: bad stack",
+                          p->m_lines);
+    return 0;
+}
+
 int proto_line(proto *p, const char *line, size_t len, flame_err *err)
 {
     if (len == 0)
@@ -277,6 +326,8 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
         if (profile_add_line(p->prof, pl, pn, err) < 0)
             return flame_wrap(err, "sidecar protocol error: F line %llu", p->f_lines);
         return 0;
+    case CT_TAG_MODE:
+        return mode_line(p, pl, pn, err);
     case CT_TAG_SUMMARY:
         if (proto_read_summary(pl, pn, &p->summary, err) < 0)
             return -1;

@@ -47,10 +47,17 @@ typedef struct proto {
     char *err_text;
     profile *prof; /* F lines; created on the first F */
     unsigned long long f_lines;
+    /* M lines, per mode (never CT_MODE_CPU: its stacks are F lines): the value column, and the
+     * first pprof type's counts (objects, contentions) built stack for stack in the same order,
+     * so that pprof_meta.first can pair them; created on the mode's first M line */
+    profile *mprof[CT_MODE_COUNT], *mprof0[CT_MODE_COUNT];
+    unsigned long long m_lines;
 } proto;
 
 void proto_init(proto *p);
 void proto_clear(proto *p);
+/* The profile of one mode: prof for cpu, mprof[] for the others; NULL when none came. */
+const profile *proto_profile(const proto *p, enum ct_mode m);
 /* One stdout line (no '\n'). Malformed input is an error: the stream is not trusted. */
 int proto_line(proto *p, const char *line, size_t len, flame_err *err);
 /* The payloads, read back into the contract's structs (0, or -1 with err). */

@@ -73,6 +73,11 @@ static void test_record_specs(void)
                 int last = 0;
                 while (s->choices[last + 1])
                     last++;
+                if (s->flags & ARG_LIST) { /* a set: the first and the last choice */
+                    *(unsigned *)f = 1u | 1u << last;
+                    size = sizeof(unsigned);
+                    break;
+                }
                 *(int *)f = *(int *)f == last ? 0 : last;
                 size = sizeof(int);
                 break;
@@ -108,10 +113,49 @@ static bool same_args(const ct_args *a, const ct_args *b)
            a->sampling == b->sampling;
 }
 
+/* --mode: the set travels as one list; unknown names and the verbs' checks are one line. */
+static void test_modes(void)
+{
+    flame_err err = FLAME_ERR_INIT;
+    ct_args a, b;
+    ct_args_default(&a, CT_RECORD);
+    ok(ct_modes_of(&a) == CT_MODE_BIT(CT_MODE_CPU), "no --mode: cpu");
+    a.modes = CT_MODE_BIT(CT_MODE_ALLOC) | CT_MODE_BIT(CT_MODE_LOCK);
+    const char *argv[CT_ARGV_MAX];
+    char buf[CT_ARGV_BUF];
+    int argc = ct_argv_build(&a, argv, CT_ARGV_MAX, buf, sizeof buf);
+    bool found = false;
+    for (int i = 0; i < argc; i++)
+        found |= !strcmp(argv[i], "--mode=alloc,lock");
+    ok(found, "alloc and lock go over as --mode=alloc,lock");
+    ok(ct_argv_parse(argc, (char **)argv, &b, &err) == 0 && b.modes == a.modes,
+       "... and come back as the same set");
+    char *bad[] = {"/flame-sidecar", "record", "--mode=cpu,heap", NULL};
+    ok(ct_argv_parse(3, bad, &b, &err) < 0 && err.code == FLAME_EXIT_USAGE &&
+           strstr(err.msg, "unknown value \"heap\"") && !strchr(err.msg, '\n'),
+       "an unknown mode is one usage line: %s", err.msg);
+    err = (flame_err)FLAME_ERR_INIT;
+    a.modes = CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL);
+    ok(ct_modes_check(&a, CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_ALLOC), "docker flame top",
+                      &err) < 0 &&
+           err.code == FLAME_EXIT_USAGE && strstr(err.msg, "--mode wall: not supported by") &&
+           strstr(err.msg, "cpu, alloc"),
+       "a mode the verb does not support: %s", err.msg);
+    a.modes = 0;
+    ok(ct_modes_check(&a, CT_MODE_BIT(CT_MODE_CPU), "docker flame top", &err) == 0,
+       "the default passes every verb's check");
+    ok(ct_mode_parse("lock", 4) == CT_MODE_LOCK && ct_mode_parse("loc", 3) < 0 &&
+           !strcmp(ct_mode(CT_MODE_ALLOC)->type1, "alloc_space") &&
+           !strcmp(ct_mode(CT_MODE_LOCK)->unit1, "nanoseconds"),
+       "mode names and pprof types");
+    ok(ct_tag_valid('M'), "M is a tag");
+}
+
 int main(void)
 {
     flame_err err = FLAME_ERR_INIT;
     ct_args a, b;
+    test_modes();
 
     /* ---- the command line: every option, every verb ---- */
     for (int v = 0; v < CT_VERB_COUNT; v++) {

@@ -568,8 +568,62 @@ static void test_errors(void)
     profile_free(p);
 }
 
+/* Another mode's types (docs/MODES.md): alloc = alloc_objects/count + alloc_space/bytes, the
+ * objects from a profile built stack for stack; a one-type mode (wall) writes one value. */
+static void test_modes(void)
+{
+    decoded *d = calloc(1, sizeof *d);
+    profile *p = load_str("main;A.f;byte[]_[a] 1048576\nmain;B.g;java.lang.String_[a] 524288\n");
+    profile *objs = load_str("main;A.f;byte[]_[a] 2\nmain;B.g;java.lang.String_[a] 16384\n");
+    pprof_meta m = {.type0 = "alloc_objects",
+                    .unit0 = "count",
+                    .type1 = "alloc_space",
+                    .unit1 = "bytes",
+                    .period_type = "space",
+                    .period_unit = "bytes",
+                    .first = objs,
+                    .period = 524288};
+    size_t n = 0;
+    char *gz = p && objs ? pprof_bytes(p, &m, &n) : NULL;
+    if (gz)
+        decode(gz, n, d);
+    free(gz);
+    char *t = samples_text(d);
+    is_str(t,
+           "main;A.f;byte[]_[a] 2 1048576 {}\n"
+           "main;B.g;java.lang.String_[a] 16384 524288 {}\n",
+           "alloc: objects from the first profile, bytes from the profile, stack for stack");
+    free(t);
+    char b1[32], b2[32];
+    ok(d->nsample_type == 2 && !strcmp(cstr(d, d->sample_type[0][0], b1, 32), "alloc_objects") &&
+           !strcmp(cstr(d, d->sample_type[0][1], b2, 32), "count") &&
+           !strcmp(cstr(d, d->sample_type[1][0], b1, 32), "alloc_space") &&
+           !strcmp(cstr(d, d->sample_type[1][1], b2, 32), "bytes"),
+       "alloc: sample types alloc_objects/count, alloc_space/bytes");
+    ok(!strcmp(cstr(d, d->period_type[0], b1, 32), "space") && d->period == 524288,
+       "alloc: period type space/bytes, period = the interval");
+    profile_free(p);
+    profile_free(objs);
+    free(d->raw);
+    memset(d, 0, sizeof *d);
+    pprof_meta w = {.type1 = "wall",
+                    .unit1 = "nanoseconds",
+                    .period_type = "wall",
+                    .period_unit = "nanoseconds",
+                    .period = 1000000};
+    t = roundtrip("main;A.f 5000000\n", &w, d);
+    is_str(t, "main;A.f 5000000 -1 {}\n", "wall: one value per sample");
+    free(t);
+    ok(d->nsample_type == 1 && !strcmp(cstr(d, d->sample_type[0][0], b1, 32), "wall") &&
+           !strcmp(cstr(d, d->sample_type[0][1], b2, 32), "nanoseconds"),
+       "wall: one sample type, wall/nanoseconds");
+    free(d->raw);
+    free(d);
+}
+
 int main(void)
 {
+    test_modes();
     test_wire();
     test_stacks();
     test_labels();

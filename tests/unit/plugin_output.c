@@ -67,6 +67,24 @@ int main(void)
        "--format pprof: .pb.gz, its extension replaced for the other formats");
     free(paths[FMT_PPROF]);
     free(paths[FMT_FOLDED]);
+    /* one file per mode: the mode in every name */
+    parse(&o, &err, 5, "-o", "out/x.svg", "--mode", "cpu,alloc", "web");
+    ok(out_paths_mode(o.output, o.formats, "web", 1, when, "alloc", paths, &err) == 0 &&
+           !strcmp(paths[FMT_SVG], "out/x.alloc.svg"),
+       "-o x.svg --mode alloc: x.alloc.svg (%s)", paths[FMT_SVG]);
+    free(paths[FMT_SVG]);
+    parse(&o, &err, 5, "-o", "out/x.lock.folded", "--mode", "lock", "web");
+    ok(out_paths_mode(o.output, o.formats, "web", 1, when, "lock", paths, &err) == 0 &&
+           !strcmp(paths[FMT_FOLDED], "out/x.lock.folded"),
+       "-o naming the mode already: as given (%s)", paths[FMT_FOLDED]);
+    free(paths[FMT_FOLDED]);
+    parse(&o, &err, 7, "-o", "out/", "--format", "folded,pprof", "--mode", "lock", "web");
+    ok(out_paths_mode(o.output, o.formats, "web", 1, when, "lock", paths, &err) == 0 &&
+           !strncmp(paths[FMT_FOLDED], "out/flame-web-", 14) &&
+           strstr(paths[FMT_FOLDED], ".lock.folded") && strstr(paths[FMT_PPROF], ".lock.pb.gz"),
+       "-o dir/: flame-web-<time>.lock.folded (%s)", paths[FMT_FOLDED]);
+    free(paths[FMT_FOLDED]);
+    free(paths[FMT_PPROF]);
     ok(out_fmt_of_path("a.pb.gz") == FMT_PPROF && out_fmt_of_path("a.PB") == FMT_PPROF &&
            out_fmt_of_path("a.pprof") == FMT_PPROF && out_fmt_of_path("a.gz") < 0,
        "pprof by extension: .pb.gz .pb .pprof (not any .gz)");

@@ -33,6 +33,19 @@ int main(void)
     ok(!strchr(clean, 0x1b), "terminal escapes removed before printing");
     ok(LINE("F a;b;c 10") == 0 && LINE("F a;b 5") == 0 && p.f_lines == 2, "F lines");
     ok(LINE("F a;b;c notanumber") < 0, "bad F line is an error");
+    /* M: another mode's stacks, value and first count paired stack for stack */
+    ok(LINE("M alloc 3 main;A.f;byte[]_[a] 1572864") == 0 &&
+           LINE("M alloc 1 main;B.g;java.lang.String_[a] 524288") == 0 &&
+           LINE("M alloc 2 main;A.f;byte[]_[a] 1048576") == 0 && p.mprof[CT_MODE_ALLOC] &&
+           profile_total(proto_profile(&p, CT_MODE_ALLOC)) == 3145728 &&
+           profile_total(p.mprof0[CT_MODE_ALLOC]) == 6 &&
+           profile_stacks(p.mprof0[CT_MODE_ALLOC]) == 2 && !p.mprof[CT_MODE_LOCK] &&
+           proto_profile(&p, CT_MODE_CPU) == p.prof,
+       "M lines: per mode, both columns, same stacks summed");
+    ok(LINE("M cpu 1 a;b 5") < 0 && strstr(err.msg, "no mode"), "M cpu is refused (F lines)");
+    ok(LINE("M heap 1 a;b 5") < 0 && strstr(err.msg, "no mode"), "M of an unknown mode");
+    ok(LINE("M lock x a;b 5") < 0 && strstr(err.msg, "no count"), "M without its count");
+    ok(LINE("M lock 1 a;b five") < 0, "M with a bad value");
     ok(LINE("S {\"samples\":15,\"named_share\":0.9}") == 0 && p.have_summary &&
            p.prog.samples == 15 && p.summary.named_share == 0.9,
        "S");

@@ -18,7 +18,7 @@
 #include "sidecar/recorder/bpf/offcpu.h"
 #include "offcpu.bpf.h" /* offcpu_bpf[]: the compiled object (sidecar/sidecar.mk) */
 
-#define STEER_MS 100
+#define STEER_MS 250
 #define SEQ_MASK 0xffffffull
 #define DELTA_MASK ((1ull << OFFCPU_DELTA_BITS) - 1)
 
@@ -282,9 +282,10 @@ void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms)
         __atomic_store_n(&s->lost, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&s->no_start, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&s->finished, 0, __ATOMIC_RELAXED);
-        /* 1 in 16 until the first steering (100 ms): a target switching 800k times a second
-         * gets 5,000 samples then, not 80,000 */
-        __atomic_store_n(&s->threshold, OFFCPU_ALWAYS / 16, __ATOMIC_RELAXED);
+        /* every one until the first steering (250 ms): a sample too many is cheap (a full
+         * ring refuses it before any copy) where one with probability p < 1 stands for 1/p
+         * of its interval (variance) */
+        __atomic_store_n(&s->threshold, OFFCPU_ALWAYS, __ATOMIC_RELAXED);
     }
     oc->steer_ms = now_ms;
     oc->steer_switchouts = 0;

@@ -15,7 +15,7 @@
 #include "common/err.h"
 
 #define SC_OFFCPU_MAX_EXCLUDE 8
-#define SC_OFFCPU_RATE 500    /* sampled switch-outs per second for the whole target, by default */
+#define SC_OFFCPU_RATE 1000   /* sampled switch-outs per second for the whole target, by default */
 #define SC_OFFCPU_PENDING 1024 /* samples held while their thread is off CPU; more are dropped */
 
 typedef struct sc_offcpu_opts {
@@ -83,7 +83,7 @@ int sc_offcpu_attach(sc_offcpu *oc, flame_err *err);
 void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms);
 /* No more sampling (before the events are disabled). */
 void sc_offcpu_pause(sc_offcpu *oc);
-/* Rate control, on every pump pass: every 100 ms the probability is set so that the samples
+/* Rate control, on every pump pass: every 250 ms the probability is set so that the samples
  * stay near the rate. */
 void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms);
 /* A sample read from a bpf-output ring (in the recorder's layout already, raw its RAW part). */

@@ -389,6 +389,8 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
         s->prog_fd = -1;
         s->f.st.bpf = true;
     }
+    if (o->offcpu == SC_PERCPU_OFFCPU)
+        s->f.st.bpf = true; /* the off-CPU program judges the namespace in the kernel */
     s->f.st.cpus = s->n;
     s->f.st.boottime = a->use_clockid && a->clockid == CLOCK_BOOTTIME;
     *out = s;

@@ -111,9 +111,9 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
         return -1;
     /* cpu, wall and offcpu are one recording each: its samples carry no mark of their kind yet
      * (NEEDSWORK: a second attribute in the sidecar's stream would let one run record two) */
-    unsigned perf_modes = ct_modes_of(&o->rec) & (CT_MODE_BIT(CT_MODE_CPU) |
-                                                  CT_MODE_BIT(CT_MODE_WALL) |
-                                                  CT_MODE_BIT(CT_MODE_OFFCPU));
+    unsigned perf_modes =
+        ct_modes_of(&o->rec) &
+        (CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) | CT_MODE_BIT(CT_MODE_OFFCPU));
     if (__builtin_popcount(perf_modes) > 1)
         return args_error(&opts_grammar, err,
                           "--mode: cpu, wall and offcpu are recorded one at a time (wall is on "

@@ -234,12 +234,13 @@ int sc_offcpu_load(sc_offcpu **out, const sc_offcpu_opts *o, flame_err *err)
     oc->prog_fd = bpf_program__fd(prog);
     oc->out_map_fd = bpf_map__fd(mout);
     long pg = sysconf(_SC_PAGESIZE);
-    oc->slots_len = ((size_t)oc->ncpu * sizeof(struct offcpu_cpu) + (size_t)pg - 1) &
-                    ~((size_t)pg - 1);
+    oc->slots_len =
+        ((size_t)oc->ncpu * sizeof(struct offcpu_cpu) + (size_t)pg - 1) & ~((size_t)pg - 1);
     oc->done_len = OFFCPU_DONE * sizeof(uint64_t);
     void *m = mmap(NULL, oc->slots_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(slots), 0);
-    void *d = m == MAP_FAILED ? MAP_FAILED
-                              : mmap(NULL, oc->done_len, PROT_READ, MAP_SHARED, bpf_map__fd(done), 0);
+    void *d = m == MAP_FAILED
+                  ? MAP_FAILED
+                  : mmap(NULL, oc->done_len, PROT_READ, MAP_SHARED, bpf_map__fd(done), 0);
     if (m == MAP_FAILED || d == MAP_FAILED) {
         int e = errno;
         if (m != MAP_FAILED)

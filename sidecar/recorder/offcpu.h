@@ -15,7 +15,7 @@
 #include "common/err.h"
 
 #define SC_OFFCPU_MAX_EXCLUDE 8
-#define SC_OFFCPU_RATE 1000   /* sampled switch-outs per second for the whole target, by default */
+#define SC_OFFCPU_RATE 1000    /* sampled switch-outs per second for the whole target, by default */
 #define SC_OFFCPU_PENDING 1024 /* samples held while their thread is off CPU; more are dropped */
 
 typedef struct sc_offcpu_opts {
@@ -29,7 +29,7 @@ typedef struct sc_offcpu_opts {
 typedef struct sc_offcpu_stats {
     /* the program's */
     uint64_t switchouts, sampled, lost, no_start, finished;
-    uint64_t threshold; /* the last probability set, in 2^-32 (CPU 0's) */
+    uint64_t threshold;    /* the last probability set, in 2^-32 (CPU 0's) */
     uint64_t runs, run_ns; /* the program's runs and run time (0 while the kernel's BPF
                               statistics are off: kernel.bpf_stats_enabled) */
     /* the recorder's */

@@ -190,10 +190,9 @@ static int open_offcpu_ring(sc_percpu *s, int cpu, unsigned pages, flame_err *er
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_BPF_OUTPUT;
     a.sample_period = 1;
-    a.sample_type = (s->attr.sample_type & ~(uint64_t)(PERF_SAMPLE_REGS_USER |
-                                                        PERF_SAMPLE_STACK_USER)) |
-                    PERF_SAMPLE_RAW | (s->attr.sample_type & (PERF_SAMPLE_REGS_USER |
-                                                              PERF_SAMPLE_STACK_USER));
+    a.sample_type =
+        (s->attr.sample_type & ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)) |
+        PERF_SAMPLE_RAW | (s->attr.sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER));
     a.sample_regs_user = s->attr.sample_regs_user;
     a.sample_stack_user = s->attr.sample_stack_user;
     a.exclude_kernel = 1;

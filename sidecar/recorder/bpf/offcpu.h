@@ -6,8 +6,8 @@
 #include <linux/types.h>
 
 #define OFFCPU_MAX_EXCLUDE 8
-#define OFFCPU_DONE 65536         /* finished intervals remembered (a power of two) */
-#define OFFCPU_DELTA_BITS 40      /* a done entry: seq (24 bits) << 40 | ns off CPU (40 bits) */
+#define OFFCPU_DONE 65536          /* finished intervals remembered (a power of two) */
+#define OFFCPU_DELTA_BITS 40       /* a done entry: seq (24 bits) << 40 | ns off CPU (40 bits) */
 #define OFFCPU_ALWAYS (1ull << 32) /* threshold: every switch-out sampled */
 
 struct offcpu_cfg {

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "flame/hash.h"
+#include "store/varint.h"
 
 enum { CHUNK_PLAIN = 0, CHUNK_DEFLATE = 1 };
 /* The largest body a chunk may inflate to (its counts bound it more tightly). */
@@ -382,44 +383,6 @@ void dict_rollback(dict *d)
 
 /* ---- chunks ---- */
 
-static uint8_t *put_varint(uint8_t *o, uint64_t v)
-{
-    while (v >= 0x80) {
-        *o++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *o++ = (uint8_t)v;
-    return o;
-}
-
-static int get_varint_long(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (*p >= end)
-            return -1;
-        uint8_t b = *(*p)++;
-        if (shift == 63 && b > 1)
-            return -1;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* Most of a chunk's numbers are one byte (gaps of 1, small frame ids): that case inline. */
-static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    if (*p < end && **p < 0x80) {
-        *v = *(*p)++;
-        return 0;
-    }
-    return get_varint_long(p, end, v);
-}
-
 static uint64_t zigzag(int64_t v)
 {
     return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
@@ -467,28 +430,28 @@ static int encode_range(const dict *d, uint32_t f0, uint32_t f1, uint32_t n0, ui
         return -1;
     }
     for (uint32_t f = f0 + 1; f <= f1; f++) {
-        o = put_varint(o, d->name_len[f]);
+        o = varint_put(o, d->name_len[f]);
         if (d->name_len[f])
             memcpy(o, d->names + d->name_off[f], d->name_len[f]);
         o += d->name_len[f];
     }
     for (uint32_t k = n0 + 1; k <= n1; k++)
-        o = put_varint(o, k - d->parent[k]);
+        o = varint_put(o, k - d->parent[k]);
     for (uint32_t k = n0 + 1; k <= n1; k++)
-        o = put_varint(o, d->frame[k]);
+        o = varint_put(o, d->frame[k]);
     int64_t prev = (int64_t)n0;
     for (uint32_t s = s0 + 1; s <= s1; s++) {
-        o = put_varint(o, zigzag((int64_t)d->leaf[s] - prev));
+        o = varint_put(o, zigzag((int64_t)d->leaf[s] - prev));
         prev = d->leaf[s];
     }
     size_t blen = (size_t)(o - body);
     uint8_t *h = blob + 1;
     uint64_t head[] = {f0 + 1, f1 - f0, n0 + 1, n1 - n0, s0 + 1, s1 - s0};
     for (int i = 0; i < 6; i++)
-        h = put_varint(h, head[i]);
+        h = varint_put(h, head[i]);
     size_t hl = (size_t)(h - blob);
     /* deflated: the body's length, then the stream; kept only when smaller */
-    uint8_t *hd = put_varint(h, blen);
+    uint8_t *hd = varint_put(h, blen);
     size_t z = blen >= 32 ? deflate_into(body, blen, hd, blen - (size_t)(hd - h)) : 0;
     if (z) {
         blob[0] = CHUNK_DEFLATE;
@@ -553,7 +516,7 @@ int dict_chunk_span(const uint8_t *chunk, size_t len, dict_span *out)
     if (!chunk || len < 7 || *p++ > CHUNK_DEFLATE)
         return -1;
     for (int i = 0; i < 6; i++)
-        if (get_varint(&p, end, &v[i]) < 0 || v[i] > UINT32_MAX)
+        if (varint_get(&p, end, &v[i]) < 0 || v[i] > UINT32_MAX)
             return -1;
     *out = (dict_span){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2],
                        (uint32_t)v[3], (uint32_t)v[4], (uint32_t)v[5]};
@@ -591,7 +554,7 @@ static int apply_body(dict *d, const uint8_t *p, const uint8_t *end, const dict_
 {
     uint64_t v;
     for (uint32_t i = 0; i < s->nframes; i++) {
-        if (get_varint(&p, end, &v) < 0 || v > FRAME_MAX || v > (uint64_t)(end - p) ||
+        if (varint_get(&p, end, &v) < 0 || v > FRAME_MAX || v > (uint64_t)(end - p) ||
             v > DICT_MAX_NAMES - d->names_len)
             return -1;
         uint32_t f = ++d->nframes;
@@ -605,19 +568,19 @@ static int apply_body(dict *d, const uint8_t *p, const uint8_t *end, const dict_
     uint32_t first = d->nnodes + 1;
     for (uint32_t i = 0; i < s->nnodes; i++) {
         uint32_t k = first + i;
-        if (get_varint(&p, end, &v) < 0 || v == 0 || v > k)
+        if (varint_get(&p, end, &v) < 0 || v == 0 || v > k)
             return -1;
         d->parent[k] = k - (uint32_t)v;
     }
     for (uint32_t i = 0; i < s->nnodes; i++) {
-        if (get_varint(&p, end, &v) < 0 || v == 0 || v > d->nframes)
+        if (varint_get(&p, end, &v) < 0 || v == 0 || v > d->nframes)
             return -1;
         d->frame[first + i] = (uint32_t)v;
     }
     d->nnodes += s->nnodes;
     int64_t prev = (int64_t)first - 1;
     for (uint32_t i = 0; i < s->nstacks; i++) {
-        if (get_varint(&p, end, &v) < 0)
+        if (varint_get(&p, end, &v) < 0)
             return -1;
         int64_t leaf = prev + unzigzag(v);
         if (leaf < 0 || leaf > (int64_t)d->nnodes)
@@ -638,7 +601,7 @@ int dict_apply(dict *d, const uint8_t *chunk, size_t len)
     bool deflated = *p++ == CHUNK_DEFLATE;
     uint64_t v;
     for (int i = 0; i < 6; i++)
-        get_varint(&p, end, &v); /* read above */
+        varint_get(&p, end, &v); /* read above */
     /* what the counts allow the body to be: no inflating (or allocating) beyond that */
     uint64_t lo = (uint64_t)s.nframes + 2 * (uint64_t)s.nnodes + s.nstacks;
     uint64_t hi =
@@ -646,7 +609,7 @@ int dict_apply(dict *d, const uint8_t *chunk, size_t len)
     uint8_t *raw = NULL;
     if (deflated) {
         uint64_t blen;
-        if (get_varint(&p, end, &blen) < 0 || blen < lo || blen > hi || blen > CHUNK_RAW_MAX)
+        if (varint_get(&p, end, &blen) < 0 || blen < lo || blen > hi || blen > CHUNK_RAW_MAX)
             return -1;
         int rc = inflate_body(p, (size_t)(end - p), (size_t)blen, &raw);
         if (rc < 0)

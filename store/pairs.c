@@ -8,6 +8,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "store/varint.h"
+
 static int cmp_pair(const void *a, const void *b)
 {
     const store_pair *x = a, *y = b;
@@ -39,16 +41,6 @@ size_t pairs_bound(size_t n)
     return 1 + 10 + BODY_MAX(n);
 }
 
-static uint8_t *put_varint(uint8_t *o, uint64_t v)
-{
-    while (v >= 0x80) {
-        *o++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *o++ = (uint8_t)v;
-    return o;
-}
-
 /* The body: all the gaps, then all the counts. Apart, each stream is a run of small numbers of
  * one kind, which deflate codes in a few bits each (measured: 3.4 KB of varints per window of
  * 1,300 distinct stacks deflate to 1.5 KB; interleaved, to 1.7 KB). */
@@ -56,9 +48,9 @@ static size_t put_body(const store_pair *p, size_t n, uint8_t *out)
 {
     uint8_t *o = out;
     for (size_t i = 0; i < n; i++)
-        o = put_varint(o, p[i].id - (i ? p[i - 1].id : 0));
+        o = varint_put(o, p[i].id - (i ? p[i - 1].id : 0));
     for (size_t i = 0; i < n; i++)
-        o = put_varint(o, p[i].count);
+        o = varint_put(o, p[i].count);
     return (size_t)(o - out);
 }
 
@@ -85,11 +77,11 @@ size_t pairs_encode(const store_pair *p, size_t n, uint8_t *out)
     if (!body)
         return 0;
     size_t blen = put_body(p, n, body);
-    uint8_t head[21], *h = put_varint(head + 1, n);
+    uint8_t head[21], *h = varint_put(head + 1, n);
     size_t plain = (size_t)(h - head) + blen;
     /* deflated: format, n, the body's length, then the stream; kept only when smaller */
     head[0] = PAIRS_DEFLATE;
-    uint8_t *hd = put_varint(h, blen);
+    uint8_t *hd = varint_put(h, blen);
     size_t hl = (size_t)(hd - head);
     size_t z = n >= 8 && plain > hl ? deflate_into(body, blen, out + hl, plain - hl) : 0;
     if (z && hl + z < plain) {
@@ -102,25 +94,6 @@ size_t pairs_encode(const store_pair *p, size_t n, uint8_t *out)
     memcpy(out + (h - head), body, blen);
     free(body);
     return plain;
-}
-
-/* 0 ok, -1 when the bytes end early or the number does not fit in 64 bits */
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (*p >= end)
-            return -1;
-        uint8_t b = *(*p)++;
-        if (shift == 63 && b > 1)
-            return -1;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            return 0;
-        }
-    }
-    return -1;
 }
 
 /* Inflate exactly want bytes from in[0..len) into b->raw, all of the input used. */
@@ -154,11 +127,11 @@ int pairs_decode(const void *blob, size_t len, pairs_buf *b)
     if (!blob || len < 2 || *p > PAIRS_DEFLATE)
         return -1;
     bool deflated = *p++ == PAIRS_DEFLATE;
-    if (get_varint(&p, end, &n) < 0 || n > (1u << 30))
+    if (varint_get(&p, end, &n) < 0 || n > (1u << 30))
         return -1;
     if (deflated) {
         /* the body's length is bounded by its pair count: no inflating beyond that */
-        if (get_varint(&p, end, &blen) < 0 || blen < 2 * n || blen > BODY_MAX(n))
+        if (varint_get(&p, end, &blen) < 0 || blen < 2 * n || blen > BODY_MAX(n))
             return -1;
         int rc = inflate_body(p, (size_t)(end - p), (size_t)blen, b);
         if (rc < 0)
@@ -178,13 +151,13 @@ int pairs_decode(const void *blob, size_t len, pairs_buf *b)
     uint64_t id = 0, v;
     for (size_t i = 0; i < n; i++) {
         /* ids strictly increase: a gap of 0, or one past 2^64, is damage */
-        if (get_varint(&p, end, &v) < 0 || v == 0 || v > UINT64_MAX - id)
+        if (varint_get(&p, end, &v) < 0 || v == 0 || v > UINT64_MAX - id)
             return -1;
         id += v;
         b->p[i].id = id;
     }
     for (size_t i = 0; i < n; i++) {
-        if (get_varint(&p, end, &v) < 0 || v == 0)
+        if (varint_get(&p, end, &v) < 0 || v == 0)
             return -1;
         b->p[i].count = v;
     }

@@ -231,7 +231,8 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
     }
     /* The map in the target is removed either way (fetch removes it; on abort remove here). */
     sc_remove_map(j, ns);
-    sc_remove_modes(j, ns);
+    if (s->o.verb == CT_RECORD && (ct_modes_of(&s->o) & SC_AGENT_MODES))
+        sc_remove_modes(j, ns); /* one more child in the target: only when the agent wrote it */
     err = (flame_err)FLAME_ERR_INIT;
     if (sc_inject_undo(j, ns, &err) < 0)
         sc_warn("%s", err.msg);

@@ -1,6 +1,7 @@
 /* What a frame name says beyond its text: the annotation folding appends to it (_[j] JIT code,
  * _[i] inlined, _[k] kernel, _[w] waker) or the recorder gave it (_[int]: a Java method running
- * in the interpreter, docs/FOLDING.md). Labels, tooltips and methods show names without it. */
+ * in the interpreter, docs/FOLDING.md; _[a] the class allocated, _[l] the monitor's class waited
+ * for, docs/MODES.md). Labels, tooltips and methods show names without it. */
 #pragma once
 #include <ctype.h>
 #include <stdbool.h>
@@ -19,13 +20,14 @@ static inline bool frame_is_interpreted(const char *s, size_t n)
     return frame_ends_with(s, n, "_[int]");
 }
 
-/* The length of s[0..n) without a trailing _[j] _[i] _[k] _[w] _[int]. */
+/* The length of s[0..n) without a trailing _[j] _[i] _[k] _[w] _[a] _[l] _[int]. */
 static inline size_t frame_strip_annotation(const char *s, size_t n)
 {
     if (frame_is_interpreted(s, n))
         return n - 6;
     if (n >= 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' &&
-        (s[n - 2] == 'j' || s[n - 2] == 'i' || s[n - 2] == 'k' || s[n - 2] == 'w'))
+        (s[n - 2] == 'j' || s[n - 2] == 'i' || s[n - 2] == 'k' || s[n - 2] == 'w' ||
+         s[n - 2] == 'a' || s[n - 2] == 'l'))
         return n - 4;
     return n;
 }

@@ -21,6 +21,7 @@
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "mounts/agent.h"
+#include "mounts/modes.h"
 
 /* g_ctl serialises start/stop (the attach listener runs one command at a time, but OnLoad,
  * OnAttach and OnUnload are separate entry points). It is never taken by event callbacks. */
@@ -433,6 +434,9 @@ static int agent_env(JavaVM *vm, struct agent_err *err)
     memset(&cb, 0, sizeof cb);
     cb.CompiledMethodLoad = on_compiled_method;
     cb.DynamicCodeGenerated = on_dynamic_code;
+    cb.SampledObjectAlloc = agent_on_alloc; /* called only while a profile asks (modes.c) */
+    cb.MonitorContendedEnter = agent_on_contended_enter;
+    cb.MonitorContendedEntered = agent_on_contended_entered;
     e = (*env)->SetEventCallbacks(env, &cb, (jint)sizeof cb);
     if (e != JVMTI_ERROR_NONE)
         goto fail;
@@ -459,9 +463,30 @@ static int set_events(jvmtiEventMode mode, struct agent_err *err)
 
 /* Switch the events off and close the file; the agent is quiet afterwards. Events already
  * running on compiler threads see g_fd < 0 (or a newer g_gen) and drop their lines. */
+static JNIEnv *jni_env(void)
+{
+    JNIEnv *jni = NULL;
+    if (!g_vm || (*g_vm)->GetEnv(g_vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
+        return NULL;
+    return jni;
+}
+
 static int agent_stop(struct agent_err *err)
 {
     int rc = g_jvmti ? set_events(JVMTI_DISABLE, err) : 0;
+    /* alloc/lock: the events off, the capabilities back, the samples written beside the map
+     * (only when the session had a file: a start's own reset drops them) */
+    if (g_jvmti) {
+        struct agent_err merr = {0, {0}};
+        pthread_mutex_lock(&g_lock);
+        struct agent_opts o = g_opts;
+        int have = g_fd >= 0;
+        pthread_mutex_unlock(&g_lock);
+        if (agent_modes_stop(g_jvmti, jni_env(), have ? &o : NULL, &merr) < 0 && rc == 0) {
+            *err = merr;
+            rc = -1;
+        }
+    }
     pthread_mutex_lock(&g_lock);
     int fd = g_fd;
     g_fd = -1;
@@ -534,6 +559,8 @@ static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err 
             goto fail;
         }
     }
+    if (agent_modes_start(g_jvmti, o, err) < 0)
+        goto fail;
     /* A write that failed during the replay (full or read-only file system) already closed the
      * session: the map is incomplete, so this start failed. */
     pthread_mutex_lock(&g_lock);

@@ -29,19 +29,27 @@ enum agent_rc {
     AGENT_RC_OPTIONS = 1, /* bad options */
     AGENT_RC_FILE = 2,    /* the map file cannot be created or written */
     AGENT_RC_JVMTI = 3,   /* a JVMTI call failed (environment, capability, events) */
+    AGENT_RC_BUSY = 4, /* alloc: another agent holds the allocation sampler (a solo capability) */
 };
 
+/* Stack depth of alloc and lock samples (frames from the leaf): default and bound. */
+#define AGENT_DEPTH 512
+#define AGENT_DEPTH_MAX 2048
+
 /* Options of Agent_OnAttach/Agent_OnLoad:
- * "start|stop,inline=1|0,sig=0|1,dir=/tmp,verbose=0|1,tag=HEX". */
+ * "start|stop,inline=1|0,sig=0|1,dir=/tmp,verbose=0|1,tag=HEX,alloc=BYTES,lock=NS,depth=N". */
 struct agent_opts {
-    int stop;       /* 0: start (default), 1: stop */
-    int inline_on;  /* emit inlined frames (default 1) */
-    int sig;        /* append parameter lists (default 0) */
-    int verbose;    /* one info line on stderr per start/stop (default 0) */
-    char dir[1024]; /* directory of perf-<pid>.map (default /tmp), absolute */
-    char tag[17];   /* 1-16 lowercase hex digits: the map is perf-<pid>.<tag>.map, so that two
-                     * profilers of one JVM (two copies of the agent) never share a file;
-                     * empty (default): perf-<pid>.map, the name perf itself looks for */
+    int stop;        /* 0: start (default), 1: stop */
+    int inline_on;   /* emit inlined frames (default 1) */
+    int sig;         /* append parameter lists (default 0) */
+    int verbose;     /* one info line on stderr per start/stop (default 0) */
+    char dir[1024];  /* directory of perf-<pid>.map (default /tmp), absolute */
+    long long alloc; /* alloc=BYTES: record allocations, a sample every ~BYTES (0 = off) */
+    long long lock;  /* lock=NS: record monitor contention, a sample every ~NS waited (0 = off) */
+    int depth;       /* depth=N: frames of each alloc/lock sample (AGENT_DEPTH) */
+    char tag[17];    /* 1-16 lowercase hex digits: the map is perf-<pid>.<tag>.map, so that two
+                      * profilers of one JVM (two copies of the agent) never share a file;
+                      * empty (default): perf-<pid>.map, the name perf itself looks for */
 };
 
 /* Parse `options` (NULL or "" = defaults). Returns 0, or -1 with err set (unknown key, bad
@@ -54,6 +62,11 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
  * Control bytes become '?'. Output is always NUL-terminated and cut at cap-1. */
 void agent_frame_name(char *out, size_t cap, const char *class_sig, const char *method,
                       const char *msig);
+
+/* The readable name of a class from its JVMTI signature: `[B` -> `byte[]`,
+ * `[[Ljava/lang/String;` -> `java.lang.String[][]`; anything else is kept, made safe (control
+ * bytes '?', ';' '_'). Always NUL-terminated, cut at cap-1. */
+void agent_class_name(char *out, size_t cap, const char *sig);
 
 /* Replace bytes that would break a map line (control bytes, DEL) with '?', in place. */
 void agent_sanitize(char *s);

@@ -2,7 +2,7 @@
 # build/libflameagent.so is loaded into JVMs in arbitrary images, so it is position independent,
 # exports only the Agent_* entry points, and depends on nothing but libc with old symbol
 # versions (tests/e2e/agent-build.t checks `objdump -T`).
-AGENT_SRCS := mounts/agent.c mounts/names.c
+AGENT_SRCS := mounts/agent.c mounts/modes.c mounts/names.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/pic/%.o)
 AGENT_CFLAGS := -fPIC -fvisibility=hidden -fno-stack-protector -U_FORTIFY_SOURCE \
                 -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux

@@ -3,6 +3,7 @@
 #include "mounts/agent.h"
 
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +205,8 @@ static int parse_bool(const char *v, int *out)
 
 int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err *err)
 {
-    *o = (struct agent_opts){.stop = 0, .inline_on = 1, .sig = 0, .verbose = 0, .dir = "/tmp"};
+    *o = (struct agent_opts){
+        .stop = 0, .inline_on = 1, .sig = 0, .verbose = 0, .dir = "/tmp", .depth = AGENT_DEPTH};
     if (!options)
         return 0;
     /* Options come from whoever can attach to the JVM; still, bound them instead of trusting. */
@@ -237,6 +239,23 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
                                   "dir=%.64s: need an absolute path shorter than %zu bytes", val,
                                   sizeof o->dir - 32);
             strcpy(o->dir, val);
+        } else if ((strcmp(tok, "alloc") == 0 || strcmp(tok, "lock") == 0 ||
+                    strcmp(tok, "depth") == 0) &&
+                   val) {
+            /* alloc=BYTES (sampling interval), lock=NS (wait sampled every NS), depth=FRAMES */
+            char *end;
+            errno = 0;
+            long long v = strtoll(val, &end, 10);
+            long long hi = tok[0] == 'd' ? AGENT_DEPTH_MAX : (1ll << 30);
+            if (!*val || *end || errno || v < 1 || v > hi)
+                return agent_fail(err, AGENT_RC_OPTIONS,
+                                  "%s=%.32s: need a whole number from 1 to %lld", tok, val, hi);
+            if (tok[0] == 'a')
+                o->alloc = v;
+            else if (tok[0] == 'l')
+                o->lock = v;
+            else
+                o->depth = (int)v;
         } else if (strcmp(tok, "tag") == 0 && val) {
             /* Part of a file name: hex only, so no '/', '.' or control byte can get in. */
             size_t n = strspn(val, "0123456789abcdef");
@@ -248,7 +267,9 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
             agent_sanitize(tok);
             return agent_fail(
                 err, AGENT_RC_OPTIONS,
-                "unknown option '%.64s' (use start|stop,inline=1|0,sig=0|1,dir=PATH,tag=HEX)", tok);
+                "unknown option '%.64s' (use "
+                "start|stop,inline=1|0,sig=0|1,dir=PATH,tag=HEX,alloc=BYTES,lock=NS,depth=N)",
+                tok);
         }
         if (bad) {
             agent_sanitize(tok);
@@ -256,6 +277,50 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
         }
     }
     return 0;
+}
+
+void agent_class_name(char *out, size_t cap, const char *sig)
+{
+    if (!cap)
+        return;
+    out[0] = 0;
+    if (!sig || !*sig) {
+        snprintf(out, cap, "[unknown class]");
+        return;
+    }
+    size_t dims = 0;
+    while (sig[dims] == '[' && dims < 255)
+        dims++;
+    const char *e = sig + dims, *base = NULL;
+    size_t blen = 0;
+    static const char *const prim[][2] = {{"B", "byte"},  {"C", "char"},    {"D", "double"},
+                                          {"F", "float"}, {"I", "int"},     {"J", "long"},
+                                          {"S", "short"}, {"Z", "boolean"}, {"V", "void"}};
+    if (*e == 'L') {
+        base = e + 1;
+        blen = strcspn(base, ";");
+    } else {
+        for (size_t i = 0; i < sizeof prim / sizeof prim[0]; i++)
+            if (e[0] == prim[i][0][0] && e[1] == 0) {
+                base = prim[i][1];
+                blen = strlen(base);
+            }
+    }
+    if (!base) { /* not a signature: keep it, made safe */
+        base = sig;
+        blen = strlen(sig);
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < blen && len + 1 < cap; i++) {
+        char c = base[i];
+        out[len++] = c == '/' ? '.' : c == ';' ? '_' : c;
+    }
+    for (size_t d = 0; d < dims && len + 3 <= cap; d++) {
+        out[len++] = '[';
+        out[len++] = ']';
+    }
+    out[len] = 0;
+    agent_sanitize(out);
 }
 
 static int cmp_pc(const void *a, const void *b)

@@ -519,6 +519,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     if (asprintf(&comment, "diff: %s -> %s", in[0].arg, in[1].arg) < 0)
         comment = NULL;
     pprof_meta pm = {.comment = comment};
+    inputs_apply_mode(inputs_mode(in, 2), &ro, &pm); /* bytes, ns: docs/MODES.md */
     out_job job = {.p = diff_view(d, false), .fmt = fmt, .ro = &ro, .name = "diff", .pm = &pm};
     /* no mirror next to a device or pipe (-o /dev/null: there is no "/dev/null.mirror") */
     bool mirror =

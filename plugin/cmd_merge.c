@@ -135,6 +135,12 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     snprintf(comment, sizeof comment, "merged from %zu profile%s%s", n, n == 1 ? "" : "s",
              a.normalize ? ", each weighted the same" : "");
     pprof_meta pm = {.comment = comment};
+    inputs_apply_mode(inputs_mode(in, n), &ro, &pm); /* bytes, ns: docs/MODES.md */
+    if (inputs_mode(in, n) > CT_MODE_CPU) {
+        snprintf(sub, sizeof sub, "%s %s from %zu profile%s",
+                 count_grouped(profile_total(sum), total, sizeof total), ro.countname, n,
+                 n == 1 ? "" : "s");
+    }
     out_job job = {.p = sum, .fmt = fmt, .ro = &ro, .name = "merged", .pm = &pm};
     rc = out_write(a.output, &job, &err);
     profile_free(sum);

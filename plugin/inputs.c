@@ -69,6 +69,30 @@ static int check_types(const input *in, size_t n, flame_err *err)
     return 0;
 }
 
+int inputs_mode(const input *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int m = *in[i].ptype ? ct_mode_parse(in[i].ptype, strlen(in[i].ptype)) : -1;
+        if (m > CT_MODE_CPU)
+            return m;
+    }
+    return -1;
+}
+
+void inputs_apply_mode(int m, render_opts *ro, pprof_meta *pm)
+{
+    if (m <= CT_MODE_CPU)
+        return;
+    const ct_mode_info *mi = ct_mode((enum ct_mode)m);
+    ro->countname = mi->unit;
+    ro->ptype = mi->name;
+    pm->type1 = mi->type1;
+    pm->unit1 = mi->unit1;
+    pm->period_type = mi->type1;
+    pm->period_unit = mi->unit1;
+    pm->period = 1;
+}
+
 static bool is_file(const input *in)
 {
     return !in->container && !in->stored;

@@ -11,7 +11,9 @@
 #include "common/count.h"
 #include "common/contract.h"
 #include "common/err.h"
+#include "flame/pprof.h"
 #include "flame/profile.h"
+#include "flame/render.h"
 #include "plugin/cmd.h"
 
 typedef struct input {
@@ -38,6 +40,12 @@ typedef struct input {
 /* The profile type of a file (input.ptype): the mark of a docker-flame SVG, else a mode's name
  * between dots in its base name, else "cpu". Pure but for reading the file's first 4 KiB. */
 void inputs_ptype_of(const char *path, char *out, size_t cap);
+/* The mode all inputs share when it is another than cpu (checked by inputs_load: they are of one
+ * type), or -1: what the output's unit, SVG mark and pprof types are (docs/MODES.md). */
+int inputs_mode(const input *in, size_t n);
+/* The output of a diff or merge of mode m (inputs_mode): the unit in the SVG's tooltips, its
+ * mark, and pprof's sample type (the value column only). Nothing for m < 0. */
+void inputs_apply_mode(int m, render_opts *ro, pprof_meta *pm);
 /* Resolve and load every input (files two at a time in parallel, then every container in one
  * profiling call). Inputs of different profile types are refused (FLAME_EXIT_USAGE) before
  * anything is loaded or profiled. On error some in[i].p may be set: inputs_free() in every case. */

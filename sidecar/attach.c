@@ -286,6 +286,7 @@ struct map_args {
     bool fetch;
     bool keep;  /* top: read from `from` on and leave the map to the agent */
     bool check; /* only say whether the name is free or a map we may replace */
+    bool modes; /* the agent's .modes file instead of its map */
     long long from;
 };
 
@@ -350,6 +351,8 @@ static int map_child(void *arg, sc_reply *reply)
         return tmp;
     char name[64];
     map_name(a->j, name, sizeof name);
+    if (a->modes) /* perf-<nspid>.<tag>.modes, beside the agent's map */
+        snprintf(name, sizeof name, "perf-%d.%s.modes", (int)a->j->st.nspid, a->j->map_tag);
     long total = 0;
     if (a->fetch) {
         _cleanup_close_ int fd = open_target_file(tmp, name);
@@ -393,6 +396,31 @@ int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: read /tmp/%s", (int)j->st.pid,
                                 name);
     return rc;
+}
+
+int sc_fetch_modes(sc_jvm *j, int ns_fd, int out_fd, flame_err *err)
+{
+    if (!j->map_tag[0])
+        return 0;
+    struct map_args a = {.j = j, .out_fd = out_fd, .fetch = true, .modes = true};
+    int rc = sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 60000, NULL);
+    if (rc < 0)
+        return flame_fail(err, FLAME_EXIT_ATTACH,
+                          "pid %d: the agent's alloc/lock samples (/tmp/perf-%d.%s.modes): %s",
+                          (int)j->st.pid, (int)j->st.nspid, j->map_tag,
+                          rc == -ELOOP    ? "a symlink (not followed)"
+                          : rc == -EFBIG  ? "larger than 256 MiB"
+                          : rc == -EINVAL ? "not a regular file of the JVM's user"
+                                          : strerror(-rc));
+    return rc;
+}
+
+int sc_remove_modes(sc_jvm *j, int ns_fd)
+{
+    if (!j->map_tag[0])
+        return 0;
+    struct map_args a = {.j = j, .out_fd = -1, .modes = true};
+    return sc_in_target(ns_fd, true, j->st.uid, j->st.gid, map_child, &a, 10000, NULL);
 }
 
 int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_err *err)

@@ -85,9 +85,19 @@ void sc_prepare_jvm(sc_session *s, int k)
     if (j->inject != CT_INJECTED_NONE) {
         /* tag: the map's own name (sidecar.h, map_tag), the hex of the agent's directory */
         snprintf(j->map_tag, sizeof(j->map_tag), "%.16s", j->inject_dir + strlen(".docker-flame-"));
-        char aopts[160];
-        snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp,tag=%s",
-                 !s->o.no_inline ? 1 : 0, s->o.signatures ? 1 : 0, j->map_tag);
+        char aopts[256];
+        int ao = snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp,tag=%s",
+                          !s->o.no_inline ? 1 : 0, s->o.signatures ? 1 : 0, j->map_tag);
+        /* alloc and lock are the agent's (docs/MODES.md): one sample every ~512 KiB allocated,
+         * every ~10 us waited; as deep as --max-stack allows */
+        unsigned modes = ct_modes_of(&s->o);
+        if (s->o.verb == CT_RECORD && (modes & CT_MODE_BIT(CT_MODE_ALLOC)))
+            ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",alloc=%d", CT_ALLOC_INTERVAL);
+        if (s->o.verb == CT_RECORD && (modes & CT_MODE_BIT(CT_MODE_LOCK)))
+            ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",lock=%d", CT_LOCK_INTERVAL_NS);
+        if (s->o.verb == CT_RECORD && (modes & SC_AGENT_MODES) && s->o.max_stack > 0)
+            snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",depth=%d",
+                     (int)(s->o.max_stack < 2048 ? s->o.max_stack : 2048));
         err = (flame_err)FLAME_ERR_INIT;
         int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "load", j->agent_path, "true",
                                   aopts, msg, sizeof(msg), &err);
@@ -181,6 +191,17 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
         else if (sc_fetch_map(j, ns, s->raw_fd[k], &err) < 0)
             sc_warn("%s", err.msg);
     }
+    if (fetch && j->map_tag[0] && j->attach == CT_ATTACH_AGENT && s->o.verb == CT_RECORD &&
+        (ct_modes_of(&s->o) & SC_AGENT_MODES)) {
+        char path[64];
+        snprintf(path, sizeof(path), "raw-%d.modes", (int)j->st.pid);
+        s->modes_fd[k] = sc_work_create(path, O_RDWR, 0600);
+        err = (flame_err)FLAME_ERR_INIT;
+        if (s->modes_fd[k] < 0)
+            sc_warn("create %s: %s", path, strerror(errno));
+        else if (sc_fetch_modes(j, ns, s->modes_fd[k], &err) < 0)
+            sc_warn("%s", err.msg);
+    }
     /* The target's libraries for perf's symbols (symfs.c): perf script runs without the
      * privilege to enter the target's mount namespace, so it reads copies below --symfs. Each
      * is the mapped inode itself, copied through /proc/<pid>/map_files. Best effort: without a
@@ -210,6 +231,8 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
     }
     /* The map in the target is removed either way (fetch removes it; on abort remove here). */
     sc_remove_map(j, ns);
+    if (s->o.verb == CT_RECORD && (ct_modes_of(&s->o) & SC_AGENT_MODES))
+        sc_remove_modes(j, ns); /* one more child in the target: only when the agent wrote it */
     err = (flame_err)FLAME_ERR_INIT;
     if (sc_inject_undo(j, ns, &err) < 0)
         sc_warn("%s", err.msg);
@@ -270,6 +293,7 @@ int sc_restore_jvm(sc_session *s, int k)
             sc_warn("pid %d: stopping the stale agent failed: %s", (int)j->st.pid,
                     r < 0 ? err.msg : msg);
         sc_remove_map(j, s->ns_fd[k]);
+        sc_remove_modes(j, s->ns_fd[k]); /* a stop of an alloc/lock profile writes it */
         j->inject = CT_INJECTED_MOUNT;
         err = (flame_err)FLAME_ERR_INIT;
         if (sc_inject_undo(j, s->ns_fd[k], &err) < 0)

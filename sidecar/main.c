@@ -191,7 +191,7 @@ int main(int argc, char **argv)
     s.stop = &stop_requested;
     s.abort = &abort_requested;
     for (int k = 0; k < SC_MAX_JVMS; k++)
-        s.ns_fd[k] = s.raw_fd[k] = -1;
+        s.ns_fd[k] = s.raw_fd[k] = s.modes_fd[k] = -1;
     s.kallsyms_fd = -1;
     s.host.scanner_pid = -1;
     s.host.scanner_ctl = s.host.table_rfd = -1;

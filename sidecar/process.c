@@ -443,15 +443,21 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
     folder *f = folder_new(&fo);
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    _cleanup_close_ int data = sc_work_open(SC_WORK_DATA, O_RDONLY);
-    int rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(s, data, true, false, f, s->abort, err);
+    /* neither cpu, wall nor offcpu asked for (--mode alloc, lock): the samples are not
+     * processed nor sent. NEEDSWORK: not recording them at all (the recorder runs for every
+     * mode today). */
+    bool perf = pm != CT_MODE_CPU || (ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_CPU));
+    _cleanup_close_ int data = perf ? sc_work_open(SC_WORK_DATA, O_RDONLY) : -1;
+    int rc = !perf      ? 0
+             : data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
+                        : sc_perf_script(s, data, true, false, f, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
         if (pm == CT_MODE_CPU)
             sc_emit_folded(f);
         else
             folder_each(f, emit_mode, &pm); /* M lines, ns */
+        sc_emit_modes(s);
         sc_emit_summary(s, f, map_lines, map_bytes,
                         ct_sampling_name((enum ct_sampling)s->sampling));
     }

@@ -55,6 +55,8 @@ typedef struct sc_session {
     sc_jvm jvms[SC_MAX_JVMS];
     int ns_fd[SC_MAX_JVMS];  /* each JVM's mount namespace, -1 when it could not be opened */
     int raw_fd[SC_MAX_JVMS]; /* the JVM's map as fetched, -1 when there is none */
+    /* the agent's alloc/lock samples as fetched (docs/MODES.md), -1 when none */
+    int modes_fd[SC_MAX_JVMS];
     int n;
     int64_t t0; /* mono_ms() at start */
     uint64_t t[CT_PH_COUNT];
@@ -85,6 +87,8 @@ typedef struct sc_session {
 void sc_out(enum ct_tag tag, const char *payload);
 void sc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sc_out_jvm(const sc_jvm *j);
+/* The agent's alloc/lock samples of every JVM as M lines (sidecar/modes.c); unprivileged. */
+void sc_emit_modes(sc_session *s);
 /* One stack of a mode other than cpu (an M line, common/contract.h): value in the mode's unit,
  * count0 its first pprof type's (objects, contentions; 0 when the mode has one type). The stack
  * is "frame;frame;..." from the root, each frame already checked by its producer; a NUL or

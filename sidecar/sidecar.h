@@ -173,6 +173,26 @@ int sc_peek_map(const sc_jvm *j, int ns_fd, int out_fd, long long from, flame_er
 int sc_map_name_free(sc_jvm *j, int ns_fd);
 /* Remove the target's /tmp/perf-<nspid>.map if it is a regular file of the JVM's user. */
 int sc_remove_map(sc_jvm *j, int ns_fd);
+/* The agent's alloc/lock samples, /tmp/perf-<nspid>.<tag>.modes (docs/MODES.md): copied as
+ * sc_fetch_map copies the map (the JVM's user, no symlink, regular file, bounded) and removed;
+ * sc_remove_modes removes it alone (abort). */
+int sc_fetch_modes(sc_jvm *j, int ns_fd, int out_fd, flame_err *err);
+int sc_remove_modes(sc_jvm *j, int ns_fd);
+/* One line of the agent's alloc/lock file (sidecar/modes.c), checked: mode asked for, counts
+ * <= 2^53, value > 0, a stack of 1..SC_MODES_FRAMES_MAX non-empty frames and at most
+ * SC_MODES_STACK_MAX bytes; control bytes become '?' in place. stack points into line. */
+#define SC_MODES_STACK_MAX (256 * 1024)
+#define SC_MODES_FRAMES_MAX 2052  /* the agent's depth bound, 2048, + thread + class */
+#define SC_MODES_LINES_MAX 100000 /* the agent keeps 16384 stacks */
+typedef struct sc_modes_rec {
+    enum ct_mode mode;
+    uint64_t count0, value;
+    const char *stack;
+    size_t len, frames;
+} sc_modes_rec;
+int sc_modes_parse(char *line, size_t n, unsigned modes, sc_modes_rec *r);
+/* The agent modes of a mode set: CT_MODE_ALLOC and CT_MODE_LOCK bits. */
+#define SC_AGENT_MODES (CT_MODE_BIT(CT_MODE_ALLOC) | CT_MODE_BIT(CT_MODE_LOCK))
 
 /* ---- perf map sanitizer (perfmap.c), pure over buffers ---- */
 typedef struct sc_map_stats {

@@ -486,8 +486,9 @@ static int run_failure(const sess *s, bool stopping, flame_err *err)
                           "the sidecar of %s stopped before finishing (exit status %ld)%s%s",
                           s->t->name, s->t->exit_status, *last ? ": " : "", last);
     }
+    /* a profile of any mode is a result (--mode alloc records no CPU samples) */
     bool any = p->prof && profile_total(p->prof) > 0;
-    for (int m = 0; m < CT_MODE_COUNT && !any; m++) /* off-CPU only: M lines, no F line */
+    for (int m = 0; m < CT_MODE_COUNT && !any; m++)
         any = p->mprof[m] && profile_total(p->mprof[m]) > 0;
     if (!any)
         return flame_fail(err, FLAME_EXIT_ERROR,

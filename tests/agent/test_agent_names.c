@@ -4,6 +4,7 @@
 #include "tests/unit/tap.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static char out[AGENT_FRAME_MAX];
 
@@ -156,8 +157,41 @@ static void test_split(void)
     ok(good, "2000 random splits cover their code exactly");
 }
 
+static void test_modes(void)
+{
+    char c[64];
+    agent_class_name(c, sizeof c, "[B");
+    is_str(c, "byte[]", "[B is byte[]");
+    agent_class_name(c, sizeof c, "[[Ljava/lang/String;");
+    is_str(c, "java.lang.String[][]", "arrays of a class");
+    agent_class_name(c, sizeof c, "LModesFixture$Monitor;");
+    is_str(c, "ModesFixture$Monitor", "a nested class keeps $");
+    agent_class_name(c, sizeof c, "J");
+    is_str(c, "long", "a primitive");
+    agent_class_name(c, sizeof c, "Lx;y\x1b;");
+    is_str(c, "x", "a crafted signature is cut at its ';'");
+    agent_class_name(c, sizeof c, "\x01weird;name");
+    is_str(c, "?weird_name", "a non-signature: control bytes '?', ';' '_'");
+    agent_class_name(c, 8, "[[[[[[[[Ljava/lang/Object;");
+    ok(strlen(c) == 7, "cut at the buffer (%s)", c);
+    agent_class_name(c, sizeof c, NULL);
+    is_str(c, "[unknown class]", "no signature");
+    struct agent_opts o;
+    struct agent_err e;
+    ok(agent_parse_opts("start,alloc=524288,lock=10000,depth=64", &o, &e) == 0 &&
+           o.alloc == 524288 && o.lock == 10000 && o.depth == 64,
+       "alloc, lock and depth options");
+    ok(agent_parse_opts("start", &o, &e) == 0 && !o.alloc && !o.lock && o.depth == AGENT_DEPTH,
+       "neither by default");
+    ok(agent_parse_opts("start,alloc=0", &o, &e) < 0 && strstr(e.msg, "alloc=0"),
+       "alloc=0 refused");
+    ok(agent_parse_opts("start,depth=99999", &o, &e) < 0, "depth over the bound refused");
+    ok(agent_parse_opts("start,lock=1x", &o, &e) < 0, "lock=1x refused");
+}
+
 int main(void)
 {
+    test_modes();
     test_names();
     test_opts();
     test_split();

@@ -1,0 +1,19 @@
+/* Allocation and lock profiles of the agent (mounts/modes.c, docs/MODES.md). */
+#pragma once
+#include <jvmti.h>
+
+#include "mounts/agent.h"
+
+/* Take the capabilities of o->alloc / o->lock, set the sampling interval, switch the events on.
+ * Nothing when neither is asked for. -1 with err (AGENT_RC_BUSY: another agent holds the
+ * allocation sampler). */
+int agent_modes_start(jvmtiEnv *j, const struct agent_opts *o, struct agent_err *err);
+/* Switch the events off, give the capabilities back, wait for running callbacks, and write
+ * <o->dir>/perf-<pid>.<o->tag>.modes (o NULL: drop what was recorded). */
+int agent_modes_stop(jvmtiEnv *j, JNIEnv *jni, const struct agent_opts *o, struct agent_err *err);
+
+void JNICALL agent_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                            jclass klass, jlong size);
+void JNICALL agent_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object);
+void JNICALL agent_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                        jobject object);

@@ -8,7 +8,8 @@
  * host's context switches per second (/proc/stat ctxt), the programs' runs and ns per run, and
  * the recorder's counters. out.data (pipe-format perf.data) is for `perf script -F ...,period`.
  * OFFCPU_NO_STATS=1: without the statistics (which cost ~55 ns a run here themselves), for A/B
- * windows of a fixture's own work rate. */
+ * windows of a fixture's own work rate. OFFCPU_RATE=N: the sampling rate (default 1000/s; 1 leaves
+ * the per-switch path alone). */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +54,8 @@ int main(int argc, char **argv)
     bool wall = argc > 3 && !strcmp(argv[3], "wall");
     int out = open(argc > 4 ? argv[4] : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
     sc_percpu_opts o = {.freq = 99, .offcpu = wall ? SC_PERCPU_WALL : SC_PERCPU_OFFCPU};
+    /* OFFCPU_RATE=N: sampled switch-outs per second (1: the per-switch path alone) */
+    o.offcpu_rate = getenv("OFFCPU_RATE") ? (unsigned)atoi(getenv("OFFCPU_RATE")) : 0;
     o.pidns_fd = open(path, O_RDONLY | O_CLOEXEC);
     if (o.pidns_fd < 0 || out < 0) {
         perror(path);

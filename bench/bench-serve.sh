@@ -2,59 +2,96 @@
 # bench-serve: `docker flame serve`'s figures (docs/SERVE.md "Figures"), on a day of 10-s windows
 # of SERVE_CONTAINERS (10) JVMs in SQLite, written by build/store-gen (the store bench's workload:
 # 20,000 distinct stacks, 3,960 samples a window at the busiest hour); SERVE_STORE=FILE reuses
-# one (writing it takes about 100 s a container on a 2-core machine).
+# one (writing it takes about 45-100 s a container on a 2-core machine).
 #  1. the first flame graph of the whole day painted in headless chromium, from navigation (the
-#     timeline's query included), the server's cache empty; the nodes sent and drawn
+#     timeline's query included), the server's cache empty; the nodes sent and drawn; where the
+#     time went (when the graph was asked and answered, the server's Server-Timing split: merge,
+#     tree, json; what the page did after)
 #  2. a hover and a zoom click over that graph (8,192 nodes): the page's synchronous work
 #  3. one search's round trip (the server's exact count included)
 #  4. the server's memory (VmRSS, VmHWM) after 8 different ranges merged and cached
 #  5. its CPU while idle for 10 s
+# Then the same from ClickHouse (a clickhouse-server of its own on 127.0.0.1, as the tests start
+# one) on SERVE_CH_CONTAINERS (1) container-days written there; SERVE_CH_CONTAINERS=0 skips it.
 # Prints figures; not pass/fail. Needs chromium and tests/browser's npm packages for 1-3.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-GEN=build/store-gen
-FLAME=build/docker-flame
+. "$ROOT/tests/e2e/lib.sh"
+. "$ROOT/tests/e2e/clickhouse-lib.sh"
+GEN=$ROOT/build/store-gen
+FLAME=$ROOT/build/docker-flame
 N=${SERVE_CONTAINERS:-10}
+NCH=${SERVE_CH_CONTAINERS:-1}
 [ -x "$GEN" ] && [ -x "$FLAME" ] || { echo "bench-serve: build first (make)"; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-serve.XXXXXX")
+export XDG_DATA_HOME=$TMP/xdg
+unset DOCKER_FLAME_STORE
 srv=
-trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
+lib_cleanup_extra() { # lib.sh's trap: the server, then the ClickHouse servers
+    [ -n "$srv" ] && kill "$srv" 2>/dev/null
+    local d
+    for d in "$TMP"/ch-*/; do
+        [ -d "$d" ] && ch_stop "$(basename "$d" | sed 's/^ch-//')"
+    done
+}
 DAY0=$(( ($(date +%s) / 86400 - 1) * 86400 * 1000 )) # yesterday 00:00 UTC: a whole day
 iso() { date -u -d "@$(($1 / 1000))" +%Y-%m-%dT%H:%M:%SZ; }
-store=${SERVE_STORE:-$tmp/serve.db}
-if [ -z "${SERVE_STORE:-}" ]; then
-    for i in $(seq 0 $((N - 1))); do
-        "$GEN" --store "$store" --workload many --stacks 20000 --samples 3960 --container "c$i" \
+
+write() { # STORE CONTAINERS
+    local i
+    for i in $(seq 0 $(($2 - 1))); do
+        "$GEN" --store "$1" --workload many --stacks 20000 --samples 3960 --container "c$i" \
             --start "$DAY0" --windows 8640 --seed $((i + 1)) --batch 360 2>&1 | sed 's/^/serve: /'
     done
+}
+
+figures() { # STORE LABEL
+    local url port ck day t s u h c0 c1
+    rm -f "$TMP/url"
+    mkfifo "$TMP/url"
+    "$FLAME" serve --store "$1" >"$TMP/url" 2>"$TMP/err" &
+    srv=$!
+    read -r -t 60 url <"$TMP/url" || { echo "bench-serve: serve did not start: $(cat "$TMP/err")"; return 1; }
+    port=$(sed -E 's#^http://127\.0\.0\.1:([0-9]+)/.*#\1#' <<<"$url")
+    ck="docker_flame_$port=${url#*token=}"
+    day="from=$(iso "$DAY0")&to=$(iso $((DAY0 + 86400000)))"
+    echo "serve: $2"
+    if command -v node >/dev/null && [ -d tests/browser/node_modules/playwright-core ]; then
+        node tests/browser/serve-time.js "$url&$day" | sed 's/^/serve: /'
+    else
+        echo "serve: no chromium figures (node or tests/browser/node_modules missing)"
+    fi
+    api() { curl -s -o /dev/null -w '%{time_total}' -b "$ck" "http://127.0.0.1:$port/api/v1/$1"; }
+    # 8 ranges of 3 h: each merged once and kept (the cache holds 8)
+    for h in 0 3 6 9 12 15 18 21; do
+        s=$(iso $((DAY0 + h * 3600000)))
+        u=$(iso $((DAY0 + (h + 3) * 3600000)))
+        t=$(api "flamegraph?since=$s&until=$u")
+        echo "serve: flamegraph $s .. $u (all containers, cold): ${t} s"
+    done
+    echo "serve: memory after 8 ranges: $(awk '/^VmRSS|^VmHWM/ {printf "%s %d MB ", $1, $2 / 1024}' "/proc/$srv/status")"
+    c0=$(awk '{print $14 + $15}' "/proc/$srv/stat")
+    sleep 10 # the figure is what an idle server uses in 10 s
+    c1=$(awk '{print $14 + $15}' "/proc/$srv/stat")
+    echo "serve: idle CPU over 10 s: $((c1 - c0)) ticks ($(getconf CLK_TCK)/s)"
+    kill -INT "$srv"
+    wait "$srv"
+    srv=
+}
+
+store=${SERVE_STORE:-$TMP/serve.db}
+[ -n "${SERVE_STORE:-}" ] || write "$store" "$N"
+figures "$store" "SQLite, $N containers x 8640 10-s windows, $(($(stat -c %s "$store") / 1048576)) MiB"
+
+if [ "$NCH" -gt 0 ]; then
+    if ! ch_have; then
+        echo "serve: ClickHouse: skipped (clickhouse-server is not installed)"
+    elif ! ch_start one; then
+        echo "serve: ClickHouse: the server did not start"
+    else
+        ch="clickhouse://127.0.0.1:$CH_HTTP_one/flame"
+        write "$ch" "$NCH"
+        figures "$ch" "ClickHouse $(ch_sql one 'SELECT version()'), $NCH containers x 8640 10-s windows"
+        ch_stop one
+    fi
 fi
-mkfifo "$tmp/url"
-"$FLAME" serve --store "$store" >"$tmp/url" 2>"$tmp/err" &
-srv=$!
-read -r -t 60 url <"$tmp/url" || { echo "bench-serve: serve did not start: $(cat "$tmp/err")"; exit 1; }
-port=$(sed -E 's#^http://127\.0\.0\.1:([0-9]+)/.*#\1#' <<<"$url")
-ck="docker_flame_$port=${url#*token=}"
-day="from=$(iso "$DAY0")&to=$(iso $((DAY0 + 86400000)))"
-echo "serve: $N containers x 8640 10-s windows, SQLite $(($(stat -c %s "$store") / 1048576)) MiB"
-if command -v node >/dev/null && [ -d tests/browser/node_modules/playwright-core ]; then
-    node tests/browser/serve-time.js "$url&$day" | sed 's/^/serve: /'
-else
-    echo "serve: no chromium figures (node or tests/browser/node_modules missing)"
-fi
-api() { curl -s -o /dev/null -w '%{time_total}' -b "$ck" "http://127.0.0.1:$port/api/v1/$1"; }
-# 8 ranges of 3 h: each merged once and kept (the cache holds 8)
-for h in 0 3 6 9 12 15 18 21; do
-    s=$(iso $((DAY0 + h * 3600000)))
-    u=$(iso $((DAY0 + (h + 3) * 3600000)))
-    t=$(api "flamegraph?since=$s&until=$u")
-    echo "serve: flamegraph $s .. $u (all containers, cold): ${t} s"
-done
-echo "serve: memory after 8 ranges: $(awk '/^VmRSS|^VmHWM/ {printf "%s %d MB ", $1, $2 / 1024}' "/proc/$srv/status")"
-c0=$(awk '{print $14 + $15}' "/proc/$srv/stat")
-sleep 10 # the figure is what an idle server uses in 10 s
-c1=$(awk '{print $14 + $15}' "/proc/$srv/stat")
-echo "serve: idle CPU over 10 s: $((c1 - c0)) ticks ($(getconf CLK_TCK)/s)"
-kill -INT "$srv"
-wait "$srv"
-srv=

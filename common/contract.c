@@ -170,7 +170,8 @@ const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1] = {
     {.lng = "mode", .kind = ARG_CHOICE, .off = F(modes, unsigned), .meta = "MODE[,MODE]",
      .help = "what to profile (default cpu): cpu (time on CPU), alloc (bytes\n"
      "allocated, leaf = the class), lock (time waiting to enter a\nmonitor), offcpu (time "
-     "off CPU), wall (on + off CPU); several:\none output file per mode (docs/MODES.md)",
+     "off CPU), wall (on + off CPU); several:\none output file per mode; top, record, host: cpu "
+     "only for now\n(docs/MODES.md)",
      .choices = ct_mode_names, .flags = ARG_LIST},
     {.lng = "offcpu-min", .kind = ARG_DURATION, .off = F(offcpu_min_ms, uint64_t), .meta = "TIME",
      .help = "--mode offcpu, wall: leave out intervals off CPU shorter than\nTIME (default 0: "

@@ -155,10 +155,40 @@ static double keyof(const calltree_node *c)
     return c->total > c->total_before ? c->total : c->total_before;
 }
 
-static int cmp_desc(const void *a, const void *b)
+/* The k-th largest of a[0..n) (k < n), a[] reordered: a selection (Hoare's, median of three),
+ * linear on average where a sort of the few hundred thousand nodes of a day's tree took most
+ * of the build. */
+static double kth_largest(double *a, size_t n, size_t k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        double x = a[lo], y = a[mid], z = a[hi];
+        double piv = (x > y) == (y > z) ? y : (y > x) == (x > z) ? x : z; /* median */
+        size_t i = lo, j = hi;
+        while (i <= j) { /* larger keys to the left */
+            while (a[i] > piv)
+                i++;
+            while (a[j] < piv)
+                j--;
+            if (i <= j) {
+                double t = a[i];
+                a[i] = a[j], a[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        /* now a[lo..j] >= piv >= a[i..hi], and a[j+1..i-1] == piv */
+        if (k <= j && j != SIZE_MAX)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return piv;
+    }
+    return a[k];
 }
 
 /* Keep the root, the path and the max_nodes largest other nodes; what a kept parent loses goes
@@ -181,10 +211,8 @@ static int cut(calltree *t, size_t max_nodes)
         return -1;
     for (size_t i = 0; i < cand; i++)
         keys[i] = keyof(&t->node[first + i]);
-    /* the threshold: the max_nodes-th largest key (a sort: a few hundred thousand nodes at
-     * most take milliseconds, and ties need the order anyway) */
-    qsort(keys, cand, sizeof *keys, cmp_desc);
-    double thr = keys[max_nodes - 1];
+    /* the threshold: the max_nodes-th largest key (ties are settled below, in preorder) */
+    double thr = kth_largest(keys, cand, max_nodes - 1);
     size_t kept = 0;
     for (size_t i = 0; i < first; i++)
         keep[i] = 1;

@@ -47,7 +47,6 @@ static int g_depth;
 static unsigned long long g_lock_acc; /* ns waited, summed over every contention */
 static long long g_t0;                /* ns (monotonic) when recording started */
 static jvmtiCapabilities g_caps;      /* what start added (and stop gives back) */
-static __thread long long t_enter;    /* this thread's MonitorContendedEnter time, 0 = none */
 
 static long long now_ns(void)
 {
@@ -197,19 +196,25 @@ void JNICALL agent_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
 
 void JNICALL agent_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
-    (void)jvmti;
     (void)jni;
     (void)thread;
     (void)object;
-    t_enter = __atomic_load_n(&g_on, __ATOMIC_ACQUIRE) ? now_ns() : 0;
+    /* The thread's enter time in our environment's thread-local slot (JVMTI's, not __thread:
+     * that would make the library need the dynamic loader's __tls_get_addr) */
+    long long t = __atomic_load_n(&g_on, __ATOMIC_ACQUIRE) ? now_ns() : 0;
+    (*jvmti)->SetThreadLocalStorage(jvmti, NULL, (const void *)(intptr_t)t);
 }
 
 void JNICALL agent_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                         jobject object)
 {
     (void)thread;
-    long long t = t_enter;
-    t_enter = 0;
+    void *slot = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, NULL, &slot) != JVMTI_ERROR_NONE)
+        slot = NULL;
+    long long t = (long long)(intptr_t)slot;
+    if (t)
+        (*jvmti)->SetThreadLocalStorage(jvmti, NULL, NULL);
     if (!t || !enter())
         return;
     long long d = now_ns() - t;

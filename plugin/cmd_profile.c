@@ -44,6 +44,34 @@ static double java_self(const profile *p)
     return sum;
 }
 
+/* The leaves of a mode's profile (the classes allocated, the monitors' classes), summed. */
+#define LEAVES_MAX 256
+struct leaves {
+    char *name[LEAVES_MAX];
+    double v[LEAVES_MAX];
+    size_t n;
+};
+
+static int add_leaf(void *ctx, const char *stack, size_t len, double count)
+{
+    struct leaves *l = ctx;
+    const char *leaf = stack;
+    for (size_t i = 0; i < len; i++)
+        if (stack[i] == ';')
+            leaf = stack + i + 1;
+    size_t ln = (size_t)(stack + len - leaf);
+    ln = frame_strip_annotation(leaf, ln);
+    for (size_t i = 0; i < l->n; i++)
+        if (strlen(l->name[i]) == ln && !memcmp(l->name[i], leaf, ln)) {
+            l->v[i] += count;
+            return 0;
+        }
+    if (l->n == LEAVES_MAX || !(l->name[l->n] = strndup(leaf, ln)))
+        return 0; /* the summary shows the largest few: a rare one more does not matter */
+    l->v[l->n++] = count;
+    return 0;
+}
+
 /* One line per mode other than cpu: its total in its unit, its top leaves (the allocated
  * classes, the contended monitors' classes). */
 static void print_mode_summary(const run_target *s, enum ct_mode m)
@@ -57,8 +85,26 @@ static void print_mode_summary(const run_target *s, enum ct_mode m)
                                   : "no sample in the recording");
         return;
     }
+    double total = profile_total(pr);
     fprintf(stderr, "%s: %s: %s %s in %zu stacks\n", s->name, mi->what,
-            count_grouped(profile_total(pr), b1, sizeof b1), mi->unit, profile_stacks(pr));
+            count_grouped(total, b1, sizeof b1), mi->unit, profile_stacks(pr));
+    struct leaves l = {.n = 0};
+    profile_each_stack(pr, add_leaf, &l);
+    fprintf(stderr, "  top %s:\n", m == CT_MODE_ALLOC ? "classes allocated" : "classes waited for");
+    for (int k = 0; k < 5 && total > 0; k++) {
+        size_t best = l.n;
+        for (size_t i = 0; i < l.n; i++)
+            if (l.v[i] >= 0 && (best == l.n || l.v[i] > l.v[best]))
+                best = i;
+        if (best == l.n)
+            break;
+        char clean[160];
+        proto_sanitize(l.name[best], clean, sizeof clean); /* the target's names */
+        fprintf(stderr, "    %5.1f%%  %s\n", l.v[best] * 100 / total, clean);
+        l.v[best] = -1;
+    }
+    for (size_t i = 0; i < l.n; i++)
+        free(l.name[i]);
 }
 
 static void print_summary(const run_target *s, const flame_opts *o,

@@ -214,17 +214,19 @@ int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_er
         return -1;
     ch_buf b = {0};
     size_t pos = 0;
-    char *f[7];
-    size_t l[7];
+    char *f[8];
+    size_t l[8];
     int rc = ch_select(s, q,
                        "SELECT host, container_id, any(container_name), jvm_pid, start_ms,"
-                       " end_ms, sum(samples) FROM ",
-                       "host, container_id, container_name, jvm_pid, start_ms, end_ms, samples",
+                       " end_ms, sum(samples), max(frequency) FROM ",
+                       "host, container_id, container_name, jvm_pid, start_ms, end_ms, samples,"
+                       " frequency",
                        " GROUP BY host, container_id, jvm_pid, start_ms, end_ms"
                        " ORDER BY host, container_id, jvm_pid, start_ms FORMAT TabSeparated",
                        &b, err);
-    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 7)) == 1) {
-        store_point pt = {ch_int(f[4]), ch_int(f[5]), (uint64_t)strtoull(f[6], NULL, 10)};
+    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 8)) == 1) {
+        store_point pt = {ch_int(f[4]), ch_int(f[5]), (uint64_t)strtoull(f[6], NULL, 10),
+                          ch_int(f[7])};
         if (store_timeline_add(out, f[0], f[1], f[2], ch_int(f[3]), &pt) < 0)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }

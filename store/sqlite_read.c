@@ -127,14 +127,14 @@ int sq_timeline(store *s, const store_query *qq, store_series_list *out, flame_e
     _cleanup_stmt_ sqlite3_stmt *st = NULL;
     if (prepare_query(q,
                       "SELECT s.host, s.container_id, s.container_name, s.jvm_pid, w.start_ms,"
-                      " w.end_ms, w.samples" SQ_FROM
+                      " w.end_ms, w.samples, w.frequency" SQ_FROM
                       " ORDER BY s.host, s.container_id, s.jvm_pid, w.start_ms",
                       qq, &st, err) < 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_point pt = {sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
-                          (uint64_t)sqlite3_column_int64(st, 6)};
+                          (uint64_t)sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7)};
         if (store_timeline_add(out, (const char *)sqlite3_column_text(st, 0),
                                (const char *)sqlite3_column_text(st, 1),
                                (const char *)sqlite3_column_text(st, 2),

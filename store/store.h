@@ -136,6 +136,7 @@ int store_profile(store *s, const store_query *q, profile *out, store_info *info
 typedef struct store_point {
     int64_t start_ms, end_ms;
     uint64_t samples;
+    int64_t frequency; /* the window's sampling rate (Hz; 0 when it says none) */
 } store_point;
 typedef struct store_series {
     char *host, *container_id, *container_name;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "common/cleanup.h"
 #include "flame/calltree.h"
@@ -256,6 +257,13 @@ static void write_info(jsonw *w, const char *key, const web_side *s, const web_m
 
 /* ---- endpoints ---------------------------------------------------------------------------- */
 
+static double now_ms_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void api_flamegraph(web_api *api, const web_query *q, int64_t now_ms, web_resp *r)
 {
     flame_err err = FLAME_ERR_INIT;
@@ -263,14 +271,18 @@ static void api_flamegraph(web_api *api, const web_query *q, int64_t now_ms, web
     matcher mt;
     const calltree *t = NULL;
     jbuf j = {0};
+    double t0 = now_ms_mono();
     if (matcher_init(&mt, q, &err) < 0 || web_cache_merged(api->cache, &q->a, now_ms, &m, &err) < 0)
         goto fail;
+    double t1 = now_ms_mono();
     double matched = 0;
     if (mt.text && calltree_search(m->p, matches, &mt, &matched, NULL, &err) < 0)
         goto fail;
+    double t2 = now_ms_mono();
     calltree_opts o = {.max_nodes = q->nodes, .path = q->root};
     if (web_cache_tree(api->cache, m, &o, &t, &err) < 0 || !jbuf_open(&j))
         goto fail;
+    double t3 = now_ms_mono();
     write_info(&j.w, "range", &q->a, m);
     if (mt.text) {
         jsonw_object(&j.w, "search");
@@ -283,6 +295,10 @@ static void api_flamegraph(web_api *api, const web_query *q, int64_t now_ms, web
         goto fail;
     }
     jbuf_done(&j, r);
+    /* the merge (0 when cached), the search, the call tree (0 when kept), the JSON */
+    snprintf(r->timing, sizeof r->timing,
+             "merge;dur=%.1f, search;dur=%.1f, tree;dur=%.1f, json;dur=%.1f", t1 - t0, t2 - t1,
+             t3 - t2, now_ms_mono() - t3);
     goto out;
 fail:
     jbuf_abort(&j);
@@ -502,6 +518,10 @@ static void api_timeline(web_api *api, const web_query *q, web_resp *r)
         jsonw_array(&j.w, "covered");
         for (size_t i = 0; i < t.nb; i++)
             jsonw_num(&j.w, NULL, ts->covered[i]);
+        jsonw_end(&j.w);
+        jsonw_array(&j.w, "cores");
+        for (size_t i = 0; i < t.nb; i++)
+            jsonw_num(&j.w, NULL, ts->cores[i]);
         jsonw_end(&j.w);
         jsonw_end(&j.w);
     }

@@ -19,6 +19,9 @@ typedef struct web_resp {
     char *body;
     size_t len;
     char *filename; /* Content-Disposition: attachment (safe characters only); malloc'd */
+    /* Server-Timing: where a graph's time went (merge, tree, json; ms), for the page's and the
+     * bench's figures; "" when none */
+    char timing[96];
 } web_resp;
 
 /* What an export needs to write show's bytes (the verb supplies the writer: show's title,

@@ -197,11 +197,20 @@ static enum MHD_Result api(web_server *s, struct MHD_Connection *c, const char *
     else
         web_api_handle(s->o.api, endpoint, &q, now, &r);
     char disp[200];
-    const char *const extra[][2] = {{"Content-Disposition", disp}};
-    if (r.filename)
+    const char *extra[2][2];
+    size_t nextra = 0;
+    if (r.filename) {
         snprintf(disp, sizeof disp, "attachment; filename=\"%s\"", r.filename);
+        extra[nextra][0] = "Content-Disposition";
+        extra[nextra++][1] = disp;
+    }
+    if (r.timing[0]) {
+        extra[nextra][0] = "Server-Timing";
+        extra[nextra++][1] = r.timing;
+    }
     free(r.filename); /* out_safe_name's characters only: nothing to quote */
-    return send_resp(c, r.status, r.type, r.body, r.len, true, extra, r.filename ? 1 : 0);
+    return send_resp(c, r.status, r.type, r.body, r.len, true, (const char *const(*)[2])extra,
+                     nextra);
 }
 
 /* ---- the handler -------------------------------------------------------------------------- */

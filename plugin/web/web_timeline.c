@@ -52,7 +52,12 @@ static void spread(web_tl *t, web_tl_series *ts, const store_point *pt)
         if (y <= x)
             continue;
         ts->covered[i] += (double)(y - x);
-        ts->samples[i] += (double)pt->samples * (double)(y - x) / (double)len;
+        double share = (double)pt->samples * (double)(y - x) / (double)len;
+        ts->samples[i] += share;
+        /* a sample stands for 1/frequency s of one CPU: the bucket's CPU seconds over its
+         * length are the cores it held on average */
+        if (pt->frequency > 0)
+            ts->cores[i] += share / (double)pt->frequency / ((double)t->step_ms / 1000.0);
     }
 }
 
@@ -167,7 +172,8 @@ int web_timeline_build(const store_series_list *l, int64_t from_ms, int64_t to_m
         ts->s = &l->series[k];
         ts->samples = calloc(t->nb, sizeof *ts->samples);
         ts->covered = calloc(t->nb, sizeof *ts->covered);
-        if (!ts->samples || !ts->covered)
+        ts->cores = calloc(t->nb, sizeof *ts->cores);
+        if (!ts->samples || !ts->covered || !ts->cores)
             goto fail;
         for (size_t i = 0; i < ts->s->n; i++)
             spread(t, ts, &ts->s->pts[i]);
@@ -187,6 +193,7 @@ void web_timeline_free(web_tl *t)
     for (size_t k = 0; t->series && k < t->n; k++) {
         free(t->series[k].samples);
         free(t->series[k].covered);
+        free(t->series[k].cores);
     }
     free(t->series);
     free(t->marks);

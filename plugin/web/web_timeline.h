@@ -27,6 +27,8 @@ typedef struct web_tl_series {
     double *samples; /* per bucket: the samples of the windows in it (a window over several
                       * buckets shares its samples by overlap) */
     double *covered; /* per bucket: the ms windows covered; 0 = nothing recorded */
+    double *cores;   /* per bucket: the CPUs the JVM held on average (samples / frequency over
+                      * the bucket's length; windows without a frequency count nothing) */
 } web_tl_series;
 
 typedef struct web_tl {

@@ -156,6 +156,14 @@ want=$(awk '{s += $NF} END {print s}' "$tmp/b.folded")
 got=$(curl -s -b "$ck" "$base/api/v1/flamegraph?c=web&since=$si&until=$un&nodes=20" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["tree"]["total"])')
 is "$got" "$want" "the graph's total = the folded total ($want samples), with the graph cut to 20 nodes"
+# where a graph's time went, for the page's and the bench's figures: the merge (cached now), the
+# search, the call tree, the JSON; a table has no such line
+st=$(curl -s -D - -o /dev/null -b "$ck" "$base/api/v1/flamegraph?c=web&since=$si&until=$un&nodes=21" |
+    tr -d '\r' | grep -i '^Server-Timing:')
+grep -Eqx 'Server-Timing: merge;dur=[0-9.]+, search;dur=[0-9.]+, tree;dur=[0-9.]+, json;dur=[0-9.]+' <<<"$st"
+ok $? "a graph says where its time went (Server-Timing)" "$st"
+st=$(curl -s -D - -o /dev/null -b "$ck" "$base/api/v1/table?c=web&since=$si&until=$un" | tr -d '\r')
+! grep -qi '^Server-Timing:' <<<"$st"; ok $? "a table does not"
 
 # -- Ctrl-C
 kill -INT "$srv"

@@ -20,6 +20,18 @@ const median = a => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
     const first = await page.evaluate(() => performance.getEntriesByName('flame-painted')[0].startTime);
     const v = await page.evaluate(() => window.dfView());
     console.log(`first graph painted: ${(first / 1000).toFixed(2)} s`);
+    // where it went: the flamegraph request (sent, answered), the server's own split
+    // (Server-Timing: merge, tree, json) and what the page did after the answer
+    const w = await page.evaluate(() => {
+        const r = performance.getEntriesByType('resource').find(e => /\/api\/v1\/flamegraph/.test(e.name));
+        const tl = performance.getEntriesByName('timeline-painted')[0];
+        return r ? { start: r.startTime, end: r.responseEnd, timeline: tl ? tl.startTime : null,
+                     server: r.serverTiming.map(t => `${t.name} ${Math.round(t.duration)} ms`).join(', ') } : null;
+    });
+    if (w)
+        console.log(`first graph: asked at ${(w.start / 1000).toFixed(2)} s, answered at ${(w.end / 1000).toFixed(2)} s ` +
+                    `(server: ${w.server}), page ${Math.round(first - w.end)} ms; timeline painted at ` +
+                    `${w.timeline === null ? '-' : (w.timeline / 1000).toFixed(2)} s`);
     console.log(`nodes: ${v.nodes} sent, ${v.drawn} drawn; ${v.total} samples`);
     // hover and click: dispatched on the canvas, timed around the synchronous handlers
     const t = await page.evaluate(() => {

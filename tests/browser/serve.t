@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // `docker flame serve`'s page in headless chromium, on a store written by build/store-gen (no
-// Docker): two containers of one image with known stacks, a JVM restart, empty windows, a gap and
-// a container whose name and stacks are hostile. Every figure the page shows is checked against
-// what `docker flame show --format folded` writes for the same range (the CLI is the reference):
-// a dragged range's total, the search share, a zoomed node, the function table, callers/callees,
-// the compare totals; a copied URL reopens the same view; back and forward; hostile names stay
-// text (no element, no dialog), no script error, no CSP violation. With SERVE_SHOTS=DIR, writes
-// light, dark and compare screenshots there for a person to look at.
+// Docker): two containers of one image with known stacks, a JVM restart, empty windows, a gap, a
+// container whose name and stacks are hostile and an hour compacted into 1-min buckets. Every
+// figure the page shows is checked against what `docker flame show --format folded` writes for
+// the same range (the CLI is the reference): a dragged range's total, the search share, a zoomed
+// node, the function table, callers/callees, the compare totals, the host view's bands (their CPU
+// seconds, a click's graph), the compacted hour's mark and graph; a copied URL reopens the same
+// view; back and forward; hostile names stay text (no element, no dialog), no script error, no
+// CSP violation. With SERVE_SHOTS=DIR, writes light, dark, compare and host screenshots there
+// for a person to look at.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -84,7 +86,8 @@ async function search(page, text) {
 }
 
 (async () => {
-    const { playwright, exe } = requireDeps();
+    // ~85 s alone; a store to write and a dozen views to load: bounded for a loaded machine
+    const { playwright, exe } = requireDeps(360);
     for (const b of [BIN, GEN])
         if (!fs.existsSync(b)) skipAll(b + ' missing: run make');
     const tmp = tmpdir();
@@ -104,9 +107,18 @@ async function search(page, text) {
     gen(store, [...common, '--container', 'web2', '--start', t(30), '--windows', '120', '--seed', '4']);
     gen(store, ['--workload', 'hostile', '--container', 'hostile', '--start', t(40), '--windows', '60',
                 '--seed', '5']);
+    // old: 2 h of windows from 4 h ago, compacted as a recorder does at their end (2 h ago): the
+    // first hour is 1-min buckets (outside the default range of the last hour)
+    gen(store, [...common, '--container', 'old', '--start', t(240), '--windows', '720', '--seed', '6',
+                '--batch', '360', '--compact-every', '720']);
     ok(true, 'store written');
 
     const { proc, url } = await startServer(store);
+    // the server and the scratch store go also when the file's bound ends it halfway
+    process.on('exit', () => {
+        proc.kill('SIGINT');
+        fs.rmSync(tmp, { recursive: true, force: true });
+    });
     ok(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/.test(url), 'serve printed its URL: ' + url);
     const ctx = await launch(playwright, exe, tmp);
     const errors = [], dialogs = [];
@@ -255,6 +267,69 @@ async function search(page, text) {
             fs.mkdirSync(process.env.SERVE_SHOTS, { recursive: true });
             await page.screenshot({ path: path.join(process.env.SERVE_SHOTS, 'serve-diff.png') });
         }
+
+        // -- the host view: a row per container (a JVM restart stays in its container's row), a
+        // band where it was recorded, its CPU from the stored samples and rates; a click on a
+        // band chooses that container and that time
+        const hvUrl = new URL(page.url());
+        hvUrl.search = '';
+        hvUrl.searchParams.append('view', 'host');
+        await page.goto(hvUrl.toString());
+        await until(page, () => window.dfView && window.dfView().view === 'host' && window.dfView().host &&
+                    performance.getEntriesByName('host-painted').length > 0, 'the host view');
+        v = await view(page);
+        const hrows = v.host.rows;
+        is(JSON.stringify(hrows.map(r => r.name).sort()), JSON.stringify([hostile, 'web', 'web2'].sort()),
+           'the host view has a row per container');
+        const webRow = hrows.find(r => r.name === 'web'), w2 = hrows.find(r => r.name === 'web2');
+        is(JSON.stringify(webRow.pids.slice().sort()), '[1,7]', 'web\'s row holds both its JVMs (the restart)');
+        is(w2.bands.length, 2, 'web2 has two bands: the 10-min gap between them');
+        // the first band: web2's first run (60 windows of 10 s at 99 Hz), every window inside it
+        const band = w2.bands[0];
+        const bandRef = sum(showFolded(store, new Date(band.from).toISOString(), new Date(band.to).toISOString(),
+                                       ['web2']), () => true);
+        const bandMs = band.to - band.from;
+        ok(bandRef > 0 && bandMs >= 10 * MIN && bandMs <= 10 * MIN + 2 * v.host.step,
+           `the band is web2's first run: ${bandMs / 1000} s, ${bandRef} samples in show`);
+        ok(Math.abs(band.cpu - bandRef / 99) < 1e-6 * bandRef,
+           `the band's CPU = show's samples / 99 Hz (${band.cpu} s, ${bandRef / 99} s)`);
+        const hbox = await page.locator('#hostview').boundingBox();
+        const bxy = await page.evaluate(id => window.dfGeometry.hostBand(id, 0), w2.id);
+        ok(bxy !== null, 'the band is on the canvas');
+        await page.mouse.click(hbox.x + bxy.x, hbox.y + bxy.y);
+        await until(page, () => window.dfView().view === 'flame' && window.dfView().range &&
+                    new URL(location.href).searchParams.get('c') === 'web2', 'the band\'s flame graph');
+        v = await view(page);
+        const isoS = ms => new Date(ms).toISOString().replace(/\.000Z$/, 'Z'); // as the page writes it
+        is(JSON.stringify([param(page.url(), 'since'), param(page.url(), 'until')]),
+           JSON.stringify([isoS(band.from), isoS(band.to)]),
+           'the click chose the band\'s time');
+        is(v.total, bandRef, 'and web2\'s graph of it: total = show --format folded');
+        if (process.env.SERVE_SHOTS) {
+            await page.goBack();
+            await until(page, () => window.dfView().view === 'host', 'back to the host view');
+            await page.screenshot({ path: path.join(process.env.SERVE_SHOTS, 'serve-host.png') });
+        }
+
+        // -- a compacted hour: marked on the timeline, and its graph is show's
+        const oUrl = new URL(page.url());
+        oUrl.search = '';
+        for (const [k, val] of [['from', new Date(now - 250 * MIN).toISOString()], ['to', new Date(now - 110 * MIN).toISOString()],
+                                ['c', 'old']])
+            oUrl.searchParams.append(k, val);
+        await page.goto(oUrl.toString());
+        await until(page, () => window.dfView && window.dfView().timeline && window.dfView().range &&
+                    window.dfView().timeline.series.some(s => s.name === 'old'), 'the old container\'s view');
+        v = await view(page);
+        const oi = v.timeline.series.findIndex(s => s.name === 'old');
+        const cm = v.timeline.marks.filter(m => m.kind === 'compacted' && m.series === oi);
+        // buckets on whole minutes: the run is the hour give or take a bucket at each end
+        ok(cm.length === 1 && cm[0].bucket === MIN && Math.abs(cm[0].to - cm[0].from - 60 * MIN) <= 2 * MIN,
+           'the compacted hour is marked: 1-min buckets for an hour', JSON.stringify(v.timeline.marks));
+        const oref = sum(showFolded(store, new Date(v.range.since).toISOString(), new Date(v.range.until).toISOString(),
+                                    ['old']), () => true);
+        ok(oref > 0, `show has old's samples (${oref})`);
+        is(v.total, oref, 'the graph over the compacted hour and the raw one = show --format folded');
 
         // -- hostile names: text only
         const hUrl = new URL(page.url());

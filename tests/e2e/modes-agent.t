@@ -53,6 +53,8 @@ profile_checks() { # LABEL IMAGE
     like "$(grep -o 'allocations ([a-z]*)' "$out"/*.alloc.svg | head -1)" 'allocations \(bytes\)' "$label: alloc SVG: the title says bytes"
     like "$(grep -o '([0-9,]* bytes, [0-9.]*%)' "$out"/*.alloc.svg | head -1)" 'bytes' "$label: alloc SVG: tooltips in bytes"
     like "$(head -c 2048 "$out"/*.alloc.svg)" 'profile-type: alloc' "$label: alloc SVG: carries its type"
+    like "$(grep -A1 'top classes allocated' "$out/err")" ' 7[0-9]\.[0-9]%  long\[\]$' \
+        "$label: the summary's top class allocated: long[], ~75 % of the bytes"
 
     # ---- lock ----
     local mon solo total

@@ -37,19 +37,20 @@ static void test_buckets_and_marks(void)
     /* web: 10-s windows 0..60 s, an empty one at 30 s, a gap 60..120 s, then 120..140 s; then
      * 1-min compacted windows 200..380 s */
     store_point web[] = {
-        {T0, T0 + 10000, 100},           {T0 + 10000, T0 + 20000, 100},
-        {T0 + 20000, T0 + 30000, 100},   {T0 + 30000, T0 + 40000, 0},
-        {T0 + 40000, T0 + 50000, 100},   {T0 + 50000, T0 + 60000, 100},
-        {T0 + 120000, T0 + 130000, 50},  {T0 + 130000, T0 + 140000, 50},
-        {T0 + 200000, T0 + 260000, 600}, {T0 + 260000, T0 + 320000, 600},
-        {T0 + 320000, T0 + 380000, 600},
+        {T0, T0 + 10000, 100, 100},           {T0 + 10000, T0 + 20000, 100, 100},
+        {T0 + 20000, T0 + 30000, 100, 100},   {T0 + 30000, T0 + 40000, 0, 100},
+        {T0 + 40000, T0 + 50000, 100, 100},   {T0 + 50000, T0 + 60000, 100, 100},
+        {T0 + 120000, T0 + 130000, 50, 100},  {T0 + 130000, T0 + 140000, 50, 100},
+        {T0 + 200000, T0 + 260000, 600, 100}, {T0 + 260000, T0 + 320000, 600, 100},
+        {T0 + 320000, T0 + 380000, 600, 100},
     };
     /* the same container, its JVM restarted (new pid) at 400 s */
-    store_point restarted[] = {{T0 + 400000, T0 + 410000, 10}};
+    store_point restarted[] = {{T0 + 400000, T0 + 410000, 10, 50}};
     /* a new container under the same name at 500 s */
-    store_point recreated[] = {{T0 + 500000, T0 + 510000, 10}};
+    store_point recreated[] = {{T0 + 500000, T0 + 510000, 10, 0}};
     /* another container, running from before the range: no mark */
-    store_point other[] = {{T0 - 10000, T0 + 10000, 20}, {T0 + 10000, T0 + 20000, 10}};
+    store_point other[] = {{T0 - 10000, T0 + 10000, 20, 0}, {T0 + 10000, T0 + 20000, 10, 0}};
+    /* web at 100 Hz, its restarted JVM at 50 Hz; the others say no rate */
     store_series s[] = {
         series("h", "aaaa1111", "web", 10, web, sizeof web / sizeof *web),
         series("h", "aaaa1111", "web", 11, restarted, 1),
@@ -71,6 +72,12 @@ static void test_buckets_and_marks(void)
        "a compacted minute shared by its six buckets");
     ok(t.series[3].samples[0] == 10 && t.series[3].covered[0] == 10000,
        "a window half before the range: half its samples, its part");
+    /* cores: samples / frequency over the bucket's length */
+    is_num(w->cores[0], 0.1, "100 samples at 100 Hz in 10 s: 0.1 cores");
+    is_num(w->cores[3], 0, "the empty window: no CPU");
+    is_num(w->cores[20], 0.1, "a compacted minute: its share of 600 samples, 0.1 cores");
+    is_num(t.series[1].cores[40], 10.0 / 50 / 10, "at 50 Hz a sample is 20 ms");
+    is_num(t.series[3].cores[0], 0, "no rate stored: no CPU figure");
     int gaps = 0, compacted = 0, restart = 0, recreated_n = 0;
     for (size_t i = 0; i < t.nmarks; i++) {
         const web_mark *m = &t.marks[i];

@@ -126,6 +126,9 @@ static void test_put_and_query(void)
            tl.series[0].pts[1].samples == 6 && tl.series[0].pts[1].start_ms == T0 + 10000 &&
            !strcmp(tl.series[0].container_name, "web") && tl.series[0].jvm_pid == 1,
        "one series, its windows in order");
+    ok(tl.n == 1 && tl.series[0].n == 2 && tl.series[0].pts[0].frequency == 99 &&
+           tl.series[0].pts[1].frequency == 49,
+       "with each window's sampling rate (the page's CPU in cores)");
     store_timeline_free(&tl);
 
     store_listing ls = {0};

@@ -17,6 +17,7 @@
     var tlSeq = 0;       // the same for the timeline
 
     var timeline = new DF.Timeline($("timeline"));
+    var hostview = new DF.HostView($("hostview"));
     var graph = new DF.Graph($("graph"));
     var diffg = new DF.Graph($("diffgraph"));
     var callers = new DF.Graph($("sw-callers"));
@@ -180,6 +181,8 @@
             if (my !== tlSeq) return;
             tl = t;
             timeline.setData(t);
+            hostview.setData(t);
+            if (st.view === "host") renderHost();
             $("from").value = st.from || U.time(t.since);
             $("to").value = st.to || "now";
             timeline.draw();
@@ -200,7 +203,7 @@
     // ---- the views ----
 
     function showView(v) {
-        ["flame", "table", "sandwich", "diff"].forEach(function (k) {
+        ["flame", "table", "sandwich", "diff", "host"].forEach(function (k) {
             $("view-" + k).hidden = k !== v;
         });
         Array.prototype.forEach.call(document.querySelectorAll("#tabs button"), function (b) {
@@ -355,6 +358,37 @@
         };
     }
 
+    // ---- the host view: every container's stored CPU over the range ----
+
+    function renderHost() {
+        if (!tl) return status($("status"), "loading\u2026");
+        hostview.draw();
+        var hosts = {};
+        hostview.rows.forEach(function (r) { hosts[r.host] = 1; });
+        status($("status"), hostview.rows.length + " container" + (hostview.rows.length === 1 ? "" : "s") + " on " +
+            Object.keys(hosts).length + " host" + (Object.keys(hosts).length === 1 ? "" : "s") + ", " +
+            rangeText(tl) + "; click a band for that container's flame graph of that time");
+        performance.mark("host-painted");
+    }
+
+    hostview.onselect = function (row, band) {
+        // a name that is not valid UTF-8 is chosen by its id (as the timeline does)
+        go({ view: "", c: [row.name.indexOf("\uFFFD") >= 0 && row.id ? row.id : row.name],
+            since: U.iso(band.from), until: U.iso(band.to), zoom: "" });
+    };
+    hostview.onhover = function (hit, e) {
+        if (!hit) return tooltip(null, e);
+        var lines = [hit.row.name, "host " + hit.row.host + ", JVM " + hit.row.pids.join(", ")];
+        if (hit.from !== undefined) {
+            lines.push(U.clock(hit.from) + " \u2013 " + U.clock(hit.to, hit.from));
+            lines.push(hit.band ? hit.cores.toFixed(2) + " cores" : "not recording");
+        }
+        if (hit.band)
+            lines.push("this run: " + U.clock(hit.band.from) + " \u2013 " + U.clock(hit.band.to, hit.band.from) +
+                ", " + hit.band.cpu.toFixed(1) + " CPU seconds (click: its flame graph)");
+        tooltip(lines, e);
+    };
+
     function renderDiff() {
         var my = ++seq;
         fillDiffContainers();
@@ -417,6 +451,7 @@
             o.textContent = c.name + " (" + c.image + ")";
             sel.appendChild(o);
         });
+        sel.value = st["b.c"] && st["b.c"].length ? st["b.c"][0] : "";
     }
 
     // a preset that would overlap A is of no use: off
@@ -606,13 +641,14 @@
         if (e.key === "/") {
             e.preventDefault();
             $("search").focus();
-        } else if (e.key >= "1" && e.key <= "4") {
-            go({ view: ["", "table", "sandwich", "diff"][Number(e.key) - 1] });
+        } else if (e.key >= "1" && e.key <= "5") {
+            go({ view: ["", "table", "sandwich", "diff", "host"][Number(e.key) - 1] });
         }
     });
 
     function redraw() {
         if (tl) timeline.draw();
+        if (tl && st.view === "host") hostview.draw();
         [graph, diffg, callers, callees].forEach(function (g) { if (g.n) g.draw(); });
     }
     var resizing = null;
@@ -636,6 +672,7 @@
         if (v === "table") return renderTable();
         if (v === "sandwich") return renderSandwich();
         if (v === "diff") return renderDiff();
+        if (v === "host") return renderHost();
         return renderFlame();
     }
 
@@ -656,11 +693,21 @@
                 return { name: s.name, pid: s.pid, id: s.id, windows: s.windows, total: s.total };
             }), marks: tl.marks } : null,
             exportRange: cur.exportRange || null,
+            host: hostview.tl ? { step: hostview.tl.step, rows: hostview.rows.map(function (r) {
+                return { host: r.host, id: r.id, name: r.name, pids: r.pids, bands: r.bands.map(function (b) {
+                    return { from: b.from, to: b.to, cpu: b.cpu, peak: b.peak };
+                }) };
+            }) } : null,
         };
     };
     // Pixels of the timeline for a time, and of a graph node, for the tests' mouse.
     window.dfGeometry = {
         timelineX: function (ms) { return timeline.px(ms); },
+        // the middle of band k of the host view's row for container id
+        hostBand: function (id, k) {
+            var r = hostview.rows.find(function (x) { return x.id === id; });
+            return r && r.bands[k] ? hostview.bandXY(r, r.bands[k]) : null;
+        },
         node: function (path) {
             var i = graph.find(path);
             if (i < 0) return null;
@@ -674,10 +721,16 @@
 
     applyTheme();
     st = U.parseState(location.search);
+    // the timeline, the view and the sources are asked at once: the view's merge is what the
+    // first paint waits for, and the sources (a listing of the whole store) can take a second
+    // of their own; the compare view's container list is filled when they come
+    loadTimeline();
+    render();
     api("sources", "").then(function (s) {
         sources = s;
         $("store").textContent = s.store;
+        if (st.view === "diff") fillDiffContainers();
     }).catch(function (e) {
         status($("status"), e.message, true);
-    }).then(loadTimeline).then(render);
+    });
 })();

@@ -235,3 +235,187 @@ DF.Timeline = (function () {
 
     return Timeline;
 })();
+
+// The host view: the stored CPU of every container of the host over the range (cores, from each
+// window's samples and rate: the server's "cores"), one row per container (its JVMs, restarts
+// included, in one row), rows grouped by host, Trace-Compass-like: a band where the container was
+// recorded, shaded by the cores it held. A click on a band chooses that container and the band's
+// time (the flame graph of that run). Names are drawn as text, never markup.
+DF.HostView = (function () {
+    var LABEL_W = 210, ROW_H = 22, HOST_H = 20, AXIS_H = 22, PAD_R = 10;
+
+    function HostView(canvas) {
+        this.canvas = canvas;
+        this.ctx = canvas.getContext("2d");
+        this.tl = null;
+        this.rows = [];
+        this.onselect = null;
+        this.onhover = null;
+        var self = this;
+        canvas.addEventListener("click", function (e) {
+            var hit = self.hit(e.offsetX, e.offsetY);
+            if (hit && hit.band && self.onselect) self.onselect(hit.row, hit.band);
+        });
+        canvas.addEventListener("mousemove", function (e) {
+            if (self.onhover) self.onhover(self.hit(e.offsetX, e.offsetY), e);
+        });
+        canvas.addEventListener("mouseleave", function (e) {
+            if (self.onhover) self.onhover(null, e);
+        });
+    }
+
+    HostView.prototype.width = function () {
+        return this.canvas.clientWidth || 800;
+    };
+    HostView.prototype.px = function (ms) {
+        var w = this.width() - LABEL_W - PAD_R;
+        return LABEL_W + (ms - this.tl.since) / (this.tl.until - this.tl.since) * w;
+    };
+
+    // Rows from the timeline's series: a container (host, id) per row, its JVMs' cores added;
+    // bands: runs of buckets something was recorded in, clipped to the range.
+    HostView.prototype.setData = function (tl) {
+        this.tl = tl;
+        var rows = [], byKey = {}, max = 0;
+        tl.series.forEach(function (s) {
+            var key = s.host + "\u0000" + s.id, r = byKey[key];
+            if (!r) {
+                r = byKey[key] = { host: s.host, id: s.id, name: s.name, pids: [], bands: [],
+                    cores: new Array(tl.buckets).fill(0), covered: new Array(tl.buckets).fill(false) };
+                rows.push(r);
+            }
+            r.pids.push(s.pid);
+            for (var i = 0; i < tl.buckets; i++) {
+                r.cores[i] += (s.cores && s.cores[i]) || 0;
+                if (s.covered[i] > 0) r.covered[i] = true;
+            }
+        });
+        rows.sort(function (a, b) {
+            return a.host < b.host ? -1 : a.host > b.host ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+        });
+        rows.forEach(function (r) {
+            for (var i = 0; i < tl.buckets; i++) {
+                max = Math.max(max, r.cores[i]);
+                if (!r.covered[i]) continue;
+                var b = r.bands[r.bands.length - 1];
+                if (b && b.b1 === i - 1) {
+                    b.b1 = i;
+                } else {
+                    r.bands.push({ b0: i, b1: i });
+                }
+            }
+            r.bands.forEach(function (b) {
+                b.from = Math.max(tl.from + b.b0 * tl.step, tl.since);
+                b.to = Math.min(tl.from + (b.b1 + 1) * tl.step, tl.until);
+                b.cpu = 0; // CPU seconds
+                b.peak = 0;
+                for (var k = b.b0; k <= b.b1; k++) {
+                    b.cpu += r.cores[k] * tl.step / 1000;
+                    b.peak = Math.max(b.peak, r.cores[k]);
+                }
+            });
+        });
+        this.rows = rows;
+        this.max = max || 1;
+        // the layout: a host's line, then its containers
+        var y = 0, last = null;
+        this.lines = [];
+        var self = this;
+        rows.forEach(function (r) {
+            if (r.host !== last) {
+                self.lines.push({ host: r.host, y: y });
+                y += HOST_H;
+                last = r.host;
+            }
+            r.y = y;
+            self.lines.push({ row: r, y: y });
+            y += ROW_H;
+        });
+        this.height = y;
+    };
+
+    // What is at (x, y): the row, the bucket, the band.
+    HostView.prototype.hit = function (x, y) {
+        if (!this.tl) return null;
+        var row = null;
+        for (var i = 0; i < this.rows.length; i++)
+            if (y >= this.rows[i].y && y < this.rows[i].y + ROW_H) row = this.rows[i];
+        if (!row || x < LABEL_W) return row ? { row: row } : null;
+        var w = this.width() - LABEL_W - PAD_R, tl = this.tl;
+        var ms = tl.since + (x - LABEL_W) / w * (tl.until - tl.since);
+        var b = Math.floor((ms - tl.from) / tl.step);
+        var band = row.bands.find(function (bd) { return b >= bd.b0 && b <= bd.b1; }) || null;
+        return { row: row, bucket: b, from: tl.from + b * tl.step, to: tl.from + (b + 1) * tl.step,
+            cores: b >= 0 && b < tl.buckets ? row.cores[b] : 0, band: band };
+    };
+
+    // The middle of a band in CSS pixels (the tests' mouse).
+    HostView.prototype.bandXY = function (row, band) {
+        return { x: (this.px(band.from) + this.px(band.to)) / 2, y: row.y + ROW_H / 2 };
+    };
+
+    HostView.prototype.draw = function () {
+        var cv = this.canvas, ctx = this.ctx, tl = this.tl;
+        var w = this.width(), h = (this.height || ROW_H) + AXIS_H, dpr = window.devicePixelRatio || 1;
+        if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(h * dpr)) {
+            cv.width = Math.round(w * dpr);
+            cv.height = Math.round(h * dpr);
+            cv.style.height = h + "px";
+        }
+        ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+        var cs = getComputedStyle(document.documentElement);
+        var fg = cs.getPropertyValue("--fg").trim() || "#000";
+        var muted = cs.getPropertyValue("--muted").trim() || "#888";
+        ctx.fillStyle = cs.getPropertyValue("--graph-bg").trim() || "#fff";
+        ctx.fillRect(0, 0, w, h);
+        ctx.font = "12px system-ui, sans-serif";
+        ctx.textBaseline = "middle";
+        if (!tl || !this.rows.length) {
+            ctx.fillStyle = muted;
+            ctx.fillText(tl ? "nothing recorded in this range" : "loading\u2026", LABEL_W, ROW_H / 2);
+            return;
+        }
+        var self = this, stepPx = this.px(tl.from + tl.step) - this.px(tl.from);
+        var clip = function (t) { return t.length > 30 ? t.slice(0, 29) + "\u2026" : t; };
+        this.lines.forEach(function (l, k) {
+            if (l.host !== undefined) {
+                ctx.fillStyle = fg;
+                ctx.font = "bold 12px system-ui, sans-serif";
+                ctx.fillText(clip("host " + l.host), 4, l.y + HOST_H / 2);
+                ctx.font = "12px system-ui, sans-serif";
+                return;
+            }
+            var r = l.row, y = l.y;
+            ctx.fillStyle = k % 2 ? "rgba(128,128,128,0.06)" : "rgba(128,128,128,0.0)";
+            ctx.fillRect(0, y, w, ROW_H);
+            ctx.fillStyle = fg;
+            ctx.fillText(clip(r.name + (r.pids.length > 1 ? " (" + r.pids.length + " JVMs)" : "")), 14, y + ROW_H / 2);
+            // the cells: lighter when idle, darker the more cores (one scale for every row)
+            for (var i = 0; i < tl.buckets; i++) {
+                if (!r.covered[i]) continue;
+                var x0 = Math.max(self.px(tl.from + i * tl.step), LABEL_W);
+                var x1 = Math.min(self.px(tl.from + i * tl.step) + stepPx, w - PAD_R);
+                if (x1 <= x0) continue;
+                var f = r.cores[i] / self.max;
+                ctx.fillStyle = "hsl(" + (210 - Math.round(f * 200)) + ",70%," + Math.round(88 - f * 43) + "%)";
+                ctx.fillRect(x0, y + 3, Math.max(x1 - x0, 0.5), ROW_H - 6);
+            }
+            // the bands' outlines: what a click chooses
+            ctx.strokeStyle = muted;
+            ctx.lineWidth = 1;
+            r.bands.forEach(function (b) {
+                var bx0 = Math.max(self.px(b.from), LABEL_W), bx1 = Math.min(self.px(b.to), w - PAD_R);
+                ctx.strokeRect(bx0 + 0.5, y + 2.5, Math.max(bx1 - bx0 - 1, 0.5), ROW_H - 5);
+            });
+        });
+        var ay = this.height;
+        ctx.fillStyle = muted;
+        ctx.fillRect(LABEL_W, ay, w - LABEL_W - PAD_R, 1);
+        ctx.fillText(DF.util.clock(tl.since), LABEL_W, ay + 13);
+        var end = DF.util.clock(tl.until, tl.since);
+        ctx.fillText(end, w - PAD_R - ctx.measureText(end).width, ay + 13);
+        ctx.fillText("darker: more cores (" + this.max.toFixed(2) + " at most)", LABEL_W + 160, ay + 13);
+    };
+
+    return HostView;
+})();

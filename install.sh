@@ -31,7 +31,8 @@ t0=$(date +%s.%N)
 pkgs=(gcc make pkg-config libc6-dev curl ca-certificates libcurl4-openssl-dev libjansson-dev
       libseccomp-dev libcap-dev linux-perf openjdk-17-jdk-headless
       libsqlite3-dev libssl-dev zlib1g-dev # these three: the profile store (store/store.mk)
-      libmicrohttpd-dev) # serve's HTTP server (plugin/plugin.mk, docs/SERVE.md)
+      libmicrohttpd-dev # serve's HTTP server (plugin/plugin.mk, docs/SERVE.md)
+      clang libbpf-dev libelf-dev) # the sidecar's compiled BPF program and its static libbpf (sidecar/sidecar.mk)
 engine_answers() { curl -fsS --max-time 3 --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2>&1; }
 # libc6-dbg: the demo image carries libc's debug file, so its flame graph names start_thread
 # (docker-flame reads a target's own /usr/lib/debug; tests/fixtures/build.sh)

@@ -44,5 +44,15 @@ $(BUILD)/bench/interp-cost: bench/interp-cost.c
 # bench/bench-walk.sh; docs/BENCHMARKS.md "Stack walking"): part of `make bench`.
 $(BUILD)/bench/walk-cost: $(BUILD)/obj/bench/walk-cost.o $(BUILD)/obj/tests/walk/fixture.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
 	@mkdir -p $(@D)
-	$(CC) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm
+	$(CC) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lbpf -lelf -lz -lm
 bench: $(BUILD)/bench/walk-cost
+
+# `make bench-offcpu PID=<a process of the target's PID namespace>`: the off-CPU programs' cost
+# per context switch and their samples (bench/offcpu-cost.c; docs/BENCHMARKS.md "Off-CPU").
+# Root, on the host. Not part of `make bench`.
+.PHONY: bench-offcpu
+bench-offcpu: $(BUILD)/bench/offcpu-cost
+	$(BUILD)/bench/offcpu-cost $(PID) 10
+$(BUILD)/bench/offcpu-cost: $(BUILD)/obj/bench/offcpu-cost.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ -lseccomp -lcap -lbpf -lelf -lz -lm

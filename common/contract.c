@@ -169,8 +169,13 @@ const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1] = {
      "kernel took, kernel.perf_event_max_stack, 127)", .lo = 1, .hi = CT_MAX_STACK_MAX},
     {.lng = "mode", .kind = ARG_CHOICE, .off = F(modes, unsigned), .meta = "MODE[,MODE]",
      .help = "what to profile (default cpu): cpu (time on CPU), alloc (bytes\n"
-     "allocated, leaf = the class), lock (time waiting to enter a\nmonitor); several: "
-     "one output file per mode;\ntop, record, host: cpu only for now (docs/MODES.md)", .choices = ct_mode_names, .flags = ARG_LIST},
+     "allocated, leaf = the class), lock (time waiting to enter a\nmonitor), offcpu (time "
+     "off CPU), wall (on + off CPU); several:\none output file per mode; top, record, host: cpu "
+     "only for now\n(docs/MODES.md)",
+     .choices = ct_mode_names, .flags = ARG_LIST},
+    {.lng = "offcpu-min", .kind = ARG_DURATION, .off = F(offcpu_min_ms, uint64_t), .meta = "TIME",
+     .help = "--mode offcpu, wall: leave out intervals off CPU shorter than\nTIME (default 0: "
+     "every one)", .lo = 0, .hi = 3600000},
     {.lng = NULL}, /* the end */
 };
 // clang-format on

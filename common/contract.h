@@ -83,6 +83,8 @@ typedef struct ct_args {
     int sampling; /* enum ct_sampling; sent only when not auto, so an older sidecar still runs */
     /* --mode: CT_MODE_BIT()s; 0 = not given (= CT_MODES_DEFAULT: the verbs' ct_modes_of()) */
     unsigned modes;
+    /* --offcpu-min (modes wall, offcpu): intervals off CPU shorter than this are not counted */
+    uint64_t offcpu_min_ms;
     /* host: comma-separated full container ids whose JVMs get the agent (the containers of the
      * plugin's own engine, or those of --container), each "<id>:<pid>" with the host pid of the
      * container's main process (State.Pid): a JVM gets the agent only in that process's mount
@@ -103,7 +105,7 @@ typedef struct ct_args {
  * ct_argv_build() sends it whenever it differs from ct_args_default(). A new recording option is
  * a field of ct_args, an entry here (its offset into ct_args; no store(), no ARG_LIST), and the
  * sidecar's use of it (HACKING.md "Add a recording option"). The entry after the last is empty. */
-#define CT_RECORD_NSPECS 2
+#define CT_RECORD_NSPECS 3
 extern const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1];
 /* The group of a verb whose ct_args is at `off` in its struct. */
 #define CT_RECORD_GROUP(off)                                                                       \

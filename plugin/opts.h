@@ -35,7 +35,8 @@ typedef struct flame_opts {
 
 /* The modes the profile verb records (--mode, docs/MODES.md). */
 #define OPTS_MODES                                                                                 \
-    (CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_ALLOC) | CT_MODE_BIT(CT_MODE_LOCK))
+    (CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_ALLOC) | CT_MODE_BIT(CT_MODE_LOCK) |           \
+     CT_MODE_BIT(CT_MODE_WALL) | CT_MODE_BIT(CT_MODE_OFFCPU))
 
 /* The profile verb's grammar (also read by shell completion, plugin/complete.c). */
 extern const args_verb opts_grammar;

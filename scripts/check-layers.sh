@@ -30,7 +30,7 @@ rule 'store/*.[ch]' "common/$H|flame/$H|store/$H" 'store/ knows no sidecar or pl
 rule 'mounts/*.[ch]' "common/$H|mounts/$H" 'the agent knows only common/'
 rule 'sidecar/*.[ch]' "common/$H|flame/$H|sidecar/$H|sidecar/recorder/recorder[.]h" \
     'the sidecar knows no plugin/, and the recorder only through its face, recorder/recorder.h'
-rule 'sidecar/recorder/*.[ch]' "common/$H|flame/$H|sidecar/sidecar[.]h|sidecar/session[.]h|sidecar/recorder/$H" \
+rule 'sidecar/recorder/*.[ch]' "common/$H|flame/$H|sidecar/sidecar[.]h|sidecar/session[.]h|sidecar/recorder/$H|sidecar/recorder/bpf/$H|[a-z0-9_]+[.]bpf[.]h" \
     'the recorder knows of the rest of the sidecar only its bounds (sidecar.h) and session'
 rule 'plugin/engine/*.[ch]' "common/$H|plugin/engine/$H" \
     'the Engine API client (plugin/engine/) knows no sidecar, no run, no verb'

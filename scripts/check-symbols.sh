@@ -71,7 +71,8 @@ map=$(mktemp)
 trap 'rm -f "$map"' EXIT
 objs=
 for dir in "$@"; do
-    for src in $(find "$dir" -name '*.c' | sort); do
+    for src in $(find "$dir" -name '*.c' ! -name '*.bpf.c' | sort); do
+        # *.bpf.c: BPF programs (clang -target bpf), carried as bytes in their loader's object
         case $src in
         mounts/*) obj=$BUILD/pic/${src%.c}.o ;;
         *) obj=$BUILD/obj/${src%.c}.o ;;

@@ -227,6 +227,15 @@ int main(int argc, char **argv)
         return finish(&err);
     }
 
+    if (sc_perf_mode(&s.o) != CT_MODE_CPU) {
+        /* off-CPU samples come from our per-CPU recorder only (docs/SIDECAR.md "Off-CPU") */
+        if (s.o.verb != CT_RECORD || s.o.sampling == CT_SAMPLING_THREAD) {
+            sc_fail(&err, CT_ERR_USAGE,
+                    "--mode wall/offcpu: one-shot profiles with per-CPU sampling only");
+            return finish(&err);
+        }
+        s.sampling = s.o.sampling = CT_SAMPLING_CPU; /* refused: E perf_denied, exit 6 */
+    }
     if (s.o.verb == CT_HOST)
         return finish(host_main(&s, &err) < 0 ? &err : NULL);
     if (s.o.kernel && kernel_symbols(&s, &err) < 0)

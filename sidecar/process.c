@@ -256,6 +256,9 @@ int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folde
          * `-i -` reads the pipe-format data from stdin (the file is ours, opened by the caller). */
         const char *fields =
             cpu ? "comm,pid,tid,cpu,time,event,ip,sym,dso" : "comm,pid,tid,time,event,ip,sym,dso";
+        /* wall, offcpu: each sample weighs its period, ns (on CPU: 1e9/Hz; off: its time) */
+        if (!cpu && sc_perf_mode(&s->o) != CT_MODE_CPU)
+            fields = "comm,pid,tid,time,period,event,ip,sym,dso";
         /* --max-stack: the walked stacks go deeper than perf's default of 127 frames (the
          * walker's 2048, the kernel's part, the context markers) */
         const char *argv[18] = {"perf", "script", "-i", "-", "-F", fields, "--max-stack", "2200"};
@@ -346,9 +349,23 @@ static int emit_folded(void *ctx, const char *stack, size_t len, unsigned long l
     return 0;
 }
 
+static int emit_mode(void *ctx, const char *stack, size_t len, unsigned long long count)
+{
+    sc_out_mode(*(const enum ct_mode *)ctx, 0, stack, len, count);
+    return 0;
+}
+
 int sc_emit_folded(const folder *f)
 {
     return folder_each(f, emit_folded, NULL);
+}
+
+enum ct_mode sc_perf_mode(const ct_args *a)
+{
+    unsigned m = ct_modes_of(a);
+    return m & CT_MODE_BIT(CT_MODE_WALL)     ? CT_MODE_WALL
+           : m & CT_MODE_BIT(CT_MODE_OFFCPU) ? CT_MODE_OFFCPU
+                                             : CT_MODE_CPU;
 }
 
 void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t *bytes)
@@ -421,19 +438,25 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
                     .kernel = s->kernel_text != 0, /* kernel frames marked _[k] */
                     .root_for_pid = s->n > 1 ? sc_root_for_pid : NULL,
                     .root_ctx = s};
+    enum ct_mode pm = sc_perf_mode(&s->o);
+    fo.period = pm != CT_MODE_CPU;
     folder *f = folder_new(&fo);
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    /* cpu not asked for (--mode alloc, lock): the samples are not processed nor sent.
-     * NEEDSWORK: not recording them at all (the recorder runs for every mode today). */
-    bool cpu = ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_CPU);
-    _cleanup_close_ int data = cpu ? sc_work_open(SC_WORK_DATA, O_RDONLY) : -1;
-    int rc = !cpu       ? 0
+    /* neither cpu, wall nor offcpu asked for (--mode alloc, lock): the samples are not
+     * processed nor sent. NEEDSWORK: not recording them at all (the recorder runs for every
+     * mode today). */
+    bool perf = pm != CT_MODE_CPU || (ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_CPU));
+    _cleanup_close_ int data = perf ? sc_work_open(SC_WORK_DATA, O_RDONLY) : -1;
+    int rc = !perf      ? 0
              : data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
                         : sc_perf_script(s, data, true, false, f, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
-        sc_emit_folded(f);
+        if (pm == CT_MODE_CPU)
+            sc_emit_folded(f);
+        else
+            folder_each(f, emit_mode, &pm); /* M lines, ns */
         sc_emit_modes(s);
         sc_emit_summary(s, f, map_lines, map_bytes,
                         ct_sampling_name((enum ct_sampling)s->sampling));

@@ -8,7 +8,7 @@ SIDECAR_ASAN := $(SIDECAR_SRCS:%.c=$(BUILD)/asan/%.o)
 all: $(BUILD)/flame-sidecar $(BUILD)/flame-sidecar.tar
 
 $(BUILD)/flame-sidecar: $(BUILD)/obj/sidecar/main.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
-	$(CC) -static -o $@ $^ -lseccomp -lcap -lm
+	$(CC) -static -o $@ $^ -lseccomp -lcap -lbpf -lelf -lz -lm
 
 # The image rootfs. The agent is a prerequisite whenever the JDK's headers are there to build it,
 # so `make -j` never packs the image before the agent exists; without a JDK the image has none
@@ -22,7 +22,9 @@ $(BUILD)/flame-sidecar.tar: $(BUILD)/flame-sidecar sidecar/build-rootfs.sh $(AGE
 # build/bpf/NAME.bpf.h (`static const unsigned char NAME_bpf[]`, NAME of [a-z0-9_]). Its loader,
 # beside it in sidecar/recorder/, includes "NAME.bpf.h": the static sidecar carries its programs.
 BPF_CLANG  ?= clang
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -D_GNU_SOURCE -I.
+# asm/types.h lives in the multiarch directory, which clang -target bpf does not search
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -D_GNU_SOURCE -I. \
+              -I/usr/include/$(shell $(CC) -dumpmachine)
 BPF_SRCS   := $(wildcard sidecar/recorder/bpf/*.bpf.c)
 BPF_HDRS   := $(BPF_SRCS:sidecar/recorder/bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.h)
 $(BUILD)/bpf/%.bpf.o: sidecar/recorder/bpf/%.bpf.c
@@ -42,14 +44,14 @@ SIDECAR_TEST_SRCS := $(wildcard tests/unit/sidecar_*.c)
 UNIT_TESTS += $(SIDECAR_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
 $(BUILD)/tests/sidecar_%.t: $(BUILD)/asan/tests/unit/sidecar_%.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -o $@ $^ -lseccomp -lcap -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -lseccomp -lcap -lbpf -lelf -lz -lm
 
 # The stack walker's recorded samples (tests/walk/README.md): the capture tool (run by hand, as
 # root, against a JVM on the host) and the replay test are linked with pread interposed
 # (tests/walk/fixture.c).
 $(BUILD)/tests/walk-capture: $(BUILD)/obj/tests/walk/capture.o $(BUILD)/obj/tests/walk/fixture.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
 	@mkdir -p $(@D)
-	$(CC) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm
+	$(CC) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lbpf -lelf -lz -lm
 $(BUILD)/tests/sidecar_walk_replay.t $(BUILD)/tests/sidecar_walk_hostile.t: $(BUILD)/tests/%.t: $(BUILD)/asan/tests/unit/%.o $(BUILD)/asan/tests/walk/fixture.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lm
+	$(CC) $(SANFLAGS) -Wl,--wrap=pread -o $@ $^ -lseccomp -lcap -lbpf -lelf -lz -lm

@@ -151,6 +151,77 @@ static int errno_class(int e)
     }
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* PRIVILEGED. The off-CPU programs for o's namespace (offcpu.h), loaded, not attached. */
+static int load_offcpu(sc_percpu *s, const sc_percpu_opts *o, flame_err *err)
+{
+    struct stat st;
+    if (fstat(o->pidns_fd, &st) < 0) {
+        flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "fstat the PID namespace");
+        err->detail = SC_PERCPU_E_OTHER;
+        return -1;
+    }
+    sc_offcpu_opts oo = {.dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev),
+                         .ino = (uint64_t)st.st_ino,
+                         .min_ns = o->offcpu_min_ns,
+                         .rate = o->offcpu_rate};
+    for (int i = 0; i < o->n_exclude && i < SC_OFFCPU_MAX_EXCLUDE; i++)
+        oo.exclude[oo.n_exclude++] = o->exclude[i];
+    if (sc_offcpu_load(&s->oc, &oo, err) < 0) {
+        err->detail = SC_PERCPU_E_PERF_DENIED; /* the caller says so; no fallback gives it */
+        return -1;
+    }
+    return 0;
+}
+
+/* PRIVILEGED. CPU cpu's bpf-output event: the off-CPU program writes its samples there, with
+ * the user registers, callchain and stack copy of the task switching in, like cpu-clock's. */
+static int open_offcpu_ring(sc_percpu *s, int cpu, unsigned pages, flame_err *err)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_BPF_OUTPUT;
+    a.sample_period = 1;
+    a.sample_type =
+        (s->attr.sample_type & ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)) |
+        PERF_SAMPLE_RAW | (s->attr.sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER));
+    a.sample_regs_user = s->attr.sample_regs_user;
+    a.sample_stack_user = s->attr.sample_stack_user;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.exclude_callchain_kernel = 1; /* the user chain of current (task_pt_regs) */
+    a.sample_id_all = 1;            /* its LOST records carry the same trailer */
+    a.use_clockid = s->attr.use_clockid;
+    a.clockid = s->attr.clockid;
+    a.disabled = 1;
+    a.watermark = 1;
+    a.wakeup_watermark = (uint32_t)((size_t)pages * (size_t)sysconf(_SC_PAGESIZE) / 2);
+    int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        flame_fail_errno(err, FLAME_EXIT_PERF, e, "perf_event_open(bpf-output, CPU %d)", cpu);
+        err->detail = errno_class(e);
+        return -1;
+    }
+    ring *r = &s->rings[s->n++];
+    r->fd = fd;
+    r->cpu = cpu;
+    r->offcpu = true;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &r->id) < 0)
+        r->id = 0;
+    if (map_ring(r, pages, err) < 0 || sc_offcpu_set_output(s->oc, cpu, fd, err) < 0)
+        return -1;
+    return 0;
+}
+
 int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
 {
     *out = NULL;
@@ -174,8 +245,10 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
         return -1;
     }
     sc_percpu *s = calloc(1, sizeof *s);
-    if (!s || !(s->rings = calloc((size_t)ncpu, sizeof *s->rings)) ||
-        !(s->pfd = calloc((size_t)ncpu + 1, sizeof *s->pfd)) || !(s->out = malloc(OUT_FLUSH * 2))) {
+    int per_cpu = o->offcpu ? 2 : 1; /* off-CPU: a bpf-output event per CPU too */
+    if (!s || !(s->rings = calloc((size_t)ncpu * (size_t)per_cpu, sizeof *s->rings)) ||
+        !(s->pfd = calloc((size_t)ncpu * (size_t)per_cpu + 1, sizeof *s->pfd)) ||
+        !(s->out = malloc(OUT_FLUSH * 2))) {
         if (s) {
             free(s->rings);
             free(s->pfd);
@@ -198,6 +271,12 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     a->config = PERF_COUNT_SW_CPU_CLOCK; /* hrtimer based: works in VMs without a PMU */
     a->freq = 1;                         /* cpu-clock turns this into a fixed period of 1/freq s */
     a->sample_freq = o->freq;
+    if (o->offcpu == SC_PERCPU_OFFCPU) {
+        /* no cpu-clock samples: an event that never samples, for the side-band records */
+        a->config = PERF_COUNT_SW_DUMMY;
+        a->freq = 0;
+        a->sample_period = 1;
+    }
     a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                      PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
     if (o->interp) {
@@ -236,7 +315,11 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     a->watermark = 1;
     a->wakeup_watermark = (uint32_t)((size_t)pages * (size_t)sysconf(_SC_PAGESIZE) / 2);
 
-    if (!o->user_filter_only) {
+    if (o->offcpu && load_offcpu(s, o, err) < 0) {
+        sc_percpu_close(s);
+        return -1;
+    }
+    if (!o->user_filter_only && o->offcpu != SC_PERCPU_OFFCPU) {
         s->prog_fd = sc_pc_load_filter(o, err);
         if (s->prog_fd < 0) {
             sc_percpu_close(s);
@@ -278,10 +361,21 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
         }
         if (ioctl(fd, PERF_EVENT_IOC_ID, &r->id) < 0)
             r->id = 0;
-        if (map_ring(r, pages, err) < 0) {
+        if (map_ring(r, o->offcpu == SC_PERCPU_OFFCPU ? 16 : pages, err) < 0) {
             sc_percpu_close(s);
             return -1;
         }
+    }
+    s->n_main = s->n;
+    for (int i = 0; s->oc && i < s->n_main; i++)
+        if (open_offcpu_ring(s, s->rings[i].cpu, o->offcpu == SC_PERCPU_WALL ? 32 : 64, err) < 0) {
+            sc_percpu_close(s);
+            return -1;
+        }
+    if (s->oc && sc_offcpu_attach(s->oc, err) < 0) {
+        err->detail = SC_PERCPU_E_PERF_DENIED;
+        sc_percpu_close(s);
+        return -1;
     }
     if (s->n == 0) {
         flame_fail(err, FLAME_EXIT_PERF, "no CPU could be sampled");
@@ -295,6 +389,8 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
         s->prog_fd = -1;
         s->f.st.bpf = true;
     }
+    if (o->offcpu == SC_PERCPU_OFFCPU)
+        s->f.st.bpf = true; /* the off-CPU program judges the namespace in the kernel */
     s->f.st.cpus = s->n;
     s->f.st.boottime = a->use_clockid && a->clockid == CLOCK_BOOTTIME;
     *out = s;
@@ -306,12 +402,18 @@ int sc_percpu_enable(sc_percpu *s, flame_err *err)
     for (int i = 0; i < s->n; i++)
         if (ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
             return flame_fail_errno(err, FLAME_EXIT_PERF, errno, "enable CPU %d", s->rings[i].cpu);
+    if (s->oc)
+        sc_offcpu_start(s->oc, mono_ms());
     return 0;
 }
 
 int sc_percpu_disable(sc_percpu *s, flame_err *err)
 {
     int rc = 0;
+    if (s->oc) {
+        sc_offcpu_pause(s->oc);
+        s->ending = true; /* the next pump writes the samples still held */
+    }
     for (int i = 0; i < s->n; i++)
         if (ioctl(s->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
             rc = flame_fail_errno(err, FLAME_EXIT_PERF, errno, "disable CPU %d", s->rings[i].cpu);
@@ -329,6 +431,7 @@ void sc_percpu_close(sc_percpu *s)
     }
     if (s->prog_fd >= 0)
         close(s->prog_fd);
+    sc_offcpu_close(s->oc);
     for (int k = 0; k < s->n_maps; k++)
         close(s->maps_fd[k]);
     free(s->rings);
@@ -342,6 +445,11 @@ void sc_percpu_get_stats(const sc_percpu *s, sc_percpu_stats *st)
     *st = s->f.st;
 }
 
+void sc_percpu_get_offcpu_stats(const sc_percpu *s, sc_offcpu_stats *st)
+{
+    sc_offcpu_get_stats(s->oc, st);
+}
+
 /* ---------------------------------------------------------------- the file header */
 
 int sc_percpu_write_header(sc_percpu *s, int fd, flame_err *err)
@@ -351,7 +459,7 @@ int sc_percpu_write_header(sc_percpu *s, int fd, flame_err *err)
     put64(h + 8, 16);
     if (sc_pc_emit(s, fd, h, sizeof h, err) < 0)
         return -1;
-    size_t size = 8 + FILE_ATTR_SIZE + 8 * (size_t)s->n;
+    size_t size = 8 + FILE_ATTR_SIZE + 8 * (size_t)s->n_main;
     _cleanup_free_ unsigned char *r = calloc(1, size);
     if (!r)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
@@ -366,8 +474,12 @@ int sc_percpu_write_header(sc_percpu *s, int fd, flame_err *err)
     fa.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
     fa.sample_regs_user = 0;
     fa.sample_stack_user = 0;
+    if (s->o.offcpu == SC_PERCPU_OFFCPU) {
+        /* what the samples are: taken at context switches, weighted by ns off CPU */
+        fa.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+    }
     memcpy(r + 8, &fa, sizeof fa < FILE_ATTR_SIZE ? sizeof fa : FILE_ATTR_SIZE);
-    for (int i = 0; i < s->n; i++)
+    for (int i = 0; i < s->n_main; i++)
         put64(r + 8 + FILE_ATTR_SIZE + 8 * (size_t)i, s->rings[i].id);
     if (sc_pc_emit(s, fd, r, size, err) < 0)
         return -1;
@@ -440,6 +552,18 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
             break;
         }
         tail += size;
+        sc_offcpu_raw raw;
+        bool held = r->offcpu && get32(s->rec) == PERF_RECORD_SAMPLE;
+        if (held) {
+            /* in the cpu-clock layout; held until its thread is back (offcpu.h) */
+            size_t cl = sc_offcpu_convert(s->rec, size, s->rew, &raw);
+            if (!cl) {
+                s->f.st.bad++;
+                continue;
+            }
+            memcpy(s->rec, s->rew, cl);
+            size = (uint16_t)cl;
+        }
         if (sc_percpu_filter_record(&s->f, s->rec, size)) {
             const unsigned char *w = s->rec;
             size_t wl = size;
@@ -462,6 +586,10 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
                     continue;
                 }
             }
+            if (held) {
+                sc_offcpu_hold(s->oc, w, wl, &raw); /* a full table drops it (counted) */
+                continue;
+            }
             rc = sc_pc_emit(s, fd, w, wl, err);
             *wrote = true;
         }
@@ -469,6 +597,20 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
     /* release: the kernel may reuse the space only after our copies are done */
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
     return rc;
+}
+
+typedef struct held_ctx {
+    sc_percpu *s;
+    int fd;
+    flame_err *err;
+    bool *wrote;
+} held_ctx;
+
+static int emit_held(void *ctx, const unsigned char *r, size_t n)
+{
+    held_ctx *h = ctx;
+    *h->wrote = true;
+    return sc_pc_emit(h->s, h->fd, r, n, h->err);
 }
 
 int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *err)
@@ -489,6 +631,8 @@ int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     if (s->o.interp)
         sc_interp_pass(s->o.interp); /* before the heads: the unloading epoch rule */
+    if (s->oc)
+        sc_offcpu_steer(s->oc, mono_ms());
     for (int i = 0; i < s->n; i++) {
         const struct perf_event_mmap_page *m = s->rings[i].base;
         /* acquire: the record bytes before data_head are visible once we see data_head */
@@ -499,6 +643,12 @@ int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *
     for (int i = 0; i < s->n; i++)
         if (drain(s, &s->rings[i], heads[i], fd, &wrote, err) < 0)
             return -1;
+    if (s->oc) {
+        /* the off-CPU samples whose threads are back (at the end: all) */
+        held_ctx hc = {.s = s, .fd = fd, .err = err, .wrote = &wrote};
+        if (sc_offcpu_flush(s->oc, s->ending, emit_held, &hc) < 0)
+            return -1;
+    }
     if (wrote) {
         /* FINISHED_ROUND: everything before the previous round marker may now be sorted and
          * delivered by perf script (each ring is time-ordered; a pass over all of them is a

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "common/err.h"
+#include "sidecar/recorder/offcpu.h"
 
 #define SC_PERCPU_MAX_EXCLUDE 8    /* tgids the BPF filter itself refuses (ourselves) */
 #define SC_PERCPU_MAX_TRACKED 4096 /* descendants of excluded processes followed in user space */
@@ -76,7 +77,14 @@ typedef struct sc_percpu_opts {
      * /proc/<pid>/stat, so that a sample is told to the task that had its tid then; without it
      * (refused) perf's own clock (st.boottime false) */
     bool clock_boottime;
+    /* Off-CPU samples too (offcpu.h): SC_PERCPU_OFFCPU instead of cpu-clock samples (a dummy
+     * event carries the side-band records), SC_PERCPU_WALL beside them; each weighted by its
+     * period in ns (the off-CPU time it stands for; 1e9/freq for a cpu-clock sample). */
+    int offcpu;
+    uint64_t offcpu_min_ns; /* shorter intervals off CPU are not counted */
+    unsigned offcpu_rate;   /* sampled switch-outs per second (0: SC_OFFCPU_RATE) */
 } sc_percpu_opts;
+enum { SC_PERCPU_ONCPU, SC_PERCPU_OFFCPU, SC_PERCPU_WALL };
 
 typedef struct sc_percpu_stats {
     uint64_t samples;          /* SAMPLE records written */
@@ -129,6 +137,8 @@ int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *
 int sc_percpu_disable(sc_percpu *s, flame_err *err);
 
 void sc_percpu_get_stats(const sc_percpu *s, sc_percpu_stats *st);
+/* All 0 without off-CPU samples. */
+void sc_percpu_get_offcpu_stats(const sc_percpu *s, sc_offcpu_stats *st);
 
 /* Unprivileged. One MMAP2 of an anonymous executable range [start, start+len) of pid, as if the
  * process had mapped it before the recording (interp.h's synthetic addresses). */

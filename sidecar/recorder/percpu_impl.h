@@ -32,6 +32,7 @@ typedef struct ring {
     size_t map_len;
     const unsigned char *data;
     uint64_t mask; /* data size - 1 (a power of two) */
+    bool offcpu;   /* a bpf-output event of offcpu.bpf.c: samples in its own layout */
 } ring;
 
 struct sc_percpu {
@@ -48,6 +49,9 @@ struct sc_percpu {
     size_t out_len, out_cap;
     unsigned char rec[65536]; /* one record (u16 size) unwrapped from a ring */
     unsigned char rew[65536]; /* a sample rewritten by interp.h */
+    sc_offcpu *oc;            /* off-CPU samples (offcpu.h), or NULL */
+    int n_main;               /* rings of the main events (the first n_main); then off-CPU ones */
+    bool ending;              /* disabled: the held off-CPU samples go out at the next pump */
 };
 
 /* ---------------------------------------------------------------- small helpers */

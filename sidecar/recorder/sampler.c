@@ -476,6 +476,11 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     flame_err e = FLAME_ERR_INIT;
     sc_percpu_opts o = {.freq = (unsigned)s->o.frequency, .kernel_text = s->kernel_text};
+    enum ct_mode pm = sc_perf_mode(&s->o);
+    o.offcpu = pm == CT_MODE_WALL     ? SC_PERCPU_WALL
+               : pm == CT_MODE_OFFCPU ? SC_PERCPU_OFFCPU
+                                      : SC_PERCPU_ONCPU;
+    o.offcpu_min_ns = s->o.offcpu_min_ms * 1000000ull;
     /* We joined the target's PID namespace (--pid container:<target>): keep its tasks, but
      * not ours, which live there too. */
     o.pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
@@ -573,6 +578,21 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         rc = sc_percpu_pump(p, out, -1, 0, &e);
     }
     sc_percpu_get_stats(p, &stats);
+    if (o.offcpu) {
+        sc_offcpu_stats os;
+        sc_percpu_get_offcpu_stats(p, &os);
+        fprintf(stderr,
+                "flame-sidecar: recorder: off-CPU: switch-outs=%llu sampled=%llu lost=%llu "
+                "no_start=%llu finished=%llu written=%llu at_end=%llu short=%llu stale=%llu "
+                "full=%llu weight_ms=%llu runs=%llu run_ns=%llu\n",
+                (unsigned long long)os.switchouts, (unsigned long long)os.sampled,
+                (unsigned long long)os.lost, (unsigned long long)os.no_start,
+                (unsigned long long)os.finished, (unsigned long long)os.paired,
+                (unsigned long long)os.at_end, (unsigned long long)os.short_n,
+                (unsigned long long)os.stale, (unsigned long long)os.full,
+                (unsigned long long)(os.weight_ns / 1000000), (unsigned long long)os.runs,
+                (unsigned long long)os.run_ns);
+    }
     /* Counts only (never a name or a pid of anything outside the target). */
     fprintf(stderr,
             "flame-sidecar: recorder: cpus=%d filter=%s samples=%llu dropped_in_sidecar=%llu "
@@ -776,6 +796,12 @@ int sc_sampler_start(sc_session *s, bool live, const pid_t *extra, int n_extra, 
                            "--kernel refused: per-CPU sampling refused (%s), and kernel stacks "
                            "are recorded per CPU only; profile without --kernel",
                            why);
+        if (sc_perf_mode(&s->o) != CT_MODE_CPU)
+            return sc_fail(err, CT_ERR_PERF_DENIED,
+                           "--mode %s refused (%s): it needs a BPF program on the sched_switch "
+                           "raw tracepoint (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, in the "
+                           "sidecar; a rootful engine)",
+                           ct_mode(sc_perf_mode(&s->o))->name, why);
         if (s->o.sampling == CT_SAMPLING_CPU)
             return sc_fail(err, CT_ERR_PERF_DENIED,
                            "per-CPU sampling refused (%s); --sampling thread records per thread",

@@ -63,7 +63,7 @@ is "${missing# }" "" "every option of every verb is documented in README.md or d
 files_table() { # DOC DIR: the file names its "## Files..." table names (a.[ch]: a.c and a.h), those
     # given as DIR's own (a name alone, or a path under one of DIR's folders: run/session.c)
     awk '/^## Files/ { on = 1; next } on && /^## / { exit } on && /^\|/' "$1" |
-        grep -oE '`[a-z0-9_/]+\.(c|h|\[ch\])`' | tr -d '`' |
+        grep -oE '`[a-z0-9_/.]+\.(c|h|\[ch\])`' | tr -d '`' |
         while read -r f; do
             case $f in */*) [ -d "$2/${f%%/*}" ] || continue ;; esac
             printf '%s\n' "${f##*/}"

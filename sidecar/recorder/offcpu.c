@@ -1,0 +1,378 @@
+/* Off-CPU samples: the loader of bpf/offcpu.bpf.c, its rate control, its samples rewritten and
+ * held until their time off CPU is known (see offcpu.h and the program's opening comment). */
+#include "sidecar/recorder/offcpu.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sidecar/recorder/bpf/offcpu.h"
+#include "offcpu.bpf.h" /* offcpu_bpf[]: the compiled object (sidecar/sidecar.mk) */
+
+#define STEER_MS 250
+#define SEQ_MASK 0xffffffull
+#define DELTA_MASK ((1ull << OFFCPU_DELTA_BITS) - 1)
+
+struct sc_offcpu {
+    struct bpf_object *obj;
+    int prog_fd, raw_fd, out_map_fd;
+    struct offcpu_cpu *slots; /* mapped percpu_slots */
+    size_t slots_len;
+    uint64_t *done; /* mapped done table */
+    size_t done_len;
+    int ncpu; /* slots */
+    unsigned rate;
+    int64_t steer_ms;
+    uint64_t steer_switchouts;
+    sc_offcpu_pend pend;
+};
+
+static char last_msg[256]; /* libbpf's last warning, for our error message */
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    if (level == LIBBPF_DEBUG)
+        return 0;
+    int n = vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+    if (n > 0 && (size_t)n < sizeof last_msg && last_msg[n - 1] == '\n')
+        last_msg[n - 1] = '\0';
+    return 0;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- pure parts */
+
+uint64_t sc_offcpu_threshold(uint64_t switchouts, int64_t ms, unsigned rate)
+{
+    if (ms <= 0 || !rate)
+        return OFFCPU_ALWAYS;
+    double per_sec = (double)switchouts * 1000.0 / (double)ms;
+    if (per_sec <= (double)rate)
+        return OFFCPU_ALWAYS;
+    double t = (double)rate / per_sec * (double)OFFCPU_ALWAYS;
+    return t < 1.0 ? 1 : (uint64_t)t;
+}
+
+size_t sc_offcpu_convert(const unsigned char *r, size_t size, unsigned char *out,
+                         sc_offcpu_raw *raw)
+{
+    /* header; ip; pid, tid; time; cpu, res; period; nr; ips[nr]; u32 raw size; raw; rest */
+    if (size < 56 || size > 65535)
+        return 0;
+    uint32_t type;
+    memcpy(&type, r, 4);
+    if (type != PERF_RECORD_SAMPLE)
+        return 0;
+    uint64_t nr = get64(r + 48);
+    if (nr > (size - 56) / 8)
+        return 0;
+    size_t chain_end = 56 + 8 * (size_t)nr;
+    if (chain_end + 4 > size)
+        return 0;
+    uint32_t rsz;
+    memcpy(&rsz, r + chain_end, 4);
+    if (rsz < sizeof(struct offcpu_raw) || rsz > size - chain_end - 4 || (4 + rsz) % 8)
+        return 0;
+    size_t raw_end = chain_end + 4 + rsz;
+    raw->seq = get64(r + chain_end + 4);
+    raw->threshold = get64(r + chain_end + 12);
+    raw->ts = get64(r + chain_end + 20);
+    uint64_t ip = 0;
+    for (size_t i = 0; i + 1 < nr; i++)
+        if (get64(r + 56 + 8 * i) == (uint64_t)PERF_CONTEXT_USER) {
+            ip = get64(r + 56 + 8 * (i + 1));
+            break;
+        }
+    if (!ip || !raw->threshold || raw->threshold > OFFCPU_ALWAYS)
+        return 0; /* no user stack (not a task of the target), or not the program's */
+    memcpy(out, r, chain_end);
+    memcpy(out + chain_end, r + raw_end, size - raw_end);
+    size_t n = size - (raw_end - chain_end);
+    uint16_t misc = PERF_RECORD_MISC_USER, sz = (uint16_t)n;
+    memcpy(out + 4, &misc, 2);
+    memcpy(out + 6, &sz, 2);
+    put64(out + 8, ip); /* the tracepoint's kernel address never leaves */
+    return n;
+}
+
+int sc_offcpu_pend_add(sc_offcpu_pend *p, const unsigned char *rec, size_t len,
+                       const sc_offcpu_raw *raw)
+{
+    if (p->n >= SC_OFFCPU_PENDING || len < 48) {
+        p->st.full++;
+        return -1;
+    }
+    unsigned char *c = malloc(len);
+    if (!c) {
+        p->st.full++;
+        return -1;
+    }
+    memcpy(c, rec, len);
+    p->h[p->n++] = (sc_offcpu_held){.raw = *raw, .len = len, .rec = c};
+    return 0;
+}
+
+int sc_offcpu_pend_pair(sc_offcpu_pend *p, const volatile uint64_t *done, uint64_t last_seq,
+                        bool end, uint64_t now_ns, sc_offcpu_emit_fn emit, void *ctx)
+{
+    int rc = 0;
+    for (int i = 0; i < p->n;) {
+        sc_offcpu_held *h = &p->h[i];
+        uint64_t v = done[h->raw.seq & (OFFCPU_DONE - 1)], d;
+        if (v >> OFFCPU_DELTA_BITS == (h->raw.seq & SEQ_MASK)) {
+            d = v & DELTA_MASK;
+        } else if (last_seq - h->raw.seq >= OFFCPU_DONE / 2) {
+            p->st.stale++; /* its entry may be another's by now: drop rather than guess */
+            goto drop;
+        } else if (end) {
+            d = now_ns > h->raw.ts ? now_ns - h->raw.ts : 0; /* off CPU until the end */
+            p->st.at_end++;
+        } else {
+            i++;
+            continue;
+        }
+        if (d < p->min_ns || !d) {
+            p->st.short_n++;
+            goto drop;
+        }
+        {
+            /* unbiased: an interval sampled with probability t/2^32 stands for 2^32/t of them */
+            unsigned __int128 w = (unsigned __int128)d * OFFCPU_ALWAYS / h->raw.threshold;
+            uint64_t weight = w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
+            put64(h->rec + 24, get64(h->rec + 24) + d); /* at its switch-in */
+            put64(h->rec + 40, weight);
+            p->st.paired++;
+            p->st.weight_ns += weight;
+            if (!rc)
+                rc = emit(ctx, h->rec, h->len);
+        }
+    drop:
+        free(h->rec);
+        *h = p->h[--p->n];
+    }
+    return rc;
+}
+
+void sc_offcpu_pend_free(sc_offcpu_pend *p)
+{
+    for (int i = 0; i < p->n; i++)
+        free(p->h[i].rec);
+    p->n = 0;
+}
+
+/* ---------------------------------------------------------------- the program */
+
+int sc_offcpu_load(sc_offcpu **out, const sc_offcpu_opts *o, flame_err *err)
+{
+    *out = NULL;
+    if (o->n_exclude < 0 || o->n_exclude > SC_OFFCPU_MAX_EXCLUDE)
+        return flame_fail(err, FLAME_EXIT_USAGE, "off-CPU: bad options");
+    sc_offcpu *oc = calloc(1, sizeof *oc);
+    if (!oc)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    oc->prog_fd = oc->raw_fd = oc->out_map_fd = -1;
+    oc->rate = o->rate ? o->rate : SC_OFFCPU_RATE;
+    oc->pend.min_ns = o->min_ns;
+    libbpf_set_print(quiet_print);
+    last_msg[0] = '\0';
+    LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "flame_offcpu");
+    oc->obj = bpf_object__open_mem(offcpu_bpf, sizeof offcpu_bpf, &oo);
+    if (!oc->obj) {
+        int e = errno;
+        free(oc);
+        return flame_fail_errno(err, FLAME_EXIT_ERROR, e, "off-CPU program: open (%s)", last_msg);
+    }
+    struct bpf_map *ro = bpf_object__find_map_by_name(oc->obj, ".rodata");
+    struct bpf_map *slots = bpf_object__find_map_by_name(oc->obj, "percpu_slots");
+    struct bpf_map *done = bpf_object__find_map_by_name(oc->obj, "done");
+    struct bpf_map *mout = bpf_object__find_map_by_name(oc->obj, "out");
+    struct bpf_program *prog = bpf_object__find_program_by_name(oc->obj, "offcpu_switch");
+    oc->ncpu = libbpf_num_possible_cpus();
+    struct offcpu_cfg cfg = {.dev = o->dev, .ino = o->ino};
+    for (int i = 0; i < o->n_exclude; i++)
+        cfg.exclude[i] = (uint32_t)o->exclude[i];
+    if (!ro || !slots || !done || !mout || !prog || oc->ncpu <= 0 ||
+        bpf_map__set_initial_value(ro, &cfg, sizeof cfg) ||
+        bpf_map__set_max_entries(slots, (uint32_t)oc->ncpu)) {
+        sc_offcpu_close(oc);
+        return flame_fail(err, FLAME_EXIT_ERROR, "off-CPU program: not the object expected");
+    }
+    /* PRIVILEGE: map creation and BPF_PROG_LOAD of a raw tracepoint program need CAP_BPF +
+     * CAP_PERFMON (or CAP_SYS_ADMIN) */
+    if (bpf_object__load(oc->obj)) {
+        int e = errno;
+        sc_offcpu_close(oc);
+        return flame_fail_errno(err, FLAME_EXIT_PERF, e ? e : EPERM, "off-CPU program: load (%s)",
+                                last_msg);
+    }
+    oc->prog_fd = bpf_program__fd(prog);
+    oc->out_map_fd = bpf_map__fd(mout);
+    long pg = sysconf(_SC_PAGESIZE);
+    oc->slots_len =
+        ((size_t)oc->ncpu * sizeof(struct offcpu_cpu) + (size_t)pg - 1) & ~((size_t)pg - 1);
+    oc->done_len = OFFCPU_DONE * sizeof(uint64_t);
+    void *m = mmap(NULL, oc->slots_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(slots), 0);
+    void *d = m == MAP_FAILED
+                  ? MAP_FAILED
+                  : mmap(NULL, oc->done_len, PROT_READ, MAP_SHARED, bpf_map__fd(done), 0);
+    if (m == MAP_FAILED || d == MAP_FAILED) {
+        int e = errno;
+        if (m != MAP_FAILED)
+            munmap(m, oc->slots_len);
+        sc_offcpu_close(oc);
+        return flame_fail_errno(err, FLAME_EXIT_PERF, e, "off-CPU program: map its tables");
+    }
+    oc->slots = m;
+    oc->done = d;
+    sc_offcpu_pause(oc); /* nothing sampled before sc_offcpu_start */
+    *out = oc;
+    return 0;
+}
+
+int sc_offcpu_set_output(sc_offcpu *oc, int cpu, int fd, flame_err *err)
+{
+    uint32_t k = (uint32_t)cpu, v = (uint32_t)fd;
+    if (bpf_map_update_elem(oc->out_map_fd, &k, &v, BPF_ANY))
+        return flame_fail_errno(err, FLAME_EXIT_PERF, errno, "off-CPU output of CPU %d", cpu);
+    return 0;
+}
+
+int sc_offcpu_attach(sc_offcpu *oc, flame_err *err)
+{
+    /* PRIVILEGE: a raw tracepoint by name: no tracefs, and not the sched_switch perf event */
+    oc->raw_fd = bpf_raw_tracepoint_open("sched_switch", oc->prog_fd);
+    if (oc->raw_fd < 0)
+        return flame_fail_errno(err, FLAME_EXIT_PERF, errno,
+                                "off-CPU: attach to the sched_switch raw tracepoint");
+    return 0;
+}
+
+void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms)
+{
+    for (int c = 0; c < oc->ncpu; c++) {
+        struct offcpu_cpu *s = &oc->slots[c];
+        /* the program of CPU c may write meanwhile: these are statistics */
+        __atomic_store_n(&s->switchouts, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->sampled, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->lost, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->no_start, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->finished, 0, __ATOMIC_RELAXED);
+        /* every one until the first steering (250 ms): a sample too many is cheap (a full
+         * ring refuses it before any copy) where one with probability p < 1 stands for 1/p
+         * of its interval (variance) */
+        __atomic_store_n(&s->threshold, OFFCPU_ALWAYS, __ATOMIC_RELAXED);
+    }
+    oc->steer_ms = now_ms;
+    oc->steer_switchouts = 0;
+}
+
+void sc_offcpu_pause(sc_offcpu *oc)
+{
+    for (int c = 0; c < oc->ncpu; c++)
+        __atomic_store_n(&oc->slots[c].threshold, 0, __ATOMIC_RELAXED);
+    oc->steer_ms = INT64_MAX / 2; /* no steering after this */
+}
+
+void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms)
+{
+    if (now_ms - oc->steer_ms < STEER_MS)
+        return;
+    uint64_t sw = 0;
+    for (int c = 0; c < oc->ncpu; c++)
+        sw += __atomic_load_n(&oc->slots[c].switchouts, __ATOMIC_RELAXED);
+    uint64_t t = sc_offcpu_threshold(sw - oc->steer_switchouts, now_ms - oc->steer_ms, oc->rate);
+    for (int c = 0; c < oc->ncpu; c++)
+        __atomic_store_n(&oc->slots[c].threshold, t, __ATOMIC_RELAXED);
+    oc->steer_switchouts = sw;
+    oc->steer_ms = now_ms;
+}
+
+int sc_offcpu_hold(sc_offcpu *oc, const unsigned char *rec, size_t len, const sc_offcpu_raw *raw)
+{
+    return sc_offcpu_pend_add(&oc->pend, rec, len, raw);
+}
+
+int sc_offcpu_flush(sc_offcpu *oc, bool end, sc_offcpu_emit_fn emit, void *ctx)
+{
+    uint64_t last = __atomic_load_n(&oc->slots[0].seq, __ATOMIC_ACQUIRE);
+    return sc_offcpu_pend_pair(&oc->pend, oc->done, last, end, mono_ns(), emit, ctx);
+}
+
+/* run_cnt and run_time_ns of a program, from its fdinfo */
+static void prog_runs(int fd, uint64_t *cnt, uint64_t *ns)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+    int f = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = f < 0 ? -1 : read(f, buf, sizeof buf - 1);
+    if (f >= 0)
+        close(f);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    const char *p = strstr(buf, "run_time_ns:");
+    if (p)
+        *ns = strtoull(p + 12, NULL, 10);
+    p = strstr(buf, "run_cnt:");
+    if (p)
+        *cnt = strtoull(p + 8, NULL, 10);
+}
+
+void sc_offcpu_get_stats(const sc_offcpu *oc, sc_offcpu_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (!oc)
+        return;
+    *st = oc->pend.st;
+    for (int c = 0; c < oc->ncpu; c++) {
+        const struct offcpu_cpu *s = &oc->slots[c];
+        st->switchouts += __atomic_load_n(&s->switchouts, __ATOMIC_RELAXED);
+        st->sampled += __atomic_load_n(&s->sampled, __ATOMIC_RELAXED);
+        st->lost += __atomic_load_n(&s->lost, __ATOMIC_RELAXED);
+        st->no_start += __atomic_load_n(&s->no_start, __ATOMIC_RELAXED);
+        st->finished += __atomic_load_n(&s->finished, __ATOMIC_RELAXED);
+    }
+    st->threshold = oc->slots[0].threshold;
+    prog_runs(oc->prog_fd, &st->runs, &st->run_ns);
+}
+
+void sc_offcpu_close(sc_offcpu *oc)
+{
+    if (!oc)
+        return;
+    if (oc->raw_fd >= 0) /* detach first */
+        close(oc->raw_fd);
+    if (oc->slots)
+        munmap(oc->slots, oc->slots_len);
+    if (oc->done)
+        munmap(oc->done, oc->done_len);
+    bpf_object__close(oc->obj); /* the program's and maps' descriptors */
+    sc_offcpu_pend_free(&oc->pend);
+    free(oc);
+}

@@ -1,0 +1,106 @@
+/* Off-CPU samples for the per-CPU recorder (docs/SIDECAR.md "Off-CPU and wall-clock"): the loader
+ * of bpf/offcpu.bpf.c, its rate control, the rewrite of its samples into the recorder's own
+ * sample layout, and the samples held until their thread is back on CPU (the time off CPU is
+ * known only then). Internal to the recorder (percpu.c uses it). Module prefix: sc_offcpu_.
+ *
+ * Privilege: sc_offcpu_load, sc_offcpu_set_output and sc_offcpu_attach need CAP_BPF +
+ * CAP_PERFMON (or CAP_SYS_ADMIN): map and program creation, the raw tracepoint. Everything else
+ * works on memory mapped before the drop and on /proc/self/fdinfo. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+#define SC_OFFCPU_MAX_EXCLUDE 8
+#define SC_OFFCPU_RATE 1000    /* sampled switch-outs per second for the whole target, by default */
+#define SC_OFFCPU_PENDING 1024 /* samples held while their thread is off CPU; more are dropped */
+
+typedef struct sc_offcpu_opts {
+    uint64_t dev, ino; /* the target's PID namespace: nsfs device (kernel encoding), inode */
+    pid_t exclude[SC_OFFCPU_MAX_EXCLUDE]; /* our tgids in that namespace */
+    int n_exclude;
+    uint64_t min_ns; /* intervals off CPU shorter than this are not counted */
+    unsigned rate;   /* sampled switch-outs per second (0: SC_OFFCPU_RATE) */
+} sc_offcpu_opts;
+
+typedef struct sc_offcpu_stats {
+    /* the program's */
+    uint64_t switchouts, sampled, lost, no_start, finished;
+    uint64_t threshold;    /* the last probability set, in 2^-32 (CPU 0's) */
+    uint64_t runs, run_ns; /* the program's runs and run time (0 while the kernel's BPF
+                              statistics are off: kernel.bpf_stats_enabled) */
+    /* the recorder's */
+    uint64_t paired;    /* samples written with their time off CPU */
+    uint64_t at_end;    /* ... of threads still off CPU at the end: the time until then */
+    uint64_t short_n;   /* dropped: shorter than min_ns */
+    uint64_t stale;     /* dropped: their interval's entry was overwritten (very long off CPU) */
+    uint64_t full;      /* dropped: SC_OFFCPU_PENDING held already */
+    uint64_t weight_ns; /* the time the written samples stand for */
+} sc_offcpu_stats;
+
+/* What the program put in a sample's RAW part (bpf/offcpu.h struct offcpu_raw). */
+typedef struct sc_offcpu_raw {
+    uint64_t seq, threshold, ts;
+} sc_offcpu_raw;
+
+/* Samples held until their thread is back (pure: tests drive it with their own done table). */
+typedef struct sc_offcpu_held {
+    sc_offcpu_raw raw;
+    size_t len;
+    unsigned char *rec; /* the sample, in the recorder's layout (time and period fixed later) */
+} sc_offcpu_held;
+typedef struct sc_offcpu_pend {
+    sc_offcpu_held h[SC_OFFCPU_PENDING];
+    int n;
+    uint64_t min_ns;
+    sc_offcpu_stats st; /* the recorder's part */
+} sc_offcpu_pend;
+typedef int (*sc_offcpu_emit_fn)(void *ctx, const unsigned char *r, size_t n);
+/* Hold a sample (copied). Returns 0, or -1 when full (dropped, counted) or out of memory. */
+int sc_offcpu_pend_add(sc_offcpu_pend *p, const unsigned char *rec, size_t len,
+                       const sc_offcpu_raw *raw);
+/* Every held sample whose interval is done (done: the program's table, last_seq the last
+ * sequence number given): its period set to its time off CPU divided by its probability, its
+ * time moved to the switch-in; emitted, or dropped when shorter than min_ns. end: also those
+ * still off CPU, with the time until now_ns (CLOCK_MONOTONIC). Returns emit's first error. */
+int sc_offcpu_pend_pair(sc_offcpu_pend *p, const volatile uint64_t *done, uint64_t last_seq,
+                        bool end, uint64_t now_ns, sc_offcpu_emit_fn emit, void *ctx);
+void sc_offcpu_pend_free(sc_offcpu_pend *p);
+
+typedef struct sc_offcpu sc_offcpu;
+
+/* PRIVILEGED. Load the program for o (nothing attached yet). */
+int sc_offcpu_load(sc_offcpu **out, const sc_offcpu_opts *o, flame_err *err);
+/* PRIVILEGED. CPU cpu's bpf-output event is fd. */
+int sc_offcpu_set_output(sc_offcpu *oc, int cpu, int fd, flame_err *err);
+/* PRIVILEGED. Attach to the raw tracepoint sched_switch. Nothing is sampled before
+ * sc_offcpu_start(). */
+int sc_offcpu_attach(sc_offcpu *oc, flame_err *err);
+/* Counters from zero, sampling from now on. */
+void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms);
+/* No more sampling (before the events are disabled). */
+void sc_offcpu_pause(sc_offcpu *oc);
+/* Rate control, on every pump pass: every 250 ms the probability is set so that the samples
+ * stay near the rate. */
+void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms);
+/* A sample read from a bpf-output ring (in the recorder's layout already, raw its RAW part). */
+int sc_offcpu_hold(sc_offcpu *oc, const unsigned char *rec, size_t len, const sc_offcpu_raw *raw);
+/* The held samples whose threads are back (end: all of them), through emit. */
+int sc_offcpu_flush(sc_offcpu *oc, bool end, sc_offcpu_emit_fn emit, void *ctx);
+void sc_offcpu_get_stats(const sc_offcpu *oc, sc_offcpu_stats *st);
+void sc_offcpu_close(sc_offcpu *oc);
+
+/* pure, for tests: the probability threshold (in 2^-32, at most 2^32 = always) that samples
+ * `rate` of `switchouts` switch-outs seen in ms milliseconds. */
+uint64_t sc_offcpu_threshold(uint64_t switchouts, int64_t ms, unsigned rate);
+
+/* pure, for tests: one sample of the bpf-output event (r, size bytes, header included; sample
+ * type IP|TID|TIME|CPU|PERIOD|CALLCHAIN|RAW, then whatever follows RAW) rewritten in the
+ * recorder's layout (the same without RAW): its ip the first user address of the chain, its misc
+ * user; raw filled from its RAW part. Returns the new size, or 0 for a malformed record or one
+ * without a user chain. out: 65536 bytes. */
+size_t sc_offcpu_convert(const unsigned char *r, size_t size, unsigned char *out,
+                         sc_offcpu_raw *raw);

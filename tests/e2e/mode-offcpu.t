@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# --mode offcpu and --mode wall (docs/MODES.md, docs/SIDECAR.md "Off-CPU and wall-clock"): the
+# sidecar's BPF program on the raw sched_switch tracepoint samples the target's switch-outs, the
+# recorder weighs each by its time off CPU. The `sleeper` fixture (no -XX:+PreserveFramePointer)
+# has a thread "sleeper" in FlameFixture.sleepy: Thread.sleep(8 ms), then 2 ms of spinning, again
+# and again; a thread "worker-0" spins all the time. Known by construction:
+#   - offcpu: a whole stack (thread root, start_thread ... FlameFixture.sleepy, Thread.sleep,
+#     down to the futex wait) carries most of the sleeper's window; nothing of a process that
+#     sleeps and wakes all the time on the host and in another container (their name, frames);
+#   - wall: each of the two threads' on-CPU + off-CPU time is its whole window (+-20 %), the
+#     sleeper's sleep is 50-90 % of it (80 % by construction; a loaded machine preempts the spin,
+#     which lengthens each round without adding sleep).
+. "$(dirname "$0")/lib.sh"
+real_plugin_setup
+T="timeout -k 10 150"
+D=6
+fx=$(fixture sleeper) || bail "fixture sleeper did not start"
+
+# a process that switches all the time, recognisable by its name and function
+cat >napper.c <<'EOF2'
+#include <sys/prctl.h>
+#include <time.h>
+__attribute__((noinline)) static void napperXq_nap(void)
+{
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, 0);
+}
+int main(void)
+{
+    prctl(PR_SET_NAME, "napperXq");
+    time_t end = time(NULL) + 90;
+    while (time(NULL) < end)
+        napperXq_nap();
+    return 0;
+}
+EOF2
+gcc -O1 -fno-omit-frame-pointer -static -o napper napper.c || bail "cannot build the napper"
+./napper &
+hostnap=$!
+docker run -d --network none --label docker-flame-test=1 --label "docker-flame-test.owner=$FLAME_TEST_OWNER" \
+    -v "$TMP/napper:/napper:ro" flame-fixture-jvm:latest /napper >/dev/null || bail "napper container did not start"
+
+# sum of the values of the folded lines matching $2 in file $1, in ns
+sum() { grep -E -- "$2" "$1" | awk '{ s += $NF } END { printf "%.0f\n", s + 0 }'; }
+# a/b within [lo, hi] (awk: floating point)
+within() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b ? a / b : -1; exit !(r >= lo && r <= hi) }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : -1 }'; }
+
+# --- offcpu ---
+$T docker --debug flame -d $D --mode offcpu --format folded -o off.folded "$fx" 2>off.err; rc=$?
+is "$rc" 0 "--mode offcpu: exit 0"
+[ -s off.offcpu.folded ] || { fdiag "$(tail -5 off.err)"; bail "no off.offcpu.folded"; }
+like "$(cat off.err)" 'off-CPU: [0-9,]+ ns in [0-9]+ stacks' "the summary says off-CPU time in ns"
+sleep_re='^sleeper;.*start_thread;.*FlameFixture\.sleepy[^;]*;java\.lang\.Thread\.sleep;.*(futex|pthread_cond)'
+like "$(cat off.offcpu.folded)" "$sleep_re" \
+    "the sleep's whole stack: the thread, start_thread, FlameFixture.sleepy, Thread.sleep, the futex wait (no -XX:+PreserveFramePointer)"
+slept=$(sum off.offcpu.folded "$sleep_re")
+check "under Thread.sleep: 50-95 % of the ${D}-s window ($(ratio "$slept" ${D}000000000))" \
+    within "$slept" ${D}000000000 0.5 0.95
+unlike "$(cat off.offcpu.folded)" 'napper|swapper' "nothing of the napping host process or container"
+# least privilege: the program is loaded while opening the events (SYS_ADMIN + SYS_PTRACE, or
+# PERFMON + BPF + SYS_PTRACE where the engine grants them), nothing while recording
+caps=$(sed -n 's/.*sidecar caps [^:]*: //p' off.err)
+like "$caps" '"open":"0000000000280000"|"open":"000000c000080000"' "S caps open: what opening the events needs ($caps)"
+like "$caps" '"record":"0000000000000000"' "S caps record: none"
+roots=$(cut -d';' -f1 off.offcpu.folded | sort -u | tr '\n' ' ')
+unlike "$roots" '^(bash|sleep|dockerd|containerd)' "every stack is rooted in one of the target's threads ($roots)"
+
+# --- wall ---
+$T docker flame -d $D --mode wall --format folded -o wall.folded "$fx" 2>wall.err; rc=$?
+is "$rc" 0 "--mode wall: exit 0"
+[ -s wall.wall.folded ] || { fdiag "$(tail -5 wall.err)"; bail "no wall.wall.folded"; }
+sl=$(sum wall.wall.folded '^sleeper;')
+wk=$(sum wall.wall.folded '^worker-0;')
+check "the sleeper's on + off CPU time is its window ($(ratio "$sl" ${D}000000000))" within "$sl" ${D}000000000 0.8 1.2
+check "the busy worker's too ($(ratio "$wk" ${D}000000000))" within "$wk" ${D}000000000 0.8 1.2
+ws=$(sum wall.wall.folded "$sleep_re")
+check "the sleeper's sleep: 50-90 % of its time ($(ratio "$ws" "$sl"))" within "$ws" "$sl" 0.5 0.9
+like "$(cat wall.wall.folded)" '^worker-0;.*FlameFixture\.(countPrimes|isPrime)' "the worker's on-CPU stacks are in"
+
+# --- refusals ---
+out=$($T docker flame --mode cpu,offcpu "$fx" 2>&1); rc=$?
+is "$rc" 2 "--mode cpu,offcpu: usage error"
+like "$out" 'one at a time' "says why"
+out=$($T docker flame --mode offcpu --sampling thread "$fx" 2>&1); rc=$?
+is "$rc" 2 "--mode offcpu --sampling thread: usage error"
+out=$($T docker flame --offcpu-min 1ms "$fx" 2>&1); rc=$?
+is "$rc" 2 "--offcpu-min without --mode offcpu: usage error"
+
+# --- --offcpu-min: the sleeps (8 ms) stay, shorter intervals are left out (the recorder counts
+# them: the JVM's threads hand work over in well under 5 ms) ---
+$T docker --debug flame -d 4 --mode offcpu --offcpu-min 5ms --format folded -o min.folded "$fx" 2>min.err; rc=$?
+is "$rc" 0 "--offcpu-min 5ms: exit 0"
+like "$(cat min.offcpu.folded 2>/dev/null)" "$sleep_re" "the 8-ms sleeps are kept"
+like "$(grep 'recorder: off-CPU:' min.err)" ' short=[1-9]' "shorter intervals were left out"
+
+kill "$hostnap" 2>/dev/null; wait "$hostnap" 2>/dev/null
+left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
+is "$left" 0 "no sidecar left"
+done_testing

@@ -57,18 +57,6 @@ __attribute__((format(printf, 1, 2))) static void agent_say(const char *fmt, ...
     (void)w; /* nothing sensible to do if stderr is gone */
 }
 
-static int jvmti_fail(jvmtiError e, struct agent_err *err, const char *what)
-{
-    char *name = NULL;
-    if (!g_jvmti || (*g_jvmti)->GetErrorName(g_jvmti, e, &name) != JVMTI_ERROR_NONE)
-        name = NULL;
-    agent_fail(err, AGENT_RC_JVMTI, "%s failed: JVMTI error %d%s%s", what, (int)e, name ? " " : "",
-               name ? name : "");
-    if (name)
-        (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)name);
-    return -1;
-}
-
 /* ---- Writing the map ------------------------------------------------------------------- */
 
 /* Lines of one event are collected here and written with as few write(2) calls as possible,
@@ -442,7 +430,7 @@ static int agent_env(JavaVM *vm, struct agent_err *err)
         goto fail;
     return 0;
 fail:
-    jvmti_fail(e, err, "JVMTI setup");
+    agent_jvmti_fail(g_jvmti, e, err, "JVMTI setup");
     (*env)->DisposeEnvironment(env);
     g_jvmti = NULL;
     return -1;
@@ -456,7 +444,8 @@ static int set_events(jvmtiEventMode mode, struct agent_err *err)
     for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
         jvmtiError e = (*g_jvmti)->SetEventNotificationMode(g_jvmti, mode, ev[i], NULL);
         if (e != JVMTI_ERROR_NONE && rc == 0)
-            rc = jvmti_fail(e, err, mode == JVMTI_ENABLE ? "enable events" : "disable events");
+            rc = agent_jvmti_fail(g_jvmti, e, err,
+                                  mode == JVMTI_ENABLE ? "enable events" : "disable events");
     }
     return rc;
 }
@@ -555,7 +544,7 @@ static int agent_start(JavaVM *vm, const struct agent_opts *o, struct agent_err 
         if (e == JVMTI_ERROR_NONE)
             e = (*g_jvmti)->GenerateEvents(g_jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
         if (e != JVMTI_ERROR_NONE) {
-            jvmti_fail(e, err, "GenerateEvents");
+            agent_jvmti_fail(g_jvmti, e, err, "GenerateEvents");
             goto fail;
         }
     }

@@ -48,6 +48,18 @@ static unsigned long long g_lock_acc; /* ns waited, summed over every contention
 static long long g_t0;                /* ns (monotonic) when recording started */
 static jvmtiCapabilities g_caps;      /* what start added (and stop gives back) */
 
+int agent_jvmti_fail(jvmtiEnv *j, jvmtiError e, struct agent_err *err, const char *what)
+{
+    char *name = NULL;
+    if (!j || (*j)->GetErrorName(j, e, &name) != JVMTI_ERROR_NONE)
+        name = NULL;
+    agent_fail(err, AGENT_RC_JVMTI, "%s failed: JVMTI error %d%s%s", what, (int)e, name ? " " : "",
+               name ? name : "");
+    if (name)
+        (*j)->Deallocate(j, (unsigned char *)name);
+    return -1;
+}
+
 static long long now_ns(void)
 {
     struct timespec ts;
@@ -236,18 +248,6 @@ void JNICALL agent_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread th
     leave();
 }
 
-static int jfail(jvmtiEnv *j, jvmtiError e, struct agent_err *err, int code, const char *what)
-{
-    char *name = NULL;
-    if ((*j)->GetErrorName(j, e, &name) != JVMTI_ERROR_NONE)
-        name = NULL;
-    agent_fail(err, code, "%s failed: JVMTI error %d%s%s", what, (int)e, name ? " " : "",
-               name ? name : "");
-    if (name)
-        (*j)->Deallocate(j, (unsigned char *)name);
-    return -1;
-}
-
 static void set_mode_events(jvmtiEnv *j, jvmtiEventMode m, int alloc, int lock)
 {
     if (alloc)
@@ -275,10 +275,10 @@ int agent_modes_start(jvmtiEnv *j, const struct agent_opts *o, struct agent_err 
                           "(JVMTI can_generate_sampled_object_alloc_events is one agent's at a "
                           "time); stop that profiler first");
     if (e != JVMTI_ERROR_NONE)
-        return jfail(j, e, err, AGENT_RC_JVMTI, "AddCapabilities(alloc/lock)");
+        return agent_jvmti_fail(j, e, err, "AddCapabilities(alloc/lock)");
     g_caps = c;
     if (o->alloc && (e = (*j)->SetHeapSamplingInterval(j, (jint)o->alloc)) != JVMTI_ERROR_NONE) {
-        jfail(j, e, err, AGENT_RC_JVMTI, "SetHeapSamplingInterval");
+        agent_jvmti_fail(j, e, err, "SetHeapSamplingInterval");
         goto fail;
     }
     struct entry **tab = calloc(2 * TABLE_MAX, sizeof *tab);

@@ -7,6 +7,10 @@
 /* Take the capabilities of o->alloc / o->lock, set the sampling interval, switch the events on.
  * Nothing when neither is asked for. -1 with err (AGENT_RC_BUSY: another agent holds the
  * allocation sampler). */
+/* Fill err with a JVMTI error as "WHAT failed: JVMTI error N NAME" (code AGENT_RC_JVMTI) and
+ * return -1; j may be NULL (no name then). Shared by agent.c and the modes. */
+int agent_jvmti_fail(jvmtiEnv *j, jvmtiError e, struct agent_err *err, const char *what);
+
 int agent_modes_start(jvmtiEnv *j, const struct agent_opts *o, struct agent_err *err);
 /* Switch the events off, give the capabilities back, wait for running callbacks, and write
  * <o->dir>/perf-<pid>.<o->tag>.modes (o NULL: drop what was recorded). */

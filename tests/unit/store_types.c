@@ -112,7 +112,8 @@ static void test_types(void)
     store *s = NULL;
     flame_err e = FLAME_ERR_INIT;
     is_int(store_open(path, &s, &e), 0, "a new store (%s)", e.msg);
-    ok(put_typed(s, NULL, T0, "main;burn 7\n") == 0 && put_typed(s, "cpu", T0 + 10000, "main;burn 3\n") == 0 &&
+    ok(put_typed(s, NULL, T0, "main;burn 7\n") == 0 &&
+           put_typed(s, "cpu", T0 + 10000, "main;burn 3\n") == 0 &&
            put_typed(s, "wall", T0, "main;sleep 4000000\nmain;burn 70000\n") == 0 &&
            put_typed(s, "offcpu", T0, "main;read 900\n") == 0,
        "windows of cpu (no type and \"cpu\"), wall and offcpu at the same time");
@@ -191,8 +192,7 @@ static void test_v2(void)
     char path[512];
     snprintf(path, sizeof path, "%s", p);
     make_v2(path, 2);
-    ok(sql_int(path, "SELECT count(*) FROM pragma_table_info('windows') WHERE name = 'type'") ==
-           0,
+    ok(sql_int(path, "SELECT count(*) FROM pragma_table_info('windows') WHERE name = 'type'") == 0,
        "a version 2 store: windows without a type");
     size_t n0 = 0, n1 = 0;
     char *before = slurp_all(path, &n0);

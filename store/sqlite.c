@@ -58,10 +58,20 @@ static const sq_step schema[] = {
 /* The schema version of the open database: 0 = empty file; -1 with err: not ours. */
 static int read_version(sq *q, int64_t *version, flame_err *err)
 {
-    int64_t app, tables;
-    if (sq_int(q, "PRAGMA application_id", &app, err) < 0 ||
-        sq_int(q, "SELECT count(*) FROM sqlite_master", &tables, err) < 0)
+    int64_t app = 0, tables = 0;
+    /* one statement, so one snapshot: as two, another process creating the store between them
+     * (two writers opening a new spool at once) made an empty id and its tables, "not ours" */
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    if (sq_prepare(q,
+                   "SELECT (SELECT application_id FROM pragma_application_id()),"
+                   " (SELECT count(*) FROM sqlite_master)",
+                   &st, err) < 0)
         return -1;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        return sq_fail(q, err, rc, "reading the store's version");
+    app = sqlite3_column_int64(st, 0);
+    tables = sqlite3_column_int64(st, 1);
     if (app == 0 && tables == 0) {
         *version = 0;
         return 0;

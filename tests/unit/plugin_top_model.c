@@ -75,8 +75,8 @@ int main(void)
     top_model_init(&w, 2, false);
     feed(&w, "T {\"window\":0,\"ms\":2000}");
     ok(feed(&w, "M wall 0 sleeper;A.sleepy;Thread.sleep 1600000000") == 1 &&
-           feed(&w, "M wall 0 sleeper;A.sleepy 400000000") == 1 && w.cur.stacks == 2 &&
-           w.cur.p && profile_total(w.cur.p) == 2e9,
+           feed(&w, "M wall 0 sleeper;A.sleepy 400000000") == 1 && w.cur.stacks == 2 && w.cur.p &&
+           profile_total(w.cur.p) == 2e9,
        "M lines go into the window, their value in its unit (ns)");
     ok(feed(&w, "M wall") == 1 && feed(&w, "M wall 0") == 1 && w.cur.stacks == 2,
        "malformed M lines are dropped");

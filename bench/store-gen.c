@@ -27,7 +27,7 @@
 #include "store/when.h"
 
 typedef struct gen_args {
-    const char *store, *container, *id, *host, *image, *start, *workload, *fixture;
+    const char *store, *container, *id, *host, *image, *start, *workload, *fixture, *type;
     int64_t pid, windows, window_ms, stacks, samples, seed, batch, empty_every, pause_every,
         compact_every;
     bool help, dump;
@@ -43,6 +43,8 @@ static const arg_spec specs[] = {
      .help = "container id (derived from the name)"},
     {.lng = "host", .kind = ARG_STR, .off = F(host, const char *), .meta = "HOST", .help = "host"},
     {.lng = "image", .kind = ARG_STR, .off = F(image, const char *), .meta = "IMAGE", .help = "image"},
+    {.lng = "type", .kind = ARG_STR, .off = F(type, const char *), .meta = "TYPE",
+     .help = "the windows' profile type (cpu)"},
     {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID", .help = "JVM pid (1)",
      .lo = 1, .hi = 1 << 22},
     {.lng = "start", .kind = ARG_STR, .off = F(start, const char *), .meta = "TIME",
@@ -484,7 +486,8 @@ int main(int argc, char **argv)
                                   .end_ms = ws + a.window_ms,
                                   .frequency = 99,
                                   .samples = (uint64_t)k,
-                                  .stacks = prof};
+                                  .stacks = prof,
+                                  .type = a.type};
         }
         rc = store_put_many(s, w, n, &err);
         if (rc > 0) {

@@ -26,9 +26,10 @@ typedef struct flame_profiler {
     int (*profile)(void *ctx, const char *const *containers, size_t n, uint64_t duration_ms,
                    profile **out, flame_err *err);
     void *ctx;
-    /* A stored range "CONTAINER@SINCE..UNTIL" (plugin/stored.c): 1 and *out (caller frees)
-     * when arg is one, 0 when it is not; NULL = no profile store. */
-    int (*stored)(void *ctx, const char *arg, profile **out, flame_err *err);
+    /* A stored range "CONTAINER@SINCE..UNTIL" (plugin/stored.c) of profile type `type` (NULL =
+     * cpu): 1 and *out (caller frees) when arg is one, 0 when it is not; NULL = no profile
+     * store. */
+    int (*stored)(void *ctx, const char *arg, const char *type, profile **out, flame_err *err);
 } flame_profiler;
 
 int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof);

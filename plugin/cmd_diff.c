@@ -64,7 +64,7 @@ static const char usage_tail[] =
 typedef struct diff_args {
     graph_opts g;
     const char *output;
-    int fmt, normalize;
+    int fmt, normalize, mode;
     uint64_t duration_ms;
     diff_opts dopt;
     diff_movers_opts mopt;
@@ -118,6 +118,8 @@ static const arg_spec specs[] = {
     {.lng = "summary-json", .kind = ARG_STR, .off = F(summary_json, const char *),
      .meta = "FILE", .help = "also write the totals, movers and files as JSON to FILE\n"
      "(- = stdout; docs/SUMMARY.md)", .complete = "file"},
+    INPUTS_MODE_SPEC(F(mode, int), "the profile type of the stored inputs (CONTAINER@SINCE..UNTIL):\n"
+                     "cpu (default), wall, offcpu, alloc or lock"),
     INPUTS_DURATION_SPEC(F(duration_ms, uint64_t)),
     CLI_HELP_SPEC(F(help, bool)),
 };
@@ -419,7 +421,8 @@ static int write_summary(void *ctx, FILE *f, flame_err *err)
 int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
 {
     const char *vname = "diff";
-    diff_args a = {.fmt = -1, .duration_ms = 30000, .top = 10, .normalize = DIFF_NORM_AUTO};
+    diff_args a = {
+        .fmt = -1, .mode = -1, .duration_ms = 30000, .top = 10, .normalize = DIFF_NORM_AUTO};
     flame_err err = FLAME_ERR_INIT;
     int rc = cli_parse(vname, &cmd_diff_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
@@ -442,7 +445,7 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
     double t[5] = {mono_s()};
     time_t started = time(NULL);
     input in[2] = {{.arg = a.in.v[0]}, {.arg = a.in.v[1]}};
-    rc = inputs_load(in, 2, prof, a.duration_ms, &err);
+    rc = inputs_load(in, 2, prof, a.duration_ms, a.mode >= 0 ? ct_mode_names[a.mode] : NULL, &err);
     t[1] = mono_s();
     if (rc == 0)
         rc = inputs_check_plain(&in[0], &err);

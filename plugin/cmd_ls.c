@@ -9,6 +9,7 @@
 #include "common/count.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
+#include "plugin/inputs.h"
 #include "plugin/out/output.h"
 #include "plugin/run/proto.h"
 #include "plugin/stored.h"
@@ -18,12 +19,13 @@ static const char usage_head[] =
     "Usage:  docker flame ls [OPTIONS] [CONTAINER[:PID]...]\n"
     "\n"
     "List what the profile store holds: a line per JVM of each container (name or id prefix;\n"
-    "none = all; CONTAINER:PID = one of its JVMs), with its image, pid and Java version, the\n"
-    "first and last recorded window, windows, samples and size. SIZE is its windows and its\n"
-    "share of what they share (the stacks, stored once for all windows), in proportion to its\n"
-    "windows: the column adds up to the store's size on disk, given below it. PID \"-\": not\n"
-    "one JVM's (an older recorder stored a container's JVMs together; or stacks of no JVM\n"
-    "the sidecar announced).\n"
+    "none = all; CONTAINER:PID = one of its JVMs) and profile type (cpu, or what record --mode\n"
+    "stored), with its image, pid and Java version, the first and last recorded window,\n"
+    "windows, samples (of another type than cpu: its total, in its unit) and size. SIZE is its\n"
+    "windows and its share of what they share (the stacks, stored once for all windows), in\n"
+    "proportion to its windows: the column adds up to the store's size on disk, given below\n"
+    "it. PID \"-\": not one JVM's (an older recorder stored a container's JVMs together; or\n"
+    "stacks of no JVM the sidecar announced).\n"
     "\n"
     "Options:\n";
 
@@ -39,6 +41,7 @@ static const char usage_tail[] =
 
 typedef struct ls_args {
     const char *store, *host;
+    int mode;
     bool help;
     args_operands in;
 } ls_args;
@@ -46,6 +49,7 @@ typedef struct ls_args {
 #define F(field, T) ARG_FIELD(ls_args, field, T)
 // clang-format off
 static const arg_spec specs[] = {
+    INPUTS_MODE_SPEC(F(mode, int), "only windows of this profile type (default: every type)"),
     STORED_HOST_SPEC(F(host, const char *)),
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
@@ -55,13 +59,13 @@ const args_verb cmd_ls_grammar = CLI_VERB("docker flame ls", specs, F(in, args_o
 #undef F
 
 /* Widest cell of a column, at most 40 (container labels are the container's: sanitized) */
-#define COLS 11
-#define LEFT 8 /* the columns before WINDOWS: left-aligned */
+#define COLS 12
+#define LEFT 9 /* the columns before WINDOWS: left-aligned */
 static void print_table(const store_listing *l)
 {
-    static const char *const head[COLS] = {"CONTAINER", "ID",      "IMAGE", "PID",
-                                           "JAVA",      "HOST",    "FIRST", "LAST",
-                                           "WINDOWS",   "SAMPLES", "SIZE"};
+    static const char *const head[COLS] = {"CONTAINER", "ID",      "IMAGE",   "PID",
+                                           "JAVA",      "TYPE",    "HOST",    "FIRST",
+                                           "LAST",      "WINDOWS", "SAMPLES", "SIZE"};
     char cell[64][COLS][48];
     size_t rows = l->n < 64 ? l->n : 64;
     int w[COLS];
@@ -77,15 +81,16 @@ static void print_table(const store_listing *l)
         else
             snprintf(cell[r][3], 48, "-");
         proto_sanitize(e->jvm_version && *e->jvm_version ? e->jvm_version : "-", cell[r][4], 33);
-        proto_sanitize(e->host, cell[r][5], 41);
-        when_format(e->first_ms - e->first_ms % 1000, cell[r][6], 48);
-        when_format(e->last_ms - e->last_ms % 1000, cell[r][7], 48);
-        count_grouped((double)e->windows, cell[r][8], 48);
-        count_grouped((double)e->samples, cell[r][9], 48);
+        proto_sanitize(e->type && *e->type ? e->type : "cpu", cell[r][5], 17);
+        proto_sanitize(e->host, cell[r][6], 41);
+        when_format(e->first_ms - e->first_ms % 1000, cell[r][7], 48);
+        when_format(e->last_ms - e->last_ms % 1000, cell[r][8], 48);
+        count_grouped((double)e->windows, cell[r][9], 48);
+        count_grouped((double)e->samples, cell[r][10], 48);
         if (l->sizes_unknown)
-            snprintf(cell[r][10], 48, "?");
+            snprintf(cell[r][11], 48, "?");
         else
-            stored_size_text(e->bytes, cell[r][10], 48);
+            stored_size_text(e->bytes, cell[r][11], 48);
         for (int c = 0; c < COLS; c++)
             w[c] = (int)strlen(cell[r][c]) > w[c] ? (int)strlen(cell[r][c]) : w[c];
     }
@@ -102,7 +107,7 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
 {
     (void)g; /* the store, not the engine */
     const char *vname = "ls";
-    ls_args a = {0};
+    ls_args a = {.mode = -1};
     flame_err err = FLAME_ERR_INIT;
     int done = cli_parse(vname, &cmd_ls_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
@@ -120,7 +125,7 @@ int flame_cmd_ls(const ep_globals *g, int argc, char **argv)
     int rc = stored_open_read(a.store, &s, &err);
     for (int i = 0; rc == 0 && i < (a.in.n ? a.in.n : 1); i++) {
         char name[256] = "";
-        store_query q = {.host = a.host};
+        store_query q = {.host = a.host, .type = a.mode >= 0 ? ct_mode_names[a.mode] : NULL};
         if (a.in.n)
             stored_select(a.in.v[i], name, sizeof name, &q.jvm_pid, &err);
         q.container = a.in.n ? name : NULL;

@@ -44,7 +44,7 @@ static const char usage_tail[] =
 typedef struct merge_args {
     graph_opts g;
     const char *output;
-    int fmt;
+    int fmt, mode;
     uint64_t duration_ms;
     bool normalize, exact, help;
     args_operands in;
@@ -68,6 +68,8 @@ static const arg_spec specs[] = {
     {.lng = "exact", .kind = ARG_FLAG, .off = F(exact, bool),
      .help = "add up only stacks that are equal as folded (default: as read, a\nframe the JIT "
      "compiled in one input and inlined in another is one)"},
+    INPUTS_MODE_SPEC(F(mode, int), "the profile type of the stored inputs (CONTAINER@SINCE..UNTIL):\n"
+                     "cpu (default), wall, offcpu, alloc or lock"),
     INPUTS_DURATION_SPEC(F(duration_ms, uint64_t)),
     CLI_HELP_SPEC(F(help, bool)),
 };
@@ -79,7 +81,7 @@ const args_verb cmd_merge_grammar = GRAPH_VERB("docker flame merge", specs, merg
 int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
 {
     const char *vname = "merge";
-    merge_args a = {.fmt = -1, .duration_ms = 30000, .g = {.colors = "java"}};
+    merge_args a = {.fmt = -1, .mode = -1, .duration_ms = 30000, .g = {.colors = "java"}};
     flame_err err = FLAME_ERR_INIT;
     int rc = cli_parse(vname, &cmd_merge_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (rc >= 0)
@@ -101,7 +103,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
     for (size_t i = 0; i < n; i++)
         in[i].arg = a.in.v[i];
     double t[5] = {mono_s()};
-    rc = inputs_load(in, n, prof, a.duration_ms, &err);
+    rc = inputs_load(in, n, prof, a.duration_ms, a.mode >= 0 ? ct_mode_names[a.mode] : NULL, &err);
     t[1] = mono_s();
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = inputs_check_plain(&in[i], &err);

@@ -41,9 +41,10 @@ static const char usage_tail[] =
     "  docker flame show web --since 2h --timeline -o busy.svg     # when was it busy?\n"
     "  docker flame show web api --since 30m --format folded -o - | grep Order\n"
     "  docker flame show web:7 --since 1h                          # only web's JVM of pid 7\n"
+    "  docker flame show web --mode wall --since 30m     # what record --mode wall stored\n"
     "  docker flame show --store clickhouse://ch:8123/flame --host node-3 web --since 1d\n"
     "Stored ranges are inputs of diff and merge too: docker flame diff web@-2h..-1h web@-1h\n"
-    "(one JVM: web:7@-1h)\n"
+    "(one JVM: web:7@-1h; another type: diff --mode wall web@-2h..-1h web@-1h)\n"
     "\n"
     "Exit status: 0 ok, 1 error, 2 bad command line, 7 the store cannot be used (server\n"
     "unreachable, damaged file, written by a newer docker-flame), 8 nothing stored in the range\n"
@@ -52,7 +53,7 @@ static const char usage_tail[] =
 typedef struct show_args {
     graph_opts g;
     const char *output, *since, *until, *store, *host;
-    int fmt;
+    int fmt, mode;
     int64_t pid;
     bool timeline, help;
     args_operands in;
@@ -80,6 +81,8 @@ static const arg_spec specs[] = {
     {.lng = "pid", .kind = ARG_INT, .off = F(pid, int64_t), .meta = "PID",
      .help = "only this JVM (pid inside the container) of each\ncontainer; CONTAINER:PID picks one "
              "of one", .lo = 1, .hi = 1 << 22},
+    INPUTS_MODE_SPEC(F(mode, int), "the profile type to show: cpu (default), wall, offcpu,\n"
+                     "alloc or lock (what record --mode stored)"),
     STORED_HOST_SPEC(F(host, const char *)),
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
@@ -99,12 +102,16 @@ static void label_of(const show_args *a, char *buf, size_t cap)
         snprintf(buf, cap, "all containers");
 }
 
-/* The output path: -o, else <prefix>-<label>-<since as YYYYmmdd-HHMMSS>.svg (caller frees). */
+/* The output path: -o, else <prefix>-<label>-<since as YYYYmmdd-HHMMSS>[.<mode>].svg, the mode
+ * when it is not cpu (as a profile of that mode names its files: docs/MODES.md) (caller frees). */
 static char *default_path(const show_args *a, const char *prefix, const char *ext, int64_t since_ms)
 {
     if (a->output)
         return strdup(a->output);
-    return stored_file_name(prefix, (const char *const *)a->in.v, a->in.n, since_ms, ext);
+    char mext[48];
+    snprintf(mext, sizeof mext, "%s%s%s", a->mode > CT_MODE_CPU ? "." : "",
+             a->mode > CT_MODE_CPU ? ct_mode_names[a->mode] : "", ext);
+    return stored_file_name(prefix, (const char *const *)a->in.v, a->in.n, since_ms, mext);
 }
 
 static int show_profile(const show_args *a, store *s, store_query q, flame_err *err)
@@ -227,7 +234,7 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
 {
     (void)g; /* the store, not the engine */
     const char *vname = "show";
-    show_args a = {.fmt = -1, .g = {.colors = "java"}}; /* a profile of JVMs */
+    show_args a = {.fmt = -1, .mode = -1, .g = {.colors = "java"}}; /* a profile of JVMs */
     flame_err err = FLAME_ERR_INIT;
     int done = cli_parse(vname, &cmd_show_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
     if (done >= 0)
@@ -241,7 +248,8 @@ int flame_cmd_show(const ep_globals *g, int argc, char **argv)
         out_format(a.output, a.fmt, a.timeline ? 1u << FMT_SVG : OUT_ALL_FORMATS, FMT_SVG, &err);
     if (a.fmt < 0)
         return cli_fail(vname, &err);
-    store_query q = {.host = a.host, .jvm_pid = a.pid};
+    store_query q = {
+        .host = a.host, .jvm_pid = a.pid, .type = a.mode >= 0 ? ct_mode_names[a.mode] : NULL};
     if (stored_range(a.since, a.until, stored_now_ms(), 3600 * 1000, &q.since_ms, &q.until_ms,
                      &err) < 0)
         return cli_usage_error(vname, "%s", err.msg);

@@ -59,11 +59,13 @@ static int check_types(const input *in, size_t n, flame_err *err)
         } else if (strcmp(first->ptype, in[i].ptype)) {
             int a = ct_mode_parse(first->ptype, strlen(first->ptype)),
                 b = ct_mode_parse(in[i].ptype, strlen(in[i].ptype));
+            bool stored = first->stored || in[i].stored;
             return flame_fail(err, FLAME_EXIT_USAGE,
                               "%s is a profile of %s (%s) but %s of %s (%s): compare "
-                              "profiles of one type (docs/MODES.md)",
+                              "profiles of one type (docs/MODES.md%s)",
                               first->arg, first->ptype, ct_mode((enum ct_mode)a)->unit, in[i].arg,
-                              in[i].ptype, ct_mode((enum ct_mode)b)->unit);
+                              in[i].ptype, ct_mode((enum ct_mode)b)->unit,
+                              stored ? "; a stored range is of --mode's type, cpu by default" : "");
         }
     }
     return 0;
@@ -109,7 +111,7 @@ static void *load_thread(void *ud)
  * parallel: loading is the bulk of a big diff and there is nothing shared between two profiles),
  * then profile all the containers in ONE call so they are sampled over the same window. */
 int inputs_load(input *in, size_t n, const flame_profiler *prof, uint64_t duration_ms,
-                flame_err *err)
+                const char *stored_type, flame_err *err)
 {
     size_t stdin_uses = 0, ncont = 0;
     for (size_t i = 0; i < n; i++) {
@@ -139,6 +141,8 @@ int inputs_load(input *in, size_t n, const flame_profiler *prof, uint64_t durati
             in[i].ptype[0] = 0;
         else if (is_file(&in[i]))
             inputs_ptype_of(in[i].arg, in[i].ptype, sizeof in[i].ptype);
+        else if (in[i].stored && stored_type)
+            snprintf(in[i].ptype, sizeof in[i].ptype, "%s", stored_type);
         else
             snprintf(in[i].ptype, sizeof in[i].ptype, "cpu");
     }
@@ -178,7 +182,7 @@ int inputs_load(input *in, size_t n, const flame_profiler *prof, uint64_t durati
         i = j;
     }
     for (size_t i = 0; i < n; i++)
-        if (in[i].stored && prof->stored(prof->ctx, in[i].arg, &in[i].p, err) < 0)
+        if (in[i].stored && prof->stored(prof->ctx, in[i].arg, stored_type, &in[i].p, err) < 0)
             return -1;
     if (ncont == 0)
         return 0;

@@ -20,8 +20,9 @@ typedef struct input {
     const char *arg;
     bool container, stored;
     /* what it measures (a --mode name, docs/MODES.md): a file's from its SVG's mark or its name
-     * (".alloc." in web.alloc.folded), else "cpu", as are containers and stored ranges; ""
-     * for standard input (not known: never refused) */
+     * (".alloc." in web.alloc.folded), else "cpu", as are containers; a stored range's is the
+     * verb's --mode (inputs_load's stored_type); "" for standard input (not known: never
+     * refused) */
     char ptype[16];
     profile *p;
     flame_err err;
@@ -37,6 +38,16 @@ typedef struct input {
         .hi = CT_DURATION_MAX_MS                                                                   \
     }
 
+/* --mode MODE of the verbs that read the profile store (show, ls, and diff and merge for their
+ * stored inputs): the profile type of the windows read (docs/MODES.md; one, an index of
+ * ct_mode_names), as an entry of a verb's option table; offset: its int field (-1 when not given:
+ * cpu, for ls every type). */
+#define INPUTS_MODE_SPEC(offset, help_)                                                            \
+    {                                                                                              \
+        .lng = "mode", .kind = ARG_CHOICE, .off = (offset), .meta = "MODE",                        \
+        .choices = ct_mode_names, .help = help_                                                    \
+    }
+
 /* The profile type of a file (input.ptype): the mark of a docker-flame SVG, else a mode's name
  * between dots in its base name, else "cpu". Pure but for reading the file's first 4 KiB. */
 void inputs_ptype_of(const char *path, char *out, size_t cap);
@@ -47,10 +58,11 @@ int inputs_mode(const input *in, size_t n);
  * mark, and pprof's sample type (the value column only). Nothing for m < 0. */
 void inputs_apply_mode(int m, render_opts *ro, pprof_meta *pm);
 /* Resolve and load every input (files two at a time in parallel, then every container in one
- * profiling call). Inputs of different profile types are refused (FLAME_EXIT_USAGE) before
- * anything is loaded or profiled. On error some in[i].p may be set: inputs_free() in every case. */
+ * profiling call; stored ranges: their windows of stored_type, NULL = cpu). Inputs of different
+ * profile types are refused (FLAME_EXIT_USAGE) before anything is loaded or profiled. On error some
+ * in[i].p may be set: inputs_free() in every case. */
 int inputs_load(input *in, size_t n, const flame_profiler *prof, uint64_t duration_ms,
-                flame_err *err);
+                const char *stored_type, flame_err *err);
 void inputs_free(input *in, size_t n);
 /* A plain (one-column), non-empty profile. */
 int inputs_check_plain(const input *in, flame_err *err);

@@ -169,6 +169,16 @@ static int rec_line(void *ctx, const run_target *tg, const char *line, size_t le
     return top_model_line(&t->m, line, len);
 }
 
+/* What the recording's windows measure, as stored (docs/STORE.md "Profile types"): cpu, or the
+ * one perf mode asked for (cmd_record.c allows one of cpu, wall, offcpu). */
+static const char *rec_type(const ct_args *a)
+{
+    unsigned m = ct_modes_of(a);
+    return m & CT_MODE_BIT(CT_MODE_WALL)     ? "wall"
+           : m & CT_MODE_BIT(CT_MODE_OFFCPU) ? "offcpu"
+                                             : "cpu";
+}
+
 /* top_model.on_window: the stream thread, with the session's and the model's locks held. The
  * window is copied and queued for the writer: nothing here waits for the store. */
 static void store_window_cb(void *ctx, const top_win *w)
@@ -204,7 +214,8 @@ static void store_window_cb(void *ctx, const top_win *w)
                            .end_ms = end,
                            .frequency = t->a->rec.frequency,
                            .samples = total > 0 ? (uint64_t)total : 0,
-                           .stacks = parts[i].p};
+                           .stacks = parts[i].p,
+                           .type = rec_type(&t->a->rec)};
         if ((rc = store_window_copy(&sw, &it.w[i])) == 0) {
             it.nw++;
             it.samples += sw.samples;
@@ -290,9 +301,10 @@ static void *writer_main(void *arg)
             note("%s: window %llu kept for later: %s", it.label, (unsigned long long)it.n, err.msg);
         else if (!t->a->quiet) {
             char n[32];
-            note("%s: window %llu stored (%.1f s, %s samples)", it.label, (unsigned long long)it.n,
-                 (double)(end_ms - start_ms) / 1000,
-                 count_grouped((double)it.samples, n, sizeof n));
+            const char *type = rec_type(&t->a->rec);
+            note("%s: window %llu stored (%.1f s, %s %s)", it.label, (unsigned long long)it.n,
+                 (double)(end_ms - start_ms) / 1000, count_grouped((double)it.samples, n, sizeof n),
+                 strcmp(type, "cpu") ? "ns" : "samples");
         }
         item_free(&it);
         compact_hourly(t, rc, it.label);
@@ -560,11 +572,14 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
         char since[16];
         hhmm(t0, since, sizeof since);
         char w[32], sm[32];
-        note("%s: %s window%s, %s samples stored in %s%s; see them with: docker flame show "
-             "%s --since %s",
+        const char *type = rec_type(&a->rec);
+        bool cpu = !strcmp(type, "cpu");
+        note("%s: %s window%s, %s %s stored in %s%s; see them with: docker flame show "
+             "%s%s%s --since %s",
              t.label, count_grouped((double)t.windows, w, sizeof w), t.windows == 1 ? "" : "s",
-             count_grouped((double)t.samples, sm, sizeof sm), store_name(t.st),
-             t.failed ? " (some windows could not be stored)" : "", t.label, since);
+             count_grouped((double)t.samples, sm, sizeof sm), cpu ? "samples" : "ns",
+             store_name(t.st), t.failed ? " (some windows could not be stored)" : "", t.label,
+             cpu ? "" : " --mode ", cpu ? "" : type, since);
         if (t.failed && !exit_code)
             exit_code = FLAME_EXIT_STORE;
     }

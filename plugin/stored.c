@@ -8,6 +8,7 @@
 
 #include "common/contract.h"
 #include "common/count.h"
+#include "plugin/inputs.h"
 #include "plugin/run/proto.h"
 #include "store/when.h"
 
@@ -128,7 +129,12 @@ int stored_nothing(store *s, const store_query *q, flame_err *err)
     }
     store_listing l = {0};
     flame_err quiet = FLAME_ERR_INIT;
-    store_query of = {.container = q->container, .host = q->host, .jvm_pid = q->jvm_pid};
+    const char *type = q->type ? q->type : "cpu", *what = strcmp(type, "cpu") ? type : NULL;
+    char kind[32] = "";
+    if (what)
+        snprintf(kind, sizeof kind, " of type %s", what);
+    store_query of = {
+        .container = q->container, .host = q->host, .jvm_pid = q->jvm_pid, .type = type};
     if (store_list(s, &of, &l, &quiet) == 0 && l.n) {
         int64_t first = l.e[0].first_ms, last = l.e[0].last_ms;
         for (size_t i = 1; i < l.n; i++) {
@@ -137,17 +143,23 @@ int stored_nothing(store *s, const store_query *q, flame_err *err)
         }
         char span[96];
         stored_range_text(first, last, span, sizeof span);
-        snprintf(held, sizeof held, "; the store has %s from %s", q->container ? "it" : "windows",
-                 span);
-    } else if (q->container) {
-        snprintf(held, sizeof held, "; the store has nothing of it");
+        snprintf(held, sizeof held, "; the store has %s%s from %s", q->container ? "it" : "windows",
+                 kind, span);
+    } else {
+        store_listing_free(&l);
+        of.type = NULL; /* every type: is it there as another? */
+        if (store_list(s, &of, &l, &quiet) == 0 && l.n)
+            snprintf(held, sizeof held, "; the store has %s of type %s (docker flame ls)",
+                     q->container ? "it" : "windows", l.e[0].type);
+        else if (q->container)
+            snprintf(held, sizeof held, "; the store has nothing of it");
     }
     store_listing_free(&l);
-    return flame_fail(err, FLAME_EXIT_EMPTY, "nothing stored for %s from %s%s (%s)", who, range,
-                      held, store_name(s));
+    return flame_fail(err, FLAME_EXIT_EMPTY, "nothing%s stored for %s from %s%s (%s)", kind, who,
+                      range, held, store_name(s));
 }
 
-int stored_input(void *ctx, const char *arg, profile **out, flame_err *err)
+int stored_input(void *ctx, const char *arg, const char *type, profile **out, flame_err *err)
 {
     (void)ctx;
     char sel[256], name[256];
@@ -164,7 +176,8 @@ int stored_input(void *ctx, const char *arg, profile **out, flame_err *err)
     if (stored_select(sel, name, sizeof name, &pid, err) < 0)
         return -1;
     store *s = NULL;
-    store_query q = {.container = name, .since_ms = since, .until_ms = until, .jvm_pid = pid};
+    store_query q = {
+        .container = name, .since_ms = since, .until_ms = until, .jvm_pid = pid, .type = type};
     store_info info = {0};
     profile *p = profile_new();
     int rc =
@@ -200,13 +213,23 @@ void stored_job_init(stored_job *j, const profile *p, int fmt, const char *const
     label_of(containers, n, j->label, sizeof j->label);
     stored_range_text(q->since_ms, q->until_ms, j->range, sizeof j->range);
     graph_apply(g, &j->ro);
-    if (!g->title) {
+    int m = q->type ? ct_mode_parse(q->type, strlen(q->type)) : CT_MODE_CPU;
+    const ct_mode_info *mi = m > CT_MODE_CPU ? ct_mode((enum ct_mode)m) : NULL;
+    if (!g->title && mi)
+        snprintf(j->title, sizeof j->title, "%s - %s (%s), %s", j->label, mi->what, mi->unit,
+                 j->range);
+    else if (!g->title)
         snprintf(j->title, sizeof j->title, "%s, %s", j->label, j->range);
+    if (!g->title)
         j->ro.title = j->title;
-    }
-    snprintf(j->sub, sizeof j->sub, "%s windows, %s samples",
-             count_grouped((double)info->windows, b1, sizeof b1),
-             count_grouped((double)info->samples, b2, sizeof b2));
+    if (mi)
+        snprintf(j->sub, sizeof j->sub, "%s windows, %s: %s %s",
+                 count_grouped((double)info->windows, b1, sizeof b1), mi->what,
+                 count_grouped(profile_total(p), b2, sizeof b2), mi->unit);
+    else
+        snprintf(j->sub, sizeof j->sub, "%s windows, %s samples",
+                 count_grouped((double)info->windows, b1, sizeof b1),
+                 count_grouped((double)info->samples, b2, sizeof b2));
     j->ro.subtitle = j->sub;
     /* pprof: the stored range's time and its windows' rate. Windows recorded at different
      * rates are merged as counts; pprof has one period per profile, so the highest rate is
@@ -216,6 +239,9 @@ void stored_job_init(stored_job *j, const profile *p, int fmt, const char *const
                          .duration_ns = (info->last_ms - info->first_ms) * 1000000,
                          .container = n == 1 ? containers[0] : NULL,
                          .comment = j->range};
+    /* the unit, the SVG's type mark and pprof's value type, as diff and merge write them:
+     * a stored window keeps one column (alloc: bytes, lock: ns) */
+    inputs_apply_mode(m, &j->ro, &j->pm);
     j->job = (out_job){.p = p, .fmt = fmt, .ro = &j->ro, .name = j->label, .pm = &j->pm};
 }
 

@@ -63,13 +63,16 @@ int stored_select(const char *arg, char *name, size_t cap, int64_t *pid, flame_e
 int stored_nothing(store *s, const store_query *q, flame_err *err);
 /* flame_profiler.stored (plugin/cmd.h): arg "CONTAINER[:PID]@SINCE..UNTIL" from the store of
  * $DOCKER_FLAME_STORE (or the default): every JVM of the container merged, or the one of that
- * pid. 1 loaded into *out, 0 not a stored input, <0 error. */
-int stored_input(void *ctx, const char *arg, profile **out, flame_err *err);
+ * pid; the windows of profile type `type` (NULL = cpu). 1 loaded into *out, 0 not a stored input,
+ * <0 error. */
+int stored_input(void *ctx, const char *arg, const char *type, profile **out, flame_err *err);
 
 /* A stored range as `show` writes it, in one place for show's files and serve's exports (the
  * same bytes): the title "LABEL, RANGE" (unless g gives one), the subtitle "N windows, M
  * samples", pprof's period and times from info. LABEL: the containers joined by '+', or "all
- * containers". */
+ * containers". A q->type other than cpu says its unit as a profile of that mode does
+ * (docs/MODES.md): "LABEL - wall clock (ns), RANGE", tooltips in ns, the SVG's type mark, pprof's
+ * value type (wall/nanoseconds). */
 typedef struct stored_job {
     out_job job; /* ready for out_write / out_write_to; points into this struct */
     render_opts ro;

@@ -105,10 +105,20 @@ static void stack_seen(top_model *m, const char *payload, size_t n)
         profile_add_line(m->rec, payload, n, &e);
 }
 
+/* An M line's stack and value into the current window: one recording has one perf mode (the
+ * sidecar sends wall or offcpu windows, never both), so the window's profile is that mode's. */
+static void mode_seen(top_model *m, const char *payload, size_t n)
+{
+    const char *end = payload + n, *sp = memchr(payload, ' ', n);
+    sp = sp ? memchr(sp + 1, ' ', (size_t)(end - sp - 1)) : NULL; /* past the mode and count0 */
+    if (sp && sp + 1 < end)
+        stack_seen(m, sp + 1, (size_t)(end - sp - 1));
+}
+
 int top_model_line(void *ctx, const char *line, size_t len)
 {
     top_model *m = ctx;
-    if (len < 1 || !strchr("TFPEDJ", line[0]))
+    if (len < 1 || !strchr("TFMPEDJ", line[0]))
         return 0;
     pthread_mutex_lock(&m->lock);
     int consumed = 0;
@@ -121,6 +131,11 @@ int top_model_line(void *ctx, const char *line, size_t len)
     case 'F':
         if (len > 2)
             stack_seen(m, line + 2, len - 2);
+        consumed = 1;
+        break;
+    case 'M': /* "M <mode> <count0> stack value": a window of record --mode wall/offcpu */
+        if (len > 2)
+            mode_seen(m, line + 2, len - 2);
         consumed = 1;
         break;
     case 'P':

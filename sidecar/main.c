@@ -228,10 +228,11 @@ int main(int argc, char **argv)
     }
 
     if (sc_perf_mode(&s.o) != CT_MODE_CPU) {
-        /* off-CPU samples come from our per-CPU recorder only (docs/SIDECAR.md "Off-CPU") */
-        if (s.o.verb != CT_RECORD || s.o.sampling == CT_SAMPLING_THREAD) {
+        /* off-CPU samples come from our per-CPU recorder only (docs/SIDECAR.md "Off-CPU"); the
+         * top verb's windows carry them too (what `docker flame record --mode` stores) */
+        if ((s.o.verb != CT_RECORD && s.o.verb != CT_TOP) || s.o.sampling == CT_SAMPLING_THREAD) {
             sc_fail(&err, CT_ERR_USAGE,
-                    "--mode wall/offcpu: one-shot profiles with per-CPU sampling only");
+                    "--mode wall/offcpu: profiles and windows with per-CPU sampling only");
             return finish(&err);
         }
         s.sampling = s.o.sampling = CT_SAMPLING_CPU; /* refused: E perf_denied, exit 6 */

@@ -360,6 +360,11 @@ int sc_emit_folded(const folder *f)
     return folder_each(f, emit_folded, NULL);
 }
 
+int sc_emit_mode(const folder *f, enum ct_mode m)
+{
+    return folder_each(f, emit_mode, &m);
+}
+
 enum ct_mode sc_perf_mode(const ct_args *a)
 {
     unsigned m = ct_modes_of(a);
@@ -457,7 +462,7 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
         if (pm == CT_MODE_CPU)
             sc_emit_folded(f);
         else
-            folder_each(f, emit_mode, &pm); /* M lines, ns */
+            sc_emit_mode(f, pm); /* M lines, ns */
         sc_emit_modes(s);
         sc_emit_summary(s, f, map_lines, map_bytes,
                         ct_sampling_name((enum ct_sampling)s->sampling));

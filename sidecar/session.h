@@ -173,6 +173,8 @@ int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folde
                    const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */
 int sc_emit_folded(const folder *f);
+/* Every folded stack of f as an M line of mode m (wall, offcpu: values in ns). */
+int sc_emit_mode(const folder *f, enum ct_mode m);
 /* What the recorder's samples are (docs/MODES.md): CT_MODE_WALL (cpu-clock and off-CPU samples),
  * CT_MODE_OFFCPU (off-CPU samples), or CT_MODE_CPU; each but cpu weighted by its period in ns. */
 enum ct_mode sc_perf_mode(const ct_args *a);

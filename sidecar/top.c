@@ -63,6 +63,9 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
                     .kernel = env->kernel_text != 0, /* --kernel: kernel frames marked _[k] */
                     .root_for_pid = env->n > 1 ? sc_root_for_pid : NULL,
                     .root_ctx = (void *)env};
+    /* wall, offcpu: each sample weighs its period (ns), and the window's stacks are M lines */
+    enum ct_mode pm = sc_perf_mode(&env->o);
+    fo.period = pm != CT_MODE_CPU;
     folder *f = folder_new(&fo);
     if (!f)
         return;
@@ -95,7 +98,10 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
         char buf[512];
         if (ct_format_window(buf, sizeof buf, &w) >= 0)
             sc_out(CT_TAG_WINDOW, buf);
-        sc_emit_folded(f);
+        if (pm == CT_MODE_CPU)
+            sc_emit_folded(f);
+        else
+            sc_emit_mode(f, pm);
     }
     sc_out_progress((uint64_t)(c->start_ms + c->ms), 0, *total, env->n);
     folder_free(f);

@@ -114,16 +114,16 @@ static int fill_scratch(store *s, const char *tmp, const day *d, const store_pol
         "INSERT INTO %s (" CH_WINDOW_COLS ") SELECT host, container_id, cn, im, jvm_pid, jv,"
         " s, e, fr, sa, lv, run, " CH_SPLIT(
             "g",
-            "m.2") ", u FROM (SELECT *,"
+            "m.2") ", u, type FROM (SELECT *,"
                    " arrayPopFront(arrayDifference(arrayPushFront(m.1, 0))) AS g FROM (SELECT "
                    "host, container_id,"
                    " any(container_name) AS cn, any(image) AS im, jvm_pid, any(jvm_version) AS jv,"
                    " min(start_ms) AS s, max(end_ms) AS e, max(frequency) AS fr, sum(samples) AS "
                    "sa, lv,"
-                   " run, sumMap(i, n) AS m, if(count() = 1, any(uid), cityHash64(host,"
-                   " container_id, jvm_pid, run, lv, b)) AS u FROM (SELECT host, container_id,"
-                   " container_name, image, jvm_pid, jvm_version, start_ms, end_ms, frequency,"
-                   " samples, run, uid, " CH_IDS " AS i, " CH_COUNTS " AS n, ",
+                   " run, type, sumMap(i, n) AS m, if(count() = 1, any(uid), cityHash64(host,"
+                   " container_id, jvm_pid, run, lv, b, type)) AS u FROM (SELECT host,"
+                   " container_id, container_name, image, jvm_pid, jvm_version, start_ms, end_ms,"
+                   " frequency, samples, run, uid, type, " CH_IDS " AS i, " CH_COUNTS " AS n, ",
         tmp);
     level_expr(f, pol, now);
     fputs(" AS lv, ", f);
@@ -131,7 +131,7 @@ static int fill_scratch(store *s, const char *tmp, const day *d, const store_pol
     fprintf(f,
             " AS b FROM (SELECT * FROM windows WHERE " DAY_EXPR " = %lld LIMIT 1 BY " CH_UID_KEY
             "))"
-            " GROUP BY host, container_id, jvm_pid, run, lv, b))",
+            " GROUP BY host, container_id, jvm_pid, run, type, lv, b))",
             (long long)d->day);
     return ch_post_file(s, f, &text, NULL, err);
 }

@@ -19,6 +19,7 @@ typedef struct ch {
     long timeout_s;   /* of a whole request: CH_READ_TIMEOUT_S, CH_PUT_TIMEOUT_S in a put */
     bool ready;       /* database and tables checked */
     bool distributed; /* windows is a Distributed table */
+    bool has_type;    /* windows has its type column (a version 3 store read as it is has not) */
     /* this handle's run (clickhouse_put.c; 0 = none yet): its key, its dictionary of stacks
      * (store/dict.h), the chunks of it sent so far, and when it started (a run lasts a day) */
     uint64_t run;
@@ -38,7 +39,7 @@ typedef struct ch {
 #define CH_COUNT_MAX ((uint64_t)1 << 40) /* a count: lo + 256 * UInt32 */
 #define CH_WINDOW_COLS                                                                             \
     "host, container_id, container_name, image, jvm_pid, jvm_version, start_ms, end_ms,"           \
-    " frequency, samples, level, run, ids, ids_hi, counts, counts_hi, uid"
+    " frequency, samples, level, run, ids, ids_hi, counts, counts_hi, uid, type"
 /* What identifies a window: its uid, or for a row written without one (uid 0: an older schema's)
  * a hash of what it is (the same window, the same number). Not a DEFAULT of the column: 18.16
  * cannot compute a default that reads other columns for parts written before the column was
@@ -91,11 +92,13 @@ int ch_next_row(ch_buf *b, size_t *pos, char **fields, size_t *lens, int want);
 /* The database and tables exist and are of a version we read (once per handle;
  * clickhouse_schema.c). */
 int ch_ready(store *s, flame_err *err);
-/* The WHERE clause of q (windows overlapping [since, until), container, host, pid). */
-void ch_where(FILE *f, const store_query *q);
+/* The WHERE clause of q (windows overlapping [since, until), container, host, pid, and the
+ * type when q names one: has_type says whether the table has the column, whose windows are
+ * otherwise all cpu). */
+void ch_where(FILE *f, const store_query *q, bool has_type);
 /* "(SELECT cols FROM windows WHERE <q> LIMIT 1 BY <uid>)": the windows of q, each counted once
  * (a window sent twice is stored twice until a compaction rebuilds its day). */
-void ch_windows(FILE *f, const char *cols, const store_query *q);
+void ch_windows(FILE *f, const char *cols, const store_query *q, bool has_type);
 /* Disk used by our tables on the server asked (a Distributed table has no parts there). */
 int ch_disk(store *s, uint64_t *disk, flame_err *err);
 /* A number of a response field. */

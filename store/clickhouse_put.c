@@ -146,7 +146,8 @@ static int put_window(put_ctx *p, FILE *rows, const store_window *w)
     put_arrays(rows, p->pairs, m, true);
     fputc('\t', rows);
     put_arrays(rows, p->pairs, m, false);
-    fprintf(rows, "\t%llu\n", (unsigned long long)(w->uid ? w->uid : store_uid()));
+    fprintf(rows, "\t%llu\t%s\n", (unsigned long long)(w->uid ? w->uid : store_uid()),
+            store_type_of(w->type)); /* [a-z]: store_check_window */
     return 0;
 }
 

@@ -10,7 +10,7 @@
 #include "store/chtext.h"
 #include "store/clickhouse_impl.h"
 
-void ch_where(FILE *f, const store_query *q)
+void ch_where(FILE *f, const store_query *q, bool has_type)
 {
     /* the hour (the first column of the sort key) bounds what the server reads: a short range
      * reads its hours, not its day partition */
@@ -37,20 +37,26 @@ void ch_where(FILE *f, const store_query *q)
     }
     if (q->jvm_pid)
         fprintf(f, " AND jvm_pid = %lld", (long long)q->jvm_pid);
+    if (q->type && has_type) {
+        fputs(" AND type = ", f);
+        ch_sql_str(f, q->type);
+    } else if (q->type && strcmp(q->type, "cpu")) {
+        fputs(" AND 0", f);
+    }
 }
 
-void ch_windows(FILE *f, const char *cols, const store_query *q)
+void ch_windows(FILE *f, const char *cols, const store_query *q, bool has_type)
 {
     fprintf(f, "(SELECT %s FROM windows", cols);
-    ch_where(f, q);
+    ch_where(f, q, has_type);
     fputs(" LIMIT 1 BY " CH_UID_KEY ")", f);
 }
 
 /* ---- readers ---- */
 
 /* A query built around the windows of q, each once: head, (SELECT cols ...), tail. */
-static int ch_select(store *s, const store_query *q, const char *head, const char *cols,
-                     const char *tail, ch_buf *out, flame_err *err)
+static int ch_select(store *s, const store_query *q, bool all_types, const char *head,
+                     const char *cols, const char *tail, ch_buf *out, flame_err *err)
 {
     char *text = NULL;
     size_t len = 0;
@@ -58,7 +64,10 @@ static int ch_select(store *s, const store_query *q, const char *head, const cha
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     fputs(head, f);
-    ch_windows(f, cols, q);
+    /* profile and timeline: one type, cpu unless q names another */
+    store_query one = *q;
+    one.type = store_type_of(q->type);
+    ch_windows(f, cols, all_types ? q : &one, ch_of(s)->has_type);
     fputs(tail, f);
     return ch_post_file(s, f, &text, out, err);
 }
@@ -121,7 +130,7 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
     char *f[6];
     size_t l[6];
     /* the window totals */
-    int rc = ch_select(s, q,
+    int rc = ch_select(s, q, false,
                        "SELECT count(), sum(samples), min(start_ms), max(end_ms), min(frequency),"
                        " max(frequency) FROM ",
                        "samples, start_ms, end_ms, frequency", " FORMAT TabSeparated", &b, err);
@@ -132,7 +141,7 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
     /* the pairs, summed by the server per (run, id): a day of windows is one answer of its
      * distinct stacks */
     if (rc >= 0)
-        rc = ch_select(s, q,
+        rc = ch_select(s, q, false,
                        "SELECT run, toUInt32(lo + 256 * hi) AS id, sum(clo + 256 * toUInt64(chi))"
                        " AS c FROM (SELECT run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS"
                        " ihi, counts, counts_hi FROM ",
@@ -165,7 +174,9 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         } else {
             fputs("SELECT run, seq, chunk FROM dict WHERE run IN (SELECT run FROM windows", m);
-            ch_where(m, q);
+            store_query one = *q;
+            one.type = store_type_of(q->type);
+            ch_where(m, &one, ch_of(s)->has_type);
             fputs(") ORDER BY run, seq FORMAT TabSeparated", m);
             rc = ch_post_file(s, m, &sql, &b, err);
         }
@@ -216,7 +227,7 @@ int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_er
     size_t pos = 0;
     char *f[8];
     size_t l[8];
-    int rc = ch_select(s, q,
+    int rc = ch_select(s, q, false,
                        "SELECT host, container_id, any(container_name), jvm_pid, start_ms,"
                        " end_ms, sum(samples), max(frequency) FROM ",
                        "host, container_id, container_name, jvm_pid, start_ms, end_ms, samples,"
@@ -260,32 +271,36 @@ int ch_list(store *s, const store_query *q, store_listing *out, flame_err *err)
     store_query mine = {.container = q ? q->container : NULL,
                         .host = q ? q->host : NULL,
                         .jvm_pid = q ? q->jvm_pid : 0,
+                        .type = q ? q->type : NULL,
                         .since_ms = 0,
                         .until_ms = INT64_MAX};
     ch_buf b = {0};
     size_t pos = 0;
-    char *f[11];
-    size_t l[11];
+    char *f[12];
+    size_t l[12];
     uint64_t disk = 0;
     int64_t total = 0, stacks = 0;
     int rc = ch_disk(s, &disk, err);
     if (rc == 0)
-        rc = ch_select(s, &all, "SELECT " CH_WEIGHT " FROM ", "ids", " FORMAT TabSeparated", &b,
-                       err);
+        rc = ch_select(s, &all, true, "SELECT " CH_WEIGHT " FROM ", "ids", " FORMAT TabSeparated",
+                       &b, err);
     if (rc == 0 && ch_next_row(&b, &pos, f, l, 1) == 1)
         total = ch_int(f[0]);
     store_share share = {.total = (uint64_t)total, .disk = disk};
     if (rc == 0)
-        rc = ch_select(s, &mine,
+        rc = ch_select(s, &mine, true,
                        "SELECT host, container_id, container_name, image, min(start_ms),"
-                       " max(end_ms), count(), sum(samples), " CH_WEIGHT ", jvm_pid, jvm_version"
-                       " FROM ",
-                       "host, container_id, container_name, image, start_ms, end_ms, samples,"
-                       " ids, jvm_pid, jvm_version",
-                       " GROUP BY host, container_id, container_name, image, jvm_pid, jvm_version"
-                       " ORDER BY max(end_ms) DESC, jvm_pid FORMAT TabSeparated",
+                       " max(end_ms), count(), sum(samples), " CH_WEIGHT ", jvm_pid, jvm_version,"
+                       " type FROM ",
+                       ch_of(s)->has_type ? "host, container_id, container_name, image, start_ms,"
+                                            " end_ms, samples, ids, jvm_pid, jvm_version, type"
+                                          : "host, container_id, container_name, image, start_ms,"
+                                            " end_ms, samples, ids, jvm_pid, jvm_version,"
+                                            " 'cpu' AS type",
+                       " GROUP BY host, container_id, container_name, image, jvm_pid, jvm_version,"
+                       " type ORDER BY max(end_ms) DESC, jvm_pid, type FORMAT TabSeparated",
                        &b, err);
-    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 11)) == 1;) {
+    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 12)) == 1;) {
         store_entry e = {f[0],
                          f[1],
                          f[2],
@@ -296,7 +311,8 @@ int ch_list(store *s, const store_query *q, store_listing *out, flame_err *err)
                          (uint64_t)strtoull(f[7], NULL, 10),
                          store_share_of(&share, (uint64_t)ch_int(f[8])),
                          ch_int(f[9]),
-                         f[10]};
+                         f[10],
+                         f[11]};
         if (store_listing_add(out, &e) < 0)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }

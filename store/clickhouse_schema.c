@@ -10,7 +10,10 @@
 #include "store/chtext.h"
 #include "store/clickhouse_impl.h"
 
-#define CH_SCHEMA_VERSION 3
+#define CH_SCHEMA_VERSION 4
+/* The oldest version a reader reads: version 3 lacks only the windows' type column, and its
+ * windows are all cpu (docs/STORE.md, "Profile types"). */
+#define CH_READ_MIN 3
 
 /* The tables of schema 3, created when missing (meta first: an empty database gets the current
  * version). dict: each run's dictionary of stacks (store/dict.h), a chunk a row, numbered (seq)
@@ -28,7 +31,7 @@ static const char *const tables[CH_TABLES][2] = {
                 " container_name String, image String, jvm_pid Int64, jvm_version String,"
                 " start_ms Int64, end_ms Int64, frequency Int64, samples UInt64, level UInt8,"
                 " run UInt64, ids Array(UInt8), ids_hi Array(UInt16), counts Array(UInt8),"
-                " counts_hi Array(UInt32), uid UInt64)"
+                " counts_hi Array(UInt32), uid UInt64, type String DEFAULT 'cpu')"
                 " ENGINE = MergeTree PARTITION BY toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"
                 " ORDER BY (intDiv(start_ms, 3600000), container_name, container_id, jvm_pid,"
                 " start_ms) SETTINGS index_granularity = 64"},
@@ -306,6 +309,39 @@ static int migrate_2(store *s, ch_tables *t, flame_err *err)
     return rc == 0 ? set_version(s, 3, err) : -1;
 }
 
+/* Whether windows has the column name (system.columns: a Distributed table lists its own). */
+static int has_column(store *s, const char *name, bool *has, flame_err *err)
+{
+    char sql[256];
+    int64_t n = 0;
+    snprintf(sql, sizeof sql,
+             "SELECT count() FROM system.columns WHERE database = currentDatabase() AND"
+             " table = 'windows' AND name = '%s' FORMAT TabSeparated",
+             name);
+    int rc = ch_one(s, sql, &n, err);
+    *has = n > 0;
+    return rc;
+}
+
+/* Version 3 -> 4: windows gets its profile type, 'cpu' for the rows before. Looks for the
+ * column itself (two processes migrating at once, or a store that reached version 4 by another
+ * path, e.g. a step of the same number that adds something else): run at every writer's open. */
+static int add_type(store *s, flame_err *err)
+{
+    ch *c = ch_of(s);
+    if (has_column(s, "type", &c->has_type, err) < 0)
+        return -1;
+    if (c->has_type)
+        return 0;
+    flame_err quiet = FLAME_ERR_INIT;
+    if (ch_post_sql(s, "ALTER TABLE windows ADD COLUMN type String DEFAULT 'cpu'", NULL, &quiet) <
+            0 &&
+        (has_column(s, "type", &c->has_type, err) < 0 || !c->has_type))
+        return store_fail(err, quiet.detail, "%s", quiet.msg);
+    c->has_type = true;
+    return 0;
+}
+
 int ch_ready(store *s, flame_err *err)
 {
     ch *c = ch_of(s);
@@ -343,7 +379,7 @@ int ch_ready(store *s, flame_err *err)
             return store_fail(err, STORE_ERR_MISSING,
                               "%s: no store in that database (docker flame record makes it)",
                               s->name);
-        if (version < CH_SCHEMA_VERSION)
+        if (version < CH_READ_MIN)
             return store_fail(err, STORE_ERR_OLDER,
                               "%s: a store of version %lld, this docker-flame reads version %d: a "
                               "recorder upgrades it when it starts, or `docker flame prune "
@@ -355,6 +391,8 @@ int ch_ready(store *s, flame_err *err)
                                   "%s: the store has no %s table (docker flame prune --retain 0 "
                                   "--no-compact makes it)",
                                   s->name, tables[i][0]);
+        if (has_column(s, "type", &c->has_type, err) < 0)
+            return -1;
         c->ready = true;
         return 0;
     }
@@ -370,6 +408,10 @@ int ch_ready(store *s, flame_err *err)
     }
     if (rc == 0 && version == 2)
         rc = migrate_2(s, &t, err);
+    if (rc == 0)
+        rc = add_type(s, err);
+    if (rc == 0 && version < CH_SCHEMA_VERSION)
+        rc = set_version(s, CH_SCHEMA_VERSION, err);
     if (rc < 0)
         return -1;
     c->ready = true;

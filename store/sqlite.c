@@ -23,6 +23,7 @@
 #define SQ_WAL_KEEP "1048576"
 
 static int migrate_2(sq *q, flame_err *err);
+static int add_type(sq *q, flame_err *err);
 
 static const sq_step schema[] = {
     /* version 1: a stack's whole text in a row of its own (stacks), windows naming them */
@@ -48,15 +49,29 @@ static const sq_step schema[] = {
      " samples INTEGER NOT NULL, level INTEGER NOT NULL, uid INTEGER NOT NULL,"
      " pairs BLOB NOT NULL);",
      migrate_2},
+    /* version 3: each window's profile type (cpu, wall, offcpu, alloc, lock); the windows of
+     * older versions are cpu. add_type looks for the column itself, so a store that reached
+     * this version by another path (another branch's step of the same number) gets it too. */
+    {3, "", add_type},
 };
 
 /* The schema version of the open database: 0 = empty file; -1 with err: not ours. */
 static int read_version(sq *q, int64_t *version, flame_err *err)
 {
-    int64_t app, tables;
-    if (sq_int(q, "PRAGMA application_id", &app, err) < 0 ||
-        sq_int(q, "SELECT count(*) FROM sqlite_master", &tables, err) < 0)
+    int64_t app = 0, tables = 0;
+    /* one statement, so one snapshot: as two, another process creating the store between them
+     * (two writers opening a new spool at once) made an empty id and its tables, "not ours" */
+    _cleanup_stmt_ sqlite3_stmt *st = NULL;
+    if (sq_prepare(q,
+                   "SELECT (SELECT application_id FROM pragma_application_id()),"
+                   " (SELECT count(*) FROM sqlite_master)",
+                   &st, err) < 0)
         return -1;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        return sq_fail(q, err, rc, "reading the store's version");
+    app = sqlite3_column_int64(st, 0);
+    tables = sqlite3_column_int64(st, 1);
     if (app == 0 && tables == 0) {
         *version = 0;
         return 0;
@@ -199,6 +214,29 @@ static int migrate_2(sq *q, flame_err *err)
     return rc;
 }
 
+int sq_check_type(sq *q, flame_err *err)
+{
+    int64_t n;
+    if (sq_int(q, "SELECT count(*) FROM pragma_table_info('windows') WHERE name = 'type'", &n,
+               err) < 0)
+        return -1;
+    q->has_type = n > 0;
+    return 0;
+}
+
+/* The type column of windows, when it is missing (in the caller's transaction). */
+static int add_type(sq *q, flame_err *err)
+{
+    if (sq_check_type(q, err) < 0)
+        return -1;
+    if (q->has_type)
+        return 0;
+    if (sq_exec(q, "ALTER TABLE windows ADD COLUMN type TEXT NOT NULL DEFAULT 'cpu'", err) < 0)
+        return -1;
+    q->has_type = true;
+    return 0;
+}
+
 /* ---- put ---- */
 
 typedef struct put_ctx {
@@ -291,6 +329,7 @@ static int put_one(put_ctx *c, const store_window *w, sqlite3_stmt *win)
     for (int i = 0; i < 6; i++)
         sqlite3_bind_int64(win, i + 1, vals[i]);
     sqlite3_bind_blob(win, 7, blob, (int)len, SQLITE_STATIC);
+    sqlite3_bind_text(win, 8, store_type_of(w->type), -1, SQLITE_STATIC);
     int rc = sqlite3_step(win);
     return rc == SQLITE_DONE ? 0 : sq_fail(c->q, c->err, rc, "storing the window");
 }
@@ -308,7 +347,7 @@ static int sq_put(store *s, const store_window *w, size_t n, flame_err *err)
     if (rc == 0)
         rc = sq_prepare(q,
                         "INSERT INTO windows(source, start_ms, end_ms, frequency, samples, level,"
-                        " uid, pairs) VALUES(?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)",
+                        " uid, pairs, type) VALUES(?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8)",
                         &win, err);
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = put_one(&c, &w[i], win);
@@ -350,13 +389,13 @@ static int check_readable(sq *q, bool any_version, flame_err *err)
                           "%s: written by a newer docker-flame (store version %lld, this one reads "
                           "up to %d): upgrade docker-flame",
                           q->path, (long long)have, SQ_SCHEMA_VERSION);
-    if (have < SQ_SCHEMA_VERSION && !any_version)
+    if (have < SQ_READ_MIN && !any_version)
         return store_fail(err, STORE_ERR_OLDER,
                           "%s: a store of version %lld, this docker-flame reads version %d: a "
                           "recorder upgrades it when it starts, or `docker flame prune --retain 0 "
                           "--no-compact --store %s` (deletes nothing)",
                           q->path, (long long)have, SQ_SCHEMA_VERSION, q->path);
-    return 0;
+    return any_version ? 0 : sq_check_type(q, err);
 }
 
 int sq_open(store *s, const char *path, flame_err *err)
@@ -410,5 +449,16 @@ int sq_open(store *s, const char *path, flame_err *err)
         sq_exec(q, "PRAGMA synchronous = NORMAL", err) < 0 ||
         sq_exec(q, "PRAGMA journal_size_limit = " SQ_WAL_KEEP, err) < 0)
         return -1;
-    return sq_migrate(q, schema, sizeof schema / sizeof *schema, err);
+    if (sq_migrate(q, schema, sizeof schema / sizeof *schema, err) < 0 || sq_check_type(q, err) < 0)
+        return -1;
+    if (q->has_type)
+        return 0;
+    /* a store of this version without the column (see add_type) */
+    if (sq_begin(q, err) < 0)
+        return -1;
+    if (add_type(q, err) < 0) {
+        sq_rollback(q);
+        return -1;
+    }
+    return sq_commit(q, err);
 }

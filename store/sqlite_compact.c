@@ -13,8 +13,10 @@
 /* buckets merged per transaction */
 #define SLICE 128
 
+/* a bucket of one JVM's windows of one profile type (types are never merged together) */
 typedef struct group {
     int64_t source, bucket;
+    char type[STORE_MAX_TYPE];
 } group;
 
 static int retain(sq *q, int64_t cutoff, store_compact_stats *st, flame_err *err)
@@ -45,7 +47,7 @@ static int find_groups(sq *q, int64_t cut, int64_t size, int level, group **out,
 {
     _cleanup_stmt_ sqlite3_stmt *st = NULL;
     if (sq_prepare(q,
-                   "SELECT DISTINCT source, start_ms / ?1 FROM windows"
+                   "SELECT DISTINCT source, start_ms / ?1, type FROM windows"
                    " WHERE level < ?2 AND start_ms < ?3",
                    &st, err) < 0)
         return -1;
@@ -62,7 +64,9 @@ static int find_groups(sq *q, int64_t cut, int64_t size, int level, group **out,
                 return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
             *out = ng;
         }
-        (*out)[(*n)++] = (group){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1) * size};
+        group *g = &(*out)[(*n)++];
+        *g = (group){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1) * size, ""};
+        snprintf(g->type, sizeof g->type, "%s", (const char *)sqlite3_column_text(st, 2));
     }
     return rc == SQLITE_DONE ? 0 : sq_fail(q, err, rc, "reading windows");
 }
@@ -105,7 +109,7 @@ static int merge_bucket(sq *q, const group *g, int64_t size, int level, merge *m
 {
     _cleanup_stmt_ sqlite3_stmt *sel = NULL, *del = NULL, *ins = NULL;
     const char *where = " FROM windows WHERE source = ?1 AND start_ms >= ?2 AND start_ms < ?3"
-                        " AND level <= ?4";
+                        " AND level <= ?4 AND type = ?5";
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT start_ms, end_ms, frequency, samples, level, pairs%s", where);
     if (sq_prepare(q, sql, &sel, err) < 0)
@@ -114,7 +118,7 @@ static int merge_bucket(sq *q, const group *g, int64_t size, int level, merge *m
     if (sq_prepare(q, sql, &del, err) < 0 ||
         sq_prepare(q,
                    "INSERT INTO windows(source, start_ms, end_ms, frequency, samples, level,"
-                   " uid, pairs) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                   " uid, pairs, type) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                    &ins, err) < 0)
         return -1;
     sqlite3_stmt *both[] = {sel, del};
@@ -123,6 +127,7 @@ static int merge_bucket(sq *q, const group *g, int64_t size, int level, merge *m
         sqlite3_bind_int64(both[i], 2, g->bucket);
         sqlite3_bind_int64(both[i], 3, g->bucket + size);
         sqlite3_bind_int(both[i], 4, level);
+        sqlite3_bind_text(both[i], 5, g->type, -1, SQLITE_STATIC);
     }
     *m = (merge){.pairs = m->pairs, .cap = m->cap, .one = m->one};
     int rc;
@@ -145,6 +150,7 @@ static int merge_bucket(sq *q, const group *g, int64_t size, int level, merge *m
     for (int i = 0; i < 7; i++)
         sqlite3_bind_int64(ins, i + 1, vals[i]);
     sqlite3_bind_blob(ins, 8, blob, (int)len, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 9, g->type, -1, SQLITE_STATIC);
     if ((rc = sqlite3_step(ins)) != SQLITE_DONE)
         return sq_fail(q, err, rc, "merging windows");
     st->merged += (uint64_t)m->rows;

@@ -15,7 +15,8 @@ typedef struct sq {
      * row dict_last, of the dictionary's generation dict_gen (a rewrite starts a new one) */
     dict d;
     int64_t dict_gen, dict_last;
-    int busy_ms; /* how long a writer waits for another */
+    int busy_ms;   /* how long a writer waits for another */
+    bool has_type; /* windows has its type column (a version 2 store read as it is has not) */
 } sq;
 
 static inline void sq_finalizep(sqlite3_stmt **st)
@@ -54,11 +55,16 @@ typedef struct sq_step {
     const char *sql;
     int (*fn)(sq *q, flame_err *err);
 } sq_step;
-#define SQ_SCHEMA_VERSION 2
+#define SQ_SCHEMA_VERSION 3
+/* The oldest version a reader reads: version 2 lacks only the windows' type column, and its
+ * windows are all cpu (docs/STORE.md, "Profile types"). */
+#define SQ_READ_MIN 2
 /* Bring the database to the last step's version inside one write transaction; a store whose
  * version is above it fails with STORE_ERR_NEWER. Exposed so tests can run other step lists. */
 int sq_migrate(sq *q, const sq_step *steps, size_t n, flame_err *err);
 
+/* Whether windows has its type column (q->has_type). */
+int sq_check_type(sq *q, flame_err *err);
 /* One integer from a query without parameters (0 when it gives no row). (sqlite_db.c) */
 int sq_int(sq *q, const char *sql, int64_t *out, flame_err *err);
 

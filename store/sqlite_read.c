@@ -11,18 +11,28 @@
 /* ---- readers ---- */
 
 /* The windows of a query: ?1 since, ?2 until, ?3 container, ?4 host, ?5 pid, ?6 the longest
- * window (so the index on start_ms bounds the scan), ?7 the shortest id prefix. */
+ * window (so the index on start_ms bounds the scan), ?7 the shortest id prefix, ?8 the profile
+ * type (NULL = every type). "@W" is the windows table: a version 2 store read as it is has no
+ * type column, and its windows are all cpu. */
 #define SQ_FROM                                                                                    \
-    " FROM windows w JOIN sources s ON s.id = w.source"                                            \
+    " FROM @W w JOIN sources s ON s.id = w.source"                                                 \
     " WHERE w.start_ms < ?2 AND w.start_ms > ?1 - ?6 AND w.end_ms > ?1"                            \
     " AND (?3 IS NULL OR s.container_name = ?3 OR s.container_id = ?3"                             \
     "  OR (length(?3) >= ?7 AND substr(s.container_id, 1, length(?3)) = ?3))"                      \
-    " AND (?4 IS NULL OR s.host = ?4) AND (?5 = 0 OR s.jvm_pid = ?5)"
+    " AND (?4 IS NULL OR s.host = ?4) AND (?5 = 0 OR s.jvm_pid = ?5)"                              \
+    " AND (?8 IS NULL OR w.type = ?8)"
 
-static int prepare_query(sq *q, const char *sql, const store_query *qq, sqlite3_stmt **st,
-                         flame_err *err)
+/* sql holds SQ_FROM; all_types: a NULL type means every type (else cpu). */
+static int prepare_query(sq *q, const char *sql, const store_query *qq, bool all_types,
+                         sqlite3_stmt **st, flame_err *err)
 {
-    if (sq_prepare(q, sql, st, err) < 0)
+    const char *at = strstr(sql, "@W"),
+               *table = q->has_type ? "windows" : "(SELECT *, 'cpu' AS type FROM windows)";
+    _cleanup_free_ char *text = malloc(strlen(sql) + strlen(table) + 1);
+    if (!at || !text)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    sprintf(text, "%.*s%s%s", (int)(at - sql), sql, table, at + 2);
+    if (sq_prepare(q, text, st, err) < 0)
         return -1;
     sqlite3_bind_int64(*st, 1, qq ? qq->since_ms : 0);
     sqlite3_bind_int64(*st, 2, qq ? qq->until_ms : INT64_MAX);
@@ -33,6 +43,9 @@ static int prepare_query(sq *q, const char *sql, const store_query *qq, sqlite3_
     sqlite3_bind_int64(*st, 5, qq ? qq->jvm_pid : 0);
     sqlite3_bind_int64(*st, 6, STORE_MAX_WINDOW_MS);
     sqlite3_bind_int64(*st, 7, STORE_ID_PREFIX_MIN);
+    const char *type = qq ? qq->type : NULL;
+    if (type || !all_types)
+        sqlite3_bind_text(*st, 8, store_type_of(type), -1, SQLITE_STATIC);
     return 0;
 }
 
@@ -71,7 +84,7 @@ static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *i
     _cleanup_stmt_ sqlite3_stmt *st = NULL;
     if (sq_dict_sync(q, err) < 0 ||
         prepare_query(q, "SELECT w.pairs, w.samples, w.start_ms, w.end_ms, w.frequency" SQ_FROM, qq,
-                      &st, err) < 0)
+                      false, &st, err) < 0)
         return -1;
     int64_t maxid = q->d.nstacks;
     /* counts by stack id: ids are dense (the dictionary's), so an array is the map */
@@ -129,7 +142,7 @@ int sq_timeline(store *s, const store_query *qq, store_series_list *out, flame_e
                       "SELECT s.host, s.container_id, s.container_name, s.jvm_pid, w.start_ms,"
                       " w.end_ms, w.samples, w.frequency" SQ_FROM
                       " ORDER BY s.host, s.container_id, s.jvm_pid, w.start_ms",
-                      qq, &st, err) < 0)
+                      qq, false, &st, err) < 0)
         return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -156,7 +169,8 @@ int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err)
                        .host = qq ? qq->host : NULL,
                        .since_ms = 0,
                        .until_ms = INT64_MAX,
-                       .jvm_pid = qq ? qq->jvm_pid : 0};
+                       .jvm_pid = qq ? qq->jvm_pid : 0,
+                       .type = qq ? qq->type : NULL};
     int64_t own_all, stacks;
     uint64_t disk;
     /* one read transaction: the shares below are of the same store as the rows */
@@ -176,11 +190,12 @@ int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err)
                            "SELECT s.host, s.container_id, s.container_name, s.image,"
                            " min(w.start_ms), max(w.end_ms), count(*), sum(w.samples),"
                            " sum(length(w.pairs)) + " STORE_STR(
-                               SQ_ROW_BYTES) " * count(*), s.jvm_pid, s.jvm_version" SQ_FROM
+                               SQ_ROW_BYTES) " * count(*), s.jvm_pid, s.jvm_version,"
+                                             " w.type" SQ_FROM
                                              " GROUP BY s.host, s.container_id, s.container_name,"
-                                             " s.image, s.jvm_pid, s.jvm_version"
-                                             " ORDER BY max(w.end_ms) DESC, s.jvm_pid",
-                           &all, &st, err);
+                                             " s.image, s.jvm_pid, s.jvm_version, w.type"
+                                             " ORDER BY max(w.end_ms) DESC, s.jvm_pid, w.type",
+                           &all, true, &st, err);
     store_share share = {.total = (uint64_t)own_all, .disk = disk};
     int r = SQLITE_DONE;
     while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -194,7 +209,8 @@ int sq_list(store *s, const store_query *qq, store_listing *out, flame_err *err)
                          (uint64_t)sqlite3_column_int64(st, 7),
                          store_share_of(&share, (uint64_t)sqlite3_column_int64(st, 8)),
                          sqlite3_column_int64(st, 9),
-                         (char *)sqlite3_column_text(st, 10)};
+                         (char *)sqlite3_column_text(st, 10),
+                         (char *)sqlite3_column_text(st, 11)};
         if (store_listing_add(out, &e) < 0)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }

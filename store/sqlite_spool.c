@@ -19,19 +19,19 @@ void sq_batch_free(sq_batch *b)
     *b = (sq_batch){0};
 }
 
-/* Labels of row st (columns 1..6) into one block; w's strings point into it. */
+/* Labels of row st (columns 1..6, the type 13) into one block; w's strings point into it. */
 static char *copy_labels(sqlite3_stmt *st, store_window *w)
 {
-    static const int cols[] = {1, 2, 3, 4, 6};
+    static const int cols[] = {1, 2, 3, 4, 6, 13};
     size_t len = 0;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         len += (size_t)sqlite3_column_bytes(st, cols[i]) + 1;
     char *block = malloc(len), *o = block;
     if (!block)
         return NULL;
-    const char **dst[] = {&w->host, &w->container_id, &w->container_name, &w->image,
-                          &w->jvm_version};
-    for (int i = 0; i < 5; i++) {
+    const char **dst[] = {&w->host,  &w->container_id, &w->container_name,
+                          &w->image, &w->jvm_version,  &w->type};
+    for (int i = 0; i < 6; i++) {
         const unsigned char *t = sqlite3_column_text(st, cols[i]);
         size_t n = (size_t)sqlite3_column_bytes(st, cols[i]);
         if (n)
@@ -85,7 +85,7 @@ int sq_take(store *s, size_t max, sq_batch *out, flame_err *err)
         rc = sq_prepare(q,
                         "SELECT w.id, s.host, s.container_id, s.container_name, s.image,"
                         " s.jvm_pid, s.jvm_version, w.start_ms, w.end_ms, w.frequency,"
-                        " w.samples, w.pairs, w.uid FROM windows w JOIN sources s"
+                        " w.samples, w.pairs, w.uid, w.type FROM windows w JOIN sources s"
                         " ON s.id = w.source"
                         " ORDER BY w.start_ms, w.id LIMIT ?1",
                         &st, err);

@@ -88,7 +88,11 @@ typedef struct store_window {
      * spool drained twice, an answer lost after the server stored it) keeps its uid, and the
      * readers count each uid once. */
     uint64_t uid;
+    /* What the counts measure (docs/MODES.md): "cpu" (NULL or "" too), "wall", "offcpu",
+     * "alloc", "lock"; [a-z] only, at most STORE_MAX_TYPE - 1 bytes. Readers select one. */
+    const char *type;
 } store_window;
+#define STORE_MAX_TYPE 16
 #define STORE_MAX_LABEL 256
 /* An hour: a reader looks for the windows of [since, until) from since - STORE_MAX_WINDOW_MS on,
  * so this bound is what a short range costs to find (the recorder's windows are seconds to
@@ -118,6 +122,9 @@ typedef struct store_query {
     const char *host;      /* NULL = every host */
     int64_t since_ms, until_ms; /* windows that overlap [since, until) */
     int64_t jvm_pid;            /* 0 = every JVM */
+    /* the profile type (store_window.type): NULL = "cpu" for store_profile and store_timeline;
+     * for store_list NULL = every type (an entry per type) */
+    const char *type;
 } store_query;
 
 /* What a query found. The store_* readers ADD into it: zero it before the first call. */
@@ -164,6 +171,7 @@ typedef struct store_entry {
     uint64_t bytes;
     int64_t jvm_pid; /* 0: every JVM of the container (windows of older recorders) */
     char *jvm_version;
+    char *type; /* the profile type of these windows ("cpu" in a store older than types) */
 } store_entry;
 typedef struct store_listing {
     store_entry *e;

@@ -103,7 +103,16 @@ int store_check_window(const store_window *w, flame_err *err)
                           (long long)w->start_ms, (long long)w->end_ms);
     if (w->frequency < 0 || w->jvm_pid < 0)
         return flame_fail(err, FLAME_EXIT_ERROR, "a window's frequency and pid are >= 0");
+    const char *t = store_type_of(w->type);
+    size_t tl = strspn(t, "abcdefghijklmnopqrstuvwxyz");
+    if (tl == 0 || t[tl] || tl >= STORE_MAX_TYPE)
+        return flame_fail(err, FLAME_EXIT_ERROR, "a window's type is a lowercase word");
     return 0;
+}
+
+const char *store_type_of(const char *type)
+{
+    return type && *type ? type : "cpu";
 }
 
 static bool same(const char *a, const char *b)
@@ -173,9 +182,10 @@ int store_listing_add(store_listing *l, const store_entry *e)
         return -1;
     l->e = ne;
     store_entry c = *e;
-    const char *in[] = {e->host, e->container_id, e->container_name, e->image, e->jvm_version};
-    char **out[] = {&c.host, &c.container_id, &c.container_name, &c.image, &c.jvm_version};
-    if (dup_labels(in, out, 5) < 0)
+    const char *in[] = {e->host,  e->container_id, e->container_name,
+                        e->image, e->jvm_version,  store_type_of(e->type)};
+    char **out[] = {&c.host, &c.container_id, &c.container_name, &c.image, &c.jvm_version, &c.type};
+    if (dup_labels(in, out, 6) < 0)
         return -1;
     ne[l->n++] = c;
     return 0;
@@ -225,11 +235,16 @@ int store_window_copy(const store_window *w, store_window *out)
 {
     *out = *w;
     char *block = NULL;
-    const char *in[] = {w->host, w->container_id, w->container_name, w->image, w->jvm_version};
-    char **dst[] = {&block, (char **)&out->container_id, (char **)&out->container_name,
-                    (char **)&out->image, (char **)&out->jvm_version};
+    const char *in[] = {w->host,  w->container_id, w->container_name,
+                        w->image, w->jvm_version,  store_type_of(w->type)};
+    char **dst[] = {&block,
+                    (char **)&out->container_id,
+                    (char **)&out->container_name,
+                    (char **)&out->image,
+                    (char **)&out->jvm_version,
+                    (char **)&out->type};
     profile *p = profile_new();
-    if (!p || dup_labels(in, dst, 5) < 0 || profile_each_stack(w->stacks, copy_stack, p) != 0) {
+    if (!p || dup_labels(in, dst, 6) < 0 || profile_each_stack(w->stacks, copy_stack, p) != 0) {
         free(block);
         profile_free(p);
         *out = (store_window){0};

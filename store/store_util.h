@@ -13,6 +13,8 @@ int store_fail(flame_err *err, int detail, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Checks of a window before it is stored (both backends refuse the same things). */
 int store_check_window(const store_window *w, flame_err *err);
+/* A window's profile type as stored: "cpu" for NULL or "". */
+const char *store_type_of(const char *type);
 /* A window's uid: random, never 0. */
 uint64_t store_uid(void);
 /* A container id prefix matches from this many characters on (docker's short ids are 12). */

@@ -7,7 +7,8 @@
 # (a spool drained twice) count once; a stopped server: the windows go to the local spool
 # (bounded by spool_max) and reach the server when it is back; an unreachable server, one that
 # refuses us, an unknown URL, a store of a newer version and an empty range: one line on stderr
-# and the documented exit code each.
+# and the documented exit code each. Profile types (schema 4): wall windows beside cpu, selected by
+# --mode, kept apart by compaction, the same as SQLite; a store of schema 3 read as all cpu.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clickhouse-lib.sh"
 FLAME=$BUILD/docker-flame
@@ -109,7 +110,7 @@ okif $? "a store of schema 2 written by the previous docker-flame"
 OLD2=clickhouse://127.0.0.1:$CH_HTTP_one/old2
 # a reader neither writes nor migrates (docs/STORE.md, "Reading never writes"): it says what does
 is "$(run_err "$FLAME" show --store "$OLD2" "${OLDRANGE[@]}")" 7 "a reader does not migrate it: exit 7"
-like "$(cat err.txt)" "a store of version 2, this docker-flame reads version 3: a recorder upgrades it" "saying what does"
+like "$(cat err.txt)" "a store of version 2, this docker-flame reads version 4: a recorder upgrades it" "saying what does"
 is "$(ch_sql one "SELECT max(toInt64(value)) FROM old2.meta WHERE key = 'schema_version'") $(ch_sql one "SELECT count() FROM system.tables WHERE database = 'old2' AND name = 'dict'")" \
     "2 0" "nothing made or changed by the reader"
 "$FLAME" prune --retain 0 --no-compact --store "$OLD2" 2>old2.log
@@ -119,7 +120,7 @@ okif $? "show from the migrated store"
 same old.folded old2.folded "every container reads as the old code read it"
 "$FLAME" show web --store "$OLD2" "${OLDRANGE[@]}" --format folded -o old2-web.folded 2>>old2.log
 same old-web.folded old2-web.folded "web alone too"
-is "$(ch_sql one "SELECT max(toInt64(value)) FROM old2.meta WHERE key = 'schema_version'")" 3 "the store says version 3 now"
+is "$(ch_sql one "SELECT max(toInt64(value)) FROM old2.meta WHERE key = 'schema_version'")" 4 "the store says version 4 now"
 is "$(ch_sql one "SELECT count() FROM old2.windows") $(ch_sql one "SELECT uniqExact(run) FROM old2.dict")" \
     "73 $(ch_sql one "SELECT uniqExact(run) FROM old2.stack_ids_v2")" "its 73 windows kept; a dictionary for each run"
 out=$("$FLAME" ls --store "$OLD2")
@@ -139,16 +140,59 @@ ch_sql one "CREATE DATABASE old" &&
 okif $? "a store of schema 1 made of the same windows"
 OLD=clickhouse://127.0.0.1:$CH_HTTP_one/old
 is "$(run_err "$FLAME" show --store "$OLD" "${OLDRANGE[@]}")" 7 "a reader does not migrate a version 1 store either"
-like "$(cat err.txt)" "a store of version 1, this docker-flame reads version 3: a recorder upgrades it" "saying what does"
+like "$(cat err.txt)" "a store of version 1, this docker-flame reads version 4: a recorder upgrades it" "saying what does"
 is "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'old' AND name = 'windows'")" 0 "nothing made by the reader"
 "$FLAME" prune --retain 0 --no-compact --store "$OLD" 2>old1.log
-okif $? "prune --retain 0 --no-compact migrates it (to 2, then 3)"
+okif $? "prune --retain 0 --no-compact migrates it (to 2, then 3, then 4)"
 "$FLAME" show --store "$OLD" "${OLDRANGE[@]}" --format folded -o old1.folded 2>>old1.log
 okif $? "show from the migrated version 1 store"
 same old.folded old1.folded "it reads as the old code read it"
-is "$(ch_sql one "SELECT max(toInt64(value)) FROM old.meta WHERE key = 'schema_version'")" 3 "the store says version 3 now"
+is "$(ch_sql one "SELECT max(toInt64(value)) FROM old.meta WHERE key = 'schema_version'")" 4 "the store says version 4 now"
 is "$(ch_sql one "SELECT count() FROM old.samples_v1") $(ch_sql one "SELECT count() FROM old.windows")" \
     "$(ch_sql one "SELECT count() FROM old.samples_v1") 73" "a row per window; the old table kept as samples_v1"
+
+# ---- profile types (schema 4): wall windows beside cpu; a store of schema 3 read as all cpu ----
+wall_gen() { # STORE: 30 windows of web's wall clock
+    "$GEN" --store "$1" --container web --type wall --workload fixture --samples 990 --seed 5 \
+        --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" --start "$T0" \
+        --windows 30 >/dev/null
+}
+wall_gen "$ONE" && wall_gen "$TMP/ref.db"
+okif $? "30 wall windows of web into the server and into SQLite"
+"$FLAME" show web api --store "$ONE" --since "$since" --until "$until" --format folded -o types-cpu.folded 2>/dev/null
+same ref.folded types-cpu.folded "show (cpu by default): the wall windows are left out"
+for st in "$ONE" "$TMP/ref.db"; do
+    "$FLAME" show web --mode wall --store "$st" --since "$since" --until "$until" --format folded \
+        -o "wall-$(echo "$st" | md5sum | cut -c1-6).folded" 2>>wall.log || echo "show --mode wall failed" >>wall.log
+done
+like "$(cat wall.log)" "\(30 windows, wall clock: [0-9,]+ ns," "show --mode wall: the 30 wall windows, in ns"
+same "wall-$(echo "$TMP/ref.db" | md5sum | cut -c1-6).folded" "wall-$(echo "$ONE" | md5sum | cut -c1-6).folded" \
+    "show --mode wall: the same as SQLite's"
+like "$("$FLAME" ls web --store "$ONE")" "web .* wall .* 30 " "ls: web's wall windows, a line of their own"
+"$FLAME" prune --store "$ONE" >/dev/null 2>&1
+"$FLAME" show web --mode wall --store "$ONE" --since "$since" --until "$until" --format folded -o wall-pruned.folded 2>/dev/null
+same "wall-$(echo "$ONE" | md5sum | cut -c1-6).folded" wall-pruned.folded "compaction merges wall windows apart from cpu's"
+"$FLAME" show web api --store "$ONE" --since "$since" --until "$until" --format folded -o types-cpu2.folded 2>/dev/null
+same ref.folded types-cpu2.folded "and cpu's apart from wall's"
+V3=clickhouse://127.0.0.1:$CH_HTTP_one/v3
+"$GEN" --store "$V3" --container web --workload fixture --samples 990 --seed 6 \
+    --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" --start "$T0" --windows 30 >/dev/null &&
+    "$FLAME" show web --store "$V3" --since "$since" --until "$until" --format folded -o v3-before.folded 2>/dev/null &&
+    ch_sql one "ALTER TABLE v3.windows DROP COLUMN type" && ch_sql one "DROP TABLE v3.meta" &&
+    ch_sql one "CREATE TABLE v3.meta (key String, value String) ENGINE = TinyLog" &&
+    ch_sql one "INSERT INTO v3.meta VALUES ('schema_version', '3')"
+okif $? "a store of schema 3 (windows without a type)"
+"$FLAME" show web --store "$V3" --since "$since" --until "$until" --format folded -o v3.folded 2>v3.log
+okif $? "a reader reads it as it is ($(cat v3.log))"
+same v3-before.folded v3.folded "its windows are cpu"
+is "$(run_err "$FLAME" show web --mode wall --store "$V3" --since "$since" --until "$until")" 8 "none are wall: exit 8"
+like "$("$FLAME" ls --store "$V3")" "web .* cpu .* 30 " "ls: cpu"
+is "$(ch_sql one "SELECT max(toInt64(value)) FROM v3.meta WHERE key = 'schema_version'") $(ch_sql one "SELECT count() FROM system.columns WHERE database = 'v3' AND table = 'windows' AND name = 'type'")" \
+    "3 0" "nothing changed by the readers"
+"$FLAME" prune --retain 0 --no-compact --store "$V3" >/dev/null 2>&1
+okif $? "a writer opens it"
+is "$(ch_sql one "SELECT max(toInt64(value)) FROM v3.meta WHERE key = 'schema_version'") $(ch_sql one "SELECT count() FROM v3.windows WHERE type = 'cpu'")" \
+    "4 30" "version 4 now, its 30 windows cpu"
 
 # ---- two shards behind a Distributed table ----
 for s in s1 s2; do

@@ -1,4 +1,4 @@
-/* plugin/top_model.c: windows built from the sidecar's T/F/P lines, the ring of the last k, their
+/* plugin/top_model.c: windows built from the sidecar's T/F/M/P lines, the ring of the last k, their
  * aggregation per method (flame/methods), --record, and hostile lines. */
 #include <stdlib.h>
 #include <string.h>
@@ -69,5 +69,17 @@ int main(void)
        "a malformed T still opens a window (zeroes)");
     ok(feed(&m, "D") == 0 && m.ended && !m.in_win, "D ends the view");
     top_model_free(&m);
+
+    /* a window of record --mode wall: M lines, "<mode> <count0> stack value" */
+    top_model w;
+    top_model_init(&w, 2, false);
+    feed(&w, "T {\"window\":0,\"ms\":2000}");
+    ok(feed(&w, "M wall 0 sleeper;A.sleepy;Thread.sleep 1600000000") == 1 &&
+           feed(&w, "M wall 0 sleeper;A.sleepy 400000000") == 1 && w.cur.stacks == 2 && w.cur.p &&
+           profile_total(w.cur.p) == 2e9,
+       "M lines go into the window, their value in its unit (ns)");
+    ok(feed(&w, "M wall") == 1 && feed(&w, "M wall 0") == 1 && w.cur.stacks == 2,
+       "malformed M lines are dropped");
+    top_model_free(&w);
     return tap_done();
 }

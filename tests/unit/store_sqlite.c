@@ -551,7 +551,7 @@ static void test_old_store(void)
         sqlite3_finalize(st);
     }
     sqlite3_close(h);
-    is_int(v, 2, "the store says version 2 now");
+    is_int(v, 3, "the store says version 3 now");
     /* and it goes on: new windows of a stack it had and of a new one */
     profile *p = folded("a;new;stack 4\n");
     store_window w = window_of("web", 1, until - 10000, p);

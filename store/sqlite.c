@@ -410,5 +410,10 @@ int sq_open(store *s, const char *path, flame_err *err)
         sq_exec(q, "PRAGMA synchronous = NORMAL", err) < 0 ||
         sq_exec(q, "PRAGMA journal_size_limit = " SQ_WAL_KEEP, err) < 0)
         return -1;
-    return sq_migrate(q, schema, sizeof schema / sizeof *schema, err);
+    if (sq_migrate(q, schema, sizeof schema / sizeof *schema, err) < 0)
+        return -1;
+    /* the hour rollups: a step that looks for its own table (not a schema version), and a
+     * store without them reads the same, only slower: older docker-flames read and write it
+     * as before, and their writes keep the rollups true (the triggers are the store's) */
+    return sq_rollup_schema(q, err);
 }

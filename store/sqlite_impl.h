@@ -113,8 +113,8 @@ int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err);
 
 /* ---- sqlite_rollup.c: hour rollups (docs/STORE.md, "Hour rollups") ---- */
 #define SQ_HOUR_MS 3600000
-/* The hour a window of start column c belongs to, in SQL (start_ms >= 0: store_check_window). */
-#define SQ_HOUR(c) "(" c " - " c " % 3600000)"
+/* A window belongs to the hour of its start: start_ms - start_ms % 3600000 in SQL (start_ms >= 0:
+ * store_check_window), written out in the triggers, compaction and the readers. */
 /* Whether the store has its rollups table (an older store, or a reader's, may not). */
 int sq_rollup_have(sq *q, bool *have, flame_err *err);
 /* A writer's open: the table and its triggers when the store has none (detected by the table,

@@ -26,7 +26,8 @@
     " WHERE w.type = 'cpu' AND w.hour_ms >= ?8 AND w.hour_ms < ?9" SQ_SOURCE
 #define SQ_NOT_ROLLED                                                                              \
     " AND NOT (w.start_ms >= ?8 AND w.start_ms < ?9 AND EXISTS (SELECT 1 FROM rollups r"           \
-    "  WHERE r.source = w.source AND r.hour_ms = " SQ_HOUR("w.start_ms") " AND r.type = 'cpu'))"
+    "  WHERE r.source = w.source AND r.hour_ms = w.start_ms - w.start_ms % 3600000"                \
+    "  AND r.type = 'cpu'))"
 
 static int prepare_query(sq *q, const char *sql, const store_query *qq, sqlite3_stmt **st,
                          flame_err *err)

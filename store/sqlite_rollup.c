@@ -23,16 +23,14 @@ static const char rollup_schema[] =
     " samples INTEGER NOT NULL, first_ms INTEGER NOT NULL, last_ms INTEGER NOT NULL,"
     " hz_min INTEGER NOT NULL, hz_max INTEGER NOT NULL, pairs BLOB NOT NULL,"
     " UNIQUE(source, hour_ms, type));"
-    "CREATE TRIGGER rollups_put AFTER INSERT ON windows BEGIN"
-    " DELETE FROM rollups WHERE source = NEW.source AND hour_ms = " SQ_HOUR("NEW.start_ms") ";"
-    " END;"
-    "CREATE TRIGGER rollups_delete AFTER DELETE ON windows BEGIN"
-    " DELETE FROM rollups WHERE source = OLD.source AND hour_ms = " SQ_HOUR("OLD.start_ms") ";"
-    " END;"
-    "CREATE TRIGGER rollups_update AFTER UPDATE ON windows BEGIN"
-    " DELETE FROM rollups WHERE source = OLD.source AND hour_ms = " SQ_HOUR("OLD.start_ms") ";"
-    " DELETE FROM rollups WHERE source = NEW.source AND hour_ms = " SQ_HOUR("NEW.start_ms") ";"
-    " END;";
+    "CREATE TRIGGER rollups_put AFTER INSERT ON windows BEGIN DELETE FROM rollups"
+    " WHERE source = NEW.source AND hour_ms = NEW.start_ms - NEW.start_ms % 3600000; END;"
+    "CREATE TRIGGER rollups_delete AFTER DELETE ON windows BEGIN DELETE FROM rollups"
+    " WHERE source = OLD.source AND hour_ms = OLD.start_ms - OLD.start_ms % 3600000; END;"
+    "CREATE TRIGGER rollups_update AFTER UPDATE ON windows BEGIN DELETE FROM rollups"
+    " WHERE source = OLD.source AND hour_ms = OLD.start_ms - OLD.start_ms % 3600000;"
+    " DELETE FROM rollups"
+    " WHERE source = NEW.source AND hour_ms = NEW.start_ms - NEW.start_ms % 3600000; END;";
 
 #define HAVE_TABLE "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'rollups'"
 
@@ -74,10 +72,10 @@ static int find_hours(sq *q, int64_t cut, hour **out, size_t *n, flame_err *err)
 {
     _cleanup_stmt_ sqlite3_stmt *st = NULL;
     if (sq_prepare(q,
-                   "SELECT DISTINCT w.source, " SQ_HOUR("w.start_ms") " FROM windows w"
+                   "SELECT DISTINCT w.source, w.start_ms - w.start_ms % 3600000 FROM windows w"
                    " WHERE w.start_ms < ?1 AND NOT EXISTS (SELECT 1 FROM rollups r"
-                   "  WHERE r.source = w.source AND r.hour_ms = " SQ_HOUR("w.start_ms")
-                   "  AND r.type = 'cpu')",
+                   "  WHERE r.source = w.source AND r.type = 'cpu'"
+                   "  AND r.hour_ms = w.start_ms - w.start_ms % 3600000)",
                    &st, err) < 0)
         return -1;
     sqlite3_bind_int64(st, 1, cut);
@@ -106,11 +104,11 @@ typedef struct sum {
 static int roll_one(sq *q, const hour *h, sum *m, uint64_t *built, flame_err *err)
 {
     _cleanup_stmt_ sqlite3_stmt *sel = NULL, *ins = NULL;
-    if (sq_prepare(q,
-                   "SELECT start_ms, end_ms, frequency, samples, pairs FROM windows"
-                   " WHERE source = ?1 AND start_ms >= ?2 AND start_ms < ?2 + " STORE_STR(
-                       SQ_HOUR_MS),
-                   &sel, err) < 0 ||
+    if (sq_prepare(
+            q,
+            "SELECT start_ms, end_ms, frequency, samples, pairs FROM windows"
+            " WHERE source = ?1 AND start_ms >= ?2 AND start_ms < ?2 + " STORE_STR(SQ_HOUR_MS),
+            &sel, err) < 0 ||
         sq_prepare(q,
                    "INSERT OR REPLACE INTO rollups(source, hour_ms, type, windows, samples,"
                    " first_ms, last_ms, hz_min, hz_max, pairs)"
@@ -149,7 +147,7 @@ static int roll_one(sq *q, const hour *h, sum *m, uint64_t *built, flame_err *er
     size_t len = blob ? pairs_encode(m->pairs, m->n, blob) : 0;
     if (!len)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    int64_t vals[] = {h->source,    h->hour,       (int64_t)info.windows, (int64_t)info.samples,
+    int64_t vals[] = {h->source,     h->hour,      (int64_t)info.windows, (int64_t)info.samples,
                       info.first_ms, info.last_ms, info.hz_min,           info.hz_max};
     for (int i = 0; i < 8; i++)
         sqlite3_bind_int64(ins, i + 1, vals[i]);

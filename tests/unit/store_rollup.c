@@ -57,8 +57,8 @@ static int sql_exec(const char *path, const char *sql)
 static store_window make(const char *name, int64_t pid, const char *host, int64_t start, int i)
 {
     char text[256];
-    snprintf(text, sizeof text, "main;loop;f%d %d\nmain;gc %d\nmain;%s;u%d 1\n", i % 7,
-             1 + i % 5, 1 + i % 3, name, i);
+    snprintf(text, sizeof text, "main;loop;f%d %d\nmain;gc %d\nmain;%s;u%d 1\n", i % 7, 1 + i % 5,
+             1 + i % 3, name, i);
     store_window w = window_of(name, pid, start, folded(text));
     w.host = host;
     w.end_ms = start + STEP;
@@ -84,20 +84,22 @@ static const sel sels[] = {
     {NULL, NULL, 0}, {"web", NULL, 0}, {"web", NULL, 2}, {"web2", NULL, 0}, {NULL, "host-b", 0},
 };
 static const int64_t ranges[][2] = {
-    {0, INT64_MAX},                              /* everything */
-    {T + 17 * MIN, T + 3 * HOUR + 23 * MIN},     /* cuts two hours */
-    {T + HOUR, T + 3 * HOUR},                    /* whole hours exactly */
-    {T + 10 * MIN, T + 50 * MIN},                /* inside one hour */
-    {T + 59 * MIN, T + 2 * HOUR + MIN},          /* one whole hour and two edges */
-    {T + 2 * HOUR, T + 2 * HOUR + 1},            /* one ms */
-    {T - 3 * HOUR, T + 4 * HOUR + 1},            /* from before the first window */
+    {0, INT64_MAX},                          /* everything */
+    {T + 17 * MIN, T + 3 * HOUR + 23 * MIN}, /* cuts two hours */
+    {T + HOUR, T + 3 * HOUR},                /* whole hours exactly */
+    {T + 10 * MIN, T + 50 * MIN},            /* inside one hour */
+    {T + 59 * MIN, T + 2 * HOUR + MIN},      /* one whole hour and two edges */
+    {T + 2 * HOUR, T + 2 * HOUR + 1},        /* one ms */
+    {T - 3 * HOUR, T + 4 * HOUR + 1},        /* from before the first window */
 };
 
 static char *text_of(store *s, const sel *x, const int64_t r[2], store_info *info)
 {
-    store_query q = {
-        .container = x->container, .host = x->host, .jvm_pid = x->pid, .since_ms = r[0],
-        .until_ms = r[1]};
+    store_query q = {.container = x->container,
+                     .host = x->host,
+                     .jvm_pid = x->pid,
+                     .since_ms = r[0],
+                     .until_ms = r[1]};
     profile *p = profile_new();
     flame_err e = FLAME_ERR_INIT;
     *info = (store_info){0};
@@ -140,7 +142,7 @@ static int differences(store *ref, store *roll, int *nonempty)
 
 #define HOUR1 "SELECT count(*) FROM rollups WHERE hour_ms = 1795536000000" /* T + 1 h */
 #define ORPHANS                                                                                    \
-    "SELECT count(*) FROM rollups r WHERE NOT EXISTS (SELECT 1 FROM windows w WHERE"              \
+    "SELECT count(*) FROM rollups r WHERE NOT EXISTS (SELECT 1 FROM windows w WHERE"               \
     " w.source = r.source AND w.start_ms - w.start_ms % 3600000 = r.hour_ms)"
 
 static void test_rollups(void)
@@ -197,8 +199,7 @@ static void test_rollups(void)
     int64_t h1 = sql_int(roll_path, HOUR1);
     store_window late = make("web", 1, "host-a", T + HOUR + 7 * MIN + 3000, 9999);
     put_both(ref, roll, &late);
-    is_int(sql_int(roll_path, HOUR1),
-           h1 - 1, "a late window drops its hour's rollup");
+    is_int(sql_int(roll_path, HOUR1), h1 - 1, "a late window drops its hour's rollup");
     is_int(differences(ref, roll, &nonempty), 0, "%d queries after it: the same", n);
     st = (store_compact_stats){0};
     is_int(store_compact(roll, NOW, &only, &st, &e), 0, "the next compaction");

@@ -54,8 +54,18 @@ static const sq_step schema[] = {
 static int read_version(sq *q, int64_t *version, flame_err *err)
 {
     int64_t app, tables;
-    if (sq_int(q, "PRAGMA application_id", &app, err) < 0 ||
-        sq_int(q, "SELECT count(*) FROM sqlite_master", &tables, err) < 0)
+    /* both looks in one read transaction: a process creating the store meanwhile commits its
+     * tables and application id at once, and two looks on either side of that commit saw
+     * tables without the id ("not a docker-flame store": two writers opening a new spool) */
+    bool own = sqlite3_get_autocommit(q->db) != 0;
+    if (own && sq_exec(q, "BEGIN", err) < 0)
+        return -1;
+    int rc = sq_int(q, "PRAGMA application_id", &app, err);
+    if (rc == 0)
+        rc = sq_int(q, "SELECT count(*) FROM sqlite_master", &tables, err);
+    if (own)
+        sq_rollback(q);
+    if (rc < 0)
         return -1;
     if (app == 0 && tables == 0) {
         *version = 0;

@@ -53,6 +53,12 @@ bench: $(BUILD)/bench/walk-cost
 .PHONY: bench-offcpu
 bench-offcpu: $(BUILD)/bench/offcpu-cost
 	$(BUILD)/bench/offcpu-cost $(PID) 10
+# `make bench-offcpu-ab`: the same program's cost to a JVM switching ~1 M times a second, ABBA
+# windows of the PingPong fixture started by the script (bench/offcpu-ab.py; root, host java).
+# BENCH_OFFCPU_ARGS="--rounds 5 --mode wall --cost <another build's offcpu-cost>".
+.PHONY: bench-offcpu-ab
+bench-offcpu-ab: $(BUILD)/bench/offcpu-cost
+	bench/offcpu-ab.py $(BENCH_OFFCPU_ARGS)
 $(BUILD)/bench/offcpu-cost: $(BUILD)/obj/bench/offcpu-cost.o $(SIDECAR_OBJS) $(BUILD)/libflamecore.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ -lseccomp -lcap -lbpf -lelf -lz -lm

@@ -44,6 +44,36 @@ int ct_mode_parse(const char *s, size_t n)
     return -1;
 }
 
+void ct_modes_name(unsigned modes, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (int m = 0; m < CT_MODE_COUNT && cap; m++)
+        if (modes & CT_MODE_BIT(m)) {
+            int w = snprintf(out + len, cap - len, "%s%s", len ? "," : "", mode_info[m].name);
+            if (w < 0 || (size_t)w >= cap - len) {
+                out[len] = 0; /* whole names only */
+                break;
+            }
+            len += (size_t)w;
+        }
+}
+
+unsigned ct_modes_parse_list(const char *s, size_t n)
+{
+    unsigned modes = 0;
+    for (size_t i = 0; i < n;) {
+        size_t e = i;
+        while (e < n && s[e] != ',')
+            e++;
+        int m = ct_mode_parse(s + i, e - i);
+        if (m >= 0)
+            modes |= CT_MODE_BIT(m);
+        i = e + 1;
+    }
+    return modes;
+}
+
 unsigned ct_modes_of(const ct_args *a)
 {
     return a->modes ? a->modes : CT_MODES_DEFAULT;
@@ -554,6 +584,12 @@ int ct_format_jvm(char *buf, size_t cap, const ct_jvm *j)
     jw_u64(&w, "attach_ms", j->attach_ms);
     if (j->container[0])
         jw_str(&w, "container", j->container);
+    if (j->refused) {
+        char list[64];
+        ct_modes_name(j->refused, list, sizeof list);
+        jw_str(&w, "refused", list);
+        jw_str(&w, "refused_why", j->refused_why);
+    }
     return jw_end(&w);
 }
 

@@ -51,6 +51,10 @@ enum ct_mode {
  * wait sampled every ~10 us waited, weighing max(wait, interval) ns. */
 #define CT_ALLOC_INTERVAL 524288
 #define CT_LOCK_INTERVAL_NS 10000
+/* The agent's Agent_OnAttach return value when another agent holds the JVM's allocation sampler
+ * (JVMTI can_generate_sampled_object_alloc_events is one agent's at a time): the sidecar then
+ * loads it again without alloc and reports alloc refused (mounts/agent.h AGENT_RC_BUSY). */
+#define CT_AGENT_RC_BUSY 4
 /* For the option table: "cpu", "wall", "offcpu", "alloc", "lock", NULL. */
 extern const char *const ct_mode_names[];
 typedef struct ct_mode_info {
@@ -64,6 +68,10 @@ typedef struct ct_mode_info {
 const ct_mode_info *ct_mode(enum ct_mode m);
 /* The mode named by s[0..n), or -1. */
 int ct_mode_parse(const char *s, size_t n);
+/* "alloc,lock": the names of the CT_MODE_BIT()s in modes, cut to cap. */
+void ct_modes_name(unsigned modes, char *out, size_t cap);
+/* The CT_MODE_BIT()s named in "alloc,lock" (s[0..n)); unknown names are left out. */
+unsigned ct_modes_parse_list(const char *s, size_t n);
 
 typedef struct ct_args {
     enum ct_verb verb;
@@ -201,6 +209,11 @@ typedef struct ct_jvm {
     uint64_t attach_ms;
     char
         container[144]; /* host: the container key of its stacks ("host", "<id>[/<id>]"), else "" */
+    /* modes asked for that this JVM refused (CT_MODE_BIT()s: another agent holds the allocation
+     * sampler, no agent): the plugin writes no file of them and exits FLAME_EXIT_PERF; why: one
+     * line */
+    unsigned refused;
+    char refused_why[512];
 } ct_jvm;
 
 typedef struct ct_progress {

@@ -12,7 +12,7 @@ enum flame_exit {
     FLAME_EXIT_NO_CONTAINER = 3, /* no such container, or it is not running */
     FLAME_EXIT_NO_JVM = 4,       /* no JVM in the container (or not the --pid asked for) */
     FLAME_EXIT_ATTACH = 5,       /* the JVM refused attach / agent could not be loaded */
-    FLAME_EXIT_PERF = 6,         /* perf not permitted or not supported by the kernel */
+    FLAME_EXIT_PERF = 6,         /* perf (or a --mode) not permitted or not supported */
     FLAME_EXIT_STORE = 7,        /* profile store unusable: unreachable, corrupt, newer version */
     FLAME_EXIT_EMPTY = 8,        /* nothing stored for that container / time range */
     FLAME_EXIT_ENGINE = 125,     /* engine unreachable, API error, sidecar image unavailable */

@@ -212,7 +212,10 @@ static int key_push_text(folder *f, size_t *n, const char *s, size_t len, bool s
     return key_push(f, n, prof_name_intern(f->prof, s, len));
 }
 
-/* The sample's stack, root first: [root;] process; frames...; [truncated]. */
+/* wall's thread states, by the period's two low bits (fold_opts.state_tags) */
+static const char *const state_tag[4] = {NULL, "[running]", "[runnable]", "[sleeping]"};
+
+/* The sample's stack, root first: [root;] process; frames...; [truncated]; [state]. */
 static int count_sample(folder *f)
 {
     size_t n = 0;
@@ -244,9 +247,16 @@ static int count_sample(folder *f)
         f->key[n++] = f->fr[i];
     if (f->truncated && key_push(f, &n, prof_name_intern(f->prof, "[truncated]", 11)) < 0)
         return -1;
+    unsigned long long count = f->o.compat || f->o.period ? f->period : 1;
+    if (f->o.state_tags && !f->o.compat) {
+        const char *tag = state_tag[f->period & 3];
+        if (tag && key_push(f, &n, prof_name_intern(f->prof, tag, strlen(tag))) < 0)
+            return -1;
+        if (f->o.period)
+            count &= ~3ull;
+    }
     if (f->o.on_sample)
         f->o.on_sample(f->o.root_ctx, f->pid, f->tid, f->cpu, f->time_us);
-    unsigned long long count = f->o.compat || f->o.period ? f->period : 1;
     if (prof_stack_add_deep(f->prof, f->key, n, (double)count, 0) < 0)
         return -1;
     f->prof->columns = 1;

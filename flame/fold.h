@@ -17,6 +17,10 @@ typedef struct fold_opts {
     bool signatures;    /* keep Java return types and parameter lists */
     bool inline_frames; /* split agent symbols "a->b" into frames, inlined ones marked _[i] */
     bool period;        /* count summed periods instead of samples (compat always sums periods) */
+    /* wall-clock: the two low bits of each period name the thread's state, shown as a leaf
+     * frame (1 [running], 2 [runnable], 3 [sleeping]; 0: none) and cleared from the count;
+     * docs/MODES.md "Thread states in wall" */
+    bool state_tags;
     const char *event_filter; /* only samples of this event; NULL = the first event seen */
     /* Optional: a root frame to put above each stack, chosen by pid (the sidecar uses it to
      * tell several JVMs apart). Return NULL for none. Called once per sample: keep it cheap. */

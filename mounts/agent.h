@@ -29,7 +29,7 @@ enum agent_rc {
     AGENT_RC_OPTIONS = 1, /* bad options */
     AGENT_RC_FILE = 2,    /* the map file cannot be created or written */
     AGENT_RC_JVMTI = 3,   /* a JVMTI call failed (environment, capability, events) */
-    AGENT_RC_BUSY = 4, /* alloc: another agent holds the allocation sampler (a solo capability) */
+    AGENT_RC_BUSY = 4, /* alloc: another agent holds the allocation sampler (= CT_AGENT_RC_BUSY) */
 };
 
 /* Stack depth of alloc and lock samples (frames from the leaf): default and bound. */

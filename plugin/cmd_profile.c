@@ -74,11 +74,42 @@ static int add_leaf(void *ctx, const char *stack, size_t len, double count)
 
 /* One line per mode other than cpu: its total in its unit, its top leaves (the allocated
  * classes, the contended monitors' classes). */
+static unsigned refused_modes(const proto *p)
+{
+    unsigned r = 0;
+    for (size_t ji = 0; ji < p->njvms; ji++)
+        r |= p->jvms[ji].refused;
+    return r;
+}
+
+/* A mode a JVM refused (another agent holds the allocation sampler, our agent not loaded): one
+ * line per JVM and mode, even with -q, and FLAME_EXIT_PERF ("not permitted"); 0 when none. */
+static int say_refused(const run_target *s, unsigned modes)
+{
+    const proto *p = &s->pr;
+    int rc = 0;
+    for (size_t ji = 0; ji < p->njvms && ji < 16; ji++) {
+        const ct_jvm *jv = &p->jvms[ji];
+        unsigned r = jv->refused & modes;
+        if (!r)
+            continue;
+        char names[64], why[512];
+        ct_modes_name(r, names, sizeof names);
+        proto_sanitize(jv->refused_why, why, sizeof why); /* the sidecar's, about the target */
+        fprintf(stderr, "docker flame: %s: --mode %s refused in JVM pid %u: %s\n", s->name, names,
+                jv->nspid, why[0] ? why : "(no reason given)");
+        rc = FLAME_EXIT_PERF;
+    }
+    return rc;
+}
+
 static void print_mode_summary(const run_target *s, enum ct_mode m)
 {
     const ct_mode_info *mi = ct_mode(m);
     const profile *pr = proto_profile(&s->pr, m);
     char b1[32];
+    if (!pr && (refused_modes(&s->pr) & CT_MODE_BIT(m)))
+        return; /* said by say_refused() */
     if (!pr) {
         fprintf(stderr, "%s: %s: nothing recorded (%s)\n", s->name, mi->name,
                 m == CT_MODE_LOCK ? "no thread waited to enter a monitor"
@@ -201,11 +232,9 @@ static int write_summary_json(const flame_opts *o, const run_result *r, bool ran
         flame_fail(&err, FLAME_EXIT_ERROR, "--summary-json: out of memory");
         return cli_fail("", &err);
     }
-    /* NEEDSWORK: the files of every mode; the summary lists the first mode's */
-    int m0 = __builtin_ctz(ct_modes_of(&o->rec));
     for (size_t i = 0; i < n; i++)
         t[i] = (sum_target){.s = &r->t[i],
-                            .paths = terr[i].code ? NULL : paths[i][m0], /* written */
+                            .paths = terr[i].code ? NULL : paths[i], /* written, every mode's */
                             .error = terr[i].code ? terr[i].msg : NULL,
                             .exit_code = terr[i].code};
     sum_profile sp = {.o = o,
@@ -500,6 +529,9 @@ int flame_cmd_profile(const ep_globals *g, int argc, char **argv)
                     exit_code = c;
             }
             print_summary(s, &o, paths[i]);
+            int c = say_refused(s, modes);
+            if (c && !exit_code)
+                exit_code = c;
         }
         if (r.cmd_done && r.cmd_error.code) {
             int c = cli_fail("", &r.cmd_error);

@@ -26,6 +26,15 @@ void summary_jvms(jsonw *w, const proto *pr)
         jsonw_bool(w, "preserve_frame_pointer", j->preserve_fp);
         jsonw_strn(w, "note", j->reason, strnlen(j->reason, sizeof j->reason));
         jsonw_uint(w, "attach_ms", j->attach_ms);
+        if (j->refused) { /* modes this JVM refused (docs/MODES.md) */
+            jsonw_array(w, "refused");
+            for (int m = 0; m < CT_MODE_COUNT; m++)
+                if (j->refused & CT_MODE_BIT(m))
+                    jsonw_str(w, NULL, ct_mode((enum ct_mode)m)->name);
+            jsonw_end(w);
+            jsonw_strn(w, "refused_why", j->refused_why,
+                       strnlen(j->refused_why, sizeof j->refused_why));
+        }
         jsonw_end(w);
     }
     jsonw_end(w);
@@ -116,15 +125,17 @@ static void target(jsonw *w, const sum_target *t)
     summary_walk(w, sum);
     summary_jvms(w, pr);
     summary_top_methods(w, pr->prof, SUMMARY_TOP_METHODS);
-    jsonw_array(w, "files");
-    for (int f = 0; f < FMT_COUNT; f++) {
-        if (!t->paths || !t->paths[f])
-            continue;
-        jsonw_object(w, NULL);
-        jsonw_str(w, "format", out_fmt_name(f));
-        jsonw_str(w, "path", t->paths[f]);
-        jsonw_end(w);
-    }
+    jsonw_array(w, "files"); /* every mode's (docs/MODES.md) */
+    for (int m = 0; t->paths && m < CT_MODE_COUNT; m++)
+        for (int f = 0; f < FMT_COUNT; f++) {
+            if (!t->paths[m][f])
+                continue;
+            jsonw_object(w, NULL);
+            jsonw_str(w, "format", out_fmt_name(f));
+            jsonw_str(w, "mode", ct_mode((enum ct_mode)m)->name);
+            jsonw_str(w, "path", t->paths[m][f]);
+            jsonw_end(w);
+        }
     jsonw_end(w);
     warnings(w, pr);
     jsonw_object(w, "sidecar_timings_ms");

@@ -21,9 +21,10 @@
 /* One container of the profile verb. */
 typedef struct sum_target {
     const run_target *s;
-    char *const *paths; /* [FMT_COUNT]: the files written, NULL where none */
-    const char *error;  /* why it has no profile; NULL = it has one */
-    int exit_code;      /* 0, or the exit code of its failure */
+    /* [CT_MODE_COUNT][FMT_COUNT]: the files written per mode, NULL where none */
+    char *const (*paths)[FMT_COUNT];
+    const char *error; /* why it has no profile; NULL = it has one */
+    int exit_code;     /* 0, or the exit code of its failure */
 } sum_target;
 
 typedef struct sum_profile {

@@ -90,13 +90,17 @@ int sc_attach_parse_reply(const char *buf, size_t len, bool is_load, int *status
     static const char rc_key[] = "return code: ";
     const char *r = memmem(text, (size_t)(end - text), rc_key, sizeof(rc_key) - 1);
     int v;
-    if (r && parse_int(r + sizeof(rc_key) - 1, end, &v))
+    if (r && parse_int(r + sizeof(rc_key) - 1, end, &v)) {
+        *status = v;
         return v == 0 ? 0 : 1;
+    }
     const char *t = text;
     while (t < end && isspace((unsigned char)*t))
         t++;
-    if (parse_int(t, end, &v))
+    if (parse_int(t, end, &v)) {
+        *status = v;
         return v == 0 ? 0 : 1;
+    }
     /* Status 0 followed by text that is neither form (a listener streaming junk): not an
      * answer from HotSpot, so not a loaded agent. */
     return t == end ? 0 : -1;
@@ -236,7 +240,8 @@ static int attach_child(void *arg, sc_reply *reply)
 }
 
 int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, const char *a0,
-                      const char *a1, const char *a2, char *out, size_t cap, flame_err *err)
+                      const char *a1, const char *a2, char *out, size_t cap, int *status,
+                      flame_err *err)
 {
     struct attach_args a = {.j = j};
     a.timeout_ms = timeout_ms;
@@ -271,9 +276,10 @@ int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, con
                           (int)j->st.pid, (int)j->st.nspid);
     if (rc < 0)
         return flame_fail_errno(err, FLAME_EXIT_ATTACH, -rc, "pid %d: attach", (int)j->st.pid);
-    int status = 0;
-    int r =
-        sc_attach_parse_reply(reply->text, reply->len, strcmp(cmd, "load") == 0, &status, out, cap);
+    int st = 0;
+    int r = sc_attach_parse_reply(reply->text, reply->len, strcmp(cmd, "load") == 0, &st, out, cap);
+    if (status)
+        *status = st;
     if (r < 0)
         return flame_fail(err, FLAME_EXIT_ATTACH, "pid %d: malformed attach answer",
                           (int)j->st.pid);

@@ -42,6 +42,34 @@ void sc_announce_jvm(sc_session *s, int k)
     sc_out_jvm(j);
 }
 
+/* `load <agent> true start,...` with the alloc and lock options of `modes` (CT_MODE_BIT()s).
+ * sc_attach_command()'s return; 1 with CT_AGENT_RC_BUSY as the agent's code only when alloc was
+ * asked for and another agent holds the allocation sampler, else 1 for any refusal. */
+static int load_agent(sc_session *s, sc_jvm *j, int ns, unsigned modes, char *msg, size_t cap,
+                      flame_err *err)
+{
+    /* tag: the map's own name (sidecar.h, map_tag), the hex of the agent's directory */
+    snprintf(j->map_tag, sizeof(j->map_tag), "%.16s", j->inject_dir + strlen(".docker-flame-"));
+    char aopts[256];
+    int ao = snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp,tag=%s",
+                      !s->o.no_inline ? 1 : 0, s->o.signatures ? 1 : 0, j->map_tag);
+    /* alloc and lock are the agent's (docs/MODES.md): one sample every ~512 KiB allocated,
+     * every ~10 us waited; as deep as --max-stack allows */
+    if (modes & CT_MODE_BIT(CT_MODE_ALLOC))
+        ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",alloc=%d", CT_ALLOC_INTERVAL);
+    if (modes & CT_MODE_BIT(CT_MODE_LOCK))
+        ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",lock=%d", CT_LOCK_INTERVAL_NS);
+    if (modes && s->o.max_stack > 0)
+        snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",depth=%d",
+                 (int)(s->o.max_stack < 2048 ? s->o.max_stack : 2048));
+    int status = 0;
+    int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "load", j->agent_path, "true",
+                              aopts, msg, cap, &status, err);
+    if (r > 0 && !(status == CT_AGENT_RC_BUSY && (modes & CT_MODE_BIT(CT_MODE_ALLOC))))
+        return 2; /* any other refusal */
+    return r;
+}
+
 void sc_prepare_jvm(sc_session *s, int k)
 {
     sc_jvm *j = &s->jvms[k];
@@ -83,24 +111,19 @@ void sc_prepare_jvm(sc_session *s, int k)
         return;
     t = mono_ms();
     if (j->inject != CT_INJECTED_NONE) {
-        /* tag: the map's own name (sidecar.h, map_tag), the hex of the agent's directory */
-        snprintf(j->map_tag, sizeof(j->map_tag), "%.16s", j->inject_dir + strlen(".docker-flame-"));
-        char aopts[256];
-        int ao = snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp,tag=%s",
-                          !s->o.no_inline ? 1 : 0, s->o.signatures ? 1 : 0, j->map_tag);
-        /* alloc and lock are the agent's (docs/MODES.md): one sample every ~512 KiB allocated,
-         * every ~10 us waited; as deep as --max-stack allows */
-        unsigned modes = ct_modes_of(&s->o);
-        if (s->o.verb == CT_RECORD && (modes & CT_MODE_BIT(CT_MODE_ALLOC)))
-            ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",alloc=%d", CT_ALLOC_INTERVAL);
-        if (s->o.verb == CT_RECORD && (modes & CT_MODE_BIT(CT_MODE_LOCK)))
-            ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",lock=%d", CT_LOCK_INTERVAL_NS);
-        if (s->o.verb == CT_RECORD && (modes & SC_AGENT_MODES) && s->o.max_stack > 0)
-            snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",depth=%d",
-                     (int)(s->o.max_stack < 2048 ? s->o.max_stack : 2048));
-        err = (flame_err)FLAME_ERR_INIT;
-        int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "load", j->agent_path, "true",
-                                  aopts, msg, sizeof(msg), &err);
+        unsigned want = s->o.verb == CT_RECORD ? ct_modes_of(&s->o) & SC_AGENT_MODES : 0;
+        int r = load_agent(s, j, ns, want, msg, sizeof(msg), &err);
+        if (r == 1) {
+            /* another agent holds the allocation sampler: the rest without alloc, which is
+             * reported refused (the plugin exits FLAME_EXIT_PERF, docs/MODES.md) */
+            j->refused |= CT_MODE_BIT(CT_MODE_ALLOC);
+            snprintf(j->refused_why, sizeof(j->refused_why),
+                     "the JVM's allocation sampler is held by another agent (JVMTI "
+                     "can_generate_sampled_object_alloc_events is one agent's at a time): stop "
+                     "that profiler first");
+            err = (flame_err)FLAME_ERR_INIT;
+            r = load_agent(s, j, ns, want & ~CT_MODE_BIT(CT_MODE_ALLOC), msg, sizeof(msg), &err);
+        }
         if (r == 0) {
             j->attach = CT_ATTACH_AGENT;
             j->agent_started = true;
@@ -131,6 +154,14 @@ void sc_prepare_jvm(sc_session *s, int k)
     } else if (j->attach == CT_ATTACH_NONE) {
         sc_warn("pid %d: %s: Java frames will have no names", (int)j->st.pid, j->reason);
     }
+    /* alloc and lock are recorded by our agent only: without it they are refused here */
+    unsigned agent_modes = s->o.verb == CT_RECORD ? ct_modes_of(&s->o) & SC_AGENT_MODES : 0;
+    if (agent_modes && j->attach != CT_ATTACH_AGENT) {
+        j->refused |= agent_modes;
+        snprintf(j->refused_why, sizeof(j->refused_why),
+                 "our agent does not run in this JVM (%.400s)",
+                 j->reason[0] ? j->reason : "not loaded");
+    }
     s->t[CT_PH_ATTACH] += j->attach_ms;
 }
 
@@ -158,7 +189,7 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
     if (j->agent_started) {
         /* `stop`: the agent stops listening and closes its map, which is then complete. */
         int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "load", j->agent_path, "true",
-                                  "stop", msg, sizeof(msg), &err);
+                                  "stop", msg, sizeof(msg), NULL, &err);
         if (r != 0)
             sc_warn("pid %d: stopping the agent failed: %s", (int)j->st.pid, r < 0 ? err.msg : msg);
         j->agent_started = false;
@@ -175,7 +206,7 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
     if (j->attach == CT_ATTACH_PERFMAP && fetch) {
         err = (flame_err)FLAME_ERR_INIT;
         int r = sc_attach_command(j, ns, (int)s->o.attach_timeout_ms, "jcmd", "Compiler.perfmap",
-                                  NULL, NULL, msg, sizeof(msg), &err);
+                                  NULL, NULL, msg, sizeof(msg), NULL, &err);
         if (r != 0) {
             sc_warn("pid %d: Compiler.perfmap failed: %s", (int)j->st.pid, r < 0 ? err.msg : msg);
             j->attach = CT_ATTACH_NONE;
@@ -197,10 +228,17 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
         snprintf(path, sizeof(path), "raw-%d.modes", (int)j->st.pid);
         s->modes_fd[k] = sc_work_create(path, O_RDWR, 0600);
         err = (flame_err)FLAME_ERR_INIT;
-        if (s->modes_fd[k] < 0)
+        if (s->modes_fd[k] < 0) {
             sc_warn("create %s: %s", path, strerror(errno));
-        else if (sc_fetch_modes(j, ns, s->modes_fd[k], &err) < 0)
-            sc_warn("%s", err.msg);
+        } else if (sc_fetch_modes(j, ns, s->modes_fd[k], &err) < 0) {
+            /* the target planted a link, FIFO, foreign or huge file where the agent's samples
+             * go: those modes are refused, said again in a J line of the same pid */
+            close(s->modes_fd[k]);
+            s->modes_fd[k] = -1;
+            j->refused |= ct_modes_of(&s->o) & SC_AGENT_MODES;
+            snprintf(j->refused_why, sizeof(j->refused_why), "%.500s", err.msg);
+            sc_out_jvm(j);
+        }
     }
     /* The target's libraries for perf's symbols (symfs.c): perf script runs without the
      * privilege to enter the target's mount namespace, so it reads copies below --symfs. Each
@@ -288,7 +326,7 @@ int sc_restore_jvm(sc_session *s, int k)
         snprintf(j->agent_path, sizeof(j->agent_path), "/tmp/%s/%s", name, SC_AGENT_NAME);
         snprintf(j->map_tag, sizeof(j->map_tag), "%.16s", name + strlen(".docker-flame-"));
         int r = sc_attach_command(j, s->ns_fd[k], (int)s->o.attach_timeout_ms, "load",
-                                  j->agent_path, "true", "stop", msg, sizeof(msg), &err);
+                                  j->agent_path, "true", "stop", msg, sizeof(msg), NULL, &err);
         if (r != 0)
             sc_warn("pid %d: stopping the stale agent failed: %s", (int)j->st.pid,
                     r < 0 ? err.msg : msg);

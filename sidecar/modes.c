@@ -133,6 +133,8 @@ void sc_emit_modes(sc_session *s)
     if (!modes)
         return;
     for (int k = 0; k < s->n; k++) {
+        if (s->modes_fd[k] < 0 && (s->jvms[k].refused & modes) == modes)
+            continue; /* said in its J line (refused): the plugin says it */
         if (s->modes_fd[k] < 0) {
             sc_warn("pid %d: no allocation or lock samples: the agent did not run in this JVM%s%s",
                     (int)s->jvms[k].st.pid, s->jvms[k].reason[0] ? " (" : "",

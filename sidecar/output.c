@@ -93,6 +93,8 @@ void sc_out_jvm(const sc_jvm *j)
     snprintf(c.java_version, sizeof c.java_version, "%s", j->java_version);
     snprintf(c.reason, sizeof c.reason, "%s", j->reason);
     snprintf(c.container, sizeof c.container, "%s", j->container);
+    c.refused = j->refused;
+    snprintf(c.refused_why, sizeof c.refused_why, "%s", j->refused_why);
     char buf[8192];
     if (ct_format_jvm(buf, sizeof buf, &c) >= 0)
         sc_out(CT_TAG_JVM, buf);

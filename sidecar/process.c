@@ -440,6 +440,7 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
                     .root_ctx = s};
     enum ct_mode pm = sc_perf_mode(&s->o);
     fo.period = pm != CT_MODE_CPU;
+    fo.state_tags = pm == CT_MODE_WALL; /* the recorder's SC_OFFCPU_TAG_* in the periods */
     folder *f = folder_new(&fo);
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");

@@ -65,7 +65,9 @@ typedef struct sc_jvm {
      * neither truncates nor deletes the other's. "" (Compiler.perfmap, HotSpot's fixed name,
      * or no agent): /tmp/perf-<nspid>.map. */
     char map_tag[20];
-    char reason[512]; /* why Java names may be missing ("" = none) */
+    char reason[512];      /* why Java names may be missing ("" = none) */
+    unsigned refused;      /* modes asked for that this JVM refused (ct_jvm.refused) */
+    char refused_why[512]; /* one line: why */
     bool agent_started;
     long attach_ms;
     unsigned long long map_lines, map_bytes;
@@ -150,15 +152,19 @@ int sc_inject_undo(sc_jvm *j, int ns_fd, flame_err *err);
 /* pure: build "1\0cmd\0a0\0a1\0a2\0" into buf; returns length or -1 if it does not fit. */
 ssize_t sc_attach_request(char *buf, size_t cap, const char *cmd, const char *a0, const char *a1,
                           const char *a2);
-/* pure: interpret an attach answer. *status = the numeric first line; returns 0 when the command
- * succeeded (for `load`: agent returned 0, also on JDK 21+ "return code: N" texts), 1 when the
- * JVM or agent reported failure, -1 when the answer is malformed. msg gets a printable excerpt. */
+/* pure: interpret an attach answer. *status = the numeric first line, for a `load` the agent's
+ * return value when the JVM gave one (CT_AGENT_RC_BUSY: the allocation sampler is another
+ * agent's); returns 0 when the command succeeded (for `load`: agent returned 0, also on JDK 21+
+ * "return code: N" texts), 1 when the JVM or agent reported failure, -1 when the answer is
+ * malformed. msg gets a printable excerpt. */
 int sc_attach_parse_reply(const char *buf, size_t len, bool is_load, int *status, char *msg,
                           size_t cap);
-/* Run one attach command as the JVM's user; out gets a printable excerpt of the answer.
- * Returns 0 ok, 1 refused by JVM/agent, <0 when no connection could be made. */
+/* Run one attach command as the JVM's user; out gets a printable excerpt of the answer, *status
+ * (when not NULL) sc_attach_parse_reply()'s. Returns 0 ok, 1 refused by JVM/agent, <0 when no
+ * connection could be made. */
 int sc_attach_command(sc_jvm *j, int ns_fd, int timeout_ms, const char *cmd, const char *a0,
-                      const char *a1, const char *a2, char *out, size_t cap, flame_err *err);
+                      const char *a1, const char *a2, char *out, size_t cap, int *status,
+                      flame_err *err);
 /* Copy the JVM's /tmp/perf-<nspid>.map into out_fd (bounded) and delete it in the target. */
 int sc_fetch_map(sc_jvm *j, int ns_fd, int out_fd, flame_err *err);
 /* Copy a regular file of the target (absolute path as the JVM sees it, no symlinks on the way,

@@ -126,6 +126,11 @@ int proto_read_jvm(const char *s, size_t n, ct_jvm *out, flame_err *err)
     jstr(j, "reason", out->reason, sizeof out->reason);
     out->attach_ms = jint(j, "attach_ms");
     jstr(j, "container", out->container, sizeof out->container);
+    const char *rf = json_string_value(json_object_get(j, "refused"));
+    if (rf) {
+        out->refused = ct_modes_parse_list(rf, strlen(rf)) & ~CT_MODE_BIT(CT_MODE_CPU);
+        jstr(j, "refused_why", out->refused_why, sizeof out->refused_why);
+    }
     json_decref(j);
     return 0;
 }
@@ -295,15 +300,23 @@ int proto_line(proto *p, const char *line, size_t len, flame_err *err)
         p->version = CT_VERSION;
         return 0;
     }
-    case CT_TAG_JVM:
-        if (p->njvms >= PROTO_MAX_JVMS)
-            return 0;
-        if (!p->jvms && !(p->jvms = calloc(PROTO_MAX_JVMS, sizeof *p->jvms)))
+    case CT_TAG_JVM: {
+        if (!p->jvms && !(p->jvms = calloc(PROTO_MAX_JVMS + 1, sizeof *p->jvms)))
             return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        if (proto_read_jvm(pl, pn, &p->jvms[p->njvms], err) < 0)
+        /* read into the spare slot; a later J line of a pid already seen updates it (the
+         * sidecar says again what changed after recording: a mode refused) */
+        ct_jvm *nj = &p->jvms[PROTO_MAX_JVMS];
+        if (proto_read_jvm(pl, pn, nj, err) < 0)
             return -1;
-        p->njvms++;
+        for (size_t i = 0; i < p->njvms; i++)
+            if (p->jvms[i].pid == nj->pid) {
+                p->jvms[i] = *nj;
+                return 0;
+            }
+        if (p->njvms < PROTO_MAX_JVMS)
+            p->jvms[p->njvms++] = *nj;
         return 0;
+    }
     case CT_TAG_PROGRESS:
         if (proto_read_progress(pl, pn, &p->prog, err) < 0)
             return -1;

@@ -490,6 +490,15 @@ static int run_failure(const sess *s, bool stopping, flame_err *err)
     bool any = p->prof && profile_total(p->prof) > 0;
     for (int m = 0; m < CT_MODE_COUNT && !any; m++)
         any = p->mprof[m] && profile_total(p->mprof[m]) > 0;
+    for (size_t ji = 0; !any && ji < p->njvms; ji++) /* nothing, and a mode refused: why */
+        if (p->jvms[ji].refused) {
+            char names[64], why[512];
+            ct_modes_name(p->jvms[ji].refused, names, sizeof names);
+            proto_sanitize(p->jvms[ji].refused_why, why, sizeof why);
+            return flame_fail(err, FLAME_EXIT_PERF, "%s: --mode %s refused in JVM pid %u: %s",
+                              s->t->name, names, p->jvms[ji].nspid,
+                              why[0] ? why : "(no reason given)");
+        }
     if (!any)
         return flame_fail(err, FLAME_EXIT_ERROR,
                           "no samples recorded in %s%s: nothing written (is the JVM busy? try a "

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "offcpu.bpf.h" /* offcpu_bpf[]: the compiled object (sidecar/sidecar.mk) */
 
 #define STEER_MS 250
+#define STEER_FIRST_MS 10 /* the first steering, after sc_offcpu_start */
 #define SEQ_MASK 0xffffffull
 #define DELTA_MASK ((1ull << OFFCPU_DELTA_BITS) - 1)
 
@@ -31,7 +33,8 @@ struct sc_offcpu {
     size_t done_len;
     int ncpu; /* slots */
     unsigned rate;
-    int64_t steer_ms;
+    int64_t steer_ms;   /* the last steering (or the start) */
+    int64_t steer_wait; /* ms from there to the next */
     uint64_t steer_switchouts;
     sc_offcpu_pend pend;
 };
@@ -76,7 +79,24 @@ uint64_t sc_offcpu_threshold(uint64_t switchouts, int64_t ms, unsigned rate)
     if (per_sec <= (double)rate)
         return OFFCPU_ALWAYS;
     double t = (double)rate / per_sec * (double)OFFCPU_ALWAYS;
-    return t < 1.0 ? 1 : (uint64_t)t;
+    return t < OFFCPU_MIN_THRESHOLD ? OFFCPU_MIN_THRESHOLD : (uint64_t)t;
+}
+
+uint64_t sc_offcpu_kfix(uint64_t threshold)
+{
+    if (threshold >= OFFCPU_ALWAYS)
+        return 0; /* not used: every switch-out */
+    if (threshold < OFFCPU_MIN_THRESHOLD)
+        threshold = OFFCPU_MIN_THRESHOLD;
+    double p = (double)threshold / (double)OFFCPU_ALWAYS;
+    /* 1 / -log2(1 - p), in 2^-14; log1p keeps the small p exact */
+    return (uint64_t)llround(-M_LN2 / log1p(-p) * (double)(1u << OFFCPU_KFIX_SHIFT));
+}
+
+void sc_offcpu_log2tab(uint32_t tab[OFFCPU_LOG2_TAB + 1])
+{
+    for (int i = 0; i <= OFFCPU_LOG2_TAB; i++)
+        tab[i] = (uint32_t)lround(log2(1.0 + (double)i / OFFCPU_LOG2_TAB) * (double)(1u << 20));
 }
 
 size_t sc_offcpu_convert(const unsigned char *r, size_t size, unsigned char *out,
@@ -103,6 +123,7 @@ size_t sc_offcpu_convert(const unsigned char *r, size_t size, unsigned char *out
     raw->seq = get64(r + chain_end + 4);
     raw->threshold = get64(r + chain_end + 12);
     raw->ts = get64(r + chain_end + 20);
+    raw->runnable = get64(r + chain_end + 28) != 0;
     uint64_t ip = 0;
     for (size_t i = 0; i + 1 < nr; i++)
         if (get64(r + 56 + 8 * i) == (uint64_t)PERF_CONTEXT_USER) {
@@ -165,6 +186,9 @@ int sc_offcpu_pend_pair(sc_offcpu_pend *p, const volatile uint64_t *done, uint64
             /* unbiased: an interval sampled with probability t/2^32 stands for 2^32/t of them */
             unsigned __int128 w = (unsigned __int128)d * OFFCPU_ALWAYS / h->raw.threshold;
             uint64_t weight = w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
+            if (p->tags)
+                weight = sc_offcpu_tag(weight, h->raw.runnable ? SC_OFFCPU_TAG_RUNNABLE
+                                                               : SC_OFFCPU_TAG_SLEEPING);
             put64(h->rec + 24, get64(h->rec + 24) + d); /* at its switch-in */
             put64(h->rec + 40, weight);
             p->st.paired++;
@@ -199,6 +223,7 @@ int sc_offcpu_load(sc_offcpu **out, const sc_offcpu_opts *o, flame_err *err)
     oc->prog_fd = oc->raw_fd = oc->out_map_fd = -1;
     oc->rate = o->rate ? o->rate : SC_OFFCPU_RATE;
     oc->pend.min_ns = o->min_ns;
+    oc->pend.tags = o->tags;
     libbpf_set_print(quiet_print);
     last_msg[0] = '\0';
     LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "flame_offcpu");
@@ -217,6 +242,7 @@ int sc_offcpu_load(sc_offcpu **out, const sc_offcpu_opts *o, flame_err *err)
     struct offcpu_cfg cfg = {.dev = o->dev, .ino = o->ino};
     for (int i = 0; i < o->n_exclude; i++)
         cfg.exclude[i] = (uint32_t)o->exclude[i];
+    sc_offcpu_log2tab(cfg.log2tab);
     if (!ro || !slots || !done || !mout || !prog || oc->ncpu <= 0 ||
         bpf_map__set_initial_value(ro, &cfg, sizeof cfg) ||
         bpf_map__set_max_entries(slots, (uint32_t)oc->ncpu)) {
@@ -283,12 +309,14 @@ void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms)
         __atomic_store_n(&s->lost, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&s->no_start, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&s->finished, 0, __ATOMIC_RELAXED);
-        /* every one until the first steering (250 ms): a sample too many is cheap (a full
-         * ring refuses it before any copy) where one with probability p < 1 stands for 1/p
-         * of its interval (variance) */
+        /* every one until the first steering, which comes early (10 ms): a sample refused by
+         * a full ring is not free (the kernel walks its callchain before it finds the ring
+         * full; 250 ms of them at ~1 M switches/s cost the target more than the rest of a
+         * 10-s recording), but one with probability p < 1 stands for 1/p of its interval */
         __atomic_store_n(&s->threshold, OFFCPU_ALWAYS, __ATOMIC_RELAXED);
     }
     oc->steer_ms = now_ms;
+    oc->steer_wait = STEER_FIRST_MS;
     oc->steer_switchouts = 0;
 }
 
@@ -301,16 +329,22 @@ void sc_offcpu_pause(sc_offcpu *oc)
 
 void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms)
 {
-    if (now_ms - oc->steer_ms < STEER_MS)
+    if (now_ms - oc->steer_ms < oc->steer_wait)
         return;
     uint64_t sw = 0;
     for (int c = 0; c < oc->ncpu; c++)
         sw += __atomic_load_n(&oc->slots[c].switchouts, __ATOMIC_RELAXED);
     uint64_t t = sc_offcpu_threshold(sw - oc->steer_switchouts, now_ms - oc->steer_ms, oc->rate);
-    for (int c = 0; c < oc->ncpu; c++)
-        __atomic_store_n(&oc->slots[c].threshold, t, __ATOMIC_RELAXED);
+    uint64_t k = sc_offcpu_kfix(t);
+    for (int c = 0; c < oc->ncpu; c++) {
+        /* kfix first: a program that sees the new threshold draws with its kfix (one that reads
+         * them between the two stores draws one gap with the old threshold's kfix) */
+        __atomic_store_n(&oc->slots[c].kfix, k, __ATOMIC_RELAXED);
+        __atomic_store_n(&oc->slots[c].threshold, t, __ATOMIC_RELEASE);
+    }
     oc->steer_switchouts = sw;
     oc->steer_ms = now_ms;
+    oc->steer_wait = STEER_MS;
 }
 
 int sc_offcpu_hold(sc_offcpu *oc, const unsigned char *rec, size_t len, const sc_offcpu_raw *raw)

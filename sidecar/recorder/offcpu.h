@@ -15,7 +15,7 @@
 #include "common/err.h"
 
 #define SC_OFFCPU_MAX_EXCLUDE 8
-#define SC_OFFCPU_RATE 1000    /* sampled switch-outs per second for the whole target, by default */
+#define SC_OFFCPU_RATE 250     /* sampled switch-outs per second for the whole target, by default */
 #define SC_OFFCPU_PENDING 1024 /* samples held while their thread is off CPU; more are dropped */
 
 typedef struct sc_offcpu_opts {
@@ -24,7 +24,21 @@ typedef struct sc_offcpu_opts {
     int n_exclude;
     uint64_t min_ns; /* intervals off CPU shorter than this are not counted */
     unsigned rate;   /* sampled switch-outs per second (0: SC_OFFCPU_RATE) */
+    bool tags;       /* wall: the thread's state in each sample's period (SC_OFFCPU_TAG_*) */
 } sc_offcpu_opts;
+
+/* Wall-clock samples carry their thread's state in the two low bits of their period (ns; an
+ * error of at most 3 ns a sample), which `perf script` prints and the folder turns into a leaf
+ * frame (flame/fold.h state_tags): on CPU (the cpu-clock samples), runnable (preempted:
+ * waiting for a CPU), sleeping (waiting for an event: a lock, I/O, a timer). 0: no state. */
+#define SC_OFFCPU_TAG_RUNNING 1
+#define SC_OFFCPU_TAG_RUNNABLE 2
+#define SC_OFFCPU_TAG_SLEEPING 3
+/* A period with a state tag. */
+static inline uint64_t sc_offcpu_tag(uint64_t period, unsigned tag)
+{
+    return (period > 3 ? period & ~3ull : 4) | tag;
+}
 
 typedef struct sc_offcpu_stats {
     /* the program's */
@@ -44,6 +58,7 @@ typedef struct sc_offcpu_stats {
 /* What the program put in a sample's RAW part (bpf/offcpu.h struct offcpu_raw). */
 typedef struct sc_offcpu_raw {
     uint64_t seq, threshold, ts;
+    bool runnable;
 } sc_offcpu_raw;
 
 /* Samples held until their thread is back (pure: tests drive it with their own done table). */
@@ -56,6 +71,7 @@ typedef struct sc_offcpu_pend {
     sc_offcpu_held h[SC_OFFCPU_PENDING];
     int n;
     uint64_t min_ns;
+    bool tags;          /* sc_offcpu_opts.tags */
     sc_offcpu_stats st; /* the recorder's part */
 } sc_offcpu_pend;
 typedef int (*sc_offcpu_emit_fn)(void *ctx, const unsigned char *r, size_t n);
@@ -96,6 +112,10 @@ void sc_offcpu_close(sc_offcpu *oc);
 /* pure, for tests: the probability threshold (in 2^-32, at most 2^32 = always) that samples
  * `rate` of `switchouts` switch-outs seen in ms milliseconds. */
 uint64_t sc_offcpu_threshold(uint64_t switchouts, int64_t ms, unsigned rate);
+/* pure, for tests: what the program's gap draw needs for a threshold (bpf/offcpu.h offcpu_gap):
+ * 2^14 / -log2(1 - p), and the table of log2(1 + i/64) it interpolates. */
+uint64_t sc_offcpu_kfix(uint64_t threshold);
+void sc_offcpu_log2tab(uint32_t tab[65]);
 
 /* pure, for tests: one sample of the bpf-output event (r, size bytes, header included; sample
  * type IP|TID|TIME|CPU|PERIOD|CALLCHAIN|RAW, then whatever follows RAW) rewritten in the

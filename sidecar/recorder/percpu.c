@@ -170,7 +170,8 @@ static int load_offcpu(sc_percpu *s, const sc_percpu_opts *o, flame_err *err)
     sc_offcpu_opts oo = {.dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev),
                          .ino = (uint64_t)st.st_ino,
                          .min_ns = o->offcpu_min_ns,
-                         .rate = o->offcpu_rate};
+                         .rate = o->offcpu_rate,
+                         .tags = o->offcpu == SC_PERCPU_WALL};
     for (int i = 0; i < o->n_exclude && i < SC_OFFCPU_MAX_EXCLUDE; i++)
         oo.exclude[oo.n_exclude++] = o->exclude[i];
     if (sc_offcpu_load(&s->oc, &oo, err) < 0) {
@@ -589,6 +590,11 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
             if (held) {
                 sc_offcpu_hold(s->oc, w, wl, &raw); /* a full table drops it (counted) */
                 continue;
+            }
+            if (s->o.offcpu == SC_PERCPU_WALL && get32(w) == PERF_RECORD_SAMPLE && wl >= 48) {
+                /* a cpu-clock sample: on CPU (offcpu.h SC_OFFCPU_TAG_*); w is s->rec or s->rew */
+                unsigned char *pw = (unsigned char *)w;
+                put64(pw + 40, sc_offcpu_tag(get64(pw + 40), SC_OFFCPU_TAG_RUNNING));
             }
             rc = sc_pc_emit(s, fd, w, wl, err);
             *wrote = true;

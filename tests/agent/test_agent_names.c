@@ -1,10 +1,14 @@
 /* Unit tests of the agent's pure helpers: readable names, option parsing, and the split of a
  * compiled method's code into inlined ranges (no gaps, no overlaps, return address inside). */
+#include "common/contract.h"
 #include "mounts/agent.h"
 #include "tests/unit/tap.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* the sidecar reads the agent's busy code from common/contract.h */
+_Static_assert(AGENT_RC_BUSY == CT_AGENT_RC_BUSY, "agent and sidecar agree on the busy code");
 
 static char out[AGENT_FRAME_MAX];
 

@@ -9,7 +9,9 @@
 #     sleeps and wakes all the time on the host and in another container (their name, frames);
 #   - wall: each of the two threads' on-CPU + off-CPU time is its whole window (+-20 %), the
 #     sleeper's sleep is 50-90 % of it (80 % by construction; a loaded machine preempts the spin,
-#     which lengthens each round without adding sleep).
+#     which lengthens each round without adding sleep); every stack ends in its thread state:
+#     the sleep's in [sleeping], the worker's computing in [running], and the worker, which never
+#     waits for anything, almost never [sleeping] (on a loaded machine it is often [runnable]).
 . "$(dirname "$0")/lib.sh"
 real_plugin_setup
 T="timeout -k 10 150"
@@ -77,6 +79,14 @@ check "the busy worker's too ($(ratio "$wk" ${D}000000000))" within "$wk" ${D}00
 ws=$(sum wall.wall.folded "$sleep_re")
 check "the sleeper's sleep: 50-90 % of its time ($(ratio "$ws" "$sl"))" within "$ws" "$sl" 0.5 0.9
 like "$(cat wall.wall.folded)" '^worker-0;.*FlameFixture\.(countPrimes|isPrime)' "the worker's on-CPU stacks are in"
+untagged=$(grep -cvE ';\[(running|runnable|sleeping)\] [0-9]+$' wall.wall.folded)
+is "$untagged" 0 "every wall stack ends in its thread state"
+wss=$(sum wall.wall.folded "$sleep_re.*;\[sleeping\] ")
+check "the sleep's stacks: >= 90 % [sleeping] ($(ratio "$wss" "$ws"))" within "$wss" "$ws" 0.9 1.0
+wkr=$(sum wall.wall.folded '^worker-0;.*FlameFixture\.(countPrimes|isPrime).*;\[running\] ')
+check "the worker's computing is [running] ($(ratio "$wkr" "$wk") of its time)" within "$wkr" "$wk" 0.05 1.0
+wks=$(sum wall.wall.folded '^worker-0;.*;\[sleeping\] ')
+check "the worker (never waits): <= 10 % [sleeping] ($(ratio "$wks" "$wk"))" within "$wks" "$wk" 0 0.1
 
 # --- refusals ---
 out=$($T docker flame --mode cpu,offcpu "$fx" 2>&1); rc=$?

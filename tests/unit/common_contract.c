@@ -298,6 +298,22 @@ int main(void)
     ok(strstr(buf, "\"reason\":null") && proto_read_jvm(buf, strlen(buf), &j2, &err) == 0 &&
            j2.reason[0] == 0,
        "J without a reason: null");
+    ok(!strstr(buf, "refused") && j2.refused == 0, "J: nothing refused, no refused key");
+    j.refused = CT_MODE_BIT(CT_MODE_ALLOC) | CT_MODE_BIT(CT_MODE_LOCK);
+    snprintf(j.refused_why, sizeof j.refused_why, "sampler \"held\"");
+    ct_format_jvm(buf, sizeof buf, &j);
+    ok(strstr(buf, "\"refused\":\"alloc,lock\"") &&
+           proto_read_jvm(buf, strlen(buf), &j2, &err) == 0 && j2.refused == j.refused &&
+           !strcmp(j2.refused_why, j.refused_why),
+       "J refused modes and why round-trip");
+    const char *cpu_too = "{\"pid\":1,\"refused\":\"cpu,alloc,heap\",\"refused_why\":\"x\"}";
+    ok(proto_read_jvm(cpu_too, strlen(cpu_too), &j2, &err) == 0 &&
+           j2.refused == CT_MODE_BIT(CT_MODE_ALLOC),
+       "J refused: cpu and unknown names are not read as refused modes");
+    char names[8];
+    ct_modes_name(CT_MODE_BIT(CT_MODE_ALLOC) | CT_MODE_BIT(CT_MODE_LOCK), names, sizeof names);
+    is_str(names, "alloc", "ct_modes_name: cut at a whole name");
+    j.refused = 0;
     ok(ct_format_jvm(buf, 40, &j) < 0 && buf[0] == 0, "J too long for its buffer: nothing");
 
     ct_progress p = {.elapsed_ms = 1500, .duration_ms = 90000, .samples = 1ull << 40, .jvms = 3},

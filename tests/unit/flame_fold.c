@@ -187,6 +187,19 @@ int main(void)
     per.period = true;
     check(two, &per, "w;f 500\n", "--period sums periods");
 
+    /* 5b. wall: the period's two low bits are the thread's state, a leaf frame; the count is
+     * the period without them (a sample of each state, one untagged, one truncated deep) */
+    const char *tagged = "w 1 1.1: 1001 cpu-clock: \n\t1 f (/x)\n\n"
+                         "w 1 1.2: 4002 cpu-clock: \n\t1 f (/x)\n\n"
+                         "w 1 1.3: 8003 cpu-clock: \n\t1 f (/x)\n\t2 g (/x)\n\n"
+                         "w 1 1.4: 7000 cpu-clock: \n\t1 f (/x)\n\n";
+    fold_opts tags = per;
+    tags.state_tags = true;
+    check(tagged, &tags,
+          "w;f 7000\nw;f;[runnable] 4000\nw;f;[running] 1000\nw;g;f;[sleeping] 8000\n",
+          "state tags: [running]/[runnable]/[sleeping] leaves, tags out of the weights");
+    check(tagged, &per, "w;f 12003\nw;g;f 8003\n", "no state tags: periods as they are");
+
     /* 6. Control bytes never reach the output; ';' in a comm is not a separator. */
     check("a;b 1 1.1: 1 cpu-clock: \n\t1 f\x01g\tx\x7f (/x)\n\n", &ours, "a:b;f?g?x? 1\n",
           "control bytes replaced, ';' in comm replaced");

@@ -17,6 +17,13 @@ int main(void)
     ok(LINE("V 1") < 0 && strstr(err.msg, "version 1"), "other versions rejected");
     ok(LINE("V 2") == 0, "V 2");
     ok(LINE("J {\"pid\":5,\"nspid\":1}") == 0 && p.njvms == 1 && p.jvms[0].nspid == 1, "J");
+    ok(LINE("J {\"pid\":5,\"nspid\":1,\"refused\":\"alloc\",\"refused_why\":\"x\"}") == 0 &&
+           p.njvms == 1 && p.jvms[0].refused == CT_MODE_BIT(CT_MODE_ALLOC),
+       "a second J line of the same pid updates it (a mode refused after recording)");
+    ok(LINE("J {\"pid\":6,\"nspid\":2}") == 0 && p.njvms == 2 && p.jvms[0].refused &&
+           !p.jvms[1].refused,
+       "a J line of another pid is another JVM");
+    p.njvms = 1;
     ok(LINE("J [1]") < 0, "J must be an object");
     ok(LINE("P {\"elapsed_ms\":1500,\"duration_ms\":10000,\"samples\":120,\"jvms\":1}") == 0 &&
            p.prog.elapsed_ms == 1500 && p.prog.samples == 120 && p.prog.jvms == 1 && p.progress,

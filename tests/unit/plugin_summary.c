@@ -189,6 +189,8 @@ static void fill_session(run_target *s)
     snprintf(s->pr.jvms[0].java_version, sizeof s->pr.jvms[0].java_version, "17\x1b[31m\xfe");
     s->pr.jvms[1] = (ct_jvm){.pid = 99, .nspid = 7, .attach = CT_ATTACH_NONE};
     snprintf(s->pr.jvms[1].reason, sizeof s->pr.jvms[1].reason, "attach refused: \"</x>\"\n");
+    s->pr.jvms[1].refused = CT_MODE_BIT(CT_MODE_ALLOC) | CT_MODE_BIT(CT_MODE_LOCK);
+    snprintf(s->pr.jvms[1].refused_why, sizeof s->pr.jvms[1].refused_why, "no agent \"x\"");
     s->pr.warnings[0] = strdup("perf: \xff\"lost\"\t\x7f");
     s->pr.nwarn = 1;
     s->pr.have_summary = true;
@@ -240,7 +242,9 @@ static void test_profile_summary(void)
     s.first_p_elapsed_ms = 1000;
     s.pr.prog.elapsed_ms = 5000;
     s.t_first_f = 105.5;
-    char *paths[FMT_COUNT] = {"out/web.svg", NULL, NULL, "out/w\"eb.pb.gz"};
+    char *paths[CT_MODE_COUNT][FMT_COUNT] = {{"out/web.svg", NULL, NULL, "out/w\"eb.pb.gz"}};
+    paths[CT_MODE_ALLOC][FMT_FOLDED] = "out/web.alloc.folded";
+    paths[CT_MODE_LOCK][FMT_SVG] = "out/web.lock.svg";
     sum_target t = {.s = &s, .paths = paths};
     sum_profile sp = {.o = &o, .r = &r, .started = 1700000000, .t_written = 106.2, .t = &t, .n = 1};
     char path[512];
@@ -280,10 +284,23 @@ static void test_profile_summary(void)
            json_integer_value(json_object_get(json_object_get(wk, "status"), "copy_end")) == 2 &&
            json_object_size(json_object_get(wk, "status")) == CT_WALK_NSTATUS,
        "walk: walks, root, cut, tail and every status");
+    jv = json_array_get(json_object_get(c, "jvms"), 1);
+    ok(json_array_size(json_object_get(jv, "refused")) == 2 &&
+           !strcmp(json_string_value(json_array_get(json_object_get(jv, "refused"), 0)), "alloc") &&
+           !strcmp(json_string_value(json_object_get(jv, "refused_why")), "no agent \"x\""),
+       "a JVM's refused modes and why");
+    ok(!json_object_get(json_array_get(json_object_get(c, "jvms"), 0), "refused"),
+       "a JVM that refused nothing: no refused key");
     json_t *files = json_object_get(c, "files");
-    ok(json_array_size(files) == 2 &&
+    ok(json_array_size(files) == 4 &&
            !strcmp(json_string_value(json_object_get(json_array_get(files, 1), "format")), "pprof"),
-       "files: svg and pprof, the others not written");
+       "files: svg and pprof of cpu, the others not written, then alloc's and lock's");
+    ok(!strcmp(json_string_value(json_object_get(json_array_get(files, 0), "mode")), "cpu") &&
+           !strcmp(json_string_value(json_object_get(json_array_get(files, 2), "mode")), "alloc") &&
+           !strcmp(json_string_value(json_object_get(json_array_get(files, 2), "path")),
+                   "out/web.alloc.folded") &&
+           !strcmp(json_string_value(json_object_get(json_array_get(files, 3), "mode")), "lock"),
+       "files: every mode's, each with its mode");
     json_t *tm = json_object_get(j, "timings_ms");
     ok(json_number_value(json_object_get(tm, "recording")) == 5000 &&
            json_number_value(json_object_get(tm, "total")) == 6200,

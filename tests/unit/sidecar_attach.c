@@ -28,6 +28,9 @@ static void test_attach(void)
     is_int(R("0\nreturn code: 0\n", true), 0, "JDK 21: return code 0");
     is_int(R("0\nAgent failed\nreturn code: 3\n", true), 1, "JDK 21: return code 3 = failure");
     is_str(msg, "Agent failed return code: 3", "message is printable, one line");
+    is_int(st, 3, "load: status = the agent's return code (JDK 21+)");
+    is_int(R("0\n4\n", true), 1, "JDK 9-20: agent returned 4 (the allocation sampler is busy)");
+    is_int(st, CT_AGENT_RC_BUSY, "load: status = the agent's return code (JDK 9-20)");
     is_int(R("garbage\n", true), -1, "garbage status line");
     is_int(R("12x\n", false), -1, "trailing junk on the status line");
     is_int(R("", true), -1, "empty answer");

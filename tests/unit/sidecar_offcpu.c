@@ -4,6 +4,7 @@
  * their interval, dropped when shorter than --offcpu-min or when their entry was overwritten,
  * written with the time until the end when their thread is still off CPU, bounded in number. */
 #include <linux/perf_event.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,10 @@ static uint64_t get64(const unsigned char *p)
 }
 
 /* A bpf-output sample: ip (kernel), pid/tid, time, cpu, period 1, chain [USER, a, b], RAW
- * {seq, threshold, ts} (size 28: 4 + 28 = 32), then 16 bytes that stand for REGS/STACK. */
-static size_t make_sample(unsigned char *r, uint64_t seq, uint64_t thr, uint64_t ts)
+ * {seq, threshold, ts, runnable} (size 36: 4 + 36 = 40), then 16 bytes that stand for
+ * REGS/STACK. */
+static size_t make_sample_state(unsigned char *r, uint64_t seq, uint64_t thr, uint64_t ts,
+                                uint64_t runnable)
 {
     memset(r, 0, 256);
     size_t n = 8;
@@ -46,12 +49,13 @@ static size_t make_sample(unsigned char *r, uint64_t seq, uint64_t thr, uint64_t
     put64(r + n + 8, 0x7f0000001000ull);
     put64(r + n + 16, 0x7f0000002000ull);
     n += 24;
-    uint32_t rsz = 28;
+    uint32_t rsz = 36;
     memcpy(r + n, &rsz, 4);
     put64(r + n + 4, seq);
     put64(r + n + 12, thr);
     put64(r + n + 20, ts);
-    n += 32;
+    put64(r + n + 28, runnable);
+    n += 40;
     put64(r + n, 0xabcdef);
     put64(r + n + 8, 0x123456);
     n += 16;
@@ -63,13 +67,18 @@ static size_t make_sample(unsigned char *r, uint64_t seq, uint64_t thr, uint64_t
     return n;
 }
 
+static size_t make_sample(unsigned char *r, uint64_t seq, uint64_t thr, uint64_t ts)
+{
+    return make_sample_state(r, seq, thr, ts, 0);
+}
+
 static void test_convert(void)
 {
     unsigned char r[256], out[65536];
     size_t n = make_sample(r, 5, OFFCPU_ALWAYS, 123);
     sc_offcpu_raw raw;
     size_t m = sc_offcpu_convert(r, n, out, &raw);
-    is_int(m, n - 32, "RAW taken out: 32 bytes fewer");
+    is_int(m, n - 40, "RAW taken out: 40 bytes fewer");
     is_int(raw.seq, 5, "seq from RAW");
     is_int(raw.threshold, OFFCPU_ALWAYS, "threshold from RAW");
     is_int(raw.ts, 123, "switch-out time from RAW");
@@ -109,8 +118,43 @@ static void test_threshold(void)
     uint64_t t = sc_offcpu_threshold(80000, 100, 500); /* 800k/s */
     ok(t > OFFCPU_ALWAYS / 1700 && t < OFFCPU_ALWAYS / 1500, "800k/s at 500/s: 1 in 1600 (%llu)",
        (unsigned long long)t);
-    ok(sc_offcpu_threshold(UINT64_MAX / 2, 1, 1) >= 1, "never 0 (would mean paused)");
+    is_int(sc_offcpu_threshold(UINT64_MAX / 2, 1, 1), OFFCPU_MIN_THRESHOLD,
+           "never below the gap draw's least (never 0, which would mean paused)");
     is_int(sc_offcpu_threshold(10, 0, 500), OFFCPU_ALWAYS, "no time: every one");
+}
+
+/* The program's gap draw (bpf/offcpu.h offcpu_gap, the same code) over 2^20 evenly spread
+ * random numbers: the mean gap is 1/p, P(gap = 1) is p and P(gap > 2/p) is (1-p)^(2/p), i.e.
+ * each switch-out is sampled with probability p, independently (geometric gaps). */
+static void test_gap(void)
+{
+    uint32_t tab[OFFCPU_LOG2_TAB + 1];
+    sc_offcpu_log2tab(tab);
+    is_int(tab[0], 0, "log2 table: log2 1 = 0");
+    is_int(tab[OFFCPU_LOG2_TAB], 1u << 20, "log2 table: log2 2 = 1 (2^20)");
+    is_int(offcpu_gap(UINT32_MAX, 1ull << 30, tab), 1, "U = 1: the next one");
+    const uint64_t thr[] = {OFFCPU_ALWAYS / 2, OFFCPU_ALWAYS / 10, OFFCPU_ALWAYS / 4000,
+                            OFFCPU_ALWAYS / 1000000, OFFCPU_MIN_THRESHOLD};
+    for (size_t k = 0; k < sizeof thr / sizeof thr[0]; k++) {
+        double p = (double)thr[k] / (double)OFFCPU_ALWAYS, sum = 0, ones = 0, far = 0;
+        uint64_t kfix = sc_offcpu_kfix(thr[k]), lim = (uint64_t)(2.0 / p), n = 1u << 20;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t g = offcpu_gap((uint32_t)(i << 12 | 0x800), kfix, tab);
+            sum += (double)g;
+            ones += g == 1;
+            far += g > lim;
+        }
+        double mean = sum / (double)n, want_far = pow(1 - p, (double)lim);
+        ok(fabs(mean * p - 1) < 0.002, "p = %g: mean gap %.1f, 1/p = %.1f", p, mean, 1 / p);
+        ok(fabs(ones / (double)n - p) < 0.001 + p / 100, "p = %g: P(gap = 1) %.5f", p,
+           ones / (double)n);
+        ok(fabs(far / (double)n - want_far) < 0.002, "p = %g: P(gap > 2/p) %.4f, want %.4f", p,
+           far / (double)n, want_far);
+    }
+    is_int(sc_offcpu_kfix(OFFCPU_ALWAYS), 0, "every switch-out: no draw");
+    ok(sc_offcpu_kfix(1) == sc_offcpu_kfix(OFFCPU_MIN_THRESHOLD) &&
+           sc_offcpu_kfix(OFFCPU_MIN_THRESHOLD) < (1ull << 38),
+       "kfix bounded (the draw's product stays in 64 bits)");
 }
 
 typedef struct sink {
@@ -205,10 +249,45 @@ static void test_pend(void)
     is_int(p.st.weight_ns, 8000000 + 12000000 + 70000000, "weights summed");
 }
 
+/* wall: the thread's state in the two low bits of the period (offcpu.h SC_OFFCPU_TAG_*) */
+static void test_tags(void)
+{
+    static uint64_t done[OFFCPU_DONE];
+    static sc_offcpu_pend p;
+    unsigned char r[256], out[65536];
+    sc_offcpu_raw raw;
+    sink s = {0};
+    for (int tags = 0; tags < 2; tags++) {
+        memset(&p, 0, sizeof p);
+        p.tags = tags;
+        for (uint64_t q = 1; q <= 2; q++) {
+            size_t n = make_sample_state(r, q, OFFCPU_ALWAYS, 500, q == 1);
+            size_t m = sc_offcpu_convert(r, n, out, &raw);
+            is_int(raw.runnable, q == 1, "runnable read from RAW (%d)", (int)q);
+            sc_offcpu_pend_add(&p, out, m, &raw);
+            done[q] = done_entry(q, 8000001);
+        }
+        sc_offcpu_pend_pair(&p, done, 2, false, 0, collect, &s);
+    }
+    is_int(s.n, 4, "all written");
+    is_int(s.period[0], 8000001, "no tags (offcpu): the time as it is");
+    is_int(s.period[1], 8000001, "no tags (offcpu): the time as it is (2)");
+    /* pend_pair takes from the end when it removes: either order */
+    uint64_t a = s.period[2] < s.period[3] ? s.period[2] : s.period[3];
+    uint64_t b = s.period[2] < s.period[3] ? s.period[3] : s.period[2];
+    is_int(a, 8000000 | SC_OFFCPU_TAG_RUNNABLE, "wall: preempted: runnable in the low bits");
+    is_int(b, 8000000 | SC_OFFCPU_TAG_SLEEPING, "wall: slept: sleeping in the low bits");
+    is_int(sc_offcpu_tag(10101010, SC_OFFCPU_TAG_RUNNING), 10101009,
+           "a cpu-clock period (99 Hz) tagged running");
+    is_int(sc_offcpu_tag(2, SC_OFFCPU_TAG_SLEEPING), 7, "a tiny period keeps a weight");
+}
+
 int main(void)
 {
     test_convert();
     test_threshold();
+    test_gap();
     test_pend();
+    test_tags();
     return tap_done();
 }

@@ -2,18 +2,18 @@
  * the raw tracepoint sched_switch (by name: no tracefs, and not the sched_switch perf event, whose
  * shared program array would silence that tracepoint for every other perf user on the host).
  *   prev (current, going off CPU): when it is the target's (its active PID namespace is exactly
- *        the target's, its tgid not one of ours) and a random draw passes this CPU's threshold, a
- *        sample is written to this CPU's bpf-output event: that event takes the user registers,
- *        callchain and stack copy of current, so the recorder walks and names it like a
- *        cpu-clock sample; the task is stamped (time, sequence number).
- *   next (coming back): a stamped task's time off CPU goes into the done table, under its
- *        sequence number, where the recorder finds it and gives the sample its weight.
- * Sampling at switch-out keeps the cost of the target's switches bounded by the rate the recorder
- * steers (a stack copy per sample); the weight divided by the probability keeps the totals.
- * For a task not of the target the program does a table lookup and a namespace test: it runs on
- * EVERY context switch of the host. No BTF, no CO-RE: only "current", helpers and maps (this
- * project's CI kernel has neither kprobes nor BPF trampolines, so neither finish_task_switch
- * hook of other tools works there). The task_struct pointers are only keys, never read. */
+ *        the target's, its tgid not one of ours) and its switch-out ends this CPU's sampling gap
+ *        (each switch-out sampled with the probability the recorder steers), a sample is written to
+ * this CPU's bpf-output event: that event takes the user registers, callchain and stack copy of
+ * current, so the recorder walks and names it like a cpu-clock sample; the task is stamped (time,
+ * sequence number). next (coming back): a stamped task's time off CPU goes into the done table,
+ * under its sequence number, where the recorder finds it and gives the sample its weight. Sampling
+ * at switch-out keeps the cost of the target's switches bounded by the rate the recorder steers (a
+ * stack copy per sample); the weight divided by the probability keeps the totals. For a task not of
+ * the target the program does a table lookup and a namespace test: it runs on EVERY context switch
+ * of the host. No BTF, no CO-RE: only "current", helpers and maps (this project's CI kernel has
+ * neither kprobes nor BPF trampolines, so neither finish_task_switch hook of other tools works
+ * there). The task_struct pointers are only keys, never read. */
 #include <linux/bpf.h>
 #include <linux/types.h>
 
@@ -72,21 +72,29 @@ struct {
     __type(value, struct bloom);
 } stamped SEC(".maps");
 
-/* The namespace test costs ~60 ns on a VM (measured: docs/BENCHMARKS.md "Off-CPU"); its answer
- * is kept per CPU, by task address and host pid/tid together (an address reused by a new task
- * comes with a new tid). A wrong "yes" would only make a sample the recorder drops (its pid is 0
- * in our namespace, or its process is judged not the target's, as for cpu-clock samples). */
+/* This CPU's own state (not mapped by the recorder: it holds task addresses).
+ * The verdict cache: the namespace test costs ~60 ns on a VM (docs/BENCHMARKS.md "Off-CPU"); its
+ * answer is kept by task address and host pid/tid together (an address reused by a new task
+ * comes with a new tid; a thread that execs becomes its leader and gets the leader's tid), so a
+ * task's first switch-out on this CPU pays for the test and the next ones find its answer: a
+ * process forked or exec'd in the target later is tested at its first switch-out. The same
+ * value holds the sampling gap, so the target's common switch-out writes nothing else (a
+ * counter in the shared slots and a random number per switch-out cost ~10 ns each, measured). */
 #define VCACHE 64
-struct vcache {
-    __u64 key[VCACHE];
+struct cpu_state {
+    __u64 task[VCACHE];
+    __u64 pt[VCACHE];
     __u8 yes[VCACHE];
+    __u64 thr;   /* the threshold the gap was drawn with */
+    __u64 left;  /* switch-outs until the sampled one, that one included (0: draw) */
+    __u64 drawn; /* `left` when set: drawn - left of the gap are not counted yet */
 };
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
     __type(key, __u32);
-    __type(value, struct vcache);
-} verdicts SEC(".maps");
+    __type(value, struct cpu_state);
+} state SEC(".maps");
 
 static __always_inline __u32 hash(__u64 p, int bits)
 {
@@ -105,26 +113,31 @@ static __always_inline int target_task_uncached(void)
     return 1;
 }
 
-static __always_inline int target_task(__u64 task)
+/* Is current (task) the target's? */
+static __always_inline int target_task(struct cpu_state *cs, __u64 task)
 {
-    __u32 zero = 0;
-    __u64 key = task ^ bpf_get_current_pid_tgid();
-    struct vcache *vc = bpf_map_lookup_elem(&verdicts, &zero);
-    if (!vc)
-        return target_task_uncached();
-    __u32 i = hash(key, 6) & (VCACHE - 1);
-    if (vc->key[i] == key)
-        return vc->yes[i];
+    __u64 pt = bpf_get_current_pid_tgid();
+    __u32 i = hash(task ^ pt, 6) & (VCACHE - 1);
+    if (cs->task[i] == task && cs->pt[i] == pt)
+        return cs->yes[i];
     int yes = target_task_uncached();
-    vc->key[i] = key;
-    vc->yes[i] = (__u8)yes;
+    cs->task[i] = task;
+    cs->pt[i] = pt;
+    cs->yes[i] = (__u8)yes;
     return yes;
+}
+
+static __always_inline __u64 draw(const struct offcpu_cpu *c, __u64 thr)
+{
+    if (thr >= OFFCPU_ALWAYS)
+        return 1;
+    return offcpu_gap(bpf_get_prandom_u32(), c->kfix, cfg.log2tab);
 }
 
 SEC("raw_tracepoint/sched_switch")
 int offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 {
-    /* args: preempt, prev, next (and prev_state on newer kernels) */
+    /* args: preempt, prev, next, prev_state */
     __u64 next = ctx->args[2], prev = ctx->args[1];
     __u32 zero = 0, bn = hash(next, 10) & (BLOOM - 1);
     struct bloom *bl = bpf_map_lookup_elem(&stamped, &zero);
@@ -146,22 +159,44 @@ int offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
         if (c)
             c->finished++;
     }
-    if (!target_task(prev))
+    struct cpu_state *cs = bpf_map_lookup_elem(&state, &zero);
+    if (!cs || !target_task(cs, prev))
         return 0;
     __u32 cpu = bpf_get_smp_processor_id();
     struct offcpu_cpu *c = bpf_map_lookup_elem(&percpu_slots, &cpu);
     if (!c)
         return 0;
-    c->switchouts++;
     __u64 threshold = c->threshold;
-    if (threshold < OFFCPU_ALWAYS && bpf_get_prandom_u32() >= threshold)
+    if (threshold == cs->thr && cs->left > 1) { /* the common path: not this one */
+        cs->left--;
         return 0;
+    }
+    c->switchouts += cs->drawn - cs->left + 1; /* the gap's, this one included */
+    if (threshold != cs->thr || !cs->left) {
+        /* a new probability (or the first switch-out, or paused): a gap drawn afresh from
+         * this switch-out on (memoryless: see offcpu_gap) */
+        cs->thr = threshold;
+        cs->left = cs->drawn = 0;
+        if (!threshold)
+            return 0;
+        __u64 g = draw(c, threshold);
+        if (g > 1) {
+            cs->left = cs->drawn = g - 1;
+            return 0;
+        }
+    }
+    /* this one is sampled; the gap to the next */
+    cs->left = cs->drawn = draw(c, threshold);
     struct offcpu_cpu *c0 = bpf_map_lookup_elem(&percpu_slots, &zero);
     if (!c0)
         return 0;
+    /* preempted, or its state still TASK_RUNNING (it yielded): it waits for a CPU, not for
+     * an event. args[3] (prev_state) exists since Linux 5.18; reading it on an older kernel
+     * makes the attach fail (the context's size is checked there), never a wrong value. */
     struct offcpu_raw r = {.seq = __sync_fetch_and_add(&c0->seq, 1) + 1,
                            .threshold = threshold,
-                           .ts = bpf_ktime_get_ns()};
+                           .ts = bpf_ktime_get_ns(),
+                           .runnable = ctx->args[0] || !(__u32)ctx->args[3]};
     if (bpf_perf_event_output(ctx, &out, BPF_F_CURRENT_CPU, &r, sizeof r)) {
         c->lost++;
         return 0;

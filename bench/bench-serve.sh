@@ -2,7 +2,8 @@
 # bench-serve: `docker flame serve`'s figures (docs/SERVE.md "Figures"), on a day of 10-s windows
 # of SERVE_CONTAINERS (10) JVMs in SQLite, written by build/store-gen (the store bench's workload:
 # 20,000 distinct stacks, 3,960 samples a window at the busiest hour); SERVE_STORE=FILE reuses
-# one (writing it takes about 45-100 s a container on a 2-core machine).
+# one (writing it takes about 45-100 s a container on a 2-core machine), and builds its hour
+# rollups (SERVE_ROLLUPS=0: not).
 #  1. the first flame graph of the whole day painted in headless chromium, from navigation (the
 #     timeline's query included), the server's cache empty; the nodes sent and drawn; where the
 #     time went (when the graph was asked and answered, the server's Server-Timing split: merge,
@@ -81,6 +82,11 @@ figures() { # STORE LABEL
 
 store=${SERVE_STORE:-$TMP/serve.db}
 [ -n "${SERVE_STORE:-}" ] || write "$store" "$N"
+# the hour rollups a recorder's hourly compaction builds (docs/STORE.md), the windows kept as
+# they are; SERVE_ROLLUPS=0 measures the raw windows alone
+if [ "${SERVE_ROLLUPS:-1}" != 0 ]; then
+    "$GEN" --store "$store" --container rollup --windows 0 --rollup | sed 's/^/serve: /'
+fi
 figures "$store" "SQLite, $N containers x 8640 10-s windows, $(($(stat -c %s "$store") / 1048576)) MiB"
 
 if [ "$NCH" -gt 0 ]; then

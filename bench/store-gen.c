@@ -30,7 +30,7 @@ typedef struct gen_args {
     const char *store, *container, *id, *host, *image, *start, *workload, *fixture, *type;
     int64_t pid, windows, window_ms, stacks, samples, seed, batch, empty_every, pause_every,
         compact_every;
-    bool help, dump;
+    bool help, dump, rollup;
 } gen_args;
 
 #define F(field, T) ARG_FIELD(gen_args, field, T)
@@ -63,6 +63,8 @@ static const arg_spec specs[] = {
     {.lng = "compact-every", .kind = ARG_INT, .off = F(compact_every, int64_t), .meta = "N",
      .help = "after every N windows (a multiple of --batch), compact the store as a recorder does"
              " (default policy, now = the last window's end)", .lo = 0, .hi = 1e8},
+    {.lng = "rollup", .kind = ARG_FLAG, .off = F(rollup, bool),
+     .help = "then build the hour rollups of every ended hour (as compaction does), merging no window"},
     {.lng = "dump", .kind = ARG_FLAG, .off = F(dump, bool),
      .help = "print --container's windows in --store (for --workload replay)"},
     {.lng = "samples", .kind = ARG_INT, .off = F(samples, int64_t), .meta = "S",
@@ -526,6 +528,15 @@ int main(int argc, char **argv)
     if (rc >= 0 && store_flush(s, &ferr) < 0)
         fprintf(stderr, "store-gen: note: the spool keeps what waits: %s\n", ferr.msg);
     double secs = mono_s() - t0;
+    if (rc >= 0 && a.rollup) {
+        /* a policy of nothing: no retention, no buckets; compaction's rollups alone */
+        store_policy none = {0};
+        store_compact_stats st = {0};
+        double r0 = mono_s();
+        if ((rc = store_compact(s, now, &none, &st, &err)) >= 0)
+            printf("store-gen: %llu hour rollups built in %.2f s\n", (unsigned long long)st.rollups,
+                   mono_s() - r0);
+    }
     store_close(s);
     if (rc < 0) {
         fprintf(stderr, "store-gen: %s\n", err.msg);

@@ -451,14 +451,20 @@ int sq_open(store *s, const char *path, flame_err *err)
         return -1;
     if (sq_migrate(q, schema, sizeof schema / sizeof *schema, err) < 0 || sq_check_type(q, err) < 0)
         return -1;
-    if (q->has_type)
-        return 0;
-    /* a store of this version without the column (see add_type) */
-    if (sq_begin(q, err) < 0)
-        return -1;
-    if (add_type(q, err) < 0) {
-        sq_rollback(q);
-        return -1;
+    if (!q->has_type) {
+        /* a store of this version without the column (see add_type) */
+        if (sq_begin(q, err) < 0)
+            return -1;
+        if (add_type(q, err) < 0) {
+            sq_rollback(q);
+            return -1;
+        }
+        if (sq_commit(q, err) < 0)
+            return -1;
     }
-    return sq_commit(q, err);
+    /* the hour rollups: a step that looks for its own table (not a schema version), and a
+     * store without them reads the same, only slower: older docker-flames read and write it
+     * as before, and their writes keep the rollups true (the triggers are the store's); made
+     * after the type column, which the rollups are keyed by */
+    return sq_rollup_schema(q, err);
 }

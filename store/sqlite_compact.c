@@ -204,6 +204,10 @@ int sq_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
         return -1;
     if ((st->deleted || chunks > SQ_CHUNKS_MAX) && sq_gc_stacks(q, &st->stacks_freed, err) < 0)
         return -1;
+    /* the hour rollups last: merging buckets and renumbering the dictionary drop the rollups
+     * of the hours they change (the triggers), which are built again here */
+    if (sq_rollup_build(q, now_ms, &st->rollups, err) < 0)
+        return -1;
     sq_release_space(q);
     return sq_usage(q, NULL, &st->disk_after, err);
 }

@@ -3,6 +3,7 @@
  * needs). Also read by the unit tests. */
 #pragma once
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "store/dict.h"
@@ -115,6 +116,18 @@ int sq_dict_fail(sq *q, int rc, flame_err *err);
  * (a renumbering rewrites every window's pairs under it). *freed (may be NULL) counts the
  * stacks gone. */
 int sq_gc_stacks(sq *q, uint64_t *freed, flame_err *err);
+
+/* ---- sqlite_rollup.c: hour rollups (docs/STORE.md, "Hour rollups") ---- */
+#define SQ_HOUR_MS 3600000
+/* A window belongs to the hour of its start: start_ms - start_ms % 3600000 in SQL (start_ms >= 0:
+ * store_check_window), written out in the triggers, compaction and the readers. */
+/* Whether the store has its rollups table (an older store, or a reader's, may not). */
+int sq_rollup_have(sq *q, bool *have, flame_err *err);
+/* A writer's open: the table and its triggers when the store has none (detected by the table,
+ * not by the schema version: other steps may come in any order). */
+int sq_rollup_schema(sq *q, flame_err *err);
+/* The rollups of every (JVM, hour) that has ended before now_ms and has none; *built counts. */
+int sq_rollup_build(sq *q, int64_t now_ms, uint64_t *built, flame_err *err);
 
 /* ---- sqlite_compact.c ---- */
 int sq_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *st,

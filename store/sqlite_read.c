@@ -14,24 +14,39 @@
  * window (so the index on start_ms bounds the scan), ?7 the shortest id prefix, ?8 the profile
  * type (NULL = every type). "@W" is the windows table: a version 2 store read as it is has no
  * type column, and its windows are all cpu. */
-#define SQ_FROM                                                                                    \
-    " FROM @W w JOIN sources s ON s.id = w.source"                                                 \
-    " WHERE w.start_ms < ?2 AND w.start_ms > ?1 - ?6 AND w.end_ms > ?1"                            \
+#define SQ_SOURCE                                                                                  \
     " AND (?3 IS NULL OR s.container_name = ?3 OR s.container_id = ?3"                             \
     "  OR (length(?3) >= ?7 AND substr(s.container_id, 1, length(?3)) = ?3))"                      \
-    " AND (?4 IS NULL OR s.host = ?4) AND (?5 = 0 OR s.jvm_pid = ?5)"                              \
+    " AND (?4 IS NULL OR s.host = ?4) AND (?5 = 0 OR s.jvm_pid = ?5)"
+#define SQ_FROM                                                                                    \
+    " FROM @W w JOIN sources s ON s.id = w.source"                                                 \
+    " WHERE w.start_ms < ?2 AND w.start_ms > ?1 - ?6 AND w.end_ms > ?1" SQ_SOURCE                  \
     " AND (?8 IS NULL OR w.type = ?8)"
+/* The hour rollups of the whole hours [?9, ?10) of the query's JVMs and type, and the windows
+ * of the query that none of them holds (rollups are made only by a writer, which gives the
+ * windows their type column first). */
+#define SQ_ROLLUPS                                                                                 \
+    " FROM rollups w JOIN sources s ON s.id = w.source"                                            \
+    " WHERE w.type = ?8 AND w.hour_ms >= ?9 AND w.hour_ms < ?10" SQ_SOURCE
+#define SQ_NOT_ROLLED                                                                              \
+    " AND NOT (w.start_ms >= ?9 AND w.start_ms < ?10 AND EXISTS (SELECT 1 FROM rollups r"          \
+    "  WHERE r.source = w.source AND r.hour_ms = w.start_ms - w.start_ms % 3600000"                \
+    "  AND r.type = w.type))"
 
-/* sql holds SQ_FROM; all_types: a NULL type means every type (else cpu). */
+/* sql holds SQ_FROM (its "@W" becomes the windows table) or SQ_ROLLUPS; all_types: a NULL
+ * type means every type (else cpu). */
 static int prepare_query(sq *q, const char *sql, const store_query *qq, bool all_types,
                          sqlite3_stmt **st, flame_err *err)
 {
     const char *at = strstr(sql, "@W"),
                *table = q->has_type ? "windows" : "(SELECT *, 'cpu' AS type FROM windows)";
     _cleanup_free_ char *text = malloc(strlen(sql) + strlen(table) + 1);
-    if (!at || !text)
+    if (!text)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    sprintf(text, "%.*s%s%s", (int)(at - sql), sql, table, at + 2);
+    if (at)
+        sprintf(text, "%.*s%s%s", (int)(at - sql), sql, table, at + 2);
+    else
+        strcpy(text, sql);
     if (sq_prepare(q, text, st, err) < 0)
         return -1;
     sqlite3_bind_int64(*st, 1, qq ? qq->since_ms : 0);
@@ -79,18 +94,11 @@ int sq_add_stacks(sq *q, const store_pair *pairs, size_t n, profile *out, flame_
     return 0;
 }
 
-static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *info, flame_err *err)
+/* Add the pairs of every row of st (column 0; then samples, first start, last end, lowest and
+ * highest rate, windows) into acc. */
+static int sum_rows(sq *q, sqlite3_stmt *st, uint64_t *acc, int64_t maxid, store_info *info,
+                    flame_err *err)
 {
-    _cleanup_stmt_ sqlite3_stmt *st = NULL;
-    if (sq_dict_sync(q, err) < 0 ||
-        prepare_query(q, "SELECT w.pairs, w.samples, w.start_ms, w.end_ms, w.frequency" SQ_FROM, qq,
-                      false, &st, err) < 0)
-        return -1;
-    int64_t maxid = q->d.nstacks;
-    /* counts by stack id: ids are dense (the dictionary's), so an array is the map */
-    _cleanup_free_ uint64_t *acc = calloc((size_t)maxid + 1, sizeof *acc);
-    if (!acc)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     int rc;
     pairs_buf b = {0};
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -102,13 +110,59 @@ static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *i
         }
         for (size_t i = 0; i < b.n; i++)
             acc[b.p[i].id] += b.p[i].count;
-        int64_t hz = sqlite3_column_int64(st, 4);
-        store_info_add(info, 1, (uint64_t)sqlite3_column_int64(st, 1), hz, hz,
-                       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
+        store_info_add(info, (uint64_t)sqlite3_column_int64(st, 6),
+                       (uint64_t)sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 4),
+                       sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 2),
+                       sqlite3_column_int64(st, 3));
     }
     pairs_buf_free(&b);
-    if (rc != SQLITE_DONE)
-        return sq_fail(q, err, rc, "reading windows");
+    return rc == SQLITE_DONE ? 0 : sq_fail(q, err, rc, "reading windows");
+}
+
+static int sum_windows(sq *q, const store_query *qq, profile *out, store_info *info, flame_err *err)
+{
+    _cleanup_stmt_ sqlite3_stmt *st = NULL, *roll = NULL;
+    bool have = false;
+    store_query all = {.until_ms = INT64_MAX};
+    if (!qq)
+        qq = &all;
+    if (sq_dict_sync(q, err) < 0 || sq_rollup_have(q, &have, err) < 0)
+        return -1;
+    /* the whole hours inside [since, until): their windows all overlap the range */
+    int64_t since = qq->since_ms > 0 ? qq->since_ms : 0;
+    int64_t h0 = since / SQ_HOUR_MS * SQ_HOUR_MS, h1 = qq->until_ms / SQ_HOUR_MS * SQ_HOUR_MS;
+    if (h0 < since)
+        h0 += SQ_HOUR_MS;
+    /* a store without the type column (a version 2 one, read as it is) has no rollups */
+    bool use = have && q->has_type && h0 < h1;
+    if (prepare_query(q,
+                      use ? "SELECT w.pairs, w.samples, w.start_ms, w.end_ms, w.frequency,"
+                            " w.frequency, 1" SQ_FROM SQ_NOT_ROLLED
+                          : "SELECT w.pairs, w.samples, w.start_ms, w.end_ms, w.frequency,"
+                            " w.frequency, 1" SQ_FROM,
+                      qq, false, &st, err) < 0)
+        return -1;
+    if (use) {
+        if (prepare_query(q,
+                          "SELECT w.pairs, w.samples, w.first_ms, w.last_ms, w.hz_min, w.hz_max,"
+                          " w.windows" SQ_ROLLUPS,
+                          qq, false, &roll, err) < 0)
+            return -1;
+        sqlite3_stmt *both[] = {st, roll};
+        for (int i = 0; i < 2; i++) {
+            sqlite3_bind_int64(both[i], 9, h0);
+            sqlite3_bind_int64(both[i], 10, h1);
+        }
+    }
+    int64_t maxid = q->d.nstacks;
+    /* counts by stack id: ids are dense (the dictionary's), so an array is the map; the sums
+     * are the same whichever rows (windows, rollups) bring them */
+    _cleanup_free_ uint64_t *acc = calloc((size_t)maxid + 1, sizeof *acc);
+    if (!acc)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if ((use && sum_rows(q, roll, acc, maxid, info, err) < 0) ||
+        sum_rows(q, st, acc, maxid, info, err) < 0)
+        return -1;
     size_t n = 0;
     for (int64_t id = 1; id <= maxid; id++)
         n += acc[id] != 0;

@@ -10,10 +10,18 @@ CH_SERVER=$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)
 ch_have() { [ -x "$CH_SERVER" ]; }
 
 # A port nothing listens on (a connection to it is refused).
+# A TCP port no socket uses, below the kernel's ephemeral range: a port inside it can be the
+# local port of an outgoing connection (not a listener, so a connect test does not see it) and
+# clickhouse-server then exits 70 at once with nothing logged (a CI run bailed on "the shards
+# did not start" that way). Any socket on it, in any state (/proc/net/tcp*), rules a port out.
 free_port() {
-    local p
-    for _ in $(seq 50); do
-        p=$((20000 + RANDOM % 40000))
+    local p low hex
+    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+    [ "${low:-0}" -gt 21000 ] 2>/dev/null || low=32768
+    for _ in $(seq 100); do
+        p=$((20000 + RANDOM % (low - 20000)))
+        hex=$(printf ':%04X ' "$p")
+        grep -q -- "$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null && continue
         (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
     done
     return 1

@@ -41,7 +41,7 @@ like "$(grep -c '<rect class="b"' tl.svg)" "^[0-9]{3}" "hundreds of bars"
 
 out=$("$FLAME" ls)
 okif $? "ls"
-like "$out" "web .*eclipse-temurin:17-jre +1 +17\.0\.9\+9 +bench-host .* 720 " "web: its JVM (pid 1, Java 17.0.9+9), 720 windows"
+like "$out" "web .*eclipse-temurin:17-jre +1 +17\.0\.9\+9 +cpu +bench-host .* 720 " "web: its JVM (pid 1, Java 17.0.9+9), cpu, 720 windows"
 like "$out" "api .* 360 " "api: 360 windows"
 like "$out" "stacks, .* on disk \($TMP/profiles.db\)" "the footer names the store"
 

@@ -230,9 +230,19 @@ static int flush_modes(top_state *t, int window, flame_err *err)
         flame_err e = FLAME_ERR_INIT;
         int r = sc_attach_command(j, env->ns_fd[k], (int)env->o.attach_timeout_ms, "load",
                                   j->agent_path, "true", "flush", msg, sizeof msg, NULL, &e);
-        if (r != 0) { /* this window has none of its samples; the next may */
+        char names[64];
+        ct_modes_name(want & ~j->refused, names, sizeof names);
+        if (r > 0) /* the agent refused: it could not write its file (a link, FIFO or read-only
+                    * file planted there): every later window would be empty */
+            return sc_fail(err, CT_ERR_PERF_DENIED,
+                           "--mode %s refused in JVM pid %d: the agent could not write its "
+                           "samples to /tmp/perf-%d.%s.modes (%.300s): a link, FIFO or read-only "
+                           "file there?",
+                           names, (int)j->st.pid, (int)j->st.nspid, j->map_tag,
+                           msg[0] ? msg : "no message");
+        if (r < 0) { /* no answer in time: this window has none of its samples; the next may */
             fprintf(stderr, "flame-sidecar: top: pid %d: the agent's flush failed: %s\n",
-                    (int)j->st.pid, r < 0 ? e.msg : msg);
+                    (int)j->st.pid, e.msg);
             continue;
         }
         char path[64];
@@ -243,12 +253,9 @@ static int flush_modes(top_state *t, int window, flame_err *err)
             fprintf(stderr, "flame-sidecar: top: create %s: %s\n", path, strerror(errno));
             continue;
         }
-        if (sc_fetch_modes(j, env->ns_fd[k], fd, &e) < 0) {
-            char names[64];
-            ct_modes_name(want, names, sizeof names);
+        if (sc_fetch_modes(j, env->ns_fd[k], fd, &e) < 0)
             return sc_fail(err, CT_ERR_PERF_DENIED, "--mode %s refused in JVM pid %d: %s", names,
                            (int)j->st.pid, e.msg);
-        }
         t->pend.modes[k] = 1;
     }
     return 0;

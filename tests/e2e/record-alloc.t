@@ -10,7 +10,8 @@
 # sites; shapes, not tight ratios: a window holds a few thousand samples, but the machine may be
 # loaded); `ls` lists the type; `diff --mode alloc` of two stored ranges works; nothing is left
 # in the target's /tmp. And a failure: while a one-shot profile holds the JVM's allocation
-# sampler, `record --mode alloc` fails in one line with exit 6 and stores nothing.
+# sampler, `record --mode alloc` fails in one line with exit 6 and stores nothing; so it does
+# when the target planted a symlink where the agent writes its samples (not written through).
 # Waits are on events: windows in the store (ls), the one-shot profile's sidecar recording.
 . "$(dirname "$0")/top-lib.sh"
 
@@ -129,6 +130,27 @@ is "$(windows alloc "$DB2")$(windows cpu "$DB2")" "" "nothing stored, of any typ
 ctrl_c "$hpid"
 wait "$hpid"
 is "$(modes_left)" 0 "the target's /tmp: no samples file left"
+
+# --- refused: the target planted a symlink where the agent's samples go ---
+nspid=$(docker logs "$fx" 2>&1 | sed -n 's/.*ModesFixture ready pid=\([0-9]*\).*/\1/p' | head -1)
+jpid=$(pgrep -f ModesFixture | while read -r p; do [ "$(readlink "/proc/$p/ns/pid")" = "$(readlink "/proc/$hp/ns/pid")" ] && echo "$p"; done | head -1)
+juid=$(stat -c %u "/proc/${jpid:-$hp}") jgid=$(stat -c %g "/proc/${jpid:-$hp}")
+tmpd=/proc/$hp/root/tmp
+modes_name=perf-$nspid.$(agent_stable_tag).modes
+printf 'victim\n' >"$tmpd/victim" && chown "$juid:$jgid" "$tmpd/victim" &&
+    ln -s /tmp/victim "$tmpd/$modes_name" && chown -h "$juid:$jgid" "$tmpd/$modes_name" ||
+    nok "planted a link at /tmp/$modes_name"
+DB3=$TMP/third.db
+$T docker flame record -q "$fx" --mode alloc --window 2s --store "$DB3" >out 2>perr; rc=$?
+is "$rc" 6 "record --mode alloc with a link planted at the samples name: exit 6"
+diag "$(cat perr)"
+like "$(cat perr)" "$fname: --mode alloc refused in JVM pid [0-9]+: the agent could not write its samples to /tmp/$modes_name" \
+    "one line says alloc was refused, and which file"
+is "$(grep -c 'refused' perr)" 1 "that one line only says it"
+is "$(cat "$tmpd/victim")" victim "the file the link points to is unchanged (not written through)"
+is "$(readlink "$tmpd/$modes_name")" /tmp/victim "the link is left as the target planted it"
+is "$(windows alloc "$DB3")" "" "no alloc window stored"
+rm -f "$tmpd/$modes_name" "$tmpd/victim"
 check "the JVM runs on" test "$(docker inspect -f '{{.State.Running}}' "$fx")" = true
 is "$(sidecars_of "$fid")" 0 "no sidecar left"
 done_testing

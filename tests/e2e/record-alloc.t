@@ -116,7 +116,7 @@ is "$(sum l.folded 'Solo_\[l\]$')" 0 "lock: the uncontended monitor is absent"
 
 # --- refused: another profile holds the JVM's allocation sampler ---
 DB2=$TMP/second.db
-$T docker flame -q -d 30 --mode alloc -o hold.folded "$fx" 2>hold.err &
+$T docker flame -q -d 60 --mode alloc -o hold.folded "$fx" 2>hold.err &
 hpid=$!
 check "a one-shot alloc profile records (its agent holds the sampler)" wait_for 90 sidecar_recording
 $T docker flame record -q "$fx" --mode alloc --window 2s --store "$DB2" >out 2>rerr; rc=$?

@@ -9,6 +9,7 @@
 #   - three threads doing the same on a monitor (the agent's part: still there, ~2 x too);
 #   - a pool thread idle in ThreadPoolExecutor.getTask (woken every 5 ms for an empty task): it
 #     parks all the time, in the off-CPU profile, but no lock waits for it.
+# With cpu (cpu-clock samples) or the off-CPU program refused: the monitors alone and a line why.
 # Bounds: the off-CPU samples are a Bernoulli sample of the target's switch-outs (~250 a second),
 # each weighing its time / p. The waits are ~2/3 of them here (~1000 samples in 6 s, each wait
 # 2-4 ms): the sum's relative error is ~sqrt(1/n) x the spread of the waits, a few per cent; the
@@ -74,6 +75,14 @@ is "$rc" 0 "--mode cpu,lock: exit 0"
 like "$(cat c.err)" 'java\.util\.concurrent locks not seen in this run, monitors only' "says the j.u.c. locks are not seen"
 like "$(cat c.lock.folded 2>/dev/null)" "$mon_re" "the monitor's contention is there"
 unlike "$(cat c.lock.folded 2>/dev/null)" 'ReentrantLock_\[l\]' "no ReentrantLock"
+
+# --- the off-CPU program refused (no CAP_PERFMON for the recorder): monitors only, one line why,
+# exit 0 as before (monitors need no BPF), never an empty or refused lock profile ---
+DOCKER_FLAME_SIDECAR_TEST_NO_PERFMON=1 $T docker flame -d 2 --mode lock --format folded -o r.folded "$fx" 2>r.err; rc=$?
+is "$rc" 0 "--mode lock, off-CPU refused: exit 0"
+like "$(cat r.err)" 'java\.util\.concurrent locks not seen, monitors only: their off-CPU samples were refused' \
+    "says the j.u.c. locks are not seen, and why"
+like "$(cat r.lock.folded 2>/dev/null)" "$mon_re" "the monitor's contention is there"
 
 left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
 is "$left" 0 "no sidecar left"

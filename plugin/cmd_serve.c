@@ -85,8 +85,11 @@ static int serve_export(void *ctx, const web_export *x, FILE *f, char **filename
     stored_job_init(&j, x->p, x->format, x->containers, (int)x->ncontainers, x->q, x->info, &g);
     if (out_write_to(f, &j.job, err) < 0)
         return -1;
-    *filename = stored_file_name("flame", x->containers, (int)x->ncontainers, x->q->since_ms,
-                                 out_fmt_ext(x->format));
+    /* named as show names it: the type before the extension when it is not cpu */
+    char ext[48];
+    snprintf(ext, sizeof ext, "%s%s%s", x->q->type ? "." : "", x->q->type ? x->q->type : "",
+             out_fmt_ext(x->format));
+    *filename = stored_file_name("flame", x->containers, (int)x->ncontainers, x->q->since_ms, ext);
     return *filename ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
 }
 

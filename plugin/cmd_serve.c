@@ -12,6 +12,7 @@
 #include "common/args.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
+#include "plugin/inputs.h"
 #include "plugin/out/output.h"
 #include "plugin/run/signals.h"
 #include "plugin/stored.h"
@@ -38,6 +39,7 @@ static const char usage_tail[] =
     "Examples:\n"
     "  docker flame serve\n"
     "  docker flame serve web --since 2h\n"
+    "  docker flame serve web --mode wall     # opens on the wall-clock windows\n"
     "  docker flame serve --store clickhouse://ch:8123/flame --listen 127.0.0.1:8080\n"
     "  ssh -L 8080:127.0.0.1:8080 server   # then, on the server: docker flame serve --listen "
     "8080\n"
@@ -51,6 +53,7 @@ static const char usage_tail[] =
 typedef struct serve_args {
     const char *store, *host, *listen, *allow, *since, *until;
     bool no_token, help;
+    int mode; /* -1: not given (cpu) */
     args_operands in;
 } serve_args;
 
@@ -68,6 +71,8 @@ static const arg_spec specs[] = {
      .help = "the view opens on this range (default: the last hour)"},
     {.lng = "until", .kind = ARG_STR, .off = F(until, const char *), .meta = "TIME",
      .help = "end of that range (default: now)"},
+    INPUTS_MODE_SPEC(F(mode, int), "the profile type the view opens on: cpu (default), wall,\n"
+                     "offcpu, alloc or lock (the page offers the others stored)"),
     STORED_HOST_SPEC(F(host, const char *)),
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
@@ -130,7 +135,7 @@ int flame_cmd_serve(const ep_globals *g, int argc, char **argv)
 {
     (void)g; /* the store, not the engine */
     const char *vname = "serve";
-    serve_args a = {0};
+    serve_args a = {.mode = -1};
     flame_err err = FLAME_ERR_INIT;
     int done =
         cli_parse(vname, &cmd_serve_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
@@ -195,6 +200,8 @@ int flame_cmd_serve(const ep_globals *g, int argc, char **argv)
                 put_param(f, "since", a.since);
             if (a.until)
                 put_param(f, "until", a.until);
+            if (a.mode > CT_MODE_CPU)
+                put_param(f, "type", ct_mode_names[a.mode]);
             fclose(f);
         }
         if (!loopback)

@@ -208,6 +208,16 @@ is "$?" 2 "--no-token with a non-loopback --listen: exit 2"
 grep -q 'no-token only with a loopback' "$tmp/err3"; ok $? "saying why" "$(cat "$tmp/err3")"
 $BIN serve --store "$store" --listen 'nonsense:x' >/dev/null 2>"$tmp/err4"
 is "$?" 2 "a bad --listen: exit 2"
+# --mode: the URL opens on that type (the page's type=), kept past the token's redirect
+serve "$tmp/err5" --listen 127.0.0.1:0 web --mode wall
+grep -q '&c=web&type=wall$' <<<"$url"; ok $? "serve --mode wall: the URL says type=wall" "$url"
+hdr=$(curl -s -D - -o /dev/null "$url" | tr -d '\r')
+grep -qx 'Location: /?c=web&type=wall' <<<"$hdr"; ok $? "and keeps it past the token" "$hdr"
+kill -INT "$srv"
+wait "$srv"
+srv=
+$BIN serve --store "$store" --mode gpu >/dev/null 2>"$tmp/err6"
+is "$?" 2 "serve --mode gpu: exit 2"
 
 echo "1..$n"
 exit $((failed > 0))

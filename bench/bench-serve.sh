@@ -28,7 +28,32 @@ NCH=${SERVE_CH_CONTAINERS:-1}
 export XDG_DATA_HOME=$TMP/xdg
 unset DOCKER_FLAME_STORE
 srv=
-lib_cleanup_extra() { # lib.sh's trap: the server, then the ClickHouse servers
+browser=
+# The browser's scratch (tests/browser/lib.js: flame-browser-*, chromium's profile in it, and
+# whatever chromium puts in TMPDIR) goes under $TMP, which lib.sh's EXIT trap removes: on every
+# path out, Ctrl-C and a failing run included, not only when serve-time.js ends well.
+mkdir -p "$TMP/browser"
+# The page's node, then its chromium: playwright starts chromium in a process group of its own,
+# and a chromium told to stop still writes its profile (sessions, preferences) on the way out,
+# after a node killed halfway could remove it. Its processes are found by the profile dir on
+# their command line (ours alone), stopped and waited for (5 s, then KILL), then the dir goes.
+browser_stop() {
+    local i pids sig=TERM
+    [ -n "$browser" ] && kill "$browser" 2>/dev/null && wait "$browser" 2>/dev/null
+    browser=
+    # the pattern from a file: on grep's own command line it would find grep
+    printf '%s\n' "$TMP/browser/" >"$TMP/browser.pat"
+    for i in $(seq 50); do
+        pids=$(grep -lsF -f "$TMP/browser.pat" /proc/[0-9]*/cmdline | cut -d/ -f3)
+        [ -z "$pids" ] && break
+        [ "$i" -gt 25 ] && sig=KILL
+        kill -s "$sig" $pids 2>/dev/null
+        sleep 0.2
+    done
+    rm -rf "$TMP/browser"
+}
+lib_cleanup_extra() { # lib.sh's trap: the page's node and chromium, the server, ClickHouse
+    browser_stop
     [ -n "$srv" ] && kill "$srv" 2>/dev/null
     local d
     for d in "$TMP"/ch-*/; do
@@ -58,7 +83,11 @@ figures() { # STORE LABEL
     day="from=$(iso "$DAY0")&to=$(iso $((DAY0 + 86400000)))"
     echo "serve: $2"
     if command -v node >/dev/null && [ -d tests/browser/node_modules/playwright-core ]; then
-        node tests/browser/serve-time.js "$url&$day" | sed 's/^/serve: /'
+        TMPDIR=$TMP/browser node tests/browser/serve-time.js "$url&$day" >"$TMP/page.txt" 2>&1 &
+        browser=$!
+        wait "$browser"
+        browser=
+        sed 's/^/serve: /' "$TMP/page.txt"
     else
         echo "serve: no chromium figures (node or tests/browser/node_modules missing)"
     fi

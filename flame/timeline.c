@@ -93,11 +93,18 @@ static long make_bars(const tl_series *s, const geom *g, bar **out)
     return nb;
 }
 
-static void draw_bar(FILE *out, const geom *g, const bar *b, double y_base, double ymax,
-                     const char *name)
+/* A bar's height: its values per second, or scaled into the options' rate unit. */
+static double rate_of(const tl_opts *o, const bar *b)
+{
+    double r = b->secs > 0 ? b->samples / b->secs : 0;
+    return o->rate_unit ? r * o->rate_scale : r;
+}
+
+static void draw_bar(FILE *out, const geom *g, const tl_opts *o, const bar *b, double y_base,
+                     double ymax, const char *name)
 {
     double xa = fmax(x_of(g, b->start), g->x0), xb = fmin(x_of(g, b->end), g->x1);
-    double rate = b->secs > 0 ? b->samples / b->secs : 0;
+    double rate = rate_of(o, b);
     double h = rate / ymax * PLOT_H;
     char t0[32], t1[32];
     fmt_time(b->start, T_FULL, t0, sizeof t0);
@@ -105,7 +112,14 @@ static void draw_bar(FILE *out, const geom *g, const bar *b, double y_base, doub
     fprintf(out, "<rect class=\"b\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>",
             xa, y_base - h - 1, fmax(xb - xa, 1), h + 1);
     xml_text(out, name, 512);
-    fprintf(out, ": %s to %s, %.0f samples (%.1f/s", t0, t1, b->samples, rate);
+    fprintf(out, ": %s to %s, %.0f ", t0, t1, b->samples);
+    xml_text(out, o->unit ? o->unit : "samples", 64);
+    if (o->rate_unit) {
+        fprintf(out, " (%.2f ", rate);
+        xml_text(out, o->rate_unit, 64);
+    } else {
+        fprintf(out, " (%.1f/s", rate);
+    }
     if (b->windows > 1)
         fprintf(out, ", %zu windows", b->windows);
     fputs(")</title></rect>\n", out);
@@ -178,7 +192,7 @@ int timeline_render(const tl_series *s, size_t n, const tl_opts *o, FILE *out, f
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         for (long k = 0; rc == 0 && k < nb[i]; k++)
             if (bars[i][k].secs > 0)
-                ymax = fmax(ymax, bars[i][k].samples / bars[i][k].secs);
+                ymax = fmax(ymax, rate_of(o, &bars[i][k]));
     }
     int height = TOP + (int)(n ? n : 1) * ROW_H + AXIS_H;
     if (rc == 0) {
@@ -204,12 +218,19 @@ int timeline_render(const tl_series *s, size_t n, const tl_opts *o, FILE *out, f
         double top = TOP + (double)i * ROW_H, base = top + 18 + PLOT_H;
         fprintf(out, "<text class=\"name\" x=\"%d\" y=\"%.1f\">", PAD_L, top + 12);
         xml_text(out, s[i].name ? s[i].name : "", 512);
+        fprintf(out, "</text>\n<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", PAD_L - 6,
+                base - PLOT_H + 10);
+        if (o->rate_unit) {
+            fprintf(out, "%.2f ", ymax);
+            xml_text(out, o->rate_unit, 64);
+        } else
+            fprintf(out, "%.0f/s", ymax);
         fprintf(out,
-                "</text>\n<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.0f/s</text>"
-                "<line class=\"zero\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-                PAD_L - 6, base - PLOT_H + 10, ymax, g.x0, base, g.x1, base);
+                "</text><line class=\"zero\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                "y2=\"%.1f\"/>\n",
+                g.x0, base, g.x1, base);
         for (long k = 0; k < nb[i]; k++)
-            draw_bar(out, &g, &bars[i][k], base, ymax, s[i].name ? s[i].name : "");
+            draw_bar(out, &g, o, &bars[i][k], base, ymax, s[i].name ? s[i].name : "");
     }
     if (rc == 0 && any)
         draw_axis(out, &g, TOP + (double)(n ? n : 1) * ROW_H);

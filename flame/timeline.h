@@ -23,6 +23,11 @@ typedef struct tl_opts {
     const char *title;      /* NULL = "Samples per second" */
     int width;              /* 0 = 1200 */
     int64_t from_ms, to_ms; /* the time axis; from == to: the data's extent */
+    /* What a point's value counts (NULL = "samples"; "ns" for a wall or off-CPU time) and what
+     * a bar's height is: rate_unit NULL = the values per second ("/s"), else the values per
+     * second times rate_scale, in rate_unit (ns: 1e-9, "threads": ns per ns of wall time). */
+    const char *unit, *rate_unit;
+    double rate_scale;
 } tl_opts;
 
 /* Windows narrower than a pixel are summed into one bar per pixel column, so the picture stays

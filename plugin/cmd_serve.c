@@ -12,6 +12,7 @@
 #include "common/args.h"
 #include "plugin/cli.h"
 #include "plugin/cmd.h"
+#include "plugin/inputs.h"
 #include "plugin/out/output.h"
 #include "plugin/run/signals.h"
 #include "plugin/stored.h"
@@ -38,6 +39,7 @@ static const char usage_tail[] =
     "Examples:\n"
     "  docker flame serve\n"
     "  docker flame serve web --since 2h\n"
+    "  docker flame serve web --mode wall     # opens on the wall-clock windows\n"
     "  docker flame serve --store clickhouse://ch:8123/flame --listen 127.0.0.1:8080\n"
     "  ssh -L 8080:127.0.0.1:8080 server   # then, on the server: docker flame serve --listen "
     "8080\n"
@@ -51,6 +53,7 @@ static const char usage_tail[] =
 typedef struct serve_args {
     const char *store, *host, *listen, *allow, *since, *until;
     bool no_token, help;
+    int mode; /* -1: not given (cpu) */
     args_operands in;
 } serve_args;
 
@@ -68,6 +71,8 @@ static const arg_spec specs[] = {
      .help = "the view opens on this range (default: the last hour)"},
     {.lng = "until", .kind = ARG_STR, .off = F(until, const char *), .meta = "TIME",
      .help = "end of that range (default: now)"},
+    INPUTS_MODE_SPEC(F(mode, int), "the profile type the view opens on: cpu (default), wall,\n"
+                     "offcpu, alloc or lock (the page offers the others stored)"),
     STORED_HOST_SPEC(F(host, const char *)),
     STORED_STORE_SPEC(F(store, const char *)),
     CLI_HELP_SPEC(F(help, bool)),
@@ -85,8 +90,11 @@ static int serve_export(void *ctx, const web_export *x, FILE *f, char **filename
     stored_job_init(&j, x->p, x->format, x->containers, (int)x->ncontainers, x->q, x->info, &g);
     if (out_write_to(f, &j.job, err) < 0)
         return -1;
-    *filename = stored_file_name("flame", x->containers, (int)x->ncontainers, x->q->since_ms,
-                                 out_fmt_ext(x->format));
+    /* named as show names it: the type before the extension when it is not cpu */
+    char ext[48];
+    snprintf(ext, sizeof ext, "%s%s%s", x->q->type ? "." : "", x->q->type ? x->q->type : "",
+             out_fmt_ext(x->format));
+    *filename = stored_file_name("flame", x->containers, (int)x->ncontainers, x->q->since_ms, ext);
     return *filename ? 0 : flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
 }
 
@@ -127,7 +135,7 @@ int flame_cmd_serve(const ep_globals *g, int argc, char **argv)
 {
     (void)g; /* the store, not the engine */
     const char *vname = "serve";
-    serve_args a = {0};
+    serve_args a = {.mode = -1};
     flame_err err = FLAME_ERR_INIT;
     int done =
         cli_parse(vname, &cmd_serve_grammar, argc, argv, &a, &a.help, usage_head, usage_tail);
@@ -192,6 +200,8 @@ int flame_cmd_serve(const ep_globals *g, int argc, char **argv)
                 put_param(f, "since", a.since);
             if (a.until)
                 put_param(f, "until", a.until);
+            if (a.mode > CT_MODE_CPU)
+                put_param(f, "type", ct_mode_names[a.mode]);
             fclose(f);
         }
         if (!loopback)

@@ -1,6 +1,8 @@
 /* `docker flame show`: the windows the recorder stored for some containers over a time range,
  * merged into one flame graph (any format, every graph option), or with --timeline the picture
  * of samples per window over time, to see when the CPU went up before choosing a range. */
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,13 +191,27 @@ static int show_timeline(const show_args *a, store *s, store_query q, flame_err 
     char label[160], range[96], title[300];
     label_of(a, label, sizeof label);
     stored_range_text(q.since_ms, q.until_ms, range, sizeof range);
-    snprintf(title, sizeof title, "Samples per second: %s, %s", label, range);
+    /* in the type's unit: samples per second; a wall or off-CPU time (ns) as the threads it
+     * stands for, ns per ns of wall time (not "samples"); bytes per second */
+    const ct_mode_info *mi = a->mode > CT_MODE_CPU ? ct_mode((enum ct_mode)a->mode) : NULL;
+    bool ns = mi && !strcmp(mi->unit, "ns");
+    if (!mi)
+        snprintf(title, sizeof title, "Samples per second: %s, %s", label, range);
+    else if (ns)
+        snprintf(title, sizeof title, "%c%s in threads (ns per ns): %s, %s",
+                 toupper((unsigned char)mi->what[0]), mi->what + 1, label, range);
+    else
+        snprintf(title, sizeof title, "%c%s, %s per second: %s, %s",
+                 toupper((unsigned char)mi->what[0]), mi->what + 1, mi->unit, label, range);
     tl_job j = {.series = calloc(tl.n ? tl.n : 1, sizeof *j.series),
                 .n = tl.n,
                 .o = {.title = a->g.title ? a->g.title : title,
                       .width = (int)a->g.width,
                       .from_ms = q.since_ms,
-                      .to_ms = q.until_ms}};
+                      .to_ms = q.until_ms,
+                      .unit = mi ? mi->unit : NULL,
+                      .rate_unit = ns ? "threads" : NULL,
+                      .rate_scale = ns ? 1e-9 : 0}};
     if (rc == 0 && !j.series)
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     for (size_t i = 0; rc == 0 && i < tl.n; i++) {

@@ -57,14 +57,11 @@ static int find_groups(sq *q, int64_t cut, int64_t size, int level, group **out,
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 256;
-            group *ng = realloc(*out, cap * sizeof *ng);
-            if (!ng)
-                return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            *out = ng;
-        }
-        group *g = &(*out)[(*n)++];
+        group *rows = sq_rows_grow(*out, *n, &cap, sizeof **out, err);
+        if (!rows)
+            return -1;
+        *out = rows;
+        group *g = &rows[(*n)++];
         *g = (group){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1) * size, ""};
         snprintf(g->type, sizeof g->type, "%s", (const char *)sqlite3_column_text(st, 2));
     }

@@ -75,6 +75,23 @@ void sq_rollback(sq *q)
         sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+void *sq_rows_grow(void *rows, size_t n, size_t *cap, size_t size, flame_err *err)
+{
+    if (n < *cap && rows)
+        return rows;
+    size_t nc = *cap ? *cap * 2 : 256;
+    void *p = NULL;
+    /* a caller that skipped rows, or a size whose doubling would wrap: refused, not wrapped */
+    if (size > 0 && n <= *cap && nc > *cap && nc <= SIZE_MAX / size)
+        p = realloc(rows, nc * size);
+    if (!p) {
+        flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        return NULL;
+    }
+    *cap = nc;
+    return p;
+}
+
 int sq_int(sq *q, const char *sql, int64_t *out, flame_err *err)
 {
     _cleanup_stmt_ sqlite3_stmt *st = NULL;

@@ -46,6 +46,11 @@ int sq_exec(sq *q, const char *sql, flame_err *err);
 int sq_begin(sq *q, flame_err *err);
 int sq_commit(sq *q, flame_err *err);
 void sq_rollback(sq *q);
+/* Room for row n of a growing array of rows of size bytes (rows NULL and *cap 0 at first; n at
+ * most *cap): doubled from 256 rows when full. The array (moved, or rows as it was), or NULL
+ * with err (out of memory, a size that would overflow) and rows untouched (the caller frees
+ * it). */
+void *sq_rows_grow(void *rows, size_t n, size_t *cap, size_t size, flame_err *err);
 
 /* ---- sqlite.c: the face, opening, versions, puts ---- */
 

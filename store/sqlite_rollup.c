@@ -84,14 +84,11 @@ static int find_hours(sq *q, int64_t cut, hour **out, size_t *n, flame_err *err)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 256;
-            hour *nh = realloc(*out, cap * sizeof *nh);
-            if (!nh)
-                return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            *out = nh;
-        }
-        hour *h = &(*out)[(*n)++];
+        hour *rows = sq_rows_grow(*out, *n, &cap, sizeof **out, err);
+        if (!rows)
+            return -1;
+        *out = rows;
+        hour *h = &rows[(*n)++];
         *h = (hour){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), ""};
         const char *t = (const char *)sqlite3_column_text(st, 2);
         /* a type no writer of ours stores is left to the windows (never rolled up) */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/cleanup.h"
+#include "common/contract.h"
 #include "flame/calltree.h"
 #include "flame/diff.h"
 #include "flame/methods.h"
@@ -237,6 +238,22 @@ static int write_tree(jsonw *w, const char *key, const calltree *t, const char *
     return 0;
 }
 
+/* The profile type of an answer and the unit of its values (samples, ns, bytes: docs/MODES.md),
+ * for the page's titles, tooltips and table. */
+static const ct_mode_info *type_info(const char *type)
+{
+    int m = type ? ct_mode_parse(type, strlen(type)) : CT_MODE_CPU;
+    return ct_mode(m < 0 ? CT_MODE_CPU : (enum ct_mode)m);
+}
+
+static void write_type(jsonw *w, const char *type)
+{
+    const ct_mode_info *mi = type_info(type);
+    jsonw_str(w, "type", mi->name);
+    jsonw_str(w, "what", mi->what);
+    jsonw_str(w, "unit", mi->unit);
+}
+
 static void write_info(jsonw *w, const char *key, const web_side *s, const web_merged *m)
 {
     jsonw_object(w, key);
@@ -252,6 +269,7 @@ static void write_info(jsonw *w, const char *key, const web_side *s, const web_m
     jsonw_int(w, "hz_min", m->info.hz_min);
     jsonw_int(w, "hz_max", m->info.hz_max);
     jsonw_num(w, "total", profile_total(m->p));
+    write_type(w, s->type);
     jsonw_end(w);
 }
 
@@ -475,15 +493,22 @@ static void api_timeline(web_api *api, const web_query *q, web_resp *r)
     store_query sq = {.host = q->a.host,
                       .since_ms = q->a.since_ms,
                       .until_ms = q->a.until_ms,
-                      .jvm_pid = q->a.pid};
+                      .jvm_pid = q->a.pid,
+                      .type = q->a.type};
     for (size_t i = 0; rc == 0 && i < (q->a.ncontainers ? q->a.ncontainers : 1); i++) {
         sq.container = q->a.ncontainers ? q->a.container[i] : NULL;
         rc = store_timeline(s, &sq, &l, &err);
     }
+    /* what a bucket's load is: cores from samples and each window's rate; a thread's ns per
+     * ns of the bucket (wall, off-CPU, lock); bytes per second (alloc) */
+    const ct_mode_info *mi = type_info(q->a.type);
+    bool ns = !strcmp(mi->unit, "ns");
+    double scale = q->mode == CT_MODE_CPU ? 0 : ns ? 1e-9 : 1;
+    const char *load = q->mode == CT_MODE_CPU ? "cores" : ns ? "threads" : "bytes/s";
     web_cache_put(api->cache, s, rc < 0);
     if (rc < 0)
         goto fail;
-    if (web_timeline_build(&l, q->a.since_ms, q->a.until_ms, q->buckets, &t) < 0 ||
+    if (web_timeline_build(&l, q->a.since_ms, q->a.until_ms, q->buckets, scale, &t) < 0 ||
         !jbuf_open(&j)) {
         flame_fail(&err, FLAME_EXIT_ERROR, "out of memory");
         goto fail;
@@ -493,6 +518,8 @@ static void api_timeline(web_api *api, const web_query *q, web_resp *r)
     jsonw_int(&j.w, "from", t.from_ms);
     jsonw_int(&j.w, "step", t.step_ms);
     jsonw_uint(&j.w, "buckets", t.nb);
+    write_type(&j.w, q->a.type);
+    jsonw_str(&j.w, "load", load); /* the unit of each series' "cores" */
     jsonw_array(&j.w, "series");
     for (size_t k = 0; k < t.n; k++) {
         const web_tl_series *ts = &t.series[k];
@@ -584,6 +611,8 @@ static void api_sources(web_api *api, const web_query *q, int64_t now_ms, web_re
         jsonw_int(&j.w, "last", e->last_ms);
         jsonw_uint(&j.w, "windows", e->windows);
         jsonw_uint(&j.w, "samples", e->samples);
+        jsonw_str(&j.w, "type", e->type ? e->type : "cpu"); /* an entry per JVM and type */
+        jsonw_int(&j.w, "pid", e->jvm_pid);
         jsonw_end(&j.w);
     }
     jsonw_end(&j.w);
@@ -625,7 +654,8 @@ static void api_export(web_api *api, const web_query *q, int64_t now_ms, web_res
                       .host = q->a.host,
                       .since_ms = q->a.since_ms,
                       .until_ms = q->a.until_ms,
-                      .jvm_pid = q->a.pid};
+                      .jvm_pid = q->a.pid,
+                      .type = q->a.type};
     web_export x = {.p = m->p,
                     .info = &m->info,
                     .q = &sq,

@@ -216,8 +216,8 @@ static char *key_of(const web_side *s)
     FILE *f = open_memstream(&buf, &n);
     if (!f)
         return NULL;
-    fprintf(f, "%lld|%lld|%lld|%s", (long long)s->since_ms, (long long)s->until_ms,
-            (long long)s->pid, s->host ? s->host : "");
+    fprintf(f, "%lld|%lld|%lld|%s|%s", (long long)s->since_ms, (long long)s->until_ms,
+            (long long)s->pid, s->type ? s->type : "cpu", s->host ? s->host : "");
     /* a NUL cannot be in a value (web_query_decode refuses it): the separator */
     for (size_t i = 0; i < s->ncontainers; i++) {
         fputc('\x01', f);
@@ -274,7 +274,8 @@ static int merge(web_cache *c, const web_side *side, web_merged *m, flame_err *e
     store_query q = {.host = side->host,
                      .since_ms = side->since_ms,
                      .until_ms = side->until_ms,
-                     .jvm_pid = side->pid};
+                     .jvm_pid = side->pid,
+                     .type = side->type};
     for (size_t i = 0; rc == 0 && i < (side->ncontainers ? side->ncontainers : 1); i++) {
         q.container = side->ncontainers ? side->container[i] : NULL;
         rc = store_profile(s, &q, m->p, &m->info, err);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/contract.h"
 #include "flame/palette.h"
 #include "plugin/out/output.h"
 #include "store/store.h"
@@ -144,6 +145,13 @@ int web_query_set(web_query *q, const char *key, const char *v, int64_t now_ms, 
         if (strcmp(v, "relative") && strcmp(v, "absolute"))
             return bad(err, key, "relative or absolute");
         q->norm = v[0] == 'r' ? WEB_NORM_RELATIVE : WEB_NORM_ABSOLUTE;
+    } else if (!strcmp(key, "type")) {
+        /* the words of --mode, as `show --mode` reads a stored type (docs/STORE.md) */
+        int m = ct_mode_parse(v, strlen(v));
+        if (m < 0)
+            return bad(err, key, "a profile type: cpu, wall, offcpu, alloc or lock");
+        q->mode = m;
+        q->a.type = q->b.type = m == CT_MODE_CPU ? NULL : ct_mode_names[m];
     } else if (!strcmp(key, "width")) {
         if (!whole(v, 10, WEB_BUCKETS_MAX, &n))
             return bad(err, key, "points of a series, 10 to 1500");

@@ -29,6 +29,9 @@ typedef struct web_side {
     int64_t pid;                /* 0 = every JVM */
     int64_t since_ms, until_ms; /* [since, until) */
     bool has_since, has_until;
+    /* the profile type (store_query.type): NULL = cpu; else a static name of ct_mode_names
+     * (both sides: a comparison never mixes types) */
+    const char *type;
 } web_side;
 
 enum web_sort { WEB_SORT_SELF, WEB_SORT_TOTAL };
@@ -49,6 +52,7 @@ typedef struct web_query {
     size_t limit;        /* limit=N table rows */
     enum web_norm norm;  /* norm=relative|absolute */
     size_t buckets;      /* width=N timeline points */
+    int mode;            /* type=cpu|wall|offcpu|alloc|lock: enum ct_mode (a.type, b.type) */
 } web_query;
 
 /* Defaults: every container, the last hour before now_ms (until absent: now; since absent: an

@@ -55,8 +55,11 @@ static void spread(web_tl *t, web_tl_series *ts, const store_point *pt)
         double share = (double)pt->samples * (double)(y - x) / (double)len;
         ts->samples[i] += share;
         /* a sample stands for 1/frequency s of one CPU: the bucket's CPU seconds over its
-         * length are the cores it held on average */
-        if (pt->frequency > 0)
+         * length are the cores it held on average; a value in ns (wall, off-CPU) is a thread's
+         * time itself: ns per ns of the bucket are the threads it kept running or waiting */
+        if (t->scale > 0)
+            ts->cores[i] += share * t->scale / ((double)t->step_ms / 1000.0);
+        else if (pt->frequency > 0)
             ts->cores[i] += share / (double)pt->frequency / ((double)t->step_ms / 1000.0);
     }
 }
@@ -152,9 +155,10 @@ static bool lifecycle_marks(web_tl *t, size_t *cap)
 }
 
 int web_timeline_build(const store_series_list *l, int64_t from_ms, int64_t to_ms,
-                       size_t max_buckets, web_tl *t)
+                       size_t max_buckets, double scale, web_tl *t)
 {
     memset(t, 0, sizeof *t);
+    t->scale = scale;
     if (to_ms <= from_ms)
         to_ms = from_ms + 1;
     t->step_ms = web_timeline_step(to_ms - from_ms, max_buckets);

@@ -28,7 +28,9 @@ typedef struct web_tl_series {
                       * buckets shares its samples by overlap) */
     double *covered; /* per bucket: the ms windows covered; 0 = nothing recorded */
     double *cores;   /* per bucket: the CPUs the JVM held on average (samples / frequency over
-                      * the bucket's length; windows without a frequency count nothing) */
+                      * the bucket's length; windows without a frequency count nothing); with
+                      * a scale (web_timeline_build): the values times it per second of the
+                      * bucket (wall, off-CPU in ns, scale 1e-9: threads) */
 } web_tl_series;
 
 typedef struct web_tl {
@@ -38,6 +40,7 @@ typedef struct web_tl {
     size_t n;
     web_mark *marks;
     size_t nmarks;
+    double scale; /* 0: samples (cores by each window's rate); else what one value is */
 } web_tl;
 
 /* A gap is a pause between two windows of a series longer than this, or than half the window
@@ -47,9 +50,11 @@ typedef struct web_tl {
 #define WEB_COMPACTED_MS 30000
 
 /* Buckets of a nice step (10 s, 30 s, 1 min, ...: at most max_buckets) over [from, to) for
- * every series of l (which must outlive t), and the marks. 0 or -1 (out of memory). */
+ * every series of l (which must outlive t), and the marks. scale: 0 when the values are samples
+ * (`cores` from each window's rate), else what a value counts per second of a bucket (1e-9 for
+ * ns: `cores` are then threads, ns per ns). 0 or -1 (out of memory). */
 int web_timeline_build(const store_series_list *l, int64_t from_ms, int64_t to_ms,
-                       size_t max_buckets, web_tl *t);
+                       size_t max_buckets, double scale, web_tl *t);
 void web_timeline_free(web_tl *t);
 /* The step for a range: the smallest nice step giving at most max_buckets buckets. */
 int64_t web_timeline_step(int64_t span_ms, size_t max_buckets);

@@ -44,6 +44,10 @@ store=$tmp/p.db
 $GEN --store "$store" --container web --windows 30 --start -40m --workload many --stacks 300 \
     --samples 300 --seed 1 >/dev/null 2>&1
 ok $? "store-gen wrote a store"
+# the same container's wall windows (record --mode wall): values in ns
+$GEN --store "$store" --container web --windows 30 --start -40m --workload many --stacks 300 \
+    --samples 300 --seed 2 --type wall >/dev/null 2>&1
+ok $? "and wall windows"
 sum_before=$(sha256sum "$store")
 
 # -- read-only: a missing store is an error, not a new file
@@ -165,6 +169,24 @@ ok $? "a graph says where its time went (Server-Timing)" "$st"
 st=$(curl -s -D - -o /dev/null -b "$ck" "$base/api/v1/table?c=web&since=$si&until=$un" | tr -d '\r')
 ! grep -qi '^Server-Timing:' <<<"$st"; ok $? "a table does not"
 
+# -- a profile type: only the words of --mode; a stored type's exports are show --mode's bytes
+body=$(curl -s -b "$ck" "$base/api/v1/flamegraph?type=bogus")
+is "$(code -b "$ck" "$base/api/v1/flamegraph?type=bogus")" 400 "an unknown type: 400"
+is "$body" '{"error":"type: a profile type: cpu, wall, offcpu, alloc or lock"}' "saying which types there are"
+for f in folded svg pprof speedscope; do
+    hdr=$(curl -s -D - -b "$ck" -o "$tmp/w.$f" \
+        "$base/api/v1/export?c=web&since=$si&until=$un&format=$f&type=wall" | tr -d '\r')
+    $BIN show --store "$store" web --mode wall --since "$si" --until "$un" --format $f \
+        -o "$tmp/ws.$f" 2>/dev/null
+    cmp -s "$tmp/w.$f" "$tmp/ws.$f"; ok $? "export $f of type wall = show --mode wall --format $f"
+done
+grep -q 'filename="flame-web-[0-9-]*\.wall\.speedscope\.json"' <<<"$hdr"
+ok $? "named as show names it (.wall. before the extension)" "$(grep -i disposition <<<"$hdr")"
+cmp -s "$tmp/w.folded" "$tmp/b.folded"; [ $? -ne 0 ]; ok $? "and not the cpu windows' bytes"
+got=$(curl -s -b "$ck" "$base/api/v1/flamegraph?c=web&since=$si&until=$un&type=wall" |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["range"]; print(r["type"], r["unit"], r["total"])')
+is "$got" "wall ns $(awk '{s += $NF} END {print s}' "$tmp/ws.folded")" "a wall graph: its type, unit (ns) and show's total"
+
 # -- Ctrl-C
 kill -INT "$srv"
 wait "$srv"
@@ -186,6 +208,16 @@ is "$?" 2 "--no-token with a non-loopback --listen: exit 2"
 grep -q 'no-token only with a loopback' "$tmp/err3"; ok $? "saying why" "$(cat "$tmp/err3")"
 $BIN serve --store "$store" --listen 'nonsense:x' >/dev/null 2>"$tmp/err4"
 is "$?" 2 "a bad --listen: exit 2"
+# --mode: the URL opens on that type (the page's type=), kept past the token's redirect
+serve "$tmp/err5" --listen 127.0.0.1:0 web --mode wall
+grep -q '&c=web&type=wall$' <<<"$url"; ok $? "serve --mode wall: the URL says type=wall" "$url"
+hdr=$(curl -s -D - -o /dev/null "$url" | tr -d '\r')
+grep -qx 'Location: /?c=web&type=wall' <<<"$hdr"; ok $? "and keeps it past the token" "$hdr"
+kill -INT "$srv"
+wait "$srv"
+srv=
+$BIN serve --store "$store" --mode gpu >/dev/null 2>"$tmp/err6"
+is "$?" 2 "serve --mode gpu: exit 2"
 
 echo "1..$n"
 exit $((failed > 0))

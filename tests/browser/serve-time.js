@@ -11,6 +11,10 @@ const median = a => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
     const url = process.argv[2];
     const { playwright, exe } = requireDeps();
     const tmp = tmpdir();
+    // the scratch dir (chromium's profile) goes on every way out: an error, SIGTERM, SIGINT
+    process.on('exit', () => require('fs').rmSync(tmp, { recursive: true, force: true }));
+    for (const sig of ['SIGTERM', 'SIGINT'])
+        process.on(sig, () => process.exit(1));
     const ctx = await launch(playwright, exe, tmp);
     const page = await ctx.newPage();
     await page.setViewportSize({ width: 1400, height: 900 });
@@ -60,6 +64,5 @@ const median = a => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
     await page.waitForFunction(() => window.dfView().search, null, { timeout: 120000, polling: 10 });
     console.log(`search round trip: ${Date.now() - s0} ms`);
     await ctx.close();
-    require('fs').rmSync(tmp, { recursive: true, force: true });
     process.exit(0);
 })().catch(e => { console.log('serve-time: ' + e.message); process.exit(1); });

@@ -31,11 +31,15 @@ function gen(store, args) {
                  { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
-// show's folded output for a range (the reference): [[frames, count], ...]
-function showFolded(store, since, until, containers) {
-    const out = execFileSync(BIN, ['show', '--store', store, ...containers, '--since', since,
-                                   '--until', until, '--format', 'folded', '-o', '-'],
-                             { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 });
+// show's output for a range (the reference): folded by default; mode: a stored type (--mode)
+function showBytes(store, since, until, containers, mode, format) {
+    return execFileSync(BIN, ['show', '--store', store, ...containers, '--since', since, '--until', until,
+                              ...(mode ? ['--mode', mode] : []), '--format', format || 'folded', '-o', '-'],
+                        { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 });
+}
+// show's folded output for a range: [[frames, count], ...]
+function showFolded(store, since, until, containers, mode) {
+    const out = showBytes(store, since, until, containers, mode);
     return out.toString().split('\n').filter(l => l).map(l => {
         const sp = l.lastIndexOf(' ');
         return [l.slice(0, sp).split(';'), Number(l.slice(sp + 1))];
@@ -105,11 +109,17 @@ async function search(page, text) {
     // web2 (same image): a gap of 10 min
     gen(store, [...common, '--container', 'web2', '--start', t(50), '--windows', '60', '--seed', '3']);
     gen(store, [...common, '--container', 'web2', '--start', t(30), '--windows', '120', '--seed', '4']);
+    // web2's wall-clock windows (record --mode wall: ns of its threads' time), 50..20 min ago
+    gen(store, [...common, '--container', 'web2', '--start', t(50), '--windows', '180', '--seed', '8',
+                '--type', 'wall']);
     gen(store, ['--workload', 'hostile', '--container', 'hostile', '--start', t(40), '--windows', '60',
                 '--seed', '5']);
     // old: 2 h of windows from 4 h ago, compacted as a recorder does at their end (2 h ago): the
     // first hour is 1-min buckets (outside the default range of the last hour)
-    gen(store, [...common, '--container', 'old', '--start', t(240), '--windows', '720', '--seed', '6',
+    // (from a whole minute: a first bucket cut short by where the minute falls, 40 or 50 s of
+    // windows, would be a compacted run of its own next to the 1-min ones, half of the runs)
+    const oldStart = String(Math.floor((now - 240 * MIN) / MIN) * MIN);
+    gen(store, [...common, '--container', 'old', '--start', oldStart, '--windows', '720', '--seed', '6',
                 '--batch', '360', '--compact-every', '720']);
     ok(true, 'store written');
 
@@ -214,6 +224,80 @@ async function search(page, text) {
         is(JSON.stringify([v2.total, v2.zoomTotal, v2.zoomLabel]), JSON.stringify([v.total, v.zoomTotal, v.zoomLabel]),
            'the copied URL reopens the same range and zoom');
         await page2.close();
+
+        // -- the profile type: web2 has wall windows in the dragged range, web none
+        const page3 = await ctx.newPage();
+        page3.on('pageerror', e => errors.push('page3: ' + String(e)));
+        const wUrl = new URL(zoomedUrl);
+        wUrl.searchParams.delete('zoom');
+        wUrl.searchParams.append('c', 'web');
+        await page3.goto(wUrl.toString(), { timeout: 90000 });
+        await until(page3, () => window.dfView && window.dfView().total !== undefined && window.dfView().range,
+                    'web\'s cpu view');
+        let v3 = await view(page3);
+        is(JSON.stringify([v3.type, v3.unit, v3.types]), JSON.stringify(['cpu', 'samples', ['cpu']]),
+           'web alone: cpu, in samples, the only type offered');
+        wUrl.searchParams.set('c', 'web2');
+        await page3.goto(wUrl.toString(), { timeout: 90000 });
+        await until(page3, () => window.dfView && window.dfView().total !== undefined && window.dfView().range &&
+                    window.dfView().types.length === 2, 'web2\'s types');
+        v3 = await view(page3);
+        is(JSON.stringify(v3.types), '["cpu","wall"]', 'web2: cpu and wall offered');
+        const cpuTotal = sum(showFolded(store, since, untilT, ['web2']), () => true);
+        is(v3.total, cpuTotal, 'cpu by default: web2\'s samples = show --format folded');
+        await page3.selectOption('#type', 'wall');
+        await until(page3, () => window.dfView().range && window.dfView().range.type === 'wall' &&
+                    window.dfView().timeline && window.dfView().timeline.type === 'wall', 'the wall view');
+        v3 = await view(page3);
+        const wref = showFolded(store, since, untilT, ['web2'], 'wall');
+        const wallTotal = sum(wref, () => true);
+        ok(wallTotal > cpuTotal, `show --mode wall has web2's wall ns in that range (${wallTotal})`);
+        is(v3.total, wallTotal, 'switched to wall: the graph\'s total = show --mode wall --format folded');
+        is(JSON.stringify([v3.unit, v3.timeline.unit, v3.timeline.load]), '["ns","ns","threads"]',
+           'in ns; the timeline in threads (ns per ns), not cores');
+        is(param(page3.url(), 'type'), 'wall', 'the URL says type=wall');
+        const unitText = await page3.evaluate(() => document.getElementById('status').textContent + ' | ' +
+                                              document.getElementById('tl-unit').textContent);
+        ok(/wall clock .* ns/.test(unitText) && /threads/.test(unitText) && !/samples/.test(unitText),
+           'the status and the timeline say wall clock, ns, threads', unitText);
+        // the timeline's threads: a bucket's ns over its ns (not its samples at the windows' 99 Hz)
+        const tls = await page3.evaluate(() => fetch('/api/v1/timeline?since=' + (Date.now() - 48 * 60000) +
+            '&until=' + (Date.now() - 42 * 60000) + '&c=web2&type=wall&width=10').then(r => r.json()));
+        const ts = tls.series[0];
+        const full = ts.cores.map((c, i) => [c, ts.samples[i], ts.covered[i]]).filter(x => x[2] === tls.step && x[1] > 0);
+        ok(full.length > 0 && full.every(([c, ns]) => Math.abs(c - ns / 1e9 / (tls.step / 1000)) <= 1e-9 * c),
+           'a wall bucket: its ns per ns of the bucket (threads)', JSON.stringify(full));
+        // the exports are show --mode wall's bytes
+        for (const f of ['folded', 'pprof']) {
+            const href = await page3.getAttribute('#ex-' + f, 'href');
+            const got = await page3.evaluate(h => fetch(h).then(r => r.arrayBuffer())
+                .then(b => Array.from(new Uint8Array(b))), href);
+            const r = await page3.evaluate(() => window.dfView().exportRange);
+            const want = showBytes(store, new Date(r.since).toISOString(), new Date(r.until).toISOString(),
+                                   ['web2'], 'wall', f);
+            ok(Buffer.from(got).equals(want), `the ${f} export = show --mode wall --format ${f}'s bytes`,
+               `${got.length} vs ${want.length} bytes`);
+        }
+        // the URL reopens the wall view; back returns to cpu
+        const wallUrl = page3.url();
+        const page4 = await ctx.newPage();
+        page4.on('pageerror', e => errors.push('page4: ' + String(e)));
+        await page4.goto(wallUrl, { timeout: 90000 });
+        await until(page4, () => window.dfView && window.dfView().range && window.dfView().range.type === 'wall',
+                    'the reopened wall view');
+        const v4 = await view(page4);
+        is(JSON.stringify([v4.type, v4.total, v4.timeline && v4.timeline.type]), JSON.stringify(['wall', wallTotal, 'wall']),
+           'the copied URL reopens the wall view (graph and timeline)');
+        await page4.close();
+        await page3.goBack();
+        await until(page3, () => window.dfView().range && window.dfView().range.type === 'cpu' &&
+                    window.dfView().timeline.type === 'cpu', 'back to cpu');
+        v3 = await view(page3);
+        is(JSON.stringify([v3.type, v3.total]), JSON.stringify(['cpu', cpuTotal]), 'back: the cpu view again');
+        await page3.goForward();
+        await until(page3, () => window.dfView().range && window.dfView().range.type === 'wall', 'forward to wall');
+        is((await view(page3)).total, wallTotal, 'forward: the wall view again');
+        await page3.close();
 
         // -- the function table
         await page.click('#tabs button[data-view="table"]');

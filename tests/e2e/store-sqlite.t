@@ -38,6 +38,19 @@ okif $? "--timeline"
 check "the timeline is well-formed" xml_ok tl.svg
 like "$(cat tl.svg)" "web, JVM 1 on bench-host" "a row for web's JVM"
 like "$(grep -c '<rect class="b"' tl.svg)" "^[0-9]{3}" "hundreds of bars"
+like "$(cat tl.svg)" "<text [^>]*>Samples per second: web, " "a cpu timeline: samples per second"
+# a wall timeline (record --mode wall: values in ns) says its unit: threads, ns per ns of wall time
+"$GEN" --store "$DOCKER_FLAME_STORE" --container web --workload fixture --samples 990 --type wall \
+    --fixture "$ROOT/tests/data/fold/jdk17-container-work.improved.txt" \
+    --start -1h --windows 60 --seed 9 >/dev/null
+okif $? "10 min of web's wall windows"
+"$FLAME" show web --mode wall --since 2h --timeline -o wtl.svg 2>/dev/null
+okif $? "--mode wall --timeline"
+check "the wall timeline is well-formed" xml_ok wtl.svg
+like "$(cat wtl.svg)" "<text [^>]*>Wall clock in threads \(ns per ns\): web, " "titled in its unit"
+is "$(grep -c 'Samples per second\|samples (' wtl.svg)" 0 "no samples in it"
+like "$(cat wtl.svg)" "<title>web, JVM 1 on bench-host: [^<]* [0-9]+ ns \([0-9]+\.[0-9]{2} threads" "a bar: its ns and threads"
+like "$(cat wtl.svg)" ">[0-9]+\.[0-9]{2} threads</text>" "the scale in threads"
 
 out=$("$FLAME" ls)
 okif $? "ls"

@@ -1,7 +1,7 @@
 /* flame/timeline.c: hostile container names come out escaped (markup, quotes, invalid UTF-8,
  * control bytes) and the picture is well-formed XML (a real parser), each
- * bar's hover text names its window and count, a week of 10-s windows draws at most one bar per
- * pixel column, and an empty range says so. */
+ * bar's hover text names its window and count (a wall time's: its ns and threads), a week of 10-s
+ * windows draws at most one bar per pixel column, and an empty range says so. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,9 +86,26 @@ static void test_bars(void)
     free(svg);
 }
 
+/* Wall windows hold ns of the threads' time: drawn as threads (ns per ns), not samples/s. */
+static void test_units(void)
+{
+    setenv("TZ", "UTC", 1);
+    tl_point pts[] = {{T0, T0 + 10000, 2e10}, {T0 + 10000, T0 + 20000, 5e9}};
+    tl_series s = {"web pid 1", pts, 2};
+    tl_opts o = {.width = 2000, .unit = "ns", .rate_unit = "threads", .rate_scale = 1e-9};
+    char *svg = render(&s, 1, &o);
+    ok(svg && strstr(svg, "15:30:10, 20000000000 ns (2.00 threads)"), "a bar: its ns, 2 threads");
+    ok(svg && strstr(svg, "5000000000 ns (0.50 threads)"), "the second: half a thread");
+    ok(svg && strstr(svg, ">2.00 threads<"), "the scale: the most threads");
+    ok(svg && !strstr(svg, "samples") && !strstr(svg, "/s)") && !strstr(svg, "/s<"),
+       "no samples, no per second");
+    free(svg);
+}
+
 int main(void)
 {
     test_hostile();
     test_bars();
+    test_units();
     return tap_done();
 }

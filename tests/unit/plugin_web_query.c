@@ -89,6 +89,23 @@ static void test_sides(void)
     ok(strstr(err.msg, "b.since") != NULL, "the message names b.since: %s", err.msg);
 }
 
+/* type=: the words of --mode; both sides get it (a comparison never mixes types); cpu is the
+ * default and its type NULL (one cache key for both spellings) */
+static void test_type(void)
+{
+    web_query q;
+    flame_err err;
+    ok(parse("", &q, &err) == 0 && q.a.type == NULL && q.mode == 0, "no type: cpu (NULL)");
+    ok(parse("type=cpu", &q, &err) == 0 && q.a.type == NULL, "type=cpu: the same as none");
+    ok(parse("type=wall&b.since=-2h&b.until=-1h", &q, &err) == 0, "type=wall with a compare side");
+    is_str(q.a.type, "wall", "side A: wall");
+    is_str(q.b.type, "wall", "side B: wall too");
+    ok(parse("type=offcpu", &q, &err) == 0 && q.a.type && !strcmp(q.a.type, "offcpu"), "offcpu");
+    ok(parse("type=gpu", &q, &err) < 0 && !strcmp(err.msg, "type: a profile type: cpu, wall, "
+                                                           "offcpu, alloc or lock"),
+       "an unknown type says which there are: %s", err.msg);
+}
+
 static void test_refused(void)
 {
     web_query q;
@@ -118,6 +135,11 @@ static void test_refused(void)
         "q=%4",
         "since=-1h&until=-2h",
         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=1",
+        "type=",
+        "type=gpu",
+        "type=WALL",
+        "type=wall%00",
+        "type=wall,cpu",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = parse(bad[i], &q, &err);
@@ -164,6 +186,7 @@ static void test_decode(void)
 
 int main(void)
 {
+    test_type();
     test_defaults();
     test_keys();
     test_sides();

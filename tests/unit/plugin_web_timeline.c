@@ -59,7 +59,7 @@ static void test_buckets_and_marks(void)
     };
     store_series_list l = {s, 4};
     web_tl t;
-    ok(web_timeline_build(&l, T0, T0 + 600000, 60, &t) == 0, "built");
+    ok(web_timeline_build(&l, T0, T0 + 600000, 60, 0, &t) == 0, "built");
     is_int(t.step_ms, 10000, "10 min in 60 buckets: 10 s");
     is_int(t.nb, 60, "60 buckets");
     is_int(t.from_ms, T0, "aligned on the step");
@@ -110,7 +110,7 @@ static void test_buckets_and_marks(void)
     is_int(recreated_n, 1, "one recreated container; none for api, running before the range");
     web_timeline_free(&t);
 
-    ok(web_timeline_build(&l, T0 + 450000, T0 + 600000, 60, &t) == 0, "a later range");
+    ok(web_timeline_build(&l, T0 + 450000, T0 + 600000, 60, 0, &t) == 0, "a later range");
     restart = 0;
     for (size_t i = 0; i < t.nmarks; i++)
         restart += t.marks[i].kind == WEB_MARK_RESTART;
@@ -120,13 +120,34 @@ static void test_buckets_and_marks(void)
         free(s[i].pts);
 
     store_series_list empty = {NULL, 0};
-    ok(web_timeline_build(&empty, T0, T0 + 1000, 100, &t) == 0 && t.n == 0, "nothing stored");
+    ok(web_timeline_build(&empty, T0, T0 + 1000, 100, 0, &t) == 0 && t.n == 0, "nothing stored");
     web_timeline_free(&t);
+}
+
+/* Wall windows hold ns of the threads' time: 3 threads for 10 s are 3e10 ns, whatever the
+ * windows' sampling rate; the bucket says 3 threads, not cores of a rate. */
+static void test_threads(void)
+{
+    store_point wall[] = {{T0, T0 + 10000, 30000000000ULL, 99},
+                          {T0 + 10000, T0 + 20000, 5000000000ULL, 99}};
+    store_series s = series("h", "aaaa1111", "web", 10, wall, 2);
+    store_series_list l = {&s, 1};
+    web_tl t;
+    ok(web_timeline_build(&l, T0, T0 + 20000, 10, 1e-9, &t) == 0, "wall: built");
+    is_int(t.step_ms, 10000, "wall: 10-s buckets");
+    ok(t.series[0].cores[0] > 2.999999 && t.series[0].cores[0] < 3.000001,
+       "3e10 ns in 10 s: 3 threads (%g)", t.series[0].cores[0]);
+    ok(t.series[0].cores[1] > 0.499999 && t.series[0].cores[1] < 0.500001,
+       "5e9 ns in 10 s: half a thread (%g)", t.series[0].cores[1]);
+    ok(t.series[0].samples[0] == 30000000000.0, "the bucket's value stays the ns");
+    web_timeline_free(&t);
+    free(s.pts);
 }
 
 int main(void)
 {
     test_step();
     test_buckets_and_marks();
+    test_threads();
     return tap_done();
 }

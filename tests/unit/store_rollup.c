@@ -10,48 +10,14 @@
 #include <string.h>
 
 #include "store/store.h"
-#include "tests/unit/tap.h"
 #include "tests/unit/store_helpers.h"
+#include "tests/unit/tap.h"
 
 #define MIN (60LL * 1000)
 #define HOUR (60 * MIN)
 #define T 1795532400000LL /* 2026-11-24 15:00:00 UTC, a whole hour */
 #define NOW (T + 6 * HOUR)
 #define STEP (170 * 1000LL) /* windows of 170 s: some cross an hour's end */
-
-/* One integer from sql on the file (a connection of its own), -1 on error. */
-static int64_t sql_int(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    sqlite3_stmt *st;
-    int64_t n = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int64(st, 0);
-        else if (sqlite3_errcode(db) == SQLITE_DONE || sqlite3_errcode(db) == SQLITE_OK)
-            n = 0;
-        sqlite3_finalize(st);
-    } else {
-        printf("# %s: %s\n", sql, sqlite3_errmsg(db));
-    }
-    sqlite3_close(db);
-    return n;
-}
-
-static int sql_exec(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    char *msg = NULL;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK)
-        printf("# %s: %s\n", sql, msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
-    sqlite3_close(db);
-    return rc;
-}
 
 /* Window i of a JVM: a few recurring stacks and one of its own (retention frees those). */
 static store_window make(const char *name, int64_t pid, const char *host, int64_t start, int i)

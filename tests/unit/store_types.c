@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 #include "store/store.h"
-#include "tests/unit/tap.h"
 #include "tests/unit/store_helpers.h"
+#include "tests/unit/tap.h"
 
 #define T0 1795534200000LL /* 2026-11-24 15:30:00 UTC, a whole minute */
 #define MIN (60LL * 1000)
@@ -61,35 +61,6 @@ static char *types_listed(store *s)
                               (unsigned long long)l.e[i].windows);
     store_listing_free(&l);
     return out;
-}
-
-static int64_t sql_int(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    sqlite3_stmt *st;
-    int64_t n = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(db);
-    return n;
-}
-
-static int sql_run(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
-    char *msg = NULL;
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK)
-        printf("# %s: %s\n", sql, msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
-    sqlite3_close(db);
-    return rc;
 }
 
 static char *slurp_all(const char *path, size_t *len)
@@ -183,7 +154,7 @@ static void make_v2(const char *path, int version)
              "ALTER TABLE windows DROP COLUMN type;"
              " UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
              version);
-    sql_run(path, sql);
+    sql_exec(path, sql);
 }
 
 static void test_v2(void)

@@ -56,8 +56,19 @@
         return p;
     }
 
+    // the profile type (cpu unless the URL says another): every request of the views names it
+    function typeParam() {
+        return st.type && st.type !== "cpu" ? "&type=" + enc(st.type) : "";
+    }
+
     function paramsA() {
-        return "?" + sideParams("", range(), st.c, st.host, st.pid) + "&palette=" + enc(st.palette || "java");
+        return "?" + sideParams("", range(), st.c, st.host, st.pid) + "&palette=" + enc(st.palette || "java") +
+            typeParam();
+    }
+
+    // the unit of the values the views show: the server's word for the type (samples, ns, bytes)
+    function unit() {
+        return (cur.range && cur.range.unit) || (tl && tl.unit) || "samples";
     }
 
     function searchParams() {
@@ -74,10 +85,14 @@
         render();
     }
 
+    function timelineKey() {
+        return st.from + "|" + st.to + "|" + st.host + "|" + (st.type || "");
+    }
+
     window.addEventListener("popstate", function () {
-        var before = st.from + "|" + st.to + "|" + st.host;
+        var before = timelineKey();
         st = U.parseState(location.search);
-        if (before !== st.from + "|" + st.to + "|" + st.host) loadTimeline().then(render);
+        if (before !== timelineKey()) loadTimeline().then(render);
         else render();
     });
 
@@ -116,13 +131,13 @@
     }
 
     function nodeLines(g, i, whole) {
-        var n = g.info(i), lines = [n.label];
-        lines.push("total " + U.count(n.total) + " samples: " + U.pct(n.total, whole) + " of all, " +
+        var n = g.info(i), lines = [n.label], un = unit();
+        lines.push("total " + U.amount(n.total, un) + ": " + U.pct(n.total, whole) + " of all, " +
             U.pct(n.total, n.parentTotal) + " of its caller");
-        lines.push("self " + U.count(n.self) + " samples: " + U.pct(n.self, whole));
+        lines.push("self " + U.amount(n.self, un) + ": " + U.pct(n.self, whole));
         if (n.before !== null) {
             var d = n.total - n.before;
-            lines.push("A " + U.count(n.before) + " \u2192 B " + U.count(n.total) + " samples (" +
+            lines.push("A " + U.count(n.before) + " \u2192 B " + U.count(n.total) + " " + un + " (" +
                 (d >= 0 ? "+" : "") + U.count(d) + "); self " + U.count(n.selfBefore) + " \u2192 " +
                 U.count(n.self));
         }
@@ -142,9 +157,7 @@
         var lines = [info.row];
         if (info.from !== undefined) {
             lines.push(U.clock(info.from) + " \u2013 " + U.clock(info.to, info.from));
-            lines.push(info.covered > 0 ? U.count(info.samples) + " samples, " +
-                (info.samples / (info.covered / 1000)).toFixed(1) + " per second"
-                : "not recording");
+            lines.push(info.covered > 0 ? loadText(info.samples, info.covered) : "not recording");
         }
         info.marks.forEach(function (m) {
             lines.push(m.kind === "restart" ? "JVM restarted here (was " + tl.series[m.other].pid + ")"
@@ -172,20 +185,39 @@
 
     // ---- the timeline ----
 
+    // A bucket's value as its type reads: samples per second (cpu), the threads a wall or
+    // off-CPU time stands for (ns per ns recorded), bytes per second
+    function loadText(v, coveredMs) {
+        var un = tl && tl.unit || "samples", secs = coveredMs / 1000;
+        if (un === "ns")
+            return U.amount(v, "ns") + ", " + (v / 1e6 / coveredMs).toFixed(2) + " threads (ns per ns)";
+        return U.amount(v, un) + ", " + (v / secs).toFixed(1) + " " + (un === "samples" ? "samples" : un) +
+            " per second";
+    }
+
+    function timelineUnit(t) {
+        $("tl-unit").textContent = t.what + " (" + t.unit + ")" + (t.unit === "ns"
+            ? ": bars are threads (ns per ns of wall time)." : t.unit === "samples"
+                ? ": bars are samples per second." : ": bars are " + t.unit + " per second.");
+        $("timeline").setAttribute("aria-label", "timeline: " + t.what + " of each recorded JVM over time; drag to choose a range");
+    }
+
     function loadTimeline() {
         var my = ++tlSeq;
         var p = "?since=" + enc(st.from || "-1h") + "&until=" + enc(st.to || "now") +
-            (st.host ? "&host=" + enc(st.host) : "") + "&width=" +
+            (st.host ? "&host=" + enc(st.host) : "") + typeParam() + "&width=" +
             Math.max(50, Math.min(1500, Math.floor(($("timeline").clientWidth || 900) - 200)));
         return api("timeline", p).then(function (t) {
             if (my !== tlSeq) return;
             tl = t;
+            timelineUnit(t);
             timeline.setData(t);
             hostview.setData(t);
             if (st.view === "host") renderHost();
             $("from").value = st.from || U.time(t.since);
             $("to").value = st.to || "now";
             timeline.draw();
+            fillTypes();
             performance.mark("timeline-painted");
         }).catch(function (e) {
             status($("status"), "timeline: " + e.message, true);
@@ -216,15 +248,17 @@
     }
 
     function infoText(r) {
-        if (!r.windows) return "nothing stored for " + whoText() + " in " + rangeText(r);
+        var what = r.type && r.type !== "cpu" ? " of type " + r.type : "";
+        if (!r.windows) return "nothing stored" + what + " for " + whoText() + " in " + rangeText(r);
         return whoText() + ", " + rangeText(r) + ": " + U.count(r.windows) + " windows, " +
-            U.count(r.total) + " samples" + (r.missing ? " (" + U.count(r.missing) + " without their stacks)" : "");
+            (r.unit && r.unit !== "samples" ? r.what + " " : "") + U.amount(r.total, r.unit) +
+            (r.missing ? " (" + U.count(r.missing) + " samples without their stacks)" : "");
     }
 
     function cutText(t) {
         if (!t.cut) return "";
         return "; showing " + U.count(t.full - t.cut) + " of " + U.count(t.full) + " frames, " +
-            U.pct(t.cut_total, t.total) + " of the samples in \u201cother\u201d (click to zoom in)";
+            U.pct(t.cut_total, t.total) + " of the " + unit() + " in \u201cother\u201d (click to zoom in)";
     }
 
     function renderFlame() {
@@ -248,7 +282,7 @@
             performance.mark("flame-painted");
             cur.search = j.search || null;
             $("matched").textContent = j.search ? "Matched: " + U.pct(j.search.matched, j.search.total) +
-                " (" + U.count(j.search.matched) + " samples)" : "";
+                " (" + U.amount(j.search.matched, j.range.unit) + ")" : "";
             status($("status"), infoText(j.range) + (j.range.windows && !j.range.total ? " (the JVMs were idle)" : "") +
                 cutText(j.tree));
             crumbs(graph, function (i) { zoomTo(graph, i); });
@@ -300,6 +334,9 @@
             Array.prototype.forEach.call(document.querySelectorAll("#table th"), function (th) {
                 th.classList.toggle("sorted", th.dataset.sort === sort);
             });
+            Array.prototype.forEach.call(document.querySelectorAll("#table th .unit"), function (u) {
+                u.textContent = "(" + (j.range.unit || "samples") + ")";
+            });
             $("table-more").textContent = (st.q ? U.count(j.matching) + " of " + U.count(j.functions) +
                 " functions match" : U.count(j.functions) + " functions") +
                 (j.matching > j.rows.length ? "; the first " + j.rows.length + " shown" : "");
@@ -327,8 +364,9 @@
             if (my !== seq) return;
             cur.sandwich = j;
             cur.swTotal = j.range.total;
-            $("sw-title").textContent = j.fn + ": total " + U.count(j.total) + " samples (" +
-                U.pct(j.total, j.range.total) + "), self " + U.count(j.self) + " (" + U.pct(j.self, j.range.total) + ")";
+            $("sw-title").textContent = j.fn + ": total " + U.amount(j.total, j.range.unit) + " (" +
+                U.pct(j.total, j.range.total) + "), self " + U.amount(j.self, j.range.unit) + " (" +
+                U.pct(j.self, j.range.total) + ")";
             callers.setData(j.callers);
             callees.setData(j.callees);
             callers.draw();
@@ -381,11 +419,12 @@
         var lines = [hit.row.name, "host " + hit.row.host + ", JVM " + hit.row.pids.join(", ")];
         if (hit.from !== undefined) {
             lines.push(U.clock(hit.from) + " \u2013 " + U.clock(hit.to, hit.from));
-            lines.push(hit.band ? hit.cores.toFixed(2) + " cores" : "not recording");
+            lines.push(hit.band ? hit.cores.toFixed(2) + " " + (tl.load || "cores") : "not recording");
         }
         if (hit.band)
             lines.push("this run: " + U.clock(hit.band.from) + " \u2013 " + U.clock(hit.band.to, hit.band.from) +
-                ", " + hit.band.cpu.toFixed(1) + " CPU seconds (click: its flame graph)");
+                ", " + hit.band.cpu.toFixed(1) + " " + (tl.load === "threads" ? "thread seconds (" + tl.what + ")"
+                    : tl.load === "cores" || !tl.load ? "CPU seconds" : tl.unit) + " (click: its flame graph)");
         tooltip(lines, e);
     };
 
@@ -414,7 +453,7 @@
             presetsEnabled();
             var who = function (s, cs) {
                 return (cs.length ? cs.join(" + ") : "all containers") + " " + rangeText(s) + " (" +
-                    U.count(s.total) + " samples)";
+                    U.amount(s.total, s.unit) + ")";
             };
             if (j.empty) {
                 status($("diff-status"), "nothing to compare: no samples in " + (j.empty === "a" ? "A, " +
@@ -461,6 +500,7 @@
             btn.disabled = !a || Number(btn.dataset.shift) < a.until - a.since;
         });
         $("norm").value = st.norm === "absolute" ? "absolute" : "relative";
+        $("norm").options[1].textContent = "absolute (" + unit() + ")";
         $("diff-container").value = st["b.c"] && st["b.c"].length ? st["b.c"][0] : "";
     }
 
@@ -494,7 +534,7 @@
 
     function exports(r) {
         var base = "?" + sideParams("", { since: String(r.since), until: String(r.until) }, st.c, st.host, st.pid) +
-            "&palette=" + enc(st.palette || "java");
+            "&palette=" + enc(st.palette || "java") + typeParam();
         ["svg", "folded", "speedscope", "pprof"].forEach(function (f) {
             $("ex-" + f).href = "/api/v1/export" + base + "&format=" + f;
         });
@@ -659,9 +699,56 @@
 
     // ---- render the state ----
 
+    // ---- the profile type ----
+
+    // The types the store has for the chosen containers (and host, JVM) in the timeline's range,
+    // from the listing (an entry per JVM and type); the one in the URL is always offered, cpu
+    // when nothing says another.
+    function typesHere() {
+        var have = {}, from = tl ? tl.since : -Infinity, to = tl ? tl.until : Infinity;
+        (sources ? sources.containers : []).forEach(function (e) {
+            if (st.c && st.c.length && !st.c.some(function (c) {
+                return c === e.name || (c.length >= 4 && e.id.indexOf(c) === 0);
+            })) return;
+            if (st.host && e.host !== st.host) return;
+            if (st.pid && String(e.pid) !== String(st.pid) && e.pid !== 0) return;
+            if (e.last <= from || e.first >= to) return;
+            have[e.type] = 1;
+        });
+        have[st.type || "cpu"] = 1;
+        return ["cpu", "wall", "offcpu", "alloc", "lock"].filter(function (t) { return have[t]; });
+    }
+
+    function fillTypes() {
+        var sel = $("type"), want = typesHere(), now = [];
+        Array.prototype.forEach.call(sel.options, function (o) { now.push(o.value); });
+        if (now.join() !== want.join()) {
+            sel.textContent = "";
+            want.forEach(function (t) {
+                var o = document.createElement("option");
+                o.value = t;
+                o.textContent = t;
+                sel.appendChild(o);
+            });
+        }
+        sel.value = st.type || "cpu";
+        sel.disabled = want.length < 2;
+    }
+
+    $("type").addEventListener("change", function () {
+        var t = $("type").value;
+        // a zoom path, a function or a compare side of another type would name nothing there
+        go({ type: t === "cpu" ? "" : t, zoom: "", fn: "" });
+        loadTimeline().then(function () {
+            fillTypes();
+            if (st.view === "host") renderHost();
+        });
+    });
+
     function render() {
         var v = st.view || "flame";
         showView(v);
+        fillTypes();
         $("search").value = st.q || "";
         $("icase").checked = st.icase === "1";
         $("palette").value = st.palette || "java";
@@ -680,7 +767,9 @@
     window.dfView = function () {
         var z = graph.n ? graph.info(graph.z) : null;
         return {
-            view: st.view || "flame", range: cur.range || null, total: cur.total,
+            view: st.view || "flame", type: st.type || "cpu", unit: cur.range ? cur.range.unit : null,
+            types: Array.prototype.map.call($("type").options, function (o) { return o.value; }),
+            range: cur.range || null, total: cur.total,
             zoomTotal: z ? z.total : null, zoomLabel: z ? z.label : null, nodes: graph.n,
             drawn: graph.drawn, search: cur.search || null,
             table: cur.table ? { rows: cur.table.rows, functions: cur.table.functions } : null,
@@ -689,7 +778,8 @@
             diff: cur.diff ? { empty: cur.diff.empty || null, a: cur.diff.a, b: cur.diff.b,
                 before: cur.diff.tree ? cur.diff.tree.total_before : null,
                 after: cur.diff.tree ? cur.diff.tree.total : null } : null,
-            timeline: tl ? { since: tl.since, until: tl.until, series: tl.series.map(function (s) {
+            timeline: tl ? { since: tl.since, until: tl.until, type: tl.type, unit: tl.unit, load: tl.load,
+                series: tl.series.map(function (s) {
                 return { name: s.name, pid: s.pid, id: s.id, windows: s.windows, total: s.total };
             }), marks: tl.marks } : null,
             exportRange: cur.exportRange || null,
@@ -729,6 +819,7 @@
     api("sources", "").then(function (s) {
         sources = s;
         $("store").textContent = s.store;
+        fillTypes();
         if (st.view === "diff") fillDiffContainers();
     }).catch(function (e) {
         status($("status"), e.message, true);

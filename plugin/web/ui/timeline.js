@@ -414,7 +414,9 @@ DF.HostView = (function () {
         ctx.fillText(DF.util.clock(tl.since), LABEL_W, ay + 13);
         var end = DF.util.clock(tl.until, tl.since);
         ctx.fillText(end, w - PAD_R - ctx.measureText(end).width, ay + 13);
-        ctx.fillText("darker: more cores (" + this.max.toFixed(2) + " at most)", LABEL_W + 160, ay + 13);
+        // cores of CPU; threads of a wall or off-CPU time (ns per ns); the server says which
+        ctx.fillText("darker: more " + (tl.load || "cores") + " (" + this.max.toFixed(2) + " at most)",
+            LABEL_W + 160, ay + 13);
     };
 
     return HostView;

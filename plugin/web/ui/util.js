@@ -62,7 +62,7 @@ DF.util = (function () {
     }
 
     // The page's state and its URL. Keys as the API names them; `c` and `b.c` repeat.
-    var KEYS = ["from", "to", "since", "until", "host", "pid", "view", "zoom", "q", "icase", "fn",
+    var KEYS = ["from", "to", "since", "until", "host", "pid", "type", "view", "zoom", "q", "icase", "fn",
         "b.since", "b.until", "b.host", "b.pid", "norm", "flame", "palette", "sort"];
 
     function parseState(search) {
@@ -98,7 +98,7 @@ DF.util = (function () {
             else if (st[k])
                 parts.push(k + "=" + enc(st[k]));
         }
-        ["from", "to", "since", "until", "host", "pid", "c", "view", "zoom", "q", "icase", "fn",
+        ["from", "to", "since", "until", "host", "pid", "c", "type", "view", "zoom", "q", "icase", "fn",
             "b.since", "b.until", "b.host", "b.pid", "b.c", "norm", "flame", "palette", "sort"]
             .forEach(add);
         return parts.length ? "?" + parts.join("&") : "";
@@ -120,6 +120,7 @@ DF.util = (function () {
         if (st.host) w.push("--host", shq(st.host));
         if (st.pid) w.push("--pid", shq(st.pid));
         if (store) w.push("--store", shq(store));
+        if (st.type && st.type !== "cpu") w.push("--mode", shq(st.type));
         if (fmt === "svg" || fmt === undefined) w.push("--colors", shq(st.palette || "java"));
         w.push("--format", fmt || "svg", "-o", "-");
         return w.join(" ");
@@ -133,8 +134,20 @@ DF.util = (function () {
         var w = ["docker", "flame", "diff",
             shq(ca[0] + "@" + iso(a.since) + ".." + iso(a.until)),
             shq(cb[0] + "@" + iso(b.since) + ".." + iso(b.until))];
+        if (st.type && st.type !== "cpu") w.push("--mode", shq(st.type));
         if (st.norm === "absolute") w.push("--no-normalize");
         return w.join(" ");
+    }
+
+    // An amount in its unit, exact, and for ns also as people read it:
+    // "3,850 samples", "30,000,000,000 ns (30.0 s)"
+    function amount(n, unit) {
+        var s = count(n) + " " + (unit || "samples");
+        if (unit !== "ns" || !isFinite(n)) return s;
+        var a = Math.abs(n);
+        var h = a >= 1e9 ? (n / 1e9).toFixed(1) + " s" : a >= 1e6 ? (n / 1e6).toFixed(1) + " ms"
+            : a >= 1e3 ? (n / 1e3).toFixed(1) + " \u00b5s" : null;
+        return h ? s + " (" + h + ")" : s;
     }
 
     // A node's label: its name without the annotation the server says it has (_[j], _[int]...).
@@ -150,7 +163,7 @@ DF.util = (function () {
 
     return { count: count, pct: pct, time: time, clock: clock, iso: iso, duration: duration,
         parseState: parseState, stateQuery: stateQuery, shq: shq, cliShow: cliShow,
-        cliDiff: cliDiff, label: label, rgb: rgb };
+        cliDiff: cliDiff, label: label, rgb: rgb, amount: amount };
 })();
 
 if (typeof module !== "undefined") module.exports = DF.util;

@@ -117,8 +117,14 @@ static void print_mode_summary(const run_target *s, enum ct_mode m)
         return;
     }
     double total = profile_total(pr);
-    fprintf(stderr, "%s: %s: %s %s in %zu stacks\n", s->name, mi->what,
+    fprintf(stderr, "%s: %s: %s %s in %zu stacks", s->name, mi->what,
             count_grouped(total, b1, sizeof b1), mi->unit, profile_stacks(pr));
+    /* the sidecar's samples (wall, offcpu): each lost one is an interval missing from the
+     * totals, so say so rather than let them look whole */
+    if ((m == CT_MODE_WALL || m == CT_MODE_OFFCPU) && s->pr.have_summary && s->pr.summary.lost)
+        fprintf(stderr, " (%s samples lost: the recorder fell behind, the totals are short)",
+                count_grouped((double)s->pr.summary.lost, b1, sizeof b1));
+    fputc('\n', stderr);
     struct leaves l = {.n = 0};
     profile_each_stack(pr, add_leaf, &l);
     fprintf(stderr, "  top %s:\n", m == CT_MODE_ALLOC ? "classes allocated" : "classes waited for");

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `docker flame record --mode wall` stores each window as a profile of type wall (docs/STORE.md
 # "Profile types"); `show`, `ls`, `diff` and `merge` select it with --mode. The `sleeper` fixture
-# (tests/e2e/mode-offcpu.t) has a thread "sleeper" that sleeps 8 ms and spins 2 ms, again and
-# again, and a thread "worker-0" that spins all the time. Known by construction: over the stored
-# windows both threads' on + off CPU time is the same (each is the windows' length), the
+# (tests/e2e/mode-offcpu.t) has a thread "sleeper" that sleeps 6-10 ms and spins 1-3 ms, again
+# and again, and a thread "worker-0" that spins all the time. Known by construction: over the
+# stored windows both threads' on + off CPU time is the same (each is the windows' length), the
 # sleeper's sleep is most of its time; the windows are of type wall (ns), not cpu: `show`
 # without --mode finds none and says what the store has; the SVG, folded and pprof of `show
 # --mode wall` say ns (wall/nanoseconds); `diff --mode wall` of two stored ranges works; a

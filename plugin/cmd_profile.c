@@ -112,7 +112,7 @@ static void print_mode_summary(const run_target *s, enum ct_mode m)
         return; /* said by say_refused() */
     if (!pr) {
         fprintf(stderr, "%s: %s: nothing recorded (%s)\n", s->name, mi->name,
-                m == CT_MODE_LOCK ? "no thread waited to enter a monitor"
+                m == CT_MODE_LOCK ? "no thread waited for a monitor or a lock"
                                   : "no sample in the recording");
         return;
     }

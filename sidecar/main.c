@@ -237,6 +237,16 @@ int main(int argc, char **argv)
         }
         s.sampling = s.o.sampling = CT_SAMPLING_CPU; /* refused: E perf_denied, exit 6 */
     }
+    /* lock's java.util.concurrent waits come from off-CPU samples (docs/MODES.md): recorded
+     * when no other mode needs the recorder's samples; with cpu they are not */
+    s.juc = sc_juc_wanted(&s.o);
+    if ((ct_modes_of(&s.o) & CT_MODE_BIT(CT_MODE_LOCK)) && sc_perf_mode(&s.o) == CT_MODE_CPU &&
+        !s.juc && s.o.verb == CT_RECORD)
+        sc_warn("--mode lock: java.util.concurrent locks not seen in this run, monitors only (%s)",
+                s.o.sampling == CT_SAMPLING_THREAD
+                    ? "they come from off-CPU samples, which need per-CPU sampling"
+                    : "they come from off-CPU samples, and cpu is recorded instead: profile "
+                      "--mode lock without cpu, or with offcpu");
     if (s.o.verb == CT_HOST)
         return finish(host_main(&s, &err) < 0 ? &err : NULL);
     if (s.o.kernel && kernel_symbols(&s, &err) < 0)

@@ -257,7 +257,7 @@ int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folde
         const char *fields =
             cpu ? "comm,pid,tid,cpu,time,event,ip,sym,dso" : "comm,pid,tid,time,event,ip,sym,dso";
         /* wall, offcpu: each sample weighs its period, ns (on CPU: 1e9/Hz; off: its time) */
-        if (!cpu && sc_perf_mode(&s->o) != CT_MODE_CPU)
+        if (!cpu && sc_rec_mode(s) != CT_MODE_CPU)
             fields = "comm,pid,tid,time,period,event,ip,sym,dso";
         /* --max-stack: the walked stacks go deeper than perf's default of 127 frames (the
          * walker's 2048, the kernel's part, the context markers) */
@@ -355,6 +355,39 @@ static int emit_mode(void *ctx, const char *stack, size_t len, unsigned long lon
     return 0;
 }
 
+/* a lock wait among the off-CPU stacks (juclock.c): an M line of lock, its value in ns.
+ * NEEDSWORK: contentions are not counted (0): the folded stack has the weight of its samples,
+ * not their number. */
+typedef struct juc_ctx {
+    int nroot;
+    char *buf;
+    size_t cap;
+} juc_ctx;
+
+static int emit_juc(void *ctx, const char *stack, size_t len, unsigned long long ns)
+{
+    juc_ctx *j = ctx;
+    if (2 * len + 8 > j->cap) {
+        char *b = realloc(j->buf, 2 * len + 8);
+        if (!b)
+            return -1;
+        j->buf = b;
+        j->cap = 2 * len + 8;
+    }
+    long n = sc_juc_lock(stack, len, j->nroot, j->buf, j->cap);
+    if (n > 0)
+        sc_out_mode(CT_MODE_LOCK, 0, j->buf, (size_t)n, ns);
+    return 0;
+}
+
+int sc_emit_juc(const folder *f, int nroot)
+{
+    juc_ctx j = {.nroot = nroot};
+    int rc = folder_each(f, emit_juc, &j);
+    free(j.buf);
+    return rc;
+}
+
 int sc_emit_folded(const folder *f)
 {
     return folder_each(f, emit_folded, NULL);
@@ -371,6 +404,20 @@ enum ct_mode sc_perf_mode(const ct_args *a)
     return m & CT_MODE_BIT(CT_MODE_WALL)     ? CT_MODE_WALL
            : m & CT_MODE_BIT(CT_MODE_OFFCPU) ? CT_MODE_OFFCPU
                                              : CT_MODE_CPU;
+}
+
+enum ct_mode sc_rec_mode(const sc_session *s)
+{
+    return s->juc ? CT_MODE_OFFCPU : sc_perf_mode(&s->o);
+}
+
+bool sc_juc_wanted(const ct_args *a)
+{
+    unsigned m = ct_modes_of(a);
+    unsigned perf =
+        CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) | CT_MODE_BIT(CT_MODE_OFFCPU);
+    return (m & CT_MODE_BIT(CT_MODE_LOCK)) && !(m & perf) && a->verb == CT_RECORD &&
+           a->sampling != CT_SAMPLING_THREAD;
 }
 
 void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t *bytes)
@@ -443,26 +490,29 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
                     .kernel = s->kernel_text != 0, /* kernel frames marked _[k] */
                     .root_for_pid = s->n > 1 ? sc_root_for_pid : NULL,
                     .root_ctx = s};
-    enum ct_mode pm = sc_perf_mode(&s->o);
-    fo.period = pm != CT_MODE_CPU;
-    fo.state_tags = pm == CT_MODE_WALL; /* the recorder's SC_OFFCPU_TAG_* in the periods */
+    enum ct_mode pm = sc_perf_mode(&s->o), rm = sc_rec_mode(s);
+    fo.period = rm != CT_MODE_CPU;
+    fo.state_tags = rm == CT_MODE_WALL; /* the recorder's SC_OFFCPU_TAG_* in the periods */
     folder *f = folder_new(&fo);
     if (!f)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    /* neither cpu, wall nor offcpu asked for (--mode alloc, lock): the samples are not
-     * processed nor sent. NEEDSWORK: not recording them at all (the recorder runs for every
-     * mode today). */
-    bool perf = pm != CT_MODE_CPU || (ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_CPU));
+    /* neither cpu, wall nor offcpu asked for (--mode alloc; lock without off-CPU samples): the
+     * samples are not processed nor sent. NEEDSWORK: not recording them at all (the recorder
+     * runs for every mode today). */
+    bool perf = rm != CT_MODE_CPU || (ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_CPU));
     _cleanup_close_ int data = perf ? sc_work_open(SC_WORK_DATA, O_RDONLY) : -1;
     int rc = !perf      ? 0
              : data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
                         : sc_perf_script(s, data, true, false, f, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
-        if (pm == CT_MODE_CPU)
-            sc_emit_folded(f);
-        else
+        if (pm != CT_MODE_CPU)
             sc_emit_mode(f, pm); /* M lines, ns */
+        else if (rm == CT_MODE_CPU && (ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_CPU)))
+            sc_emit_folded(f);
+        /* lock: the monitors from the agent, the java.util.concurrent waits from here */
+        if (rm != CT_MODE_CPU && (ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_LOCK)))
+            sc_emit_juc(f, s->n > 1 ? 2 : 1);
         sc_emit_modes(s);
         sc_emit_summary(s, f, map_lines, map_bytes,
                         ct_sampling_name((enum ct_sampling)s->sampling));

@@ -62,9 +62,13 @@ typedef struct sc_session {
     uint64_t t[CT_PH_COUNT];
     char caps[CT_CAPS_COUNT][20];
     uint64_t samples, lost;
-    int sampling;         /* enum ct_sampling: as asked (auto), then what records (cpu or thread) */
-    char filter[8];       /* S.filter: "bpf", "user" or "pid" */
-    bool interp;          /* name interpreted frames (per-CPU recordings; interp.h) */
+    int sampling;   /* enum ct_sampling: as asked (auto), then what records (cpu or thread) */
+    char filter[8]; /* S.filter: "bpf", "user" or "pid" */
+    bool interp;    /* name interpreted frames (per-CPU recordings; interp.h) */
+    /* --mode lock without cpu, wall or offcpu: the recorder takes off-CPU samples instead of
+     * cpu-clock ones, for the java.util.concurrent waits among them (juclock.c); cleared when
+     * the kernel refuses them (the lock profile then has the monitors alone) */
+    bool juc;
     int interp_window;    /* top: the window being recorded; -1 for a one-shot recording */
     uint64_t kernel_text; /* --kernel: the kernel's _text address (kallsyms.h); 0 without */
     sc_symfs_tab symfs;   /* the target's libraries copied for perf script (symfs.c) */
@@ -178,6 +182,14 @@ int sc_emit_mode(const folder *f, enum ct_mode m);
 /* What the recorder's samples are (docs/MODES.md): CT_MODE_WALL (cpu-clock and off-CPU samples),
  * CT_MODE_OFFCPU (off-CPU samples), or CT_MODE_CPU; each but cpu weighted by its period in ns. */
 enum ct_mode sc_perf_mode(const ct_args *a);
+/* What the recorder of s records: sc_perf_mode(), or CT_MODE_OFFCPU for s->juc. */
+enum ct_mode sc_rec_mode(const sc_session *s);
+/* --mode lock is asked for and the recording has off-CPU samples: true when a's modes would have
+ * the recorder take them for lock alone (sc_session.juc; a one-shot recording per CPU). */
+bool sc_juc_wanted(const ct_args *a);
+/* The java.util.concurrent lock waits among f's off-CPU stacks (sc_juc_lock) as lock M lines;
+ * nroot: the names above each stack's frames (the thread, and the JVM's root with several). */
+int sc_emit_juc(const folder *f, int nroot);
 /* The `S` line: counts, timings and capabilities of the session, the folder's stats. */
 void sc_emit_summary(sc_session *s, const folder *f, uint64_t map_lines, uint64_t map_bytes,
                      const char *sampling);

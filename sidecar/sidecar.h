@@ -200,6 +200,16 @@ int sc_modes_parse(char *line, size_t n, unsigned modes, sc_modes_rec *r);
 /* The agent modes of a mode set: CT_MODE_ALLOC and CT_MODE_LOCK bits. */
 #define SC_AGENT_MODES (CT_MODE_BIT(CT_MODE_ALLOC) | CT_MODE_BIT(CT_MODE_LOCK))
 
+/* ---- java.util.concurrent lock waits (juclock.c), pure ---- */
+/* A folded off-CPU stack ("thread;frame;...", from the root; nroot >= 1 names before the frames:
+ * the thread, and the JVM's root when there are several) as a lock stack: when the thread left
+ * the CPU in LockSupport.park under a lock's acquire (docs/MODES.md "java.util.concurrent
+ * locks"), the names, the Java frames from the first one to the acquire, and the lock's class
+ * as the leaf ("java.util.concurrent.locks.ReentrantLock_[l]"), written to out. Returns its
+ * length, 0 when the stack is no lock wait, -1 when it does not fit in cap (2 * len + 8 always
+ * does). */
+long sc_juc_lock(const char *stack, size_t len, int nroot, char *out, size_t cap);
+
 /* ---- perf map sanitizer (perfmap.c), pure over buffers ---- */
 typedef struct sc_map_stats {
     unsigned long long lines_in, lines_out, dropped, bytes_out;

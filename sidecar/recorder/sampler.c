@@ -476,7 +476,7 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     flame_err e = FLAME_ERR_INIT;
     sc_percpu_opts o = {.freq = (unsigned)s->o.frequency, .kernel_text = s->kernel_text};
-    enum ct_mode pm = sc_perf_mode(&s->o);
+    enum ct_mode pm = sc_rec_mode(s);
     o.offcpu = pm == CT_MODE_WALL     ? SC_PERCPU_WALL
                : pm == CT_MODE_OFFCPU ? SC_PERCPU_OFFCPU
                                       : SC_PERCPU_ONCPU;
@@ -774,6 +774,18 @@ int sc_sampler_start(sc_session *s, bool live, const pid_t *extra, int n_extra, 
     if (s->sampling != CT_SAMPLING_THREAD) {
         char why[STATUS_MAX];
         int rc = spawn_cpu(s, extra, n_extra, r, why, sizeof why, err);
+        if (rc != 0 && s->juc) {
+            /* the off-CPU program refused: lock keeps its monitors (the agent's), and the run
+             * goes on as it did before off-CPU samples served lock */
+            sc_warn("--mode lock: java.util.concurrent locks not seen, monitors only: their "
+                    "off-CPU samples were refused (%s); they need a BPF program on the "
+                    "sched_switch raw tracepoint (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, in "
+                    "the sidecar; a rootful engine)",
+                    rc < 0 ? err->msg : why);
+            s->juc = false;
+            *err = (flame_err)FLAME_ERR_INIT;
+            rc = spawn_cpu(s, extra, n_extra, r, why, sizeof why, err);
+        }
         if (rc < 0)
             return sc_fail(err, CT_ERR_PERF_DENIED, "%s", err->msg);
         if (rc == 0) {

@@ -581,6 +581,16 @@ static int agent_run(JavaVM *vm, const char *options, struct agent_err *err)
         err->code = AGENT_RC_OPTIONS;
         return -1;
     }
+    if (o.flush) {
+        /* the running profile's file (its dir and tag), never one named by this command */
+        pthread_mutex_lock(&g_lock);
+        struct agent_opts cur = g_opts;
+        int have = g_fd >= 0;
+        pthread_mutex_unlock(&g_lock);
+        if (!have || !g_jvmti)
+            return agent_fail(err, AGENT_RC_OPTIONS, "flush: no profile runs");
+        return agent_modes_flush(g_jvmti, jni_env(), &cur, err);
+    }
     if (!o.stop)
         return agent_start(vm, &o, err);
     int verbose = g_opts.verbose;

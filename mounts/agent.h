@@ -37,9 +37,12 @@ enum agent_rc {
 #define AGENT_DEPTH_MAX 2048
 
 /* Options of Agent_OnAttach/Agent_OnLoad:
- * "start|stop,inline=1|0,sig=0|1,dir=/tmp,verbose=0|1,tag=HEX,alloc=BYTES,lock=NS,depth=N". */
+ * "start|stop|flush,inline=1|0,sig=0|1,dir=/tmp,verbose=0|1,tag=HEX,alloc=BYTES,lock=NS,depth=N".
+ * flush: write the alloc/lock samples so far and go on with an empty table (a window of
+ * `docker flame record`, docs/MODES.md); every other option is the running profile's. */
 struct agent_opts {
     int stop;        /* 0: start (default), 1: stop */
+    int flush;       /* 1: flush (stop is 0 then) */
     int inline_on;   /* emit inlined frames (default 1) */
     int sig;         /* append parameter lists (default 0) */
     int verbose;     /* one info line on stderr per start/stop (default 0) */

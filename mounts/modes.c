@@ -421,6 +421,52 @@ static void write_table(jvmtiEnv *j, JNIEnv *jni, int sig, struct entry **tab, s
     }
 }
 
+static void free_table(struct entry **tab)
+{
+    for (size_t k = 0; k < 2 * TABLE_MAX; k++)
+        free(tab[k]);
+    free(tab);
+}
+
+/* <o->dir>/perf-<pid>.<o->tag>.modes, anew, with the table's lines. Under the agent's control
+ * lock (one stop or flush at a time). */
+static int write_file(jvmtiEnv *j, JNIEnv *jni, const struct agent_opts *o, struct entry **tab,
+                      unsigned long long samples, unsigned long long dropped, struct agent_err *err)
+{
+    int rc = 0;
+    char path[sizeof o->dir + sizeof o->tag + 48];
+    if (o->tag[0])
+        snprintf(path, sizeof path, "%s/perf-%d.%s.modes", o->dir, (int)getpid(), o->tag);
+    else
+        snprintf(path, sizeof path, "%s/perf-%d.modes", o->dir, (int)getpid());
+    /* as the map: the JVM's user, no symlink followed, no FIFO waited on, 0600 */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+    struct stat st;
+    if (fd < 0) {
+        rc = agent_fail_errno(err, AGENT_RC_FILE, errno, "cannot create %s", path);
+    } else if (syscall(SYS_fstat, fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        rc = agent_fail(err, AGENT_RC_FILE, "%s is not a regular file", path);
+    } else {
+        static struct wbuf b; /* under the agent's control lock: one stop at a time */
+        b.fd = fd;
+        b.failed = 0;
+        b.len = 0;
+        char head[96];
+        int n = snprintf(head, sizeof head, "# samples %llu dropped %llu\n", samples, dropped);
+        wput(&b, head, (size_t)n);
+        write_table(j, jni, o->sig, tab, &b);
+        wflush(&b);
+        if (b.failed) {
+            rc = agent_fail_errno(err, AGENT_RC_FILE, b.failed, "writing %s", path);
+            if (ftruncate(fd, 0) < 0) { /* nothing more to do */
+            }
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
 int agent_modes_stop(jvmtiEnv *j, JNIEnv *jni, const struct agent_opts *o, struct agent_err *err)
 {
     if (!g_caps.can_generate_sampled_object_alloc_events && !g_caps.can_generate_monitor_events)
@@ -444,44 +490,36 @@ int agent_modes_stop(jvmtiEnv *j, JNIEnv *jni, const struct agent_opts *o, struc
     unsigned long long dropped = g_dropped, samples = g_samples;
     g_tab = NULL;
     pthread_mutex_unlock(&g_mlock);
-    int rc = 0;
-    if (tab && o) {
-        char path[sizeof o->dir + sizeof o->tag + 48];
-        if (o->tag[0])
-            snprintf(path, sizeof path, "%s/perf-%d.%s.modes", o->dir, (int)getpid(), o->tag);
-        else
-            snprintf(path, sizeof path, "%s/perf-%d.modes", o->dir, (int)getpid());
-        /* as the map: the JVM's user, no symlink followed, no FIFO waited on, 0600 */
-        int fd =
-            open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-        struct stat st;
-        if (fd < 0) {
-            rc = agent_fail_errno(err, AGENT_RC_FILE, errno, "cannot create %s", path);
-        } else if (syscall(SYS_fstat, fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-            rc = agent_fail(err, AGENT_RC_FILE, "%s is not a regular file", path);
-        } else {
-            static struct wbuf b; /* under the agent's control lock: one stop at a time */
-            b.fd = fd;
-            b.failed = 0;
-            b.len = 0;
-            char head[96];
-            int n = snprintf(head, sizeof head, "# samples %llu dropped %llu\n", samples, dropped);
-            wput(&b, head, (size_t)n);
-            write_table(j, jni, o->sig, tab, &b);
-            wflush(&b);
-            if (b.failed) {
-                rc = agent_fail_errno(err, AGENT_RC_FILE, b.failed, "writing %s", path);
-                if (ftruncate(fd, 0) < 0) { /* nothing more to do */
-                }
-            }
-        }
-        if (fd >= 0)
-            close(fd);
+    int rc = tab && o ? write_file(j, jni, o, tab, samples, dropped, err) : 0;
+    if (tab && drained)
+        free_table(tab);
+    return rc;
+}
+
+int agent_modes_flush(jvmtiEnv *j, JNIEnv *jni, const struct agent_opts *o, struct agent_err *err)
+{
+    if (!g_caps.can_generate_sampled_object_alloc_events && !g_caps.can_generate_monitor_events)
+        return agent_fail(err, AGENT_RC_OPTIONS, "flush: no alloc or lock profile runs");
+    struct entry **fresh = calloc(2 * TABLE_MAX, sizeof *fresh);
+    if (!fresh)
+        return agent_fail(err, AGENT_RC_JVMTI, "flush: out of memory");
+    /* The events stay on: callbacks reach the table only under g_mlock, through g_tab, so once
+     * the empty one is in place the old one is ours alone and is named, written and freed
+     * while the program goes on (no wait for callbacks, unlike stop). */
+    pthread_mutex_lock(&g_mlock);
+    struct entry **tab = g_tab;
+    unsigned long long dropped = g_dropped, samples = g_samples;
+    if (tab) {
+        g_tab = fresh;
+        g_used = 0;
+        g_dropped = g_samples = 0;
+        fresh = NULL;
     }
-    if (tab && drained) {
-        for (size_t k = 0; k < 2 * TABLE_MAX; k++)
-            free(tab[k]);
-        free(tab);
-    }
+    pthread_mutex_unlock(&g_mlock);
+    free(fresh);
+    if (!tab)
+        return agent_fail(err, AGENT_RC_OPTIONS, "flush: no alloc or lock profile runs");
+    int rc = write_file(j, jni, o, tab, samples, dropped, err);
+    free_table(tab);
     return rc;
 }

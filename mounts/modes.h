@@ -16,6 +16,11 @@ int agent_modes_start(jvmtiEnv *j, const struct agent_opts *o, struct agent_err 
  * <o->dir>/perf-<pid>.<o->tag>.modes (o NULL: drop what was recorded). */
 int agent_modes_stop(jvmtiEnv *j, JNIEnv *jni, const struct agent_opts *o, struct agent_err *err);
 
+/* A window's end: write the samples so far to the same file as stop, and go on recording into
+ * an empty table (events and capabilities kept). -1 with err when no alloc/lock profile runs or
+ * the file cannot be written (those samples are lost; the next window starts afresh). */
+int agent_modes_flush(jvmtiEnv *j, JNIEnv *jni, const struct agent_opts *o, struct agent_err *err);
+
 void JNICALL agent_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                             jclass klass, jlong size);
 void JNICALL agent_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object);

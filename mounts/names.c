@@ -255,9 +255,13 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
             *eq = '\0';
         int bad = 0;
         if (strcmp(tok, "start") == 0 && !val) {
-            o->stop = 0;
+            o->stop = o->flush = 0;
         } else if (strcmp(tok, "stop") == 0 && !val) {
             o->stop = 1;
+            o->flush = 0;
+        } else if (strcmp(tok, "flush") == 0 && !val) {
+            o->flush = 1;
+            o->stop = 0;
         } else if (strcmp(tok, "inline") == 0 && val) {
             bad = parse_bool(val, &o->inline_on);
         } else if (strcmp(tok, "sig") == 0 && val) {
@@ -300,7 +304,7 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
             return agent_fail(
                 err, AGENT_RC_OPTIONS,
                 "unknown option '%.64s' (use "
-                "start|stop,inline=1|0,sig=0|1,dir=PATH,tag=HEX,alloc=BYTES,lock=NS,depth=N)",
+                "start|stop|flush,inline=1|0,sig=0|1,dir=PATH,tag=HEX,alloc=BYTES,lock=NS,depth=N)",
                 tok);
         }
         if (bad) {

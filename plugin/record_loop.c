@@ -169,14 +169,22 @@ static int rec_line(void *ctx, const run_target *tg, const char *line, size_t le
     return top_model_line(&t->m, line, len);
 }
 
-/* What the recording's windows measure, as stored (docs/STORE.md "Profile types"): cpu, or the
- * one perf mode asked for (cmd_record.c allows one of cpu, wall, offcpu). */
+/* What the recording's windows measure, as stored (docs/STORE.md "Profile types"): the one
+ * mode asked for (cmd_record.c allows one of cpu, wall, offcpu, alloc, lock). */
 static const char *rec_type(const ct_args *a)
 {
     unsigned m = ct_modes_of(a);
-    return m & CT_MODE_BIT(CT_MODE_WALL)     ? "wall"
-           : m & CT_MODE_BIT(CT_MODE_OFFCPU) ? "offcpu"
-                                             : "cpu";
+    for (int i = 0; i < CT_MODE_COUNT; i++)
+        if (m & CT_MODE_BIT(i))
+            return ct_mode_names[i];
+    return "cpu";
+}
+
+/* The unit of the recording's values: "samples", "ns", "bytes" (ct_mode_info). */
+static const char *rec_unit(const ct_args *a)
+{
+    int m = ct_mode_parse(rec_type(a), strlen(rec_type(a)));
+    return m >= 0 ? ct_mode((enum ct_mode)m)->unit : "samples";
 }
 
 /* top_model.on_window: the stream thread, with the session's and the model's locks held. The
@@ -301,10 +309,9 @@ static void *writer_main(void *arg)
             note("%s: window %llu kept for later: %s", it.label, (unsigned long long)it.n, err.msg);
         else if (!t->a->quiet) {
             char n[32];
-            const char *type = rec_type(&t->a->rec);
             note("%s: window %llu stored (%.1f s, %s %s)", it.label, (unsigned long long)it.n,
                  (double)(end_ms - start_ms) / 1000, count_grouped((double)it.samples, n, sizeof n),
-                 strcmp(type, "cpu") ? "ns" : "samples");
+                 rec_unit(&t->a->rec));
         }
         item_free(&it);
         compact_hourly(t, rc, it.label);
@@ -577,9 +584,9 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
         note("%s: %s window%s, %s %s stored in %s%s; see them with: docker flame show "
              "%s%s%s --since %s",
              t.label, count_grouped((double)t.windows, w, sizeof w), t.windows == 1 ? "" : "s",
-             count_grouped((double)t.samples, sm, sizeof sm), cpu ? "samples" : "ns",
-             store_name(t.st), t.failed ? " (some windows could not be stored)" : "", t.label,
-             cpu ? "" : " --mode ", cpu ? "" : type, since);
+             count_grouped((double)t.samples, sm, sizeof sm), rec_unit(&a->rec), store_name(t.st),
+             t.failed ? " (some windows could not be stored)" : "", t.label, cpu ? "" : " --mode ",
+             cpu ? "" : type, since);
         if (t.failed && !exit_code)
             exit_code = FLAME_EXIT_STORE;
     }

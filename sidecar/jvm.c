@@ -42,6 +42,13 @@ void sc_announce_jvm(sc_session *s, int k)
     sc_out_jvm(j);
 }
 
+unsigned sc_agent_modes(const sc_session *s)
+{
+    /* a profile (record verb) or the windows of `docker flame record` (top verb, a flush per
+     * window: top.c) */
+    return s->o.verb == CT_RECORD || s->o.verb == CT_TOP ? ct_modes_of(&s->o) & SC_AGENT_MODES : 0;
+}
+
 /* `load <agent> true start,...` with the alloc and lock options of `modes` (CT_MODE_BIT()s).
  * sc_attach_command()'s return; 1 with CT_AGENT_RC_BUSY as the agent's code only when alloc was
  * asked for and another agent holds the allocation sampler, else 1 for any refusal. */
@@ -111,7 +118,7 @@ void sc_prepare_jvm(sc_session *s, int k)
         return;
     t = mono_ms();
     if (j->inject != CT_INJECTED_NONE) {
-        unsigned want = s->o.verb == CT_RECORD ? ct_modes_of(&s->o) & SC_AGENT_MODES : 0;
+        unsigned want = sc_agent_modes(s);
         int r = load_agent(s, j, ns, want, msg, sizeof(msg), &err);
         if (r == 1) {
             /* another agent holds the allocation sampler: the rest without alloc, which is
@@ -155,7 +162,7 @@ void sc_prepare_jvm(sc_session *s, int k)
         sc_warn("pid %d: %s: Java frames will have no names", (int)j->st.pid, j->reason);
     }
     /* alloc and lock are recorded by our agent only: without it they are refused here */
-    unsigned agent_modes = s->o.verb == CT_RECORD ? ct_modes_of(&s->o) & SC_AGENT_MODES : 0;
+    unsigned agent_modes = sc_agent_modes(s);
     if (agent_modes && j->attach != CT_ATTACH_AGENT) {
         j->refused |= agent_modes;
         snprintf(j->refused_why, sizeof(j->refused_why),
@@ -269,7 +276,7 @@ void sc_finish_jvm(sc_session *s, int k, bool fetch)
     }
     /* The map in the target is removed either way (fetch removes it; on abort remove here). */
     sc_remove_map(j, ns);
-    if (s->o.verb == CT_RECORD && (ct_modes_of(&s->o) & SC_AGENT_MODES))
+    if (sc_agent_modes(s))
         sc_remove_modes(j, ns); /* one more child in the target: only when the agent wrote it */
     err = (flame_err)FLAME_ERR_INIT;
     if (sc_inject_undo(j, ns, &err) < 0)

@@ -66,10 +66,10 @@ int sc_modes_parse(char *line, size_t n, unsigned modes, sc_modes_rec *r)
 
 /* One JVM's file: its lines, checked, as M lines. max_stack keeps the thread and the leaf's N
  * frames (as --max-stack keeps a CPU sample's leaf side); root: the JVM's frame when several. */
-static void emit_file(sc_session *s, int k, unsigned modes, unsigned long long *dropped,
-                      unsigned long long *lines)
+static void emit_file(const sc_session *s, int k, int from, unsigned modes,
+                      unsigned long long *dropped, unsigned long long *lines)
 {
-    int fd = dup(s->modes_fd[k]);
+    int fd = dup(from);
     if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0) {
         if (fd >= 0)
             close(fd);
@@ -127,6 +127,22 @@ static void emit_file(sc_session *s, int k, unsigned modes, unsigned long long *
     }
 }
 
+static void emit_one(const sc_session *s, int k, int fd, unsigned modes)
+{
+    unsigned long long dropped = 0, lines = 0;
+    emit_file(s, k, fd, modes, &dropped, &lines);
+    if (dropped)
+        sc_warn("pid %d: %llu malformed alloc/lock lines dropped", (int)s->jvms[k].st.pid, dropped);
+    if (lines > SC_MODES_LINES_MAX)
+        sc_warn("pid %d: alloc/lock samples cut at %d lines", (int)s->jvms[k].st.pid,
+                SC_MODES_LINES_MAX);
+}
+
+void sc_emit_modes_fd(const sc_session *s, int k, int fd)
+{
+    emit_one(s, k, fd, ct_modes_of(&s->o) & SC_AGENT_MODES);
+}
+
 void sc_emit_modes(sc_session *s)
 {
     unsigned modes = ct_modes_of(&s->o) & SC_AGENT_MODES;
@@ -141,13 +157,6 @@ void sc_emit_modes(sc_session *s)
                     s->jvms[k].reason[0] ? s->jvms[k].reason : "");
             continue;
         }
-        unsigned long long dropped = 0, lines = 0;
-        emit_file(s, k, modes, &dropped, &lines);
-        if (dropped)
-            sc_warn("pid %d: %llu malformed alloc/lock lines dropped", (int)s->jvms[k].st.pid,
-                    dropped);
-        if (lines > SC_MODES_LINES_MAX)
-            sc_warn("pid %d: alloc/lock samples cut at %d lines", (int)s->jvms[k].st.pid,
-                    SC_MODES_LINES_MAX);
+        emit_one(s, k, s->modes_fd[k], modes);
     }
 }

@@ -93,6 +93,8 @@ void sc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sc_out_jvm(const sc_jvm *j);
 /* The agent's alloc/lock samples of every JVM as M lines (sidecar/modes.c); unprivileged. */
 void sc_emit_modes(sc_session *s);
+/* JVM k's samples of one window (top.c), from fd (the fetched file), as M lines; unprivileged. */
+void sc_emit_modes_fd(const sc_session *s, int k, int fd);
 /* One stack of a mode other than cpu (an M line, common/contract.h): value in the mode's unit,
  * count0 its first pprof type's (objects, contentions; 0 when the mode has one type). The stack
  * is "frame;frame;..." from the root, each frame already checked by its producer; a NUL or
@@ -113,6 +115,8 @@ long long sc_oom_kills(void);
 int sc_fail_killed(flame_err *err, const char *what, int sig);
 
 /* ---- jvm.c: what is done to each JVM in the target, and undone ---- */
+/* The modes asked of the agent (alloc, lock) in this run: 0 for verbs that never ask them. */
+unsigned sc_agent_modes(const sc_session *s);
 void sc_prepare_jvm(sc_session *s, int k);
 /* Open JVM k's mount namespace into s->ns_fd[k] (-1 and j->reason set on failure). */
 void sc_open_ns(sc_session *s, int k);

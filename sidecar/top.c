@@ -30,12 +30,19 @@ typedef struct top_cmd {
     long start_ms, ms, end_mono_ms;
     unsigned long long samples, lost, skipped;
     long long raw_size[SC_MAX_JVMS]; /* bytes of each raw map valid for this window */
+    char modes[SC_MAX_JVMS];         /* 1: the agent's alloc/lock samples of this window fetched */
 } top_cmd;
 
 /* The window's recording, in the work directory. */
 static void data_path(char *buf, size_t cap, int window)
 {
     snprintf(buf, cap, "w%d.data", window);
+}
+
+/* JVM k's alloc/lock samples of the window, fetched from its agent (flush_modes) */
+static void modes_path(char *buf, size_t cap, int window, const sc_session *env, int k)
+{
+    snprintf(buf, cap, "w%d-%d.modes", window, (int)env->jvms[k].st.pid);
 }
 
 /* ---- the child: unprivileged, seccomp-filtered ---- */
@@ -72,9 +79,12 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
     char path[64];
     data_path(path, sizeof(path), c->window);
     flame_err err = FLAME_ERR_INIT;
-    int data = sc_work_open(path, O_RDONLY);
-    int rc = data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
-                      : sc_perf_script(env, data, true, false, f, NULL, &err);
+    /* alloc or lock alone: the CPU samples are recorded (the windows' clock) but not wanted */
+    bool want_cpu = pm != CT_MODE_CPU || (ct_modes_of(&env->o) & CT_MODE_BIT(CT_MODE_CPU));
+    int data = want_cpu ? sc_work_open(path, O_RDONLY) : -1;
+    int rc = !want_cpu  ? 0
+             : data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
+                        : sc_perf_script(env, data, true, false, f, NULL, &err);
     if (data >= 0)
         close(data);
     fold_stats fs = {0};
@@ -98,10 +108,22 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
         char buf[512];
         if (ct_format_window(buf, sizeof buf, &w) >= 0)
             sc_out(CT_TAG_WINDOW, buf);
-        if (pm == CT_MODE_CPU)
-            sc_emit_folded(f);
-        else
+        if (pm != CT_MODE_CPU)
             sc_emit_mode(f, pm);
+        else if (want_cpu)
+            sc_emit_folded(f);
+        /* the agent's samples of this window, checked as the target's data they are */
+        for (int k = 0; k < env->n; k++) {
+            if (!c->modes[k])
+                continue;
+            char mp[64];
+            modes_path(mp, sizeof mp, c->window, env, k);
+            int mfd = sc_work_open(mp, O_RDONLY);
+            if (mfd < 0)
+                continue;
+            sc_emit_modes_fd(env, k, mfd);
+            close(mfd);
+        }
     }
     sc_out_progress((uint64_t)(c->start_ms + c->ms), 0, *total, env->n);
     folder_free(f);
@@ -185,7 +207,76 @@ static void unlink_names(const sc_session *env, int window)
         char path[64];
         sc_interp_names_path(path, sizeof path, env->jvms[k].st.pid, window);
         sc_work_unlink(path);
+        modes_path(path, sizeof path, window, env, k);
+        sc_work_unlink(path);
     }
+}
+
+/* alloc, lock (docs/MODES.md): at each window's end every JVM's agent writes the window's
+ * samples and goes on with an empty table (`flush`, as the JVM's user through the attach
+ * socket), and they are copied here as the one-shot profile copies them at its end (the
+ * JVM's user, no symlink, a regular file of that user, bounded, removed in the target). A
+ * target that planted something else there refuses the modes: the run ends (exit 6). */
+static int flush_modes(top_state *t, int window, flame_err *err)
+{
+    sc_session *env = t->env;
+    unsigned want = sc_agent_modes(env);
+    for (int k = 0; want && k < env->n; k++) {
+        sc_jvm *j = &env->jvms[k];
+        t->pend.modes[k] = 0;
+        if (!j->agent_started || !(want & ~j->refused) || env->ns_fd[k] < 0)
+            continue;
+        char msg[1024];
+        flame_err e = FLAME_ERR_INIT;
+        int r = sc_attach_command(j, env->ns_fd[k], (int)env->o.attach_timeout_ms, "load",
+                                  j->agent_path, "true", "flush", msg, sizeof msg, NULL, &e);
+        char names[64];
+        ct_modes_name(want & ~j->refused, names, sizeof names);
+        if (r > 0) /* the agent refused: it could not write its file (a link, FIFO or read-only
+                    * file planted there): every later window would be empty */
+            return sc_fail(err, CT_ERR_PERF_DENIED,
+                           "--mode %s refused in JVM pid %d: the agent could not write its "
+                           "samples to /tmp/perf-%d.%s.modes (%.300s): a link, FIFO or read-only "
+                           "file there?",
+                           names, (int)j->st.pid, (int)j->st.nspid, j->map_tag,
+                           msg[0] ? msg : "no message");
+        if (r < 0) { /* no answer in time: this window has none of its samples; the next may */
+            fprintf(stderr, "flame-sidecar: top: pid %d: the agent's flush failed: %s\n",
+                    (int)j->st.pid, e.msg);
+            continue;
+        }
+        char path[64];
+        modes_path(path, sizeof path, window, env, k);
+        /* read by the processing child (nobody) by name, as the window's data */
+        _cleanup_close_ int fd = sc_work_create(path, O_RDWR, 0644);
+        if (fd < 0) {
+            fprintf(stderr, "flame-sidecar: top: create %s: %s\n", path, strerror(errno));
+            continue;
+        }
+        if (sc_fetch_modes(j, env->ns_fd[k], fd, &e) < 0)
+            return sc_fail(err, CT_ERR_PERF_DENIED, "--mode %s refused in JVM pid %d: %s", names,
+                           (int)j->st.pid, e.msg);
+        t->pend.modes[k] = 1;
+    }
+    return 0;
+}
+
+/* Every JVM refused the agent's modes (another agent holds the allocation sampler, attach
+ * refused...) and nothing else was asked: no window could hold anything, so the run fails now
+ * (exit 6) rather than store empty windows. */
+static int modes_refused(const sc_session *env, flame_err *err)
+{
+    unsigned want = sc_agent_modes(env);
+    if (!want || (ct_modes_of(&env->o) & ~SC_AGENT_MODES))
+        return 0;
+    for (int k = 0; k < env->n; k++)
+        if (want & ~env->jvms[k].refused)
+            return 0;
+    char names[64];
+    ct_modes_name(want, names, sizeof names);
+    const sc_jvm *j = env->n > 0 ? &env->jvms[0] : NULL;
+    return sc_fail(err, CT_ERR_PERF_DENIED, "--mode %s refused in JVM pid %d: %s", names,
+                   j ? (int)j->st.pid : 0, j && j->refused_why[0] ? j->refused_why : "no JVM");
 }
 
 /* Append what the agent wrote since last time to the raw copy, then hand the window over. */
@@ -286,6 +377,8 @@ static int record_window(top_state *t, int window, sc_run_result *res, flame_err
 int sc_top_run(sc_session *env, flame_err *err)
 {
     top_state t = {.env = env, .cmd_fd = -1, .ack_fd = -1, .child = -1};
+    if (modes_refused(env, err) < 0)
+        return -1;
     open_maps(&t);
     /* The JVMs' libraries for every window's perf script, copied once, still privileged
      * (symfs.c); code mapped later stays unnamed (its build-id-carrying MMAP2 makes perf refuse
@@ -350,6 +443,14 @@ int sc_top_run(sc_session *env, flame_err *err)
                            .end_mono_ms = mono_ms(),
                            .samples = res.ps.samples,
                            .lost = res.ps.lost};
+        if (flush_modes(&t, w, err) < 0) {
+            char path[64];
+            data_path(path, sizeof(path), w);
+            sc_work_unlink(path);
+            unlink_names(env, w);
+            rc = -1;
+            break;
+        }
         t.pending = true;
         if (!t.busy)
             hand_over(&t);

@@ -112,6 +112,9 @@ int run_sidecar_error(const run_target *t, flame_err *err)
     case CT_ERR_INJECT:
         return flame_fail(err, code, "the JVM in %s refused the attach: %s", name, text);
     case CT_ERR_PERF_DENIED:
+        /* a mode the JVM refused (record --mode alloc, docs/MODES.md): as a profile says it */
+        if (!strncmp(text, "--mode ", 7) && strstr(text, " refused in JVM pid "))
+            return flame_fail(err, code, "%s: %s", name, text);
         return flame_fail(err, code, "perf is not permitted on this engine's host: %s", text);
     case CT_ERR_PERF_UNSUPPORTED:
         return flame_fail(err, code, "perf is not supported by this kernel: %s", text);

@@ -93,6 +93,12 @@ static void test_opts(void)
     ok(agent_parse_opts("inline=2", &o, &err) < 0, "bad boolean rejected");
     ok(agent_parse_opts("dir=tmp", &o, &err) < 0, "relative dir rejected");
     ok(agent_parse_opts("stop=1", &o, &err) < 0, "stop takes no value");
+    /* a window's end of `docker flame record --mode alloc` (docs/MODES.md) */
+    ok(agent_parse_opts("flush", &o, &err) == 0 && o.flush && !o.stop, "flush");
+    ok(agent_parse_opts("start", &o, &err) == 0 && !o.flush && !o.stop, "start is no flush");
+    ok(agent_parse_opts("flush,stop", &o, &err) == 0 && !o.flush && o.stop,
+       "the last command wins");
+    ok(agent_parse_opts("flush=1", &o, &err) < 0, "flush takes no value");
     char longdir[1100] = "dir=/";
     memset(longdir + 5, 'a', sizeof longdir - 6);
     longdir[sizeof longdir - 1] = '\0';

@@ -7,8 +7,8 @@
 # sleeper's sleep is most of its time; the windows are of type wall (ns), not cpu: `show`
 # without --mode finds none and says what the store has; the SVG, folded and pprof of `show
 # --mode wall` say ns (wall/nanoseconds); `diff --mode wall` of two stored ranges works; a
-# stored range of wall against a cpu file is refused (exit 2), as `record --mode alloc` and
-# `--mode cpu,wall` are. Waits are on events: windows in the store, read with `ls`.
+# stored range of wall against a cpu file is refused (exit 2), as `--mode cpu,wall` is (alloc
+# and lock: tests/e2e/record-alloc.t). Waits are on events: windows in the store, read with `ls`.
 . "$(dirname "$0")/top-lib.sh"
 . "$ROOT/tests/e2e/pprof-lib.sh"
 
@@ -26,12 +26,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : -1 }'; }
 T="timeout -k 10 150"
 
 # --- refusals, before anything runs ---
-out=$($T docker flame record --mode alloc "$fx" --store "$DB" 2>&1); rc=$?
-is "$rc" 2 "record --mode alloc: usage error (the agent's table is written once, at the end)"
-like "$out" "--mode alloc: not supported by \`docker flame record\` yet \(it records cpu, wall, offcpu" "says what record stores"
 out=$($T docker flame record --mode cpu,wall "$fx" --store "$DB" 2>&1); rc=$?
 is "$rc" 2 "record --mode cpu,wall: usage error"
-like "$out" 'one of cpu, wall and offcpu per recording' "says why"
+like "$out" 'one of cpu, wall, offcpu, alloc and lock per recording' "says why"
 
 # --- a recording of wall windows, a mark between two ranges ---
 t0=$(now_ms)

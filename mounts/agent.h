@@ -71,6 +71,15 @@ void agent_frame_name(char *out, size_t cap, const char *class_sig, const char *
  * bytes '?', ';' '_'). Always NUL-terminated, cut at cap-1. */
 void agent_class_name(char *out, size_t cap, const char *sig);
 
+/* The weight of one allocation sample of an object of `size` bytes when the JVM samples about
+ * every `interval` bytes (JVMTI SampledObjectAlloc: sample points at exponentially distributed
+ * distances in the thread's allocated bytes, an object sampled when a point falls inside it, so
+ * with probability p = 1 - e^(-size/interval)): `*bytes` = size / p, `*objects` = 1 / p (at
+ * least 1), so that the sampled objects' weights add up to what was allocated whatever the
+ * objects' size. Without the correction (max(size, interval)) objects near the interval came out
+ * up to 37 % short (size = interval: p = 0.63). */
+void agent_alloc_weight(uint64_t size, uint64_t interval, uint64_t *bytes, uint64_t *objects);
+
 /* Replace bytes that would break a map line (control bytes, DEL) with '?', in place. */
 void agent_sanitize(char *s);
 

@@ -197,12 +197,11 @@ void JNICALL agent_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     (void)object;
     if (!enter())
         return;
-    /* A sample stands for every byte since the previous one: ~interval bytes, or the object
-     * itself when it is bigger (then it was sampled for sure). */
-    uint64_t sz = size > 0 ? (uint64_t)size : 1, iv = (uint64_t)g_alloc;
-    uint64_t bytes = sz > iv ? sz : iv;
-    uint64_t objs = (bytes + sz / 2) / sz;
-    sample(jvmti, jni, 'A', klass, objs ? objs : 1, bytes);
+    /* A sample stands for size / p bytes, p the chance that an object of its size is sampled
+     * (agent_alloc_weight): ~interval for small objects, the object itself for huge ones. */
+    uint64_t bytes, objs;
+    agent_alloc_weight(size > 0 ? (uint64_t)size : 1, (uint64_t)g_alloc, &bytes, &objs);
+    sample(jvmti, jni, 'A', klass, objs, bytes);
     leave();
 }
 

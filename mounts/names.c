@@ -137,6 +137,38 @@ static size_t hidden_class_len(const char *s, size_t n)
     return i - 3;
 }
 
+/* 1 - e^(-x) for x >= 0, without libm (the agent depends on libc alone): e^(-y) by its series
+ * for y = x / 2^k <= 1/64, squared k times (relative error ~ 2^k * 1e-16). */
+static double one_minus_exp_neg(double x)
+{
+    if (x >= 40)
+        return 1;
+    if (x < 1e-4) /* no cancellation: the series of 1 - e^(-x) itself */
+        return x - x * x / 2 + x * x * x / 6;
+    int k = 0;
+    double y = x;
+    while (y > 1.0 / 64) {
+        y /= 2;
+        k++;
+    }
+    double e = 1 - y * (1 - y / 2 * (1 - y / 3 * (1 - y / 4 * (1 - y / 5 * (1 - y / 6)))));
+    while (k-- > 0)
+        e *= e;
+    return 1 - e;
+}
+
+void agent_alloc_weight(uint64_t size, uint64_t interval, uint64_t *bytes, uint64_t *objects)
+{
+    if (size == 0)
+        size = 1;
+    if (interval == 0)
+        interval = 1;
+    double p = one_minus_exp_neg((double)size / (double)interval);
+    double b = (double)size / p, n = 1 / p;
+    *bytes = b >= 9e18 ? UINT64_C(9000000000000000000) : (uint64_t)(b + 0.5);
+    *objects = n < 1.5 ? 1 : (uint64_t)(n + 0.5);
+}
+
 void agent_sanitize(char *s)
 {
     for (; *s; s++)

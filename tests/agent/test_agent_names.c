@@ -199,8 +199,32 @@ static void test_modes(void)
     ok(agent_parse_opts("start,lock=1x", &o, &e) < 0, "lock=1x refused");
 }
 
+static void test_alloc_weight(void)
+{
+    uint64_t b, n;
+    agent_alloc_weight(64, 524288, &b, &n);
+    ok(b == 524288 + 32 && n == 8193, "64 B at 512 KiB: the interval + size/2 (%llu B, %llu)",
+       (unsigned long long)b, (unsigned long long)n);
+    agent_alloc_weight(524288, 524288, &b, &n);
+    /* 524288 / (1 - 1/e) = 829,411.40 */
+    ok(b == 829411 && n == 2, "size = interval: size / 0.632 (%llu B)", (unsigned long long)b);
+    agent_alloc_weight(262144, 524288, &b, &n);
+    /* 262144 / (1 - e^-0.5) = 666,237.42 */
+    ok(b == 666237 && n == 3, "half the interval: size / 0.393 (%llu B, %llu)",
+       (unsigned long long)b, (unsigned long long)n);
+    agent_alloc_weight(64u << 20, 524288, &b, &n);
+    ok(b == 64u << 20 && n == 1, "128 x the interval: the object itself");
+    agent_alloc_weight(1, 1, &b, &n);
+    ok(b == 2 && n == 2, "1 B at 1 B: 1 / 0.632 rounded (%llu)", (unsigned long long)b);
+    agent_alloc_weight(0, 0, &b, &n);
+    ok(b >= 1 && n >= 1, "zeros: no division by zero");
+    agent_alloc_weight(UINT64_MAX, 1, &b, &n);
+    ok(b == 9000000000000000000ull && n == 1, "huge: bounded");
+}
+
 int main(void)
 {
+    test_alloc_weight();
     test_modes();
     test_names();
     test_opts();

@@ -163,7 +163,7 @@ static int record_fg(const ep_globals *g, const rec_args *a)
         left++;
     }
     sig_counts seen = {0};
-    double last_int = -1;
+    sig_ctrlc cc = SIG_CTRLC_INIT;
     while (left > 0) {
         int status;
         pid_t p;
@@ -179,16 +179,13 @@ static int record_fg(const ep_globals *g, const rec_args *a)
         sig_counts now;
         sig_get_counts(&now);
         int sig = 0;
-        /* As plugin/run/session.c reads them: a SIGINT and the CLI closing its socket within
-         * 0.25 s are one Ctrl-C (a CLI may do both); each child sees each Ctrl-C once. */
-        double t = mono_s();
-        if (now.sigterm > seen.sigterm) {
+        /* As plugin/run/session.c reads them: a SIGINT and the CLI closing its socket are one
+         * Ctrl-C (sig_ctrlc_step; a CLI may do both); each child sees each Ctrl-C once. */
+        unsigned presses = sig_ctrlc_step(&cc, now.sigint, now.sock_closed, mono_s());
+        if (now.sigterm > seen.sigterm)
             sig = SIGTERM;
-        } else if (now.sigint + now.sock_closed > seen.sigint + seen.sock_closed) {
-            if (t - last_int >= 0.25)
-                sig = SIGINT;
-            last_int = t;
-        }
+        else if (presses)
+            sig = SIGINT;
         seen = now;
         for (size_t i = 0; sig && i < n; i++)
             if (kids[i] > 0)

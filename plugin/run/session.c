@@ -25,7 +25,6 @@
 #include "plugin/run/spec.h"
 
 #define STOP_GRACE_S 20.0 /* SIGTERM -> exit: the sidecar restores the target */
-#define INTERRUPT_COALESCE_S 0.25
 #define OVERRUN_S 60.0
 #define STOP_DEADLINE_S 120.0 /* SIGINT -> profile delivered, at most */
 
@@ -186,8 +185,9 @@ static void stop_all(run_ctx *r, const char *sig)
 
 static void follow(run_ctx *r)
 {
-    unsigned seen_int = 0, seen_term = 0, seen_sock = 0;
-    double last_int = -1e9, abort_at = 0, stop_at = 0;
+    unsigned seen_term = 0;
+    sig_ctrlc cc = SIG_CTRLC_INIT;
+    double abort_at = 0, stop_at = 0;
     bool stopping = false, cmd_started = r->req->cmd == NULL;
     progress_item *items = calloc((size_t)r->n, sizeof *items);
     enum progress_state *prev = calloc((size_t)r->n, sizeof *prev);
@@ -206,23 +206,9 @@ static void follow(run_ctx *r)
         /* How a Ctrl-C reaches us (docker CLI 28, cmd/docker tryPluginRun): on a terminal the
          * kernel sends SIGINT to the whole process group and the CLI does nothing; without a
          * terminal the CLI only closes the plugin socket (once: later signals are not passed
-         * on, and the third one makes the CLI SIGKILL us). Events closer than 0.25 s are one
-         * interrupt, in case a CLI does both. */
-        bool ev = false;
-        if (sg.sigint != seen_int) {
-            seen_int = sg.sigint;
-            ev = true;
-        }
-        if (sg.sock_closed != seen_sock) {
-            seen_sock = sg.sock_closed;
-            ev = true;
-        }
-        if (ev && now - last_int >= INTERRUPT_COALESCE_S) {
-            r->res->interrupts++;
-            last_int = now;
-        } else if (ev) {
-            last_int = now;
-        }
+         * on, and the third one makes the CLI SIGKILL us). A CLI may do both: one Ctrl-C
+         * (sig_ctrlc_step). */
+        r->res->interrupts += sig_ctrlc_step(&cc, sg.sigint, sg.sock_closed, now);
         if (sg.sigterm != seen_term) {
             seen_term = sg.sigterm;
             r->res->interrupts = 2;

@@ -155,3 +155,27 @@ void sig_drain_wake(void)
     while (read(g_pipe[0], buf, sizeof buf) > 0) {
     }
 }
+
+unsigned sig_ctrlc_step(sig_ctrlc *c, unsigned sigint, unsigned sock_closed, double now)
+{
+    bool got[3] = {false, sigint != c->seen_int, sock_closed != c->seen_sock};
+    c->seen_int = sigint;
+    c->seen_sock = sock_closed;
+    unsigned n = 0;
+    for (int k = 1; k <= 2; k++) {
+        if (!got[k])
+            continue;
+        bool same = now - c->last < SIG_CTRLC_SAME_S;
+        bool half = c->open_kind && c->open_kind != k && now - c->open_at < SIG_CTRLC_PAIR_S;
+        c->last = now;
+        if (same || half) {
+            if (c->open_kind != k)
+                c->open_kind = 0; /* paired: the next event is a Ctrl-C of its own */
+            continue;
+        }
+        n++;
+        c->open_kind = k;
+        c->open_at = now;
+    }
+    return n;
+}

@@ -199,9 +199,9 @@ const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1] = {
      "kernel took, kernel.perf_event_max_stack, 127)", .lo = 1, .hi = CT_MAX_STACK_MAX},
     {.lng = "mode", .kind = ARG_CHOICE, .off = F(modes, unsigned), .meta = "MODE[,MODE]",
      .help = "what to profile (default cpu): cpu (time on CPU), alloc (bytes\n"
-     "allocated, leaf = the class), lock (time waiting to enter a\nmonitor), offcpu (time "
-     "off CPU), wall (on + off CPU); several:\none output file per mode; top, record, host: cpu "
-     "only for now\n(docs/MODES.md)",
+     "allocated, leaf = the class), lock (time waiting for a monitor\nor a j.u.c. lock), offcpu "
+     "(time off CPU), wall (on + off\nCPU); several: one output file per mode; top and record: "
+     "one\nmode per run; host: cpu only (docs/MODES.md)",
      .choices = ct_mode_names, .flags = ARG_LIST},
     {.lng = "offcpu-min", .kind = ARG_DURATION, .off = F(offcpu_min_ms, uint64_t), .meta = "TIME",
      .help = "--mode offcpu, wall: leave out intervals off CPU shorter than\nTIME (default 0: "

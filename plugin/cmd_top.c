@@ -74,7 +74,9 @@ const args_verb cmd_top_grammar = {.name = "docker flame top",
 static void top_usage(FILE *f)
 {
     fprintf(f, "Usage:  docker flame top [OPTIONS] CONTAINER\n\n"
-               "A live view of the hottest Java methods in the container's JVM(s).\n\n"
+               "A live view of the hottest Java methods in the container's JVM(s): CPU samples\n"
+               "per second, or with --mode the bytes allocated (alloc), the time waited for\n"
+               "locks (lock) or off CPU (offcpu), or on + off CPU (wall), per second.\n\n"
                "Options:\n");
     args_help(&cmd_top_grammar, f);
     fprintf(f, "\nKeys: q quit, s/t sort by self/total, j Java-only/all frames, p pause,\n"
@@ -113,9 +115,17 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (a->summary_json && !strcmp(a->summary_json, "-"))
         return args_error(&cmd_top_grammar, err,
                           "--summary-json: give a file (standard output is top's view)");
-    /* NEEDSWORK: top of alloc and lock (bytes/s, ns/s per method). */
-    if (ct_modes_check(&a->rec, CT_MODES_DEFAULT, "docker flame top", err) < 0)
+    /* One profile type per view (its unit per second: samples, bytes, ns): the sidecar sends a
+     * window's stacks of that type, as it does for record (docs/TOP.md). */
+    unsigned modes = CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) |
+                     CT_MODE_BIT(CT_MODE_OFFCPU) | CT_MODE_BIT(CT_MODE_ALLOC) |
+                     CT_MODE_BIT(CT_MODE_LOCK);
+    if (ct_modes_check(&a->rec, modes, "docker flame top", err) < 0)
         return -1;
+    if (__builtin_popcount(ct_modes_of(&a->rec)) > 1)
+        return args_error(&cmd_top_grammar, err,
+                          "--mode: top shows one of cpu, wall, offcpu, alloc and lock at a time "
+                          "(wall is on CPU + off CPU already): give one, or run two");
     if (a->rec.kernel && a->rec.sampling == CT_SAMPLING_THREAD)
         return args_error(&cmd_top_grammar, err,
                           "--kernel needs per-CPU sampling: drop --sampling thread");
@@ -129,10 +139,11 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
 
 /* Every stack seen, in the format of --record's extension (folded without a known one). */
 static int write_record(const char *path, int fmt, const char *name, const profile *p,
-                        const pprof_meta *pm, flame_err *err)
+                        pprof_meta *pm, int mode, flame_err *err)
 {
     render_opts ro;
     render_opts_default(&ro);
+    inputs_apply_mode(mode, &ro, pm); /* the unit, the SVG's type mark, pprof's value type */
     ro.colors = "java";
     ro.title = name;
     ro.embed_folded = true;
@@ -192,6 +203,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                 .window_s = (double)a.window_ms / 1000,
                 .tty = isatty(1) && isatty(0) && getenv("TERM"),
                 .java_only = true,
+                .mode = (int)__builtin_ctz(ct_modes_of(&a.rec)),
                 .t0 = mono_s()};
     engine *e = NULL;
     int rc = engine_open(g, &e, &err);
@@ -245,14 +257,14 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                          .container = s->name,
                          .layout = m.jvms > 1 ? PPROF_JVM_THEN_THREAD : PPROF_THREAD_FIRST};
         if (write_record(a.record, a.record_fmt, s->name[0] ? s->name : a.container, m.rec, &pm,
-                         &e2) < 0) {
+                         u.mode, &e2) < 0) {
             fprintf(stderr, "docker flame: %s\n", e2.msg);
             if (!exit_code)
                 exit_code = e2.code ? e2.code : FLAME_EXIT_ERROR;
         } else {
             char n[32];
-            fprintf(stderr, "docker flame: wrote %s (%s samples)\n", a.record,
-                    count_grouped(profile_total(m.rec), n, sizeof n));
+            fprintf(stderr, "docker flame: wrote %s (%s %s)\n", a.record,
+                    count_grouped(profile_total(m.rec), n, sizeof n), ct_mode(u.mode)->unit);
             recorded = true;
         }
     }

@@ -59,6 +59,7 @@ typedef struct top_ui {
     const char *container;
     double interval_s, window_s;
     bool tty, by_total, java_only, paused;
+    int mode;     /* enum ct_mode: the unit of the counts (samples, bytes, ns) */
     bool callers; /* showing the callers of `focus` */
     char focus[512];
     int sel, scroll;

@@ -2,6 +2,7 @@
  * method (flame/methods), drawn with ncurses on a terminal (keys: sort, Java-only, pause,
  * callers), or printed as a plain snapshot per window otherwise. Names come from the target:
  * they reach the terminal only through proto_sanitize(). */
+#include <ctype.h>
 #include <curses.h>
 #include <locale.h>
 #include <poll.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/contract.h"
 #include "plugin/inputs.h"
 #include "plugin/run/proto.h"
 #include "plugin/top.h"
@@ -60,13 +62,41 @@ static void fmt_elapsed(double s, char *buf, size_t n)
         snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
 }
 
+/* The counts' unit: "samples", "bytes" or "ns" (the profile type's) */
+static const char *unit_of(const top_ui *u)
+{
+    return ct_mode((enum ct_mode)u->mode)->unit;
+}
+
+/* The window's rate in its unit: "1,234 samples/s", "56.7 MB/s" allocated, "1.50 threads"
+ * (ns waited per ns: how many threads, on average, were in it) */
+static void rate_text(const top_ui *u, double per_s, char *buf, size_t n)
+{
+    char g[32];
+    if (!strcmp(unit_of(u), "ns"))
+        snprintf(buf, n, "%.2f threads in %s", per_s / 1e9, ct_mode((enum ct_mode)u->mode)->what);
+    else if (!strcmp(unit_of(u), "bytes"))
+        snprintf(buf, n, "%.1f MB/s allocated", per_s / 1e6);
+    else
+        snprintf(buf, n, "%s samples/s", count_grouped(per_s, g, sizeof g));
+}
+
+/* The column header of the counts: SAMPLES, BYTES, NS */
+static void unit_header(const top_ui *u, char *buf, size_t n)
+{
+    size_t i = 0;
+    for (const char *c = unit_of(u); *c && i + 1 < n; c++)
+        buf[i++] = (char)toupper((unsigned char)*c);
+    buf[i] = '\0';
+}
+
 static void header_text(top_ui *u, char *buf, size_t n)
 {
-    char el[32];
+    char el[32], rate[64];
     fmt_elapsed(mono_s() - u->t0, el, sizeof el);
-    double rate = u->span_ms > 0 ? table_samples(u) * 1000.0 / u->span_ms : 0;
+    rate_text(u, u->span_ms > 0 ? table_samples(u) * 1000.0 / u->span_ms : 0, rate, sizeof rate);
     snprintf(buf, n,
-             "docker flame top - %s  JVMs: %d  elapsed %s  %.0f samples/s  window %.0fs (%d x "
+             "docker flame top - %s  JVMs: %d  elapsed %s  %s  window %.0fs (%d x "
              "%.1fs)  refresh lag %.0f ms%s",
              u->container, u->m->jvms, el, rate, u->window_s, u->wins, u->interval_s,
              u->m->last_latency_ms, u->paused ? "  [PAUSED]" : "");
@@ -79,11 +109,12 @@ static void plain_snapshot(top_ui *u)
     char hdr[512];
     header_text(u, hdr, sizeof hdr);
     printf("--- %s\n", hdr);
-    char g[32];
-    printf("sort: %s  frames: %s  samples in window: %s\n", u->by_total ? "total" : "self",
-           u->java_only ? "java" : "all",
+    char g[32], uh[16];
+    unit_header(u, uh, sizeof uh);
+    printf("sort: %s  frames: %s  %s in window: %s\n", u->by_total ? "total" : "self",
+           u->java_only ? "java" : "all", unit_of(u),
            count_grouped(u->tab ? methods_samples(u->tab, false) : 0, g, sizeof g));
-    printf("%7s %7s %8s  %-60s %s\n", "SELF%", "TOTAL%", "SAMPLES", "METHOD", "JVM/THREAD");
+    printf("%7s %7s %8s  %-60s %s\n", "SELF%", "TOTAL%", uh, "METHOD", "JVM/THREAD");
     size_t n;
     const methods_row *rows = rows_of(u, &n);
     double tot = table_samples(u);
@@ -117,15 +148,17 @@ static void draw(top_ui *u)
     if (u->status)
         mvaddnstr(2, 0, u->status, cols);
     else if (u->callers)
-        snprintf(buf, sizeof buf, "callers of %s (%s samples)", u->focus,
-                 count_grouped(table_samples(u), cnt, sizeof cnt)),
+        snprintf(buf, sizeof buf, "callers of %s (%s %s)", u->focus,
+                 count_grouped(table_samples(u), cnt, sizeof cnt), unit_of(u)),
             mvaddnstr(2, 0, buf, cols);
     else if (!u->wins)
         mvaddnstr(2, 0, "waiting for the first window (injecting the agent, attaching)...", cols);
     int namew = cols - 7 - 8 - 9 - 4 - 28;
     if (namew < 20)
         namew = 20;
-    snprintf(buf, sizeof buf, "%6s %7s %8s  %-*s  %s", "SELF%", "TOTAL%", "SAMPLES", namew,
+    char uh[16];
+    unit_header(u, uh, sizeof uh);
+    snprintf(buf, sizeof buf, "%6s %7s %8s  %-*s  %s", "SELF%", "TOTAL%", uh, namew,
              u->callers ? "CALLER" : "METHOD", "JVM/THREAD");
     attron(A_REVERSE);
     mvaddnstr(3, 0, buf, cols);

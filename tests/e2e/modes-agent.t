@@ -10,7 +10,7 @@
 #   only one thread enters (ModesFixture$Solo) is absent;
 # - one file per mode, the mode in its name; titles and tooltips in bytes and ns; pprof with
 #   alloc_objects/alloc_space and contentions/delay as go tool pprof reads them;
-# - an unknown mode, a mode `top` does not record, and a diff of an alloc profile with a CPU one
+# - an unknown mode, two modes in one `top`, and a diff of an alloc profile with a CPU one
 #   are refused in one line, exit 2; the JVM lives on, its /tmp as before; Temurin 25 too.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/e2e/pprof-lib.sh"
@@ -110,9 +110,9 @@ out=$($T docker flame --mode heap web 2>&1); rc=$?
 is "$rc" 2 "--mode heap: exit 2"
 like "$out" 'unknown value "heap"' "--mode heap: says the mode is unknown"
 is "$(printf '%s\n' "$out" | wc -l)" 1 "--mode heap: one line"
-out=$($T docker flame top --mode alloc web 2>&1); rc=$?
-is "$rc" 2 "top --mode alloc: exit 2"
-like "$out" 'not supported by `docker flame top`' "top --mode alloc: says top does not record it"
+out=$($T docker flame top --mode alloc,lock web 2>&1); rc=$?
+is "$rc" 2 "top --mode alloc,lock: exit 2"
+like "$out" 'one of cpu, wall, offcpu, alloc and lock at a time' "top --mode alloc,lock: says top shows one"
 printf 'main;A.f;byte[]_[a] 524288\n' >"$TMP/x.alloc.folded"
 printf 'main;A.f 5\n' >"$TMP/y.folded"
 out=$($T docker flame diff "$TMP/x.alloc.folded" "$TMP/y.folded" 2>&1); rc=$?

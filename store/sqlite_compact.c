@@ -79,16 +79,8 @@ static int merge_row(sq *q, merge *m, sqlite3_stmt *st, int level, flame_err *er
 {
     if (sq_decode(q, st, 5, &m->one, err) < 0)
         return -1;
-    if (m->n + m->one.n > m->cap) {
-        size_t nc = (m->n + m->one.n) * 2;
-        store_pair *np = realloc(m->pairs, nc * sizeof *np);
-        if (!np)
-            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        m->pairs = np;
-        m->cap = nc;
-    }
-    memcpy(m->pairs + m->n, m->one.p, m->one.n * sizeof *m->pairs);
-    m->n += m->one.n;
+    if (sq_pairs_append(&m->pairs, &m->n, &m->cap, m->one.p, m->one.n, err) < 0)
+        return -1;
     int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
     m->start = m->rows && m->start < s ? m->start : s;
     m->end = m->rows && m->end > e ? m->end : e;

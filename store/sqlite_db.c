@@ -92,6 +92,24 @@ void *sq_rows_grow(void *rows, size_t n, size_t *cap, size_t size, flame_err *er
     return p;
 }
 
+int sq_pairs_append(store_pair **pairs, size_t *n, size_t *cap, const store_pair *add, size_t k,
+                    flame_err *err)
+{
+    if (*n + k > *cap) {
+        size_t nc = (*n + k) * 2;
+        store_pair *np =
+            nc / 2 >= *n && nc <= SIZE_MAX / sizeof *np ? realloc(*pairs, nc * sizeof *np) : NULL;
+        if (!np)
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        *pairs = np;
+        *cap = nc;
+    }
+    if (k)
+        memcpy(*pairs + *n, add, k * sizeof *add);
+    *n += k;
+    return 0;
+}
+
 int sq_int(sq *q, const char *sql, int64_t *out, flame_err *err)
 {
     _cleanup_stmt_ sqlite3_stmt *st = NULL;

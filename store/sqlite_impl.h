@@ -51,6 +51,11 @@ void sq_rollback(sq *q);
  * with err (out of memory, a size that would overflow) and rows untouched (the caller frees
  * it). */
 void *sq_rows_grow(void *rows, size_t n, size_t *cap, size_t size, flame_err *err);
+/* Append add[0..k) to the growing array *pairs of *n (room for *cap; doubled past what is
+ * needed): the pairs of one more window summed later by compaction and the rollups. 0, or -1
+ * with err (out of memory, a size that would overflow; *pairs untouched). */
+int sq_pairs_append(store_pair **pairs, size_t *n, size_t *cap, const store_pair *add, size_t k,
+                    flame_err *err);
 
 /* ---- sqlite.c: the face, opening, versions, puts ---- */
 

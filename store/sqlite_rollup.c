@@ -131,16 +131,8 @@ static int roll_one(sq *q, const hour *h, sum *m, uint64_t *built, flame_err *er
     while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
         if (sq_decode(q, sel, 4, &m->one, err) < 0)
             return -1;
-        if (m->n + m->one.n > m->cap) {
-            size_t nc = (m->n + m->one.n) * 2;
-            store_pair *np = realloc(m->pairs, nc * sizeof *np);
-            if (!np)
-                return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            m->pairs = np;
-            m->cap = nc;
-        }
-        memcpy(m->pairs + m->n, m->one.p, m->one.n * sizeof *m->pairs);
-        m->n += m->one.n;
+        if (sq_pairs_append(&m->pairs, &m->n, &m->cap, m->one.p, m->one.n, err) < 0)
+            return -1;
         /* what a reader counts of each window, counted the same way */
         int64_t hz = sqlite3_column_int64(sel, 2);
         store_info_add(&info, 1, (uint64_t)sqlite3_column_int64(sel, 3), hz, hz,

@@ -52,8 +52,33 @@ static void test_grow(void)
     free(rows);
 }
 
+/* sq_pairs_append: windows' pairs one after another, in order, whatever the room */
+static void test_pairs_append(void)
+{
+    flame_err err = FLAME_ERR_INIT;
+    store_pair *all = NULL, win[300];
+    size_t n = 0, cap = 0;
+    bool good = true;
+    for (int w = 0; w < 50; w++) {
+        size_t k = (size_t)(w * 7) % 300; /* 0 too: a window without pairs */
+        for (size_t i = 0; i < k; i++)
+            win[i] = (store_pair){.id = (uint64_t)(w * 1000 + (int)i), .count = (uint64_t)i + 1};
+        if (sq_pairs_append(&all, &n, &cap, win, k, &err) < 0 || n > cap)
+            good = false;
+    }
+    ok(good, "50 windows appended (%zu pairs, room for %zu)", n, cap);
+    size_t at = 0;
+    for (int w = 0; w < 50 && good; w++)
+        for (size_t i = 0; i < (size_t)(w * 7) % 300; i++, at++)
+            if (all[at].id != (uint64_t)(w * 1000 + (int)i) || all[at].count != i + 1)
+                good = false;
+    ok(good && at == n, "every pair kept, in order");
+    free(all);
+}
+
 int main(void)
 {
     test_grow();
+    test_pairs_append();
     return tap_done();
 }

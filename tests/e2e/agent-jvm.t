@@ -34,7 +34,9 @@ java_list() {
 start_fixture() {
     local java=$1 log=$2
     shift 2
-    "$java" -XX:+PreserveFramePointer "$@" -cp "$T/classes" FlameFixture >"$log.out" 2>"$log.err" &
+    # SIGHUP at its default: a JVM started with it ignored (a test run under nohup) never calls
+    # the fixture's handler, and lateBloomer never starts
+    env --default-signal=HUP "$java" -XX:+PreserveFramePointer "$@" -cp "$T/classes" FlameFixture >"$log.out" 2>"$log.err" &
     JPID=$!
     PIDS+=("$JPID")
     poll_grep "$log.out" "FlameFixture ready pid=$JPID " 30

@@ -12,7 +12,8 @@ if ! command -v perf >/dev/null || ! perf record -q -e cpu-clock -o /dev/null --
     exit 0
 fi
 compile_java "$ROOT/tests/fixtures/java/FlameFixture.java"
-java -XX:+PreserveFramePointer -cp "$T/classes" FlameFixture >"$T/jvm.out" 2>"$T/jvm.err" &
+# SIGHUP at its default (under nohup it is ignored, and the JVM then never calls the handler)
+env --default-signal=HUP java -XX:+PreserveFramePointer -cp "$T/classes" FlameFixture >"$T/jvm.out" 2>"$T/jvm.err" &
 JPID=$!
 PIDS+=("$JPID")
 check "fixture JVM ready" poll_grep "$T/jvm.out" "FlameFixture ready pid=$JPID " 30

@@ -163,6 +163,20 @@ tmp_is() {
     local got
     if got=$(target_tmp "$1"); then is "$(printf '%s' "$got" | tr '\n' ' ')" "$2" "$3"; else nok "$3"; fi
 }
+# sidecar_recording [TARGET]: a sidecar of this test run (of TARGET's container id, if given) has
+# its perf events open, i.e. it is past attach and recording. The event a test waits for before
+# it starts a second profile or sends Ctrl-C, instead of a sleep.
+sidecar_recording() {
+    local id p t filter=()
+    [ -n "${1:-}" ] && filter=(--filter "label=com.docker-flame.target=$1")
+    id=$(docker ps -q --filter label=com.docker-flame.sidecar=1 "${filter[@]}" \
+        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
+    [ -n "$id" ] && p=$(docker inspect -f '{{.State.Pid}}' "$id" 2>/dev/null) && [ "${p:-0}" != 0 ] || return 1
+    for t in $p $(pgrep -P "$p"); do
+        ls -l "/proc/$t/fd" 2>/dev/null | grep -q 'perf_event' && return 0
+    done
+    return 1
+}
 # Mounts in a process's mount namespace that mention docker-flame (should be none after a run).
 flame_mounts() { grep -c 'docker-flame' "/proc/$1/mountinfo" 2>/dev/null || true; }
 

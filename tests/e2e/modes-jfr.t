@@ -35,17 +35,6 @@ sum() { awk -v re="${2:-.}" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n
 ratio_in() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b > 0 ? a / b : 0; exit !(r >= lo && r <= hi) }'; }
 calc() { awk "BEGIN { printf \"%.4f\n\", $1 }"; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-# The fixture's sidecar records (has perf events open): its agent's start returned.
-sidecar_recording() {
-    local id p t
-    id=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter "label=com.docker-flame.target=$1" \
-        --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
-    [ -n "$id" ] && p=$(docker inspect -f '{{.State.Pid}}' "$id" 2>/dev/null) && [ "${p:-0}" != 0 ] || return 1
-    for t in $p $(pgrep -P "$p"); do
-        ls -l "/proc/$t/fd" 2>/dev/null | grep -q 'perf_event' && return 0
-    done
-    return 1
-}
 # The burst is over: the alloc line and the three lock lines are in the fixture's log.
 burst_done() {
     docker logs "$1" 2>/dev/null >"$2"

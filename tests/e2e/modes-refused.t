@@ -23,16 +23,6 @@ jpid=$(pgrep -f ModesFixture | while read -r p; do [ "$(readlink "/proc/$p/ns/pi
 juid=$(stat -c %u "/proc/${jpid:-$hp}") jgid=$(stat -c %g "/proc/${jpid:-$hp}")
 tmpd=/proc/$hp/root/tmp
 tag=$(agent_stable_tag)
-# A's sidecar records (has perf events open): its agent's start returned, the sampler is its own
-sidecar_recording() {
-    local id p t
-    id=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
-    [ -n "$id" ] && p=$(docker inspect -f '{{.State.Pid}}' "$id" 2>/dev/null) && [ "${p:-0}" != 0 ] || return 1
-    for t in $p $(pgrep -P "$p"); do
-        ls -l "/proc/$t/fd" 2>/dev/null | grep -q 'perf_event' && return 0
-    done
-    return 1
-}
 # a JSON value of a summary: jq-like paths are python's
 js() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 

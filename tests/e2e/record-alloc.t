@@ -28,16 +28,6 @@ has_windows() { [ "$(windows "$1")" -ge "$2" ] 2>/dev/null; }
 sum() { awk -v re="${2:-.}" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s + 0 }' "$1"; }
 ratio_in() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b > 0 ? a / b : 0; exit !(r >= lo && r <= hi) }'; }
 modes_left() { ls -A "/proc/$hp/root/tmp" 2>/dev/null | grep -c '\.modes$'; }
-# a sidecar of this test records (has perf events open): its agent started, the sampler is its own
-sidecar_recording() {
-    local id p t
-    id=$(docker ps -q --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | head -1)
-    [ -n "$id" ] && p=$(docker inspect -f '{{.State.Pid}}' "$id" 2>/dev/null) && [ "${p:-0}" != 0 ] || return 1
-    for t in $p $(pgrep -P "$p"); do
-        ls -l "/proc/$t/fd" 2>/dev/null | grep -q 'perf_event' && return 0
-    done
-    return 1
-}
 T="timeout -k 10 150"
 
 # --- refused before anything runs ---

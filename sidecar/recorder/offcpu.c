@@ -18,6 +18,13 @@
 
 #include "sidecar/recorder/bpf/offcpu.h"
 #include "offcpu.bpf.h" /* offcpu_bpf[]: the compiled object (sidecar/sidecar.mk) */
+#include "flame/fold.h"
+
+/* the folder reads the tags we write (and splits one recording into modes by them) */
+_Static_assert(SC_OFFCPU_TAG_RUNNING == FOLD_STATE_RUNNING &&
+                   SC_OFFCPU_TAG_RUNNABLE == FOLD_STATE_RUNNABLE &&
+                   SC_OFFCPU_TAG_SLEEPING == FOLD_STATE_SLEEPING,
+               "wall's state tags");
 
 #define STEER_MS 250
 #define STEER_FIRST_MS 10 /* the first steering, after sc_offcpu_start */

@@ -103,9 +103,6 @@ wks=$(sum wall.wall.folded '^worker-0;.*;\[sleeping\] ')
 check "the worker (never waits): <= 10 % [sleeping] ($(ratio "$wks" "$wk"))" within "$wks" "$wk" 0 0.1
 
 # --- refusals ---
-out=$($T docker flame --mode cpu,offcpu "$fx" 2>&1); rc=$?
-is "$rc" 2 "--mode cpu,offcpu: usage error"
-like "$out" 'one at a time' "says why"
 out=$($T docker flame --mode offcpu --sampling thread "$fx" 2>&1); rc=$?
 is "$rc" 2 "--mode offcpu --sampling thread: usage error"
 out=$($T docker flame --offcpu-min 1ms "$fx" 2>&1); rc=$?

@@ -30,10 +30,10 @@ ratio_in() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b > 0 ? 
 modes_left() { ls -A "/proc/$hp/root/tmp" 2>/dev/null | grep -c '\.modes$'; }
 T="timeout -k 10 150"
 
-# --- refused before anything runs ---
-out=$($T docker flame record --mode cpu,alloc "$fx" --store "$DB" 2>&1); rc=$?
-is "$rc" 2 "record --mode cpu,alloc: usage error"
-like "$out" 'one of cpu, wall, offcpu, alloc and lock per recording' "says what record stores ($out)"
+# --- refused before anything runs (cpu,alloc together: tests/e2e/record-multi.t) ---
+out=$($T docker flame record --mode cpu,offcpu,alloc "$fx" --store "$DB" 2>&1); rc=$?
+is "$rc" 2 "record --mode cpu,offcpu,alloc: usage error"
+like "$out" 'one of cpu, wall and offcpu per recording' "says what record stores ($out)"
 
 # --- alloc windows, a mark between two ranges ---
 t0=$(now_ms)

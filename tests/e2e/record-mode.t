@@ -28,7 +28,7 @@ T="timeout -k 10 150"
 # --- refusals, before anything runs ---
 out=$($T docker flame record --mode cpu,wall "$fx" --store "$DB" 2>&1); rc=$?
 is "$rc" 2 "record --mode cpu,wall: usage error"
-like "$out" 'one of cpu, wall, offcpu, alloc and lock per recording' "says why"
+like "$out" 'one of cpu, wall and offcpu per recording' "says why"
 
 # --- a recording of wall windows, a mark between two ranges ---
 t0=$(now_ms)

@@ -80,7 +80,8 @@ write_ch() { # DB CONTAINERS: c0 by store-gen, c1.. copied by the server (bulk, 
     write "clickhouse://127.0.0.1:$CH_HTTP_one/$1" 1
     t0=$(date +%s%N)
     for i in $(seq 1 $(($2 - 1))); do
-        ch_sql one "INSERT INTO $1.dict SELECT cityHash64(run, $i), seq, stacks, at, chunk FROM $1.dict" &&
+        ch_sql one "INSERT INTO $1.dict SELECT cityHash64(run, $i), seq, stacks, at, chunk FROM $1.dict
+                WHERE run IN (SELECT run FROM $1.windows WHERE container_name = 'c0')" &&
             ch_sql one "INSERT INTO $1.windows SELECT host, concat(lower(hex(cityHash64(container_id, $i))),
                 lower(hex(cityHash64($i, container_id))), lower(hex(cityHash64(container_id, $i, 1))),
                 lower(hex(cityHash64(container_id, $i, 2)))), 'c$i', image, jvm_pid, jvm_version, start_ms,

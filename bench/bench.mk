@@ -17,6 +17,14 @@ BENCH_RECORD_ARGS ?= --rounds 6 --window 20
 bench-overhead-record: all
 	bench/overhead.py --modes record --fixtures cpubound $(BENCH_RECORD_ARGS)
 
+# `make bench-overhead-modes`: the cost of `--mode alloc` and `--mode lock` (each alone, as a user
+# runs it) on an allocation-heavy, a monitor-contended, a CPU-bound and the ping-pong fixture
+# (j.u.c. parks: lock's off-CPU part). BENCH_MODES_ARGS: e.g. --rounds 9.
+BENCH_MODES_ARGS ?= --rounds 5 --window 6
+.PHONY: bench-overhead-modes
+bench-overhead-modes: all
+	bench/overhead.py --modes alloc,lock --fixtures alloc,contended,cpubound,pingpong $(BENCH_MODES_ARGS)
+
 # `make bench-host`: `docker flame host` overhead with 8 containers and post-processing cost per
 # 100k samples (bench/host.sh; needs an engine with the fixture and sidecar images).
 .PHONY: bench-host

@@ -47,7 +47,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="offcpu-ab-")
     fx = None
     try:
-        subprocess.run(["javac", "-d", tmp, os.path.join(ROOT, "bench/fixtures/PingPong.java")],
+        subprocess.run(["javac", "-d", tmp, os.path.join(ROOT, "bench/fixtures/PingPong.java"),
+                        os.path.join(ROOT, "bench/fixtures/Report.java")],
                        check=True)
         fx = subprocess.Popen(["unshare", "--pid", "--fork", "java", "-XX:+PreserveFramePointer",
                                "-Xmx64m", "-XX:+UseSerialGC", "-cp", tmp, "PingPong", "2"],

@@ -3,11 +3,14 @@
 
 Fixtures of our own (bench/fixtures/, built into the image flame-bench-jvm on top of the test
 fixture image): PingPong (pairs of threads handing a token with park/unpark: a context switch per
-hand-off) and CpuBound (threads computing, no switches). Each prints once a second
+hand-off), CpuBound (threads computing, no switches), AllocHeavy (threads allocating ~10 GB/s of
+small objects and 8-KiB buffers) and Contended (4 threads taking one monitor in turn, ~2 us held:
+most enters contended). Each prints once a second (bench/fixtures/Report.java)
 `R <epoch_ms> <work> <interval_ms> <process CPU ms>`.
 
 For each fixture and recording mode, rounds of four windows in ABBA order: A = not recording,
-B = `docker flame --sampling MODE -d WINDOW`. A window's rate is the fixture's work per second
+B = `docker flame --sampling MODE -d WINDOW` (thread, cpu) or `docker flame --mode MODE -d WINDOW`
+(alloc, lock, wall, offcpu). A window's rate is the fixture's work per second
 over the R lines inside it (the first second skipped); a round's slowdown is
 1 - mean(B) / mean(A); `eff` is the same on work per CPU-second of the fixture, which the other
 tenants of a shared machine disturb less. `sc_cpu` is the sidecar container's CPU (cpuacct,
@@ -41,9 +44,14 @@ IMAGE = "flame-bench-jvm:latest"
 JAVA = ["/opt/java/openjdk/bin/java", "-XX:+PreserveFramePointer", "-Xmx64m", "-XX:+UseSerialGC",
         "-cp", "/bench"]
 FIXTURES = {"pingpong": ["PingPong", "2"], "cpubound": ["CpuBound", "2"],
+            "alloc": ["AllocHeavy", "2"], "contended": ["Contended", "4"],
             # fidelity: the test fixture's workload (several hot methods, HashMap, inlining);
             # recordings only, alternating the modes, for the top-10 comparison
             "fidelity": ["-cp", "/app", "FlameFixture", "--threads", "2"]}
+
+
+# --modes values that are profile modes (`docker flame --mode X`), not cpu sampling ways
+PROFILE_MODES = ("alloc", "lock", "wall", "offcpu")
 
 
 def sh(*cmd, **kw):
@@ -59,7 +67,8 @@ def build_image(tmp):
                    stdout=subprocess.DEVNULL)
     ctx = os.path.join(tmp, "img")
     os.makedirs(os.path.join(ctx, "bench"))
-    srcs = [os.path.join(ROOT, "bench/fixtures", f) for f in ("PingPong.java", "CpuBound.java")]
+    fdir = os.path.join(ROOT, "bench/fixtures")
+    srcs = [os.path.join(fdir, f) for f in sorted(os.listdir(fdir)) if f.endswith(".java")]
     sh("javac", "--release", "17", "-d", os.path.join(ctx, "bench"), *srcs)
     with open(os.path.join(ctx, "Dockerfile"), "w") as f:
         f.write("FROM flame-fixture-jvm:latest\nCOPY bench/ /bench/\n")
@@ -148,7 +157,10 @@ def record_window(fx, mode, window_s, freq, out_dir, tag):
         cpu = (int(after[13]) + int(after[14])) - ((int(before[13]) + int(before[14])) if before else 0)
         return t0, t1, 100.0 * cpu / ticks / ((t1 - t0) / 1000.0), None
     folded = os.path.join(out_dir, "%s.folded" % tag)
-    cmd = ["docker", "flame", "--sampling", mode, "-F", str(freq), "-d", "%ds" % window_s,
+    # thread / cpu: how cpu samples are taken (per thread or per CPU); a profile mode: that mode
+    # alone, as a user runs it (`--mode alloc` records the agent's table, no cpu samples)
+    how = ["--mode", mode] if mode in PROFILE_MODES else ["--sampling", mode]
+    cmd = ["docker", "flame", *how, "-F", str(freq), "-d", "%ds" % window_s,
            "--format", "folded", "-o", folded, fx.id]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     t0 = t1 = None
@@ -170,9 +182,12 @@ def record_window(fx, mode, window_s, freq, out_dir, tag):
             c1 = cpuacct(sc) if sc else None
             cwin = now_ms() - seen
     p.wait()
-    if p.returncode != 0 or t0 is None:
-        sys.exit("bench: docker flame --sampling %s failed (exit %d): %s" % (mode, p.returncode,
-                                                                             last))
+    # `--mode lock` of a JVM where nothing waits writes nothing (exit 1): what it cost is a figure
+    # all the same
+    empty = mode in PROFILE_MODES and "nothing recorded" in last
+    if (p.returncode != 0 and not empty) or t0 is None:
+        sys.exit("bench: docker flame %s failed (exit %d): %s" % (" ".join(how), p.returncode,
+                                                                    last))
     cpu = 100.0 * (c1 - c0) / 1e6 / cwin if c0 is not None and c1 is not None else float("nan")
     return t0, t1, cpu, folded
 
@@ -311,7 +326,8 @@ def main():
     ap.add_argument("--freq", type=int, default=99)
     ap.add_argument("--fixtures", default="pingpong,cpubound,fidelity")
     ap.add_argument("--modes", default="thread,cpu",
-                    help="thread,cpu,perf-p,perf-p-nobuf,record (record: docker flame record)")
+                    help="thread,cpu,perf-p,perf-p-nobuf,record (record: docker flame record),"
+                    " alloc,lock,wall,offcpu (docker flame --mode X)")
     ap.add_argument("--warm", type=int, default=15, help="seconds of warm-up")
     a = ap.parse_args()
     if os.environ.get("FLAME_ENGINE_DIR") and not os.environ.get("DOCKER_HOST"):

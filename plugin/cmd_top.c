@@ -278,7 +278,8 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                       .started = started,
                       .seconds = mono_s() - r.tm.t0,
                       .frequency = a.rec.frequency,
-                      .exit_code = exit_code};
+                      .exit_code = exit_code,
+                      .mode = u.mode};
         if (summary_write_top(a.summary_json, &st, &e2) < 0) {
             fprintf(stderr, "docker flame: %s\n", e2.msg);
             if (!exit_code)

@@ -200,6 +200,11 @@ static int write_top(void *ctx, FILE *f, flame_err *err)
     jsonw_int(&w, "exit_code", st->exit_code);
     jsonw_str(&w, "container", st->container);
     jsonw_int(&w, "frequency_hz", st->frequency);
+    /* --mode alloc counts bytes, lock/wall/offcpu ns: "samples" and the methods' counts are in
+     * this unit (the profile verb says it per file instead) */
+    const ct_mode_info *mi = ct_mode((enum ct_mode)st->mode);
+    jsonw_str(&w, "mode", mi->name);
+    jsonw_str(&w, "unit", mi->unit);
     jsonw_uint(&w, "windows", st->windows);
     jsonw_num(&w, "samples", st->p ? profile_total(st->p) : 0);
     jsonw_uint(&w, "stacks", st->p ? profile_stacks(st->p) : 0);
@@ -211,6 +216,7 @@ static int write_top(void *ctx, FILE *f, flame_err *err)
         int rf = out_fmt_of_path(st->record); /* the rule top --record follows */
         jsonw_str(&w, "format", out_fmt_name(rf >= 0 ? rf : FMT_FOLDED));
         jsonw_str(&w, "path", st->record);
+        jsonw_str(&w, "mode", mi->name);
         jsonw_end(&w);
     }
     jsonw_end(&w);

@@ -49,6 +49,7 @@ typedef struct sum_top {
     double seconds; /* the run's length */
     int64_t frequency;
     int exit_code;
+    int mode; /* enum ct_mode: what the counts are (cpu samples, alloc bytes, ns) */
 } sum_top;
 int summary_write_top(const char *path, const sum_top *st, flame_err *err);
 

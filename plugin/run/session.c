@@ -435,8 +435,15 @@ static int run_all(run_ctx *r, flame_err *err)
     return rc;
 }
 
+/* Only alloc or only lock asked for: "no samples, is the JVM busy?" would mislead, for such
+ * a run records no samples; nothing recorded means no allocation sampled, or no wait. */
+static bool agent_modes_only(unsigned modes)
+{
+    return modes == CT_MODE_BIT(CT_MODE_ALLOC) || modes == CT_MODE_BIT(CT_MODE_LOCK);
+}
+
 /* Why did this sidecar not deliver a profile? Returns the exit code, err filled. */
-static int run_failure(const sess *s, bool stopping, flame_err *err)
+static int run_failure(const sess *s, unsigned modes, bool stopping, flame_err *err)
 {
     const proto *p = &s->t->pr;
     if (p->failed)
@@ -488,6 +495,14 @@ static int run_failure(const sess *s, bool stopping, flame_err *err)
                               s->t->name, names, p->jvms[ji].nspid,
                               why[0] ? why : "(no reason given)");
         }
+    if (!any && agent_modes_only(modes))
+        return flame_fail(
+            err, FLAME_EXIT_ERROR, "%s: --mode %s: nothing recorded%s (%s): nothing written",
+            s->t->name, modes & CT_MODE_BIT(CT_MODE_LOCK) ? "lock" : "alloc",
+            stopping ? " before the stop" : "",
+            modes & CT_MODE_BIT(CT_MODE_LOCK)
+                ? "no thread waited for a monitor or a lock"
+                : "the JVM allocated less than one sampling interval; try a longer -d");
     if (!any)
         return flame_fail(err, FLAME_EXIT_ERROR,
                           "no samples recorded in %s%s: nothing written (is the JVM busy? try a "
@@ -554,7 +569,7 @@ int run_profile(engine *e, const run_req *req, run_result *res, flame_err *err)
     bool stopping = res->interrupts > 0 || res->cmd_done;
     for (int i = 0; i < r.n; i++) {
         sess_clear(&r.s[i]);
-        run_failure(&r.s[i], stopping, &res->t[i].why);
+        run_failure(&r.s[i], req->sidecar.modes, stopping, &res->t[i].why);
     }
     free(r.s);
     return rc;

@@ -7,7 +7,7 @@
 // node, the function table, callers/callees, the compare totals, the host view's bands (their CPU
 // seconds, a click's graph), the compacted hour's mark and graph; a copied URL reopens the same
 // view; back and forward; hostile names stay text (no element, no dialog), no script error, no
-// CSP violation. With SERVE_SHOTS=DIR, writes light, dark, compare and host screenshots there
+// CSP violation. With SERVE_SHOTS=DIR, writes light, dark, compare, host and wall screenshots there
 // for a person to look at.
 'use strict';
 const fs = require('fs');
@@ -260,6 +260,10 @@ async function search(page, text) {
                                               document.getElementById('tl-unit').textContent);
         ok(/wall clock .* ns/.test(unitText) && /threads/.test(unitText) && !/samples/.test(unitText),
            'the status and the timeline say wall clock, ns, threads', unitText);
+        if (process.env.SERVE_SHOTS) {
+            fs.mkdirSync(process.env.SERVE_SHOTS, { recursive: true });
+            await page3.screenshot({ path: path.join(process.env.SERVE_SHOTS, 'serve-wall.png') });
+        }
         // the timeline's threads: a bucket's ns over its ns (not its samples at the windows' 99 Hz)
         const tls = await page3.evaluate(() => fetch('/api/v1/timeline?since=' + (Date.now() - 48 * 60000) +
             '&until=' + (Date.now() - 42 * 60000) + '&c=web2&type=wall&width=10').then(r => r.json()));

@@ -10,6 +10,8 @@
 #   /tmp/perf-<pid>.<tag>.modes, where the agent writes its samples at stop: nothing follows the
 #   link (its target unchanged), nothing hangs on the FIFO, the big file is refused for its size
 #   before it is read; one line, exit 6; the JVM runs on;
+# - `--mode lock` alone on a JVM where nothing waits: one line saying so (not "is the JVM
+#   busy?"), exit 1, no file;
 # - `host --mode alloc`: refused before anything starts, one line, exit 2.
 . "$(dirname "$0")/lib.sh"
 real_plugin_setup
@@ -102,6 +104,19 @@ rm -f "$tmpd/$modes_name" "$tmpd/victim"
 $T docker flame -q -d 1 --mode alloc -o after.folded "$fx" 2>after.err; rc=$?
 is "$rc" 0 "nothing planted any more: an alloc profile works (exit 0)"
 is "$(target_tmp "$fx" | grep -c 'perf-')" 0 "the target's /tmp has no map or samples file of ours left"
+docker rm -f "$fx" >/dev/null
+
+# ---- --mode lock alone on a JVM whose threads never wait for a lock ----
+# (the plain fixture: one computing thread). Nothing to write is an error as ever, but its
+# line says why for this mode, not "is the JVM busy?" (it is)
+fx=$(fixture pid1) || bail "fixture pid1 did not start"
+mkdir -p nolock
+$T docker flame -q -d 1 --mode lock -o nolock/ "$fx" 2>nolock.err; rc=$?
+is "$rc" 1 "--mode lock, nothing contended: exit 1 (nothing written)"
+like "$(cat nolock.err)" '--mode lock: nothing recorded \(no thread waited for a monitor or a lock\)' \
+    "--mode lock, nothing contended: the line says no thread waited"
+is "$(wc -l <nolock.err)" 1 "--mode lock, nothing contended: one line"
+is "$(ls nolock | wc -l)" 0 "--mode lock, nothing contended: no file"
 docker rm -f "$fx" >/dev/null
 
 # ---- host records cpu only ----

@@ -350,6 +350,23 @@ static void test_top_summary(void)
            "pprof", "--record .pb.gz is pprof");
     ok(json_number_value(json_object_get(json_object_get(j, "timings_ms"), "total")) == 12346,
        "total ms rounded");
+    is_str(json_string_value(json_object_get(j, "mode")), "cpu", "top: mode cpu by default");
+    is_str(json_string_value(json_object_get(j, "unit")), "samples", "top cpu: unit samples");
+    json_decref(j);
+    /* top --mode alloc: its counts are bytes, and the summary says so (and its file's mode) */
+    st.mode = CT_MODE_ALLOC;
+    ok(summary_write_top(path, &st, &err) == 0, "top --mode alloc summary written");
+    j = load_checked(path, "top");
+    is_str(json_string_value(json_object_get(j, "mode")), "alloc", "top alloc: mode alloc");
+    is_str(json_string_value(json_object_get(j, "unit")), "bytes", "top alloc: unit bytes");
+    is_str(
+        json_string_value(json_object_get(json_array_get(json_object_get(j, "files"), 0), "mode")),
+        "alloc", "top alloc: --record's file has mode alloc");
+    json_decref(j);
+    st.mode = CT_MODE_LOCK;
+    ok(summary_write_top(path, &st, &err) == 0, "top --mode lock summary written");
+    j = load_checked(path, "top");
+    is_str(json_string_value(json_object_get(j, "unit")), "ns", "top lock: unit ns");
     json_decref(j);
     snprintf(path, sizeof path, "%s/nodir/top.json", tmpdir);
     ok(summary_write_top(path, &st, &err) < 0 && strstr(err.msg, "--summary-json") &&

@@ -13,7 +13,11 @@
 #  4. the server's memory (VmRSS, VmHWM) after 8 different ranges merged and cached
 #  5. its CPU while idle for 10 s
 # Then the same from ClickHouse (a clickhouse-server of its own on 127.0.0.1, as the tests start
-# one) on SERVE_CH_CONTAINERS (1) container-days written there; SERVE_CH_CONTAINERS=0 skips it.
+# one) on SERVE_CH_CONTAINERS (10) container-days: c0 written by store-gen (its CPU, not the
+# server, bounds that: ~40 s a container-day), the others copied from it by the server (each
+# with a run, so a dictionary, and uids of its own: what the readers sum and name is 10 JVMs'),
+# measured on the windows alone, then with the hour rollups compaction builds (SERVE_ROLLUPS=0:
+# the windows alone). SERVE_CH_CONTAINERS=0 skips it; SERVE_CONTAINERS=0 skips SQLite.
 # Prints figures; not pass/fail. Needs chromium and tests/browser's npm packages for 1-3.
 set -u
 cd "$(dirname "$0")/.."
@@ -23,7 +27,7 @@ ROOT=$(pwd)
 GEN=$ROOT/build/store-gen
 FLAME=$ROOT/build/docker-flame
 N=${SERVE_CONTAINERS:-10}
-NCH=${SERVE_CH_CONTAINERS:-1}
+NCH=${SERVE_CH_CONTAINERS:-10}
 [ -x "$GEN" ] && [ -x "$FLAME" ] || { echo "bench-serve: build first (make)"; exit 1; }
 export XDG_DATA_HOME=$TMP/xdg
 unset DOCKER_FLAME_STORE
@@ -71,6 +75,22 @@ write() { # STORE CONTAINERS
     done
 }
 
+write_ch() { # DB CONTAINERS: c0 by store-gen, c1.. copied by the server (bulk, in seconds)
+    local i t0
+    write "clickhouse://127.0.0.1:$CH_HTTP_one/$1" 1
+    t0=$(date +%s%N)
+    for i in $(seq 1 $(($2 - 1))); do
+        ch_sql one "INSERT INTO $1.dict SELECT cityHash64(run, $i), seq, stacks, at, chunk FROM $1.dict
+                WHERE run IN (SELECT run FROM $1.windows WHERE container_name = 'c0')" &&
+            ch_sql one "INSERT INTO $1.windows SELECT host, concat(lower(hex(cityHash64(container_id, $i))),
+                lower(hex(cityHash64($i, container_id))), lower(hex(cityHash64(container_id, $i, 1))),
+                lower(hex(cityHash64(container_id, $i, 2)))), 'c$i', image, jvm_pid, jvm_version, start_ms,
+                end_ms, frequency, samples, level, cityHash64(run, $i), ids, ids_hi, counts, counts_hi,
+                cityHash64(uid, $i), type FROM $1.windows WHERE container_name = 'c0'" || return 1
+    done
+    echo "serve: c1..c$(($2 - 1)) copied from c0 by the server in $((($(date +%s%N) - t0) / 1000000)) ms"
+}
+
 figures() { # STORE LABEL
     local url port ck day t s u h c0 c1
     rm -f "$TMP/url"
@@ -110,13 +130,15 @@ figures() { # STORE LABEL
 }
 
 store=${SERVE_STORE:-$TMP/serve.db}
-[ -n "${SERVE_STORE:-}" ] || write "$store" "$N"
-# the hour rollups a recorder's hourly compaction builds (docs/STORE.md), the windows kept as
-# they are; SERVE_ROLLUPS=0 measures the raw windows alone
-if [ "${SERVE_ROLLUPS:-1}" != 0 ]; then
-    "$GEN" --store "$store" --container rollup --windows 0 --rollup | sed 's/^/serve: /'
+if [ "$N" -gt 0 ]; then
+    [ -n "${SERVE_STORE:-}" ] || write "$store" "$N"
+    # the hour rollups a recorder's hourly compaction builds (docs/STORE.md), the windows kept as
+    # they are; SERVE_ROLLUPS=0 measures the raw windows alone
+    if [ "${SERVE_ROLLUPS:-1}" != 0 ]; then
+        "$GEN" --store "$store" --container rollup --windows 0 --rollup | sed 's/^/serve: /'
+    fi
+    figures "$store" "SQLite, $N containers x 8640 10-s windows, $(($(stat -c %s "$store") / 1048576)) MiB"
 fi
-figures "$store" "SQLite, $N containers x 8640 10-s windows, $(($(stat -c %s "$store") / 1048576)) MiB"
 
 if [ "$NCH" -gt 0 ]; then
     if ! ch_have; then
@@ -125,8 +147,13 @@ if [ "$NCH" -gt 0 ]; then
         echo "serve: ClickHouse: the server did not start"
     else
         ch="clickhouse://127.0.0.1:$CH_HTTP_one/flame"
-        write "$ch" "$NCH"
-        figures "$ch" "ClickHouse $(ch_sql one 'SELECT version()'), $NCH containers x 8640 10-s windows"
+        write_ch flame "$NCH"
+        what="ClickHouse $(ch_sql one 'SELECT version()'), $NCH containers x 8640 10-s windows"
+        figures "$ch" "$what, the windows alone"
+        if [ "${SERVE_ROLLUPS:-1}" != 0 ]; then
+            "$GEN" --store "$ch" --container rollup --windows 0 --rollup | sed 's/^/serve: /'
+            figures "$ch" "$what, with hour rollups"
+        fi
         ch_stop one
     fi
 fi

@@ -82,6 +82,11 @@ unsigned ct_modes_of(const ct_args *a)
 int ct_modes_check(const ct_args *a, unsigned supported, const char *verb, flame_err *err)
 {
     unsigned bad = ct_modes_of(a) & ~supported;
+    if (!bad && a->alloc_interval && !(supported & CT_MODE_BIT(CT_MODE_ALLOC)))
+        bad = CT_MODE_BIT(CT_MODE_ALLOC); /* host: the option of a mode it does not record */
+    if (!bad && a->alloc_interval && !(ct_modes_of(a) & CT_MODE_BIT(CT_MODE_ALLOC)))
+        return flame_fail(err, FLAME_EXIT_USAGE,
+                          "--alloc-interval goes with --mode alloc (see `%s --help`)", verb);
     if (!bad)
         return 0;
     char list[96] = "";
@@ -206,6 +211,10 @@ const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1] = {
     {.lng = "offcpu-min", .kind = ARG_DURATION, .off = F(offcpu_min_ms, uint64_t), .meta = "TIME",
      .help = "--mode offcpu, wall: leave out intervals off CPU shorter than\nTIME (default 0: "
      "every one)", .lo = 0, .hi = 3600000},
+    {.lng = "alloc-interval", .kind = ARG_INT, .off = F(alloc_interval, int64_t), .meta = "BYTES",
+     .help = "--mode alloc: sample about every BYTES allocated, fixed\n(default 524288, doubled "
+     "while the JVM allocates so fast that\nsamples would pass 2,000 a second: under 1 % of a "
+     "core)", .lo = 1024, .hi = 1 << 30},
     {.lng = NULL}, /* the end */
 };
 // clang-format on

@@ -50,6 +50,10 @@ enum ct_mode {
  * taken every ~512 KiB allocated by a thread; each weighs max(size, interval) bytes. lock: the
  * wait sampled every ~10 us waited, weighing max(wait, interval) ns. */
 #define CT_ALLOC_INTERVAL 524288
+/* --mode alloc without --alloc-interval: at most ~this many samples a second (the agent raises
+ * its interval by doublings, mounts/agent.h agent_alloc_shift): ~4.5 us each, under 1 % of one
+ * core (docs/BENCHMARKS.md "Profile modes: cost") */
+#define CT_ALLOC_RATE 2000
 #define CT_LOCK_INTERVAL_NS 10000
 /* The agent's Agent_OnAttach return value when another agent holds the JVM's allocation sampler
  * (JVMTI can_generate_sampled_object_alloc_events is one agent's at a time): the sidecar then
@@ -93,6 +97,9 @@ typedef struct ct_args {
     unsigned modes;
     /* --offcpu-min (modes wall, offcpu): intervals off CPU shorter than this are not counted */
     uint64_t offcpu_min_ms;
+    /* --alloc-interval (mode alloc): a fixed sampling interval in bytes; 0 = not given: every
+     * CT_ALLOC_INTERVAL bytes, raised to keep under CT_ALLOC_RATE samples a second */
+    int64_t alloc_interval;
     /* host: comma-separated full container ids whose JVMs get the agent (the containers of the
      * plugin's own engine, or those of --container), each "<id>:<pid>" with the host pid of the
      * container's main process (State.Pid): a JVM gets the agent only in that process's mount
@@ -113,7 +120,7 @@ typedef struct ct_args {
  * ct_argv_build() sends it whenever it differs from ct_args_default(). A new recording option is
  * a field of ct_args, an entry here (its offset into ct_args; no store(), no ARG_LIST), and the
  * sidecar's use of it (HACKING.md "Add a recording option"). The entry after the last is empty. */
-#define CT_RECORD_NSPECS 3
+#define CT_RECORD_NSPECS 4
 extern const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1];
 /* The group of a verb whose ct_args is at `off` in its struct. */
 #define CT_RECORD_GROUP(off)                                                                       \

@@ -43,6 +43,12 @@ static size_t g_used;
 static unsigned long long g_dropped, g_samples;
 static int g_on, g_inflight;
 static long long g_alloc, g_lock_ns;
+/* The rate cap (agent_alloc_shift): g_alloc_cur = g_alloc << g_shift is the interval in force,
+ * g_alloc_n the samples of the slot that began at g_slot_t0; only the callback that wins the
+ * slot's compare-and-swap changes the interval, so g_shift has one writer at a time. */
+static long long g_rate, g_alloc_cur, g_slot_t0;
+static unsigned long long g_alloc_n;
+static int g_shift;
 static int g_depth;
 static unsigned long long g_lock_acc; /* ns waited, summed over every contention */
 static long long g_t0;                /* ns (monotonic) when recording started */
@@ -190,6 +196,28 @@ static void leave(void)
     __atomic_sub_fetch(&g_inflight, 1, __ATOMIC_ACQ_REL);
 }
 
+/* After each alloc sample: count it; the first callback past the end of a slot re-steers the
+ * interval for the next one (agent_alloc_shift). */
+static void alloc_rate_cap(jvmtiEnv *jvmti)
+{
+    __atomic_add_fetch(&g_alloc_n, 1, __ATOMIC_RELAXED);
+    long long now = now_ns(), t0 = __atomic_load_n(&g_slot_t0, __ATOMIC_ACQUIRE);
+    if (now - t0 < AGENT_ALLOC_SLOT_NS ||
+        !__atomic_compare_exchange_n(&g_slot_t0, &t0, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return;
+    unsigned long long n = __atomic_exchange_n(&g_alloc_n, 0, __ATOMIC_RELAXED);
+    int shift = __atomic_load_n(&g_shift, __ATOMIC_RELAXED);
+    int k = agent_alloc_shift(n, (uint64_t)(now - t0), (uint64_t)g_rate, (uint64_t)g_alloc, shift);
+    if (k == shift)
+        return;
+    /* JVMTI allows it in the live phase, from any thread; the JVM reads it at each thread's
+     * next sample */
+    if ((*jvmti)->SetHeapSamplingInterval(jvmti, (jint)(g_alloc << k)) == JVMTI_ERROR_NONE) {
+        __atomic_store_n(&g_shift, k, __ATOMIC_RELAXED);
+        __atomic_store_n(&g_alloc_cur, g_alloc << k, __ATOMIC_RELAXED);
+    }
+}
+
 void JNICALL agent_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                             jclass klass, jlong size)
 {
@@ -198,10 +226,16 @@ void JNICALL agent_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     if (!enter())
         return;
     /* A sample stands for size / p bytes, p the chance that an object of its size is sampled
-     * (agent_alloc_weight): ~interval for small objects, the object itself for huge ones. */
+     * (agent_alloc_weight): ~interval for small objects, the object itself for huge ones. The
+     * interval is the one in force now: a thread's next sample point was drawn at its previous
+     * sample, so after a change one sample per thread is weighed with the new interval instead
+     * of the old (changes come at most every AGENT_ALLOC_SLOT_NS, by powers of 2). */
     uint64_t bytes, objs;
-    agent_alloc_weight(size > 0 ? (uint64_t)size : 1, (uint64_t)g_alloc, &bytes, &objs);
+    long long interval = __atomic_load_n(&g_alloc_cur, __ATOMIC_RELAXED);
+    agent_alloc_weight(size > 0 ? (uint64_t)size : 1, (uint64_t)interval, &bytes, &objs);
     sample(jvmti, jni, 'A', klass, objs, bytes);
+    if (g_rate)
+        alloc_rate_cap(jvmti);
     leave();
 }
 
@@ -290,6 +324,11 @@ int agent_modes_start(jvmtiEnv *j, const struct agent_opts *o, struct agent_err 
     g_used = 0;
     g_dropped = g_samples = 0;
     g_alloc = o->alloc;
+    g_alloc_cur = o->alloc;
+    g_rate = o->rate;
+    g_shift = 0;
+    g_alloc_n = 0;
+    g_slot_t0 = now_ns();
     g_lock_ns = o->lock;
     g_depth = o->depth;
     g_lock_acc = 0;

@@ -169,6 +169,35 @@ void agent_alloc_weight(uint64_t size, uint64_t interval, uint64_t *bytes, uint6
     *objects = n < 1.5 ? 1 : (uint64_t)(n + 0.5);
 }
 
+int agent_alloc_shift(uint64_t samples, uint64_t ns, uint64_t cap, uint64_t interval, int shift)
+{
+    if (cap == 0 || interval == 0)
+        return 0;
+    if (shift < 0)
+        shift = 0;
+    if (ns == 0)
+        return shift;
+    /* samples a second, compared as integers: samples * 1e9 against cap * ns (ns <= ~1e12 and
+     * samples, cap < 2^32 in any real slot, so no product overflows; bounded anyway) */
+    if (samples > UINT32_MAX)
+        samples = UINT32_MAX;
+    if (cap > UINT32_MAX)
+        cap = UINT32_MAX;
+    if (ns > UINT64_C(1000000000000))
+        ns = UINT64_C(1000000000000);
+    unsigned __int128 rate = (unsigned __int128)samples * 1000000000u,
+                      lim = (unsigned __int128)cap * ns;
+    if (rate > lim)
+        while (rate > lim && shift < AGENT_ALLOC_SHIFT_MAX &&
+               (interval << (shift + 1)) <= (1u << 30)) {
+            shift++;
+            rate /= 2; /* the doubled interval halves the samples */
+        }
+    else if (shift > 0 && rate * 4 < lim)
+        shift--;
+    return shift;
+}
+
 void agent_sanitize(char *s)
 {
     for (; *s; s++)
@@ -276,9 +305,10 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
                                   sizeof o->dir - 32);
             strcpy(o->dir, val);
         } else if ((strcmp(tok, "alloc") == 0 || strcmp(tok, "lock") == 0 ||
-                    strcmp(tok, "depth") == 0) &&
+                    strcmp(tok, "depth") == 0 || strcmp(tok, "rate") == 0) &&
                    val) {
-            /* alloc=BYTES (sampling interval), lock=NS (wait sampled every NS), depth=FRAMES */
+            /* alloc=BYTES (sampling interval), lock=NS (wait sampled every NS), depth=FRAMES,
+             * rate=N (alloc samples a second at most) */
             char *end;
             errno = 0;
             long long v = strtoll(val, &end, 10);
@@ -288,6 +318,8 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
                                   "%s=%.32s: need a whole number from 1 to %lld", tok, val, hi);
             if (tok[0] == 'a')
                 o->alloc = v;
+            else if (tok[0] == 'r')
+                o->rate = v;
             else if (tok[0] == 'l')
                 o->lock = v;
             else
@@ -304,7 +336,8 @@ int agent_parse_opts(const char *options, struct agent_opts *o, struct agent_err
             return agent_fail(
                 err, AGENT_RC_OPTIONS,
                 "unknown option '%.64s' (use "
-                "start|stop|flush,inline=1|0,sig=0|1,dir=PATH,tag=HEX,alloc=BYTES,lock=NS,depth=N)",
+                "start|stop|flush,inline=1|0,sig=0|1,dir=PATH,tag=HEX,alloc=BYTES,rate=N,lock=NS,"
+                "depth=N)",
                 tok);
         }
         if (bad) {

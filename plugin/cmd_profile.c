@@ -341,7 +341,11 @@ static void pprof_meta_of(const run_target *s, const flame_opts *o, time_t when,
         pm->period_type = mi->period_type;
         pm->period_unit = mi->period_unit;
         pm->first = p->mprof0[m];
-        pm->period = m == CT_MODE_ALLOC ? CT_ALLOC_INTERVAL : 1;
+        /* alloc: the interval asked for (the default one is raised while allocations are
+         * fast; the weights are bytes whatever it was) */
+        pm->period = m != CT_MODE_ALLOC          ? 1
+                     : o->rec.alloc_interval > 0 ? o->rec.alloc_interval
+                                                 : CT_ALLOC_INTERVAL;
     }
     if (s->t_first_p) {
         struct timespec now;

@@ -169,6 +169,15 @@ static int rec_line(void *ctx, const run_target *tg, const char *line, size_t le
     (void)tg; /* t->s */
     if (!t->ever_ready && len > 0 && (line[0] == 'P' || line[0] == 'T'))
         rec_ready(t);
+    /* the sidecar's warnings (what a recording does without: `--mode lock` without its
+     * java.util.concurrent waits, a refused in-kernel filter) as they come, one line each; the
+     * run keeps them too */
+    if (len > 2 && line[0] == 'W' && !t->a->quiet) {
+        char raw[1024], clean[1024];
+        snprintf(raw, sizeof raw, "%.*s", (int)(len - 2 < 1000 ? len - 2 : 1000), line + 2);
+        proto_sanitize(raw, clean, sizeof clean);
+        note("%s: warning: %s", t->label, clean);
+    }
     return top_model_line(&t->m, line, len);
 }
 

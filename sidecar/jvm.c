@@ -60,10 +60,15 @@ static int load_agent(sc_session *s, sc_jvm *j, int ns, unsigned modes, char *ms
     char aopts[256];
     int ao = snprintf(aopts, sizeof(aopts), "start,inline=%d,sig=%d,dir=/tmp,tag=%s",
                       !s->o.no_inline ? 1 : 0, s->o.signatures ? 1 : 0, j->map_tag);
-    /* alloc and lock are the agent's (docs/MODES.md): one sample every ~512 KiB allocated,
+    /* alloc and lock are the agent's (docs/MODES.md): one sample every ~512 KiB allocated (at
+     * most ~CT_ALLOC_RATE a second, the interval raised), or every --alloc-interval bytes;
      * every ~10 us waited; as deep as --max-stack allows */
-    if (modes & CT_MODE_BIT(CT_MODE_ALLOC))
-        ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",alloc=%d", CT_ALLOC_INTERVAL);
+    if ((modes & CT_MODE_BIT(CT_MODE_ALLOC)) && s->o.alloc_interval > 0)
+        ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",alloc=%lld",
+                       (long long)s->o.alloc_interval);
+    else if (modes & CT_MODE_BIT(CT_MODE_ALLOC))
+        ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",alloc=%d,rate=%d",
+                       CT_ALLOC_INTERVAL, CT_ALLOC_RATE);
     if (modes & CT_MODE_BIT(CT_MODE_LOCK))
         ao += snprintf(aopts + ao, sizeof(aopts) - (size_t)ao, ",lock=%d", CT_LOCK_INTERVAL_NS);
     if (modes && s->o.max_stack > 0)

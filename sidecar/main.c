@@ -241,7 +241,7 @@ int main(int argc, char **argv)
      * when no other mode needs the recorder's samples; with cpu they are not */
     s.juc = sc_juc_wanted(&s.o);
     if ((ct_modes_of(&s.o) & CT_MODE_BIT(CT_MODE_LOCK)) && sc_perf_mode(&s.o) == CT_MODE_CPU &&
-        !s.juc && s.o.verb == CT_RECORD)
+        !s.juc && (s.o.verb == CT_RECORD || s.o.verb == CT_TOP))
         sc_warn("--mode lock: java.util.concurrent locks not seen in this run, monitors only (%s)",
                 s.o.sampling == CT_SAMPLING_THREAD
                     ? "they come from off-CPU samples, which need per-CPU sampling"

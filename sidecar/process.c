@@ -421,7 +421,9 @@ bool sc_juc_wanted(const ct_args *a)
     unsigned m = ct_modes_of(a);
     unsigned perf =
         CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) | CT_MODE_BIT(CT_MODE_OFFCPU);
-    return (m & CT_MODE_BIT(CT_MODE_LOCK)) && !(m & perf) && a->verb == CT_RECORD &&
+    /* the one-shot profile, and the windows of `record` and `top` (the top verb) */
+    bool verb = a->verb == CT_RECORD || a->verb == CT_TOP;
+    return (m & CT_MODE_BIT(CT_MODE_LOCK)) && !(m & perf) && verb &&
            a->sampling != CT_SAMPLING_THREAD;
 }
 

@@ -192,7 +192,8 @@ enum ct_mode sc_perf_mode(const ct_args *a);
 /* What the recorder of s records: sc_perf_mode(), or CT_MODE_OFFCPU for s->juc. */
 enum ct_mode sc_rec_mode(const sc_session *s);
 /* --mode lock is asked for and the recording has off-CPU samples: true when a's modes would have
- * the recorder take them for lock alone (sc_session.juc; a one-shot recording per CPU). */
+ * the recorder take them for lock alone (sc_session.juc; a one-shot recording or the top
+ * verb's windows, per CPU). */
 bool sc_juc_wanted(const ct_args *a);
 /* The java.util.concurrent lock waits among f's off-CPU stacks (sc_juc_lock) as lock M lines;
  * nroot: the names above each stack's frames (the thread, and the JVM's root with several). */

@@ -31,6 +31,10 @@ typedef struct top_cmd {
     unsigned long long samples, lost, skipped;
     long long raw_size[SC_MAX_JVMS]; /* bytes of each raw map valid for this window */
     char modes[SC_MAX_JVMS];         /* 1: the agent's alloc/lock samples of this window fetched */
+    /* 1: the window's samples are off-CPU ones taken for lock's java.util.concurrent waits
+     * (sc_session.juc as the window recorded: the recorder clears it when the kernel refuses
+     * the off-CPU program, after this child was forked) */
+    char juc;
 } top_cmd;
 
 /* The window's recording, in the work directory. */
@@ -70,17 +74,20 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
                     .kernel = env->kernel_text != 0, /* --kernel: kernel frames marked _[k] */
                     .root_for_pid = env->n > 1 ? sc_root_for_pid : NULL,
                     .root_ctx = (void *)env};
-    /* wall, offcpu: each sample weighs its period (ns), and the window's stacks are M lines */
+    /* wall, offcpu: each sample weighs its period (ns), and the window's stacks are M lines;
+     * lock alone: off-CPU samples (ns) too, for the java.util.concurrent waits among them */
     enum ct_mode pm = sc_perf_mode(&env->o);
-    fo.period = pm != CT_MODE_CPU;
+    enum ct_mode rm = c->juc ? CT_MODE_OFFCPU : pm;
+    fo.period = rm != CT_MODE_CPU;
     folder *f = folder_new(&fo);
     if (!f)
         return;
     char path[64];
     data_path(path, sizeof(path), c->window);
     flame_err err = FLAME_ERR_INIT;
-    /* alloc or lock alone: the CPU samples are recorded (the windows' clock) but not wanted */
-    bool want_cpu = pm != CT_MODE_CPU || (ct_modes_of(&env->o) & CT_MODE_BIT(CT_MODE_CPU));
+    /* alloc alone (or lock without off-CPU samples): the CPU samples are recorded (the
+     * windows' clock) but not wanted */
+    bool want_cpu = rm != CT_MODE_CPU || (ct_modes_of(&env->o) & CT_MODE_BIT(CT_MODE_CPU));
     int data = want_cpu ? sc_work_open(path, O_RDONLY) : -1;
     int rc = !want_cpu  ? 0
              : data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
@@ -110,8 +117,11 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
             sc_out(CT_TAG_WINDOW, buf);
         if (pm != CT_MODE_CPU)
             sc_emit_mode(f, pm);
-        else if (want_cpu)
+        else if (rm == CT_MODE_CPU && want_cpu)
             sc_emit_folded(f);
+        /* lock: the java.util.concurrent waits from here, the monitors from the agent (below) */
+        if (rm != CT_MODE_CPU && (ct_modes_of(&env->o) & CT_MODE_BIT(CT_MODE_LOCK)))
+            sc_emit_juc(f, env->n > 1 ? 2 : 1);
         /* the agent's samples of this window, checked as the target's data they are */
         for (int k = 0; k < env->n; k++) {
             if (!c->modes[k])
@@ -442,7 +452,8 @@ int sc_top_run(sc_session *env, flame_err *err)
                            .ms = mono_ms() - res.start,
                            .end_mono_ms = mono_ms(),
                            .samples = res.ps.samples,
-                           .lost = res.ps.lost};
+                           .lost = res.ps.lost,
+                           .juc = env->juc};
         if (flush_modes(&t, w, err) < 0) {
             char path[64];
             data_path(path, sizeof(path), w);

@@ -45,7 +45,7 @@ static void bucket_expr(FILE *f, const store_policy *pol)
 }
 
 typedef struct day {
-    int64_t day, last_end, windows, to_merge;
+    int64_t day, last_end, windows, to_merge, first_start;
 } day;
 
 static int list_days(store *s, const store_policy *pol, int64_t now, day **out, size_t *n,
@@ -58,12 +58,12 @@ static int list_days(store *s, const store_policy *pol, int64_t now, day **out, 
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     fputs("SELECT " DAY_EXPR " AS d, max(end_ms), count(), countIf(level < ", f);
     level_expr(f, pol, now);
-    fputs(") FROM windows GROUP BY d ORDER BY d FORMAT TabSeparated", f);
+    fputs("), min(start_ms) FROM windows GROUP BY d ORDER BY d FORMAT TabSeparated", f);
     ch_buf b = {0};
-    char *fl[4];
-    size_t l[4];
+    char *fl[5];
+    size_t l[5];
     int rc = ch_post_file(s, f, &text, &b, err);
-    while (rc >= 0 && (rc = ch_next_row(&b, &pos, fl, l, 4)) == 1) {
+    while (rc >= 0 && (rc = ch_next_row(&b, &pos, fl, l, 5)) == 1) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 16;
             day *nd = realloc(*out, cap * sizeof *nd);
@@ -73,7 +73,8 @@ static int list_days(store *s, const store_policy *pol, int64_t now, day **out, 
             }
             *out = nd;
         }
-        (*out)[(*n)++] = (day){ch_int(fl[0]), ch_int(fl[1]), ch_int(fl[2]), ch_int(fl[3])};
+        (*out)[(*n)++] =
+            (day){ch_int(fl[0]), ch_int(fl[1]), ch_int(fl[2]), ch_int(fl[3]), ch_int(fl[4])};
     }
     free(b.p);
     if (rc < 0 && !err->code)
@@ -195,6 +196,80 @@ static int rebuild_day(store *s, const day *d, const store_policy *pol, int64_t 
     return 0;
 }
 
+/* The rollups of hours [h0, h1) (ended) that have none matching their windows now (never built,
+ * or made stale by a late window or the day's rebuild): how many, then built in one INSERT by
+ * the server, the windows' pairs summed per key as the day's rebuild sums its buckets. A day's
+ * hours at a time: the server holds one day's sums. */
+static int build_rollups(store *s, int64_t h0, int64_t h1, int64_t now, store_compact_stats *st,
+                         flame_err *err)
+{
+    if (h0 >= h1)
+        return 0;
+    store_query all = {.since_ms = h0 * 3600000, .until_ms = h1 * 3600000};
+    /* the keys whose windows (labels and uids only) no rollup matches */
+    char *keys = NULL;
+    size_t klen = 0;
+    FILE *g = open_memstream(&keys, &klen);
+    if (!g)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    fputs("(SELECT " CH_ROLLUP_KEY " FROM ", g);
+    ch_fingerprints(g, &all, h0, h1);
+    fputs(" WHERE (" CH_ROLLUP_KEY ", nw, fp) NOT IN (SELECT " CH_ROLLUP_KEY
+          ", nw, fp FROM rollups WHERE hour >= ",
+          g);
+    fprintf(g, "%lld AND hour < %lld))", (long long)h0, (long long)h1);
+    if ((ferror(g) | fclose(g)) != 0) {
+        free(keys);
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        free(keys);
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    fprintf(f, "SELECT count() FROM %s FORMAT TabSeparated", keys);
+    ch_buf b = {0};
+    int64_t n = 0;
+    int rc = ch_post_file(s, f, &text, &b, err);
+    if (rc == 0)
+        n = ch_int(b.p ? b.p : "0");
+    free(b.p);
+    if (rc < 0 || n == 0) {
+        free(keys);
+        return rc;
+    }
+    f = open_memstream(&text, &len);
+    if (!f) {
+        free(keys);
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    fprintf(
+        f,
+        "INSERT INTO rollups (host, container_id, container_name, image, jvm_pid, jvm_version,"
+        " type, run, hour, start_ms, end_ms, samples, nw, fp, ids, ids_hi, counts, counts_hi,"
+        " at) SELECT host, container_id, cn, im, jvm_pid, jv, type, run, hour, s, e, sa, nw,"
+        " fp, " CH_SPLIT(
+            "g",
+            "m.2") ", %lld FROM (SELECT *,"
+                   " arrayPopFront(arrayDifference(arrayPushFront(m.1, 0))) AS g FROM (SELECT host,"
+                   " container_id, any(container_name) AS cn, any(image) AS im, jvm_pid,"
+                   " any(jvm_version) AS jv, type, run, " CH_HOUR " AS hour, min(start_ms) AS s,"
+                   " max(end_ms) AS e, sum(samples) AS sa, count() AS nw, sum(cityHash64(u)) AS fp,"
+                   " sumMap(i, n) AS m FROM (SELECT *, " CH_IDS " AS i, " CH_COUNTS
+                   " AS n, " CH_UID_KEY
+                   " AS u FROM windows WHERE start_ms >= %lld AND start_ms < %lld AND (host,"
+                   " container_id, jvm_pid, type, run, " CH_HOUR ") IN %s LIMIT 1 BY u)"
+                   " GROUP BY host, container_id, jvm_pid, type, run, hour))",
+        (long long)now, (long long)(h0 * 3600000), (long long)(h1 * 3600000), keys);
+    free(keys);
+    rc = ch_post_file(s, f, &text, NULL, err);
+    if (rc == 0)
+        st->rollups += (uint64_t)n;
+    return rc;
+}
+
 int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *st,
                flame_err *err)
 {
@@ -212,7 +287,9 @@ int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
     for (size_t i = 0; i < n; i++) {
         const day *d = &days[i];
         if (pol->retain_ms > 0 && d->last_end <= now_ms - pol->retain_ms) {
-            if (run(s, err, "ALTER TABLE windows DROP PARTITION %lld", (long long)d->day) < 0)
+            if (run(s, err, "ALTER TABLE windows DROP PARTITION %lld", (long long)d->day) < 0 ||
+                (ch_of(s)->rollups &&
+                 run(s, err, "ALTER TABLE rollups DROP PARTITION %lld", (long long)d->day) < 0))
                 return -1;
             st->deleted += (uint64_t)d->windows;
         } else if (d->to_merge > 0 && d->last_end <= now_ms - QUIET_MS) {
@@ -226,13 +303,21 @@ int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
     /* buckets written: the windows of the rebuilt days now */
     _cleanup_free_ day *after = NULL;
     size_t na = 0;
-    if (st->merged && list_days(s, pol, now_ms, &after, &na, err) < 0)
+    if ((st->merged || ch_of(s)->rollups) && list_days(s, pol, now_ms, &after, &na, err) < 0)
         return -1;
     for (size_t i = 0; i < na; i++)
         for (size_t k = 0; k < n; k++)
             if (after[i].day == days[k].day && days[k].to_merge > 0 &&
                 days[k].last_end <= now_ms - QUIET_MS)
                 st->buckets += (uint64_t)after[i].windows;
+    /* the rollups of the ended hours (docs/STORE.md, "Hour rollups"): after the rebuilds,
+     * whose buckets they sum */
+    int64_t ended = now_ms / 3600000;
+    for (size_t i = 0; ch_of(s)->rollups && i < na; i++) {
+        int64_t h0 = after[i].first_start / 3600000, h1 = after[i].last_end / 3600000 + 1;
+        if (build_rollups(s, h0, h1 < ended ? h1 : ended, now_ms, st, err) < 0)
+            return -1;
+    }
     /* the dictionaries no window names any more (a day after they were written: a put sends
      * its chunk before its windows) */
     if (st->deleted &&

@@ -20,6 +20,7 @@ typedef struct ch {
     bool ready;       /* database and tables checked */
     bool distributed; /* windows is a Distributed table */
     bool has_type;    /* windows has its type column (a version 3 store read as it is has not) */
+    bool rollups;     /* the store has its rollups table (docs/STORE.md, "Hour rollups") */
     /* this handle's run (clickhouse_put.c; 0 = none yet): its key, its dictionary of stacks
      * (store/dict.h), the chunks of it sent so far, and when it started (a run lasts a day) */
     uint64_t run;
@@ -59,6 +60,14 @@ typedef struct ch {
     "), arrayMap(v_x -> toUInt8(bitAnd(v_x, 255)), " n                                             \
     "), arrayMap(v_x -> toUInt32(bitShiftRight(v_x,"                                               \
     " 8)), " n ")"
+
+/* A rollup's key (the labels that tell JVMs and runs apart, and the hour), and the fingerprint of
+ * the windows it sums: their number and the sum of a hash of each one's uid (CH_UID_KEY). */
+#define CH_ROLLUP_KEY "host, container_id, jvm_pid, type, run, hour"
+#define CH_HOUR "toInt64(intDiv(start_ms, 3600000))"
+/* "(SELECT key, nw, fp FROM the windows of q whose hour is in [h0, h1), each once, GROUP BY key)":
+ * reads the windows' labels and uids, none of their arrays (clickhouse_read.c) */
+void ch_fingerprints(FILE *f, const store_query *q, int64_t h0, int64_t h1);
 
 /* How long a request may take: a reader's (a day's GROUP BY) is long; a put's is short, so a
  * server that hangs (accepts, never answers) is given up on and the window spooled instead of

@@ -52,6 +52,28 @@ void ch_windows(FILE *f, const char *cols, const store_query *q, bool has_type)
     fputs(" LIMIT 1 BY " CH_UID_KEY ")", f);
 }
 
+void ch_fingerprints(FILE *f, const store_query *q, int64_t h0, int64_t h1)
+{
+    fputs("(SELECT " CH_ROLLUP_KEY ", count() AS nw, sum(cityHash64(u)) AS fp FROM (SELECT host,"
+          " container_id, jvm_pid, type, run, " CH_HOUR " AS hour, " CH_UID_KEY
+          " AS u FROM windows",
+          f);
+    ch_where(f, q, true);
+    fprintf(f,
+            " AND start_ms >= %lld AND start_ms < %lld LIMIT 1 BY u) GROUP BY " CH_ROLLUP_KEY ")",
+            (long long)(h0 * 3600000), (long long)(h1 * 3600000));
+}
+
+/* The rollups of hours [h0, h1) whose fingerprint is that of q's windows of their key now */
+static void valid_rollups(FILE *f, const char *cols, const store_query *q, int64_t h0, int64_t h1)
+{
+    fprintf(f,
+            "SELECT %s FROM rollups WHERE hour >= %lld AND hour < %lld AND (" CH_ROLLUP_KEY
+            ", nw, fp) IN ",
+            cols, (long long)h0, (long long)h1);
+    ch_fingerprints(f, q, h0, h1);
+}
+
 /* ---- readers ---- */
 
 /* A query built around the windows of q, each once: head, (SELECT cols ...), tail. */
@@ -121,8 +143,54 @@ static int name_run(store *s, const ch_chunk *c, size_t nc, const ch_sum *sums, 
     return rc;
 }
 
+/* The whole hours [h0, h1) of q's range, when there is one and the store has rollups to use:
+ * every window that starts in such an hour overlaps the range. Not through a Distributed
+ * windows (compaction, which writes them, works shard by shard). */
+static bool use_rollups(store *s, const store_query *q, int64_t *h0, int64_t *h1)
+{
+    const ch *c = ch_of(s);
+    if (!c->rollups || !c->has_type || c->distributed || q->since_ms < 0)
+        return false;
+    *h0 = (q->since_ms + 3599999) / 3600000;
+    *h1 = q->until_ms / 3600000;
+    return *h0 < *h1;
+}
+
+#define PAIRS_HEAD                                                                                 \
+    "SELECT run, toUInt32(lo + 256 * hi) AS id, sum(clo + 256 * toUInt64(chi)) AS c FROM (SELECT"  \
+    " run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS ihi, counts, counts_hi FROM "
+#define PAIRS_TAIL                                                                                 \
+    ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi GROUP BY run, id"          \
+    " FORMAT TabSeparated"
+
+/* The pairs of q summed per (run, id): the valid rollups of [h0, h1) and the windows no valid
+ * rollup holds (the range's edges, hours not rolled up, rollups made stale by a late window or
+ * a day's rebuild), each window once. The same sums as the windows alone. */
+static int rolled_pairs(store *s, const store_query *q, int64_t h0, int64_t h1, ch_buf *out,
+                        flame_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    store_query one = *q;
+    one.type = store_type_of(q->type);
+    fputs(PAIRS_HEAD "(SELECT run, ids, ids_hi, counts, counts_hi FROM windows", f);
+    ch_where(f, &one, true);
+    fputs(" AND (host, container_id, jvm_pid, type, run, " CH_HOUR ") NOT IN (", f);
+    valid_rollups(f, CH_ROLLUP_KEY, &one, h0, h1);
+    fputs(") LIMIT 1 BY " CH_UID_KEY ") UNION ALL SELECT run, arrayCumSum(ids) AS ilo,"
+          " arrayCumSum(ids_hi) AS ihi, counts, counts_hi FROM (",
+          f);
+    valid_rollups(f, "run, ids, ids_hi, counts, counts_hi", &one, h0, h1);
+    fputs(" LIMIT 1 BY " CH_ROLLUP_KEY ")" PAIRS_TAIL, f);
+    return ch_post_file(s, f, &text, out, err);
+}
+
 int ch_profile(store *s, const store_query *q, profile *out, store_info *info, flame_err *err)
 {
+    int64_t h0 = 0, h1 = 0;
     if (ch_ready(s, err) < 0)
         return -1;
     ch_buf b = {0};
@@ -139,15 +207,11 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
                        ch_int(f[5]), ch_int(f[2]), ch_int(f[3]));
     }
     /* the pairs, summed by the server per (run, id): a day of windows is one answer of its
-     * distinct stacks */
-    if (rc >= 0)
-        rc = ch_select(s, q, false,
-                       "SELECT run, toUInt32(lo + 256 * hi) AS id, sum(clo + 256 * toUInt64(chi))"
-                       " AS c FROM (SELECT run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS"
-                       " ihi, counts, counts_hi FROM ",
-                       "run, ids, ids_hi, counts, counts_hi",
-                       ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi GROUP"
-                       " BY run, id FORMAT TabSeparated",
+     * distinct stacks; the whole hours of the range from their rollups where they are valid */
+    if (rc >= 0 && use_rollups(s, q, &h0, &h1))
+        rc = rolled_pairs(s, q, h0, h1, &b, err);
+    else if (rc >= 0)
+        rc = ch_select(s, q, false, PAIRS_HEAD, "run, ids, ids_hi, counts, counts_hi", PAIRS_TAIL,
                        &b, err);
     ch_sum *sums = NULL;
     size_t n = 0, cap = 0;
@@ -250,11 +314,12 @@ int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_er
 int ch_disk(store *s, uint64_t *disk, flame_err *err)
 {
     int64_t n = 0;
-    int rc = ch_one(s,
-                    "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND"
-                    " database = currentDatabase() AND table IN ('meta', 'dict', 'windows')"
-                    " FORMAT TabSeparated",
-                    &n, err);
+    int rc =
+        ch_one(s,
+               "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND"
+               " database = currentDatabase() AND table IN ('meta', 'dict', 'windows', 'rollups')"
+               " FORMAT TabSeparated",
+               &n, err);
     *disk = (uint64_t)n;
     return rc;
 }

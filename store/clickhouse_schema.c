@@ -36,6 +36,21 @@ static const char *const tables[CH_TABLES][2] = {
                 " ORDER BY (intDiv(start_ms, 3600000), container_name, container_id, jvm_pid,"
                 " start_ms) SETTINGS index_granularity = 64"},
 };
+/* Hour rollups (docs/STORE.md, "Hour rollups" in ClickHouse): per (labels, type, run, hour) the
+ * sum of the windows that start in that hour, in the windows' arrays, and the fingerprint of the
+ * windows it sums (nw: how many, fp: the sum of a hash of each uid). A reader uses a row only
+ * where its fingerprint equals that of the windows it stands for, so a late window, a day's
+ * rebuild or a retention makes it unused without any trigger. ReplacingMergeTree(at): a newer
+ * rollup of the same key replaces the older in the background (until then the fingerprint
+ * tells them apart); partitioned by day as windows, so a day's DROP PARTITION drops both. */
+#define CH_ROLLUPS_TABLE                                                                           \
+    "CREATE TABLE IF NOT EXISTS rollups (host String, container_id String,"                        \
+    " container_name String, image String, jvm_pid Int64, jvm_version String, type String,"        \
+    " run UInt64, hour Int64, start_ms Int64, end_ms Int64, samples UInt64, nw UInt64, fp UInt64," \
+    " ids Array(UInt8), ids_hi Array(UInt16), counts Array(UInt8), counts_hi Array(UInt32),"       \
+    " at Int64) ENGINE = ReplacingMergeTree(at)"                                                   \
+    " PARTITION BY toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"                                 \
+    " ORDER BY (hour, host, container_id, jvm_pid, type, run) SETTINGS index_granularity = 8"
 /* Schema 2's columns of windows, and its dictionary (kept as stacks_v2 and stack_ids_v2 by the
  * migration to 3), which the migration from 1 still makes first. */
 #define CH_WINDOW_COLS_V2                                                                          \
@@ -73,7 +88,7 @@ static int set_version(store *s, int version, flame_err *err)
 /* The tables of the database (name -> engine), as a list of the names we look at. */
 typedef struct ch_tables {
     bool have[CH_TABLES];
-    bool distributed, stacks, stack_ids, stacks_v2, stack_ids_v2, samples_v1;
+    bool distributed, stacks, stack_ids, stacks_v2, stack_ids_v2, samples_v1, rollups;
     char samples_engine[64]; /* "" = no samples table (schema 1's) */
 } ch_tables;
 
@@ -109,6 +124,7 @@ static int list_tables(store *s, ch_tables *t, flame_err *err)
         t->stacks_v2 |= !strcmp(f[0], "stacks_v2");
         t->stack_ids_v2 |= !strcmp(f[0], "stack_ids_v2");
         t->samples_v1 |= !strcmp(f[0], "samples_v1");
+        t->rollups |= !strcmp(f[0], "rollups");
         if (!strcmp(f[0], "samples"))
             snprintf(t->samples_engine, sizeof t->samples_engine, "%s", f[1]);
     }
@@ -393,6 +409,7 @@ int ch_ready(store *s, flame_err *err)
                                   s->name, tables[i][0]);
         if (has_column(s, "type", &c->has_type, err) < 0)
             return -1;
+        c->rollups = t.rollups;
         c->ready = true;
         return 0;
     }
@@ -410,6 +427,11 @@ int ch_ready(store *s, flame_err *err)
         rc = migrate_2(s, &t, err);
     if (rc == 0)
         rc = add_type(s, err);
+    /* not a version: a store without the table is read from its windows (docs/STORE.md, "Hour
+     * rollups"); a writer's open makes it, whatever the version */
+    if (rc == 0 && !t.rollups)
+        rc = ch_post_sql(s, CH_ROLLUPS_TABLE, NULL, err);
+    c->rollups = rc == 0;
     if (rc == 0 && version < CH_SCHEMA_VERSION)
         rc = set_version(s, CH_SCHEMA_VERSION, err);
     if (rc < 0)

@@ -197,6 +197,36 @@ static void test_modes(void)
        "alloc=0 refused");
     ok(agent_parse_opts("start,depth=99999", &o, &e) < 0, "depth over the bound refused");
     ok(agent_parse_opts("start,lock=1x", &o, &e) < 0, "lock=1x refused");
+    ok(agent_parse_opts("start,alloc=524288,rate=2000", &o, &e) == 0 && o.rate == 2000,
+       "rate option");
+    ok(agent_parse_opts("start,alloc=524288", &o, &e) == 0 && o.rate == 0, "no rate: no cap");
+    ok(agent_parse_opts("start,rate=-1", &o, &e) < 0, "rate=-1 refused");
+}
+
+/* The rate cap's steering (agent_alloc_shift): 250-ms slots, cap 2000 a second = 500 a slot */
+static void test_alloc_shift(void)
+{
+    const uint64_t slot = 250000000, base = 524288;
+    ok(agent_alloc_shift(500, slot, 2000, base, 0) == 0, "at the cap: unchanged");
+    ok(agent_alloc_shift(501, slot, 2000, base, 0) == 1, "just over: one doubling");
+    /* 10 GB/s at 512 KiB: ~19,000 a second, 4,770 a slot: 4 doublings bring it to 298 */
+    ok(agent_alloc_shift(4770, slot, 2000, base, 0) == 4, "9.5x the cap: 4 doublings (%d)",
+       agent_alloc_shift(4770, slot, 2000, base, 0));
+    ok(agent_alloc_shift(4770, slot, 2000, base, 2) == 6, "from shift 2: 6");
+    ok(agent_alloc_shift(200, slot, 2000, base, 3) == 3, "between a quarter and the cap: kept");
+    ok(agent_alloc_shift(124, slot, 2000, base, 3) == 2, "under a quarter: one halving");
+    ok(agent_alloc_shift(0, slot, 2000, base, 1) == 0, "nothing sampled: back towards the base");
+    ok(agent_alloc_shift(0, slot, 2000, base, 0) == 0, "never below the base");
+    ok(agent_alloc_shift(1000000, slot, 0, base, 0) == 0, "cap 0: no cap");
+    ok(agent_alloc_shift(1000000, slot, 0, base, 5) == 0, "cap 0: the base interval");
+    /* bounded: at most 1 GiB, at most AGENT_ALLOC_SHIFT_MAX */
+    ok(agent_alloc_shift(UINT64_MAX, 1, 1, base, 0) == 11, "huge rate: 512 KiB << 11 = 1 GiB (%d)",
+       agent_alloc_shift(UINT64_MAX, 1, 1, base, 0));
+    ok(agent_alloc_shift(UINT64_MAX, 1, 1, 1024, 0) == AGENT_ALLOC_SHIFT_MAX,
+       "huge rate, small base: AGENT_ALLOC_SHIFT_MAX");
+    ok(agent_alloc_shift(UINT64_MAX, UINT64_MAX, UINT64_MAX, base, -3) >= 0,
+       "no overflow, no negative");
+    ok(agent_alloc_shift(10, 0, 2000, base, 2) == 2, "a zero-length slot: unchanged, no division");
 }
 
 static void test_alloc_weight(void)
@@ -225,6 +255,7 @@ static void test_alloc_weight(void)
 int main(void)
 {
     test_alloc_weight();
+    test_alloc_shift();
     test_modes();
     test_names();
     test_opts();

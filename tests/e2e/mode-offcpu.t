@@ -79,10 +79,12 @@ ws=$(sum wall.wall.folded "$sleep_re")
 # The off-CPU part is an estimate: each switch-out is sampled with a probability p the recorder
 # steers to ~250 samples/s for the whole JVM, and weighs 1/p times its interval. A quiet machine
 # has fewer switch-outs than that (p = 1: the sleeps are all counted, +-20 % is for the edges
-# and the on-CPU sampling); a loaded one preempts the worker thousands of times a second, p
-# falls to ~0.15 and the sleeper's ~600 sleeps are ~90 samples: +-10 % of its sleep (1 sd).
+# and the on-CPU sampling); on a loaded one the preemptions (the worker's: thousands a second)
+# are a kind of their own with its own p, and the sleeps' p stays near what their own number
+# gives.
 # The bound widens by 4 sd of that count (p from the recorder's counters), never narrows.
-read -r so sa <<<"$(sed -n 's/.*recorder: off-CPU: switch-outs=\([0-9]*\) sampled=\([0-9]*\).*/\1 \2/p' wall.err)"
+# (the sleeps are switch-outs to sleep: that kind's counters, "slept=SWITCHOUTS/SAMPLED")
+read -r so sa <<<"$(sed -n 's/.*recorder: off-CPU: .* slept=\([0-9]*\)\/\([0-9]*\).*/\1 \2/p' wall.err)"
 tol=$(awk -v so="${so:-0}" -v sa="${sa:-0}" -v ws="$ws" -v w=${D}000000000 'BEGIN {
     p = so > 0 ? sa / so : 1; if (p > 1) p = 1
     n = p * ws / 8e6; sd = n > 0 ? sqrt((1 - p) / n) : 1

@@ -110,6 +110,11 @@ out=$($T docker flame --mode heap web 2>&1); rc=$?
 is "$rc" 2 "--mode heap: exit 2"
 like "$out" 'unknown value "heap"' "--mode heap: says the mode is unknown"
 is "$(printf '%s\n' "$out" | wc -l)" 1 "--mode heap: one line"
+out=$($T docker flame --alloc-interval 4096 web 2>&1); rc=$?
+is "$rc" 2 "--alloc-interval without --mode alloc: exit 2"
+like "$out" '^docker flame: --alloc-interval goes with --mode alloc' "--alloc-interval without --mode alloc: says so"
+out=$($T docker flame --mode alloc --alloc-interval 100 web 2>&1); rc=$?
+is "$rc" 2 "--alloc-interval 100: exit 2 (at least 1024)"
 out=$($T docker flame top --mode alloc,lock web 2>&1); rc=$?
 is "$rc" 2 "top --mode alloc,lock: exit 2"
 like "$out" 'one of cpu, wall, offcpu, alloc and lock at a time' "top --mode alloc,lock: says top shows one"

@@ -47,7 +47,10 @@ check_one() { # LABEL JDK IMAGE
     fx=$(FLAME_FIXTURE_IMAGE=$image fixture modes-jfr) || { nok "$label: fixture modes-jfr did not start"; return; }
     out=$TMP/$label
     mkdir -p "$out"
-    $T docker flame -d 0 --mode alloc,lock --format folded -o "$out/" "$fx" 2>"$out/err" &
+    # a fixed interval (--alloc-interval): the default one is raised while the burst allocates
+    # GB/s (at most ~2,000 samples a second), which would leave too few samples for the bound
+    # and make W_SMALL/W_LARGE (the weights at 524288) wrong for counting them
+    $T docker flame -d 0 --mode alloc,lock --alloc-interval 524288 --format folded -o "$out/" "$fx" 2>"$out/err" &
     bg=$!
     # One SIGINT to the plugin alone, as faults-signals.t does: lib.sh's ctrl_c signals the CLI
     # too, and CLI 28 then closes the plugin socket, a second event; at load ~10 it came more than

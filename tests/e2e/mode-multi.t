@@ -24,8 +24,6 @@ HZ=99
 fx=$(fixture sleeper) || bail "fixture sleeper did not start"
 
 sum() { grep -E -- "$2" "$1" | awk '{ s += $NF } END { printf "%.0f\n", s + 0 }'; }
-within() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b ? a / b : -1; exit !(r >= lo && r <= hi) }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : -1 }'; }
 js() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 # a folded file's stacks without a trailing state tag, their values summed per stack, sorted
 untag() { sed -E 's/;\[(running|runnable|sleeping)\]( [0-9]+)$/\2/' "$1" |

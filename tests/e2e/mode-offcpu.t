@@ -46,8 +46,6 @@ docker run -d --network none --label docker-flame-test=1 --label "docker-flame-t
 # sum of the values of the folded lines matching $2 in file $1, in ns
 sum() { grep -E -- "$2" "$1" | awk '{ s += $NF } END { printf "%.0f\n", s + 0 }'; }
 # a/b within [lo, hi] (awk: floating point)
-within() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b ? a / b : -1; exit !(r >= lo && r <= hi) }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : -1 }'; }
 
 # --- offcpu ---
 $T docker --debug flame -d $D --mode offcpu --format folded -o off.folded "$fx" 2>off.err; rc=$?

@@ -17,7 +17,6 @@ DB=$TMP/rec.db
 iso() { date -u -d "@$(($1 / 1000)).$(printf %03d $(($1 % 1000)))" +%Y-%m-%dT%H:%M:%S.%3NZ; }
 windows() { docker flame ls --mode "$1" --store "${2:-$DB}" 2>/dev/null | awk -v c="$fname" '$1 == c { print $(NF - 3) }'; }
 has_windows() { [ "$(windows "$1")" -ge "$2" ] 2>/dev/null; }
-sum() { awk -v re="${2:-.}" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s + 0 }' "$1"; }
 modes_left() { ls -A "/proc/$hp/root/tmp" 2>/dev/null | grep -c '\.modes$'; }
 
 t0=$(now_ms)

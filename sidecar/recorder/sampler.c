@@ -861,6 +861,15 @@ int sc_sampler_end(sc_sampler *r)
     return status;
 }
 
+/* The per-thread recorder (perf) runs with what it kept: its CapEff, for S.caps open and record
+ * (perf opens its events after exec, so both phases have the same). Returns true. */
+static bool read_perf_caps(sc_session *s, pid_t pid)
+{
+    sc_cap_eff(pid, s->caps[CT_CAPS_RECORD], sizeof s->caps[CT_CAPS_RECORD]);
+    memcpy(s->caps[CT_CAPS_OPEN], s->caps[CT_CAPS_RECORD], sizeof s->caps[CT_CAPS_OPEN]);
+    return true;
+}
+
 int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_err *err)
 {
     *res = (sc_run_result){0};
@@ -879,11 +888,11 @@ int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_e
     int64_t last_tick = start;
     for (;;) {
         int64_t now = mono_ms();
-        if (!got_caps && now - start > 100) { /* perf's privilege once it runs (S.caps) */
-            sc_cap_eff(r.pid, s->caps[CT_CAPS_RECORD], sizeof s->caps[CT_CAPS_RECORD]);
-            memcpy(s->caps[CT_CAPS_OPEN], s->caps[CT_CAPS_RECORD], sizeof s->caps[CT_CAPS_OPEN]);
-            got_caps = true;
-        }
+        /* perf's privilege once it runs (S.caps): read at its first output, which only the
+         * exec'd perf writes; a fixed delay read the forked child at load ~20 before it had
+         * dropped to CAP_SYS_PTRACE (the sidecar's setup caps). 2 s: perf that never writes. */
+        if (!got_caps && now - start > 2000)
+            got_caps = read_perf_caps(s, r.pid);
         if (!r.stop_sent && (*s->stop || (run->duration_ms > 0 && now - start >= run->duration_ms)))
             sc_sampler_stop(&r);
         /* if the recorder does not finish in time, closing its pipe makes its next write fail */
@@ -912,6 +921,8 @@ int sc_sampler_run(sc_session *s, const sc_run *run, sc_run_result *res, flame_e
             continue;
         if (n <= 0)
             break;
+        if (!got_caps)
+            got_caps = read_perf_caps(s, r.pid);
         sc_perfstream_feed(&res->ps, buf, (size_t)n);
         if (res->ps.samples && !s->t[CT_PH_FIRST_SAMPLE])
             s->t[CT_PH_FIRST_SAMPLE] = (uint64_t)(mono_ms() - s->t0);

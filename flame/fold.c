@@ -248,8 +248,8 @@ static int count_sample(folder *f)
     if (f->truncated && key_push(f, &n, prof_name_intern(f->prof, "[truncated]", 11)) < 0)
         return -1;
     unsigned long long count = f->o.compat || f->o.period ? f->period : 1;
-    if (f->o.state_tags && !f->o.compat) {
-        const char *tag = state_tag[f->period & 3];
+    if ((f->o.state_tags || f->o.state_mask) && !f->o.compat) {
+        const char *tag = f->o.state_tags ? state_tag[f->period & 3] : NULL;
         if (tag && key_push(f, &n, prof_name_intern(f->prof, tag, strlen(tag))) < 0)
             return -1;
         if (f->o.period)
@@ -362,6 +362,11 @@ static int on_header(folder *f, header *h, flame_err *err)
         f->time_us = us + frac;
     }
     f->period = parse_period(h->period);
+    if (f->o.state_mask && !f->o.compat && !((f->o.state_mask >> (f->period & 3)) & 1)) {
+        f->st.other_state++; /* another mode's sample (fold_opts.state_mask) */
+        reset_sample(f);
+        return 0;
+    }
 
     size_t comm_len = h->comm.len > FOLD_MAX_FRAME ? FOLD_MAX_FRAME : h->comm.len;
     size_t len = 0;

@@ -9,6 +9,10 @@
 #include "common/err.h"
 #include "flame/profile.h"
 
+/* wall-clock's thread states, in the two low bits of each period (fold_opts.state_tags,
+ * state_mask); the sidecar's recorder writes them (SC_OFFCPU_TAG_*: the same values) */
+enum { FOLD_STATE_RUNNING = 1, FOLD_STATE_RUNNABLE = 2, FOLD_STATE_SLEEPING = 3 };
+
 typedef struct fold_opts {
     bool pid, tid;      /* append -PID / -PID/TID to the process name (stackcollapse --pid/--tid) */
     bool kernel, jit;   /* annotate kernel (_[k]) / JIT (_[j]) frames; `all` sets both */
@@ -21,6 +25,11 @@ typedef struct fold_opts {
      * frame (1 [running], 2 [runnable], 3 [sleeping]; 0: none) and cleared from the count;
      * docs/MODES.md "Thread states in wall" */
     bool state_tags;
+    /* several modes from one wall recording (docs/MODES.md "Several modes in one run"): count
+     * only the samples whose state (the period's two low bits, as state_tags reads them) is in
+     * this mask, bit 1 << state, their tag cleared from a summed period; the others are skipped
+     * (fold_stats.other_state). 0: every sample. */
+    unsigned state_mask;
     const char *event_filter; /* only samples of this event; NULL = the first event seen */
     /* Optional: a root frame to put above each stack, chosen by pid (the sidecar uses it to
      * tell several JVMs apart). Return NULL for none. Called once per sample: keep it cheap. */
@@ -47,6 +56,7 @@ typedef struct fold_stats {
     unsigned long long filtered;       /* samples skipped by the event filter */
     unsigned long long unrecognized;   /* lines that are neither header, frame, blank nor comment */
     unsigned long long truncated;      /* samples whose stack hit FOLD_MAX_STACK_BYTES/FRAMES */
+    unsigned long long other_state;    /* samples skipped by fold_opts.state_mask */
 } fold_stats;
 
 /* Bounds on hostile input (see docs/FOLDING.md). Longer lines are cut at FOLD_MAX_LINE, longer

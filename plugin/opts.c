@@ -109,15 +109,11 @@ int opts_parse(int argc, char **argv, flame_opts *o, flame_err *err)
                           "no container given: docker flame [OPTIONS] CONTAINER [CONTAINER...]");
     if (ct_modes_check(&o->rec, OPTS_MODES, "docker flame", err) < 0)
         return -1;
-    /* cpu, wall and offcpu are one recording each: its samples carry no mark of their kind yet
-     * (NEEDSWORK: a second attribute in the sidecar's stream would let one run record two) */
+    /* cpu, wall and offcpu in any combination: one wall recording, split by each sample's
+     * thread state (docs/MODES.md "Several modes in one run") */
     unsigned perf_modes =
         ct_modes_of(&o->rec) &
         (CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) | CT_MODE_BIT(CT_MODE_OFFCPU));
-    if (__builtin_popcount(perf_modes) > 1)
-        return args_error(&opts_grammar, err,
-                          "--mode: cpu, wall and offcpu are recorded one at a time (wall is on "
-                          "CPU + off CPU already): give one of them");
     bool off = perf_modes & (CT_MODE_BIT(CT_MODE_WALL) | CT_MODE_BIT(CT_MODE_OFFCPU));
     if (off && o->rec.sampling == CT_SAMPLING_THREAD)
         return args_error(&opts_grammar, err,

@@ -52,7 +52,8 @@
 typedef struct rec_item {
     store_window *w;
     size_t nw;
-    uint64_t samples; /* of all its windows */
+    uint64_t samples;                /* of all its windows (the registry's count) */
+    uint64_t by_mode[CT_MODE_COUNT]; /* ... per profile type, in its unit */
     char label[256];
     uint64_t n; /* its number in the recording, for messages */
 } rec_item;
@@ -88,7 +89,9 @@ typedef struct rec_target {
     rec_item q[REC_QUEUE_MAX];
     size_t qhead, qn;
     uint64_t windows, samples, spooled, failed;
-    int64_t compacted_ms; /* when this recorder last compacted the store (0: not yet) */
+    uint64_t by_mode[CT_MODE_COUNT]; /* samples per profile type, in its unit */
+    bool refusal_said;               /* a mode refused while another records: said once */
+    int64_t compacted_ms;            /* when this recorder last compacted the store (0: not yet) */
 } rec_target;
 
 static int64_t wall_ms(void)
@@ -178,8 +181,9 @@ static int rec_line(void *ctx, const run_target *tg, const char *line, size_t le
     return top_model_line(&t->m, line, len);
 }
 
-/* What the recording's windows measure, as stored (docs/STORE.md "Profile types"): the one
- * mode asked for (cmd_record.c allows one of cpu, wall, offcpu, alloc, lock). */
+/* What the recording's windows measure, as stored (docs/STORE.md "Profile types"): each mode
+ * asked for (cmd_record.c allows one of cpu, wall, offcpu, with alloc and/or lock), a window of
+ * each per interval; the first names the recording in messages. */
 static const char *rec_type(const ct_args *a)
 {
     unsigned m = ct_modes_of(a);
@@ -189,11 +193,42 @@ static const char *rec_type(const ct_args *a)
     return "cpu";
 }
 
-/* The unit of the recording's values: "samples", "ns", "bytes" (ct_mode_info). */
-static const char *rec_unit(const ct_args *a)
+/* "1,234 samples, 5,678 bytes": each asked mode's count in its unit (ct_mode_info). */
+static void rec_counts(const ct_args *a, const uint64_t *by_mode, char *buf, size_t cap)
 {
-    int m = ct_mode_parse(rec_type(a), strlen(rec_type(a)));
-    return m >= 0 ? ct_mode((enum ct_mode)m)->unit : "samples";
+    unsigned m = ct_modes_of(a) ? ct_modes_of(a) : CT_MODE_BIT(CT_MODE_CPU);
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < CT_MODE_COUNT; i++) {
+        if (!(m & CT_MODE_BIT(i)))
+            continue;
+        char n[32];
+        int w = snprintf(buf + len, cap - len, "%s%s %s", len ? ", " : "",
+                         count_grouped((double)by_mode[i], n, sizeof n),
+                         ct_mode((enum ct_mode)i)->unit);
+        if (w < 0 || (size_t)w >= cap - len)
+            break;
+        len += (size_t)w;
+    }
+}
+
+/* A mode refused by every JVM while another mode records (--mode cpu,alloc, another profiler
+ * holding the allocation sampler): said once; the other mode's windows are stored. */
+static void say_refused(rec_target *t)
+{
+    if (t->refusal_said)
+        return;
+    for (size_t ji = 0; ji < t->s->pr.njvms; ji++) {
+        const ct_jvm *jv = &t->s->pr.jvms[ji];
+        if (!jv->refused)
+            continue;
+        char names[64], why[256];
+        ct_modes_name(jv->refused, names, sizeof names);
+        proto_sanitize(jv->refused_why, why, sizeof why);
+        note("%s: --mode %s refused in JVM pid %u: %s (the other modes are stored)", t->label,
+             names, jv->nspid, why[0] ? why : "(no reason given)");
+        t->refusal_said = true;
+    }
 }
 
 /* top_model.on_window: the stream thread, with the session's and the model's locks held. The
@@ -211,34 +246,47 @@ static void store_window_cb(void *ctx, const top_win *w)
     int64_t len = w->ms > 0 ? w->ms : 1;
     /* each JVM of the container a series of its own (labelled with its pid and version): the
      * window split by the root frame the sidecar gives each JVM's stacks */
-    rec_part parts[REC_SPLIT_MAX];
-    size_t n = 0;
     flame_err err = FLAME_ERR_INIT;
     rec_item it = {.n = ++t->handed};
     snprintf(it.label, sizeof it.label, "%s", t->label);
-    int rc = rec_split(w->p, t->s->pr.jvms, t->s->pr.njvms, t->a->rec.pid, parts, &n, &err);
-    if (rc == 0 && !(it.w = calloc(n, sizeof *it.w)))
+    say_refused(t);
+    unsigned modes = ct_modes_of(&t->a->rec) ? ct_modes_of(&t->a->rec) : CT_MODE_BIT(CT_MODE_CPU);
+    int rc = 0;
+    size_t cap = 0;
+    for (int m = 0; rc == 0 && m < CT_MODE_COUNT; m++)
+        if ((modes & CT_MODE_BIT(m)) && w->p[m])
+            cap += REC_SPLIT_MAX;
+    if (cap && !(it.w = calloc(cap, sizeof *it.w)))
         rc = -1;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        double total = profile_total(parts[i].p);
-        store_window sw = {.host = t->host,
-                           .container_id = t->s->target_id,
-                           .container_name = t->s->name,
-                           .image = t->s->image,
-                           .jvm_pid = parts[i].pid,
-                           .jvm_version = parts[i].version,
-                           .start_ms = end - len,
-                           .end_ms = end,
-                           .frequency = t->a->rec.frequency,
-                           .samples = total > 0 ? (uint64_t)total : 0,
-                           .stacks = parts[i].p,
-                           .type = rec_type(&t->a->rec)};
-        if ((rc = store_window_copy(&sw, &it.w[i])) == 0) {
-            it.nw++;
-            it.samples += sw.samples;
+    /* one stored window per mode that has stacks in this interval, each JVM's of its own */
+    for (int m = 0; rc == 0 && m < CT_MODE_COUNT; m++) {
+        if (!(modes & CT_MODE_BIT(m)) || !w->p[m])
+            continue;
+        rec_part parts[REC_SPLIT_MAX];
+        size_t n = 0;
+        rc = rec_split(w->p[m], t->s->pr.jvms, t->s->pr.njvms, t->a->rec.pid, parts, &n, &err);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            double total = profile_total(parts[i].p);
+            store_window sw = {.host = t->host,
+                               .container_id = t->s->target_id,
+                               .container_name = t->s->name,
+                               .image = t->s->image,
+                               .jvm_pid = parts[i].pid,
+                               .jvm_version = parts[i].version,
+                               .start_ms = end - len,
+                               .end_ms = end,
+                               .frequency = t->a->rec.frequency,
+                               .samples = total > 0 ? (uint64_t)total : 0,
+                               .stacks = parts[i].p,
+                               .type = ct_mode_names[m]};
+            if ((rc = store_window_copy(&sw, &it.w[it.nw])) == 0) {
+                it.nw++;
+                it.samples += sw.samples;
+                it.by_mode[m] += sw.samples;
+            }
         }
+        rec_split_free(parts, n);
     }
-    rec_split_free(parts, n);
     if (rc < 0) {
         item_free(&it);
         pthread_mutex_lock(&t->qm);
@@ -306,6 +354,8 @@ static void *writer_main(void *arg)
         } else {
             t->windows++;
             t->samples += it.samples;
+            for (int m = 0; m < CT_MODE_COUNT; m++)
+                t->by_mode[m] += it.by_mode[m];
             t->spooled += rc == 1;
             if (t->link && t->link->reg)
                 t->link->reg->e.last_window_ms = end_ms;
@@ -317,10 +367,10 @@ static void *writer_main(void *arg)
         else if (rc == 1)
             note("%s: window %llu kept for later: %s", it.label, (unsigned long long)it.n, err.msg);
         else if (!t->a->quiet) {
-            char n[32];
-            note("%s: window %llu stored (%.1f s, %s %s)", it.label, (unsigned long long)it.n,
-                 (double)(end_ms - start_ms) / 1000, count_grouped((double)it.samples, n, sizeof n),
-                 rec_unit(&t->a->rec));
+            char n[160];
+            rec_counts(&t->a->rec, it.by_mode, n, sizeof n);
+            note("%s: window %llu stored (%.1f s, %s)", it.label, (unsigned long long)it.n,
+                 (double)(end_ms - start_ms) / 1000, n);
         }
         item_free(&it);
         compact_hourly(t, rc, it.label);
@@ -587,15 +637,15 @@ int rec_run(const ep_globals *g, const rec_args *a, const char *arg, rec_link *l
             note("%s: %s", t.label, fe.msg);
         char since[16];
         hhmm(t0, since, sizeof since);
-        char w[32], sm[32];
+        char w[32], sm[160];
         const char *type = rec_type(&a->rec);
         bool cpu = !strcmp(type, "cpu");
-        note("%s: %s window%s, %s %s stored in %s%s; see them with: docker flame show "
+        rec_counts(&a->rec, t.by_mode, sm, sizeof sm);
+        note("%s: %s window%s, %s stored in %s%s; see them with: docker flame show "
              "%s%s%s --since %s",
-             t.label, count_grouped((double)t.windows, w, sizeof w), t.windows == 1 ? "" : "s",
-             count_grouped((double)t.samples, sm, sizeof sm), rec_unit(&a->rec), store_name(t.st),
-             t.failed ? " (some windows could not be stored)" : "", t.label, cpu ? "" : " --mode ",
-             cpu ? "" : type, since);
+             t.label, count_grouped((double)t.windows, w, sizeof w), t.windows == 1 ? "" : "s", sm,
+             store_name(t.st), t.failed ? " (some windows could not be stored)" : "", t.label,
+             cpu ? "" : " --mode ", cpu ? "" : type, since);
         if (t.failed && !exit_code)
             exit_code = FLAME_EXIT_STORE;
     }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/contract.h"
 #include "flame/methods.h"
 #include "flame/profile.h"
 
@@ -16,7 +17,9 @@
 
 typedef struct top_win {
     long long id, start_ms, ms, end_mono_ms;
-    profile *p; /* this window's stacks (NULL until the first F line) */
+    /* this window's stacks per mode (F lines: cpu, M lines: their mode; NULL until the first):
+     * one mode for top, one or several for record (--mode cpu,alloc) */
+    profile *p[CT_MODE_COUNT];
     size_t stacks;
 } top_win;
 

@@ -22,7 +22,8 @@ int top_model_init(top_model *m, int k, bool with_record)
 
 static void win_free(top_win *w)
 {
-    profile_free(w->p);
+    for (int i = 0; i < CT_MODE_COUNT; i++)
+        profile_free(w->p[i]);
     *w = (top_win){0};
 }
 
@@ -90,29 +91,31 @@ static void window_starts(top_model *m, const char *payload, size_t n)
     }
 }
 
-/* "F stack count" into the current window (and --record); a bad line is dropped. */
-static void stack_seen(top_model *m, const char *payload, size_t n)
+/* "F stack count" (mode: cpu) into the current window's profile of mode (and --record); a bad
+ * line is dropped. */
+static void stack_seen(top_model *m, enum ct_mode mode, const char *payload, size_t n)
 {
     if (!m->in_win || m->cur.stacks >= TOP_MAX_STACKS)
         return;
-    if (!m->cur.p && !(m->cur.p = profile_new()))
+    if (!m->cur.p[mode] && !(m->cur.p[mode] = profile_new()))
         return;
     flame_err e = FLAME_ERR_INIT;
-    if (profile_add_line(m->cur.p, payload, n, &e) < 0)
+    if (profile_add_line(m->cur.p[mode], payload, n, &e) < 0)
         return;
     m->cur.stacks++;
     if (m->rec)
         profile_add_line(m->rec, payload, n, &e);
 }
 
-/* An M line's stack and value into the current window: one recording has one perf mode (the
- * sidecar sends wall or offcpu windows, never both), so the window's profile is that mode's. */
+/* An M line's stack and value into the current window's profile of its mode (record --mode
+ * wall, offcpu, alloc, lock; cpu,alloc: the F lines beside them); an unknown mode is dropped. */
 static void mode_seen(top_model *m, const char *payload, size_t n)
 {
     const char *end = payload + n, *sp = memchr(payload, ' ', n);
+    int mode = sp ? ct_mode_parse(payload, (size_t)(sp - payload)) : -1;
     sp = sp ? memchr(sp + 1, ' ', (size_t)(end - sp - 1)) : NULL; /* past the mode and count0 */
-    if (sp && sp + 1 < end)
-        stack_seen(m, sp + 1, (size_t)(end - sp - 1));
+    if (mode >= 0 && mode != CT_MODE_CPU && sp && sp + 1 < end)
+        stack_seen(m, (enum ct_mode)mode, sp + 1, (size_t)(end - sp - 1));
 }
 
 int top_model_line(void *ctx, const char *line, size_t len)
@@ -130,7 +133,7 @@ int top_model_line(void *ctx, const char *line, size_t len)
         break;
     case 'F':
         if (len > 2)
-            stack_seen(m, line + 2, len - 2);
+            stack_seen(m, CT_MODE_CPU, line + 2, len - 2);
         consumed = 1;
         break;
     case 'M': /* "M <mode> <count0> stack value": a window of record --mode wall/offcpu */
@@ -162,8 +165,9 @@ int top_model_aggregate(const top_model *m, methods *t, double *span_ms, int *wi
         const top_win *w = &m->ring[i];
         *span_ms += (double)w->ms;
         (*wins)++;
-        if (w->p && methods_add(t, w->p, err) < 0)
-            return -1;
+        for (int k = 0; k < CT_MODE_COUNT; k++) /* top: one mode */
+            if (w->p[k] && methods_add(t, w->p[k], err) < 0)
+                return -1;
     }
     return 0;
 }

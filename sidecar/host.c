@@ -338,7 +338,7 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
         /* always our --symfs (made before the privilege drop): perf never reads the sidecar's
          * own files at a target's paths; what is not copied there stays unnamed */
         rc = data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                      : sc_perf_script(s, data, true, true, f, s->abort, err);
+                      : sc_perf_script(s, data, true, true, &f, 1, s->abort, err);
     }
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
@@ -356,7 +356,9 @@ int sc_host_process(sc_session *s, const int *map_fd, flame_err *err)
             sc_out(CT_TAG_HOST, buf);
         sc_emit_folded(f);
         emit_timeline(c);
-        sc_emit_summary(s, f, map_lines, map_bytes, "cpu");
+        fold_stats fs;
+        folder_get_stats(f, &fs);
+        sc_emit_summary(s, &fs, map_lines, map_bytes, "cpu");
     }
     folder_free(f);
     if (c->proc >= 0)

@@ -234,7 +234,7 @@ static int test_hold_script(int data_fd, pid_t *feeder)
     return fp[0];
 }
 
-int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folder *f,
+int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folder *const *f, int nf,
                    const volatile sig_atomic_t *abort, flame_err *err)
 {
     int kallsyms_fd = s->kallsyms_fd;
@@ -314,8 +314,10 @@ int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folde
             n--;
         if (n > (1 << 20))
             continue; /* absurd line: skip rather than grow without end */
-        if (folder_feed(f, line, (size_t)n, err) < 0) {
-            rc = -1;
+        for (int i = 0; i < nf && rc == 0; i++)
+            if (folder_feed(f[i], line, (size_t)n, err) < 0)
+                rc = -1;
+        if (rc < 0) {
             kill(pid, SIGKILL);
             break;
         }
@@ -329,8 +331,9 @@ int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folde
      * a part of the profile, which must not pass for the whole. */
     if (rc == 0 && !(abort && *abort) && WIFSIGNALED(status))
         return sc_fail_killed(err, "perf script", WTERMSIG(status));
-    if (rc == 0 && folder_finish(f, err) < 0)
-        rc = -1;
+    for (int i = 0; i < nf && rc == 0; i++)
+        if (folder_finish(f[i], err) < 0)
+            rc = -1;
     return rc;
 }
 
@@ -401,9 +404,11 @@ int sc_emit_mode(const folder *f, enum ct_mode m)
 enum ct_mode sc_perf_mode(const ct_args *a)
 {
     unsigned m = ct_modes_of(a);
-    return m & CT_MODE_BIT(CT_MODE_WALL)     ? CT_MODE_WALL
-           : m & CT_MODE_BIT(CT_MODE_OFFCPU) ? CT_MODE_OFFCPU
-                                             : CT_MODE_CPU;
+    /* cpu and offcpu: one wall recording, whose state tags say which samples are whose */
+    bool both = (m & CT_MODE_BIT(CT_MODE_CPU)) && (m & CT_MODE_BIT(CT_MODE_OFFCPU));
+    return m & CT_MODE_BIT(CT_MODE_WALL) || both ? CT_MODE_WALL
+           : m & CT_MODE_BIT(CT_MODE_OFFCPU)     ? CT_MODE_OFFCPU
+                                                 : CT_MODE_CPU;
 }
 
 enum ct_mode sc_rec_mode(const sc_session *s)
@@ -451,18 +456,16 @@ void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t
 }
 
 /* The `S` line after the `F` lines: the session's counts and timings, the folder's stats. */
-void sc_emit_summary(sc_session *s, const folder *f, uint64_t map_lines, uint64_t map_bytes,
+void sc_emit_summary(sc_session *s, const fold_stats *fs, uint64_t map_lines, uint64_t map_bytes,
                      const char *sampling)
 {
-    fold_stats fs;
-    folder_get_stats(f, &fs);
     ct_summary sum = {.samples = s->samples,
-                      .folded_samples = fs.samples,
+                      .folded_samples = fs->samples,
                       .lost = s->lost,
-                      .jit_leaf_samples = fs.jit_leaf,
-                      .jit_leaf_named = fs.jit_leaf_named,
+                      .jit_leaf_samples = fs->jit_leaf,
+                      .jit_leaf_named = fs->jit_leaf_named,
                       .named_share =
-                          fs.jit_leaf ? (double)fs.jit_leaf_named / (double)fs.jit_leaf : 1.0,
+                          fs->jit_leaf ? (double)fs->jit_leaf_named / (double)fs->jit_leaf : 1.0,
                       .map_lines = map_lines,
                       .map_bytes = map_bytes,
                       .jvms = (uint32_t)s->n};
@@ -482,6 +485,62 @@ void sc_emit_summary(sc_session *s, const folder *f, uint64_t map_lines, uint64_
         sc_out(CT_TAG_SUMMARY, buf);
 }
 
+/* The folders of one recording's samples (docs/MODES.md "Several modes in one run"): one for
+ * what it records as ever (wall, offcpu, cpu), and from a wall recording one per mode asked
+ * besides it, each keeping its own samples by their state tag: cpu the on-CPU ones, counted one
+ * a sample as a cpu recording counts them, offcpu the others, weighing their time off CPU. */
+typedef struct mode_folders {
+    folder *f[3]; /* [0] wall/offcpu/cpu as recorded (NULL when no mode reads it), cpu, offcpu */
+    folder *feed[3];
+    int nfeed;
+} mode_folders;
+
+enum { MF_REC, MF_CPU, MF_OFFCPU };
+
+static void mode_folders_free(mode_folders *mf)
+{
+    for (int i = 0; i < 3; i++)
+        folder_free(mf->f[i]);
+}
+
+static int mode_folders_new(mode_folders *mf, const fold_opts *base, enum ct_mode rm,
+                            unsigned modes)
+{
+    *mf = (mode_folders){0};
+    bool wall = rm == CT_MODE_WALL;
+    bool cpu = wall && (modes & CT_MODE_BIT(CT_MODE_CPU));
+    bool off = wall && (modes & CT_MODE_BIT(CT_MODE_OFFCPU));
+    /* the recording's own folder: its mode, lock's java.util.concurrent waits, or nothing else */
+    bool rec = !wall || (modes & CT_MODE_BIT(CT_MODE_WALL)) ||
+               ((modes & CT_MODE_BIT(CT_MODE_LOCK)) && !off);
+    fold_opts fo = *base;
+    fo.period = rm != CT_MODE_CPU;
+    fo.state_tags = wall; /* the recorder's FOLD_STATE_* in the periods */
+    if (rec && !(mf->f[MF_REC] = folder_new(&fo)))
+        return -1;
+    fo.state_tags = false;
+    fo.period = false;
+    fo.state_mask = 1u << FOLD_STATE_RUNNING;
+    if (cpu && !(mf->f[MF_CPU] = folder_new(&fo)))
+        return -1;
+    fo.period = true;
+    fo.state_mask = 1u << FOLD_STATE_RUNNABLE | 1u << FOLD_STATE_SLEEPING;
+    if (off && !(mf->f[MF_OFFCPU] = folder_new(&fo)))
+        return -1;
+    for (int i = 0; i < 3; i++)
+        if (mf->f[i])
+            mf->feed[mf->nfeed++] = mf->f[i];
+    return 0;
+}
+
+/* The S line's fold counts (the share of JIT samples named ...): cpu's when it is asked for, as
+ * in a cpu recording (the plugin prints them on cpu's line), else those of the recording's
+ * folder, else offcpu's. */
+static const folder *mode_folders_stats(const mode_folders *mf)
+{
+    return mf->f[MF_CPU] ? mf->f[MF_CPU] : mf->f[MF_REC] ? mf->f[MF_REC] : mf->f[MF_OFFCPU];
+}
+
 int sc_process(sc_session *s, const int *map_fd, flame_err *err)
 {
     uint64_t map_lines = 0, map_bytes = 0;
@@ -492,33 +551,43 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
                     .kernel = s->kernel_text != 0, /* kernel frames marked _[k] */
                     .root_for_pid = s->n > 1 ? sc_root_for_pid : NULL,
                     .root_ctx = s};
-    enum ct_mode pm = sc_perf_mode(&s->o), rm = sc_rec_mode(s);
-    fo.period = rm != CT_MODE_CPU;
-    fo.state_tags = rm == CT_MODE_WALL; /* the recorder's SC_OFFCPU_TAG_* in the periods */
-    folder *f = folder_new(&fo);
-    if (!f)
+    enum ct_mode rm = sc_rec_mode(s);
+    unsigned modes = ct_modes_of(&s->o);
+    mode_folders mf;
+    if (mode_folders_new(&mf, &fo, rm, modes) < 0) {
+        mode_folders_free(&mf);
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
     /* neither cpu, wall nor offcpu asked for (--mode alloc; lock without off-CPU samples): the
      * samples are not processed nor sent. NEEDSWORK: not recording them at all (the recorder
      * runs for every mode today). */
-    bool perf = rm != CT_MODE_CPU || (ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_CPU));
+    bool perf = rm != CT_MODE_CPU || (modes & CT_MODE_BIT(CT_MODE_CPU));
     _cleanup_close_ int data = perf ? sc_work_open(SC_WORK_DATA, O_RDONLY) : -1;
     int rc = !perf      ? 0
              : data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
-                        : sc_perf_script(s, data, true, false, f, s->abort, err);
+                        : sc_perf_script(s, data, true, false, mf.feed, mf.nfeed, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
-        if (pm != CT_MODE_CPU)
-            sc_emit_mode(f, pm); /* M lines, ns */
-        else if (rm == CT_MODE_CPU && (ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_CPU)))
-            sc_emit_folded(f);
+        folder *rec = mf.f[MF_REC];
+        if (mf.f[MF_CPU])
+            sc_emit_folded(mf.f[MF_CPU]); /* F lines, samples */
+        else if (rm == CT_MODE_CPU && (modes & CT_MODE_BIT(CT_MODE_CPU)))
+            sc_emit_folded(rec);
+        if (mf.f[MF_OFFCPU])
+            sc_emit_mode(mf.f[MF_OFFCPU], CT_MODE_OFFCPU); /* M lines, ns */
+        else if (rm == CT_MODE_OFFCPU && (modes & CT_MODE_BIT(CT_MODE_OFFCPU)))
+            sc_emit_mode(rec, CT_MODE_OFFCPU);
+        if (rm == CT_MODE_WALL && (modes & CT_MODE_BIT(CT_MODE_WALL)))
+            sc_emit_mode(rec, CT_MODE_WALL);
         /* lock: the monitors from the agent, the java.util.concurrent waits from here */
-        if (rm != CT_MODE_CPU && (ct_modes_of(&s->o) & CT_MODE_BIT(CT_MODE_LOCK)))
-            sc_emit_juc(f, s->n > 1 ? 2 : 1);
+        if (rm != CT_MODE_CPU && (modes & CT_MODE_BIT(CT_MODE_LOCK)))
+            sc_emit_juc(mf.f[MF_OFFCPU] ? mf.f[MF_OFFCPU] : rec, s->n > 1 ? 2 : 1);
         sc_emit_modes(s);
-        sc_emit_summary(s, f, map_lines, map_bytes,
+        fold_stats fs;
+        folder_get_stats(mode_folders_stats(&mf), &fs);
+        sc_emit_summary(s, &fs, map_lines, map_bytes,
                         ct_sampling_name((enum ct_sampling)s->sampling));
     }
-    folder_free(f);
+    mode_folders_free(&mf);
     return rc;
 }

@@ -171,20 +171,23 @@ void sc_refresh_maps(sc_session *s, const int *map_fd, uint64_t *lines, uint64_t
 /* Rewrite map_fd with the sanitised first `size` bytes of the raw map (sc_map_sanitize). */
 int sc_map_refresh(int raw_fd, long long size, int map_fd, sc_map_stats *st, flame_err *err);
 /* perf script over the pipe-format data on data_fd (symfs: with the copies of the target's
- * libraries), fed to f line by line, then folder_finish. cpu: print each sample's CPU too (host's
- * timeline). What else perf script is told comes from the session (s): --kernel's copy of the
- * kernel's symbols, --max-stack. perf runs exec'd from an execute-only file (non-dumpable), with
- * a fixed environment, and reaches the work directory only through the inherited descriptor. A
- * perf killed by a signal (the memory limit) fails the run. abort: stop reading when it is set
- * (NULL: never). */
-int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folder *f,
+ * libraries), fed to each of the nf folders f[] line by line (several modes of one recording,
+ * each folder keeping its own samples: fold_opts.state_mask), then folder_finish. cpu: print each
+ * sample's CPU too (host's timeline). What else perf script is told comes from the session (s):
+ * --kernel's copy of the kernel's symbols, --max-stack. perf runs exec'd from an execute-only file
+ * (non-dumpable), with a fixed environment, and reaches the work directory only through the
+ * inherited descriptor. A perf killed by a signal (the memory limit) fails the run. abort: stop
+ * reading when it is set (NULL: never). */
+int sc_perf_script(const sc_session *s, int data_fd, bool symfs, bool cpu, folder *const *f, int nf,
                    const volatile sig_atomic_t *abort, flame_err *err);
 /* Every folded stack of f as an F line. */
 int sc_emit_folded(const folder *f);
 /* Every folded stack of f as an M line of mode m (wall, offcpu: values in ns). */
 int sc_emit_mode(const folder *f, enum ct_mode m);
-/* What the recorder's samples are (docs/MODES.md): CT_MODE_WALL (cpu-clock and off-CPU samples),
- * CT_MODE_OFFCPU (off-CPU samples), or CT_MODE_CPU; each but cpu weighted by its period in ns. */
+/* What the recorder's samples are (docs/MODES.md): CT_MODE_WALL (cpu-clock and off-CPU samples,
+ * each tagged with its thread's state: for wall, or for two or more of cpu, wall and offcpu,
+ * which sc_process splits by the tag), CT_MODE_OFFCPU (off-CPU samples), or CT_MODE_CPU; each
+ * but cpu weighted by its period in ns. */
 enum ct_mode sc_perf_mode(const ct_args *a);
 /* What the recorder of s records: sc_perf_mode(), or CT_MODE_OFFCPU for s->juc. */
 enum ct_mode sc_rec_mode(const sc_session *s);
@@ -195,8 +198,8 @@ bool sc_juc_wanted(const ct_args *a);
 /* The java.util.concurrent lock waits among f's off-CPU stacks (sc_juc_lock) as lock M lines;
  * nroot: the names above each stack's frames (the thread, and the JVM's root with several). */
 int sc_emit_juc(const folder *f, int nroot);
-/* The `S` line: counts, timings and capabilities of the session, the folder's stats. */
-void sc_emit_summary(sc_session *s, const folder *f, uint64_t map_lines, uint64_t map_bytes,
+/* The `S` line: counts, timings and capabilities of the session, the folders' stats fs. */
+void sc_emit_summary(sc_session *s, const fold_stats *fs, uint64_t map_lines, uint64_t map_bytes,
                      const char *sampling);
 /* Append the recorder's names of JVM k's interpreted and compiled frames (window: as
  * sc_interp_names_path) to its map, sanitised; warn once (first window) when they could not be

@@ -91,7 +91,7 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
     int data = want_cpu ? sc_work_open(path, O_RDONLY) : -1;
     int rc = !want_cpu  ? 0
              : data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
-                        : sc_perf_script(env, data, true, false, f, NULL, &err);
+                        : sc_perf_script(env, data, true, false, &f, 1, NULL, &err);
     if (data >= 0)
         close(data);
     fold_stats fs = {0};

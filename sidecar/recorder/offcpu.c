@@ -18,6 +18,13 @@
 
 #include "sidecar/recorder/bpf/offcpu.h"
 #include "offcpu.bpf.h" /* offcpu_bpf[]: the compiled object (sidecar/sidecar.mk) */
+#include "flame/fold.h"
+
+/* the folder reads the tags we write (and splits one recording into modes by them) */
+_Static_assert(SC_OFFCPU_TAG_RUNNING == FOLD_STATE_RUNNING &&
+                   SC_OFFCPU_TAG_RUNNABLE == FOLD_STATE_RUNNABLE &&
+                   SC_OFFCPU_TAG_SLEEPING == FOLD_STATE_SLEEPING,
+               "wall's state tags");
 
 #define STEER_MS 250
 #define STEER_FIRST_MS 10 /* the first steering, after sc_offcpu_start */
@@ -35,7 +42,8 @@ struct sc_offcpu {
     unsigned rate;
     int64_t steer_ms;   /* the last steering (or the start) */
     int64_t steer_wait; /* ms from there to the next */
-    uint64_t steer_switchouts;
+    uint64_t steer_switchouts[OFFCPU_KINDS];
+    uint64_t end_ns; /* when sampling paused (CLOCK_MONOTONIC; 0: not yet): the window's end */
     sc_offcpu_pend pend;
 };
 
@@ -304,45 +312,55 @@ void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms)
     for (int c = 0; c < oc->ncpu; c++) {
         struct offcpu_cpu *s = &oc->slots[c];
         /* the program of CPU c may write meanwhile: these are statistics */
-        __atomic_store_n(&s->switchouts, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&s->sampled, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&s->lost, 0, __ATOMIC_RELAXED);
+        for (int k = 0; k < OFFCPU_KINDS; k++) {
+            __atomic_store_n(&s->switchouts[k], 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->sampled[k], 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->lost[k], 0, __ATOMIC_RELAXED);
+        }
         __atomic_store_n(&s->no_start, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&s->finished, 0, __ATOMIC_RELAXED);
         /* every one until the first steering, which comes early (10 ms): a sample refused by
          * a full ring is not free (the kernel walks its callchain before it finds the ring
          * full; 250 ms of them at ~1 M switches/s cost the target more than the rest of a
          * 10-s recording), but one with probability p < 1 stands for 1/p of its interval */
-        __atomic_store_n(&s->threshold, OFFCPU_ALWAYS, __ATOMIC_RELAXED);
+        for (int k = 0; k < OFFCPU_KINDS; k++)
+            __atomic_store_n(&s->threshold[k], OFFCPU_ALWAYS, __ATOMIC_RELAXED);
     }
     oc->steer_ms = now_ms;
     oc->steer_wait = STEER_FIRST_MS;
-    oc->steer_switchouts = 0;
+    oc->end_ns = 0;
+    memset(oc->steer_switchouts, 0, sizeof oc->steer_switchouts);
 }
 
 void sc_offcpu_pause(sc_offcpu *oc)
 {
     for (int c = 0; c < oc->ncpu; c++)
-        __atomic_store_n(&oc->slots[c].threshold, 0, __ATOMIC_RELAXED);
+        for (int k = 0; k < OFFCPU_KINDS; k++)
+            __atomic_store_n(&oc->slots[c].threshold[k], 0, __ATOMIC_RELAXED);
     oc->steer_ms = INT64_MAX / 2; /* no steering after this */
+    oc->end_ns = mono_ns();
 }
 
 void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms)
 {
     if (now_ms - oc->steer_ms < oc->steer_wait)
         return;
-    uint64_t sw = 0;
-    for (int c = 0; c < oc->ncpu; c++)
-        sw += __atomic_load_n(&oc->slots[c].switchouts, __ATOMIC_RELAXED);
-    uint64_t t = sc_offcpu_threshold(sw - oc->steer_switchouts, now_ms - oc->steer_ms, oc->rate);
-    uint64_t k = sc_offcpu_kfix(t);
-    for (int c = 0; c < oc->ncpu; c++) {
-        /* kfix first: a program that sees the new threshold draws with its kfix (one that reads
-         * them between the two stores draws one gap with the old threshold's kfix) */
-        __atomic_store_n(&oc->slots[c].kfix, k, __ATOMIC_RELAXED);
-        __atomic_store_n(&oc->slots[c].threshold, t, __ATOMIC_RELEASE);
+    /* each kind of switch-out (bpf/offcpu.h OFFCPU_SLEPT, OFFCPU_PREEMPTED) to the rate */
+    for (int k = 0; k < OFFCPU_KINDS; k++) {
+        uint64_t sw = 0;
+        for (int c = 0; c < oc->ncpu; c++)
+            sw += __atomic_load_n(&oc->slots[c].switchouts[k], __ATOMIC_RELAXED);
+        uint64_t t =
+            sc_offcpu_threshold(sw - oc->steer_switchouts[k], now_ms - oc->steer_ms, oc->rate);
+        uint64_t kf = sc_offcpu_kfix(t);
+        for (int c = 0; c < oc->ncpu; c++) {
+            /* kfix first: a program that sees the new threshold draws with its kfix (one that
+             * reads them between the two stores draws one gap with the old threshold's kfix) */
+            __atomic_store_n(&oc->slots[c].kfix[k], kf, __ATOMIC_RELAXED);
+            __atomic_store_n(&oc->slots[c].threshold[k], t, __ATOMIC_RELEASE);
+        }
+        oc->steer_switchouts[k] = sw;
     }
-    oc->steer_switchouts = sw;
     oc->steer_ms = now_ms;
     oc->steer_wait = STEER_MS;
 }
@@ -355,7 +373,10 @@ int sc_offcpu_hold(sc_offcpu *oc, const unsigned char *rec, size_t len, const sc
 int sc_offcpu_flush(sc_offcpu *oc, bool end, sc_offcpu_emit_fn emit, void *ctx)
 {
     uint64_t last = __atomic_load_n(&oc->slots[0].seq, __ATOMIC_ACQUIRE);
-    return sc_offcpu_pend_pair(&oc->pend, oc->done, last, end, mono_ns(), emit, ctx);
+    /* a thread still off CPU at the end counts until the window's end, not until this pass
+     * (late on a loaded machine: hundreds of ms more for each such sample, times 1/p) */
+    return sc_offcpu_pend_pair(&oc->pend, oc->done, last, end,
+                               end && oc->end_ns ? oc->end_ns : mono_ns(), emit, ctx);
 }
 
 /* run_cnt and run_time_ns of a program, from its fdinfo */
@@ -386,13 +407,19 @@ void sc_offcpu_get_stats(const sc_offcpu *oc, sc_offcpu_stats *st)
     *st = oc->pend.st;
     for (int c = 0; c < oc->ncpu; c++) {
         const struct offcpu_cpu *s = &oc->slots[c];
-        st->switchouts += __atomic_load_n(&s->switchouts, __ATOMIC_RELAXED);
-        st->sampled += __atomic_load_n(&s->sampled, __ATOMIC_RELAXED);
-        st->lost += __atomic_load_n(&s->lost, __ATOMIC_RELAXED);
+        for (int k = 0; k < OFFCPU_KINDS; k++) {
+            st->kind_switchouts[k] += __atomic_load_n(&s->switchouts[k], __ATOMIC_RELAXED);
+            st->kind_sampled[k] += __atomic_load_n(&s->sampled[k], __ATOMIC_RELAXED);
+            st->lost += __atomic_load_n(&s->lost[k], __ATOMIC_RELAXED);
+        }
         st->no_start += __atomic_load_n(&s->no_start, __ATOMIC_RELAXED);
         st->finished += __atomic_load_n(&s->finished, __ATOMIC_RELAXED);
     }
-    st->threshold = oc->slots[0].threshold;
+    for (int k = 0; k < OFFCPU_KINDS; k++) {
+        st->switchouts += st->kind_switchouts[k];
+        st->sampled += st->kind_sampled[k];
+    }
+    st->threshold = oc->slots[0].threshold[OFFCPU_SLEPT];
     prog_runs(oc->prog_fd, &st->runs, &st->run_ns);
 }
 

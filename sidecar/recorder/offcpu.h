@@ -15,7 +15,9 @@
 #include "common/err.h"
 
 #define SC_OFFCPU_MAX_EXCLUDE 8
-#define SC_OFFCPU_RATE 250     /* sampled switch-outs per second for the whole target, by default */
+#define SC_OFFCPU_RATE                                                                             \
+    250                        /* sampled switch-outs per second for the whole target, by default, \
+                                  for each kind: to sleep, preempted (bpf/offcpu.h OFFCPU_KINDS) */
 #define SC_OFFCPU_PENDING 1024 /* samples held while their thread is off CPU; more are dropped */
 
 typedef struct sc_offcpu_opts {
@@ -43,7 +45,8 @@ static inline uint64_t sc_offcpu_tag(uint64_t period, unsigned tag)
 typedef struct sc_offcpu_stats {
     /* the program's */
     uint64_t switchouts, sampled, lost, no_start, finished;
-    uint64_t threshold;    /* the last probability set, in 2^-32 (CPU 0's) */
+    uint64_t kind_switchouts[2], kind_sampled[2]; /* the same by kind: to sleep, preempted */
+    uint64_t threshold; /* the last probability set for switch-outs to sleep, in 2^-32 (CPU 0's) */
     uint64_t runs, run_ns; /* the program's runs and run time (0 while the kernel's BPF
                               statistics are off: kernel.bpf_stats_enabled) */
     /* the recorder's */
@@ -99,8 +102,8 @@ int sc_offcpu_attach(sc_offcpu *oc, flame_err *err);
 void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms);
 /* No more sampling (before the events are disabled). */
 void sc_offcpu_pause(sc_offcpu *oc);
-/* Rate control, on every pump pass: every 250 ms the probability is set so that the samples
- * stay near the rate. */
+/* Rate control, on every pump pass: every 250 ms each kind's probability is set so that its
+ * samples stay near the rate. */
 void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms);
 /* A sample read from a bpf-output ring (in the recorder's layout already, raw its RAW part). */
 int sc_offcpu_hold(sc_offcpu *oc, const unsigned char *rec, size_t len, const sc_offcpu_raw *raw);

@@ -584,14 +584,17 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         fprintf(stderr,
                 "flame-sidecar: recorder: off-CPU: switch-outs=%llu sampled=%llu lost=%llu "
                 "no_start=%llu finished=%llu written=%llu at_end=%llu short=%llu stale=%llu "
-                "full=%llu weight_ms=%llu runs=%llu run_ns=%llu\n",
+                "full=%llu weight_ms=%llu runs=%llu run_ns=%llu slept=%llu/%llu "
+                "preempted=%llu/%llu\n",
                 (unsigned long long)os.switchouts, (unsigned long long)os.sampled,
                 (unsigned long long)os.lost, (unsigned long long)os.no_start,
                 (unsigned long long)os.finished, (unsigned long long)os.paired,
                 (unsigned long long)os.at_end, (unsigned long long)os.short_n,
                 (unsigned long long)os.stale, (unsigned long long)os.full,
                 (unsigned long long)(os.weight_ns / 1000000), (unsigned long long)os.runs,
-                (unsigned long long)os.run_ns);
+                (unsigned long long)os.run_ns, (unsigned long long)os.kind_switchouts[0],
+                (unsigned long long)os.kind_sampled[0], (unsigned long long)os.kind_switchouts[1],
+                (unsigned long long)os.kind_sampled[1]);
     }
     /* Counts only (never a name or a pid of anything outside the target). */
     fprintf(stderr,

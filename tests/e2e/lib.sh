@@ -163,6 +163,12 @@ tmp_is() {
     local got
     if got=$(target_tmp "$1"); then is "$(printf '%s' "$got" | tr '\n' ' ')" "$2" "$3"; else nok "$3"; fi
 }
+# Folded-text arithmetic of the mode tests. sum FILE [ERE]: the sum of the counts of FILE's lines
+# whose stack (the line without its count) matches ERE (default: every line). within A B LO HI:
+# A / B is in [LO, HI] (false when B is 0). ratio A B: A / B to 3 places (-1 when B is 0).
+sum() { awk -v re="${2:-.}" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s + 0 }' "$1"; }
+within() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b ? a / b : -1; exit !(r >= lo && r <= hi) }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : -1 }'; }
 # sidecar_recording [TARGET]: a sidecar of this test run (of TARGET's container id, if given) has
 # its perf events open, i.e. it is past attach and recording. The event a test waits for before
 # it starts a second profile or sends Ctrl-C, instead of a sleep.

@@ -25,11 +25,6 @@ T="timeout -k 10 120"
 D=6
 fx=$(fixture juc) || bail "fixture juc did not start"
 
-# sum of the values of the folded lines matching $2 in file $1
-sum() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s + 0 }' "$1"; }
-within() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b ? a / b : -1; exit !(r >= lo && r <= hi) }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : -1 }'; }
-
 L='java\.util\.concurrent\.locks\.'
 # (frames may carry their marks: _[i] inlined, _[int] interpreted; lines their count)
 juc_re="^juc-[0-2];.*JucFixture\.jucContend(_\[[a-z]+\])?;${L}ReentrantLock\.lock(_\[[a-z]+\])?;.*${L}AbstractQueuedSynchronizer\.acquire[^;]*;${L}ReentrantLock_\[l\]( [0-9]+)?\$"

@@ -22,10 +22,6 @@ D=8 # seconds recorded
 # What must be the same after a profile: the target's /tmp (but the JVM's own attach socket).
 tmp_of() { local hp; hp=$(target_pid "$1") || return 1; ls -A "/proc/$hp/root/tmp" | grep -v '^\.java_pid[0-9]*$' | sort; }
 
-# Sum of the counts of the folded lines matching a regex (awk), of all lines without one.
-sum() { awk -v re="${2:-.}" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s + 0 }' "$1"; }
-ratio_in() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b > 0 ? a / b : 0; exit !(r >= lo && r <= hi) }'; }
-
 profile_checks() { # LABEL IMAGE
     local label=$1 image=$2 fx out
     fx=$(FLAME_FIXTURE_IMAGE=$image fixture modes) || { nok "$label: fixture modes did not start"; return; }
@@ -47,8 +43,8 @@ profile_checks() { # LABEL IMAGE
     all=$(sum "$a")
     diag "$label: alloc: smallSite long[] $small B, largeSite byte[] $large B, all $all B"
     check "$label: alloc: long[] under smallSite : byte[] under largeSite = 3:1 +-10 % ($small / $large)" \
-        ratio_in "$small" "$large" 2.7 3.3
-    check "$label: alloc: the two sites are >= 90 % of the bytes" ratio_in "$((small + large))" "$all" 0.9 1.01
+        within "$small" "$large" 2.7 3.3
+    check "$label: alloc: the two sites are >= 90 % of the bytes" within "$((small + large))" "$all" 0.9 1.01
     like "$(grep -c '^alloc;' "$a")" '^[1-9]' "$label: alloc: stacks start at the thread (alloc)"
     like "$(grep -o 'allocations ([a-z]*)' "$out"/*.alloc.svg | head -1)" 'allocations \(bytes\)' "$label: alloc SVG: the title says bytes"
     like "$(grep -o '([0-9,]* bytes, [0-9.]*%)' "$out"/*.alloc.svg | head -1)" 'bytes' "$label: alloc SVG: tooltips in bytes"
@@ -63,10 +59,10 @@ profile_checks() { # LABEL IMAGE
     solo=$(grep -c 'Solo' "$l")
     diag "$label: lock: Monitor under contend $mon ns of $total ns; recorded $D s"
     check "$label: lock: the contended monitor's class under the waiting method has >= 90 % of the delay" \
-        ratio_in "$mon" "$total" 0.9 1.01
+        within "$mon" "$total" 0.9 1.01
     # two of the three threads wait at any time: ~2 x D s of delay (the agent runs about D s;
     # bounds wide enough for a loaded machine, where holders overrun their 2 ms)
-    check "$label: lock: total delay ~2 x $D s (1.2x .. 2.8x)" ratio_in "$total" "$((D * 1000000000))" 1.2 2.8
+    check "$label: lock: total delay ~2 x $D s (1.2x .. 2.8x)" within "$total" "$((D * 1000000000))" 1.2 2.8
     is "$solo" 0 "$label: lock: the uncontended monitor (ModesFixture\$Solo) is absent"
     like "$(grep -o 'lock contention ([a-z]*)' "$out"/*.lock.svg | head -1)" 'lock contention \(ns\)' "$label: lock SVG: the title says ns"
 

@@ -30,9 +30,6 @@ JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 # 524,320 B, 256 KiB ones 666,237 B; bytes / weight = the samples a site got.
 W_SMALL=524320 W_LARGE=666237
 
-# Sum of the counts of the folded lines matching a regex (awk).
-sum() { awk -v re="${2:-.}" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s + 0 }' "$1"; }
-ratio_in() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b > 0 ? a / b : 0; exit !(r >= lo && r <= hi) }'; }
 calc() { awk "BEGIN { printf \"%.4f\n\", $1 }"; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 # The burst is over: the alloc line and the three lock lines are in the fixture's log.
@@ -87,8 +84,8 @@ check_one() { # LABEL JDK IMAGE
         "ours: smallSite long[] $small B (~$nsm samples), largeSite byte[] $large B (~$nlg samples)," \
         "ratio $(calc "$small / ($large + 1)"), thread alloc $thread B = $(calc "$thread / $counter") x the counter"
     check "$label: alloc: enough samples that 3:1 +-10 % is >= 4 sigma of the sampling noise (sigma $sig)" le "$sig" 0.025
-    check "$label: alloc: long[] under smallSite : byte[] under largeSite = 3:1 +-10 %" ratio_in "$small" "$large" 2.7 3.3
-    check "$label: alloc: the thread's bytes within +-10 % of its own counter (ThreadMXBean)" ratio_in "$thread" "$counter" 0.9 1.1
+    check "$label: alloc: long[] under smallSite : byte[] under largeSite = 3:1 +-10 %" within "$small" "$large" 2.7 3.3
+    check "$label: alloc: the thread's bytes within +-10 % of its own counter (ThreadMXBean)" within "$thread" "$counter" 0.9 1.1
     "$jdk/bin/jfr" print --json --stack-depth 2 --events jdk.ObjectAllocationSample,jdk.JavaMonitorEnter "$out/r.jfr" >"$out/r.json" 2>"$out/jfr.err"
     python3 "$ROOT/tests/e2e/jfr-modes.py" "$a0" "$a1" <"$out/r.json" >"$out/jfr.alloc" 2>>"$out/jfr.err"
     local js jl
@@ -114,9 +111,9 @@ check_one() { # LABEL JDK IMAGE
     # the fixture's 100 holds a thread at least); at >= 50 waits one odd wait is ~2 % of the
     # total, well inside the 15 %
     check "$label: lock: JFR saw >= 50 waits on the monitor (${jn:-0})" test "${jn:-0}" -ge 50
-    check "$label: lock: the monitor's class under the waiting method has >= 90 % of the delay" ratio_in "$mon" "$total" 0.9 1.01
+    check "$label: lock: the monitor's class under the waiting method has >= 90 % of the delay" within "$mon" "$total" 0.9 1.01
     [ "$mon" = "$total" ] || diag "$label: lock: the rest: $(grep -v 'ModesFixture\.contend;ModesFixture\$Monitor_\[l\] [0-9]*$' "$l" | head -3)"
-    check "$label: lock: its delay within +-15 % of JFR's JavaMonitorEnter (threshold 0)" ratio_in "$mon" "${jmon:-0}" 0.85 1.15
+    check "$label: lock: its delay within +-15 % of JFR's JavaMonitorEnter (threshold 0)" within "$mon" "${jmon:-0}" 0.85 1.15
     is "$solo" 0 "$label: lock: the uncontended monitor (ModesFixture\$Solo) is absent"
     is "$(grep -c 'Solo' "$out/jfr.lock")" 0 "$label: lock: JFR did not see it either"
 }

@@ -25,9 +25,6 @@ T="timeout -k 10 150"
 iso() { date -u -d "@$(($1 / 1000)).$(printf %03d $(($1 % 1000)))" +%Y-%m-%dT%H:%M:%S.%3NZ; }
 windows() { docker flame ls --mode lock --store "$DB" 2>/dev/null | awk -v c="$fname" '$1 == c { print $(NF - 3) }'; }
 has_windows() { [ "$(windows)" -ge "$1" ] 2>/dev/null; }
-sum() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s + 0 }' "$1"; }
-within() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b ? a / b : -1; exit !(r >= lo && r <= hi) }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : -1 }'; }
 
 L='java\.util\.concurrent\.locks\.'
 juc_re="^juc-[0-2];.*JucFixture\.jucContend(_\[[a-z]+\])?;${L}ReentrantLock\.lock(_\[[a-z]+\])?;.*${L}AbstractQueuedSynchronizer\.acquire[^;]*;${L}ReentrantLock_\[l\]( [0-9]+)?\$"

@@ -21,14 +21,12 @@ iso() { date -u -d "@$(($1 / 1000)).$(printf %03d $(($1 % 1000)))" +%Y-%m-%dT%H:
 windows() { docker flame ls --mode "$1" --store "$DB" 2>/dev/null | awk -v c="$fname" '$1 == c { print $(NF - 3) }'; }
 has_windows() { [ "$(windows wall)" -ge "$1" ] 2>/dev/null; }
 sum() { grep -E -- "$2" "$1" | awk '{ s += $NF } END { printf "%.0f\n", s + 0 }'; }
-within() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = b ? a / b : -1; exit !(r >= lo && r <= hi) }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : -1 }'; }
 T="timeout -k 10 150"
 
 # --- refusals, before anything runs ---
 out=$($T docker flame record --mode cpu,wall "$fx" --store "$DB" 2>&1); rc=$?
 is "$rc" 2 "record --mode cpu,wall: usage error"
-like "$out" 'one of cpu, wall, offcpu, alloc and lock per recording' "says why"
+like "$out" 'one of cpu, wall and offcpu per recording' "says why"
 
 # --- a recording of wall windows, a mark between two ranges ---
 t0=$(now_ms)

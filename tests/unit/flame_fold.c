@@ -200,6 +200,33 @@ int main(void)
           "state tags: [running]/[runnable]/[sleeping] leaves, tags out of the weights");
     check(tagged, &per, "w;f 12003\nw;g;f 8003\n", "no state tags: periods as they are");
 
+    /* 5c. several modes from one wall recording: each folder keeps its states' samples */
+    fold_opts oncpu = ours; /* cpu: the [running] samples, one each */
+    oncpu.state_mask = 1u << FOLD_STATE_RUNNING;
+    fold_stats mst;
+    char *mgot = fold_str(tagged, &oncpu, &mst);
+    is_str(mgot, "w;f 1\n", "state mask, cpu: the on-CPU sample alone, counted once, no tag");
+    is_int(mst.samples, 1, "... one sample folded");
+    is_int(mst.other_state, 3, "... the others skipped, counted");
+    free(mgot);
+    fold_opts offcpu = per; /* offcpu: the others, their periods without the tag */
+    offcpu.state_mask = 1u << FOLD_STATE_RUNNABLE | 1u << FOLD_STATE_SLEEPING;
+    check(tagged, &offcpu, "w;f 4000\nw;g;f 8000\n",
+          "state mask, offcpu: runnable and sleeping, tags out of the weights, no tag leaf");
+    fold_opts walltoo = offcpu;
+    walltoo.state_tags = true;
+    check(tagged, &walltoo, "w;f;[runnable] 4000\nw;g;f;[sleeping] 8000\n",
+          "state mask with state tags: the kept samples' leaves");
+    fold_opts untagged = per;
+    untagged.state_mask = 1u << 0;
+    check(tagged, &untagged, "w;f 7000\n", "state mask of 0: the untagged sample");
+    fold_opts cmask = compat;
+    cmask.state_mask = 1u << FOLD_STATE_RUNNING;
+    char *cm = fold_str(tagged, &cmask, NULL), *cn = fold_str(tagged, &compat, NULL);
+    is_str(cm, cn, "compat ignores the state mask");
+    free(cm);
+    free(cn);
+
     /* 6. Control bytes never reach the output; ';' in a comm is not a separator. */
     check("a;b 1 1.1: 1 cpu-clock: \n\t1 f\x01g\tx\x7f (/x)\n\n", &ours, "a:b;f?g?x? 1\n",
           "control bytes replaced, ';' in comm replaced");

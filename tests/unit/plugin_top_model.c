@@ -75,11 +75,26 @@ int main(void)
     top_model_init(&w, 2, false);
     feed(&w, "T {\"window\":0,\"ms\":2000}");
     ok(feed(&w, "M wall 0 sleeper;A.sleepy;Thread.sleep 1600000000") == 1 &&
-           feed(&w, "M wall 0 sleeper;A.sleepy 400000000") == 1 && w.cur.stacks == 2 && w.cur.p &&
-           profile_total(w.cur.p) == 2e9,
+           feed(&w, "M wall 0 sleeper;A.sleepy 400000000") == 1 && w.cur.stacks == 2 &&
+           w.cur.p[CT_MODE_WALL] && profile_total(w.cur.p[CT_MODE_WALL]) == 2e9,
        "M lines go into the window, their value in its unit (ns)");
     ok(feed(&w, "M wall") == 1 && feed(&w, "M wall 0") == 1 && w.cur.stacks == 2,
        "malformed M lines are dropped");
+    ok(feed(&w, "M heap 0 a;b 5") == 1 && feed(&w, "M cpu 0 a;b 5") == 1 && w.cur.stacks == 2,
+       "M lines of an unknown mode (or cpu, which is F lines) are dropped");
     top_model_free(&w);
+
+    /* a window of record --mode cpu,alloc: F lines and alloc M lines, a profile each */
+    top_model ca;
+    top_model_init(&ca, 2, false);
+    feed(&ca, "T {\"window\":0,\"ms\":1000}");
+    feed(&ca, "F main;A.run 7");
+    feed(&ca, "M alloc 3 main;A.run;long[]_[a] 1048576");
+    feed(&ca, "M alloc 1 main;A.run;byte[]_[a] 524288");
+    ok(ca.cur.p[CT_MODE_CPU] && profile_total(ca.cur.p[CT_MODE_CPU]) == 7 &&
+           ca.cur.p[CT_MODE_ALLOC] && profile_total(ca.cur.p[CT_MODE_ALLOC]) == 1572864 &&
+           !ca.cur.p[CT_MODE_LOCK],
+       "cpu,alloc: the F lines are cpu's profile (samples), the M lines alloc's (bytes)");
+    top_model_free(&ca);
     return tap_done();
 }

@@ -3,17 +3,18 @@
  * shared program array would silence that tracepoint for every other perf user on the host).
  *   prev (current, going off CPU): when it is the target's (its active PID namespace is exactly
  *        the target's, its tgid not one of ours) and its switch-out ends this CPU's sampling gap
- *        (each switch-out sampled with the probability the recorder steers), a sample is written to
- * this CPU's bpf-output event: that event takes the user registers, callchain and stack copy of
- * current, so the recorder walks and names it like a cpu-clock sample; the task is stamped (time,
- * sequence number). next (coming back): a stamped task's time off CPU goes into the done table,
- * under its sequence number, where the recorder finds it and gives the sample its weight. Sampling
- * at switch-out keeps the cost of the target's switches bounded by the rate the recorder steers (a
- * stack copy per sample); the weight divided by the probability keeps the totals. For a task not of
- * the target the program does a table lookup and a namespace test: it runs on EVERY context switch
- * of the host. No BTF, no CO-RE: only "current", helpers and maps (this project's CI kernel has
- * neither kprobes nor BPF trampolines, so neither finish_task_switch hook of other tools works
- * there). The task_struct pointers are only keys, never read. */
+ *        of its kind (to sleep, preempted: each kind sampled with the probability the recorder
+ *        steers for it), a sample is written to this CPU's bpf-output event: that event takes
+ * the user registers, callchain and stack copy of current, so the recorder walks and names it like
+ * a cpu-clock sample; the task is stamped (time, sequence number). next (coming back): a stamped
+ * task's time off CPU goes into the done table, under its sequence number, where the recorder finds
+ * it and gives the sample its weight. Sampling at switch-out keeps the cost of the target's
+ * switches bounded by the rate the recorder steers (a stack copy per sample); the weight divided by
+ * the probability keeps the totals. For a task not of the target the program does a table lookup
+ * and a namespace test: it runs on EVERY context switch of the host. No BTF, no CO-RE: only
+ * "current", helpers and maps (this project's CI kernel has neither kprobes nor BPF trampolines, so
+ * neither finish_task_switch hook of other tools works there). The task_struct pointers are only
+ * keys, never read. */
 #include <linux/bpf.h>
 #include <linux/types.h>
 
@@ -85,9 +86,10 @@ struct cpu_state {
     __u64 task[VCACHE];
     __u64 pt[VCACHE];
     __u8 yes[VCACHE];
-    __u64 thr;   /* the threshold the gap was drawn with */
-    __u64 left;  /* switch-outs until the sampled one, that one included (0: draw) */
-    __u64 drawn; /* `left` when set: drawn - left of the gap are not counted yet */
+    /* one gap per kind of switch-out (OFFCPU_SLEPT, OFFCPU_PREEMPTED): */
+    __u64 thr[OFFCPU_KINDS];   /* the threshold the gap was drawn with */
+    __u64 left[OFFCPU_KINDS];  /* switch-outs until the sampled one, that one included (0: draw) */
+    __u64 drawn[OFFCPU_KINDS]; /* `left` when set: drawn - left of the gap are not counted yet */
 };
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -127,11 +129,11 @@ static __always_inline int target_task(struct cpu_state *cs, __u64 task)
     return yes;
 }
 
-static __always_inline __u64 draw(const struct offcpu_cpu *c, __u64 thr)
+static __always_inline __u64 draw(const struct offcpu_cpu *c, __u32 k, __u64 thr)
 {
     if (thr >= OFFCPU_ALWAYS)
         return 1;
-    return offcpu_gap(bpf_get_prandom_u32(), c->kfix, cfg.log2tab);
+    return offcpu_gap(bpf_get_prandom_u32(), c->kfix[k], cfg.log2tab);
 }
 
 SEC("raw_tracepoint/sched_switch")
@@ -166,39 +168,40 @@ int offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
     struct offcpu_cpu *c = bpf_map_lookup_elem(&percpu_slots, &cpu);
     if (!c)
         return 0;
-    __u64 threshold = c->threshold;
-    if (threshold == cs->thr && cs->left > 1) { /* the common path: not this one */
-        cs->left--;
+    /* preempted, or its state still TASK_RUNNING (it yielded): it waits for a CPU, not for
+     * an event. args[3] (prev_state) exists since Linux 5.18; reading it on an older kernel
+     * makes the attach fail (the context's size is checked there), never a wrong value. */
+    __u32 k = (ctx->args[0] || !(__u32)ctx->args[3]) ? OFFCPU_PREEMPTED : OFFCPU_SLEPT;
+    __u64 threshold = c->threshold[k];
+    if (threshold == cs->thr[k] && cs->left[k] > 1) { /* the common path: not this one */
+        cs->left[k]--;
         return 0;
     }
-    c->switchouts += cs->drawn - cs->left + 1; /* the gap's, this one included */
-    if (threshold != cs->thr || !cs->left) {
+    c->switchouts[k] += cs->drawn[k] - cs->left[k] + 1; /* the gap's, this one included */
+    if (threshold != cs->thr[k] || !cs->left[k]) {
         /* a new probability (or the first switch-out, or paused): a gap drawn afresh from
          * this switch-out on (memoryless: see offcpu_gap) */
-        cs->thr = threshold;
-        cs->left = cs->drawn = 0;
+        cs->thr[k] = threshold;
+        cs->left[k] = cs->drawn[k] = 0;
         if (!threshold)
             return 0;
-        __u64 g = draw(c, threshold);
+        __u64 g = draw(c, k, threshold);
         if (g > 1) {
-            cs->left = cs->drawn = g - 1;
+            cs->left[k] = cs->drawn[k] = g - 1;
             return 0;
         }
     }
     /* this one is sampled; the gap to the next */
-    cs->left = cs->drawn = draw(c, threshold);
+    cs->left[k] = cs->drawn[k] = draw(c, k, threshold);
     struct offcpu_cpu *c0 = bpf_map_lookup_elem(&percpu_slots, &zero);
     if (!c0)
         return 0;
-    /* preempted, or its state still TASK_RUNNING (it yielded): it waits for a CPU, not for
-     * an event. args[3] (prev_state) exists since Linux 5.18; reading it on an older kernel
-     * makes the attach fail (the context's size is checked there), never a wrong value. */
     struct offcpu_raw r = {.seq = __sync_fetch_and_add(&c0->seq, 1) + 1,
                            .threshold = threshold,
                            .ts = bpf_ktime_get_ns(),
-                           .runnable = ctx->args[0] || !(__u32)ctx->args[3]};
+                           .runnable = k == OFFCPU_PREEMPTED};
     if (bpf_perf_event_output(ctx, &out, BPF_F_CURRENT_CPU, &r, sizeof r)) {
-        c->lost++;
+        c->lost[k]++;
         return 0;
     }
     /* Stamped already: a switch-in we did not see (measured here: a few per thousand, the
@@ -220,7 +223,7 @@ int offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
         else
             __sync_fetch_and_add(&bl->n[hash(prev, 10) & (BLOOM - 1)], 1);
     }
-    c->sampled++;
+    c->sampled[k]++;
     return 0;
 }
 

@@ -24,24 +24,40 @@ struct offcpu_cfg {
     __u32 log2tab[OFFCPU_LOG2_TAB + 1]; /* round(log2(1 + i/64) * 2^20): offcpu_gap's table */
 };
 
-/* One per CPU (64 bytes: no false sharing), written by that CPU's program, but `threshold` and
- * `kfix`, which the recorder sets: each switch-out of the target is sampled with probability
- * p = threshold / 2^32 (0: none, paused), drawn as geometric gaps (offcpu_gap). */
+/* The two kinds of switch-out, each sampled with its own probability: a task that goes to sleep
+ * (waits for an event: a lock, I/O, a timer) and one preempted (still runnable). A loaded machine
+ * preempts busy threads thousands of times a second; one probability for both would sample the
+ * few long sleeps of a waiting thread as rarely as those, and its time would come out with the
+ * noise of a handful of samples. Each kind steered to its own rate keeps the sleeps' probability
+ * where their own number puts it. */
+#define OFFCPU_SLEPT 0
+#define OFFCPU_PREEMPTED 1
+#define OFFCPU_KINDS 2
+
+/* One per CPU (128 bytes: no false sharing), written by that CPU's program, but `threshold` and
+ * `kfix`, which the recorder sets: each switch-out of the target of kind k is sampled with
+ * probability p = threshold[k] / 2^32 (0: none, paused), drawn as geometric gaps (offcpu_gap). */
 struct offcpu_cpu {
-    __u64 threshold;
-    __u64 switchouts; /* the target's switch-outs seen (those of a gap in progress: at its end) */
-    __u64 sampled;    /* ... of which sampled (a stack written, a stamp kept) */
-    __u64 lost;       /* samples the bpf-output event refused (disabled, ring full) */
-    __u64 no_start;   /* stamps the table refused */
-    __u64 finished;   /* sampled intervals ended (switched in) */
-    __u64 seq;        /* CPU 0's slot only: the last sequence number given */
-    __u64 kfix;       /* 2^14 / -log2(1 - p), for offcpu_gap (written before threshold) */
+    __u64 threshold[OFFCPU_KINDS];
+    /* 2^14 / -log2(1 - p), for offcpu_gap (written before threshold) */
+    __u64 kfix[OFFCPU_KINDS];
+    /* the target's switch-outs seen (those of a gap in progress: at its end) */
+    __u64 switchouts[OFFCPU_KINDS];
+    /* ... of which sampled (a stack written, a stamp kept) */
+    __u64 sampled[OFFCPU_KINDS];
+    /* ... and refused by the bpf-output event (disabled, ring full) */
+    __u64 lost[OFFCPU_KINDS];
+    __u64 no_start; /* stamps the table refused */
+    __u64 finished; /* sampled intervals ended (switched in) */
+    __u64 seq;      /* CPU 0's slot only: the last sequence number given */
+    __u64 pad[3];
 };
+_Static_assert(sizeof(struct offcpu_cpu) == 128, "one slot: two cache lines of its own");
 
 /* The RAW part of each sample (written at switch-out, the task's stack with it). */
 struct offcpu_raw {
     __u64 seq;       /* pairs it with its done entry */
-    __u64 threshold; /* it was sampled with probability threshold / 2^32 */
+    __u64 threshold; /* it was sampled with probability threshold / 2^32 (its kind's) */
     __u64 ts;        /* bpf_ktime_get_ns() at switch-out (CLOCK_MONOTONIC) */
     __u64 runnable;  /* 1: preempted (still runnable, waiting for a CPU); 0: it slept/blocked */
 };

@@ -19,6 +19,7 @@ typedef struct ch {
     long timeout_s;   /* of a whole request: CH_READ_TIMEOUT_S, CH_PUT_TIMEOUT_S in a put */
     bool ready;       /* database and tables checked */
     bool distributed; /* windows is a Distributed table */
+    bool prewhere;    /* windows is of the MergeTree family: PREWHERE works */
     bool has_type;    /* windows has its type column (a version 3 store read as it is has not) */
     bool rollups;     /* the store has its rollups table (docs/STORE.md, "Hour rollups") */
     /* this handle's run (clickhouse_put.c; 0 = none yet): its key, its dictionary of stacks

@@ -10,16 +10,17 @@
 #include "store/chtext.h"
 #include "store/clickhouse_impl.h"
 
-void ch_where(FILE *f, const store_query *q, bool has_type)
+/* q's conditions after kw (" WHERE ", " PREWHERE ") */
+static void where_as(FILE *f, const char *kw, const store_query *q, bool has_type)
 {
     /* the hour (the first column of the sort key) bounds what the server reads: a short range
      * reads its hours, not its day partition */
     int64_t from = q->since_ms - STORE_MAX_WINDOW_MS, to = q->until_ms;
     fprintf(f,
-            " WHERE intDiv(start_ms, 3600000) >= %lld AND intDiv(start_ms, 3600000) <= %lld"
+            "%sintDiv(start_ms, 3600000) >= %lld AND intDiv(start_ms, 3600000) <= %lld"
             " AND start_ms < %lld AND start_ms > %lld AND end_ms > %lld",
-            (long long)(from / 3600000), (long long)(to / 3600000), (long long)to, (long long)from,
-            (long long)q->since_ms);
+            kw, (long long)(from / 3600000), (long long)(to / 3600000), (long long)to,
+            (long long)from, (long long)q->since_ms);
     if (q->container) {
         fputs(" AND (container_name = ", f);
         ch_sql_str(f, q->container);
@@ -43,6 +44,11 @@ void ch_where(FILE *f, const store_query *q, bool has_type)
     } else if (q->type && strcmp(q->type, "cpu")) {
         fputs(" AND 0", f);
     }
+}
+
+void ch_where(FILE *f, const store_query *q, bool has_type)
+{
+    where_as(f, " WHERE ", q, has_type);
 }
 
 void ch_windows(FILE *f, const char *cols, const store_query *q, bool has_type)
@@ -156,12 +162,54 @@ static bool use_rollups(store *s, const store_query *q, int64_t *h0, int64_t *h1
     return *h0 < *h1;
 }
 
-#define PAIRS_HEAD                                                                                 \
-    "SELECT run, toUInt32(lo + 256 * hi) AS id, sum(clo + 256 * toUInt64(chi)) AS c FROM (SELECT"  \
-    " run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS ihi, counts, counts_hi FROM "
+/* The runs of q's windows, numbered by their place in a sorted array (the same each time); a 0
+ * at the end: transform refuses an empty array (a range with no windows) */
+static void runs_of(FILE *f, store *s, const store_query *one)
+{
+    fputs("(SELECT arrayPushBack(arraySort(groupUniqArray(run)), toUInt64(0)) FROM windows", f);
+    ch_where(f, one, ch_of(s)->has_type);
+    fputc(')', f);
+}
+
+/* The pairs summed per (run, id), grouped by one UInt64 made of the run's number in q's runs
+ * (high half) and the id (low half): exact, and 3-5 times less of the server's CPU than
+ * GROUP BY run, id (two keys) on a day of 10 containers. Every run summed is one of q's
+ * windows' (a rollup is used only when its windows are q's). */
+static void pairs_head(FILE *f, store *s, const store_query *one)
+{
+    fputs("SELECT ", f);
+    runs_of(f, s, one);
+    fputs("[intDiv(k, 4294967296) + 1] AS run, toUInt32(k % 4294967296) AS id, sum(c) AS n FROM"
+          " (SELECT bitOr(bitShiftLeft(transform(run, ",
+          f);
+    runs_of(f, s, one);
+    fputs(", range(length(", f);
+    runs_of(f, s, one);
+    fputs(")), toUInt64(4294967295)), 32), toUInt64(toUInt32(lo + 256 * hi))) AS k,"
+          " clo + 256 * toUInt64(chi) AS c FROM (SELECT run, arrayCumSum(ids) AS ilo,"
+          " arrayCumSum(ids_hi) AS ihi, counts, counts_hi FROM ",
+          f);
+}
+
 #define PAIRS_TAIL                                                                                 \
-    ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi GROUP BY run, id"          \
+    ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi) GROUP BY k"               \
     " FORMAT TabSeparated"
+
+/* The pairs of q's windows (each once) */
+static int windows_pairs(store *s, const store_query *q, ch_buf *out, flame_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    store_query one = *q;
+    one.type = store_type_of(q->type);
+    pairs_head(f, s, &one);
+    ch_windows(f, "run, ids, ids_hi, counts, counts_hi", &one, ch_of(s)->has_type);
+    fputs(PAIRS_TAIL, f);
+    return ch_post_file(s, f, &text, out, err);
+}
 
 /* The pairs of q summed per (run, id): the valid rollups of [h0, h1) and the windows no valid
  * rollup holds (the range's edges, hours not rolled up, rollups made stale by a late window or
@@ -176,8 +224,11 @@ static int rolled_pairs(store *s, const store_query *q, int64_t h0, int64_t h1, 
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     store_query one = *q;
     one.type = store_type_of(q->type);
-    fputs(PAIRS_HEAD "(SELECT run, ids, ids_hi, counts, counts_hi FROM windows", f);
-    ch_where(f, &one, true);
+    /* PREWHERE: the server reads the arrays of the windows no valid rollup holds only (without
+     * it, all of the range's: 590 MB for a day of 10 containers, to keep none of them) */
+    pairs_head(f, s, &one);
+    fputs("(SELECT run, ids, ids_hi, counts, counts_hi FROM windows", f);
+    where_as(f, ch_of(s)->prewhere ? " PREWHERE " : " WHERE ", &one, true);
     fputs(" AND (host, container_id, jvm_pid, type, run, " CH_HOUR ") NOT IN (", f);
     valid_rollups(f, CH_ROLLUP_KEY, &one, h0, h1);
     fputs(") LIMIT 1 BY " CH_UID_KEY ") UNION ALL SELECT run, arrayCumSum(ids) AS ilo,"
@@ -211,8 +262,7 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
     if (rc >= 0 && use_rollups(s, q, &h0, &h1))
         rc = rolled_pairs(s, q, h0, h1, &b, err);
     else if (rc >= 0)
-        rc = ch_select(s, q, false, PAIRS_HEAD, "run, ids, ids_hi, counts, counts_hi", PAIRS_TAIL,
-                       &b, err);
+        rc = windows_pairs(s, q, &b, err);
     ch_sum *sums = NULL;
     size_t n = 0, cap = 0;
     for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 3)) == 1;) {

@@ -88,7 +88,7 @@ static int set_version(store *s, int version, flame_err *err)
 /* The tables of the database (name -> engine), as a list of the names we look at. */
 typedef struct ch_tables {
     bool have[CH_TABLES];
-    bool distributed, stacks, stack_ids, stacks_v2, stack_ids_v2, samples_v1, rollups;
+    bool distributed, prewhere, stacks, stack_ids, stacks_v2, stack_ids_v2, samples_v1, rollups;
     char samples_engine[64]; /* "" = no samples table (schema 1's) */
 } ch_tables;
 
@@ -116,8 +116,10 @@ static int list_tables(store *s, ch_tables *t, flame_err *err)
         for (int i = 0; i < CH_TABLES; i++)
             if (!strcmp(f[0], tables[i][0])) {
                 t->have[i] = true;
-                if (i == T_WINDOWS)
+                if (i == T_WINDOWS) {
                     t->distributed = !strcmp(f[1], "Distributed");
+                    t->prewhere = l[1] >= 9 && !strcmp(f[1] + l[1] - 9, "MergeTree");
+                }
             }
         t->stacks |= !strcmp(f[0], "stacks");
         t->stack_ids |= !strcmp(f[0], "stack_ids");
@@ -378,6 +380,7 @@ int ch_ready(store *s, flame_err *err)
     if (rc < 0 || list_tables(s, &t, err) < 0)
         return -1;
     c->distributed = t.distributed;
+    c->prewhere = t.prewhere;
     /* the version first: a newer store is refused before anything is made in it */
     int64_t version = CH_SCHEMA_VERSION;
     if (t.have[T_META] && read_version(s, &version, err) < 0)

@@ -51,6 +51,7 @@ FIXTURES = {"pingpong": ["PingPong", "2"], "cpubound": ["CpuBound", "2"],
 
 
 # --modes values that are profile modes (`docker flame --mode X`), not cpu sampling ways
+# (alloc-fixed: --mode alloc at the fixed 512 KiB interval, without the rate cap)
 PROFILE_MODES = ("alloc", "lock", "wall", "offcpu")
 
 
@@ -159,7 +160,9 @@ def record_window(fx, mode, window_s, freq, out_dir, tag):
     folded = os.path.join(out_dir, "%s.folded" % tag)
     # thread / cpu: how cpu samples are taken (per thread or per CPU); a profile mode: that mode
     # alone, as a user runs it (`--mode alloc` records the agent's table, no cpu samples)
-    how = ["--mode", mode] if mode in PROFILE_MODES else ["--sampling", mode]
+    how = (["--mode", mode] if mode in PROFILE_MODES else
+           ["--mode", "alloc", "--alloc-interval", "524288"] if mode == "alloc-fixed" else
+           ["--sampling", mode])
     cmd = ["docker", "flame", *how, "-F", str(freq), "-d", "%ds" % window_s,
            "--format", "folded", "-o", folded, fx.id]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -184,7 +187,7 @@ def record_window(fx, mode, window_s, freq, out_dir, tag):
     p.wait()
     # `--mode lock` of a JVM where nothing waits writes nothing (exit 1): what it cost is a figure
     # all the same
-    empty = mode in PROFILE_MODES and "nothing recorded" in last
+    empty = mode != "thread" and mode != "cpu" and "nothing recorded" in last
     if (p.returncode != 0 and not empty) or t0 is None:
         sys.exit("bench: docker flame %s failed (exit %d): %s" % (" ".join(how), p.returncode,
                                                                     last))
@@ -327,7 +330,8 @@ def main():
     ap.add_argument("--fixtures", default="pingpong,cpubound,fidelity")
     ap.add_argument("--modes", default="thread,cpu",
                     help="thread,cpu,perf-p,perf-p-nobuf,record (record: docker flame record),"
-                    " alloc,lock,wall,offcpu (docker flame --mode X)")
+                    " alloc,lock,wall,offcpu (docker flame --mode X), alloc-fixed (--mode alloc"
+                    " --alloc-interval 524288: no rate cap)")
     ap.add_argument("--warm", type=int, default=15, help="seconds of warm-up")
     a = ap.parse_args()
     if os.environ.get("FLAME_ENGINE_DIR") and not os.environ.get("DOCKER_HOST"):

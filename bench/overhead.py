@@ -30,7 +30,9 @@ distance (total variation) between the modes against the one between two recordi
 Needs: a Docker engine (DOCKER_HOST, or FLAME_ENGINE_DIR as for tests/run), build/ (make), javac.
 """
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -337,6 +339,8 @@ def main():
     if os.environ.get("FLAME_ENGINE_DIR") and not os.environ.get("DOCKER_HOST"):
         os.environ["DOCKER_HOST"] = sh(os.path.join(ROOT, "scripts/engine.sh"), "host")
     tmp = tempfile.mkdtemp(prefix="flame-bench-overhead.")
+    # removed on every way out (a failed recording's sys.exit, Ctrl-C), not only at the end
+    atexit.register(shutil.rmtree, tmp, True)
     cfg = os.path.join(tmp, "docker-config", "cli-plugins")
     os.makedirs(cfg)
     os.symlink(os.path.join(BUILD, "docker-flame"), os.path.join(cfg, "docker-flame"))
@@ -405,7 +409,6 @@ def main():
                        statistics.mean(c), statistics.mean(pc)))
         finally:
             fx.stop()
-    subprocess.run(["rm", "-rf", tmp])
 
 
 if __name__ == "__main__":

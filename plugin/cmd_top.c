@@ -116,7 +116,9 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
         return args_error(&cmd_top_grammar, err,
                           "--summary-json: give a file (standard output is top's view)");
     /* One profile type per view (its unit per second: samples, bytes, ns): the sidecar sends a
-     * window's stacks of that type, as it does for record (docs/TOP.md). */
+     * window's stacks of that type, as it does for record. Two types would mean two tables in
+     * two units on one screen, and --record one file of one unit: refused, and `record` stores
+     * several (docs/TOP.md "Modes"). */
     unsigned modes = CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) |
                      CT_MODE_BIT(CT_MODE_OFFCPU) | CT_MODE_BIT(CT_MODE_ALLOC) |
                      CT_MODE_BIT(CT_MODE_LOCK);
@@ -125,7 +127,8 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (__builtin_popcount(ct_modes_of(&a->rec)) > 1)
         return args_error(&cmd_top_grammar, err,
                           "--mode: top shows one of cpu, wall, offcpu, alloc and lock at a time "
-                          "(wall is on CPU + off CPU already): give one, or run two");
+                          "(wall is on CPU + off CPU already): give one, run two, or store "
+                          "several with docker flame record --mode");
     if (a->rec.kernel && a->rec.sampling == CT_SAMPLING_THREAD)
         return args_error(&cmd_top_grammar, err,
                           "--kernel needs per-CPU sampling: drop --sampling thread");

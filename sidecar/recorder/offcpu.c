@@ -45,6 +45,8 @@ struct sc_offcpu {
     int64_t steer_ms;                /* the last steering (or the start) */
     int64_t steer_wait;              /* ms from there to the next */
     uint64_t steer_switchouts[OFFCPU_KINDS];
+    int64_t kind_ms[OFFCPU_KINDS]; /* each kind's last steering (or the start) */
+    bool counted[OFFCPU_KINDS];    /* its p since the start came from the first count */
     uint64_t end_ns; /* when sampling paused (CLOCK_MONOTONIC; 0: not yet): the window's end */
     sc_offcpu_pend pend;
 };
@@ -364,6 +366,8 @@ void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms)
         if (oc->calib_ns && now > oc->calib_ns)
             t = sc_offcpu_first_threshold(switchouts(oc, k) - oc->calib_sw[k], now - oc->calib_ns,
                                           oc->rate[k]);
+        oc->counted[k] = t < OFFCPU_ALWAYS;
+        oc->kind_ms[k] = now_ms;
         uint64_t kf = sc_offcpu_kfix(t);
         for (int c = 0; c < oc->ncpu; c++) {
             struct offcpu_cpu *s = &oc->slots[c];
@@ -398,9 +402,15 @@ void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms)
         return;
     /* each kind of switch-out (bpf/offcpu.h OFFCPU_SLEPT, OFFCPU_PREEMPTED) to the rate */
     for (int k = 0; k < OFFCPU_KINDS; k++) {
+        /* A p from the first count is not steered after 10 ms: its gaps (1/p switch-outs, their
+         * count added when they end) have mostly not ended yet, so 10 ms would count ~none and
+         * set p = 1 for the next 250 ms. */
+        if (oc->counted[k] && now_ms - oc->kind_ms[k] < STEER_MS)
+            continue;
+        oc->counted[k] = false;
         uint64_t sw = switchouts(oc, k);
         uint64_t t =
-            sc_offcpu_threshold(sw - oc->steer_switchouts[k], now_ms - oc->steer_ms, oc->rate[k]);
+            sc_offcpu_threshold(sw - oc->steer_switchouts[k], now_ms - oc->kind_ms[k], oc->rate[k]);
         uint64_t kf = sc_offcpu_kfix(t);
         for (int c = 0; c < oc->ncpu; c++) {
             /* kfix first: a program that sees the new threshold draws with its kfix (one that
@@ -409,6 +419,7 @@ void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms)
             __atomic_store_n(&oc->slots[c].threshold[k], t, __ATOMIC_RELEASE);
         }
         oc->steer_switchouts[k] = sw;
+        oc->kind_ms[k] = now_ms;
     }
     oc->steer_ms = now_ms;
     oc->steer_wait = STEER_MS;

@@ -8,8 +8,8 @@
  * host's context switches per second (/proc/stat ctxt), the programs' runs and ns per run, and
  * the recorder's counters. out.data (pipe-format perf.data) is for `perf script -F ...,period`.
  * OFFCPU_NO_STATS=1: without the statistics (which cost ~55 ns a run here themselves), for A/B
- * windows of a fixture's own work rate. OFFCPU_RATE=N: the sampling rate (default 1000/s; 1 leaves
- * the per-switch path alone). */
+ * windows of a fixture's own work rate. OFFCPU_RATE=N: the sampling rate of sleeps (default 250/s,
+ * preemptions a fifth of it; 1 leaves the per-switch path alone). */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +91,9 @@ int main(int argc, char **argv)
     printf("switches/s %.0f  program: runs %llu ns/run %.1f  = %.3f %% of one CPU\n",
            (double)(c1 - c0) / dt, (unsigned long long)s.runs,
            s.runs ? (double)s.run_ns / (double)s.runs : 0.0, (double)s.run_ns / (dt * 1e9) * 100.0);
+    printf("kinds: slept=%llu/%llu preempted=%llu/%llu (switch-outs/sampled)\n",
+           (unsigned long long)s.kind_switchouts[0], (unsigned long long)s.kind_sampled[0],
+           (unsigned long long)s.kind_switchouts[1], (unsigned long long)s.kind_sampled[1]);
     printf("target: switch-outs %llu sampled %llu lost %llu no_start %llu finished %llu "
            "p %.4f; written %llu (at end %llu) short %llu stale %llu full %llu, %.3f s off CPU; "
            "samples kept %llu dropped %llu\n",

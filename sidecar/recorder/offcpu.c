@@ -38,11 +38,15 @@ struct sc_offcpu {
     size_t slots_len;
     uint64_t *done; /* mapped done table */
     size_t done_len;
-    int ncpu; /* slots */
-    unsigned rate;
-    int64_t steer_ms;   /* the last steering (or the start) */
-    int64_t steer_wait; /* ms from there to the next */
+    int ncpu;                        /* slots */
+    unsigned rate[OFFCPU_KINDS];     /* by kind: to sleep, preempted */
+    uint64_t calib_ns;               /* switch-outs counted unsampled since (attach or pause) ... */
+    uint64_t calib_sw[OFFCPU_KINDS]; /* ... from these sums on (sc_offcpu_start's first p) */
+    int64_t steer_ms;                /* the last steering (or the start) */
+    int64_t steer_wait;              /* ms from there to the next */
     uint64_t steer_switchouts[OFFCPU_KINDS];
+    int64_t kind_ms[OFFCPU_KINDS]; /* each kind's last steering (or the start) */
+    bool counted[OFFCPU_KINDS];    /* its p since the start came from the first count */
     uint64_t end_ns; /* when sampling paused (CLOCK_MONOTONIC; 0: not yet): the window's end */
     sc_offcpu_pend pend;
 };
@@ -88,6 +92,14 @@ uint64_t sc_offcpu_threshold(uint64_t switchouts, int64_t ms, unsigned rate)
         return OFFCPU_ALWAYS;
     double t = (double)rate / per_sec * (double)OFFCPU_ALWAYS;
     return t < OFFCPU_MIN_THRESHOLD ? OFFCPU_MIN_THRESHOLD : (uint64_t)t;
+}
+
+uint64_t sc_offcpu_first_threshold(uint64_t switchouts, uint64_t ns, unsigned rate)
+{
+    if (switchouts < SC_OFFCPU_CALIB_MIN || ns < 1000000)
+        return OFFCPU_ALWAYS; /* too few to tell: every one until the first steering (10 ms) */
+    /* in microseconds: a calibration of 2 ms must not round to 1 or 3 */
+    return sc_offcpu_threshold(switchouts * 1000, (int64_t)(ns / 1000), rate);
 }
 
 uint64_t sc_offcpu_kfix(uint64_t threshold)
@@ -229,7 +241,9 @@ int sc_offcpu_load(sc_offcpu **out, const sc_offcpu_opts *o, flame_err *err)
     if (!oc)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     oc->prog_fd = oc->raw_fd = oc->out_map_fd = -1;
-    oc->rate = o->rate ? o->rate : SC_OFFCPU_RATE;
+    oc->rate[OFFCPU_SLEPT] = o->rate ? o->rate : SC_OFFCPU_RATE;
+    oc->rate[OFFCPU_PREEMPTED] =
+        o->rate ? (o->rate / 5 ? o->rate / 5 : 1) : SC_OFFCPU_RATE_PREEMPTED;
     oc->pend.min_ns = o->min_ns;
     oc->pend.tags = o->tags;
     libbpf_set_print(quiet_print);
@@ -304,7 +318,29 @@ int sc_offcpu_attach(sc_offcpu *oc, flame_err *err)
     if (oc->raw_fd < 0)
         return flame_fail_errno(err, FLAME_EXIT_PERF, errno,
                                 "off-CPU: attach to the sched_switch raw tracepoint");
+    /* paused (threshold 0): from now on the program counts the target's switch-outs, each */
+    oc->calib_ns = mono_ns();
+    memset(oc->calib_sw, 0, sizeof oc->calib_sw);
     return 0;
+}
+
+static uint64_t switchouts(const sc_offcpu *oc, int k)
+{
+    uint64_t sw = 0;
+    for (int c = 0; c < oc->ncpu; c++)
+        sw += __atomic_load_n(&oc->slots[c].switchouts[k], __ATOMIC_RELAXED);
+    return sw;
+}
+
+void sc_offcpu_settle(sc_offcpu *oc)
+{
+    if (!oc->calib_ns)
+        return;
+    uint64_t want = oc->calib_ns + SC_OFFCPU_CALIB_MS * 1000000ull, now = mono_ns();
+    if (now < want) {
+        struct timespec t = {.tv_sec = 0, .tv_nsec = (long)(want - now)};
+        nanosleep(&t, NULL); /* interrupted: a shorter count, still a count */
+    }
 }
 
 void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms)
@@ -313,18 +349,32 @@ void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms)
         struct offcpu_cpu *s = &oc->slots[c];
         /* the program of CPU c may write meanwhile: these are statistics */
         for (int k = 0; k < OFFCPU_KINDS; k++) {
-            __atomic_store_n(&s->switchouts[k], 0, __ATOMIC_RELAXED);
             __atomic_store_n(&s->sampled[k], 0, __ATOMIC_RELAXED);
             __atomic_store_n(&s->lost[k], 0, __ATOMIC_RELAXED);
         }
         __atomic_store_n(&s->no_start, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&s->finished, 0, __ATOMIC_RELAXED);
-        /* every one until the first steering, which comes early (10 ms): a sample refused by
-         * a full ring is not free (the kernel walks its callchain before it finds the ring
-         * full; 250 ms of them at ~1 M switches/s cost the target more than the rest of a
-         * 10-s recording), but one with probability p < 1 stands for 1/p of its interval */
-        for (int k = 0; k < OFFCPU_KINDS; k++)
-            __atomic_store_n(&s->threshold[k], OFFCPU_ALWAYS, __ATOMIC_RELAXED);
+    }
+    /* The first probability of each kind: from the switch-outs the paused program counted since
+     * the attach (or the last pause), when there were enough of them; else every one until the
+     * first steering, which comes early (10 ms): a sample is not free (a callchain walk in the
+     * target's thread, also when a full ring refuses it), but one with probability p < 1 stands
+     * for 1/p of its interval, so p < 1 only from a count. */
+    uint64_t now = mono_ns();
+    for (int k = 0; k < OFFCPU_KINDS; k++) {
+        uint64_t t = OFFCPU_ALWAYS;
+        if (oc->calib_ns && now > oc->calib_ns)
+            t = sc_offcpu_first_threshold(switchouts(oc, k) - oc->calib_sw[k], now - oc->calib_ns,
+                                          oc->rate[k]);
+        oc->counted[k] = t < OFFCPU_ALWAYS;
+        oc->kind_ms[k] = now_ms;
+        uint64_t kf = sc_offcpu_kfix(t);
+        for (int c = 0; c < oc->ncpu; c++) {
+            struct offcpu_cpu *s = &oc->slots[c];
+            __atomic_store_n(&s->switchouts[k], 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->kfix[k], kf, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->threshold[k], t, __ATOMIC_RELEASE);
+        }
     }
     oc->steer_ms = now_ms;
     oc->steer_wait = STEER_FIRST_MS;
@@ -339,6 +389,11 @@ void sc_offcpu_pause(sc_offcpu *oc)
             __atomic_store_n(&oc->slots[c].threshold[k], 0, __ATOMIC_RELAXED);
     oc->steer_ms = INT64_MAX / 2; /* no steering after this */
     oc->end_ns = mono_ns();
+    /* the paused program counts each switch-out (plus the rest of each gap in progress: the
+     * next start's first p errs low, never high) */
+    oc->calib_ns = oc->end_ns;
+    for (int k = 0; k < OFFCPU_KINDS; k++)
+        oc->calib_sw[k] = switchouts(oc, k);
 }
 
 void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms)
@@ -347,11 +402,15 @@ void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms)
         return;
     /* each kind of switch-out (bpf/offcpu.h OFFCPU_SLEPT, OFFCPU_PREEMPTED) to the rate */
     for (int k = 0; k < OFFCPU_KINDS; k++) {
-        uint64_t sw = 0;
-        for (int c = 0; c < oc->ncpu; c++)
-            sw += __atomic_load_n(&oc->slots[c].switchouts[k], __ATOMIC_RELAXED);
+        /* A p from the first count is not steered after 10 ms: its gaps (1/p switch-outs, their
+         * count added when they end) have mostly not ended yet, so 10 ms would count ~none and
+         * set p = 1 for the next 250 ms. */
+        if (oc->counted[k] && now_ms - oc->kind_ms[k] < STEER_MS)
+            continue;
+        oc->counted[k] = false;
+        uint64_t sw = switchouts(oc, k);
         uint64_t t =
-            sc_offcpu_threshold(sw - oc->steer_switchouts[k], now_ms - oc->steer_ms, oc->rate);
+            sc_offcpu_threshold(sw - oc->steer_switchouts[k], now_ms - oc->kind_ms[k], oc->rate[k]);
         uint64_t kf = sc_offcpu_kfix(t);
         for (int c = 0; c < oc->ncpu; c++) {
             /* kfix first: a program that sees the new threshold draws with its kfix (one that
@@ -360,6 +419,7 @@ void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms)
             __atomic_store_n(&oc->slots[c].threshold[k], t, __ATOMIC_RELEASE);
         }
         oc->steer_switchouts[k] = sw;
+        oc->kind_ms[k] = now_ms;
     }
     oc->steer_ms = now_ms;
     oc->steer_wait = STEER_MS;

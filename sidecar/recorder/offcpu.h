@@ -15,9 +15,19 @@
 #include "common/err.h"
 
 #define SC_OFFCPU_MAX_EXCLUDE 8
-#define SC_OFFCPU_RATE                                                                             \
-    250                        /* sampled switch-outs per second for the whole target, by default, \
-                                  for each kind: to sleep, preempted (bpf/offcpu.h OFFCPU_KINDS) */
+/* Sampled switch-outs per second for the whole target, by default, for each kind (bpf/offcpu.h
+ * OFFCPU_KINDS). Preemptions get fewer: a preempted thread waits for a CPU with the stack it was
+ * running, which the cpu-clock samples see already, and on a loaded host they are the many
+ * (thousands a second) whose samples cost the target most; their time still counts (each sample
+ * weighs 1/p), with more noise (docs/SIDECAR.md "Weights and rate"). */
+#define SC_OFFCPU_RATE 250          /* switch-outs to sleep */
+#define SC_OFFCPU_RATE_PREEMPTED 50 /* preemptions */
+/* The first probability comes from the switch-outs counted (unsampled) between attaching the
+ * program and sc_offcpu_start when at least this many were seen in at least SC_OFFCPU_CALIB_MS
+ * (sc_offcpu_start waits for the rest of it): every switch-out sampled until the first steering
+ * costs a JVM at ~1 M switches/s ~10k callchain walks, more than a 5-s recording's own samples. */
+#define SC_OFFCPU_CALIB_MIN 64
+#define SC_OFFCPU_CALIB_MS 2
 #define SC_OFFCPU_PENDING 1024 /* samples held while their thread is off CPU; more are dropped */
 
 typedef struct sc_offcpu_opts {
@@ -25,7 +35,8 @@ typedef struct sc_offcpu_opts {
     pid_t exclude[SC_OFFCPU_MAX_EXCLUDE]; /* our tgids in that namespace */
     int n_exclude;
     uint64_t min_ns; /* intervals off CPU shorter than this are not counted */
-    unsigned rate;   /* sampled switch-outs per second (0: SC_OFFCPU_RATE) */
+    unsigned rate;   /* sampled switch-outs to sleep per second (0: SC_OFFCPU_RATE); preemptions:
+                        a fifth of it (SC_OFFCPU_RATE_PREEMPTED), at least 1 */
     bool tags;       /* wall: the thread's state in each sample's period (SC_OFFCPU_TAG_*) */
 } sc_offcpu_opts;
 
@@ -98,6 +109,9 @@ int sc_offcpu_set_output(sc_offcpu *oc, int cpu, int fd, flame_err *err);
 /* PRIVILEGED. Attach to the raw tracepoint sched_switch. Nothing is sampled before
  * sc_offcpu_start(). */
 int sc_offcpu_attach(sc_offcpu *oc, flame_err *err);
+/* Waits for the rest of the first count (at most SC_OFFCPU_CALIB_MS since the attach or the
+ * last pause), so that sc_offcpu_start can set the first probability from it. */
+void sc_offcpu_settle(sc_offcpu *oc);
 /* Counters from zero, sampling from now on. */
 void sc_offcpu_start(sc_offcpu *oc, int64_t now_ms);
 /* No more sampling (before the events are disabled). */
@@ -115,6 +129,9 @@ void sc_offcpu_close(sc_offcpu *oc);
 /* pure, for tests: the probability threshold (in 2^-32, at most 2^32 = always) that samples
  * `rate` of `switchouts` switch-outs seen in ms milliseconds. */
 uint64_t sc_offcpu_threshold(uint64_t switchouts, int64_t ms, unsigned rate);
+/* pure, for tests: the first threshold, from the switch-outs counted before the start over ns:
+ * sc_offcpu_threshold's when at least SC_OFFCPU_CALIB_MIN were counted, else every one. */
+uint64_t sc_offcpu_first_threshold(uint64_t switchouts, uint64_t ns, unsigned rate);
 /* pure, for tests: what the program's gap draw needs for a threshold (bpf/offcpu.h offcpu_gap):
  * 2^14 / -log2(1 - p), and the table of log2(1 + i/64) it interpolates. */
 uint64_t sc_offcpu_kfix(uint64_t threshold);

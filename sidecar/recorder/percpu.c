@@ -404,6 +404,8 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
 
 int sc_percpu_enable(sc_percpu *s, flame_err *err)
 {
+    if (s->oc)
+        sc_offcpu_settle(s->oc); /* the off-CPU program's first count (2 ms at most) */
     for (int i = 0; i < s->n; i++)
         if (ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
             return flame_fail_errno(err, FLAME_EXIT_PERF, errno, "enable CPU %d", s->rings[i].cpu);

@@ -123,6 +123,26 @@ static void test_threshold(void)
     is_int(sc_offcpu_threshold(10, 0, 500), OFFCPU_ALWAYS, "no time: every one");
 }
 
+/* The first probability, from the switch-outs the paused program counted before the start: a
+ * JVM at ~1 M switches/s is no longer sampled at p = 1 until the first steering (~10k samples). */
+static void test_first_threshold(void)
+{
+    uint64_t t = sc_offcpu_first_threshold(2200, 2000000, SC_OFFCPU_RATE); /* 1.1 M/s */
+    ok(t > OFFCPU_ALWAYS / 4500 && t < OFFCPU_ALWAYS / 4300,
+       "1.1 M/s counted in 2 ms, 250/s: 1 in 4400 (%llu)", (unsigned long long)t);
+    t = sc_offcpu_first_threshold(2000, 1500000, SC_OFFCPU_RATE); /* 1.33 M/s */
+    ok(t > OFFCPU_ALWAYS / 5400 && t < OFFCPU_ALWAYS / 5270,
+       "counted in 1.5 ms: not rounded to whole ms (1 in 5333: %llu)", (unsigned long long)t);
+    is_int(sc_offcpu_first_threshold(SC_OFFCPU_CALIB_MIN - 1, 2000000, SC_OFFCPU_RATE),
+           OFFCPU_ALWAYS, "too few counted: every one until the first steering");
+    is_int(sc_offcpu_first_threshold(5000, 500000, SC_OFFCPU_RATE), OFFCPU_ALWAYS,
+           "counted for less than a millisecond: every one");
+    is_int(sc_offcpu_first_threshold(100, 2000000000, SC_OFFCPU_RATE), OFFCPU_ALWAYS,
+           "under the rate: every one");
+    ok(SC_OFFCPU_RATE_PREEMPTED < SC_OFFCPU_RATE, "preemptions sampled at a lower rate (%d/s)",
+       SC_OFFCPU_RATE_PREEMPTED);
+}
+
 /* The program's gap draw (bpf/offcpu.h offcpu_gap, the same code) over 2^20 evenly spread
  * random numbers: the mean gap is 1/p, P(gap = 1) is p and P(gap > 2/p) is (1-p)^(2/p), i.e.
  * each switch-out is sampled with probability p, independently (geometric gaps). */
@@ -286,6 +306,7 @@ int main(void)
 {
     test_convert();
     test_threshold();
+    test_first_threshold();
     test_gap();
     test_pend();
     test_tags();

@@ -205,8 +205,8 @@ const arg_spec ct_record_specs[CT_RECORD_NSPECS + 1] = {
     {.lng = "mode", .kind = ARG_CHOICE, .off = F(modes, unsigned), .meta = "MODE[,MODE]",
      .help = "what to profile (default cpu): cpu (time on CPU), alloc (bytes\n"
      "allocated, leaf = the class), lock (time waiting for a monitor\nor a j.u.c. lock), offcpu "
-     "(time off CPU), wall (on + off\nCPU); several: one output file per mode; top: one mode per\n"
-     "run; record: one of cpu, wall, offcpu, with alloc, lock;\nhost: cpu only (docs/MODES.md)",
+     "(time off CPU), wall (on + off\nCPU); several: one output file per mode; record: a stored\n"
+     "window of each per interval; top: one mode per run; host:\ncpu only (docs/MODES.md)",
      .choices = ct_mode_names, .flags = ARG_LIST},
     {.lng = "offcpu-min", .kind = ARG_DURATION, .off = F(offcpu_min_ms, uint64_t), .meta = "TIME",
      .help = "--mode offcpu, wall: leave out intervals off CPU shorter than\nTIME (default 0: "

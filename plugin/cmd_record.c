@@ -94,22 +94,14 @@ const args_verb cmd_record_grammar = {.name = "docker flame record",
 static int check_args(rec_args *a, flame_err *err)
 {
     /* Each window is stored with its profile type (docs/STORE.md "Profile types"): cpu, wall or
-     * offcpu (the sidecar's own recordings), alloc or lock (the agent's table, flushed at
-     * every window's end); one of the first three per recording, with alloc and/or lock beside
-     * it (--mode cpu,alloc: a window of each per interval). NEEDSWORK: two of cpu, wall and
-     * offcpu (the top verb's windows are not split by state as profiles are). */
-    unsigned perf = CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) |
-                    CT_MODE_BIT(CT_MODE_OFFCPU) | CT_MODE_BIT(CT_MODE_ALLOC) |
-                    CT_MODE_BIT(CT_MODE_LOCK);
-    if (ct_modes_check(&a->rec, perf, "docker flame record", err) < 0)
+     * offcpu (the sidecar's own recordings; two or three of them: one wall recording whose
+     * windows the sidecar splits by each sample's thread state, as a profile's), alloc or lock
+     * (the agent's table, flushed at every window's end): a window of each per interval. */
+    unsigned modes = CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) |
+                     CT_MODE_BIT(CT_MODE_OFFCPU) | CT_MODE_BIT(CT_MODE_ALLOC) |
+                     CT_MODE_BIT(CT_MODE_LOCK);
+    if (ct_modes_check(&a->rec, modes, "docker flame record", err) < 0)
         return -1;
-    unsigned sidecar =
-        CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) | CT_MODE_BIT(CT_MODE_OFFCPU);
-    if (__builtin_popcount(ct_modes_of(&a->rec) & sidecar) > 1)
-        return args_error(&cmd_record_grammar, err,
-                          "--mode: record stores one of cpu, wall and offcpu per recording (wall "
-                          "is on CPU + off CPU already), with alloc and lock beside it: give "
-                          "one, or run two recordings");
     if (a->in.n == 0)
         return args_error(&cmd_record_grammar, err,
                           "which container? usage: docker flame record [OPTIONS] CONTAINER...");

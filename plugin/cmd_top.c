@@ -87,11 +87,42 @@ static void top_usage(FILE *f)
                "125 the engine failed, 130 aborted.\n");
 }
 
-/* The run's line hook: the model takes T and F lines (plugin/top.h). */
+/* The run's line hook's context: the model, and whether the screen owns the terminal. */
+typedef struct top_hook {
+    top_model *m;
+    bool tty;
+} top_hook;
+
+/* The run's line hook: the model takes T and F lines (plugin/top.h). The sidecar's warnings
+ * (what the view does without: lock's java.util.concurrent waits, broken Java stacks ...) go
+ * to stderr as they come when stdout has plain snapshots; the run keeps them too, and the
+ * screen's are printed once it is gone (flame_cmd_top). */
 static int top_line(void *ctx, const run_target *t, const char *line, size_t len)
 {
-    (void)t;
-    return top_model_line(ctx, line, len);
+    top_hook *h = ctx;
+    if (len > 2 && line[0] == 'W' && !h->tty) {
+        char raw[1024], clean[1024];
+        snprintf(raw, sizeof raw, "%.*s", (int)(len - 2 < 1000 ? len - 2 : 1000), line + 2);
+        proto_sanitize(raw, clean, sizeof clean);
+        char name[160];
+        proto_sanitize(t && t->name[0] ? t->name : "top", name, sizeof name);
+        fprintf(stderr, "docker flame top: %s: warning: %s\n", name, clean);
+    }
+    return top_model_line(h->m, line, len);
+}
+
+/* The warnings the screen hid while it ran, once it is gone. */
+static void print_warnings(const run_target *s)
+{
+    char name[160];
+    proto_sanitize(s->name[0] ? s->name : "top", name, sizeof name);
+    for (size_t i = 0; i < s->pr.nwarn; i++) {
+        char clean[1024];
+        proto_sanitize(s->pr.warnings[i], clean, sizeof clean);
+        fprintf(stderr, "docker flame top: %s: warning: %s\n", name, clean);
+    }
+    if (s->pr.dropped_warn)
+        fprintf(stderr, "docker flame top: %s: (%zu more warnings)\n", name, s->pr.dropped_warn);
 }
 
 static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
@@ -116,7 +147,9 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
         return args_error(&cmd_top_grammar, err,
                           "--summary-json: give a file (standard output is top's view)");
     /* One profile type per view (its unit per second: samples, bytes, ns): the sidecar sends a
-     * window's stacks of that type, as it does for record (docs/TOP.md). */
+     * window's stacks of that type, as it does for record. Two types would mean two tables in
+     * two units on one screen, and --record one file of one unit: refused, and `record` stores
+     * several (docs/TOP.md "Modes"). */
     unsigned modes = CT_MODE_BIT(CT_MODE_CPU) | CT_MODE_BIT(CT_MODE_WALL) |
                      CT_MODE_BIT(CT_MODE_OFFCPU) | CT_MODE_BIT(CT_MODE_ALLOC) |
                      CT_MODE_BIT(CT_MODE_LOCK);
@@ -125,7 +158,8 @@ static int parse_args(int argc, char **argv, top_args *a, flame_err *err)
     if (__builtin_popcount(ct_modes_of(&a->rec)) > 1)
         return args_error(&cmd_top_grammar, err,
                           "--mode: top shows one of cpu, wall, offcpu, alloc and lock at a time "
-                          "(wall is on CPU + off CPU already): give one, or run two");
+                          "(wall is on CPU + off CPU already): give one, run two, or store "
+                          "several with docker flame record --mode");
     if (a->rec.kernel && a->rec.sampling == CT_SAMPLING_THREAD)
         return args_error(&cmd_top_grammar, err,
                           "--kernel needs per-CPU sampling: drop --sampling thread");
@@ -173,6 +207,8 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
         return cli_fail("top", &err);
     }
 
+    bool tty = isatty(1) && isatty(0) && getenv("TERM");
+    top_hook hook = {.m = &m, .tty = tty};
     run_req req = {.sidecar = a.rec,
                    .targets = &a.container,
                    .n = 1,
@@ -181,7 +217,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                    .debug = g->debug,
                    .t0 = mono_s(),
                    .line_hook = top_line,
-                   .hook_ctx = &m};
+                   .hook_ctx = &hook};
     run_result r;
     if (run_result_init(&r, &req, &err) < 0) {
         top_model_free(&m);
@@ -201,7 +237,7 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
                 .container = cname,
                 .interval_s = (double)a.rec.interval_ms / 1000,
                 .window_s = (double)a.window_ms / 1000,
-                .tty = isatty(1) && isatty(0) && getenv("TERM"),
+                .tty = tty,
                 .java_only = true,
                 .mode = (int)__builtin_ctz(ct_modes_of(&a.rec)),
                 .t0 = mono_s()};
@@ -223,8 +259,10 @@ int flame_cmd_top(const ep_globals *g, int argc, char **argv)
     u.main_done = true;
     if (ui_started)
         pthread_join(ui, NULL);
-    if (u.tty)
+    if (u.tty) {
         top_screen_end();
+        print_warnings(s);
+    }
 
     int exit_code = 0;
     if (rc < 0 && err.code != FLAME_EXIT_INTERRUPTED) {

@@ -182,8 +182,8 @@ static int rec_line(void *ctx, const run_target *tg, const char *line, size_t le
 }
 
 /* What the recording's windows measure, as stored (docs/STORE.md "Profile types"): each mode
- * asked for (cmd_record.c allows one of cpu, wall, offcpu, with alloc and/or lock), a window of
- * each per interval; the first names the recording in messages. */
+ * asked for (cmd_record.c: any of cpu, wall, offcpu, alloc and lock), a window of each per
+ * interval; the first names the recording in messages. */
 static const char *rec_type(const ct_args *a)
 {
     unsigned m = ct_modes_of(a);
@@ -193,7 +193,8 @@ static const char *rec_type(const ct_args *a)
     return "cpu";
 }
 
-/* "1,234 samples, 5,678 bytes": each asked mode's count in its unit (ct_mode_info). */
+/* "1,234 samples, 5,678 bytes": each asked mode's count in its unit (ct_mode_info); a unit
+ * that another asked mode shares names its mode ("2,000 ns offcpu, 3,000 ns wall"). */
 static void rec_counts(const ct_args *a, const uint64_t *by_mode, char *buf, size_t cap)
 {
     unsigned m = ct_modes_of(a) ? ct_modes_of(a) : CT_MODE_BIT(CT_MODE_CPU);
@@ -202,10 +203,15 @@ static void rec_counts(const ct_args *a, const uint64_t *by_mode, char *buf, siz
     for (int i = 0; i < CT_MODE_COUNT; i++) {
         if (!(m & CT_MODE_BIT(i)))
             continue;
+        const char *unit = ct_mode((enum ct_mode)i)->unit;
+        bool shared = false;
+        for (int j = 0; j < CT_MODE_COUNT; j++)
+            if (j != i && (m & CT_MODE_BIT(j)) && !strcmp(ct_mode((enum ct_mode)j)->unit, unit))
+                shared = true;
         char n[32];
-        int w = snprintf(buf + len, cap - len, "%s%s %s", len ? ", " : "",
-                         count_grouped((double)by_mode[i], n, sizeof n),
-                         ct_mode((enum ct_mode)i)->unit);
+        int w = snprintf(buf + len, cap - len, "%s%s %s%s%s", len ? ", " : "",
+                         count_grouped((double)by_mode[i], n, sizeof n), unit, shared ? " " : "",
+                         shared ? ct_mode_names[i] : "");
         if (w < 0 || (size_t)w >= cap - len)
             break;
         len += (size_t)w;

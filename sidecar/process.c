@@ -489,24 +489,18 @@ void sc_emit_summary(sc_session *s, const fold_stats *fs, uint64_t map_lines, ui
  * what it records as ever (wall, offcpu, cpu), and from a wall recording one per mode asked
  * besides it, each keeping its own samples by their state tag: cpu the on-CPU ones, counted one
  * a sample as a cpu recording counts them, offcpu the others, weighing their time off CPU. */
-typedef struct mode_folders {
-    folder *f[3]; /* [0] wall/offcpu/cpu as recorded (NULL when no mode reads it), cpu, offcpu */
-    folder *feed[3];
-    int nfeed;
-} mode_folders;
-
 enum { MF_REC, MF_CPU, MF_OFFCPU };
 
-static void mode_folders_free(mode_folders *mf)
+void sc_split_free(sc_split *mf)
 {
     for (int i = 0; i < 3; i++)
         folder_free(mf->f[i]);
+    *mf = (sc_split){0};
 }
 
-static int mode_folders_new(mode_folders *mf, const fold_opts *base, enum ct_mode rm,
-                            unsigned modes)
+int sc_split_new(sc_split *mf, const fold_opts *base, enum ct_mode rm, unsigned modes)
 {
-    *mf = (mode_folders){0};
+    *mf = (sc_split){.rm = rm, .modes = modes};
     bool wall = rm == CT_MODE_WALL;
     bool cpu = wall && (modes & CT_MODE_BIT(CT_MODE_CPU));
     bool off = wall && (modes & CT_MODE_BIT(CT_MODE_OFFCPU));
@@ -533,12 +527,37 @@ static int mode_folders_new(mode_folders *mf, const fold_opts *base, enum ct_mod
     return 0;
 }
 
+bool sc_split_wants_samples(const sc_split *mf)
+{
+    return mf->rm != CT_MODE_CPU || (mf->modes & CT_MODE_BIT(CT_MODE_CPU));
+}
+
 /* The S line's fold counts (the share of JIT samples named ...): cpu's when it is asked for, as
  * in a cpu recording (the plugin prints them on cpu's line), else those of the recording's
  * folder, else offcpu's. */
-static const folder *mode_folders_stats(const mode_folders *mf)
+const folder *sc_split_stats(const sc_split *mf)
 {
     return mf->f[MF_CPU] ? mf->f[MF_CPU] : mf->f[MF_REC] ? mf->f[MF_REC] : mf->f[MF_OFFCPU];
+}
+
+void sc_split_emit(const sc_split *mf, int nroot)
+{
+    enum ct_mode rm = mf->rm;
+    unsigned modes = mf->modes;
+    const folder *rec = mf->f[MF_REC];
+    if (mf->f[MF_CPU])
+        sc_emit_folded(mf->f[MF_CPU]); /* F lines, samples */
+    else if (rm == CT_MODE_CPU && (modes & CT_MODE_BIT(CT_MODE_CPU)))
+        sc_emit_folded(rec);
+    if (mf->f[MF_OFFCPU])
+        sc_emit_mode(mf->f[MF_OFFCPU], CT_MODE_OFFCPU); /* M lines, ns */
+    else if (rm == CT_MODE_OFFCPU && (modes & CT_MODE_BIT(CT_MODE_OFFCPU)))
+        sc_emit_mode(rec, CT_MODE_OFFCPU);
+    if (rm == CT_MODE_WALL && (modes & CT_MODE_BIT(CT_MODE_WALL)))
+        sc_emit_mode(rec, CT_MODE_WALL);
+    /* lock: the monitors from the agent, the java.util.concurrent waits from here */
+    if (rm != CT_MODE_CPU && (modes & CT_MODE_BIT(CT_MODE_LOCK)))
+        sc_emit_juc(mf->f[MF_OFFCPU] ? mf->f[MF_OFFCPU] : rec, nroot);
 }
 
 int sc_process(sc_session *s, const int *map_fd, flame_err *err)
@@ -553,41 +572,28 @@ int sc_process(sc_session *s, const int *map_fd, flame_err *err)
                     .root_ctx = s};
     enum ct_mode rm = sc_rec_mode(s);
     unsigned modes = ct_modes_of(&s->o);
-    mode_folders mf;
-    if (mode_folders_new(&mf, &fo, rm, modes) < 0) {
-        mode_folders_free(&mf);
+    sc_split mf;
+    if (sc_split_new(&mf, &fo, rm, modes) < 0) {
+        sc_split_free(&mf);
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
     /* neither cpu, wall nor offcpu asked for (--mode alloc; lock without off-CPU samples): the
      * samples are not processed nor sent. NEEDSWORK: not recording them at all (the recorder
      * runs for every mode today). */
-    bool perf = rm != CT_MODE_CPU || (modes & CT_MODE_BIT(CT_MODE_CPU));
+    bool perf = sc_split_wants_samples(&mf);
     _cleanup_close_ int data = perf ? sc_work_open(SC_WORK_DATA, O_RDONLY) : -1;
     int rc = !perf      ? 0
              : data < 0 ? flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "open %s", SC_WORK_DATA)
                         : sc_perf_script(s, data, true, false, mf.feed, mf.nfeed, s->abort, err);
     s->t[CT_PH_SCRIPT] = (uint64_t)(mono_ms() - t);
     if (rc == 0 && !*s->abort) {
-        folder *rec = mf.f[MF_REC];
-        if (mf.f[MF_CPU])
-            sc_emit_folded(mf.f[MF_CPU]); /* F lines, samples */
-        else if (rm == CT_MODE_CPU && (modes & CT_MODE_BIT(CT_MODE_CPU)))
-            sc_emit_folded(rec);
-        if (mf.f[MF_OFFCPU])
-            sc_emit_mode(mf.f[MF_OFFCPU], CT_MODE_OFFCPU); /* M lines, ns */
-        else if (rm == CT_MODE_OFFCPU && (modes & CT_MODE_BIT(CT_MODE_OFFCPU)))
-            sc_emit_mode(rec, CT_MODE_OFFCPU);
-        if (rm == CT_MODE_WALL && (modes & CT_MODE_BIT(CT_MODE_WALL)))
-            sc_emit_mode(rec, CT_MODE_WALL);
-        /* lock: the monitors from the agent, the java.util.concurrent waits from here */
-        if (rm != CT_MODE_CPU && (modes & CT_MODE_BIT(CT_MODE_LOCK)))
-            sc_emit_juc(mf.f[MF_OFFCPU] ? mf.f[MF_OFFCPU] : rec, s->n > 1 ? 2 : 1);
+        sc_split_emit(&mf, s->n > 1 ? 2 : 1);
         sc_emit_modes(s);
         fold_stats fs;
-        folder_get_stats(mode_folders_stats(&mf), &fs);
+        folder_get_stats(sc_split_stats(&mf), &fs);
         sc_emit_summary(s, &fs, map_lines, map_bytes,
                         ct_sampling_name((enum ct_sampling)s->sampling));
     }
-    mode_folders_free(&mf);
+    sc_split_free(&mf);
     return rc;
 }

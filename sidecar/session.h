@@ -198,6 +198,28 @@ bool sc_juc_wanted(const ct_args *a);
 /* The java.util.concurrent lock waits among f's off-CPU stacks (sc_juc_lock) as lock M lines;
  * nroot: the names above each stack's frames (the thread, and the JVM's root with several). */
 int sc_emit_juc(const folder *f, int nroot);
+/* One recording's samples split by mode (docs/MODES.md "Several modes in one run"): the
+ * folders sc_perf_script feeds (feed[0..nfeed)), one per mode that reads them: from a wall
+ * recording (rm) with two or more of cpu, wall and offcpu asked (modes), cpu's keeps the
+ * [running] samples one a sample, offcpu's the others in ns, wall's all of them, tagged. The
+ * one-shot profile (sc_process) and every window of the top verb (top.c) split alike. */
+typedef struct sc_split {
+    folder *f[3]; /* as recorded (NULL when no mode reads it), cpu's, offcpu's */
+    folder *feed[3];
+    int nfeed;
+    enum ct_mode rm;
+    unsigned modes;
+} sc_split;
+/* 0, or -1 out of memory (sc_split_free either way). */
+int sc_split_new(sc_split *mf, const fold_opts *base, enum ct_mode rm, unsigned modes);
+void sc_split_free(sc_split *mf);
+/* false: no mode reads the recorder's samples (alloc alone; lock without off-CPU samples). */
+bool sc_split_wants_samples(const sc_split *mf);
+/* The folder whose stats the S and T lines carry: cpu's, else the recording's, else offcpu's. */
+const folder *sc_split_stats(const sc_split *mf);
+/* F lines (cpu), M lines (offcpu, wall) and lock's java.util.concurrent waits (sc_emit_juc,
+ * nroot as there), each mode's from its folder. */
+void sc_split_emit(const sc_split *mf, int nroot);
 /* The `S` line: counts, timings and capabilities of the session, the folders' stats fs. */
 void sc_emit_summary(sc_session *s, const fold_stats *fs, uint64_t map_lines, uint64_t map_bytes,
                      const char *sampling);

@@ -74,28 +74,32 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
                     .kernel = env->kernel_text != 0, /* --kernel: kernel frames marked _[k] */
                     .root_for_pid = env->n > 1 ? sc_root_for_pid : NULL,
                     .root_ctx = (void *)env};
-    /* wall, offcpu: each sample weighs its period (ns), and the window's stacks are M lines;
-     * lock alone: off-CPU samples (ns) too, for the java.util.concurrent waits among them */
-    enum ct_mode pm = sc_perf_mode(&env->o);
-    enum ct_mode rm = c->juc ? CT_MODE_OFFCPU : pm;
-    fo.period = rm != CT_MODE_CPU;
-    folder *f = folder_new(&fo);
-    if (!f)
+    /* The window's samples split by mode as a one-shot profile's are (sc_split): wall, offcpu
+     * weigh their periods (ns, M lines), cpu counts samples (F lines); from a wall recording
+     * each of cpu, wall and offcpu asked keeps its own (--mode cpu,offcpu: a window of each);
+     * lock alone: off-CPU samples (ns) too, for the java.util.concurrent waits among them. */
+    enum ct_mode rm = c->juc ? CT_MODE_OFFCPU : sc_perf_mode(&env->o);
+    sc_split mf;
+    if (sc_split_new(&mf, &fo, rm, ct_modes_of(&env->o)) < 0) {
+        sc_split_free(&mf);
         return;
+    }
     char path[64];
     data_path(path, sizeof(path), c->window);
     flame_err err = FLAME_ERR_INIT;
     /* alloc alone (or lock without off-CPU samples): the CPU samples are recorded (the
      * windows' clock) but not wanted */
-    bool want_cpu = rm != CT_MODE_CPU || (ct_modes_of(&env->o) & CT_MODE_BIT(CT_MODE_CPU));
-    int data = want_cpu ? sc_work_open(path, O_RDONLY) : -1;
-    int rc = !want_cpu  ? 0
+    bool want = sc_split_wants_samples(&mf);
+    int data = want ? sc_work_open(path, O_RDONLY) : -1;
+    int rc = !want      ? 0
              : data < 0 ? flame_fail_errno(&err, FLAME_EXIT_ERROR, errno, "open %s", path)
-                        : sc_perf_script(env, data, true, false, &f, 1, NULL, &err);
+                        : sc_perf_script(env, data, true, false, mf.feed, mf.nfeed, NULL, &err);
     if (data >= 0)
         close(data);
     fold_stats fs = {0};
-    folder_get_stats(f, &fs);
+    const folder *sf = sc_split_stats(&mf);
+    if (sf)
+        folder_get_stats(sf, &fs);
     *total += c->samples;
     if (rc < 0) {
         sc_warn("top: window %d: %s", c->window, err.msg);
@@ -115,13 +119,8 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
         char buf[512];
         if (ct_format_window(buf, sizeof buf, &w) >= 0)
             sc_out(CT_TAG_WINDOW, buf);
-        if (pm != CT_MODE_CPU)
-            sc_emit_mode(f, pm);
-        else if (rm == CT_MODE_CPU && want_cpu)
-            sc_emit_folded(f);
-        /* lock: the java.util.concurrent waits from here, the monitors from the agent (below) */
-        if (rm != CT_MODE_CPU && (ct_modes_of(&env->o) & CT_MODE_BIT(CT_MODE_LOCK)))
-            sc_emit_juc(f, env->n > 1 ? 2 : 1);
+        if (want)
+            sc_split_emit(&mf, env->n > 1 ? 2 : 1);
         /* the agent's samples of this window, checked as the target's data they are */
         for (int k = 0; k < env->n; k++) {
             if (!c->modes[k])
@@ -136,7 +135,7 @@ static void child_window(const sc_session *env, const top_cmd *c, const int *raw
         }
     }
     sc_out_progress((uint64_t)(c->start_ms + c->ms), 0, *total, env->n);
-    folder_free(f);
+    sc_split_free(&mf);
 }
 
 static _Noreturn void child_main(const sc_session *env, int cmd_fd, int ack_fd, const int *raw_fd,

@@ -28,10 +28,7 @@ has_windows() { [ "$(windows "$1")" -ge "$2" ] 2>/dev/null; }
 modes_left() { ls -A "/proc/$hp/root/tmp" 2>/dev/null | grep -c '\.modes$'; }
 T="timeout -k 10 150"
 
-# --- refused before anything runs (cpu,alloc together: tests/e2e/record-multi.t) ---
-out=$($T docker flame record --mode cpu,offcpu,alloc "$fx" --store "$DB" 2>&1); rc=$?
-is "$rc" 2 "record --mode cpu,offcpu,alloc: usage error"
-like "$out" 'one of cpu, wall and offcpu per recording' "says what record stores ($out)"
+# (several modes together, cpu,alloc and cpu,wall,offcpu: tests/e2e/record-multi.t)
 
 # --- alloc windows, a mark between two ranges ---
 t0=$(now_ms)

@@ -7,8 +7,8 @@
 # sleeper's sleep is most of its time; the windows are of type wall (ns), not cpu: `show`
 # without --mode finds none and says what the store has; the SVG, folded and pprof of `show
 # --mode wall` say ns (wall/nanoseconds); `diff --mode wall` of two stored ranges works; a
-# stored range of wall against a cpu file is refused (exit 2), as `--mode cpu,wall` is (alloc
-# and lock: tests/e2e/record-alloc.t). Waits are on events: windows in the store, read with `ls`.
+# stored range of wall against a cpu file is refused (exit 2) (alloc and lock:
+# tests/e2e/record-alloc.t; several modes: tests/e2e/record-multi.t). Waits are on events: windows in the store, read with `ls`.
 . "$(dirname "$0")/top-lib.sh"
 . "$ROOT/tests/e2e/pprof-lib.sh"
 
@@ -23,10 +23,7 @@ has_windows() { [ "$(windows wall)" -ge "$1" ] 2>/dev/null; }
 sum() { grep -E -- "$2" "$1" | awk '{ s += $NF } END { printf "%.0f\n", s + 0 }'; }
 T="timeout -k 10 150"
 
-# --- refusals, before anything runs ---
-out=$($T docker flame record --mode cpu,wall "$fx" --store "$DB" 2>&1); rc=$?
-is "$rc" 2 "record --mode cpu,wall: usage error"
-like "$out" 'one of cpu, wall and offcpu per recording' "says why"
+# (--mode cpu,wall and the like: tests/e2e/record-multi.t records them)
 
 # --- a recording of wall windows, a mark between two ranges ---
 t0=$(now_ms)

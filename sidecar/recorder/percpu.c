@@ -158,6 +158,48 @@ static int64_t mono_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+uint64_t sc_percpu_jitter_period(uint64_t t, uint64_t d, uint64_t *rng)
+{
+    uint64_t x = *rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *rng = x;
+    double u = (double)(x >> 11) / 9007199254740992.0; /* [0, 1): 53 random bits */
+    /* ln 3 = E[1/P] x Tc for P uniform on [Tc/2, 3Tc/2]; the 1 + T/2D: the half tick each
+     * restart drops (percpu.h) */
+    double tc = (double)t * 1.0986122886681098 / (1.0 + (double)t / (2.0 * (double)(d ? d : 1)));
+    return (uint64_t)(tc * (0.5 + u));
+}
+
+/* A new period for every CPU's cpu-clock event, every SC_PERCPU_JITTER_MS at most (percpu.h).
+ * A kernel that refuses the ioctl keeps the fixed period (the recording goes on). */
+static void vary_period(sc_percpu *s)
+{
+    if (!s->vary)
+        return;
+    uint64_t now = mono_ns();
+    if (now - s->jit_last_ns < (uint64_t)SC_PERCPU_JITTER_MS * 1000000u)
+        return;
+    uint64_t d = (now - s->jit_first_ns) / (s->f.st.period_changes + 1);
+    for (int i = 0; i < s->n_main; i++) {
+        uint64_t p = sc_percpu_jitter_period(s->period_ns, d, &s->rng);
+        if (ioctl(s->rings[i].fd, PERF_EVENT_IOC_PERIOD, &p) < 0) {
+            s->vary = false;
+            return;
+        }
+    }
+    s->jit_last_ns = now;
+    s->f.st.period_changes++;
+}
+
 /* PRIVILEGED. The off-CPU programs for o's namespace (offcpu.h), loaded, not attached. */
 static int load_offcpu(sc_percpu *s, const sc_percpu_opts *o, flame_err *err)
 {
@@ -397,6 +439,15 @@ int sc_percpu_open(sc_percpu **out, const sc_percpu_opts *o, flame_err *err)
     if (o->offcpu == SC_PERCPU_OFFCPU)
         s->f.st.bpf = true; /* the off-CPU program judges the namespace in the kernel */
     s->f.st.cpus = s->n;
+    if (o->offcpu != SC_PERCPU_OFFCPU) {
+        /* the kernel's own conversion of a cpu-clock frequency (perf_swevent_init_hrtimer) */
+        s->period_ns = 1000000000u / o->freq;
+        /* below 20 us a drawn half period would meet the hrtimer's 10-us floor */
+        s->vary = s->period_ns >= 20000;
+        s->rng = mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)s;
+        if (!s->rng)
+            s->rng = 1;
+    }
     s->f.st.boottime = a->use_clockid && a->clockid == CLOCK_BOOTTIME;
     *out = s;
     return 0;
@@ -409,6 +460,7 @@ int sc_percpu_enable(sc_percpu *s, flame_err *err)
     for (int i = 0; i < s->n; i++)
         if (ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
             return flame_fail_errno(err, FLAME_EXIT_PERF, errno, "enable CPU %d", s->rings[i].cpu);
+    s->jit_first_ns = s->jit_last_ns = mono_ns();
     if (s->oc)
         sc_offcpu_start(s->oc, mono_ms());
     return 0;
@@ -417,6 +469,7 @@ int sc_percpu_enable(sc_percpu *s, flame_err *err)
 int sc_percpu_disable(sc_percpu *s, flame_err *err)
 {
     int rc = 0;
+    s->vary = false;
     if (s->oc) {
         sc_offcpu_pause(s->oc);
         s->ending = true; /* the next pump writes the samples still held */
@@ -597,10 +650,13 @@ static int drain(sc_percpu *s, ring *r, uint64_t head, int fd, bool *wrote, flam
                 sc_offcpu_hold(s->oc, w, wl, &raw); /* a full table drops it (counted) */
                 continue;
             }
-            if (s->o.offcpu == SC_PERCPU_WALL && get32(w) == PERF_RECORD_SAMPLE && wl >= 48) {
-                /* a cpu-clock sample: on CPU (offcpu.h SC_OFFCPU_TAG_*); w is s->rec or s->rew */
+            if (s->period_ns && get32(w) == PERF_RECORD_SAMPLE && wl >= 48) {
+                /* a cpu-clock sample (w is s->rec or s->rew): weight T whatever period it was
+                 * taken at (percpu.h, varied period), on CPU (offcpu.h SC_OFFCPU_TAG_*) */
                 unsigned char *pw = (unsigned char *)w;
-                put64(pw + 40, sc_offcpu_tag(get64(pw + 40), SC_OFFCPU_TAG_RUNNING));
+                put64(pw + 40, s->o.offcpu == SC_PERCPU_WALL
+                                   ? sc_offcpu_tag(s->period_ns, SC_OFFCPU_TAG_RUNNING)
+                                   : s->period_ns);
             }
             rc = sc_pc_emit(s, fd, w, wl, err);
             *wrote = true;
@@ -634,6 +690,8 @@ int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *
         s->pfd[np++] = (struct pollfd){.fd = ctl_fd, .events = POLLIN};
     /* We wake when a ring is half full (watermark) or the caller's timeout passes, never per
      * sample: at 99 Hz that is a few wakeups a second instead of one per sample. */
+    if (s->vary && (timeout_ms < 0 || timeout_ms > SC_PERCPU_JITTER_MS))
+        timeout_ms = SC_PERCPU_JITTER_MS; /* a pass at least as often as the period changes */
     int pr = poll(s->pfd, (nfds_t)np, timeout_ms);
     if (pr < 0 && errno != EINTR)
         return flame_fail_errno(err, FLAME_EXIT_ERROR, errno, "poll");
@@ -645,6 +703,7 @@ int sc_percpu_pump(sc_percpu *s, int fd, int ctl_fd, int timeout_ms, flame_err *
         sc_interp_pass(s->o.interp); /* before the heads: the unloading epoch rule */
     if (s->oc)
         sc_offcpu_steer(s->oc, mono_ms());
+    vary_period(s);
     for (int i = 0; i < s->n; i++) {
         const struct perf_event_mmap_page *m = s->rings[i].base;
         /* acquire: the record bytes before data_head are visible once we see data_head */

@@ -99,6 +99,7 @@ typedef struct sc_percpu_stats {
     uint64_t others;           /* samples of other tasks of the namespace, dropped (not ours) */
     uint64_t classified;       /* processes whose cgroup was read to tell whose they are */
     uint64_t wakeups;          /* pump passes */
+    uint64_t period_changes;   /* PERF_EVENT_IOC_PERIOD passes over every CPU (varied period) */
     int cpus;                  /* events opened */
     bool bpf;                  /* the kernel filter is attached */
     bool boottime;             /* sample times are CLOCK_BOOTTIME */
@@ -158,6 +159,23 @@ void sc_percpu_fix_mmap2(unsigned char *r, size_t size, bool build_id_attr);
  * (65536 bytes). Returns the new size, or 0 when the record stays as it is: not a file (no
  * inode, "//anon", "[vdso]"), a build-id instead of an inode, or malformed. */
 size_t sc_percpu_inode_name(const unsigned char *r, size_t size, unsigned char *out);
+
+/* The cpu-clock period, varied (docs/SIDECAR.md "Varied period"). A cpu-clock event is an
+ * hrtimer of a fixed period (1e9/freq ns): a thread whose work repeats at that period (or a
+ * multiple) meets every tick of a CPU at the same phase of its round, for as long as the
+ * recording lasts, and its share comes out anywhere from 0 to 100 %. So every
+ * SC_PERCPU_JITTER_MS or so the recorder gives each CPU's event a new period, drawn uniformly
+ * from [Tc/2, 3Tc/2] (PERF_EVENT_IOC_PERIOD; the kernel restarts the timer with it at once):
+ * the k-th tick after a change is then at a phase uniform over any round of length Tc, whatever
+ * the phase of the change. The restart drops the part of the old period already run (half a
+ * period per change on average) and E[1/P] is not 1/E[P]; Tc is chosen so that the ticks still
+ * come at freq a second on average:  Tc = T ln 3 / (1 + T / (2 D))  (T = 1e9/freq, D = the mean
+ * time between changes seen so far). Every sample keeps the weight T (its period field is
+ * written as T): a cpu sample counts one, a wall sample T ns, as before. */
+#define SC_PERCPU_JITTER_MS 50
+/* pure, for tests: the next period in ns for nominal period t and mean segment d (ns); *rng is
+ * a xorshift64 state (not 0). */
+uint64_t sc_percpu_jitter_period(uint64_t t, uint64_t d, uint64_t *rng);
 
 /* pure, for tests: the BPF filter as instructions (struct bpf_insn, 8 bytes each) into insns
  * (capacity cap); returns the count or -1. dev/ino: the namespace's nsfs device (kernel encoding)

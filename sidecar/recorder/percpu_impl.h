@@ -52,6 +52,12 @@ struct sc_percpu {
     sc_offcpu *oc;            /* off-CPU samples (offcpu.h), or NULL */
     int n_main;               /* rings of the main events (the first n_main); then off-CPU ones */
     bool ending;              /* disabled: the held off-CPU samples go out at the next pump */
+    /* the varied cpu-clock period (percpu.h sc_percpu_jitter_period) */
+    uint64_t period_ns;    /* T = 1e9/freq: every cpu-clock sample's weight; 0: no cpu-clock */
+    uint64_t jit_first_ns; /* CLOCK_MONOTONIC of the enable */
+    uint64_t jit_last_ns;  /* ... of the last change */
+    uint64_t rng;          /* xorshift64 state */
+    bool vary;             /* the period is varied (stops at disable or a refused ioctl) */
 };
 
 /* ---------------------------------------------------------------- small helpers */

@@ -600,12 +600,13 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
     fprintf(stderr,
             "flame-sidecar: recorder: cpus=%d filter=%s samples=%llu dropped_in_sidecar=%llu "
             "others=%llu classified=%llu sideband=%llu sideband_dropped=%llu synthesized=%llu "
-            "lost=%llu wakeups=%llu\n",
+            "lost=%llu wakeups=%llu period_changes=%llu\n",
             stats.cpus, stats.bpf ? "bpf" : "user", (unsigned long long)stats.samples,
             (unsigned long long)stats.samples_dropped, (unsigned long long)stats.others,
             (unsigned long long)stats.classified, (unsigned long long)stats.sideband,
             (unsigned long long)stats.sideband_dropped, (unsigned long long)stats.synthesized,
-            (unsigned long long)stats.lost, (unsigned long long)stats.wakeups);
+            (unsigned long long)stats.lost, (unsigned long long)stats.wakeups,
+            (unsigned long long)stats.period_changes);
     if (o.interp) {
         sc_interp_stats is;
         sc_interp_get_stats(o.interp, &is);

@@ -3,6 +3,7 @@
  * ours, or our children, also when a child's sample is read before its FORK). */
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,9 +343,75 @@ static void test_mmap2_names(void)
            "a real build-id (size 20) keeps it");
 }
 
+/* One CPU sampled for `secs` s by the recorder's scheme (percpu.h, varied period), the tick grid
+ * restarted at every change (as PERF_EVENT_IOC_PERIOD does), changes every 50-70 ms; or with the
+ * fixed period of today's kernel event when vary is false. A thread on that CPU runs the first
+ * `share` of every round of exactly 1e9/99 ns (in step with the 99-Hz ticks). Returns the ticks;
+ * *hits: the ticks that found the thread running. */
+static uint64_t simulate(bool vary, double share, double secs, uint64_t seed, uint64_t *hits,
+                         uint64_t *pmin, uint64_t *pmax)
+{
+    const uint64_t t = 1000000000u / 99;
+    const double round = 1e9 / 99.0, end = secs * 1e9;
+    uint64_t rng = seed, lcg = seed * 2862933555777941757ull + 3037000493ull, ticks = 0,
+             changes = 0;
+    *hits = 0;
+    *pmin = UINT64_MAX;
+    *pmax = 0;
+    double r = 1234567.0, p = (double)t; /* the enable, at some phase of the thread's round */
+    while (r < end) {
+        lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+        double next = r + 50e6 + (double)(lcg >> 40) / (double)(1u << 24) * 20e6; /* a late pass */
+        for (double k = r + p; k < next && k < end; k += p) {
+            ticks++;
+            double ph = k - round * (double)(uint64_t)(k / round);
+            if (ph < share * round)
+                (*hits)++;
+        }
+        changes++;
+        if (vary) {
+            uint64_t np =
+                sc_percpu_jitter_period(t, (uint64_t)((next - 1234567.0) / (double)changes), &rng);
+            *pmin = np < *pmin ? np : *pmin;
+            *pmax = np > *pmax ? np : *pmax;
+            p = (double)np;
+        }
+        r = vary ? next : r + p * (double)(uint64_t)((next - r) / p); /* fixed: the grid goes on */
+    }
+    return ticks;
+}
+
+static void test_jitter(void)
+{
+    uint64_t hits, pmin, pmax;
+    const double secs = 300;
+    /* today's fixed period: the thread is seen at one phase, 0 or 100 % instead of 50 % */
+    uint64_t n = simulate(false, 0.5, secs, 7, &hits, &pmin, &pmax);
+    ok(hits == 0 || hits == n, "fixed period: lockstep (%llu of %llu ticks on the thread)",
+       (unsigned long long)hits, (unsigned long long)n);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        n = simulate(true, 0.5, secs, seed, &hits, &pmin, &pmax);
+        double want = secs * 99, got = (double)hits / (double)n;
+        /* ~30,000 ticks; sd of the count ~0.3 %, of the share ~0.3 points (10 s: 3 points) */
+        ok(fabs((double)n / want - 1) < 0.015, "varied: %llu ticks for %.0f expected (seed %llu)",
+           (unsigned long long)n, want, (unsigned long long)seed);
+        ok(fabs(got - 0.5) < 0.02, "varied: the lockstep thread at %.3f of the ticks, 0.5 true",
+           got);
+        ok(pmin >= 1000000000u / 99 * 45 / 100 && pmax <= 1000000000u / 99 * 17 / 10,
+           "periods drawn in [0.45 T, 1.7 T]: %llu-%llu ns", (unsigned long long)pmin,
+           (unsigned long long)pmax);
+        n = simulate(true, 0.2, secs, seed + 10, &hits, &pmin, &pmax);
+        got = (double)hits / (double)n;
+        ok(fabs(got - 0.2) < 0.02, "varied: a 20 %% thread at %.3f", got);
+    }
+    uint64_t rng = 5;
+    is_int(sc_percpu_jitter_period(100000, 0, &rng) > 0, 1, "no mean segment yet: a period still");
+}
+
 int main(void)
 {
     test_mmap2_names();
+    test_jitter();
     test_filter();
     test_maps();
     test_records();

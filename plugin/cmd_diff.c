@@ -290,7 +290,8 @@ static int find_movers(diff *d, const diff_movers_opts *o, size_t n, movers *m, 
 }
 
 /* The movers summary as aligned text. */
-static int print_movers(const movers *m, const diff_movers_opts *o, FILE *out, flame_err *err)
+static int print_movers(const movers *m, const diff_movers_opts *o, const char *unit, FILE *out,
+                        flame_err *err)
 {
     const diff_mover *g = m->g, *s = m->s;
     size_t ng = m->ng, ns = m->ns;
@@ -304,9 +305,9 @@ static int print_movers(const movers *m, const diff_movers_opts *o, FILE *out, f
         if (l > (size_t)w)
             w = l > NAME_COLS_MAX ? NAME_COLS_MAX : (int)l;
     }
-    fprintf(out, "%s share of %s (%% of each profile's samples):\n",
+    fprintf(out, "%s share of %s (%% of each profile's %s):\n",
             o->inclusive ? "Inclusive (total)" : "Self",
-            o->all_frames ? "all frames" : "Java methods");
+            o->all_frames ? "all frames" : "Java methods", unit);
     bool noise = ng + ns > 0 && !isnan(ng ? g[0].noise_pts : s[0].noise_pts);
     fprintf(out, "    %-*s  %8s  %8s  %8s%s\n", w, "", "before", "after", "pts",
             noise ? "   noise" : "");
@@ -493,10 +494,14 @@ int flame_cmd_diff(int argc, char **argv, const flame_profiler *prof)
                          ? stderr
                          : stdout;
         char b1[64], b2[64];
-        fprintf(sout, "%s -> %s (totals %s -> %s)\n", in[0].arg, in[1].arg,
+        /* an alloc or lock diff counts bytes or ns: say so, as its graph does */
+        int m = inputs_mode(in, 2);
+        const char *unit = m > CT_MODE_CPU ? ct_mode((enum ct_mode)m)->unit : "samples";
+        fprintf(sout, "%s -> %s (totals %s -> %s%s%s)\n", in[0].arg, in[1].arg,
                 count_grouped(diff_total_before(d), b1, sizeof b1),
-                count_grouped(diff_total_after(d), b2, sizeof b2));
-        if (print_movers(&mv, &a.mopt, sout, &err) < 0) {
+                count_grouped(diff_total_after(d), b2, sizeof b2), m > CT_MODE_CPU ? " " : "",
+                m > CT_MODE_CPU ? unit : "");
+        if (print_movers(&mv, &a.mopt, unit, sout, &err) < 0) {
             movers_free(&mv);
             diff_free(d);
             return cli_fail(vname, &err);

@@ -150,7 +150,7 @@ int flame_cmd_merge(int argc, char **argv, const flame_profiler *prof)
         return cli_fail(vname, &err);
     t[4] = mono_s();
     inputs_print_timings(vname, "sum", t);
-    fprintf(stderr, "docker flame merge: wrote %s (%zu %s, %s samples)\n", a.output, n, inputs,
-            total);
+    fprintf(stderr, "docker flame merge: wrote %s (%zu %s, %s %s)\n", a.output, n, inputs, total,
+            inputs_mode(in, n) > CT_MODE_CPU ? ro.countname : "samples");
     return FLAME_EXIT_OK;
 }

@@ -100,7 +100,7 @@ is "$(kind h2.out)" pprof "host --format pprof (it had no pprof before)"
 # top --record: the extension decides too (folded text went into rec.svg before)
 $T docker flame top "$fx" --interval 1s --record rec.svg >snap.txt 2>top.err &
 pid=$!
-snapshots() { [ "$(grep -c '^--- docker flame top' snap.txt 2>/dev/null)" -ge "$1" ]; }
+snapshots() { [ "$(top_snapshots snap.txt)" -ge "$1" ]; }
 wait_until 120 snapshots 3 || nok "top printed three snapshots"
 ctrl_c "$pid"
 wait "$pid"

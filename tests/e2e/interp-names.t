@@ -41,7 +41,7 @@ like "$(cat i1.speedscope.json 2>/dev/null)" 'FlameFixture\.isPrime_\[int\]' "sp
 # --- top: its windows name interpreted frames too ---
 timeout -k 10 300 docker flame top "$fx" --interval 1s --record top.folded >snap.txt 2>errt &
 tpid=$!
-top_named() { [ "$(grep -c '^--- docker flame top' snap.txt 2>/dev/null)" -ge 2 ] && grep -Eq 'FlameFixture\.isPrime' snap.txt; }
+top_named() { [ "$(top_snapshots snap.txt)" -ge 2 ] && grep -Eq 'FlameFixture\.isPrime' snap.txt; }
 if wait_until 120 top_named; then ok "top: a snapshot names the interpreted hot method"; else nok "top: a snapshot names the interpreted hot method"; fdiag "$(cat errt)"; fi
 ctrl_c "$tpid"
 wait "$tpid"

@@ -105,7 +105,7 @@ like "$(cat err6)" 'unknown flag: --kernel' "record --kernel: says so in one lin
 # --- top --kernel: its windows carry kernel frames too (snapshots, --record) ---
 timeout -k 10 300 docker flame top --kernel "$fx" --interval 1s --record top.folded >snap.txt 2>errt &
 tpid=$!
-top_ran() { [ "$(grep -c '^--- docker flame top' snap.txt 2>/dev/null)" -ge 3 ]; }
+top_ran() { [ "$(top_snapshots snap.txt)" -ge 3 ]; }
 if wait_until 120 top_ran; then ok "top --kernel: snapshots"; else nok "top --kernel: snapshots"; fdiag "$(cat errt)"; fi
 ctrl_c "$tpid"
 wait "$tpid"

@@ -99,6 +99,13 @@ wait_until() {
         sleep 0.1
     done
 }
+# top_snapshots FILE: how many snapshots `docker flame top` (not on a terminal) printed into FILE;
+# 0 while FILE does not exist yet (grep -c prints nothing then, and `[ "" -ge N ]` is an error).
+top_snapshots() {
+    local n
+    n=$(grep -c '^--- docker flame top' "$1" 2>/dev/null)
+    echo "${n:-0}"
+}
 # The preamble of the tests that run the real plugin with the real sidecar on a fixture JVM: an
 # engine, the built plugin and sidecar, the fixture and sidecar images, the plugin as the CLI's
 # only one, none of the sidecar overrides the stub tests use, and $TMP as the working directory.

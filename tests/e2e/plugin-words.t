@@ -6,7 +6,7 @@
 # keeps -i working, unlisted); counts for people carry thousands separators and agree (no
 # "processing N samples" that the summary contradicts); merge says "1 input"; -q on a terminal
 # still says how long a long recording runs; a profile that is mostly outside Java methods says
-# so under its top methods.
+# so under its top methods; merge and diff of alloc profiles say bytes.
 . "$(dirname "$0")/lib.sh"
 real_plugin_setup
 T="timeout -k 10 120"
@@ -45,6 +45,15 @@ docker flame merge big.folded -o one.svg 2>err
 is "$(cat err)" "docker flame merge: wrote one.svg (1 input, 12,345 samples)" "merge of one: '1 input', '12,345 samples'"
 like "$(cat one.svg)" 'Merged profile \(1 input\)' "the graph's title says 1 input"
 like "$(cat one.svg)" '12,345 samples from 1 profile' "and its subtitle the samples"
+# an alloc profile counts bytes: merge's and diff's summaries say so, as their graphs do
+printf 'main;A.alloc 1000\nmain;B.alloc 500\n' >x.alloc.folded
+printf 'main;A.alloc 1500\nmain;B.alloc 500\n' >y.alloc.folded
+docker flame merge x.alloc.folded y.alloc.folded -o ma.svg 2>err
+is "$(cat err)" "docker flame merge: wrote ma.svg (2 inputs, 3,500 bytes)" "merge of alloc profiles: bytes, not samples"
+out=$(docker flame diff x.alloc.folded y.alloc.folded -o da.svg 2>/dev/null)
+like "$out" 'totals 1,500 -> 2,000 bytes\)' "diff of alloc profiles: the totals in bytes"
+like "$out" "% of each profile's bytes\\)" "diff of alloc profiles: shares of bytes"
+like "$(docker flame diff big.folded big.folded -o db.svg 2>/dev/null)" "% of each profile's samples\\)" "a cpu diff: shares of samples"
 
 # top and record: the one-shot's words for the sidecar's errors
 nj=$(fixture nojvm) || bail "fixture nojvm did not start"

@@ -49,7 +49,7 @@ jvm() {
 }
 sidecars() { docker ps -aq --filter label=com.docker-flame.sidecar=1 | wc -l; }
 # snapshots FILE N: top (not on a terminal) printed at least N snapshots into FILE
-snapshots() { [ "$(grep -c '^--- docker flame top' "$1" 2>/dev/null)" -ge "$2" ]; }
+snapshots() { [ "$(top_snapshots "$1")" -ge "$2" ]; }
 # jvms ERRFILE: how many JVMs the profile's summary lists
 jvms() { grep -c '^  JVM pid' "$1"; }
 agent_in() { local n; n=$(grep -c libflameagent "/proc/$(target_pid "$1")/maps" 2>/dev/null); echo "${n:-0}"; }

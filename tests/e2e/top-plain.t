@@ -8,7 +8,7 @@ fx=$(fixture pid1) || bail "fixture pid1 did not start"
 fid=$(docker inspect -f '{{.Id}}' "$fx")
 hp=$(host_pid "$fx")
 HOT='FlameFixture\.(countPrimes|isPrime)'
-snapshots() { [ "$(grep -c '^--- docker flame top' snap.txt 2>/dev/null)" -ge "$1" ]; }
+snapshots() { [ "$(top_snapshots snap.txt)" -ge "$1" ]; }
 no_sidecar() { [ "$(sidecars_of "$fid")" -eq 0 ]; }
 
 timeout -k 10 300 docker flame top "$fx" --interval 1s --record rec.folded >snap.txt 2>err &

@@ -120,7 +120,7 @@ docker rm -f "$fx" >/dev/null
 
 # --- top: its windows are walked too (--record keeps every stack it saw) ---
 fx=$(fixture nofp) || bail "fixture nofp did not start"
-snaps() { [ "$(grep -c '^--- docker flame top' top.txt 2>/dev/null)" -ge "$1" ]; }
+snaps() { [ "$(top_snapshots top.txt)" -ge "$1" ]; }
 timeout -k 10 300 docker flame top "$fx" --interval 2s --record top.folded >top.txt 2>top.err &
 pid=$!
 wait_until 120 snaps 4 || fdiag "top: $(tail -2 top.err)"

@@ -4,6 +4,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/err.h"
@@ -20,6 +21,13 @@ int profile_add_line(profile *p, const char *line, size_t len, flame_err *err);
  * (-1, errno EINVAL), as are empty stacks, negative or non-finite counts. -1/ENOMEM on OOM. */
 #define PROFILE_ONE_COLUMN (-1.0)
 int profile_add(profile *p, const char *stack, size_t len, double count1, double count2);
+/* The same for a single-column profile whose stack's frames are already names of p: ids from
+ * profile_name() (UINT32_MAX: out of memory), root first. Adds what profile_add() of the text
+ * "name0;name1;..." would when no name is empty or holds a ';' (the caller checks that): a
+ * reader naming many stacks from a dictionary interns each frame once instead of once a stack.
+ * The same errors (EINVAL, E2BIG, ENOMEM). */
+uint32_t profile_name(profile *p, const char *name, size_t len);
+int profile_add_names(profile *p, const uint32_t *ids, size_t n, double count);
 /* Read a whole input: folded text (1 or 2 columns) or a docker-flame SVG. `name` is used in
  * error messages ("<name>: line 3: no count"). */
 int profile_load(profile *p, FILE *in, const char *name, flame_err *err);

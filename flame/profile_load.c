@@ -121,6 +121,30 @@ int profile_add(profile *p, const char *stack, size_t len, double count1, double
     return 0;
 }
 
+uint32_t profile_name(profile *p, const char *name, size_t len)
+{
+    return prof_name_intern(p, name, len);
+}
+
+int profile_add_names(profile *p, const uint32_t *ids, size_t n, double count)
+{
+    if (n == 0 || prof_bad_count(count) || (p->columns && p->columns != 1)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (n > PROFILE_MAX_DEPTH) {
+        errno = E2BIG;
+        return -1;
+    }
+    p->prev_n = 0; /* the previous text's frames are not the last stack's any more */
+    if (prof_stack_add_deep(p, ids, n, count, 0) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    p->columns = 1;
+    return 0;
+}
+
 /* ---- parsing folded lines ---------------------------------------------------------------- */
 
 static bool is_space(char c)

@@ -120,6 +120,50 @@ typedef struct ch_chunk {
     size_t len;
 } ch_chunk;
 
+/* Whether each of d's frame names is one frame of a stack's text (not empty, no ';'): then its
+ * stacks can be added by their frames (profile_add_names), each name interned once for the run
+ * instead of once for every stack it is in; otherwise through the text, as it reads. */
+static bool plain_names(const dict *d)
+{
+    for (uint32_t i = 1; i <= d->nframes; i++)
+        if (d->name_len[i] == 0 || memchr(d->names + d->name_off[i], ';', d->name_len[i]))
+            return false;
+    return true;
+}
+
+/* Stack id's frames into ids[] (root first) as p's names, each of d's frames interned the first
+ * time a stack has it (so in the order the text path interns them), kept in names[]. 1 = done,
+ * 0 = a stack whose text is unknown, -1 = out of memory, -2 = deeper than PROFILE_MAX_DEPTH. */
+static int stack_names(const dict *d, uint32_t id, profile *p, uint32_t *names, uint32_t **ids,
+                       size_t *cap, size_t *n)
+{
+    if (id == 0 || id > d->nstacks || d->leaf[id] == 0)
+        return 0;
+    size_t k = 0;
+    for (uint32_t v = d->leaf[id]; v; v = d->parent[v], k++)
+        if (k > PROFILE_MAX_DEPTH)
+            return -2;
+    if (k > *cap) {
+        uint32_t *ni = realloc(*ids, k * sizeof *ni);
+        if (!ni)
+            return -1;
+        *ids = ni;
+        *cap = k;
+    }
+    size_t o = k;
+    for (uint32_t v = d->leaf[id]; v; v = d->parent[v])
+        (*ids)[--o] = d->frame[v]; /* d's frame numbers for now */
+    for (size_t i = 0; i < k; i++) {
+        uint32_t f = (*ids)[i];
+        if (names[f] == UINT32_MAX &&
+            (names[f] = profile_name(p, d->names + d->name_off[f], d->name_len[f])) == UINT32_MAX)
+            return -1;
+        (*ids)[i] = names[f];
+    }
+    *n = k;
+    return 1;
+}
+
 /* The sums of one run named through its dictionary, made of its chunks c[0..nc) (in seq order;
  * a chunk sent twice is one (run, seq): applied once; a damaged or missing one ends what can be
  * named, the rest is counted as missing). */
@@ -132,19 +176,34 @@ static int name_run(store *s, const ch_chunk *c, size_t nc, const ch_sum *sums, 
     for (size_t i = 0; rc == 0 && i < nc; i++)
         if ((i == 0 || c[i].seq != c[i - 1].seq) && dict_apply(&d, c[i].p, c[i].len) == -2)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    uint32_t *names = NULL, *ids = NULL;
+    size_t icap = 0;
+    if (rc == 0 && plain_names(&d)) {
+        names = malloc(((size_t)d.nframes + 1) * sizeof *names);
+        if (!names)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        else
+            memset(names, 0xff, ((size_t)d.nframes + 1) * sizeof *names);
+    }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         size_t len = 0;
-        int t = dict_stack_text(&d, sums[i].id, text, cap, &len);
-        if (t < 0) {
+        int t = names ? stack_names(&d, sums[i].id, out, names, &ids, &icap, &len)
+                      : dict_stack_text(&d, sums[i].id, text, cap, &len);
+        if (t == -1) {
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         } else if (t == 0) {
             info->missing += sums[i].count;
-        } else if (profile_add(out, *text, len, (double)sums[i].count, PROFILE_ONE_COLUMN) < 0) {
-            rc = errno == ENOMEM ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
-                                 : store_fail(err, STORE_ERR_CORRUPT,
-                                              "%s: a stored stack is not a stack", s->name);
+        } else if (t < 0 || (names ? profile_add_names(out, ids, len, (double)sums[i].count)
+                                   : profile_add(out, *text, len, (double)sums[i].count,
+                                                 PROFILE_ONE_COLUMN)) < 0) {
+            rc = t != -2 && errno == ENOMEM
+                     ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
+                     : store_fail(err, STORE_ERR_CORRUPT, "%s: a stored stack is not a stack",
+                                  s->name);
         }
     }
+    free(names);
+    free(ids);
     dict_free(&d);
     return rc;
 }

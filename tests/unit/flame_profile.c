@@ -166,6 +166,55 @@ static void test_add_api(void)
     profile_free(p);
 }
 
+/* Stacks given as interned names add what their texts add (a store reader names a run's frames
+ * once), mixed with texts in one profile; the same errors. */
+static void test_add_names(void)
+{
+    profile *t = profile_new(), *p = profile_new();
+    const char *texts[] = {"a;b;c", "a;b", "x", "a;b;c", "b;a"};
+    double counts[] = {3, 4, 5, 6, 7};
+    uint32_t a = profile_name(p, "a", 1), b = profile_name(p, "b", 1), c = profile_name(p, "c", 1),
+             x = profile_name(p, "x", 1);
+    ok(a != UINT32_MAX && b != a && profile_name(p, "a", 1) == a, "a name is interned once");
+    uint32_t ids[5][3] = {{a, b, c}, {a, b}, {x}, {a, b, c}, {b, a}};
+    size_t n[] = {3, 2, 1, 3, 2};
+    int bad = 0;
+    for (int i = 0; i < 5; i++) {
+        bad |= profile_add(t, texts[i], strlen(texts[i]), counts[i], PROFILE_ONE_COLUMN);
+        /* texts and names alternate in p: the text path's reuse of the previous line's frames
+         * must not take a stack added by names for its previous line */
+        bad |= i % 2 ? profile_add(p, texts[i], strlen(texts[i]), counts[i], PROFILE_ONE_COLUMN)
+                     : profile_add_names(p, ids[i], n[i], counts[i]);
+    }
+    ok(!bad, "every add succeeded");
+    char *want = folded_str(t), *got = folded_str(p);
+    is_str(got, want, "names add what texts add");
+    is_str(got, "a;b 4\na;b;c 9\nb;a 7\nx 5\n", "summed and sorted");
+    ok(profile_total(p) == profile_total(t) && profile_stacks(p) == 4, "same total and stacks");
+    free(want);
+    free(got);
+    errno = 0;
+    ok(profile_add_names(p, ids[0], 0, 1) < 0 && errno == EINVAL, "no frames: EINVAL");
+    errno = 0;
+    ok(profile_add_names(p, ids[0], 3, -1) < 0 && errno == EINVAL, "a negative count: EINVAL");
+    uint32_t *deep = malloc((PROFILE_MAX_DEPTH + 1) * sizeof *deep);
+    for (size_t i = 0; deep && i <= PROFILE_MAX_DEPTH; i++)
+        deep[i] = a;
+    errno = 0;
+    ok(deep && profile_add_names(p, deep, PROFILE_MAX_DEPTH + 1, 1) < 0 && errno == E2BIG,
+       "deeper than PROFILE_MAX_DEPTH: E2BIG");
+    ok(deep && profile_add_names(p, deep, PROFILE_MAX_DEPTH, 1) == 0, "as deep as allowed: added");
+    free(deep);
+    profile *two = profile_new();
+    ok(profile_add(two, "a", 1, 1, 2) == 0, "a two-column profile");
+    uint32_t ta = profile_name(two, "a", 1);
+    errno = 0;
+    ok(profile_add_names(two, &ta, 1, 1) < 0 && errno == EINVAL, "names into two columns: EINVAL");
+    profile_free(two);
+    profile_free(t);
+    profile_free(p);
+}
+
 /* stackcollapse-perf.pl order: bytewise over the whole line, so "a;b-x" sorts before "a;b;c". */
 static void test_folded_order(void)
 {
@@ -356,6 +405,7 @@ int main(void)
     test_two_columns();
     test_errors();
     test_add_api();
+    test_add_names();
     test_folded_order();
     test_sort_runs();
     test_roundtrip();

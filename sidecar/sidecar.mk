@@ -45,6 +45,9 @@ UNIT_TESTS += $(SIDECAR_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%.t)
 $(BUILD)/tests/sidecar_%.t: $(BUILD)/asan/tests/unit/sidecar_%.o $(SIDECAR_ASAN) $(BUILD)/asan/libflamecore.a
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $^ -lseccomp -lcap -lbpf -lelf -lz -lm
+# The off-CPU program's test runs the compiled object itself (root: BPF_PROG_TEST_RUN).
+$(BUILD)/asan/tests/unit/sidecar_offcpu_bpf.o: EXTRA_CFLAGS += -I$(BUILD)/bpf
+$(BUILD)/asan/tests/unit/sidecar_offcpu_bpf.o: | $(BPF_HDRS)
 
 # The stack walker's recorded samples (tests/walk/README.md): the capture tool (run by hand, as
 # root, against a JVM on the host) and the replay test are linked with pread interposed

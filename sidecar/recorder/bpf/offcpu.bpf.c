@@ -61,17 +61,10 @@ struct {
 
 /* Which tasks are stamped, counted by a hash of their address: a switch-in whose counter is 0
  * (nearly all of the host's) skips the table lookup. Entries the LRU evicts leave their count
- * behind: a lookup more, never one less. */
+ * behind: a lookup more, never one less. A global (.bss): its address is in the program, no map
+ * lookup on the switch-in path. */
 #define BLOOM 1024
-struct bloom {
-    __u32 n[BLOOM];
-};
-struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct bloom);
-} stamped SEC(".maps");
+__u32 stamped[BLOOM] = {0};
 
 /* This CPU's own state (not mapped by the recorder: it holds task addresses).
  * The verdict cache: the namespace test costs ~60 ns on a VM (docs/BENCHMARKS.md "Off-CPU"); its
@@ -82,10 +75,14 @@ struct {
  * value holds the sampling gap, so the target's common switch-out writes nothing else (a
  * counter in the shared slots and a random number per switch-out cost ~10 ns each, measured). */
 #define VCACHE 64
+/* An entry: the task and its pid_tgid, the verdict in bit 63 of that (a tgid is below 2^22,
+ * PID_MAX_LIMIT): one cache line holds the whole answer. */
+#define VC_YES (1ull << 63)
+struct vc_entry {
+    __u64 task, pt;
+};
 struct cpu_state {
-    __u64 task[VCACHE];
-    __u64 pt[VCACHE];
-    __u8 yes[VCACHE];
+    struct vc_entry vc[VCACHE];
     /* one gap per kind of switch-out (OFFCPU_SLEPT, OFFCPU_PREEMPTED): */
     __u64 thr[OFFCPU_KINDS];   /* the threshold the gap was drawn with */
     __u64 left[OFFCPU_KINDS];  /* switch-outs until the sampled one, that one included (0: draw) */
@@ -115,17 +112,16 @@ static __always_inline int target_task_uncached(void)
     return 1;
 }
 
-/* Is current (task) the target's? */
-static __always_inline int target_task(struct cpu_state *cs, __u64 task)
+/* Is current (task, host pid_tgid pt) the target's? */
+static __always_inline int target_task(struct cpu_state *cs, __u64 task, __u64 pt)
 {
-    __u64 pt = bpf_get_current_pid_tgid();
-    __u32 i = hash(task ^ pt, 6) & (VCACHE - 1);
-    if (cs->task[i] == task && cs->pt[i] == pt)
-        return cs->yes[i];
+    struct vc_entry *e = &cs->vc[hash(task ^ pt, 6) & (VCACHE - 1)];
+    __u64 x = e->pt ^ pt; /* VC_YES or 0 when it is this task's entry */
+    if (e->task == task && !(x << 1))
+        return (int)(x >> 63);
     int yes = target_task_uncached();
-    cs->task[i] = task;
-    cs->pt[i] = pt;
-    cs->yes[i] = (__u8)yes;
+    e->task = task;
+    e->pt = pt | (yes ? VC_YES : 0);
     return yes;
 }
 
@@ -142,10 +138,7 @@ int offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
     /* args: preempt, prev, next, prev_state */
     __u64 next = ctx->args[2], prev = ctx->args[1];
     __u32 zero = 0, bn = hash(next, 10) & (BLOOM - 1);
-    struct bloom *bl = bpf_map_lookup_elem(&stamped, &zero);
-    if (!bl)
-        return 0;
-    struct stamp *st = bl->n[bn] ? bpf_map_lookup_elem(&start, &next) : NULL;
+    struct stamp *st = stamped[bn] ? bpf_map_lookup_elem(&start, &next) : NULL;
     if (st) {
         __u64 d = bpf_ktime_get_ns() - st->ts, seq = st->seq;
         if (d >= (1ull << OFFCPU_DELTA_BITS))
@@ -155,49 +148,59 @@ int offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
         if (slot) /* one 64-bit store: the recorder never sees half of it */
             *slot = (seq & 0xffffff) << OFFCPU_DELTA_BITS | d;
         if (!bpf_map_delete_elem(&start, &next))
-            __sync_fetch_and_add(&bl->n[bn], -1);
+            __sync_fetch_and_add(&stamped[bn], -1);
         __u32 cpu = bpf_get_smp_processor_id();
         struct offcpu_cpu *c = bpf_map_lookup_elem(&percpu_slots, &cpu);
         if (c)
             c->finished++;
     }
-    struct cpu_state *cs = bpf_map_lookup_elem(&state, &zero);
-    if (!cs || !target_task(cs, prev))
+    /* an idle task (pid 0: about every other switch of a CPU that idles) is never the target's */
+    __u64 pt = bpf_get_current_pid_tgid();
+    if (!pt)
         return 0;
-    __u32 cpu = bpf_get_smp_processor_id();
-    struct offcpu_cpu *c = bpf_map_lookup_elem(&percpu_slots, &cpu);
-    if (!c)
+    struct cpu_state *cs = bpf_map_lookup_elem(&state, &zero);
+    if (!cs || !target_task(cs, prev, pt))
         return 0;
     /* preempted, or its state still TASK_RUNNING (it yielded): it waits for a CPU, not for
      * an event. args[3] (prev_state) exists since Linux 5.18; reading it on an older kernel
      * makes the attach fail (the context's size is checked there), never a wrong value. */
     __u32 k = (ctx->args[0] || !(__u32)ctx->args[3]) ? OFFCPU_PREEMPTED : OFFCPU_SLEPT;
-    __u64 threshold = c->threshold[k];
-    if (threshold == cs->thr[k] && cs->left[k] > 1) { /* the common path: not this one */
+    /* The common path: inside a gap, not this one. The recorder's threshold is read at a gap's
+     * end only: a gap runs out with the p it was drawn with (each of its switch-outs sampled
+     * with that p, which its sample carries), so a new p takes effect one gap later, and a
+     * pause (threshold 0) before the gap's sampled switch-out, which it then skips. */
+    if (cs->left[k] > 1) {
         cs->left[k]--;
         return 0;
     }
+    __u32 cpu = bpf_get_smp_processor_id();
+    struct offcpu_cpu *c = bpf_map_lookup_elem(&percpu_slots, &cpu);
+    if (!c)
+        return 0;
+    __u64 threshold = c->threshold[k], p = cs->thr[k];
     c->switchouts[k] += cs->drawn[k] - cs->left[k] + 1; /* the gap's, this one included */
-    if (threshold != cs->thr[k] || !cs->left[k]) {
-        /* a new probability (or the first switch-out, or paused): a gap drawn afresh from
-         * this switch-out on (memoryless: see offcpu_gap) */
-        cs->thr[k] = threshold;
-        cs->left[k] = cs->drawn[k] = 0;
-        if (!threshold)
-            return 0;
+    if (!threshold) {                                   /* paused: counted only */
+        cs->thr[k] = cs->left[k] = cs->drawn[k] = 0;
+        return 0;
+    }
+    if (!cs->left[k]) {
+        /* no gap (the first switch-out, or paused until now): one drawn from this switch-out
+         * on (memoryless: see offcpu_gap) */
+        cs->thr[k] = p = threshold;
         __u64 g = draw(c, k, threshold);
         if (g > 1) {
             cs->left[k] = cs->drawn[k] = g - 1;
             return 0;
         }
     }
-    /* this one is sampled; the gap to the next */
+    /* this one is sampled, with its gap's p; the gap to the next, with the threshold now */
+    cs->thr[k] = threshold;
     cs->left[k] = cs->drawn[k] = draw(c, k, threshold);
     struct offcpu_cpu *c0 = bpf_map_lookup_elem(&percpu_slots, &zero);
     if (!c0)
         return 0;
     struct offcpu_raw r = {.seq = __sync_fetch_and_add(&c0->seq, 1) + 1,
-                           .threshold = threshold,
+                           .threshold = p,
                            .ts = bpf_ktime_get_ns(),
                            .runnable = k == OFFCPU_PREEMPTED};
     if (bpf_perf_event_output(ctx, &out, BPF_F_CURRENT_CPU, &r, sizeof r)) {
@@ -221,7 +224,7 @@ int offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
         if (bpf_map_update_elem(&start, &prev, &s, BPF_NOEXIST))
             c->no_start++;
         else
-            __sync_fetch_and_add(&bl->n[hash(prev, 10) & (BLOOM - 1)], 1);
+            __sync_fetch_and_add(&stamped[hash(prev, 10) & (BLOOM - 1)], 1);
     }
     c->sampled[k]++;
     return 0;

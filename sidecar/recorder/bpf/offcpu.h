@@ -67,8 +67,9 @@ struct offcpu_raw {
  * 1 + floor(-log2(U) * kfix / 2^14) with U = (r + 1) / 2^32 and -log2 U in 2^-20 from an
  * interpolated table (error < 5e-5). Drawing the gap once per sample instead of a random number
  * per switch-out keeps the program's common path to a decrement; a geometric gap is memoryless,
- * so a gap thrown away when p changes and drawn afresh leaves every switch-out sampled with the
- * p in force, as a draw per switch-out would. Shared by the program and the unit tests. kfix at
+ * so a gap that runs out with the p it was drawn with, the next one drawn with a new p, leaves
+ * every switch-out sampled with the p of its gap, which the sample carries, as a draw per
+ * switch-out would. Shared by the program and the unit tests. kfix at
  * most 2^38 (p >= 2^-24): the product stays below 2^64. */
 static __always_inline __u64 offcpu_gap(__u32 r, __u64 kfix, const volatile __u32 *tab)
 {

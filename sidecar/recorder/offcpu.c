@@ -102,6 +102,13 @@ uint64_t sc_offcpu_first_threshold(uint64_t switchouts, uint64_t ns, unsigned ra
     return sc_offcpu_threshold(switchouts * 1000, (int64_t)(ns / 1000), rate);
 }
 
+uint64_t sc_offcpu_raise(uint64_t old, uint64_t t)
+{
+    if (!old || old >= OFFCPU_ALWAYS || t <= old * SC_OFFCPU_RAISE)
+        return t;
+    return old * SC_OFFCPU_RAISE;
+}
+
 uint64_t sc_offcpu_kfix(uint64_t threshold)
 {
     if (threshold >= OFFCPU_ALWAYS)
@@ -409,8 +416,9 @@ void sc_offcpu_steer(sc_offcpu *oc, int64_t now_ms)
             continue;
         oc->counted[k] = false;
         uint64_t sw = switchouts(oc, k);
-        uint64_t t =
-            sc_offcpu_threshold(sw - oc->steer_switchouts[k], now_ms - oc->kind_ms[k], oc->rate[k]);
+        uint64_t t = sc_offcpu_raise(oc->slots[0].threshold[k],
+                                     sc_offcpu_threshold(sw - oc->steer_switchouts[k],
+                                                         now_ms - oc->kind_ms[k], oc->rate[k]));
         uint64_t kf = sc_offcpu_kfix(t);
         for (int c = 0; c < oc->ncpu; c++) {
             /* kfix first: a program that sees the new threshold draws with its kfix (one that

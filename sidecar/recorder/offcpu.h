@@ -132,6 +132,12 @@ uint64_t sc_offcpu_threshold(uint64_t switchouts, int64_t ms, unsigned rate);
 /* pure, for tests: the first threshold, from the switch-outs counted before the start over ns:
  * sc_offcpu_threshold's when at least SC_OFFCPU_CALIB_MIN were counted, else every one. */
 uint64_t sc_offcpu_first_threshold(uint64_t switchouts, uint64_t ns, unsigned rate);
+/* pure, for tests: a steered threshold t after `old`: at most SC_OFFCPU_RAISE times a p < 1.
+ * The switch-outs are counted when their gap ends: a gap longer than the 250 ms between two
+ * steerings (few samples a second per CPU: preemptions at 50/s on many CPUs) leaves a window
+ * with ~none counted, which alone would set p = 1 (every switch-out sampled until the next). */
+#define SC_OFFCPU_RAISE 4
+uint64_t sc_offcpu_raise(uint64_t old, uint64_t t);
 /* pure, for tests: what the program's gap draw needs for a threshold (bpf/offcpu.h offcpu_gap):
  * 2^14 / -log2(1 - p), and the table of log2(1 + i/64) it interpolates. */
 uint64_t sc_offcpu_kfix(uint64_t threshold);

@@ -121,6 +121,15 @@ static void test_threshold(void)
     is_int(sc_offcpu_threshold(UINT64_MAX / 2, 1, 1), OFFCPU_MIN_THRESHOLD,
            "never below the gap draw's least (never 0, which would mean paused)");
     is_int(sc_offcpu_threshold(10, 0, 500), OFFCPU_ALWAYS, "no time: every one");
+    /* a window whose long gaps ended after it counted ~nothing: p rises 4x, not to 1 */
+    is_int(sc_offcpu_raise(OFFCPU_MIN_THRESHOLD, sc_offcpu_threshold(0, 250, 50)),
+           OFFCPU_MIN_THRESHOLD * SC_OFFCPU_RAISE, "none counted at p = 2^-24: p x 4, not 1");
+    is_int(sc_offcpu_raise(OFFCPU_ALWAYS / 8, OFFCPU_ALWAYS), OFFCPU_ALWAYS / 2,
+           "p = 1/8 to at most 1/2");
+    is_int(sc_offcpu_raise(OFFCPU_ALWAYS / 2, OFFCPU_ALWAYS), OFFCPU_ALWAYS, "1/2 may go to 1");
+    is_int(sc_offcpu_raise(OFFCPU_ALWAYS, 1000), 1000, "from p = 1 down at once");
+    is_int(sc_offcpu_raise(4000, 1000), 1000, "down at once");
+    is_int(sc_offcpu_raise(0, 1000), 1000, "from paused: as counted");
 }
 
 /* The first probability, from the switch-outs the paused program counted before the start: a

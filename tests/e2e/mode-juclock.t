@@ -118,13 +118,20 @@ if [ -x "$JDK25/bin/jlink" ]; then
     FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
         bail "cannot build the Temurin 25 fixture image"
     fx25=$(FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest fixture juc) || bail "Temurin 25 fixture juc did not start"
-    $T docker --debug flame -d 4 --mode lock --format folded -o t.folded "$fx25" 2>t.err; rc=$?
+    $T docker --debug flame -d 4 --mode lock --format folded,pprof -o t.folded "$fx25" 2>t.err; rc=$?
     diag "$(grep -E 'sidecar timings|recorder: off-CPU' t.err)"
     is "$rc" 0 "Temurin 25: --mode lock: exit 0"
     like "$(cat t.lock.folded 2>/dev/null)" "$juc_re" "Temurin 25: the ReentrantLock's waits under its acquire"
     tj=$(sum t.lock.folded "$juc_re"); ta=$(sum t.lock.folded '.')
     check "Temurin 25: the ReentrantLock's share 25-75 % ($(ratio "$tj" "$ta"))" within "$tj" "$ta" 0.25 0.75
     check "Temurin 25: the ReentrantLock's waits 1.0-3.0 x the window ($(ratio "$tj" 4000000000))" within "$tj" 4000000000 1.0 3.0
+    if have_go; then
+        tc=$(go tool pprof -sample_index=contentions -focus='JucFixture\.jucContend' -top t.lock.pb.gz 2>/dev/null |
+            sed -n 's/^Showing nodes accounting for \([0-9][0-9]*\),.*/\1/p' | head -1)
+        diag "Temurin 25: contentions: ReentrantLock ${tc:-none} in 4 s"
+        check "Temurin 25: the ReentrantLock's delay per contention 12-80 ms ($(ratio "$tj" "${tc:-0}") ns)" \
+            within "$tj" "${tc:-0}" 12000000 80000000
+    fi
     docker rm -f "$fx25" >/dev/null
 else
     diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"

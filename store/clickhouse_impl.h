@@ -91,6 +91,14 @@ int ch_parse_url(store *s, ch *c, const char *url, flame_err *err);
  * URL); the answer into out (may be NULL). Errors: STORE_ERR_UNREACHABLE (no connection,
  * timeout), STORE_ERR_SERVER (an HTTP error, with the server's first line). */
 int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *out, flame_err *err);
+/* The queries sql[0..n) sent at once (a connection each, so the server works on them at the
+ * same time), answer i into out[i]; done(ctx, i, &out[i], err), when not NULL, is called as
+ * each answer is complete, while the others go on. 0 once all are answered; the first failure
+ * (a request's, as ch_post's, or done's nonzero result) ends the others. n <= CH_POST_ALL_MAX. */
+#define CH_POST_ALL_MAX 4
+int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n,
+                int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err), void *ctx,
+                flame_err *err);
 /* The same, for a query built into a memstream: closes f and frees its buffer. */
 int ch_post_file(store *s, FILE *f, char **text, ch_buf *out, flame_err *err);
 /* sql without a body (a statement, or a query whose answer goes into out, may be NULL). */

@@ -112,14 +112,6 @@ static int by_run(const void *a, const void *b)
                             : (x->id > y->id) - (x->id < y->id);
 }
 
-/* A row of dict, in the answer's buffer. */
-typedef struct ch_chunk {
-    uint64_t run;
-    int64_t seq;
-    const uint8_t *p;
-    size_t len;
-} ch_chunk;
-
 /* Whether each of d's frame names is one frame of a stack's text (not empty, no ';'): then its
  * stacks can be added by their frames (profile_add_names), each name interned once for the run
  * instead of once for every stack it is in; otherwise through the text, as it reads. */
@@ -164,31 +156,25 @@ static int stack_names(const dict *d, uint32_t id, profile *p, uint32_t *names, 
     return 1;
 }
 
-/* The sums of one run named through its dictionary, made of its chunks c[0..nc) (in seq order;
- * a chunk sent twice is one (run, seq): applied once; a damaged or missing one ends what can be
- * named, the rest is counted as missing). */
-static int name_run(store *s, const ch_chunk *c, size_t nc, const ch_sum *sums, size_t n,
-                    profile *out, store_info *info, char **text, size_t *cap, flame_err *err)
+/* The sums of one run named through its dictionary d (decoded from its chunks as they came;
+ * a damaged or missing chunk ends what can be named, the rest is counted as missing). */
+static int name_run(store *s, const dict *d, const ch_sum *sums, size_t n, profile *out,
+                    store_info *info, char **text, size_t *cap, flame_err *err)
 {
-    dict d;
-    dict_init(&d);
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < nc; i++)
-        if ((i == 0 || c[i].seq != c[i - 1].seq) && dict_apply(&d, c[i].p, c[i].len) == -2)
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     uint32_t *names = NULL, *ids = NULL;
     size_t icap = 0;
-    if (rc == 0 && plain_names(&d)) {
-        names = malloc(((size_t)d.nframes + 1) * sizeof *names);
+    if (rc == 0 && plain_names(d)) {
+        names = malloc(((size_t)d->nframes + 1) * sizeof *names);
         if (!names)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         else
-            memset(names, 0xff, ((size_t)d.nframes + 1) * sizeof *names);
+            memset(names, 0xff, ((size_t)d->nframes + 1) * sizeof *names);
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         size_t len = 0;
-        int t = names ? stack_names(&d, sums[i].id, out, names, &ids, &icap, &len)
-                      : dict_stack_text(&d, sums[i].id, text, cap, &len);
+        int t = names ? stack_names(d, sums[i].id, out, names, &ids, &icap, &len)
+                      : dict_stack_text(d, sums[i].id, text, cap, &len);
         if (t == -1) {
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         } else if (t == 0) {
@@ -204,7 +190,6 @@ static int name_run(store *s, const ch_chunk *c, size_t nc, const ch_sum *sums, 
     }
     free(names);
     free(ids);
-    dict_free(&d);
     return rc;
 }
 
@@ -254,38 +239,23 @@ static void pairs_head(FILE *f, store *s, const store_query *one)
     ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi) GROUP BY k"               \
     " FORMAT TabSeparated"
 
-/* The pairs of q's windows (each once) */
-static int windows_pairs(store *s, const store_query *q, ch_buf *out, flame_err *err)
+/* The query of q's pairs summed per (run, id), into f: the valid rollups of the range's whole
+ * hours [h0, h1) when it has some, and the windows no valid rollup holds (the range's edges,
+ * hours not rolled up, rollups made stale by a late window or a day's rebuild), each window
+ * once; otherwise the windows alone. The same sums either way. */
+static void pairs_sql(FILE *f, store *s, const store_query *q)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    int64_t h0 = 0, h1 = 0;
     store_query one = *q;
     one.type = store_type_of(q->type);
     pairs_head(f, s, &one);
-    ch_windows(f, "run, ids, ids_hi, counts, counts_hi", &one, ch_of(s)->has_type);
-    fputs(PAIRS_TAIL, f);
-    return ch_post_file(s, f, &text, out, err);
-}
-
-/* The pairs of q summed per (run, id): the valid rollups of [h0, h1) and the windows no valid
- * rollup holds (the range's edges, hours not rolled up, rollups made stale by a late window or
- * a day's rebuild), each window once. The same sums as the windows alone. */
-static int rolled_pairs(store *s, const store_query *q, int64_t h0, int64_t h1, ch_buf *out,
-                        flame_err *err)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    store_query one = *q;
-    one.type = store_type_of(q->type);
+    if (!use_rollups(s, q, &h0, &h1)) {
+        ch_windows(f, "run, ids, ids_hi, counts, counts_hi", &one, ch_of(s)->has_type);
+        fputs(PAIRS_TAIL, f);
+        return;
+    }
     /* PREWHERE: the server reads the arrays of the windows no valid rollup holds only (without
      * it, all of the range's: 590 MB for a day of 10 containers, to keep none of them) */
-    pairs_head(f, s, &one);
     fputs("(SELECT run, ids, ids_hi, counts, counts_hi FROM windows", f);
     where_as(f, ch_of(s)->prewhere ? " PREWHERE " : " WHERE ", &one, true);
     fputs(" AND (host, container_id, jvm_pid, type, run, " CH_HOUR ") NOT IN (", f);
@@ -295,36 +265,117 @@ static int rolled_pairs(store *s, const store_query *q, int64_t h0, int64_t h1, 
           f);
     valid_rollups(f, "run, ids, ids_hi, counts, counts_hi", &one, h0, h1);
     fputs(" LIMIT 1 BY " CH_ROLLUP_KEY ")" PAIRS_TAIL, f);
-    return ch_post_file(s, f, &text, out, err);
+}
+
+/* The window totals of q */
+static void totals_sql(FILE *f, store *s, const store_query *q)
+{
+    store_query one = *q;
+    one.type = store_type_of(q->type);
+    fputs("SELECT count(), sum(samples), min(start_ms), max(end_ms), min(frequency),"
+          " max(frequency) FROM ",
+          f);
+    ch_windows(f, "samples, start_ms, end_ms, frequency", &one, ch_of(s)->has_type);
+    fputs(" FORMAT TabSeparated", f);
+}
+
+/* The dictionaries of q's runs, in order */
+static void dicts_sql(FILE *f, store *s, const store_query *q)
+{
+    store_query one = *q;
+    one.type = store_type_of(q->type);
+    fputs("SELECT run, seq, chunk FROM dict WHERE run IN (SELECT run FROM windows", f);
+    ch_where(f, &one, ch_of(s)->has_type);
+    fputs(") ORDER BY run, seq FORMAT TabSeparated", f);
+}
+
+/* A run's dictionary, decoded */
+typedef struct ch_run {
+    uint64_t run;
+    dict d;
+} ch_run;
+
+typedef struct ch_runs {
+    ch_run *r;
+    size_t n, cap;
+} ch_runs;
+
+enum { Q_TOTALS, Q_PAIRS, Q_DICTS, Q_N };
+
+/* The dictionaries' answer (rows in (run, seq) order) decoded run by run as soon as it comes,
+ * while the server still sums the pairs; a chunk sent twice is one (run, seq): applied once. */
+static int got_answer(void *ctx, size_t i, ch_buf *b, flame_err *err)
+{
+    ch_runs *runs = ctx;
+    char *f[3];
+    size_t l[3], pos = 0;
+    int64_t seq = 0;
+    int rc = 0;
+    if (i != Q_DICTS)
+        return 0;
+    while (rc == 0 && (rc = ch_next_row(b, &pos, f, l, 3)) == 1) {
+        uint64_t run = strtoull(f[0], NULL, 10);
+        int64_t sq = ch_int(f[1]);
+        rc = 0;
+        if (!runs->n || runs->r[runs->n - 1].run != run) {
+            if (runs->n == runs->cap) {
+                size_t cap = runs->cap ? runs->cap * 2 : 16;
+                ch_run *nr = realloc(runs->r, cap * sizeof *nr);
+                if (!nr)
+                    return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                runs->r = nr;
+                runs->cap = cap;
+            }
+            runs->r[runs->n].run = run;
+            dict_init(&runs->r[runs->n++].d);
+        } else if (sq == seq) {
+            continue;
+        }
+        seq = sq;
+        if (dict_apply(&runs->r[runs->n - 1].d, (const uint8_t *)f[2], l[2]) == -2)
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    /* the chunks are decoded: their text is not needed any more */
+    free(b->p);
+    *b = (ch_buf){0};
+    return rc < 0 ? -1 : 0; /* ch_profile names the store */
 }
 
 int ch_profile(store *s, const store_query *q, profile *out, store_info *info, flame_err *err)
 {
-    int64_t h0 = 0, h1 = 0;
     if (ch_ready(s, err) < 0)
         return -1;
-    ch_buf b = {0};
+    /* the window totals, the pairs summed by the server per (run, id) (a day of windows is one
+     * answer of its distinct stacks; the whole hours of the range from their rollups where they
+     * are valid), and the runs' dictionaries: asked at once, so the server works on them
+     * together and this client decodes the dictionaries while the pairs are summed */
+    char *sql[Q_N] = {0};
+    ch_buf b[Q_N] = {{0}};
+    ch_runs runs = {0};
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < Q_N; i++) {
+        size_t len = 0;
+        FILE *m = open_memstream(&sql[i], &len);
+        if (!m) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+            break;
+        }
+        (i == Q_TOTALS ? totals_sql : i == Q_PAIRS ? pairs_sql : dicts_sql)(m, s, q);
+        if ((ferror(m) | fclose(m)) != 0 || !sql[i])
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    if (rc == 0)
+        rc = ch_post_all(s, (const char *const *)sql, b, Q_N, got_answer, &runs, err);
     size_t pos = 0;
     char *f[6];
     size_t l[6];
-    /* the window totals */
-    int rc = ch_select(s, q, false,
-                       "SELECT count(), sum(samples), min(start_ms), max(end_ms), min(frequency),"
-                       " max(frequency) FROM ",
-                       "samples, start_ms, end_ms, frequency", " FORMAT TabSeparated", &b, err);
-    if (rc == 0 && (rc = ch_next_row(&b, &pos, f, l, 6)) == 1 && ch_int(f[0]) > 0) {
+    if (rc == 0 && (rc = ch_next_row(&b[Q_TOTALS], &pos, f, l, 6)) == 1 && ch_int(f[0]) > 0) {
         store_info_add(info, (uint64_t)ch_int(f[0]), (uint64_t)ch_int(f[1]), ch_int(f[4]),
                        ch_int(f[5]), ch_int(f[2]), ch_int(f[3]));
     }
-    /* the pairs, summed by the server per (run, id): a day of windows is one answer of its
-     * distinct stacks; the whole hours of the range from their rollups where they are valid */
-    if (rc >= 0 && use_rollups(s, q, &h0, &h1))
-        rc = rolled_pairs(s, q, h0, h1, &b, err);
-    else if (rc >= 0)
-        rc = windows_pairs(s, q, &b, err);
     ch_sum *sums = NULL;
     size_t n = 0, cap = 0;
-    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 3)) == 1;) {
+    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b[Q_PAIRS], &pos, f, l, 3)) == 1;) {
         if (n == cap) {
             cap = cap ? cap * 2 : 4096;
             ch_sum *ns = realloc(sums, cap * sizeof *ns);
@@ -337,56 +388,33 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
         sums[n++] = (ch_sum){strtoull(f[0], NULL, 10), strtoull(f[2], NULL, 10),
                              (uint32_t)strtoul(f[1], NULL, 10)};
     }
-    /* the runs' dictionaries: each stack's text made by this client */
+    /* each run's sums named through its dictionary (a run with none: counted as missing) */
     if (rc >= 0 && n) {
         qsort(sums, n, sizeof *sums, by_run);
-        char *sql = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&sql, &len);
-        if (!m) {
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        } else {
-            fputs("SELECT run, seq, chunk FROM dict WHERE run IN (SELECT run FROM windows", m);
-            store_query one = *q;
-            one.type = store_type_of(q->type);
-            ch_where(m, &one, ch_of(s)->has_type);
-            fputs(") ORDER BY run, seq FORMAT TabSeparated", m);
-            rc = ch_post_file(s, m, &sql, &b, err);
-        }
-        ch_chunk *chunks = NULL;
-        size_t nc = 0, ccap = 0;
-        for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 3)) == 1;) {
-            if (nc == ccap) {
-                ccap = ccap ? ccap * 2 : 256;
-                ch_chunk *ncs = realloc(chunks, ccap * sizeof *ncs);
-                if (!ncs) {
-                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-                    break;
-                }
-                chunks = ncs;
-            }
-            chunks[nc++] =
-                (ch_chunk){strtoull(f[0], NULL, 10), ch_int(f[1]), (const uint8_t *)f[2], l[2]};
-        }
+        dict none;
+        dict_init(&none);
         char *text = NULL;
-        size_t tcap = 0, c0 = 0;
+        size_t tcap = 0, r = 0;
         for (size_t i = 0; rc >= 0 && i < n;) {
-            size_t k = i, c1;
+            size_t k = i;
             while (k < n && sums[k].run == sums[i].run)
                 k++;
-            while (c0 < nc && chunks[c0].run < sums[i].run) /* runs with no pairs in range */
-                c0++;
-            for (c1 = c0; c1 < nc && chunks[c1].run == sums[i].run;)
-                c1++;
-            rc = name_run(s, chunks + c0, c1 - c0, sums + i, k - i, out, info, &text, &tcap, err);
+            while (r < runs.n && runs.r[r].run < sums[i].run) /* runs with no pairs in range */
+                r++;
+            const dict *d = r < runs.n && runs.r[r].run == sums[i].run ? &runs.r[r].d : &none;
+            rc = name_run(s, d, sums + i, k - i, out, info, &text, &tcap, err);
             i = k;
-            c0 = c1;
         }
-        free(chunks);
         free(text);
     }
+    for (size_t i = 0; i < runs.n; i++)
+        dict_free(&runs.r[i].d);
+    free(runs.r);
     free(sums);
-    free(b.p);
+    for (int i = 0; i < Q_N; i++) {
+        free(sql[i]);
+        free(b[i].p);
+    }
     if (rc < 0 && !err->code)
         return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
     return rc < 0 ? -1 : 0;

@@ -22,6 +22,9 @@ typedef struct ch {
     bool prewhere;    /* windows is of the MergeTree family: PREWHERE works */
     bool has_type;    /* windows has its type column (a version 3 store read as it is has not) */
     bool rollups;     /* the store has its rollups table (docs/STORE.md, "Hour rollups") */
+    /* how much of the runs' decoded dictionaries a profile read decodes while the server still
+     * sums the pairs (CH_DECODE_AHEAD; the rest one run at a time after: bounds the memory) */
+    size_t decode_ahead;
     /* this handle's run (clickhouse_put.c; 0 = none yet): its key, its dictionary of stacks
      * (store/dict.h), the chunks of it sent so far, and when it started (a run lasts a day) */
     uint64_t run;
@@ -96,6 +99,7 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
  * each answer is complete, while the others go on. 0 once all are answered; the first failure
  * (a request's, as ch_post's, or done's nonzero result) ends the others. n <= CH_POST_ALL_MAX. */
 #define CH_POST_ALL_MAX 4
+#define CH_DECODE_AHEAD ((size_t)16 << 20)
 int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n,
                 int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err), void *ctx,
                 flame_err *err);

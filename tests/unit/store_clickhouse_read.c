@@ -29,8 +29,9 @@ typedef struct fake {
     bool dicts_first; /* answer the dictionaries first (else the pairs first, the dicts last) */
     int refuse;       /* -1, or the request answered 500 */
     char *answer[NQ];
-    int asked;  /* requests that came in (0..NQ) before any answer */
-    bool apart; /* the client waited for an answer before asking the next */
+    int asked;    /* requests that came in (0..NQ) before any answer */
+    bool apart;   /* the client waited for an answer before asking the next */
+    size_t ahead; /* the client's decode_ahead */
 } fake;
 
 /* A whole request from fd (headers and Content-Length body); which of the three it is, or -1 */
@@ -172,6 +173,7 @@ static char *read_one(fake *f, store_info *info, flame_err *e)
     if (store_open(url, &s, e) == 0) {
         /* the schema's looks are not this test's: the tables are taken as they are now */
         ch_of(s)->ready = ch_of(s)->has_type = ch_of(s)->prewhere = true;
+        ch_of(s)->decode_ahead = f->ahead;
         store_query q = {.since_ms = 0, .until_ms = 86400000};
         if (store_profile(s, &q, p, info, e) == 0)
             text = out_str(out_folded, p, NULL, NULL);
@@ -202,16 +204,28 @@ int main(void)
     flame_err e;
     static const char want[] = "main;a;b 5\nmain;c 3\nx;y 4\n";
 
-    for (int order = 0; order < 2; order++) {
-        f.dicts_first = order == 0;
+    /* the dictionaries answered first or last; all decoded before the pairs are in, none (each
+     * after, one at a time), or the first run only */
+    static const struct {
+        bool dicts_first;
+        size_t ahead;
+        const char *what;
+    } rounds[] = {
+        {true, CH_DECODE_AHEAD, "dictionaries answered first, decoded at once"},
+        {false, CH_DECODE_AHEAD, "dictionaries answered last"},
+        {true, 0, "dictionaries decoded one at a time after the pairs"},
+        {true, 1, "the first run's dictionary decoded ahead, the next after the pairs"},
+    };
+    for (size_t r = 0; r < sizeof rounds / sizeof *rounds; r++) {
+        f.dicts_first = rounds[r].dicts_first;
+        f.ahead = rounds[r].ahead;
         char *text = read_one(&f, &info, &e);
         ok(!f.apart && f.asked == NQ,
            "the totals, pairs and dictionaries are asked at once (%d of 3 came in before any "
            "answer)",
            f.asked);
-        ok(text && !strcmp(text, want), "answered %s: each stack named by its run's dictionary%s%s",
-           order ? "dictionaries last" : "dictionaries first",
-           text && !strcmp(text, want) ? "" : ": got ",
+        ok(text && !strcmp(text, want), "%s: each stack named by its run's dictionary%s%s",
+           rounds[r].what, text && !strcmp(text, want) ? "" : ": got ",
            text ? (strcmp(text, want) ? text : "") : e.msg);
         ok(info.windows == 4 && info.samples == 14 && info.missing == 2 && info.hz_max == 99,
            "the totals counted, a run without a dictionary missing (windows %llu, missing %llu)",
@@ -220,6 +234,7 @@ int main(void)
     }
 
     f.dicts_first = true;
+    f.ahead = CH_DECODE_AHEAD;
     f.refuse = PAIRS;
     char *text = read_one(&f, &info, &e);
     ok(!text && e.code && strstr(e.msg, "answered 500") && strstr(e.msg, "refused"),

@@ -168,6 +168,7 @@ struct sc_ch {
     pcent *pcs;
     nament names[NAME_CACHE];
     uint64_t pass;
+    uint64_t warm;      /* the last of the first two passes that looked anything up (0: none yet) */
     int scopes;         /* 0 none, 1 JDK <= 22 layout, 2 JDK 23+ (immutable/mutable data) */
     unsigned u5_excess; /* the compressed stream's excluded bytes: 0 (JDK < 20) or 1 */
     uint32_t pcdesc;    /* sizeof(PcDesc) */
@@ -424,6 +425,11 @@ void sc_ch_pass(sc_ch *c)
     c->pass++;
 }
 
+bool sc_ch_settled(const sc_ch *c, const sc_blob *b)
+{
+    return b->kind != SC_BLOB_NMETHOD || b->first_pass <= c->warm || b->first_pass + 2 <= c->pass;
+}
+
 void sc_ch_get_stats(const sc_ch *c, sc_ch_stats *st)
 {
     *st = c ? c->st : (sc_ch_stats){0};
@@ -608,6 +614,9 @@ static void tab_reset(sc_ch *c)
     memset(c->pcs, 0, SC_CH_PC_CACHE * sizeof *c->pcs);
     c->tab_used = 0;
     c->st.resets++;
+    /* what was read before is forgotten: as at the start, nothing can vouch for this pass and
+     * the next (sc_ch_settled) */
+    c->warm = c->pass + 1;
 }
 
 static slot *tab_put(sc_ch *c, const sc_blob *b)
@@ -687,6 +696,8 @@ static uint64_t segmap_block(sc_ch *c, const heap *h, uint64_t pc)
 const sc_blob *sc_ch_find(sc_ch *c, uint64_t pc)
 {
     c->st.lookups++;
+    if (!c->warm)
+        c->warm = c->pass + 1;
     pcent *pe = &c->pcs[pc_slot(pc)];
     if (pe->pc == pc && pe->start) {
         slot *s = tab_slot(c, pe->start);
@@ -736,6 +747,12 @@ const sc_blob *sc_ch_find(sc_ch *c, uint64_t pc)
             c->st.bad_blob++;
             return NULL;
         }
+        /* the same nmethod as cached from an earlier pass keeps its first read */
+        b.first_pass = s->used && s->b.start == b.start && s->b.kind == SC_BLOB_NMETHOD &&
+                               s->b.compile_id == b.compile_id && s->b.method == b.method &&
+                               s->b.end == b.end && s->b.code_begin == b.code_begin
+                           ? s->b.first_pass
+                           : c->pass;
         s = tab_put(c, &b);
     }
     pe = &c->pcs[pc_slot(pc)];

@@ -46,6 +46,8 @@ typedef struct sc_blob {
     int32_t frame_size;            /* bytes, -1 when unknown */
     int32_t orig_pc_offset;        /* nmethods: where deoptimization keeps the original pc */
     int32_t compile_id;
+    uint64_t
+        first_pass;  /* nmethods: the pass in which this one (start, compile_id) was first read */
     uint8_t kind;    /* enum sc_blob_kind */
     bool frameless;  /* a stub named as having no frame (vtable/itable chunks) */
     bool deopt_blob; /* UncommonTrapBlob, DeoptimizationBlob: may unpack frames */
@@ -77,6 +79,16 @@ const sc_blob *sc_ch_find(sc_ch *c, uint64_t pc);
 /* A new pump pass: nmethods found before are checked again (one read of their header) before
  * they are believed, since the code cache reuses the space of freed ones. */
 void sc_ch_pass(sc_ch *c);
+
+/* Was nmethod b (from sc_ch_find in this pass) at its place when every sample this pass drains
+ * was taken? Those samples were taken after the previous pass began, and everything read in a
+ * pass is read after its samples were taken; an nmethod first read two passes ago or more, and
+ * found again now with the same start and compile id, held its space all the time in between
+ * (compile ids are never reused). One first read in this pass or the previous one may have been
+ * compiled into space freed after the sample: the sample ran something else there (churned
+ * classes: another class's method of the same shape). The first two passes of a walk are
+ * believed: nothing read earlier can vouch for them. Blobs that are not nmethods: true. */
+bool sc_ch_settled(const sc_ch *c, const sc_blob *b);
 
 /* The Java methods of nmethod b's frame at pc: the inlined method running at pc first, out to
  * the nmethod's own method last (HotSpot's PcDesc -> ScopeDesc chain: each scope's method by

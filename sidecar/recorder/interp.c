@@ -522,6 +522,12 @@ static uint64_t name_compiled(sc_interp *in, const sc_walk_frame *f)
 {
     uint64_t m[SC_WALK_MAX_INLINE], token;
     jvm *j = in->cur;
+    /* the nmethod at pc now may be code compiled into space freed after the sample, its name
+     * another method's (the map's newest name there as well): no name, whatever its class */
+    if (!sc_walker_settled(j->walker, f)) {
+        in->st.new_code++;
+        return unnamed_compiled(in, f);
+    }
     int k = sc_walker_inlined(j->walker, f, m, SC_WALK_MAX_INLINE, &token);
     /* The name given for this very answer (pc, nmethod, scopes: the token) under the same
      * generation of method names is the name again; one of a class that can be unloaded only

@@ -46,6 +46,8 @@ typedef struct sc_interp_stats {
     uint64_t throttled;                /* resolutions put off by hotspot.h's budget */
     uint64_t compiled, compiled_named; /* compiled frames walked; named from their Method* */
     uint64_t nc_hits;                  /* of them, named again from the name given before */
+    uint64_t new_code;                 /* of them, unnamed: their nmethod was first read too
+                                          recently to have run at the sample (sc_ch_settled) */
     uint64_t fp_compared, fp_same;     /* walks compared with the kernel's fp chain, agreeing
                                           (recorder/walk.h sc_walker_fp_check) */
     uint64_t walk_ns;                  /* time spent rewriting (CLOCK_MONOTONIC) */

@@ -630,11 +630,13 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         sc_interp_walk_stats(o.interp, 0, &ws);
         fprintf(stderr,
                 "flame-sidecar: recorder: walk: walks=%llu frames=%llu java_frames=%llu "
-                "compiled=%llu compiled_named=%llu fp_compared=%llu fp_same=%llu walk_us=%llu\n",
+                "compiled=%llu compiled_named=%llu new_code=%llu fp_compared=%llu fp_same=%llu "
+                "walk_us=%llu\n",
                 (unsigned long long)ws.walks, (unsigned long long)ws.frames,
                 (unsigned long long)ws.java_frames, (unsigned long long)is.compiled,
-                (unsigned long long)is.compiled_named, (unsigned long long)is.fp_compared,
-                (unsigned long long)is.fp_same, (unsigned long long)(ws.ns / 1000));
+                (unsigned long long)is.compiled_named, (unsigned long long)is.new_code,
+                (unsigned long long)is.fp_compared, (unsigned long long)is.fp_same,
+                (unsigned long long)(ws.ns / 1000));
         char line[256] = "flame-sidecar: recorder: walk status:";
         size_t m = strlen(line);
         for (int k = 0; k < SC_WALK_NSTATUS && m < sizeof line; k++)

@@ -169,6 +169,14 @@ int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, i
     return n;
 }
 
+bool sc_walker_settled(sc_walker *w, const sc_walk_frame *f)
+{
+    if (f->kind != SC_WF_COMPILED)
+        return true;
+    const sc_blob *b = sc_ch_find(w->ch, f->pc);
+    return b && sc_ch_settled(w->ch, b);
+}
+
 bool sc_walker_blob_name(sc_walker *w, uint64_t pc, char *out, size_t cap)
 {
     const sc_blob *b = sc_ch_contains(w->ch, pc) ? sc_ch_find(w->ch, pc) : NULL;

@@ -122,6 +122,11 @@ void sc_walker_get_stats(const sc_walker *w, sc_walk_stats *st);
 int sc_walker_inlined(sc_walker *w, const sc_walk_frame *f, uint64_t *methods, int cap,
                       uint64_t *token);
 
+/* Was compiled frame f's nmethod already in its place when the sample was taken (sc_ch_settled)?
+ * False for one read too recently to vouch for it: its name may be that of code compiled into
+ * space freed after the sample. True for frames that are not compiled. */
+bool sc_walker_settled(sc_walker *w, const sc_walk_frame *f);
+
 /* The name of the code blob holding pc ("StubRoutines (1)", "Interpreter"), into out; false when
  * pc is in no blob. */
 bool sc_walker_blob_name(sc_walker *w, uint64_t pc, char *out, size_t cap);

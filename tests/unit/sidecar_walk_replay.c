@@ -427,7 +427,8 @@ static void unload_rule(const char *file)
        "%s: the recorder walks it; the unloaded-classes count at %#llx", file,
        (unsigned long long)counter);
     /* each recorded pass on its own, the count polled twice before it (a floor): the caches
-     * warm, and the pass with the most FlameFixture names */
+     * warm, and the pass with the most FlameFixture names (walked twice: nmethods first read in
+     * a pass are named two passes later, sc_ch_settled) */
     uint32_t best_a = 0, best_b = 0;
     counted best = {0, 0, 0, 0};
     for (uint32_t a = 0; a < f.n_samples;) {
@@ -435,6 +436,9 @@ static void unload_rule(const char *file)
         while (b < f.n_samples && f.samples[b].pass == f.samples[a].pass)
             b++;
         wf_at(a);
+        sc_interp_pass(in);
+        sc_interp_pass(in);
+        rewrite_range(in, &f, names, a, b);
         sc_interp_pass(in);
         sc_interp_pass(in);
         counted c = rewrite_range(in, &f, names, a, b);
@@ -480,6 +484,92 @@ static void unload_rule(const char *file)
     sc_interp_free(in);
     replay_hs = NULL;
     sc_hs_free(hs);
+    wf_free(&f);
+}
+
+/* ---- code read too recently to have run at the sample ---- */
+
+/* The code cache reuses the space of freed nmethods: a sample taken in one, walked after the
+ * space went to another method of the same shape (churned classes), would be named after that
+ * one. An nmethod first read in the current pass or the previous one names no frame
+ * (sc_ch_settled): those frames are unnamed ([unknown]) and counted (new_code), and named two
+ * passes later; what the first two passes read is believed (nothing earlier vouches for it). */
+static void new_code_rule(const char *file)
+{
+    char path[256];
+    snprintf(path, sizeof path, DIR "%s", file);
+    wf_fixture f;
+    if (wf_read(path, &f) < 0) {
+        ok(0, "%s: read the fixture", file);
+        return;
+    }
+    int mem = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int names = memfd_create("names", MFD_CLOEXEC);
+    wf_replay(mem, &f);
+    wf_at(0);
+    uint64_t jvm_base = 0;
+    for (uint32_t i = 0; i < f.n_maps; i++) {
+        size_t l = strlen(f.maps[i].path);
+        if (l >= 10 && !strcmp(f.maps[i].path + l - 10, "/libjvm.so") && !jvm_base)
+            jvm_base = f.maps[i].start - f.maps[i].pgoff;
+    }
+    char why[SC_HS_WHY_MAX] = "";
+    sc_hs *hs = sc_hs_open(mem, jvm_base, why);
+    replay_hs = hs;
+    pid_t pid = (pid_t)f.pid;
+    sc_interp *in = sc_interp_new(&pid, &mem, &names, 1);
+    for (uint32_t i = 0; i < f.n_maps; i++)
+        sc_interp_note_map(in, pid, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff,
+                           f.maps[i].path);
+    ok(hs && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, pid), "%s: the recorder walks it",
+       file);
+    /* the first recorded pass, in the recorder's first two passes: believed */
+    uint32_t a = 0, b = 0;
+    while (b < f.n_samples && f.samples[b].pass == f.samples[0].pass)
+        b++;
+    sc_interp_stats st0, st1, st2;
+    wf_at(0);
+    sc_interp_pass(in);
+    sc_interp_pass(in); /* the unloading rule's floor */
+    counted first = rewrite_range(in, &f, names, a, b);
+    sc_interp_get_stats(in, &st0);
+    ok(first.app + first.boot > 0 && st0.new_code == 0,
+       "%s: the first pass's nmethods name their frames (%d Java names, new_code %llu)", file,
+       first.app + first.boot, (unsigned long long)st0.new_code);
+    /* the next recorded pass that meets nmethods never read before, walked as the pass after
+     * its floor, then again two passes later (each recorded pass alone: its memory and its
+     * unloaded-classes count are one moment's) */
+    counted fresh = {0, 0, 0, 0}, later = {0, 0, 0, 0};
+    uint64_t fresh_new = 0, later_new = 0;
+    for (a = b; a < f.n_samples && !fresh_new; a = b) {
+        while (b < f.n_samples && f.samples[b].pass == f.samples[a].pass)
+            b++;
+        wf_at(a);
+        sc_interp_pass(in);
+        sc_interp_pass(in);
+        sc_interp_get_stats(in, &st0);
+        fresh = rewrite_range(in, &f, names, a, b);
+        sc_interp_get_stats(in, &st1);
+        wf_at(a);
+        sc_interp_pass(in);
+        sc_interp_pass(in);
+        later = rewrite_range(in, &f, names, a, b);
+        sc_interp_get_stats(in, &st2);
+        fresh_new = st1.new_code - st0.new_code;
+        later_new = st2.new_code - st1.new_code;
+    }
+    ok(fresh_new > 0 && fresh.unnamed > later.unnamed && fresh.raw == later.raw,
+       "%s: nmethods first read in this pass name no frame: %llu unnamed (%d [unknown], %d two "
+       "passes later), none left at its address for the map (%d at an address, %d later)",
+       file, (unsigned long long)fresh_new, fresh.unnamed, later.unnamed, fresh.raw, later.raw);
+    ok(later_new == 0 && later.app + later.boot > fresh.app + fresh.boot,
+       "%s: two passes later they are named (%d Java names, %d before)", file,
+       later.app + later.boot, fresh.app + fresh.boot);
+    sc_interp_free(in);
+    replay_hs = NULL;
+    sc_hs_free(hs);
+    close(names);
+    close(mem);
     wf_free(&f);
 }
 
@@ -582,6 +672,8 @@ int main(void)
         replay(&fixtures[i]);
     unload_rule("jdk17-nofp.walk.gz");
     unload_rule("jdk25-nofp.walk.gz");
+    new_code_rule("jdk17-nofp.walk.gz");
+    new_code_rule("jdk25-nofp.walk.gz");
     heap_grew("jdk17-javac.walk.gz");
     heap_grew("jdk25-javac.walk.gz");
     return tap_done();

@@ -35,7 +35,7 @@ typedef struct fake {
 } fake;
 
 /* A whole request from fd (headers and Content-Length body); which of the three it is, or -1 */
-static int read_request(int fd, int64_t deadline_ms)
+static int read_request(int fd, int64_t deadline_ms, char *body_out, size_t body_cap)
 {
     char buf[65536];
     size_t n = 0;
@@ -62,6 +62,8 @@ static int read_request(int fd, int64_t deadline_ms)
         if (n + 1 >= sizeof buf)
             return -1;
     }
+    if (body_out)
+        snprintf(body_out, body_cap, "%s", end + 4);
     return strstr(end, "FROM dict") ? DICTS : strstr(end, "GROUP BY k") ? PAIRS : TOTALS;
 }
 
@@ -97,7 +99,7 @@ static void *serve(void *arg)
         int c = accept(f->lfd, NULL, NULL);
         if (c < 0)
             break;
-        int w = read_request(c, deadline);
+        int w = read_request(c, deadline, NULL, 0);
         if (w < 0 || fd[w] >= 0) {
             close(c);
             continue;
@@ -119,6 +121,43 @@ static void *serve(void *arg)
         else
             answer(fd[w], 200, f->answer[w]);
         close(fd[w]);
+    }
+    return NULL;
+}
+
+/* A listing's requests, one after the other, each answered as ClickHouse would for a store of
+ * one JVM; what was asked is kept in f->asked_sql (until f->stop) */
+typedef struct lister {
+    int lfd;
+    volatile bool stop;
+    char asked_sql[16384];
+} lister;
+
+static void *serve_list(void *arg)
+{
+    lister *f = arg;
+    char body[8192];
+    for (;;) {
+        struct pollfd p = {f->lfd, POLLIN, 0};
+        if (poll(&p, 1, 100) <= 0) {
+            if (f->stop)
+                break;
+            continue;
+        }
+        int c = accept(f->lfd, NULL, NULL);
+        if (c < 0)
+            break;
+        if (read_request(c, now_ms() + 10000, body, sizeof body) >= -1) {
+            size_t n = strlen(f->asked_sql);
+            snprintf(f->asked_sql + n, sizeof f->asked_sql - n, "%s\n", body);
+            answer(c, 200,
+                   strstr(body, "SELECT host, container_id, container_name, image")
+                       ? "h1\tabc123\tweb\timg\t1000\t2000\t3\t42\t70\t7\t17.0.1\tcpu\n"
+                   : strstr(body, "sum(length(ids))") ? "100\n"
+                   : strstr(body, "system.parts")     ? "4096\n"
+                                                      : "5\n");
+        }
+        close(c);
     }
     return NULL;
 }
@@ -240,6 +279,49 @@ int main(void)
     ok(!text && e.code && strstr(e.msg, "answered 500") && strstr(e.msg, "refused"),
        "a refused request ends the read with the server's line: %s", e.msg);
     free(text);
+
+    /* the listing: with its sizes, and without them (serve's sources), which asks for no
+     * window's arrays */
+    for (int no_sizes = 0; no_sizes < 2; no_sizes++) {
+        static lister lf;
+        pthread_t t;
+        struct sockaddr_in la = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t lal = sizeof la;
+        memset(&lf, 0, sizeof lf);
+        lf.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (lf.lfd < 0 || bind(lf.lfd, (struct sockaddr *)&la, sizeof la) < 0 ||
+            listen(lf.lfd, 8) < 0 || getsockname(lf.lfd, (struct sockaddr *)&la, &lal) < 0 ||
+            pthread_create(&t, NULL, serve_list, &lf) != 0)
+            return perror("fake server"), 1;
+        char lurl[100];
+        snprintf(lurl, sizeof lurl, "clickhouse://127.0.0.1:%d/flame?spool=off",
+                 ntohs(la.sin_port));
+        store *ls = NULL;
+        store_listing li = {0};
+        e = (flame_err)FLAME_ERR_INIT;
+        int rc = store_open(lurl, &ls, &e);
+        if (rc == 0) {
+            ch_of(ls)->ready = ch_of(ls)->has_type = true;
+            store_query q = {.no_sizes = no_sizes};
+            rc = store_list(ls, &q, &li, &e);
+        }
+        store_close(ls);
+        lf.stop = true;
+        pthread_join(t, NULL);
+        close(lf.lfd);
+        ok(rc == 0 && li.n == 1 && !strcmp(li.e[0].container_name, "web") && li.e[0].windows == 3 &&
+               li.e[0].samples == 42 && li.e[0].jvm_pid == 7,
+           "listed %s the sizes: one JVM (%s)", no_sizes ? "without" : "with", rc ? e.msg : "");
+        if (no_sizes)
+            ok(!strstr(lf.asked_sql, "ids") && !strstr(lf.asked_sql, "system.parts") &&
+                   li.sizes_unknown && li.stacks == 0,
+               "without the sizes: no window's arrays read, no disk or stacks asked");
+        else
+            ok(strstr(lf.asked_sql, "sum(length(ids))") && li.stacks == 5 &&
+                   li.disk_bytes == 4096 && !li.sizes_unknown,
+               "with the sizes: the arrays' lengths, the disk and the stacks asked");
+        store_listing_free(&li);
+    }
 
     /* nobody listens: the port of a socket bound but not listening */
     int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

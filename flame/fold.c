@@ -6,6 +6,7 @@
 #include "flame/fold.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ struct folder {
     /* The folded stacks: frame names interned, stacks as runs of ids (the one stack table of
      * flame/). Names of dropped samples may linger: folder_profile() removes them. */
     profile *prof;
+    double *events; /* fold_opts.events: each stack's (by its index in prof) */
+    size_t events_cap;
     bool maybe_unused; /* names were interned for frames no stack kept */
 
     /* The sample being read: frame ids leaf first, as perf prints them, and their bytes. */
@@ -248,6 +251,12 @@ static int count_sample(folder *f)
     if (f->truncated && key_push(f, &n, prof_name_intern(f->prof, "[truncated]", 11)) < 0)
         return -1;
     unsigned long long count = f->o.compat || f->o.period ? f->period : 1;
+    double events = 0;
+    if (f->o.events && !f->o.compat) {
+        events = fold_events_of((unsigned)(f->period >> FOLD_EVENTS_SHIFT));
+        if (f->o.period)
+            count &= FOLD_EVENTS_VALUE_MAX;
+    }
     if ((f->o.state_tags || f->o.state_mask) && !f->o.compat) {
         const char *tag = f->o.state_tags ? state_tag[f->period & 3] : NULL;
         if (tag && key_push(f, &n, prof_name_intern(f->prof, tag, strlen(tag))) < 0)
@@ -257,10 +266,36 @@ static int count_sample(folder *f)
     }
     if (f->o.on_sample)
         f->o.on_sample(f->o.root_ctx, f->pid, f->tid, f->cpu, f->time_us);
-    if (prof_stack_add_deep(f->prof, f->key, n, (double)count, 0) < 0)
+    prof_staged st;
+    if (prof_stage_ids(f->prof, f->key, n, (double)count, 0, &st) < 0 ||
+        prof_commit_ids(f->prof, &st) < 0)
         return -1;
     f->prof->columns = 1;
+    if (f->o.events && !f->o.compat) {
+        size_t cap = f->events_cap;
+        if (st.idx >= cap) {
+            size_t want = cap ? cap : 64;
+            while (want <= st.idx)
+                want *= 2;
+            double *e = realloc(f->events, want * sizeof *e);
+            if (!e)
+                return -1;
+            memset(e + cap, 0, (want - cap) * sizeof *e);
+            f->events = e;
+            f->events_cap = want;
+        }
+        f->events[st.idx] += events;
+    }
     return 0;
+}
+
+double fold_events_of(unsigned code)
+{
+    if (code >= FOLD_EVENTS_NONE)
+        return 0;
+    /* exact for whole powers of two (p = 1: one event) */
+    return ldexp(exp2((double)(code % FOLD_EVENTS_STEPS) / FOLD_EVENTS_STEPS),
+                 (int)(code / FOLD_EVENTS_STEPS));
 }
 
 static int flush_sample(folder *f, flame_err *err)
@@ -532,7 +567,26 @@ static unsigned long long count_of(double c)
     return c >= 18446744073709551615.0 ? ~0ULL : c > 0 ? (unsigned long long)c : 0;
 }
 
+typedef struct each_plain {
+    fold_emit_fn fn;
+    void *ctx;
+} each_plain;
+
+static int emit_plain(void *ctx, const char *stack, size_t len, unsigned long long count,
+                      unsigned long long events)
+{
+    (void)events;
+    const each_plain *e = ctx;
+    return e->fn(e->ctx, stack, len, count);
+}
+
 int folder_each(const folder *f, fold_emit_fn fn, void *ctx)
+{
+    each_plain e = {fn, ctx};
+    return folder_each_events(f, emit_plain, &e);
+}
+
+int folder_each_events(const folder *f, fold_emit_events_fn fn, void *ctx)
 {
     const profile *p = f->prof;
     if (p->nstacks == 0)
@@ -560,7 +614,9 @@ int folder_each(const folder *f, fold_emit_fn fn, void *ctx)
             memcpy(text + len, prof_name_str(p, ids[i]), p->names[ids[i]].len);
             len += p->names[ids[i]].len;
         }
-        r = fn(ctx, text, len, count_of(st->count));
+        uint32_t idx = v.order[k];
+        double ev = idx < f->events_cap ? f->events[idx] : 0;
+        r = fn(ctx, text, len, count_of(st->count), count_of(ev + 0.5));
     }
     prof_view_free(&v);
     return r;
@@ -619,6 +675,8 @@ profile *folder_steal_profile(folder *f)
     }
     profile *p = f->prof;
     f->prof = fresh;
+    if (f->events_cap) /* they were the old profile's stacks' */
+        memset(f->events, 0, f->events_cap * sizeof *f->events);
     fold_cache_clear(&f->lc); /* its ids are the old profile's */
     f->nfr = 0;
     reset_sample(f);
@@ -660,6 +718,7 @@ void folder_free(folder *f)
     if (!f)
         return;
     profile_free(f->prof);
+    free(f->events);
     free(f->filter);
     free(f->pname);
     free(f->fbuf);

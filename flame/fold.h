@@ -13,6 +13,19 @@
  * state_mask); the sidecar's recorder writes them (SC_OFFCPU_TAG_*: the same values) */
 enum { FOLD_STATE_RUNNING = 1, FOLD_STATE_RUNNABLE = 2, FOLD_STATE_SLEEPING = 3 };
 
+/* How many events a sample stands for (an off-CPU sample taken with probability p: 1/p
+ * switch-outs), in the top FOLD_EVENTS_BITS bits of its period (fold_opts.events), the period's
+ * value below them: code c stands for 2^(c / FOLD_EVENTS_STEPS) events (0: one; FOLD_EVENTS_NONE:
+ * none). The sidecar's
+ * recorder writes them (sc_offcpu_events_code); docs/MODES.md "Weights". */
+#define FOLD_EVENTS_BITS 12
+#define FOLD_EVENTS_SHIFT (64 - FOLD_EVENTS_BITS)
+#define FOLD_EVENTS_STEPS 128
+#define FOLD_EVENTS_VALUE_MAX ((1ull << FOLD_EVENTS_SHIFT) - 1)
+#define FOLD_EVENTS_NONE                                                                           \
+    ((1u << FOLD_EVENTS_BITS) - 1) /* the code of no event (its value counts) */
+double fold_events_of(unsigned code);
+
 typedef struct fold_opts {
     bool pid, tid;      /* append -PID / -PID/TID to the process name (stackcollapse --pid/--tid) */
     bool kernel, jit;   /* annotate kernel (_[k]) / JIT (_[j]) frames; `all` sets both */
@@ -30,6 +43,9 @@ typedef struct fold_opts {
      * this mask, bit 1 << state, their tag cleared from a summed period; the others are skipped
      * (fold_stats.other_state). 0: every sample. */
     unsigned state_mask;
+    /* the periods carry an event code in their top bits (FOLD_EVENTS_*): taken off the period
+     * (the count is the value below) and summed per stack (folder_each_events) */
+    bool events;
     const char *event_filter; /* only samples of this event; NULL = the first event seen */
     /* Optional: a root frame to put above each stack, chosen by pid (the sidecar uses it to
      * tell several JVMs apart). Return NULL for none. Called once per sample: keep it cheap. */
@@ -82,6 +98,11 @@ int folder_finish(folder *f, flame_err *err);
  * stack), rounded beyond, and saturate at 2^64 - 1. */
 typedef int (*fold_emit_fn)(void *ctx, const char *stack, size_t len, unsigned long long count);
 int folder_each(const folder *f, fold_emit_fn fn, void *ctx);
+/* The same with each stack's events (fold_opts.events: the sum of its samples' events, rounded
+ * to an integer; without that option, 0). */
+typedef int (*fold_emit_events_fn)(void *ctx, const char *stack, size_t len,
+                                   unsigned long long count, unsigned long long events);
+int folder_each_events(const folder *f, fold_emit_events_fn fn, void *ctx);
 /* "stack count\n" lines, sorted. */
 int folder_write(const folder *f, FILE *out, flame_err *err);
 /* The folded stacks as a profile (one count column): render, export or diff them without

@@ -261,6 +261,7 @@ int prof_commit_ids(profile *p, prof_staged *s)
         if ((size_t)p->nstacks * 2 > p->stack_tab_mask && stack_rehash(p) < 0)
             return -ENOMEM;
     }
+    s->idx = idx;
     p->stacks[idx].count += s->count;
     p->stacks[idx].before += s->before;
     p->total += s->count;

@@ -134,6 +134,7 @@ typedef struct prof_staged {
     uint32_t n;
     uint64_t h;
     double count, before;
+    uint32_t idx; /* set by prof_commit_ids: the stack it was added to */
 } prof_staged;
 int prof_stage_ids(struct profile *p, const uint32_t *ids, size_t n, double count, double before,
                    prof_staged *s);

@@ -358,16 +358,16 @@ static int emit_mode(void *ctx, const char *stack, size_t len, unsigned long lon
     return 0;
 }
 
-/* a lock wait among the off-CPU stacks (juclock.c): an M line of lock, its value in ns.
- * NEEDSWORK: contentions are not counted (0): the folded stack has the weight of its samples,
- * not their number. */
+/* a lock wait among the off-CPU stacks (juclock.c): an M line of lock, its value in ns, its
+ * contentions the switch-outs its samples stand for (each 1/p: fold_opts.events) */
 typedef struct juc_ctx {
     int nroot;
     char *buf;
     size_t cap;
 } juc_ctx;
 
-static int emit_juc(void *ctx, const char *stack, size_t len, unsigned long long ns)
+static int emit_juc(void *ctx, const char *stack, size_t len, unsigned long long ns,
+                    unsigned long long events)
 {
     juc_ctx *j = ctx;
     if (2 * len + 8 > j->cap) {
@@ -379,14 +379,14 @@ static int emit_juc(void *ctx, const char *stack, size_t len, unsigned long long
     }
     long n = sc_juc_lock(stack, len, j->nroot, j->buf, j->cap);
     if (n > 0)
-        sc_out_mode(CT_MODE_LOCK, 0, j->buf, (size_t)n, ns);
+        sc_out_mode(CT_MODE_LOCK, events, j->buf, (size_t)n, ns);
     return 0;
 }
 
 int sc_emit_juc(const folder *f, int nroot)
 {
     juc_ctx j = {.nroot = nroot};
-    int rc = folder_each(f, emit_juc, &j);
+    int rc = folder_each_events(f, emit_juc, &j);
     free(j.buf);
     return rc;
 }
@@ -509,6 +509,8 @@ int sc_split_new(sc_split *mf, const fold_opts *base, enum ct_mode rm, unsigned 
                ((modes & CT_MODE_BIT(CT_MODE_LOCK)) && !off);
     fold_opts fo = *base;
     fo.period = rm != CT_MODE_CPU;
+    /* the off-CPU samples' periods carry the switch-outs each stands for (offcpu.h) */
+    fo.events = rm != CT_MODE_CPU;
     fo.state_tags = wall; /* the recorder's FOLD_STATE_* in the periods */
     if (rec && !(mf->f[MF_REC] = folder_new(&fo)))
         return -1;

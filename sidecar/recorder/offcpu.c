@@ -119,6 +119,39 @@ void sc_offcpu_log2tab(uint32_t tab[OFFCPU_LOG2_TAB + 1])
         tab[i] = (uint32_t)lround(log2(1.0 + (double)i / OFFCPU_LOG2_TAB) * (double)(1u << 20));
 }
 
+unsigned sc_offcpu_events_code(uint64_t threshold, double u)
+{
+    if (threshold >= OFFCPU_ALWAYS || !threshold)
+        return 0; /* every switch-out sampled: one event */
+    if (threshold < OFFCPU_MIN_THRESHOLD)
+        threshold = OFFCPU_MIN_THRESHOLD;
+    double ev = (double)OFFCPU_ALWAYS / (double)threshold;
+    double x = log2(ev) * FOLD_EVENTS_STEPS;
+    unsigned lo = (unsigned)x; /* x >= 0, at most 24 * 128 */
+    double a = fold_events_of(lo), b = fold_events_of(lo + 1);
+    if (ev <= a)
+        return lo;
+    return u < (ev - a) / (b - a) ? lo + 1 : lo;
+}
+
+uint64_t sc_offcpu_with_events(uint64_t weight, unsigned code)
+{
+    if (weight > FOLD_EVENTS_VALUE_MAX)
+        weight = FOLD_EVENTS_VALUE_MAX;
+    return weight | (uint64_t)code << FOLD_EVENTS_SHIFT;
+}
+
+/* uniform in [0, 1) from a sample's sequence number (splitmix64's finaliser): which neighbour
+ * its event code takes (sc_offcpu_events_code) */
+static double seq_uniform(uint64_t seq)
+{
+    uint64_t z = seq + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1p-53;
+}
+
 size_t sc_offcpu_convert(const unsigned char *r, size_t size, unsigned char *out,
                          sc_offcpu_raw *raw)
 {
@@ -205,12 +238,18 @@ int sc_offcpu_pend_pair(sc_offcpu_pend *p, const volatile uint64_t *done, uint64
         {
             /* unbiased: an interval sampled with probability t/2^32 stands for 2^32/t of them */
             unsigned __int128 w = (unsigned __int128)d * OFFCPU_ALWAYS / h->raw.threshold;
-            uint64_t weight = w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
+            uint64_t weight = w > FOLD_EVENTS_VALUE_MAX ? FOLD_EVENTS_VALUE_MAX : (uint64_t)w;
             if (p->tags)
                 weight = sc_offcpu_tag(weight, h->raw.runnable ? SC_OFFCPU_TAG_RUNNABLE
                                                                : SC_OFFCPU_TAG_SLEEPING);
+            /* and the number of switch-outs to sleep it stands for (the folder counts them:
+             * lock contentions); a preempted thread waited for a CPU, no event */
+            unsigned code = h->raw.runnable
+                                ? FOLD_EVENTS_NONE
+                                : sc_offcpu_events_code(h->raw.threshold, seq_uniform(h->raw.seq));
+            uint64_t period = sc_offcpu_with_events(weight, code);
             put64(h->rec + 24, get64(h->rec + 24) + d); /* at its switch-in */
-            put64(h->rec + 40, weight);
+            put64(h->rec + 40, period);
             p->st.paired++;
             p->st.weight_ns += weight;
             if (!rc)

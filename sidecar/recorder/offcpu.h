@@ -53,6 +53,17 @@ static inline uint64_t sc_offcpu_tag(uint64_t period, unsigned tag)
     return (period > 3 ? period & ~3ull : 4) | tag;
 }
 
+/* pure, for tests: how many switch-outs a sample taken with probability threshold / 2^32 stands
+ * for (2^32 / threshold: `--mode lock` counts them as the contentions of java.util.concurrent
+ * locks), as the event code that rides in the top bits of its period (flame/fold.h
+ * FOLD_EVENTS_*; docs/MODES.md "Weights"). Codes are 2^(1/128) apart: u, uniform in [0, 1),
+ * picks the upper of the two codes around 2^32 / threshold with the probability that makes the
+ * expected events exactly 2^32 / threshold (exact: a power of two, p = 1 among them). */
+unsigned sc_offcpu_events_code(uint64_t threshold, double u);
+/* A sample's period: its weight (capped below the event code's bits) and the event code
+ * (a preempted thread's sample: FOLD_EVENTS_NONE). */
+uint64_t sc_offcpu_with_events(uint64_t weight, unsigned code);
+
 typedef struct sc_offcpu_stats {
     /* the program's */
     uint64_t switchouts, sampled, lost, no_start, finished;

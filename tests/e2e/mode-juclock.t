@@ -19,7 +19,14 @@
 # came out at 3.1 x the window); the bounds (0.5x-1.5x of the constructed 2 x, a share of 25-75 %
 # for the 50 %) are > 8 errors wide, and the test says how many samples it had (diag) and fails
 # below 100 (no basis for a bound).
+# Contentions (pprof's contentions/count, read by `go tool pprof -sample_index=contentions`): each
+# sample stands for 1/p parks, summed per stack. By construction every lock() of the fair lock
+# parks once (two threads are queued whenever a holder comes back) and waits for the two holds
+# before it (~20 ms): the delay per contention is ~20 ms (it is the weighted mean of the sampled
+# waits, steady: the bound 12-80 ms leaves room for holds stretched 4x on a loaded machine), and
+# holds of >= 10 ms allow at most ~100 contentions a second (bound 1.35 x: > 4 errors of ~7 %).
 . "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/e2e/pprof-lib.sh"
 real_plugin_setup
 T="timeout -k 10 120"
 D=6
@@ -31,7 +38,7 @@ juc_re="^juc-[0-2];.*JucFixture\.jucContend(_\[[a-z]+\])?;${L}ReentrantLock\.loc
 mon_re='^mon-[0-2];.*JucFixture\.monContend(_\[[a-z]+\])?;JucFixture\$Monitor_\[l\]( [0-9]+)?$'
 
 # --- --mode lock alone: the recorder takes off-CPU samples, not cpu-clock ones ---
-$T docker --debug flame -d $D --mode lock --format folded -o l.folded "$fx" 2>l.err; rc=$?
+$T docker --debug flame -d $D --mode lock --format folded,pprof -o l.folded "$fx" 2>l.err; rc=$?
 diag "$(grep -E 'sidecar timings|recorder: off-CPU' l.err)"
 is "$rc" 0 "--mode lock: exit 0"
 [ -s l.lock.folded ] || { fdiag "$(tail -5 l.err)"; bail "no l.lock.folded"; }
@@ -60,6 +67,25 @@ caps=$(sed -n 's/.*sidecar caps [^:]*: //p' l.err)
 like "$caps" '"open":"0000000000280000"|"open":"000000c000080000"' "S caps open: what opening the events needs, as for --mode offcpu"
 like "$caps" '"record":"0000000000000000"' "S caps record: none ($caps)"
 like "$(cat l.err)" 'lock contention: [0-9,]+ ns in [0-9]+ stacks' "the summary gives the lock profile in ns"
+
+# --- contentions of the ReentrantLock, as go tool pprof reads them (the monitors' from the agent) ---
+if have_go; then
+    go_env
+    # "Showing nodes accounting for N, P% of T total": N the focused samples' sum
+    focused() { go tool pprof -sample_index="$1" -focus="$2" -top l.lock.pb.gz 2>/dev/null |
+        sed -n 's/^Showing nodes accounting for \([0-9][0-9]*\),.*/\1/p' | head -1; }
+    cont=$(focused contentions 'JucFixture\.jucContend')
+    mcont=$(focused contentions 'JucFixture\.monContend')
+    diag "contentions: ReentrantLock ${cont:-none}, monitor ${mcont:-none} in ${D} s"
+    check "the ReentrantLock's contentions counted (> 0: ${cont:-none})" test "${cont:-0}" -gt 0
+    check "its delay per contention ~20 ms, two holds (12-80 ms: $(ratio "$juc" "${cont:-0}") ns)" \
+        within "$juc" "${cont:-0}" 12000000 80000000
+    check "at most one contention per 10-ms hold (<= 1.35 x ${D}00: ${cont:-none})" \
+        within "${cont:-0}" ${D}00 0.01 1.35
+    check "the monitor's contentions still there (> 0: ${mcont:-none})" test "${mcont:-0}" -gt 0
+else
+    nok "go tool pprof is missing (install.sh --test-deps installs golang-go)"
+fi
 
 # --- offcpu and lock in one run: the idle thread is parked (seen), yet no lock wait ---
 $T docker flame -d 4 --mode offcpu,lock --format folded -o b.folded "$fx" 2>b.err; rc=$?
@@ -92,13 +118,20 @@ if [ -x "$JDK25/bin/jlink" ]; then
     FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
         bail "cannot build the Temurin 25 fixture image"
     fx25=$(FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest fixture juc) || bail "Temurin 25 fixture juc did not start"
-    $T docker --debug flame -d 4 --mode lock --format folded -o t.folded "$fx25" 2>t.err; rc=$?
+    $T docker --debug flame -d 4 --mode lock --format folded,pprof -o t.folded "$fx25" 2>t.err; rc=$?
     diag "$(grep -E 'sidecar timings|recorder: off-CPU' t.err)"
     is "$rc" 0 "Temurin 25: --mode lock: exit 0"
     like "$(cat t.lock.folded 2>/dev/null)" "$juc_re" "Temurin 25: the ReentrantLock's waits under its acquire"
     tj=$(sum t.lock.folded "$juc_re"); ta=$(sum t.lock.folded '.')
     check "Temurin 25: the ReentrantLock's share 25-75 % ($(ratio "$tj" "$ta"))" within "$tj" "$ta" 0.25 0.75
     check "Temurin 25: the ReentrantLock's waits 1.0-3.0 x the window ($(ratio "$tj" 4000000000))" within "$tj" 4000000000 1.0 3.0
+    if have_go; then
+        tc=$(go tool pprof -sample_index=contentions -focus='JucFixture\.jucContend' -top t.lock.pb.gz 2>/dev/null |
+            sed -n 's/^Showing nodes accounting for \([0-9][0-9]*\),.*/\1/p' | head -1)
+        diag "Temurin 25: contentions: ReentrantLock ${tc:-none} in 4 s"
+        check "Temurin 25: the ReentrantLock's delay per contention 12-80 ms ($(ratio "$tj" "${tc:-0}") ns)" \
+            within "$tj" "${tc:-0}" 12000000 80000000
+    fi
     docker rm -f "$fx25" >/dev/null
 else
     diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"

@@ -1,6 +1,7 @@
 /* Our folding dialect (docs/FOLDING.md): each deliberate difference from stackcollapse-perf.pl
  * is checked here against the compat mode, plus the JDK 17 capture, stats, bounds and hostile
  * input. */
+#include <math.h>
 #include <time.h>
 
 #include "tests/unit/tap.h"
@@ -55,6 +56,102 @@ static int stop_after_one(void *ctx, const char *stack, size_t len, unsigned lon
     (void)stack, (void)len, (void)count;
     ++*(int *)ctx;
     return 7;
+}
+
+typedef struct ev_seen {
+    int n;
+    char stack[4][32];
+    unsigned long long count[4], events[4];
+} ev_seen;
+
+static int ev_collect(void *ctx, const char *stack, size_t len, unsigned long long count,
+                      unsigned long long events)
+{
+    ev_seen *e = ctx;
+    if (e->n < 4) {
+        snprintf(e->stack[e->n], sizeof e->stack[e->n], "%.*s", (int)len, stack);
+        e->count[e->n] = count;
+        e->events[e->n] = events;
+    }
+    e->n++;
+    return 0;
+}
+
+static ev_seen fold_events(const char *text, const fold_opts *o)
+{
+    ev_seen e = {0};
+    flame_err err = FLAME_ERR_INIT;
+    folder *f = folder_new(o);
+    const char *p = text;
+    while (f && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        folder_feed(f, p, len, &err);
+        p += len + (nl != NULL);
+    }
+    if (f && folder_finish(f, &err) == 0)
+        folder_each_events(f, ev_collect, &e);
+    folder_free(f);
+    return e;
+}
+
+static void events_checks(fold_opts per)
+{
+    is_int((long long)fold_events_of(0), 1, "event code 0: one event");
+    ok(fold_events_of(128) == 2.0 && fold_events_of(24 * 128) == 16777216.0,
+       "whole powers of two exact (1 in 2, 1 in 2^24)");
+    ok(fabs(fold_events_of(64) - M_SQRT2) < 1e-12, "code 64: 2^(1/2)");
+    ok(fold_events_of(FOLD_EVENTS_NONE) == 0 && fold_events_of(99999) == 0,
+       "FOLD_EVENTS_NONE (and beyond): no event");
+    /* periods: 8 ms, code 256 (4 events); 3 ms, code 0 (1); 5 ms tagged sleeping, code 128 (2)
+     * on another stack; a cpu-clock period without a code (1) */
+    char text[1024];
+    snprintf(text, sizeof text,
+             "w 1 1.1: %llu cpu-clock: \n\t1 f (/x)\n\n"
+             "w 1 1.2: %llu cpu-clock: \n\t1 f (/x)\n\n"
+             "w 1 1.3: %llu cpu-clock: \n\t1 f (/x)\n\t2 g (/x)\n\n"
+             "w 1 1.4: 10101009 cpu-clock: \n\t1 f (/x)\n\n",
+             8000000ull | 256ull << FOLD_EVENTS_SHIFT, 3000000ull,
+             5000003ull | 128ull << FOLD_EVENTS_SHIFT);
+    fold_opts ev = per;
+    ev.events = true;
+    ev_seen e = fold_events(text, &ev);
+    ok(e.n == 2 && !strcmp(e.stack[0], "w;f") && e.count[0] == 8000000 + 3000000 + 10101009 &&
+           e.events[0] == 4 + 1 + 1,
+       "events: w;f weighs its periods without the codes, 6 events (%s %llu %llu)", e.stack[0],
+       e.count[0], e.events[0]);
+    ok(e.n == 2 && !strcmp(e.stack[1], "w;g;f") && e.count[1] == 5000003 && e.events[1] == 2,
+       "events: w;g;f 2 events (%llu %llu)", e.count[1], e.events[1]);
+    ev.state_tags = true;
+    e = fold_events(text, &ev);
+    ok(e.n == 3 && !strcmp(e.stack[2], "w;g;f;[sleeping]") && e.count[2] == 5000000 &&
+           e.events[2] == 2,
+       "events under state tags: the code above, the tag below (%s %llu %llu)", e.stack[2],
+       e.count[2], e.events[2]);
+    ev.state_tags = false;
+    ev.state_mask = 1u << FOLD_STATE_SLEEPING;
+    e = fold_events(text, &ev);
+    ok(e.n == 1 && e.count[0] == 5000000 && e.events[0] == 2,
+       "events with a state mask: the kept samples' alone");
+    e = fold_events(text, &per);
+    ok(e.n == 2 && e.events[0] == 0 && e.count[1] > 128ull << FOLD_EVENTS_SHIFT,
+       "without the option: no events, periods as they are (the code not taken off)");
+    /* a folder handed its profile over starts its events again */
+    folder *f = folder_new(&(fold_opts){.period = true, .events = true});
+    flame_err err = FLAME_ERR_INIT;
+    const char *one = "w 1 1.1: 576460752303423489 cpu-clock: ";
+    folder_feed(f, one, strlen(one), &err);
+    folder_feed(f, "\t1 f (/x)", 10, &err);
+    folder_finish(f, &err);
+    profile_free(folder_steal_profile(f));
+    folder_feed(f, one, strlen(one), &err);
+    folder_feed(f, "\t1 h (/x)", 10, &err);
+    folder_finish(f, &err);
+    e = (ev_seen){0};
+    folder_each_events(f, ev_collect, &e);
+    ok(e.n == 1 && e.count[0] == 1 && e.events[0] == 2,
+       "after folder_steal_profile: the new stacks' events alone (%llu)", e.events[0]);
+    folder_free(f);
 }
 
 static double now(void)
@@ -226,6 +323,10 @@ int main(void)
     is_str(cm, cn, "compat ignores the state mask");
     free(cm);
     free(cn);
+
+    /* 5d. events (the off-CPU samples' switch-outs, 1/p each) in the periods' top bits:
+     * taken off the weights, summed per stack; with the state tags below them */
+    events_checks(per);
 
     /* 6. Control bytes never reach the output; ';' in a comm is not a separator. */
     check("a;b 1 1.1: 1 cpu-clock: \n\t1 f\x01g\tx\x7f (/x)\n\n", &ours, "a:b;f?g?x? 1\n",

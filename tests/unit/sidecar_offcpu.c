@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sidecar/recorder/bpf/offcpu.h"
+#include "flame/fold.h"
 #include "sidecar/recorder/offcpu.h"
 #include "tests/unit/tap.h"
 
@@ -227,7 +228,9 @@ static void test_pend(void)
     sc_offcpu_pend_add(&p, out, m, &raw);
     done[2] = done_entry(2, 3000000);
     sc_offcpu_pend_pair(&p, done, 2, false, 0, collect, &s);
-    is_int(s.period[1], 12000000, "sampled 1 in 4: stands for 4 x 3 ms");
+    is_int(s.period[1] & FOLD_EVENTS_VALUE_MAX, 12000000, "sampled 1 in 4: stands for 4 x 3 ms");
+    is_int(s.period[1] >> FOLD_EVENTS_SHIFT, 2 * FOLD_EVENTS_STEPS,
+           "... and for 4 switch-outs (its event code: 2^2)");
 
     /* shorter than --offcpu-min */
     n = make_sample(r, 3, OFFCPU_ALWAYS, 500);
@@ -290,16 +293,82 @@ static void test_tags(void)
         sc_offcpu_pend_pair(&p, done, 2, false, 0, collect, &s);
     }
     is_int(s.n, 4, "all written");
-    is_int(s.period[0], 8000001, "no tags (offcpu): the time as it is");
-    is_int(s.period[1], 8000001, "no tags (offcpu): the time as it is (2)");
+    is_int(s.period[0] & FOLD_EVENTS_VALUE_MAX, 8000001, "no tags (offcpu): the time as it is");
+    is_int(s.period[1] & FOLD_EVENTS_VALUE_MAX, 8000001, "no tags (offcpu): the time as it is (2)");
     /* pend_pair takes from the end when it removes: either order */
-    uint64_t a = s.period[2] < s.period[3] ? s.period[2] : s.period[3];
-    uint64_t b = s.period[2] < s.period[3] ? s.period[3] : s.period[2];
+    uint64_t a = s.period[2] & FOLD_EVENTS_VALUE_MAX, b = s.period[3] & FOLD_EVENTS_VALUE_MAX;
+    uint64_t ca = s.period[2] >> FOLD_EVENTS_SHIFT, cb = s.period[3] >> FOLD_EVENTS_SHIFT;
+    if (a > b) {
+        uint64_t t = a, tc = ca;
+        a = b, ca = cb, b = t, cb = tc;
+    }
     is_int(a, 8000000 | SC_OFFCPU_TAG_RUNNABLE, "wall: preempted: runnable in the low bits");
     is_int(b, 8000000 | SC_OFFCPU_TAG_SLEEPING, "wall: slept: sleeping in the low bits");
+    is_int(ca, FOLD_EVENTS_NONE, "preempted: no event (it waited for a CPU, not a wakeup)");
+    is_int(cb, 0, "slept at p = 1: one event");
     is_int(sc_offcpu_tag(10101010, SC_OFFCPU_TAG_RUNNING), 10101009,
            "a cpu-clock period (99 Hz) tagged running");
     is_int(sc_offcpu_tag(2, SC_OFFCPU_TAG_SLEEPING), 7, "a tiny period keeps a weight");
+}
+
+/* the switch-outs a sample stands for (1/p), as the event code in its period's top bits */
+static void test_events(void)
+{
+    is_int(sc_offcpu_events_code(OFFCPU_ALWAYS, 0.99), 0, "p = 1: code 0 (one event)");
+    is_int(sc_offcpu_events_code(OFFCPU_ALWAYS / 4, 0.99), 256, "p = 1/4: exactly 2^2, whatever u");
+    is_int(sc_offcpu_events_code(1, 0.5), 24 * 128, "below the program's floor: 2^24 at most");
+    ok(24 * 128 < 1 << FOLD_EVENTS_BITS, "the largest code fits its bits");
+    /* p = 1/3, 0.37, 1/1000: the code's events average to 1/p over u */
+    const uint64_t th[] = {OFFCPU_ALWAYS / 3, (uint64_t)(0.37 * (double)OFFCPU_ALWAYS),
+                           OFFCPU_ALWAYS / 1000};
+    for (size_t i = 0; i < sizeof th / sizeof th[0]; i++) {
+        double want = (double)OFFCPU_ALWAYS / (double)th[i], sum = 0, lo = 1e30, hi = 0;
+        int n = 100000;
+        for (int k = 0; k < n; k++) {
+            double e = fold_events_of(sc_offcpu_events_code(th[i], (k + 0.5) / n));
+            sum += e;
+            lo = e < lo ? e : lo;
+            hi = e > hi ? e : hi;
+        }
+        ok(fabs(sum / n / want - 1) < 1e-4, "1/p = %.3f: the codes' mean %.5f", want, sum / n);
+        ok(lo <= want && hi >= want && hi / lo < 1.006,
+           "... each within one step of it (%.4f-%.4f)", lo, hi);
+    }
+    /* the period: weight below, code above; a weight too large for its bits capped */
+    uint64_t per = sc_offcpu_with_events(12000003, 300);
+    is_int(per & FOLD_EVENTS_VALUE_MAX, 12000003, "the weight (and its tag) below the code");
+    is_int(per >> FOLD_EVENTS_SHIFT, 300, "the code above");
+    per = sc_offcpu_with_events(UINT64_MAX, 5);
+    ok((per & FOLD_EVENTS_VALUE_MAX) == FOLD_EVENTS_VALUE_MAX && per >> FOLD_EVENTS_SHIFT == 5,
+       "a weight past 2^52 ns (52 days) capped, the code kept");
+
+    /* through the held samples: a 1-in-3 sample's period carries its weight and its code */
+    static uint64_t done[OFFCPU_DONE];
+    static sc_offcpu_pend p;
+    memset(&p, 0, sizeof p);
+    p.tags = true;
+    unsigned char r[256], out[65536];
+    sc_offcpu_raw raw;
+    sink s = {0};
+    double sum = 0;
+    for (uint64_t q = 1; q <= 8; q++) {
+        size_t n = make_sample(r, q, OFFCPU_ALWAYS / 3, 500);
+        size_t m = sc_offcpu_convert(r, n, out, &raw);
+        sc_offcpu_pend_add(&p, out, m, &raw);
+        done[q] = done_entry(q, 1000000);
+    }
+    sc_offcpu_pend_pair(&p, done, 8, false, 0, collect, &s);
+    is_int(s.n, 8, "all written");
+    bool weights = true;
+    for (int i = 0; i < 8; i++) {
+        weights &= (s.period[i] & FOLD_EVENTS_VALUE_MAX) == (3000000 | SC_OFFCPU_TAG_SLEEPING);
+        unsigned c = (unsigned)(s.period[i] >> FOLD_EVENTS_SHIFT);
+        sum += fold_events_of(c);
+        weights &= c == 202 || c == 203; /* 128 log2(3) = 202.9 */
+    }
+    ok(weights, "1 ms at p = 1/3: 3 ms and the sleeping tag, code 202 or 203 (events 2.98, 3.00)");
+    is_int(p.st.weight_ns, 8 * 3000000 + 8 * SC_OFFCPU_TAG_SLEEPING, "the stats: weights only");
+    ok(sum > 8 * 2.97 && sum < 8 * 3.02, "8 samples: ~24 events (%.3f)", sum);
 }
 
 int main(void)
@@ -310,5 +379,6 @@ int main(void)
     test_gap();
     test_pend();
     test_tags();
+    test_events();
     return tap_done();
 }

@@ -31,6 +31,7 @@ int ch_open(store *s, const char *url, flame_err *err)
     s->impl = c;
     s->ops = &ch_ops;
     dict_init(&c->d);
+    c->decode_ahead = CH_DECODE_AHEAD;
     if (ch_parse_url(s, c, url, err) < 0)
         return -1;
     /* no request yet: a recorder must start (and spool) while the server is down */

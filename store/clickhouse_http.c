@@ -72,6 +72,42 @@ static int answer_status(store *s, CURL *h, CURLcode cc, const ch_buf *b, flame_
     return 0;
 }
 
+/* h set to POST sql (or, with body, the body with sql in url) to url, its answer into k */
+static void request(ch *c, CURL *h, const char *url, struct curl_slist *hdr, const char *sql,
+                    const char *body, size_t blen, sink *k)
+{
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    /* ClickHouse answers in its own time (a day's GROUP BY), but a put's time is bounded
+     * (clickhouse_impl.h); a dead server is seen at connect */
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s > 0 ? c->timeout_s : CH_READ_TIMEOUT_S);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : sql);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? blen : strlen(sql)));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, k);
+    if (c->user[0]) {
+        curl_easy_setopt(h, CURLOPT_USERNAME, c->user);
+        curl_easy_setopt(h, CURLOPT_PASSWORD, c->password);
+    }
+}
+
+/* The URL of a request: the database, and the statement when a body is sent */
+static char *request_url(ch *c, const char *sql, bool body)
+{
+    char *url = NULL, *q = body ? curl_easy_escape(c->curl, sql, 0) : NULL;
+    if (body && !q)
+        return NULL;
+    /* into Distributed tables, an INSERT returns once the shards have the rows: a shard that
+     * is down fails the put (which the spool then keeps) instead of a queue on this node */
+    int r = asprintf(&url, "%s?%s%s%s%s%s", c->base,
+                     c->no_db ? "" : "database=", c->no_db ? "" : c->db, q ? "&query=" : "",
+                     q ? q : "", q && c->distributed ? "&insert_distributed_sync=1" : "");
+    curl_free(q);
+    return r < 0 ? NULL : url;
+}
+
 int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *out, flame_err *err)
 {
     ch *c = ch_of(s);
@@ -79,38 +115,13 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
     free(b->p);
     *b = (ch_buf){0};
     sink k = {open_memstream(&b->p, &b->n), 0};
-    _cleanup_free_ char *url = NULL;
+    _cleanup_free_ char *url = request_url(c, sql, body != NULL);
     _cleanup_curl_slist_ struct curl_slist *hdr = curl_slist_append(NULL, "Expect:");
-    char *q = body ? curl_easy_escape(c->curl, sql, 0) : NULL;
-    /* into Distributed tables, an INSERT returns once the shards have the rows: a shard that
-     * is down fails the put (which the spool then keeps) instead of a queue on this node */
-    int r = asprintf(&url, "%s?%s%s%s%s%s", c->base,
-                     c->no_db ? "" : "database=", c->no_db ? "" : c->db, q ? "&query=" : "",
-                     q ? q : "", q && c->distributed ? "&insert_distributed_sync=1" : "");
-    curl_free(q);
-    if (r < 0)
-        url = NULL;
-    int rc = r < 0 || !hdr || !k.f || (body && !q)
-                 ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
-                 : 0;
+    int rc = !url || !hdr || !k.f ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory") : 0;
     CURL *h = c->curl;
     if (rc == 0) {
         curl_easy_reset(h);
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        /* ClickHouse answers in its own time (a day's GROUP BY), but a put's time is bounded
-         * (clickhouse_impl.h); a dead server is seen at connect */
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s > 0 ? c->timeout_s : CH_READ_TIMEOUT_S);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : sql);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? blen : strlen(sql)));
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &k);
-        if (c->user[0]) {
-            curl_easy_setopt(h, CURLOPT_USERNAME, c->user);
-            curl_easy_setopt(h, CURLOPT_PASSWORD, c->password);
-        }
+        request(c, h, url, hdr, sql, body, blen, &k);
     }
     CURLcode cc = rc == 0 ? curl_easy_perform(h) : CURLE_OK;
     if (k.f && fclose(k.f) != 0 && rc == 0)
@@ -118,6 +129,76 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
     if (rc == 0)
         rc = answer_status(s, h, cc, b, err);
     free(local.p);
+    return rc;
+}
+
+int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n,
+                int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err), void *ctx,
+                flame_err *err)
+{
+    ch *c = ch_of(s);
+    if (n == 0 || n > CH_POST_ALL_MAX)
+        return flame_fail(err, FLAME_EXIT_ERROR, "ch_post_all: %zu requests", n);
+    CURL *h[CH_POST_ALL_MAX] = {0};
+    char *url[CH_POST_ALL_MAX] = {0};
+    sink k[CH_POST_ALL_MAX] = {0};
+    _cleanup_curl_slist_ struct curl_slist *hdr = curl_slist_append(NULL, "Expect:");
+    CURLM *m = curl_multi_init();
+    int rc = !hdr || !m ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory") : 0;
+    for (size_t i = 0; i < n; i++) {
+        free(out[i].p);
+        out[i] = (ch_buf){0};
+        if (rc < 0)
+            continue;
+        k[i].f = open_memstream(&out[i].p, &out[i].n);
+        url[i] = request_url(c, sql[i], false);
+        h[i] = curl_easy_init();
+        if (!k[i].f || !url[i] || !h[i]) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+            continue;
+        }
+        request(c, h[i], url[i], hdr, sql[i], NULL, 0, &k[i]);
+        curl_easy_setopt(h[i], CURLOPT_PRIVATE, (void *)&k[i]);
+        if (curl_multi_add_handle(m, h[i]) != CURLM_OK)
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    /* each answer handed to done as it comes: the others go on meanwhile; the first failure
+     * (a request's, or done's) ends them all */
+    for (size_t left = n; rc == 0 && left > 0;) {
+        int running = 0, msgs = 0;
+        CURLMcode mc = curl_multi_perform(m, &running);
+        CURLMsg *msg;
+        while (mc == CURLM_OK && rc == 0 && (msg = curl_multi_info_read(m, &msgs))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            sink *p = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&p);
+            size_t i = (size_t)(p - k);
+            CURLcode cc = msg->data.result;
+            left--;
+            bool bad = fclose(k[i].f) != 0;
+            k[i].f = NULL;
+            rc = bad ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
+                     : answer_status(s, h[i], cc, &out[i], err);
+            if (rc == 0 && done)
+                rc = done(ctx, i, &out[i], err);
+        }
+        if (mc == CURLM_OK && rc == 0 && left > 0)
+            mc = curl_multi_poll(m, NULL, 0, 1000, NULL);
+        if (mc != CURLM_OK && rc == 0)
+            rc = store_fail(err, STORE_ERR_UNREACHABLE, "%s: cannot reach the server: %s", s->name,
+                            curl_multi_strerror(mc));
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (h[i]) {
+            curl_multi_remove_handle(m, h[i]);
+            curl_easy_cleanup(h[i]);
+        }
+        if (k[i].f)
+            fclose(k[i].f);
+        free(url[i]);
+    }
+    curl_multi_cleanup(m);
     return rc;
 }
 

@@ -22,6 +22,9 @@ typedef struct ch {
     bool prewhere;    /* windows is of the MergeTree family: PREWHERE works */
     bool has_type;    /* windows has its type column (a version 3 store read as it is has not) */
     bool rollups;     /* the store has its rollups table (docs/STORE.md, "Hour rollups") */
+    /* how much of the runs' decoded dictionaries a profile read decodes while the server still
+     * sums the pairs (CH_DECODE_AHEAD; the rest one run at a time after: bounds the memory) */
+    size_t decode_ahead;
     /* this handle's run (clickhouse_put.c; 0 = none yet): its key, its dictionary of stacks
      * (store/dict.h), the chunks of it sent so far, and when it started (a run lasts a day) */
     uint64_t run;
@@ -91,6 +94,15 @@ int ch_parse_url(store *s, ch *c, const char *url, flame_err *err);
  * URL); the answer into out (may be NULL). Errors: STORE_ERR_UNREACHABLE (no connection,
  * timeout), STORE_ERR_SERVER (an HTTP error, with the server's first line). */
 int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *out, flame_err *err);
+/* The queries sql[0..n) sent at once (a connection each, so the server works on them at the
+ * same time), answer i into out[i]; done(ctx, i, &out[i], err), when not NULL, is called as
+ * each answer is complete, while the others go on. 0 once all are answered; the first failure
+ * (a request's, as ch_post's, or done's nonzero result) ends the others. n <= CH_POST_ALL_MAX. */
+#define CH_POST_ALL_MAX 4
+#define CH_DECODE_AHEAD ((size_t)16 << 20)
+int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n,
+                int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err), void *ctx,
+                flame_err *err);
 /* The same, for a query built into a memstream: closes f and frees its buffer. */
 int ch_post_file(store *s, FILE *f, char **text, ch_buf *out, flame_err *err);
 /* sql without a body (a statement, or a query whose answer goes into out, may be NULL). */

@@ -112,14 +112,6 @@ static int by_run(const void *a, const void *b)
                             : (x->id > y->id) - (x->id < y->id);
 }
 
-/* A row of dict, in the answer's buffer. */
-typedef struct ch_chunk {
-    uint64_t run;
-    int64_t seq;
-    const uint8_t *p;
-    size_t len;
-} ch_chunk;
-
 /* Whether each of d's frame names is one frame of a stack's text (not empty, no ';'): then its
  * stacks can be added by their frames (profile_add_names), each name interned once for the run
  * instead of once for every stack it is in; otherwise through the text, as it reads. */
@@ -164,31 +156,25 @@ static int stack_names(const dict *d, uint32_t id, profile *p, uint32_t *names, 
     return 1;
 }
 
-/* The sums of one run named through its dictionary, made of its chunks c[0..nc) (in seq order;
- * a chunk sent twice is one (run, seq): applied once; a damaged or missing one ends what can be
- * named, the rest is counted as missing). */
-static int name_run(store *s, const ch_chunk *c, size_t nc, const ch_sum *sums, size_t n,
-                    profile *out, store_info *info, char **text, size_t *cap, flame_err *err)
+/* The sums of one run named through its dictionary d (a stack d cannot name is counted as
+ * missing). */
+static int name_run(store *s, const dict *d, const ch_sum *sums, size_t n, profile *out,
+                    store_info *info, char **text, size_t *cap, flame_err *err)
 {
-    dict d;
-    dict_init(&d);
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < nc; i++)
-        if ((i == 0 || c[i].seq != c[i - 1].seq) && dict_apply(&d, c[i].p, c[i].len) == -2)
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     uint32_t *names = NULL, *ids = NULL;
     size_t icap = 0;
-    if (rc == 0 && plain_names(&d)) {
-        names = malloc(((size_t)d.nframes + 1) * sizeof *names);
+    if (rc == 0 && plain_names(d)) {
+        names = malloc(((size_t)d->nframes + 1) * sizeof *names);
         if (!names)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         else
-            memset(names, 0xff, ((size_t)d.nframes + 1) * sizeof *names);
+            memset(names, 0xff, ((size_t)d->nframes + 1) * sizeof *names);
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         size_t len = 0;
-        int t = names ? stack_names(&d, sums[i].id, out, names, &ids, &icap, &len)
-                      : dict_stack_text(&d, sums[i].id, text, cap, &len);
+        int t = names ? stack_names(d, sums[i].id, out, names, &ids, &icap, &len)
+                      : dict_stack_text(d, sums[i].id, text, cap, &len);
         if (t == -1) {
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         } else if (t == 0) {
@@ -204,7 +190,6 @@ static int name_run(store *s, const ch_chunk *c, size_t nc, const ch_sum *sums, 
     }
     free(names);
     free(ids);
-    dict_free(&d);
     return rc;
 }
 
@@ -254,38 +239,23 @@ static void pairs_head(FILE *f, store *s, const store_query *one)
     ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi) GROUP BY k"               \
     " FORMAT TabSeparated"
 
-/* The pairs of q's windows (each once) */
-static int windows_pairs(store *s, const store_query *q, ch_buf *out, flame_err *err)
+/* The query of q's pairs summed per (run, id), into f: the valid rollups of the range's whole
+ * hours [h0, h1) when it has some, and the windows no valid rollup holds (the range's edges,
+ * hours not rolled up, rollups made stale by a late window or a day's rebuild), each window
+ * once; otherwise the windows alone. The same sums either way. */
+static void pairs_sql(FILE *f, store *s, const store_query *q)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    int64_t h0 = 0, h1 = 0;
     store_query one = *q;
     one.type = store_type_of(q->type);
     pairs_head(f, s, &one);
-    ch_windows(f, "run, ids, ids_hi, counts, counts_hi", &one, ch_of(s)->has_type);
-    fputs(PAIRS_TAIL, f);
-    return ch_post_file(s, f, &text, out, err);
-}
-
-/* The pairs of q summed per (run, id): the valid rollups of [h0, h1) and the windows no valid
- * rollup holds (the range's edges, hours not rolled up, rollups made stale by a late window or
- * a day's rebuild), each window once. The same sums as the windows alone. */
-static int rolled_pairs(store *s, const store_query *q, int64_t h0, int64_t h1, ch_buf *out,
-                        flame_err *err)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    store_query one = *q;
-    one.type = store_type_of(q->type);
+    if (!use_rollups(s, q, &h0, &h1)) {
+        ch_windows(f, "run, ids, ids_hi, counts, counts_hi", &one, ch_of(s)->has_type);
+        fputs(PAIRS_TAIL, f);
+        return;
+    }
     /* PREWHERE: the server reads the arrays of the windows no valid rollup holds only (without
      * it, all of the range's: 590 MB for a day of 10 containers, to keep none of them) */
-    pairs_head(f, s, &one);
     fputs("(SELECT run, ids, ids_hi, counts, counts_hi FROM windows", f);
     where_as(f, ch_of(s)->prewhere ? " PREWHERE " : " WHERE ", &one, true);
     fputs(" AND (host, container_id, jvm_pid, type, run, " CH_HOUR ") NOT IN (", f);
@@ -295,36 +265,157 @@ static int rolled_pairs(store *s, const store_query *q, int64_t h0, int64_t h1, 
           f);
     valid_rollups(f, "run, ids, ids_hi, counts, counts_hi", &one, h0, h1);
     fputs(" LIMIT 1 BY " CH_ROLLUP_KEY ")" PAIRS_TAIL, f);
-    return ch_post_file(s, f, &text, out, err);
+}
+
+/* The window totals of q */
+static void totals_sql(FILE *f, store *s, const store_query *q)
+{
+    store_query one = *q;
+    one.type = store_type_of(q->type);
+    fputs("SELECT count(), sum(samples), min(start_ms), max(end_ms), min(frequency),"
+          " max(frequency) FROM ",
+          f);
+    ch_windows(f, "samples, start_ms, end_ms, frequency", &one, ch_of(s)->has_type);
+    fputs(" FORMAT TabSeparated", f);
+}
+
+/* The dictionaries of q's runs, in order */
+static void dicts_sql(FILE *f, store *s, const store_query *q)
+{
+    store_query one = *q;
+    one.type = store_type_of(q->type);
+    fputs("SELECT run, seq, chunk FROM dict WHERE run IN (SELECT run FROM windows", f);
+    ch_where(f, &one, ch_of(s)->has_type);
+    fputs(") ORDER BY run, seq FORMAT TabSeparated", f);
+}
+
+/* A row of dict, in the answer's buffer. */
+typedef struct ch_chunk {
+    uint64_t run;
+    int64_t seq;
+    const uint8_t *p;
+    size_t len;
+} ch_chunk;
+
+/* A run's dictionary: its chunks c[c0..c1) (in seq order), decoded into d when decoded */
+typedef struct ch_run {
+    uint64_t run;
+    size_t c0, c1;
+    bool decoded;
+    dict d;
+} ch_run;
+
+/* The dictionaries' answer, by run */
+typedef struct ch_runs {
+    ch_chunk *c;
+    size_t nc;
+    ch_run *r;
+    size_t n;
+    size_t ahead; /* decode up to this many bytes of dictionaries before the pairs are in */
+} ch_runs;
+
+enum { Q_TOTALS, Q_PAIRS, Q_DICTS, Q_N };
+
+/* What a decoded dictionary holds in memory */
+static size_t dict_bytes(const dict *d)
+{
+    return d->names_cap + (size_t)d->frames_cap * (sizeof *d->name_off + sizeof *d->name_len) +
+           (size_t)d->nodes_cap * (sizeof *d->parent + sizeof *d->frame) +
+           (size_t)d->stacks_cap * sizeof *d->leaf;
+}
+
+/* r's chunks applied in order (a chunk sent twice is one (run, seq): applied once; a damaged or
+ * missing one ends what can be named, the rest is counted as missing). */
+static int decode_run(ch_runs *runs, ch_run *r, flame_err *err)
+{
+    for (size_t i = r->c0; i < r->c1; i++)
+        if ((i == r->c0 || runs->c[i].seq != runs->c[i - 1].seq) &&
+            dict_apply(&r->d, runs->c[i].p, runs->c[i].len) == -2)
+            return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    r->decoded = true;
+    return 0;
+}
+
+/* The dictionaries' answer (rows in (run, seq) order), as soon as it comes: split by run, and
+ * the first runs decoded while the server still sums the pairs, up to runs->ahead bytes of
+ * them (decoded, a day's run of 20,000 stacks takes ~5 MB: 5 times its chunks). */
+static int got_answer(void *ctx, size_t i, ch_buf *b, flame_err *err)
+{
+    ch_runs *runs = ctx;
+    char *f[3];
+    size_t l[3], pos = 0, cap = 0, rcap = 0;
+    int rc = 0;
+    if (i != Q_DICTS)
+        return 0;
+    while ((rc = ch_next_row(b, &pos, f, l, 3)) == 1) {
+        if (runs->nc == cap) {
+            cap = cap ? cap * 2 : 256;
+            ch_chunk *nc = realloc(runs->c, cap * sizeof *nc);
+            if (!nc)
+                return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+            runs->c = nc;
+        }
+        ch_chunk c = {strtoull(f[0], NULL, 10), ch_int(f[1]), (const uint8_t *)f[2], l[2]};
+        if (!runs->n || runs->r[runs->n - 1].run != c.run) {
+            if (runs->n == rcap) {
+                rcap = rcap ? rcap * 2 : 16;
+                ch_run *nr = realloc(runs->r, rcap * sizeof *nr);
+                if (!nr)
+                    return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                runs->r = nr;
+            }
+            runs->r[runs->n] = (ch_run){.run = c.run, .c0 = runs->nc};
+            dict_init(&runs->r[runs->n++].d);
+        }
+        runs->c[runs->nc++] = c;
+        runs->r[runs->n - 1].c1 = runs->nc;
+    }
+    if (rc < 0)
+        return -1; /* ch_profile names the store */
+    size_t used = 0;
+    for (size_t k = 0; k < runs->n && used < runs->ahead; k++) {
+        if (decode_run(runs, &runs->r[k], err) < 0)
+            return -1;
+        used += dict_bytes(&runs->r[k].d);
+    }
+    return 0;
 }
 
 int ch_profile(store *s, const store_query *q, profile *out, store_info *info, flame_err *err)
 {
-    int64_t h0 = 0, h1 = 0;
     if (ch_ready(s, err) < 0)
         return -1;
-    ch_buf b = {0};
+    /* the window totals, the pairs summed by the server per (run, id) (a day of windows is one
+     * answer of its distinct stacks; the whole hours of the range from their rollups where they
+     * are valid), and the runs' dictionaries: asked at once, so the server works on them
+     * together and this client decodes the dictionaries while the pairs are summed */
+    char *sql[Q_N] = {0};
+    ch_buf b[Q_N] = {{0}};
+    ch_runs runs = {.ahead = ch_of(s)->decode_ahead};
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < Q_N; i++) {
+        size_t len = 0;
+        FILE *m = open_memstream(&sql[i], &len);
+        if (!m) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+            break;
+        }
+        (i == Q_TOTALS ? totals_sql : i == Q_PAIRS ? pairs_sql : dicts_sql)(m, s, q);
+        if ((ferror(m) | fclose(m)) != 0 || !sql[i])
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    if (rc == 0)
+        rc = ch_post_all(s, (const char *const *)sql, b, Q_N, got_answer, &runs, err);
     size_t pos = 0;
     char *f[6];
     size_t l[6];
-    /* the window totals */
-    int rc = ch_select(s, q, false,
-                       "SELECT count(), sum(samples), min(start_ms), max(end_ms), min(frequency),"
-                       " max(frequency) FROM ",
-                       "samples, start_ms, end_ms, frequency", " FORMAT TabSeparated", &b, err);
-    if (rc == 0 && (rc = ch_next_row(&b, &pos, f, l, 6)) == 1 && ch_int(f[0]) > 0) {
+    if (rc == 0 && (rc = ch_next_row(&b[Q_TOTALS], &pos, f, l, 6)) == 1 && ch_int(f[0]) > 0) {
         store_info_add(info, (uint64_t)ch_int(f[0]), (uint64_t)ch_int(f[1]), ch_int(f[4]),
                        ch_int(f[5]), ch_int(f[2]), ch_int(f[3]));
     }
-    /* the pairs, summed by the server per (run, id): a day of windows is one answer of its
-     * distinct stacks; the whole hours of the range from their rollups where they are valid */
-    if (rc >= 0 && use_rollups(s, q, &h0, &h1))
-        rc = rolled_pairs(s, q, h0, h1, &b, err);
-    else if (rc >= 0)
-        rc = windows_pairs(s, q, &b, err);
     ch_sum *sums = NULL;
     size_t n = 0, cap = 0;
-    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 3)) == 1;) {
+    for (pos = 0; rc >= 0 && (rc = ch_next_row(&b[Q_PAIRS], &pos, f, l, 3)) == 1;) {
         if (n == cap) {
             cap = cap ? cap * 2 : 4096;
             ch_sum *ns = realloc(sums, cap * sizeof *ns);
@@ -337,56 +428,42 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
         sums[n++] = (ch_sum){strtoull(f[0], NULL, 10), strtoull(f[2], NULL, 10),
                              (uint32_t)strtoul(f[1], NULL, 10)};
     }
-    /* the runs' dictionaries: each stack's text made by this client */
+    free(b[Q_PAIRS].p); /* in sums now */
+    b[Q_PAIRS] = (ch_buf){0};
+    /* each run's sums named through its dictionary (a run with none: counted as missing) */
     if (rc >= 0 && n) {
         qsort(sums, n, sizeof *sums, by_run);
-        char *sql = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&sql, &len);
-        if (!m) {
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-        } else {
-            fputs("SELECT run, seq, chunk FROM dict WHERE run IN (SELECT run FROM windows", m);
-            store_query one = *q;
-            one.type = store_type_of(q->type);
-            ch_where(m, &one, ch_of(s)->has_type);
-            fputs(") ORDER BY run, seq FORMAT TabSeparated", m);
-            rc = ch_post_file(s, m, &sql, &b, err);
-        }
-        ch_chunk *chunks = NULL;
-        size_t nc = 0, ccap = 0;
-        for (pos = 0; rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 3)) == 1;) {
-            if (nc == ccap) {
-                ccap = ccap ? ccap * 2 : 256;
-                ch_chunk *ncs = realloc(chunks, ccap * sizeof *ncs);
-                if (!ncs) {
-                    rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-                    break;
-                }
-                chunks = ncs;
-            }
-            chunks[nc++] =
-                (ch_chunk){strtoull(f[0], NULL, 10), ch_int(f[1]), (const uint8_t *)f[2], l[2]};
-        }
+        dict none;
+        dict_init(&none);
         char *text = NULL;
-        size_t tcap = 0, c0 = 0;
+        size_t tcap = 0, r = 0;
         for (size_t i = 0; rc >= 0 && i < n;) {
-            size_t k = i, c1;
+            size_t k = i;
             while (k < n && sums[k].run == sums[i].run)
                 k++;
-            while (c0 < nc && chunks[c0].run < sums[i].run) /* runs with no pairs in range */
-                c0++;
-            for (c1 = c0; c1 < nc && chunks[c1].run == sums[i].run;)
-                c1++;
-            rc = name_run(s, chunks + c0, c1 - c0, sums + i, k - i, out, info, &text, &tcap, err);
+            while (r < runs.n && runs.r[r].run < sums[i].run) /* runs with no pairs in range */
+                r++;
+            ch_run *run = r < runs.n && runs.r[r].run == sums[i].run ? &runs.r[r] : NULL;
+            if (run && !run->decoded)
+                rc = decode_run(&runs, run, err);
+            if (rc >= 0)
+                rc = name_run(s, run ? &run->d : &none, sums + i, k - i, out, info, &text, &tcap,
+                              err);
+            if (run) /* named: its memory is the next run's */
+                dict_free(&run->d);
             i = k;
-            c0 = c1;
         }
-        free(chunks);
         free(text);
     }
+    for (size_t i = 0; i < runs.n; i++)
+        dict_free(&runs.r[i].d);
+    free(runs.r);
+    free(runs.c);
     free(sums);
-    free(b.p);
+    for (int i = 0; i < Q_N; i++) {
+        free(sql[i]);
+        free(b[i].p);
+    }
     if (rc < 0 && !err->code)
         return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
     return rc < 0 ? -1 : 0;
@@ -448,29 +525,33 @@ int ch_list(store *s, const store_query *q, store_listing *out, flame_err *err)
                         .type = q ? q->type : NULL,
                         .since_ms = 0,
                         .until_ms = INT64_MAX};
+    /* the sizes read every window's arrays (18.16's length() reads them whole): 170 MiB for a
+     * day of 10 containers, which serve's page does not show */
+    bool sizes = !(q && q->no_sizes);
     ch_buf b = {0};
     size_t pos = 0;
     char *f[12];
     size_t l[12];
     uint64_t disk = 0;
     int64_t total = 0, stacks = 0;
-    int rc = ch_disk(s, &disk, err);
-    if (rc == 0)
+    int rc = sizes ? ch_disk(s, &disk, err) : 0;
+    if (rc == 0 && sizes)
         rc = ch_select(s, &all, true, "SELECT " CH_WEIGHT " FROM ", "ids", " FORMAT TabSeparated",
                        &b, err);
-    if (rc == 0 && ch_next_row(&b, &pos, f, l, 1) == 1)
+    if (rc == 0 && sizes && ch_next_row(&b, &pos, f, l, 1) == 1)
         total = ch_int(f[0]);
     store_share share = {.total = (uint64_t)total, .disk = disk};
+    char head[200], cols[200];
+    snprintf(head, sizeof head,
+             "SELECT host, container_id, container_name, image, min(start_ms), max(end_ms),"
+             " count(), sum(samples), %s, jvm_pid, jvm_version, type FROM ",
+             sizes ? CH_WEIGHT : "0");
+    snprintf(cols, sizeof cols,
+             "host, container_id, container_name, image, start_ms, end_ms, samples, %sjvm_pid,"
+             " jvm_version, %s",
+             sizes ? "ids, " : "", ch_of(s)->has_type ? "type" : "'cpu' AS type");
     if (rc == 0)
-        rc = ch_select(s, &mine, true,
-                       "SELECT host, container_id, container_name, image, min(start_ms),"
-                       " max(end_ms), count(), sum(samples), " CH_WEIGHT ", jvm_pid, jvm_version,"
-                       " type FROM ",
-                       ch_of(s)->has_type ? "host, container_id, container_name, image, start_ms,"
-                                            " end_ms, samples, ids, jvm_pid, jvm_version, type"
-                                          : "host, container_id, container_name, image, start_ms,"
-                                            " end_ms, samples, ids, jvm_pid, jvm_version,"
-                                            " 'cpu' AS type",
+        rc = ch_select(s, &mine, true, head, cols,
                        " GROUP BY host, container_id, container_name, image, jvm_pid, jvm_version,"
                        " type ORDER BY max(end_ms) DESC, jvm_pid, type FORMAT TabSeparated",
                        &b, err);
@@ -491,7 +572,7 @@ int ch_list(store *s, const store_query *q, store_listing *out, flame_err *err)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
     /* stacks: each run's, once a (run, seq) */
-    if (rc == 0)
+    if (rc == 0 && sizes)
         rc = ch_one(s,
                     "SELECT sum(n) FROM (SELECT run, seq, any(stacks) AS n FROM dict GROUP BY"
                     " run, seq) FORMAT TabSeparated",
@@ -499,7 +580,7 @@ int ch_list(store *s, const store_query *q, store_listing *out, flame_err *err)
     free(b.p);
     out->stacks = (uint64_t)stacks;
     out->disk_bytes = disk;
-    out->sizes_unknown |= ch_of(s)->distributed;
+    out->sizes_unknown |= ch_of(s)->distributed || !sizes;
     if (rc < 0 && !err->code)
         return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
     return rc < 0 ? -1 : 0;

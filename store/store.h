@@ -125,6 +125,10 @@ typedef struct store_query {
     /* the profile type (store_window.type): NULL = "cpu" for store_profile and store_timeline;
      * for store_list NULL = every type (an entry per type) */
     const char *type;
+    /* store_list: the entries only, without the sizes (each entry's share, the disk, the
+     * stacks: left 0, sizes_unknown set), which cost a ClickHouse server a read of every
+     * window's arrays; a backend whose sizes are cheap may give them anyway */
+    bool no_sizes;
 } store_query;
 
 /* What a query found. The store_* readers ADD into it: zero it before the first call. */

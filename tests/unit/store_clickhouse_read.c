@@ -1,0 +1,351 @@
+/* The ClickHouse reader's requests for a profile (store/clickhouse_read.c), against a fake server
+ * in a thread of this program (no ClickHouse): the window totals, the pairs and the runs'
+ * dictionaries are asked AT ONCE (the server answers none of them before all three are in), and
+ * answered in any order: the dictionaries first (decoded while the pairs are still summed), or
+ * last; a stack named through its run's dictionary, a chunk sent twice applied once, a run with
+ * no dictionary counted as missing; a request the server refuses ends them all with its message;
+ * no server is "cannot reach". */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/chtext.h"
+#include "store/clickhouse_impl.h"
+#include "flame/profile.h"
+#include "store/store.h"
+#include "tests/unit/render_test_util.h"
+#include "tests/unit/tap.h"
+
+enum { TOTALS, PAIRS, DICTS, NQ };
+
+typedef struct fake {
+    int lfd, port;
+    bool dicts_first; /* answer the dictionaries first (else the pairs first, the dicts last) */
+    int refuse;       /* -1, or the request answered 500 */
+    char *answer[NQ];
+    int asked;    /* requests that came in (0..NQ) before any answer */
+    bool apart;   /* the client waited for an answer before asking the next */
+    size_t ahead; /* the client's decode_ahead */
+} fake;
+
+/* A whole request from fd (headers and Content-Length body); which of the three it is, or -1 */
+static int read_request(int fd, int64_t deadline_ms, char *body_out, size_t body_cap)
+{
+    char buf[65536];
+    size_t n = 0;
+    long body = -1;
+    char *end = NULL;
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t left = deadline_ms - (ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            return -2; /* nothing more came in time */
+        ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
+        if (r <= 0)
+            return -1;
+        n += (size_t)r;
+        buf[n] = 0;
+        if (!end && (end = strstr(buf, "\r\n\r\n"))) {
+            char *cl = strcasestr(buf, "Content-Length:");
+            body = cl ? strtol(cl + 15, NULL, 10) : 0;
+        }
+        if (end && (long)(n - (size_t)(end + 4 - buf)) >= body)
+            break;
+        if (n + 1 >= sizeof buf)
+            return -1;
+    }
+    if (body_out)
+        snprintf(body_out, body_cap, "%s", end + 4);
+    return strstr(end, "FROM dict") ? DICTS : strstr(end, "GROUP BY k") ? PAIRS : TOTALS;
+}
+
+static void answer(int fd, int status, const char *body)
+{
+    char head[200];
+    int h = snprintf(head, sizeof head,
+                     "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", status,
+                     strlen(body));
+    if (write(fd, head, (size_t)h) != h || write(fd, body, strlen(body)) != (ssize_t)strlen(body))
+        perror("fake server: write");
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Accept the three requests, answering none before all are in (a client that asks one at a
+ * time waits 10 s, then is told so: a 500); then answer them in the chosen order. */
+static void *serve(void *arg)
+{
+    fake *f = arg;
+    int fd[NQ] = {-1, -1, -1};
+    int64_t deadline = now_ms() + 10000;
+    for (f->asked = 0; f->asked < NQ;) {
+        struct pollfd p = {f->lfd, POLLIN, 0};
+        int64_t left = deadline - now_ms();
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            break;
+        int c = accept(f->lfd, NULL, NULL);
+        if (c < 0)
+            break;
+        int w = read_request(c, deadline, NULL, 0);
+        if (w < 0 || fd[w] >= 0) {
+            close(c);
+            continue;
+        }
+        fd[w] = c;
+        f->asked++;
+    }
+    f->apart = f->asked < NQ;
+    static const int dicts_first[NQ] = {DICTS, TOTALS, PAIRS};
+    static const int dicts_last[NQ] = {PAIRS, TOTALS, DICTS};
+    for (int i = 0; i < NQ; i++) {
+        int w = f->dicts_first ? dicts_first[i] : dicts_last[i];
+        if (fd[w] < 0)
+            continue;
+        if (f->apart)
+            answer(fd[w], 500, "Code: 0, e.displayText() = asked one at a time\n");
+        else if (w == f->refuse)
+            answer(fd[w], 500, "Code: 47, e.displayText() = DB::Exception: refused\n");
+        else
+            answer(fd[w], 200, f->answer[w]);
+        close(fd[w]);
+    }
+    return NULL;
+}
+
+/* A listing's requests, one after the other, each answered as ClickHouse would for a store of
+ * one JVM; what was asked is kept in f->asked_sql (until f->stop) */
+typedef struct lister {
+    int lfd;
+    volatile bool stop;
+    char asked_sql[16384];
+} lister;
+
+static void *serve_list(void *arg)
+{
+    lister *f = arg;
+    char body[8192];
+    for (;;) {
+        struct pollfd p = {f->lfd, POLLIN, 0};
+        if (poll(&p, 1, 100) <= 0) {
+            if (f->stop)
+                break;
+            continue;
+        }
+        int c = accept(f->lfd, NULL, NULL);
+        if (c < 0)
+            break;
+        if (read_request(c, now_ms() + 10000, body, sizeof body) >= -1) {
+            size_t n = strlen(f->asked_sql);
+            snprintf(f->asked_sql + n, sizeof f->asked_sql - n, "%s\n", body);
+            answer(c, 200,
+                   strstr(body, "SELECT host, container_id, container_name, image")
+                       ? "h1\tabc123\tweb\timg\t1000\t2000\t3\t42\t70\t7\t17.0.1\tcpu\n"
+                   : strstr(body, "sum(length(ids))") ? "100\n"
+                   : strstr(body, "system.parts")     ? "4096\n"
+                                                      : "5\n");
+        }
+        close(c);
+    }
+    return NULL;
+}
+
+static int fake_start(fake *f, pthread_t *t)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(f->lfd, 8) < 0 ||
+        getsockname(f->lfd, (struct sockaddr *)&a, &al) < 0) {
+        perror("fake server");
+        return -1;
+    }
+    f->port = ntohs(a.sin_port);
+    return pthread_create(t, NULL, serve, f) == 0 ? 0 : -1;
+}
+
+/* A dictionary of the stacks texts[0..n) as one chunk, TSV-escaped into f */
+static void dict_row(FILE *f, uint64_t run, int seq, const char *const *texts, size_t n)
+{
+    dict d;
+    dict_init(&d);
+    uint32_t id;
+    for (size_t i = 0; i < n; i++)
+        if (dict_add_stack(&d, texts[i], strlen(texts[i]), &id) < 0)
+            abort();
+    uint8_t *chunk = NULL;
+    size_t len = 0;
+    if (dict_encode(&d, &chunk, &len) < 0)
+        abort();
+    fprintf(f, "%llu\t%d\t", (unsigned long long)run, seq);
+    ch_tsv_put(f, (const char *)chunk, len);
+    fputc('\n', f);
+    free(chunk);
+    dict_free(&d);
+}
+
+/* One profile read through a fake server; its folded text (or NULL) and the error */
+static char *read_one(fake *f, store_info *info, flame_err *e)
+{
+    pthread_t t;
+    char url[100];
+    store *s = NULL;
+    profile *p = profile_new();
+    char *text = NULL;
+    *e = (flame_err)FLAME_ERR_INIT;
+    *info = (store_info){0};
+    if (!p || fake_start(f, &t) < 0)
+        return NULL;
+    snprintf(url, sizeof url, "clickhouse://127.0.0.1:%d/flame?spool=off", f->port);
+    if (store_open(url, &s, e) == 0) {
+        /* the schema's looks are not this test's: the tables are taken as they are now */
+        ch_of(s)->ready = ch_of(s)->has_type = ch_of(s)->prewhere = true;
+        ch_of(s)->decode_ahead = f->ahead;
+        store_query q = {.since_ms = 0, .until_ms = 86400000};
+        if (store_profile(s, &q, p, info, e) == 0)
+            text = out_str(out_folded, p, NULL, NULL);
+    }
+    store_close(s);
+    pthread_join(t, NULL);
+    close(f->lfd);
+    profile_free(p);
+    return text;
+}
+
+int main(void)
+{
+    static const char *const run7[] = {"main;a;b", "main;c"}, *const run9[] = {"x;y"};
+    char *dicts = NULL;
+    size_t dl = 0;
+    FILE *m = open_memstream(&dicts, &dl);
+    dict_row(m, 7, 1, run7, 2);
+    dict_row(m, 7, 1, run7, 2); /* the same chunk twice: applied once */
+    dict_row(m, 9, 1, run9, 1);
+    fclose(m);
+    fake f = {.refuse = -1,
+              .answer = {[TOTALS] = "4\t14\t0\t40000\t99\t99\n",
+                         /* run 8 has no dictionary: its samples are missing */
+                         [PAIRS] = "7\t1\t5\n9\t1\t4\n8\t1\t2\n7\t2\t3\n",
+                         [DICTS] = dicts}};
+    store_info info;
+    flame_err e;
+    static const char want[] = "main;a;b 5\nmain;c 3\nx;y 4\n";
+
+    /* the dictionaries answered first or last; all decoded before the pairs are in, none (each
+     * after, one at a time), or the first run only */
+    static const struct {
+        bool dicts_first;
+        size_t ahead;
+        const char *what;
+    } rounds[] = {
+        {true, CH_DECODE_AHEAD, "dictionaries answered first, decoded at once"},
+        {false, CH_DECODE_AHEAD, "dictionaries answered last"},
+        {true, 0, "dictionaries decoded one at a time after the pairs"},
+        {true, 1, "the first run's dictionary decoded ahead, the next after the pairs"},
+    };
+    for (size_t r = 0; r < sizeof rounds / sizeof *rounds; r++) {
+        f.dicts_first = rounds[r].dicts_first;
+        f.ahead = rounds[r].ahead;
+        char *text = read_one(&f, &info, &e);
+        ok(!f.apart && f.asked == NQ,
+           "the totals, pairs and dictionaries are asked at once (%d of 3 came in before any "
+           "answer)",
+           f.asked);
+        ok(text && !strcmp(text, want), "%s: each stack named by its run's dictionary%s%s",
+           rounds[r].what, text && !strcmp(text, want) ? "" : ": got ",
+           text ? (strcmp(text, want) ? text : "") : e.msg);
+        ok(info.windows == 4 && info.samples == 14 && info.missing == 2 && info.hz_max == 99,
+           "the totals counted, a run without a dictionary missing (windows %llu, missing %llu)",
+           (unsigned long long)info.windows, (unsigned long long)info.missing);
+        free(text);
+    }
+
+    f.dicts_first = true;
+    f.ahead = CH_DECODE_AHEAD;
+    f.refuse = PAIRS;
+    char *text = read_one(&f, &info, &e);
+    ok(!text && e.code && strstr(e.msg, "answered 500") && strstr(e.msg, "refused"),
+       "a refused request ends the read with the server's line: %s", e.msg);
+    free(text);
+
+    /* the listing: with its sizes, and without them (serve's sources), which asks for no
+     * window's arrays */
+    for (int no_sizes = 0; no_sizes < 2; no_sizes++) {
+        static lister lf;
+        pthread_t t;
+        struct sockaddr_in la = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t lal = sizeof la;
+        memset(&lf, 0, sizeof lf);
+        lf.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (lf.lfd < 0 || bind(lf.lfd, (struct sockaddr *)&la, sizeof la) < 0 ||
+            listen(lf.lfd, 8) < 0 || getsockname(lf.lfd, (struct sockaddr *)&la, &lal) < 0 ||
+            pthread_create(&t, NULL, serve_list, &lf) != 0)
+            return perror("fake server"), 1;
+        char lurl[100];
+        snprintf(lurl, sizeof lurl, "clickhouse://127.0.0.1:%d/flame?spool=off",
+                 ntohs(la.sin_port));
+        store *ls = NULL;
+        store_listing li = {0};
+        e = (flame_err)FLAME_ERR_INIT;
+        int rc = store_open(lurl, &ls, &e);
+        if (rc == 0) {
+            ch_of(ls)->ready = ch_of(ls)->has_type = true;
+            store_query q = {.no_sizes = no_sizes};
+            rc = store_list(ls, &q, &li, &e);
+        }
+        store_close(ls);
+        lf.stop = true;
+        pthread_join(t, NULL);
+        close(lf.lfd);
+        ok(rc == 0 && li.n == 1 && !strcmp(li.e[0].container_name, "web") && li.e[0].windows == 3 &&
+               li.e[0].samples == 42 && li.e[0].jvm_pid == 7,
+           "listed %s the sizes: one JVM (%s)", no_sizes ? "without" : "with", rc ? e.msg : "");
+        if (no_sizes)
+            ok(!strstr(lf.asked_sql, "ids") && !strstr(lf.asked_sql, "system.parts") &&
+                   li.sizes_unknown && li.stacks == 0,
+               "without the sizes: no window's arrays read, no disk or stacks asked");
+        else
+            ok(strstr(lf.asked_sql, "sum(length(ids))") && li.stacks == 5 &&
+                   li.disk_bytes == 4096 && !li.sizes_unknown,
+               "with the sizes: the arrays' lengths, the disk and the stacks asked");
+        store_listing_free(&li);
+    }
+
+    /* nobody listens: the port of a socket bound but not listening */
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    bind(s, (struct sockaddr *)&a, sizeof a);
+    getsockname(s, (struct sockaddr *)&a, &al);
+    char url[100];
+    snprintf(url, sizeof url, "clickhouse://127.0.0.1:%d/flame?spool=off", ntohs(a.sin_port));
+    store *st = NULL;
+    e = (flame_err)FLAME_ERR_INIT;
+    profile *p = profile_new();
+    info = (store_info){0};
+    if (store_open(url, &st, &e) == 0) {
+        ch_of(st)->ready = ch_of(st)->has_type = true;
+        store_query q = {.since_ms = 0, .until_ms = 86400000};
+        ok(store_profile(st, &q, p, &info, &e) < 0 && strstr(e.msg, "cannot reach the server"),
+           "no server: %s", e.msg);
+    } else {
+        ok(0, "open %s: %s", url, e.msg);
+    }
+    store_close(st);
+    profile_free(p);
+    close(s);
+    free(dicts);
+    return tap_done();
+}

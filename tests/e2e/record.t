@@ -75,12 +75,14 @@ is "$?" 0 "that recording: exit 0 on Ctrl-C"
 docker flame show "$fx" --store "$TMP/both.db" --since "$t1" --format folded -o after.folded 2>err2
 like "$(cat after.folded)" 'FlameFixture\.lateBloomer' "the recording names lateBloomer, first compiled after the one-shot ended"
 read -r u t < <(unnamed_jit after.folded)
-# 5 %, not 1 %: code compiled a moment before a sample is named only once the agent's line for
-# it is read, and on a loaded machine (a CI run: 3 of 172 samples; 5 of 14 in a helper's run at
-# load 15) that moment is longer, and two such samples are allowed whatever the count; the
-# shared map's failure was 83 %
-check "the recording after the one-shot ended: $t samples, at most 5 % (or 2) with an unnamed JIT frame ($u)" \
-    test "$t" -gt 0 -a \( $((20 * u)) -le "$t" -o "$u" -le 2 \)
+# 15 %, not 1 %: lateBloomer's code is compiled after the SIGHUP (tier by tier: a new nmethod
+# each time), and a frame in an nmethod the recorder first read in the pass draining its sample
+# or the one before stays unnamed (docs/SIDECAR.md, "Code read too recently": ~100 ms of every
+# new nmethod; 13 of 220 samples at load ~10); code named by the agent's map waits for its line
+# (a CI run: 3 of 172 samples; 5 of 14 in a helper's run at load 15), and two such samples are
+# allowed whatever the count; the shared map's failure was 83 %
+check "the recording after the one-shot ended: $t samples, at most 15 % (or 2) with an unnamed JIT frame ($u)" \
+    test "$t" -gt 0 -a \( $((100 * u)) -le $((15 * t)) -o "$u" -le 2 \)
 unlike "$(cat errb)" 'warning' "the recording: no warning"
 
 # The container stops while recorded: the recording waits for it, records it again once it is

@@ -492,9 +492,10 @@ static void unload_rule(const char *file)
 /* The code cache reuses the space of freed nmethods: a sample taken in one, walked after the
  * space went to another method of the same shape (churned classes), would be named after that
  * one. An nmethod first read in the current pass or the previous one names no frame
- * (sc_ch_settled): those frames are unnamed ([unknown]) and counted (new_code), and named two
- * passes later; what the first two passes read is believed (nothing earlier vouches for it). */
-static void new_code_rule(const char *file)
+ * (sc_ch_settled) once classes were unloaded during the recording: those frames are unnamed
+ * ([unknown]) and counted (new_code), and named two passes later; what the first two passes
+ * read is believed (nothing earlier vouches for it). Without an unloading: named at once. */
+static void new_code_rule(const char *file, bool churn)
 {
     char path[256];
     snprintf(path, sizeof path, DIR "%s", file);
@@ -521,14 +522,18 @@ static void new_code_rule(const char *file)
     for (uint32_t i = 0; i < f.n_maps; i++)
         sc_interp_note_map(in, pid, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff,
                            f.maps[i].path);
-    ok(hs && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, pid), "%s: the recorder walks it",
-       file);
+    uint64_t counter = hs ? sc_hs_unloads_addr(hs) : 0;
+    ok(hs && counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, pid),
+       "%s: the recorder walks it", file);
     /* the first recorded pass, in the recorder's first two passes: believed */
     uint32_t a = 0, b = 0;
     while (b < f.n_samples && f.samples[b].pass == f.samples[0].pass)
         b++;
     sc_interp_stats st0, st1, st2;
     wf_at(0);
+    sc_interp_pass(in);
+    if (churn) /* classes unloaded after the first poll: the rule is asked from now on */
+        wf_poke(counter, 1000);
     sc_interp_pass(in);
     sc_interp_pass(in); /* the unloading rule's floor */
     counted first = rewrite_range(in, &f, names, a, b);
@@ -558,6 +563,15 @@ static void new_code_rule(const char *file)
         fresh_new = st1.new_code - st0.new_code;
         later_new = st2.new_code - st1.new_code;
     }
+    if (!churn) {
+        /* no class unloaded: nothing frees code by the hundred, first samples keep their names */
+        ok(st2.new_code == 0 && st2.compiled > st0.compiled,
+           "%s, no class unloaded: nmethods first read in a pass name their frames (new_code "
+           "%llu of %llu compiled frames)",
+           file, (unsigned long long)st2.new_code,
+           (unsigned long long)(st2.compiled - st0.compiled));
+        goto out;
+    }
     ok(fresh_new > 0 && fresh.unnamed > later.unnamed && fresh.raw == later.raw,
        "%s: nmethods first read in this pass name no frame: %llu unnamed (%d [unknown], %d two "
        "passes later), none left at its address for the map (%d at an address, %d later)",
@@ -565,6 +579,8 @@ static void new_code_rule(const char *file)
     ok(later_new == 0 && later.app + later.boot > fresh.app + fresh.boot,
        "%s: two passes later they are named (%d Java names, %d before)", file,
        later.app + later.boot, fresh.app + fresh.boot);
+out:
+    wf_poke(0, 0);
     sc_interp_free(in);
     replay_hs = NULL;
     sc_hs_free(hs);
@@ -672,8 +688,9 @@ int main(void)
         replay(&fixtures[i]);
     unload_rule("jdk17-nofp.walk.gz");
     unload_rule("jdk25-nofp.walk.gz");
-    new_code_rule("jdk17-nofp.walk.gz");
-    new_code_rule("jdk25-nofp.walk.gz");
+    new_code_rule("jdk17-nofp.walk.gz", true);
+    new_code_rule("jdk25-nofp.walk.gz", true);
+    new_code_rule("jdk17-javac.walk.gz", false);
     heap_grew("jdk17-javac.walk.gz");
     heap_grew("jdk25-javac.walk.gz");
     return tap_done();

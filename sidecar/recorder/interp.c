@@ -260,7 +260,7 @@ void sc_interp_pass(sc_interp *in)
     if (in->first_seen < 0)
         in->first_seen = in->pass_seen;
     else if (in->pass_seen >= 0 && in->pass_seen != in->first_seen)
-        in->churn = true; /* moved: sc_walker_settled's rule from now on */
+        in->churn = true;        /* moved: sc_walker_settled's rule from now on */
     in->unloads = in->pass_seen; /* the count as last read (unloads_check) */
     for (int k = 0; k < in->n; k++)
         if (in->j[k].walker)

@@ -395,34 +395,65 @@ static counted rewrite_range(sc_interp *in, const wf_fixture *f, int names, uint
     return c;
 }
 
-static void unload_rule(const char *file)
+/* A recorder over fixture file's recorded memory, its maps noted (not yet started): the
+ * replayed JVM's VMStructs in *hs (also replay_hs), NULL when the fixture cannot be read. */
+typedef struct replayed {
+    wf_fixture f;
+    int mem, names;
+    sc_hs *hs;
+    pid_t pid;
+} replayed;
+
+static sc_interp *replay_open(const char *file, replayed *r)
 {
     char path[256];
     snprintf(path, sizeof path, DIR "%s", file);
-    wf_fixture f;
-    if (wf_read(path, &f) < 0) {
+    if (wf_read(path, &r->f) < 0) {
         ok(0, "%s: read the fixture", file);
-        return;
+        return NULL;
     }
-    int mem = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int names = memfd_create("names", MFD_CLOEXEC);
-    wf_replay(mem, &f);
+    r->mem = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    r->names = memfd_create("names", MFD_CLOEXEC);
+    wf_replay(r->mem, &r->f);
     wf_at(0);
     uint64_t jvm_base = 0;
-    for (uint32_t i = 0; i < f.n_maps; i++) {
-        size_t l = strlen(f.maps[i].path);
-        if (l >= 10 && !strcmp(f.maps[i].path + l - 10, "/libjvm.so") && !jvm_base)
-            jvm_base = f.maps[i].start - f.maps[i].pgoff;
+    for (uint32_t i = 0; i < r->f.n_maps; i++) {
+        size_t l = strlen(r->f.maps[i].path);
+        if (l >= 10 && !strcmp(r->f.maps[i].path + l - 10, "/libjvm.so") && !jvm_base)
+            jvm_base = r->f.maps[i].start - r->f.maps[i].pgoff;
     }
     char why[SC_HS_WHY_MAX] = "";
-    sc_hs *hs = sc_hs_open(mem, jvm_base, why);
+    r->hs = sc_hs_open(r->mem, jvm_base, why);
+    replay_hs = r->hs;
+    r->pid = (pid_t)r->f.pid;
+    sc_interp *in = sc_interp_new(&r->pid, &r->mem, &r->names, 1);
+    for (uint32_t i = 0; i < r->f.n_maps; i++)
+        sc_interp_note_map(in, r->pid, r->f.maps[i].start, r->f.maps[i].end, r->f.maps[i].pgoff,
+                           r->f.maps[i].path);
+    return in;
+}
+
+static void replay_close(sc_interp *in, replayed *r)
+{
+    sc_interp_free(in);
+    replay_hs = NULL;
+    sc_hs_free(r->hs);
+    close(r->names);
+    close(r->mem);
+    wf_free(&r->f);
+}
+
+static void unload_rule(const char *file)
+{
+    replayed r;
+    sc_interp *in = replay_open(file, &r);
+    if (!in)
+        return;
+    wf_fixture f = r.f;
+    int names = r.names;
+    sc_hs *hs = r.hs;
+    pid_t pid = r.pid;
     uint64_t counter = hs ? sc_hs_unloads_addr(hs) : 0;
-    replay_hs = hs;
-    pid_t pid = (pid_t)f.pid;
-    sc_interp *in = sc_interp_new(&pid, &mem, &names, 1);
-    for (uint32_t i = 0; i < f.n_maps; i++)
-        sc_interp_note_map(in, pid, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff,
-                           f.maps[i].path);
     ok(counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, pid),
        "%s: the recorder walks it; the unloaded-classes count at %#llx", file,
        (unsigned long long)counter);
@@ -481,10 +512,7 @@ static void unload_rule(const char *file)
        file, moved.raw, warm.raw, moved.unnamed);
     ok(after.app == warm.app && after.boot == warm.boot,
        "%s: two passes later the names are back (%d, %d)", file, after.app, after.boot);
-    sc_interp_free(in);
-    replay_hs = NULL;
-    sc_hs_free(hs);
-    wf_free(&f);
+    replay_close(in, &r);
 }
 
 /* ---- code read too recently to have run at the sample ---- */
@@ -497,31 +525,14 @@ static void unload_rule(const char *file)
  * read is believed (nothing earlier vouches for it). Without an unloading: named at once. */
 static void new_code_rule(const char *file, bool churn)
 {
-    char path[256];
-    snprintf(path, sizeof path, DIR "%s", file);
-    wf_fixture f;
-    if (wf_read(path, &f) < 0) {
-        ok(0, "%s: read the fixture", file);
+    replayed r;
+    sc_interp *in = replay_open(file, &r);
+    if (!in)
         return;
-    }
-    int mem = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int names = memfd_create("names", MFD_CLOEXEC);
-    wf_replay(mem, &f);
-    wf_at(0);
-    uint64_t jvm_base = 0;
-    for (uint32_t i = 0; i < f.n_maps; i++) {
-        size_t l = strlen(f.maps[i].path);
-        if (l >= 10 && !strcmp(f.maps[i].path + l - 10, "/libjvm.so") && !jvm_base)
-            jvm_base = f.maps[i].start - f.maps[i].pgoff;
-    }
-    char why[SC_HS_WHY_MAX] = "";
-    sc_hs *hs = sc_hs_open(mem, jvm_base, why);
-    replay_hs = hs;
-    pid_t pid = (pid_t)f.pid;
-    sc_interp *in = sc_interp_new(&pid, &mem, &names, 1);
-    for (uint32_t i = 0; i < f.n_maps; i++)
-        sc_interp_note_map(in, pid, f.maps[i].start, f.maps[i].end, f.maps[i].pgoff,
-                           f.maps[i].path);
+    wf_fixture f = r.f;
+    int names = r.names;
+    sc_hs *hs = r.hs;
+    pid_t pid = r.pid;
     uint64_t counter = hs ? sc_hs_unloads_addr(hs) : 0;
     ok(hs && counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, pid),
        "%s: the recorder walks it", file);
@@ -581,12 +592,7 @@ static void new_code_rule(const char *file, bool churn)
        later.app + later.boot, fresh.app + fresh.boot);
 out:
     wf_poke(0, 0);
-    sc_interp_free(in);
-    replay_hs = NULL;
-    sc_hs_free(hs);
-    close(names);
-    close(mem);
-    wf_free(&f);
+    replay_close(in, &r);
 }
 
 /* ---- a code heap that grew: a blob at its old committed end ---- */

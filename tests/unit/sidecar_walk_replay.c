@@ -449,12 +449,8 @@ static void unload_rule(const char *file)
     sc_interp *in = replay_open(file, &r);
     if (!in)
         return;
-    wf_fixture f = r.f;
-    int names = r.names;
-    sc_hs *hs = r.hs;
-    pid_t pid = r.pid;
-    uint64_t counter = hs ? sc_hs_unloads_addr(hs) : 0;
-    ok(counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, pid),
+    uint64_t counter = r.hs ? sc_hs_unloads_addr(r.hs) : 0;
+    ok(counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, r.pid),
        "%s: the recorder walks it; the unloaded-classes count at %#llx", file,
        (unsigned long long)counter);
     /* each recorded pass on its own, the count polled twice before it (a floor): the caches
@@ -462,17 +458,17 @@ static void unload_rule(const char *file)
      * a pass are named two passes later, sc_ch_settled) */
     uint32_t best_a = 0, best_b = 0;
     counted best = {0, 0, 0, 0};
-    for (uint32_t a = 0; a < f.n_samples;) {
+    for (uint32_t a = 0; a < r.f.n_samples;) {
         uint32_t b = a;
-        while (b < f.n_samples && f.samples[b].pass == f.samples[a].pass)
+        while (b < r.f.n_samples && r.f.samples[b].pass == r.f.samples[a].pass)
             b++;
         wf_at(a);
         sc_interp_pass(in);
         sc_interp_pass(in);
-        rewrite_range(in, &f, names, a, b);
+        rewrite_range(in, &r.f, r.names, a, b);
         sc_interp_pass(in);
         sc_interp_pass(in);
-        counted c = rewrite_range(in, &f, names, a, b);
+        counted c = rewrite_range(in, &r.f, r.names, a, b);
         if (c.app > best.app)
             best = c, best_a = a, best_b = b;
         a = b;
@@ -481,7 +477,7 @@ static void unload_rule(const char *file)
     wf_at(best_a);
     sc_interp_pass(in);
     sc_interp_pass(in);
-    counted warm = rewrite_range(in, &f, names, best_a, best_b);
+    counted warm = rewrite_range(in, &r.f, r.names, best_a, best_b);
     sc_interp_stats st0, st1;
     sc_interp_get_stats(in, &st0);
     /* a class unloaded right after the floor was polled: no FlameFixture name (those given
@@ -490,14 +486,14 @@ static void unload_rule(const char *file)
     sc_interp_pass(in);
     sc_interp_pass(in);
     wf_poke(counter, 1000);
-    counted moved = rewrite_range(in, &f, names, best_a, best_b);
+    counted moved = rewrite_range(in, &r.f, r.names, best_a, best_b);
     wf_poke(0, 0);
     sc_interp_get_stats(in, &st1);
     /* two passes later, with the count still: the names are back */
     wf_at(best_a);
     sc_interp_pass(in);
     sc_interp_pass(in);
-    counted after = rewrite_range(in, &f, names, best_a, best_b);
+    counted after = rewrite_range(in, &r.f, r.names, best_a, best_b);
     ok(warm.app > 0 && warm.app == best.app && warm.boot == best.boot && warm.boot > 0,
        "%s: samples %u-%u named alike twice (%d FlameFixture, %d java.* frames)", file, best_a,
        best_b, warm.app, warm.boot);
@@ -529,16 +525,12 @@ static void new_code_rule(const char *file, bool churn)
     sc_interp *in = replay_open(file, &r);
     if (!in)
         return;
-    wf_fixture f = r.f;
-    int names = r.names;
-    sc_hs *hs = r.hs;
-    pid_t pid = r.pid;
-    uint64_t counter = hs ? sc_hs_unloads_addr(hs) : 0;
-    ok(hs && counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, pid),
+    uint64_t counter = r.hs ? sc_hs_unloads_addr(r.hs) : 0;
+    ok(r.hs && counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, r.pid),
        "%s: the recorder walks it", file);
     /* the first recorded pass, in the recorder's first two passes: believed */
     uint32_t a = 0, b = 0;
-    while (b < f.n_samples && f.samples[b].pass == f.samples[0].pass)
+    while (b < r.f.n_samples && r.f.samples[b].pass == r.f.samples[0].pass)
         b++;
     sc_interp_stats st0, st1, st2;
     wf_at(0);
@@ -547,29 +539,29 @@ static void new_code_rule(const char *file, bool churn)
         wf_poke(counter, 1000);
     sc_interp_pass(in);
     sc_interp_pass(in); /* the unloading rule's floor */
-    counted first = rewrite_range(in, &f, names, a, b);
+    counted first = rewrite_range(in, &r.f, r.names, a, b);
     sc_interp_get_stats(in, &st0);
     ok(first.app + first.boot > 0 && st0.new_code == 0,
-       "%s: the first pass's nmethods name their frames (%d Java names, new_code %llu)", file,
+       "%s: the first pass's nmethods name their frames (%d Java r.names, new_code %llu)", file,
        first.app + first.boot, (unsigned long long)st0.new_code);
     /* the next recorded pass that meets nmethods never read before, walked as the pass after
      * its floor, then again two passes later (each recorded pass alone: its memory and its
      * unloaded-classes count are one moment's) */
     counted fresh = {0, 0, 0, 0}, later = {0, 0, 0, 0};
     uint64_t fresh_new = 0, later_new = 0;
-    for (a = b; a < f.n_samples && !fresh_new; a = b) {
-        while (b < f.n_samples && f.samples[b].pass == f.samples[a].pass)
+    for (a = b; a < r.f.n_samples && !fresh_new; a = b) {
+        while (b < r.f.n_samples && r.f.samples[b].pass == r.f.samples[a].pass)
             b++;
         wf_at(a);
         sc_interp_pass(in);
         sc_interp_pass(in);
         sc_interp_get_stats(in, &st0);
-        fresh = rewrite_range(in, &f, names, a, b);
+        fresh = rewrite_range(in, &r.f, r.names, a, b);
         sc_interp_get_stats(in, &st1);
         wf_at(a);
         sc_interp_pass(in);
         sc_interp_pass(in);
-        later = rewrite_range(in, &f, names, a, b);
+        later = rewrite_range(in, &r.f, r.names, a, b);
         sc_interp_get_stats(in, &st2);
         fresh_new = st1.new_code - st0.new_code;
         later_new = st2.new_code - st1.new_code;
@@ -588,7 +580,7 @@ static void new_code_rule(const char *file, bool churn)
        "passes later), none left at its address for the map (%d at an address, %d later)",
        file, (unsigned long long)fresh_new, fresh.unnamed, later.unnamed, fresh.raw, later.raw);
     ok(later_new == 0 && later.app + later.boot > fresh.app + fresh.boot,
-       "%s: two passes later they are named (%d Java names, %d before)", file,
+       "%s: two passes later they are named (%d Java r.names, %d before)", file,
        later.app + later.boot, fresh.app + fresh.boot);
 out:
     wf_poke(0, 0);

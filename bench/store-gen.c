@@ -64,7 +64,7 @@ static const arg_spec specs[] = {
      .help = "after every N windows (a multiple of --batch), compact the store as a recorder does"
              " (default policy, now = the last window's end)", .lo = 0, .hi = 1e8},
     {.lng = "rollup", .kind = ARG_FLAG, .off = F(rollup, bool),
-     .help = "then build the hour rollups of every ended hour (as compaction does), merging no window"},
+     .help = "then build the hour rollups of every ended hour and the 6-hour ones of every ended block (as compaction does), merging no window"},
     {.lng = "dump", .kind = ARG_FLAG, .off = F(dump, bool),
      .help = "print --container's windows in --store (for --workload replay)"},
     {.lng = "samples", .kind = ARG_INT, .off = F(samples, int64_t), .meta = "S",
@@ -534,8 +534,8 @@ int main(int argc, char **argv)
         store_compact_stats st = {0};
         double r0 = mono_s();
         if ((rc = store_compact(s, now, &none, &st, &err)) >= 0)
-            printf("store-gen: %llu hour rollups built in %.2f s\n", (unsigned long long)st.rollups,
-                   mono_s() - r0);
+            printf("store-gen: %llu hour rollups built in %.2f s (%llu 6-hour rollups)\n",
+                   (unsigned long long)st.rollups, mono_s() - r0, (unsigned long long)st.rollups6);
     }
     store_close(s);
     if (rc < 0) {

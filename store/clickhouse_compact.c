@@ -213,7 +213,7 @@ static int build_rollups(store *s, int64_t h0, int64_t h1, int64_t now, store_co
     if (!g)
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     fputs("(SELECT " CH_ROLLUP_KEY " FROM ", g);
-    ch_fingerprints(g, &all, h0, h1);
+    ch_fingerprints(g, &all, h0, h1, 1);
     fputs(" WHERE (" CH_ROLLUP_KEY ", nw, fp) NOT IN (SELECT " CH_ROLLUP_KEY
           ", nw, fp FROM rollups WHERE hour >= ",
           g);
@@ -270,6 +270,86 @@ static int build_rollups(store *s, int64_t h0, int64_t h1, int64_t now, store_co
     return rc;
 }
 
+/* The 6-hour blocks' sums of the valid hour rollups of hours [b0, b1) (whole blocks), whose
+ * hour rollups hold every window of the block (their fingerprints add up to the block's) and
+ * that have no 6-hour rollup matching them: "SELECT * FROM (SELECT key, nw, fp[, the rollup's
+ * columns] FROM (...) GROUP BY key) WHERE ..." into f; with pairs, the rows to insert. */
+static void blocks_sql(FILE *f, int64_t b0, int64_t b1, bool pairs)
+{
+    store_query all = {.since_ms = b0 * 3600000, .until_ms = b1 * 3600000};
+    /* aliases apart from the columns: ClickHouse puts an alias into the expressions that name
+     * it (sum(nw) AS nw would sum itself) */
+    fputs("SELECT * FROM (SELECT host, container_id, jvm_pid, type, run, blk, sum(nw) AS bnw,"
+          " sum(fp) AS bfp",
+          f);
+    if (pairs)
+        fputs(", any(container_name) AS cn, any(image) AS im, any(jvm_version) AS jv,"
+              " min(start_ms) AS s, max(end_ms) AS e, sum(samples) AS sa, sumMap(i, n) AS m",
+              f);
+    fprintf(f,
+            " FROM (SELECT *, toInt64(intDiv(hour, %d) * %d) AS blk%s FROM rollups WHERE hour >="
+            " %lld AND hour < %lld AND (" CH_ROLLUP_KEY ", nw, fp) IN ",
+            CH_BLOCK_HOURS, CH_BLOCK_HOURS, pairs ? ", " CH_IDS " AS i, " CH_COUNTS " AS n" : "",
+            (long long)b0, (long long)b1);
+    ch_fingerprints(f, &all, b0, b1, 1);
+    /* the conditions on the sums outside: 18.16 does not see a subquery's own names in HAVING */
+    fputs(" LIMIT 1 BY " CH_ROLLUP_KEY ") GROUP BY host, container_id, jvm_pid, type, run, blk)"
+          " WHERE (host, container_id, jvm_pid, type, run, blk, bnw, bfp) IN ",
+          f);
+    ch_fingerprints(f, &all, b0, b1, CH_BLOCK_HOURS);
+    fprintf(
+        f,
+        " AND (host, container_id, jvm_pid, type, run, blk, bnw, bfp) NOT IN (SELECT " CH_ROLLUP_KEY
+        ", nw, fp FROM rollups_6h WHERE hour >= %lld AND hour < %lld)",
+        (long long)b0, (long long)b1);
+}
+
+/* The 6-hour rollups of the ended blocks in hours [h0, h1) that have none matching their
+ * windows now, summed by the server from the blocks' hour rollups (docs/STORE.md, "6-hour
+ * rollups"): after the hour rollups, a day's blocks at a time. A block whose hours are not all
+ * rolled up yet waits for the next compaction. */
+static int build_blocks(store *s, int64_t h0, int64_t h1, int64_t now, store_compact_stats *st,
+                        flame_err *err)
+{
+    int64_t b0 = h0 / CH_BLOCK_HOURS * CH_BLOCK_HOURS, b1 = h1 / CH_BLOCK_HOURS * CH_BLOCK_HOURS;
+    if (b0 >= b1)
+        return 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    fputs("SELECT count() FROM (", f);
+    blocks_sql(f, b0, b1, false);
+    fputs(") FORMAT TabSeparated", f);
+    ch_buf b = {0};
+    int64_t n = 0;
+    int rc = ch_post_file(s, f, &text, &b, err);
+    if (rc == 0)
+        n = ch_int(b.p ? b.p : "0");
+    free(b.p);
+    if (rc < 0 || n == 0)
+        return rc;
+    f = open_memstream(&text, &len);
+    if (!f)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    fputs("INSERT INTO rollups_6h (host, container_id, container_name, image, jvm_pid,"
+          " jvm_version, type, run, hour, start_ms, end_ms, samples, nw, fp, ids, ids_hi, counts,"
+          " counts_hi, at) SELECT host, container_id, cn, im, jvm_pid, jv, type, run, blk, s, e,"
+          " sa, bnw, bfp, " CH_SPLIT("g", "m.2") ", ",
+          f);
+    fprintf(f,
+            "%lld FROM (SELECT *, arrayPopFront(arrayDifference(arrayPushFront(m.1, 0))) AS g"
+            " FROM (",
+            (long long)now);
+    blocks_sql(f, b0, b1, true);
+    fputs("))", f);
+    rc = ch_post_file(s, f, &text, NULL, err);
+    if (rc == 0)
+        st->rollups6 += (uint64_t)n;
+    return rc;
+}
+
 int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *st,
                flame_err *err)
 {
@@ -289,7 +369,9 @@ int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
         if (pol->retain_ms > 0 && d->last_end <= now_ms - pol->retain_ms) {
             if (run(s, err, "ALTER TABLE windows DROP PARTITION %lld", (long long)d->day) < 0 ||
                 (ch_of(s)->rollups &&
-                 run(s, err, "ALTER TABLE rollups DROP PARTITION %lld", (long long)d->day) < 0))
+                 run(s, err, "ALTER TABLE rollups DROP PARTITION %lld", (long long)d->day) < 0) ||
+                (ch_of(s)->rollups6 &&
+                 run(s, err, "ALTER TABLE rollups_6h DROP PARTITION %lld", (long long)d->day) < 0))
                 return -1;
             st->deleted += (uint64_t)d->windows;
         } else if (d->to_merge > 0 && d->last_end <= now_ms - QUIET_MS) {
@@ -315,7 +397,9 @@ int ch_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_
     int64_t ended = now_ms / 3600000;
     for (size_t i = 0; ch_of(s)->rollups && i < na; i++) {
         int64_t h0 = after[i].first_start / 3600000, h1 = after[i].last_end / 3600000 + 1;
-        if (build_rollups(s, h0, h1 < ended ? h1 : ended, now_ms, st, err) < 0)
+        if (build_rollups(s, h0, h1 < ended ? h1 : ended, now_ms, st, err) < 0 ||
+            (ch_of(s)->rollups6 &&
+             build_blocks(s, h0, h1 < ended ? h1 : ended, now_ms, st, err) < 0))
             return -1;
     }
     /* the dictionaries no window names any more (a day after they were written: a put sends

@@ -22,6 +22,7 @@ typedef struct ch {
     bool prewhere;    /* windows is of the MergeTree family: PREWHERE works */
     bool has_type;    /* windows has its type column (a version 3 store read as it is has not) */
     bool rollups;     /* the store has its rollups table (docs/STORE.md, "Hour rollups") */
+    bool rollups6;    /* ... and its rollups_6h table (docs/STORE.md, "6-hour rollups") */
     /* how much of the runs' decoded dictionaries a profile read decodes while the server still
      * sums the pairs (CH_DECODE_AHEAD; the rest one run at a time after: bounds the memory) */
     size_t decode_ahead;
@@ -69,9 +70,40 @@ typedef struct ch {
  * the windows it sums: their number and the sum of a hash of each one's uid (CH_UID_KEY). */
 #define CH_ROLLUP_KEY "host, container_id, jvm_pid, type, run, hour"
 #define CH_HOUR "toInt64(intDiv(start_ms, 3600000))"
-/* "(SELECT key, nw, fp FROM the windows of q whose hour is in [h0, h1), each once, GROUP BY key)":
- * reads the windows' labels and uids, none of their arrays (clickhouse_read.c) */
-void ch_fingerprints(FILE *f, const store_query *q, int64_t h0, int64_t h1);
+/* 6-hour rollups (rollups_6h): a block of CH_BLOCK_HOURS hours from a multiple of it (UTC: 00,
+ * 06, 12, 18 h), its `hour` its first; CH_BLOCK its hour of a window's start */
+#define CH_BLOCK_HOURS 6
+#define CH_BLOCK "toInt64(intDiv(start_ms, 21600000) * 6)"
+/* "(SELECT key, nw, fp FROM the windows of q whose hour is in [h0, h1), each once, GROUP BY key)"
+ * with hour the window's hour (span 1) or its block's first (span CH_BLOCK_HOURS): reads the
+ * windows' labels and uids, none of their arrays (clickhouse_read.c) */
+void ch_fingerprints(FILE *f, const store_query *q, int64_t h0, int64_t h1, int span);
+
+/* One row of the fingerprints: a key's hour (or block) and the count and hash sum of its windows
+ * (kind W), or of a rollup (H an hour's, B a block's) */
+typedef struct ch_fp {
+    uint64_t kid, nw, fp;
+    int64_t hour;
+} ch_fp;
+enum { FP_W, FP_H, FP_B, FP_N };
+
+/* The rollups a range reads and the hours of windows it reads, by key: the valid block rollups
+ * of its whole blocks, the valid hour rollups of its whole hours outside those blocks, and the
+ * (key, hour) of its whole hours that neither holds. Lists of numbers for the pairs query. */
+typedef struct ch_cover {
+    ch_fp *use[FP_N]; /* [FP_W]: the (key, hour)s read from windows; [FP_H], [FP_B]: rollups */
+    size_t n[FP_N];
+} ch_cover;
+
+/* The pairs query names each rollup and uncovered hour: beyond this many, the one-query form
+ * (SQL of ~60 bytes each, under the server's 256 KiB max_query_size) */
+#define CH_COVER_MAX 2000
+
+/* Which rollups a read takes and which hours it leaves to windows, from the rows of the
+ * fingerprints query by kind (each array sorted here): 1 = cv filled, 0 = more than
+ * CH_COVER_MAX to name (cv empty: the one-query form), -1 = out of memory. Pure. */
+int ch_cover_make(ch_fp *const row[FP_N], const size_t n[FP_N], ch_cover *cv);
+void ch_cover_free(ch_cover *cv);
 
 /* How long a request may take: a reader's (a day's GROUP BY) is long; a put's is short, so a
  * server that hangs (accepts, never answers) is given up on and the window spooled instead of

@@ -43,14 +43,18 @@ static const char *const tables[CH_TABLES][2] = {
  * rebuild or a retention makes it unused without any trigger. ReplacingMergeTree(at): a newer
  * rollup of the same key replaces the older in the background (until then the fingerprint
  * tells them apart); partitioned by day as windows, so a day's DROP PARTITION drops both. */
-#define CH_ROLLUPS_TABLE                                                                           \
-    "CREATE TABLE IF NOT EXISTS rollups (host String, container_id String,"                        \
+#define CH_ROLLUPS_TABLE(name)                                                                     \
+    "CREATE TABLE IF NOT EXISTS " name " (host String, container_id String,"                       \
     " container_name String, image String, jvm_pid Int64, jvm_version String, type String,"        \
     " run UInt64, hour Int64, start_ms Int64, end_ms Int64, samples UInt64, nw UInt64, fp UInt64," \
     " ids Array(UInt8), ids_hi Array(UInt16), counts Array(UInt8), counts_hi Array(UInt32),"       \
     " at Int64) ENGINE = ReplacingMergeTree(at)"                                                   \
     " PARTITION BY toYYYYMMDD(toDateTime(intDiv(start_ms, 1000)))"                                 \
     " ORDER BY (hour, host, container_id, jvm_pid, type, run) SETTINGS index_granularity = 8"
+/* 6-hour rollups ("Hour rollups" in ClickHouse, "6-hour rollups"): the same columns, hour the
+ * block's first (a multiple of CH_BLOCK_HOURS), summed by compaction from the block's hour
+ * rollups, read while their fingerprint is that of the block's windows. A block lies in one day:
+ * the same partitions. */
 /* Schema 2's columns of windows, and its dictionary (kept as stacks_v2 and stack_ids_v2 by the
  * migration to 3), which the migration from 1 still makes first. */
 #define CH_WINDOW_COLS_V2                                                                          \
@@ -88,7 +92,8 @@ static int set_version(store *s, int version, flame_err *err)
 /* The tables of the database (name -> engine), as a list of the names we look at. */
 typedef struct ch_tables {
     bool have[CH_TABLES];
-    bool distributed, prewhere, stacks, stack_ids, stacks_v2, stack_ids_v2, samples_v1, rollups;
+    bool distributed, prewhere, stacks, stack_ids, stacks_v2, stack_ids_v2, samples_v1, rollups,
+        rollups6;
     char samples_engine[64]; /* "" = no samples table (schema 1's) */
 } ch_tables;
 
@@ -127,6 +132,7 @@ static int list_tables(store *s, ch_tables *t, flame_err *err)
         t->stack_ids_v2 |= !strcmp(f[0], "stack_ids_v2");
         t->samples_v1 |= !strcmp(f[0], "samples_v1");
         t->rollups |= !strcmp(f[0], "rollups");
+        t->rollups6 |= !strcmp(f[0], "rollups_6h");
         if (!strcmp(f[0], "samples"))
             snprintf(t->samples_engine, sizeof t->samples_engine, "%s", f[1]);
     }
@@ -413,6 +419,7 @@ int ch_ready(store *s, flame_err *err)
         if (has_column(s, "type", &c->has_type, err) < 0)
             return -1;
         c->rollups = t.rollups;
+        c->rollups6 = t.rollups && t.rollups6;
         c->ready = true;
         return 0;
     }
@@ -433,8 +440,11 @@ int ch_ready(store *s, flame_err *err)
     /* not a version: a store without the table is read from its windows (docs/STORE.md, "Hour
      * rollups"); a writer's open makes it, whatever the version */
     if (rc == 0 && !t.rollups)
-        rc = ch_post_sql(s, CH_ROLLUPS_TABLE, NULL, err);
+        rc = ch_post_sql(s, CH_ROLLUPS_TABLE("rollups"), NULL, err);
     c->rollups = rc == 0;
+    if (rc == 0 && !t.rollups6)
+        rc = ch_post_sql(s, CH_ROLLUPS_TABLE("rollups_6h"), NULL, err);
+    c->rollups6 = rc == 0;
     if (rc == 0 && version < CH_SCHEMA_VERSION)
         rc = set_version(s, CH_SCHEMA_VERSION, err);
     if (rc < 0)

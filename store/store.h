@@ -212,6 +212,7 @@ typedef struct store_compact_stats {
     uint64_t disk_before, disk_after;
     uint64_t days_skipped; /* ClickHouse: days not merged, windows arrived while they were */
     uint64_t rollups;      /* hour rollups built (docs/STORE.md, "Hour rollups") */
+    uint64_t rollups6;     /* 6-hour rollups built (ClickHouse; docs/STORE.md, "6-hour rollups") */
 } store_compact_stats;
 /* Retention, then compaction, then disk space given back. stats may be NULL. */
 int store_compact(store *s, int64_t now_ms, const store_policy *pol, store_compact_stats *stats,

@@ -224,6 +224,70 @@ static char *read_one(fake *f, store_info *info, flame_err *e)
     return text;
 }
 
+/* ---- which rollups a read takes (ch_cover_make, docs/STORE.md "6-hour rollups") ---- */
+
+static bool has(const ch_cover *cv, int k, uint64_t kid, int64_t hour)
+{
+    for (size_t i = 0; i < cv->n[k]; i++)
+        if (cv->use[k][i].kid == kid && cv->use[k][i].hour == hour)
+            return true;
+    return false;
+}
+
+/* Two JVMs (kid 1, 2) over hours 6..18 (blocks 6 and 12), a window-fingerprint row per hour;
+ * JVM 1's block 6 and its hour rollups valid, its block 12 stale (a window came after it) with
+ * hour 14's rollup stale too; JVM 2 with hour rollups only, hour 7's twice (a duplicate not
+ * merged yet) and hour 9 without one. */
+static void cover_rules(void)
+{
+    ch_fp w[24], h[24], b[4];
+    size_t nw = 0, nh = 0, nb = 0;
+    for (uint64_t kid = 1; kid <= 2; kid++)
+        for (int64_t hr = 6; hr < 18; hr++) {
+            uint64_t late = kid == 1 && hr == 14; /* one window more than its rollups counted */
+            w[nw++] = (ch_fp){kid, 10 + late, 1000 * kid + (uint64_t)hr + late, hr};
+            if (!(kid == 2 && hr == 9))
+                h[nh++] = (ch_fp){kid, 10, 1000 * kid + (uint64_t)hr, hr};
+        }
+    h[nh++] = (ch_fp){2, 10, 2007, 7}; /* the duplicate */
+    for (int64_t blk = 6; blk < 18; blk += 6) {
+        ch_fp sum = {1, 0, 0, blk};
+        for (int64_t hr = blk; hr < blk + 6; hr++)
+            sum.nw += 10, sum.fp += 1000 + (uint64_t)hr;
+        b[nb++] = sum; /* block 12's misses the late window */
+    }
+    ch_fp *row[FP_N] = {w, h, b};
+    size_t n[FP_N] = {nw, nh, nb};
+    ch_cover cv;
+    int rc = ch_cover_make(row, n, &cv);
+    ok(rc == 1 && cv.n[FP_B] == 1 && has(&cv, FP_B, 1, 6),
+       "the valid block is taken, the stale one not (%zu blocks)", cv.n[FP_B]);
+    bool hours_ok = true;
+    for (int64_t hr = 6; hr < 18; hr++) {
+        hours_ok &= has(&cv, FP_H, 1, hr) == (hr >= 12 && hr != 14);
+        hours_ok &= has(&cv, FP_H, 2, hr) == (hr != 9);
+    }
+    ok(hours_ok && cv.n[FP_H] == 5 + 11 + 1,
+       "hour rollups: none inside the valid block, the stale one not, the duplicate named twice "
+       "(%zu)",
+       cv.n[FP_H]);
+    ok(cv.n[FP_W] == 2 && has(&cv, FP_W, 1, 14) && has(&cv, FP_W, 2, 9),
+       "the hours read from windows: the stale hour's and the one without a rollup (%zu)",
+       cv.n[FP_W]);
+    ch_cover_free(&cv);
+    /* a range of more names than a query should carry: the one-query form */
+    size_t big = CH_COVER_MAX + 1;
+    ch_fp *many = calloc(big, sizeof *many);
+    for (size_t i = 0; many && i < big; i++)
+        many[i] = (ch_fp){i + 1, 1, i, 100};
+    ch_fp *row2[FP_N] = {many, NULL, NULL};
+    size_t n2[FP_N] = {many ? big : 0, 0, 0};
+    rc = ch_cover_make(row2, n2, &cv);
+    ok(many && rc == 0 && !cv.use[FP_W] && !cv.n[FP_W],
+       "more than CH_COVER_MAX names: none (rc %d)", rc);
+    free(many);
+}
+
 int main(void)
 {
     static const char *const run7[] = {"main;a;b", "main;c"}, *const run9[] = {"x;y"};
@@ -347,5 +411,6 @@ int main(void)
     profile_free(p);
     close(s);
     free(dicts);
+    cover_rules();
     return tap_done();
 }

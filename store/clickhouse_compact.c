@@ -196,6 +196,16 @@ static int rebuild_day(store *s, const day *d, const store_policy *pol, int64_t 
     return 0;
 }
 
+/* The count a "SELECT count() ..." query built in f answers (f closed, text freed) */
+static int count_of(store *s, FILE *f, char **text, int64_t *n, flame_err *err)
+{
+    ch_buf b = {0};
+    int rc = ch_post_file(s, f, text, &b, err);
+    *n = rc == 0 ? ch_int(b.p ? b.p : "0") : 0;
+    free(b.p);
+    return rc;
+}
+
 /* The rollups of hours [h0, h1) (ended) that have none matching their windows now (never built,
  * or made stale by a late window or the day's rebuild): how many, then built in one INSERT by
  * the server, the windows' pairs summed per key as the day's rebuild sums its buckets. A day's
@@ -230,12 +240,8 @@ static int build_rollups(store *s, int64_t h0, int64_t h1, int64_t now, store_co
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
     fprintf(f, "SELECT count() FROM %s FORMAT TabSeparated", keys);
-    ch_buf b = {0};
     int64_t n = 0;
-    int rc = ch_post_file(s, f, &text, &b, err);
-    if (rc == 0)
-        n = ch_int(b.p ? b.p : "0");
-    free(b.p);
+    int rc = count_of(s, f, &text, &n, err);
     if (rc < 0 || n == 0) {
         free(keys);
         return rc;
@@ -322,12 +328,8 @@ static int build_blocks(store *s, int64_t h0, int64_t h1, int64_t now, store_com
     fputs("SELECT count() FROM (", f);
     blocks_sql(f, b0, b1, false);
     fputs(") FORMAT TabSeparated", f);
-    ch_buf b = {0};
     int64_t n = 0;
-    int rc = ch_post_file(s, f, &text, &b, err);
-    if (rc == 0)
-        n = ch_int(b.p ? b.p : "0");
-    free(b.p);
+    int rc = count_of(s, f, &text, &n, err);
     if (rc < 0 || n == 0)
         return rc;
     f = open_memstream(&text, &len);

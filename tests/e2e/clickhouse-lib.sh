@@ -94,6 +94,27 @@ ch_sql() {
     curl -sS --fail-with-body --data-binary "$2" "http://127.0.0.1:$port/"
 }
 
+# The rollup tests' ranges (an array RANGES of `docker flame show` arguments, $FLAME the plugin):
+# each range's folded output of STORE into PREFIX.N.folded
+ch_outputs() { # STORE PREFIX
+    local i rc=0
+    for i in "${!RANGES[@]}"; do
+        # shellcheck disable=SC2086 # a range is words
+        "$FLAME" show ${RANGES[$i]} --store "$1" --format folded -o "$2.$i.folded" 2>>"$2.log" || rc=1
+    done
+    return $rc
+}
+# one check: every range's output of A and B the same bytes (else the ranges that differ)
+ch_same_all() { # A B WHAT
+    local i bad=
+    for i in "${!RANGES[@]}"; do
+        cmp -s "$1.$i.folded" "$2.$i.folded" || bad="$bad $i"
+    done
+    if [ -z "$bad" ]; then ok "$3"; else nok "$3"; fdiag "ranges that differ:$bad" "$(diff "$1.${bad# }.folded" "$2.${bad# }.folded" | head -4)"; fi
+}
+# the sum of a folded file's counts
+ch_sum_of() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
+
 lib_cleanup_extra() {
     local d
     for d in "$TMP"/ch-*/; do

@@ -47,26 +47,10 @@ RANGES=("--since $(iso "$B") --until $(iso $((B + 6 * H)))"
     "api --pid 7 --since $(iso $((B - H))) --until $(iso $((B + 6 * H)))"
     "web --mode wall --since $(iso "$B") --until $(iso $((B + 7 * H)))"
     "--since $(iso $((B + H))) --until $(iso $((B + 6 * H)))")
-outputs() { # STORE PREFIX: each range's folded output, PREFIX.N.folded
-    local i rc=0
-    for i in "${!RANGES[@]}"; do
-        # shellcheck disable=SC2086 # a range is words
-        "$FLAME" show ${RANGES[$i]} --store "$1" --format folded -o "$2.$i.folded" 2>>"$2.log" || rc=1
-    done
-    return $rc
-}
-same_all() { # A B WHAT
-    local i bad=
-    for i in "${!RANGES[@]}"; do
-        cmp -s "$1.$i.folded" "$2.$i.folded" || bad="$bad $i"
-    done
-    if [ -z "$bad" ]; then ok "$3"; else nok "$3"; fdiag "ranges that differ:$bad" "$(diff "$1.${bad# }.folded" "$2.${bad# }.folded" | head -4)"; fi
-}
-sum_of() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
 blocks() { ch_sql one "SELECT count() FROM (SELECT 1 FROM b.rollups_6h FINAL)"; }
 # The windows alone: both rollups tables detached (a store without them is read from its windows)
 bare() { # PREFIX
-    ch_sql one "DETACH TABLE b.rollups" && ch_sql one "DETACH TABLE b.rollups_6h" && outputs "$DB" "$1"
+    ch_sql one "DETACH TABLE b.rollups" && ch_sql one "DETACH TABLE b.rollups_6h" && ch_outputs "$DB" "$1"
     local rc=$?
     ch_sql one "ATTACH TABLE b.rollups" && ch_sql one "ATTACH TABLE b.rollups_6h" || rc=1
     return $rc
@@ -77,7 +61,7 @@ gen "$DB"
 okif $? "8 h of web (cpu, wall) and api (two JVMs) into ClickHouse around the block from $(iso "$B")"
 is "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'b' AND name = 'rollups_6h'") $(blocks)" \
     "1 0" "a new store has its rollups_6h table, empty"
-outputs "$DB" ref
+ch_outputs "$DB" ref
 okif $? "show of ${#RANGES[@]} ranges from the windows"
 
 # ---- built by compaction from the block's hour rollups ----
@@ -87,9 +71,9 @@ out=$(compact)
 like "$out" "\(6 6-hour rollups\)" "compaction sums the ended blocks of each JVM, type and run: 6 ($out)"
 is "$(blocks) $(ch_sql one "SELECT count() FROM b.rollups_6h FINAL WHERE hour = $BH") $(ch_sql one "SELECT count() FROM b.rollups_6h FINAL WHERE hour = $((BH - 6))")" \
     "6 4 2" "6 rows in rollups_6h: 4 of the block, keyed by its first hour, 2 of the block before"
-outputs "$DB" roll
+ch_outputs "$DB" roll
 okif $? "show with the 6-hour rollups"
-same_all ref roll "with 6-hour rollups: the same folded bytes for every range"
+ch_same_all ref roll "with 6-hour rollups: the same folded bytes for every range"
 like "$(compact)" "\(0 6-hour rollups\)" "a second compaction finds no block to sum"
 
 # ---- read while its fingerprint holds; then the block's hours are not read ----
@@ -101,18 +85,18 @@ doctor() { # TABLE HOUR: web's cpu rollup of HOUR, each count 256 higher
 npairs() { ch_sql one "SELECT length(ids) FROM b.$1 FINAL WHERE container_name = 'web' AND type = 'cpu' AND hour = $2"; }
 doctor rollups_6h "$BH"
 okif $? "web's block rollup doctored (each count + 256)"
-outputs "$DB" doc
-is "$(sum_of doc.0.folded)" "$(($(sum_of ref.0.folded) + 256 * $(npairs rollups_6h "$BH")))" \
+ch_outputs "$DB" doc
+is "$(ch_sum_of doc.0.folded)" "$(($(ch_sum_of ref.0.folded) + 256 * $(npairs rollups_6h "$BH")))" \
     "the doctored block rollup is what the reader adds for the block: it reads it"
-is "$(sum_of doc.5.folded) $(sum_of doc.4.folded)" "$(sum_of ref.5.folded) $(sum_of ref.4.folded)" \
+is "$(ch_sum_of doc.5.folded) $(ch_sum_of doc.4.folded)" "$(ch_sum_of ref.5.folded) $(ch_sum_of ref.4.folded)" \
     "not for a range of the block's hours only, nor for another type"
 ch_sql one "CREATE TABLE b.keep AS b.rollups" &&
     ch_sql one "INSERT INTO b.keep SELECT * FROM b.rollups FINAL WHERE container_name = 'web' AND type = 'cpu' AND hour = $((BH + 2))" &&
     doctor rollups $((BH + 2))
 okif $? "and web's hour rollup of the block's third hour doctored too (the original kept)"
-outputs "$DB" doc2
-is "$(sum_of doc2.0.folded)" "$(sum_of doc.0.folded)" "the block's hour rollups are not read where the block rollup is"
-is "$(sum_of doc2.5.folded)" "$(($(sum_of ref.5.folded) + 256 * $(npairs rollups $((BH + 2)))))" \
+ch_outputs "$DB" doc2
+is "$(ch_sum_of doc2.0.folded)" "$(ch_sum_of doc.0.folded)" "the block's hour rollups are not read where the block rollup is"
+is "$(ch_sum_of doc2.5.folded)" "$(($(ch_sum_of ref.5.folded) + 256 * $(npairs rollups $((BH + 2)))))" \
     "but are for the hours-only range"
 ch_sql one "INSERT INTO b.rollups SELECT $COLS, counts_hi, at + 2 FROM b.keep" &&
     ch_sql one "OPTIMIZE TABLE b.rollups FINAL" && ch_sql one "DROP TABLE b.keep"
@@ -121,26 +105,26 @@ okif $? "the hour rollup as compaction made it again"
 # ---- a late window: the block rollup (and its hour's) stale ----
 ch_sql one "INSERT INTO b.windows SELECT host, container_id, container_name, image, jvm_pid, jvm_version, start_ms + 1, end_ms + 1, frequency, samples, level, run, ids, ids_hi, counts, counts_hi, uid + 1, type FROM b.windows WHERE container_name = 'web' AND type = 'cpu' AND intDiv(start_ms, 3600000) = $((BH + 4)) AND samples > 0 LIMIT 1"
 okif $? "a late window of web's run into the block's fifth hour"
-outputs "$DB" late
+ch_outputs "$DB" late
 bare late-bare
 okif $? "show with the stale rollups, and with the windows alone"
-same_all late-bare late "stale block and hour rollups are not used: the same bytes as the windows alone"
+ch_same_all late-bare late "stale block and hour rollups are not used: the same bytes as the windows alone"
 out=$(compact)
 like "$out" "store-gen: 1 hour rollups built.*\(1 6-hour rollups\)" "the next compaction rolls up that hour and sums the block anew ($out)"
-outputs "$DB" late2
+ch_outputs "$DB" late2
 bare late2-bare
-same_all late2-bare late2 "with the new rollups: the same bytes as the windows alone"
+ch_same_all late2-bare late2 "with the new rollups: the same bytes as the windows alone"
 
 # ---- a store of an older docker-flame: hour rollups, no rollups_6h ----
 ch_sql one "DROP TABLE b.rollups_6h"
 okif $? "the rollups_6h table dropped (a store of the docker-flame before it)"
-outputs "$DB" old
-same_all late2 old "a reader reads it from its hour rollups: the same bytes"
+ch_outputs "$DB" old
+ch_same_all late2 old "a reader reads it from its hour rollups: the same bytes"
 has6() { ch_sql one "SELECT count() FROM system.tables WHERE database = 'b' AND name = 'rollups_6h'"; }
 is "$(has6)" 0 "the reader made no table"
 "$FLAME" prune --retain 0 --no-compact --store "$DB" 2>old.log
 okif $? "a writer opens it (prune --retain 0 --no-compact)"
 is "$(has6) $(blocks)" "1 6" "the writer made the table and summed the ended blocks"
-outputs "$DB" oldroll
-same_all late2 oldroll "read with its 6-hour rollups: the same bytes"
+ch_outputs "$DB" oldroll
+ch_same_all late2 oldroll "read with its 6-hour rollups: the same bytes"
 done_testing

@@ -46,28 +46,12 @@ RANGES=("--since $(iso $((T0 + 600000))) --until $(iso $((T0 + 3 * H - 60000)))"
     "web --since $(iso $((T0 + 1200000))) --until $(iso $((T0 + 3 * H)))"
     "api --pid 7 --since $(iso "$T0") --until $(iso $((T0 + 3 * H)))"
     "web --mode wall --since $(iso "$T0") --until $(iso $((T0 + 3 * H)))")
-outputs() { # STORE PREFIX: each range's folded output, PREFIX.N.folded
-    local i rc=0
-    for i in "${!RANGES[@]}"; do
-        # shellcheck disable=SC2086 # a range is words
-        "$FLAME" show ${RANGES[$i]} --store "$1" --format folded -o "$2.$i.folded" 2>>"$2.log" || rc=1
-    done
-    return $rc
-}
-same_all() { # A B WHAT
-    local i bad=
-    for i in "${!RANGES[@]}"; do
-        cmp -s "$1.$i.folded" "$2.$i.folded" || bad="$bad $i"
-    done
-    if [ -z "$bad" ]; then ok "$3"; else nok "$3"; fdiag "ranges that differ:$bad" "$(diff "$1.${bad# }.folded" "$2.${bad# }.folded" | head -4)"; fi
-}
 differs() { if cmp -s "$1" "$2"; then nok "$3"; else ok "$3"; fi; }
-sum_of() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
 rolled() { ch_sql one "SELECT count() FROM (SELECT 1 FROM r.rollups FINAL)"; }
 # The windows alone: the same store read while its rollups table is detached (a store without it
 # is read from its windows)
 bare() { # PREFIX
-    ch_sql one "DETACH TABLE r.rollups" && outputs "$DB" "$1"
+    ch_sql one "DETACH TABLE r.rollups" && ch_outputs "$DB" "$1"
     local rc=$?
     ch_sql one "ATTACH TABLE r.rollups" || rc=1
     return $rc
@@ -77,7 +61,7 @@ gen "$DB"
 okif $? "3 h of web (cpu, wall) and api (two JVMs) into ClickHouse"
 is "$(ch_sql one "SELECT count() FROM system.tables WHERE database = 'r' AND name = 'rollups'") $(rolled)" \
     "1 0" "a new store has its rollups table, empty"
-outputs "$DB" ref
+ch_outputs "$DB" ref
 okif $? "show of 5 ranges from the windows"
 
 # ---- rollups built by compaction (no buckets: the policy of store-gen --rollup) ----
@@ -86,9 +70,9 @@ out=$("$GEN" --store "$DB" --container x --windows 0 --rollup)
 # 1:43 .. 2:50 (2 hours): 3 + 2 + 2 + 2
 like "$out" "store-gen: 9 hour rollups built" "compaction rolls up each JVM's, type's and run's ended hours: 9 ($out)"
 is "$(rolled)" 9 "9 rows in rollups"
-outputs "$DB" roll
+ch_outputs "$DB" roll
 okif $? "show of the 5 ranges with rollups"
-same_all ref roll "with rollups: the same folded bytes for every range (cutting hours, whole hours, one container, one JVM, wall)"
+ch_same_all ref roll "with rollups: the same folded bytes for every range (cutting hours, whole hours, one container, one JVM, wall)"
 out=$("$GEN" --store "$DB" --container x --windows 0 --rollup)
 like "$out" "store-gen: 0 hour rollups built" "a second compaction finds nothing to roll up"
 
@@ -100,23 +84,23 @@ doctor() { # HOUR: web's cpu rollup of HOUR replaced by one whose every count is
 }
 doctor "$H1"
 okif $? "web's rollup of the first whole hour doctored (each count + 256)"
-outputs "$DB" doc
+ch_outputs "$DB" doc
 okif $? "show with the doctored rollup"
-want=$(($(sum_of ref.0.folded) + 256 * $(ch_sql one "SELECT length(ids) FROM r.rollups FINAL WHERE container_name = 'web' AND type = 'cpu' AND hour = $H1")))
-is "$(sum_of doc.0.folded)" "$want" "the doctored rollup is what the reader adds for its hour: it reads rollups"
-is "$(sum_of doc.4.folded)" "$(sum_of ref.4.folded)" "and not for another type (wall)"
+want=$(($(ch_sum_of ref.0.folded) + 256 * $(ch_sql one "SELECT length(ids) FROM r.rollups FINAL WHERE container_name = 'web' AND type = 'cpu' AND hour = $H1")))
+is "$(ch_sum_of doc.0.folded)" "$want" "the doctored rollup is what the reader adds for its hour: it reads rollups"
+is "$(ch_sum_of doc.4.folded)" "$(ch_sum_of ref.4.folded)" "and not for another type (wall)"
 # a window of the same run added into that hour (a spool drained late): the rollup is stale
 ch_sql one "INSERT INTO r.windows SELECT host, container_id, container_name, image, jvm_pid, jvm_version, start_ms + 1, end_ms + 1, frequency, samples, level, run, ids, ids_hi, counts, counts_hi, uid + 1, type FROM r.windows WHERE container_name = 'web' AND type = 'cpu' AND intDiv(start_ms, 3600000) = $H1 AND samples > 0 LIMIT 1"
 okif $? "a late window of web's run into that hour"
-outputs "$DB" late
+ch_outputs "$DB" late
 bare late-bare
 okif $? "show with the stale rollup, and with the windows alone"
-same_all late-bare late "a stale rollup (a window added after it) is not used: the same bytes as the windows alone"
+ch_same_all late-bare late "a stale rollup (a window added after it) is not used: the same bytes as the windows alone"
 differs ref.0.folded late.0.folded "and the late window counts"
 out=$("$GEN" --store "$DB" --container x --windows 0 --rollup)
 like "$out" "store-gen: 1 hour rollups built" "the next compaction rolls that hour up again ($out)"
-outputs "$DB" late2
-same_all late-bare late2 "with the new rollup: the same bytes"
+ch_outputs "$DB" late2
+ch_same_all late-bare late2 "with the new rollup: the same bytes"
 # a window deleted from the other whole hour, whose rollup is doctored
 doctor "$H2"
 uid=$(ch_sql one "SELECT uid FROM r.windows WHERE container_name = 'web' AND type = 'cpu' AND intDiv(start_ms, 3600000) = $H2 AND samples > 0 ORDER BY start_ms LIMIT 1")
@@ -124,17 +108,17 @@ ch_sql one "ALTER TABLE r.windows DELETE WHERE uid = $uid"
 mutated() { [ "$(ch_sql one "SELECT count() FROM system.mutations WHERE database = 'r' AND table = 'windows' AND NOT is_done")" = 0 ]; }
 wait_until 60 mutated
 okif $? "a window of web deleted from the second whole hour (its rollup doctored)"
-outputs "$DB" del
+ch_outputs "$DB" del
 bare del-bare
-same_all del-bare del "a stale rollup (a window deleted after it) is not used: the same bytes as the windows alone"
+ch_same_all del-bare del "a stale rollup (a window deleted after it) is not used: the same bytes as the windows alone"
 differs late2.0.folded del.0.folded "and the deleted window is gone"
 
 # ---- the day's rebuild into buckets (prune): rollups of the buckets, the same sums ----
 out=$("$FLAME" prune --store "$DB" 2>&1)
 like "$out" "merged [0-9,]+ windows into [0-9,]+ buckets" "prune merges the windows into 1-minute buckets ($out)"
-outputs "$DB" pruned
+ch_outputs "$DB" pruned
 bare pruned-bare
-same_all pruned-bare pruned "after the rebuild: the rollups of the buckets give the bytes of the buckets"
+ch_same_all pruned-bare pruned "after the rebuild: the rollups of the buckets give the bytes of the buckets"
 is "$(ch_sql one "SELECT count() FROM r.rollups FINAL WHERE at > 0")" 9 "one rollup per JVM, type, run and ended hour"
 
 # ---- a store of an older docker-flame: no rollups table ----
@@ -145,14 +129,14 @@ okif $? "a store without the rollups table, as an older docker-flame made it (th
 OLD=clickhouse://127.0.0.1:$CH_HTTP_one/o
 nwin=$(ch_sql one "SELECT count() FROM o.windows")
 has_rollups() { ch_sql one "SELECT count() FROM system.tables WHERE database = 'o' AND name = 'rollups'"; }
-outputs "$OLD" old
+ch_outputs "$OLD" old
 okif $? "a reader reads it"
-same_all pruned old "from its windows: the same bytes"
+ch_same_all pruned old "from its windows: the same bytes"
 is "$(has_rollups)" 0 "the reader made no table"
 "$FLAME" prune --retain 0 --no-compact --store "$OLD" 2>old.log
 okif $? "a writer opens it (prune --retain 0 --no-compact: no retention, no buckets)"
 is "$(has_rollups) $(ch_sql one "SELECT count() FROM o.windows") $(ch_sql one "SELECT count() FROM o.rollups FINAL")" \
     "1 $nwin 9" "the writer made the table and rolled up the 9 ended hours, every window kept"
-outputs "$OLD" oldroll
-same_all pruned oldroll "read with its rollups: the same bytes"
+ch_outputs "$OLD" oldroll
+ch_same_all pruned oldroll "read with its rollups: the same bytes"
 done_testing

@@ -23,7 +23,12 @@ JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 # the halves' floor measures JFR's noise at n/2, not ours, and a loaded machine leaves fewer
 # samples (at n = 350: +0.08; at n = 800: +0.05). Before interpreted frames were named the
 # interpreted fixtures were at ~0.96. FIDELITY_MARGIN=X replaces the sample-count term.
-margin() { awk -v n="$1" -v m="${FIDELITY_MARGIN:-}" 'BEGIN { printf "%.3f\n", 0.05 + (m != "" ? m : 1.5 / sqrt(n)) }'; }
+# The interpreted fixtures get 0.08 more: on a host whose interpreter calls are slow, a sample
+# taken while a call or return of the hot leaf (isPrime) is under way names the caller
+# (countPrimes) as the leaf where JFR names the callee: 0.133-0.147 on one 2-core VM (13 % of
+# the samples moved between those two), 0.03-0.1 elsewhere (docs/BENCHMARKS.md "Interpreted
+# frames"). Still far under the ~0.9 of unnamed interpreted frames.
+margin() { awk -v n="$1" -v m="${FIDELITY_MARGIN:-}" -v x="${2:-0}" 'BEGIN { printf "%.3f\n", 0.05 + x + (m != "" ? m : 1.5 / sqrt(n)) }'; }
 # Inclusive: the halves' mean difference + 0.02 + 0.5/sqrt(n) (n as above: at n = 100, +0.07;
 # at n = 800, +0.038). Before the walk, a JVM without the flag was at 0.115 (JDK 17) and
 # 0.126 (JDK 25) against halves at 0.015-0.022: java.lang.Thread.run off by 1.0.
@@ -53,7 +58,7 @@ check_one() {
     check "$label: enough samples on both sides ($n_ours, $n_jfr)" test "$n_ours" -ge 100 -a "$n_jfr" -ge 100
     is "$top_o" "$top_j" "$label: same top method as JFR"
     local m
-    m=$(margin "$([ "$n_ours" -lt "$n_jfr" ] && echo "$n_ours" || echo "$n_jfr")")
+    m=$(margin "$([ "$n_ours" -lt "$n_jfr" ] && echo "$n_ours" || echo "$n_jfr")" "$(case $variant in *interp) echo 0.08 ;; *) echo 0 ;; esac)")
     check "$label: TVD $d <= noise floor $floor + $m" awk -v d="$d" -v f="$floor" -v m="$m" 'BEGIN { exit !(d <= f + m) }'
     # inclusive time over JFR's 20 busiest methods: whole stacks, with or without the flag
     flame_incl "$label.folded" >"$label.incl"

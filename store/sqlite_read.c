@@ -200,8 +200,10 @@ int sq_timeline(store *s, const store_query *qq, store_series_list *out, flame_e
         return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        store_point pt = {sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
-                          (uint64_t)sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7)};
+        store_point pt = {.start_ms = sqlite3_column_int64(st, 4),
+                          .end_ms = sqlite3_column_int64(st, 5),
+                          .samples = (uint64_t)sqlite3_column_int64(st, 6),
+                          .frequency = sqlite3_column_int64(st, 7)};
         if (store_timeline_add(out, (const char *)sqlite3_column_text(st, 0),
                                (const char *)sqlite3_column_text(st, 1),
                                (const char *)sqlite3_column_text(st, 2),

@@ -129,6 +129,12 @@ typedef struct store_query {
      * stacks: left 0, sizes_unknown set), which cost a ClickHouse server a read of every
      * window's arrays; a backend whose sizes are cheap may give them anyway */
     bool no_sizes;
+    /* store_timeline: > 0 lets the backend return the windows of one series that lie whole in
+     * one bucket [k * bucket_ms, (k + 1) * bucket_ms) (UTC multiples), are at most
+     * STORE_MERGE_WINDOW_MS long, have one frequency and pause at most STORE_MERGE_PAUSE_MS
+     * in all, as one point (store_point.windows); 0: a point per window. The timeline of a day then
+     * sends ~1 point per bucket instead of 8,640 a JVM. */
+    int64_t bucket_ms;
 } store_query;
 
 /* What a query found. The store_* readers ADD into it: zero it before the first call. */
@@ -148,7 +154,29 @@ typedef struct store_point {
     int64_t start_ms, end_ms;
     uint64_t samples;
     int64_t frequency; /* the window's sampling rate (Hz; 0 when it says none) */
+    /* a point of several windows (store_query.bucket_ms): how many (0 = one: the window
+     * start..end), the ms they cover (their lengths' sum), the last one's length */
+    uint32_t windows;
+    int64_t covered_ms, last_ms;
 } store_point;
+/* What store_query.bucket_ms lets a backend merge: windows up to this long (the recorder's;
+ * longer ones are compacted buckets, shown as such), with pauses up to this long between them
+ * (a longer pause may be a gap in the recording, which the timeline marks). */
+#define STORE_MERGE_WINDOW_MS 30000
+#define STORE_MERGE_PAUSE_MS 2000
+/* A point's windows, covered ms and last window's length, for a point of one window too. */
+static inline uint32_t store_point_windows(const store_point *p)
+{
+    return p->windows ? p->windows : 1;
+}
+static inline int64_t store_point_covered(const store_point *p)
+{
+    return p->windows ? p->covered_ms : p->end_ms - p->start_ms;
+}
+static inline int64_t store_point_last(const store_point *p)
+{
+    return p->windows ? p->last_ms : p->end_ms - p->start_ms;
+}
 typedef struct store_series {
     char *host, *container_id, *container_name;
     int64_t jvm_pid;

@@ -490,11 +490,15 @@ static void api_timeline(web_api *api, const web_query *q, web_resp *r)
     web_tl t = {0};
     jbuf j = {0};
     int rc = web_cache_get(api->cache, &s, &err);
-    store_query sq = {.host = q->a.host,
-                      .since_ms = q->a.since_ms,
-                      .until_ms = q->a.until_ms,
-                      .jvm_pid = q->a.pid,
-                      .type = q->a.type};
+    store_query sq = {
+        .host = q->a.host,
+        .since_ms = q->a.since_ms,
+        .until_ms = q->a.until_ms,
+        .jvm_pid = q->a.pid,
+        .type = q->a.type,
+        /* the points the page draws: a store may send one per bucket */
+        .bucket_ms = web_timeline_step(
+            q->a.until_ms > q->a.since_ms ? q->a.until_ms - q->a.since_ms : 1, q->buckets)};
     for (size_t i = 0; rc == 0 && i < (q->a.ncontainers ? q->a.ncontainers : 1); i++) {
         sq.container = q->a.ncontainers ? q->a.container[i] : NULL;
         rc = store_timeline(s, &sq, &l, &err);
@@ -531,7 +535,7 @@ static void api_timeline(web_api *api, const web_query *q, web_resp *r)
         uint64_t windows = 0, samples = 0;
         for (size_t i = 0; i < ts->s->n; i++)
             if (ts->s->pts[i].end_ms > q->a.since_ms && ts->s->pts[i].start_ms < q->a.until_ms)
-                windows++, samples += ts->s->pts[i].samples;
+                windows += store_point_windows(&ts->s->pts[i]), samples += ts->s->pts[i].samples;
         jsonw_uint(&j.w, "windows", windows);
         jsonw_uint(&j.w, "total", samples);
         if (ts->s->n) {

@@ -51,7 +51,8 @@ static void spread(web_tl *t, web_tl_series *ts, const store_point *pt)
         int64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
         if (y <= x)
             continue;
-        ts->covered[i] += (double)(y - x);
+        /* a point of several windows covers their lengths, not the ms of pauses between them */
+        ts->covered[i] += (double)(y - x) * (double)store_point_covered(pt) / (double)len;
         double share = (double)pt->samples * (double)(y - x) / (double)len;
         ts->samples[i] += share;
         /* a sample stands for 1/frequency s of one CPU: the bucket's CPU seconds over its
@@ -76,10 +77,12 @@ static bool series_marks(web_tl *t, size_t *cap, size_t k)
     int64_t run_from = 0, run_to = 0, run_bucket = 0;
     for (size_t i = 0; i < s->n; i++) {
         const store_point *p = &s->pts[i];
-        int64_t len = p->end_ms - p->start_ms;
+        /* a merged point holds windows of at most WEB_COMPACTED_MS, whatever its span */
+        int64_t len = p->windows > 1 ? 0 : p->end_ms - p->start_ms;
         if (i > 0) {
             const store_point *q = &s->pts[i - 1];
-            int64_t pause = p->start_ms - q->end_ms, half = (q->end_ms - q->start_ms) / 2;
+            /* the window before: a merged point's last */
+            int64_t pause = p->start_ms - q->end_ms, half = store_point_last(q) / 2;
             if (pause > WEB_GAP_MIN_MS && pause > half && q->end_ms < t->to_ms &&
                 p->start_ms > t->from_ms &&
                 !add_mark(t, cap,

@@ -44,13 +44,16 @@ typedef struct web_tl {
 } web_tl;
 
 /* A gap is a pause between two windows of a series longer than this, or than half the window
- * before it (the recorder's windows follow each other within milliseconds). */
-#define WEB_GAP_MIN_MS 2000
-/* Windows longer than this are compacted buckets (the recorder writes seconds-long windows). */
-#define WEB_COMPACTED_MS 30000
+ * before it (the recorder's windows follow each other within milliseconds). A store merging
+ * windows into points (store_query.bucket_ms) keeps such pauses between its points. */
+#define WEB_GAP_MIN_MS STORE_MERGE_PAUSE_MS
+/* Windows longer than this are compacted buckets (the recorder writes seconds-long windows);
+ * a store merges none of them. */
+#define WEB_COMPACTED_MS STORE_MERGE_WINDOW_MS
 
 /* Buckets of a nice step (10 s, 30 s, 1 min, ...: at most max_buckets) over [from, to) for
- * every series of l (which must outlive t), and the marks. scale: 0 when the values are samples
+ * every series of l (its points may merge windows within a bucket of that step) (which must outlive
+ * t), and the marks. scale: 0 when the values are samples
  * (`cores` from each window's rate), else what a value counts per second of a bucket (1e-9 for
  * ns: `cores` are then threads, ns per ns). 0 or -1 (out of memory). */
 int web_timeline_build(const store_series_list *l, int64_t from_ms, int64_t to_ms,

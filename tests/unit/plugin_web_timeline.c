@@ -2,6 +2,8 @@
  * overlap, an empty window (covered, no samples) apart from a gap (not covered), and the marks:
  * gaps, compacted runs, a JVM restart, a recreated container, none for a series already running
  * when the range starts. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +11,11 @@
 #include "tests/unit/tap.h"
 
 #define T0 1795708800000LL /* a whole hour, UTC */
+/* a point of one window */
+#define PT(a, b, n, f)                                                                             \
+    {                                                                                              \
+        .start_ms = (a), .end_ms = (b), .samples = (n), .frequency = (f)                           \
+    }
 
 static store_series series(const char *host, const char *id, const char *name, int64_t pid,
                            const store_point *pts, size_t n)
@@ -37,19 +44,19 @@ static void test_buckets_and_marks(void)
     /* web: 10-s windows 0..60 s, an empty one at 30 s, a gap 60..120 s, then 120..140 s; then
      * 1-min compacted windows 200..380 s */
     store_point web[] = {
-        {T0, T0 + 10000, 100, 100},           {T0 + 10000, T0 + 20000, 100, 100},
-        {T0 + 20000, T0 + 30000, 100, 100},   {T0 + 30000, T0 + 40000, 0, 100},
-        {T0 + 40000, T0 + 50000, 100, 100},   {T0 + 50000, T0 + 60000, 100, 100},
-        {T0 + 120000, T0 + 130000, 50, 100},  {T0 + 130000, T0 + 140000, 50, 100},
-        {T0 + 200000, T0 + 260000, 600, 100}, {T0 + 260000, T0 + 320000, 600, 100},
-        {T0 + 320000, T0 + 380000, 600, 100},
+        PT(T0, T0 + 10000, 100, 100),           PT(T0 + 10000, T0 + 20000, 100, 100),
+        PT(T0 + 20000, T0 + 30000, 100, 100),   PT(T0 + 30000, T0 + 40000, 0, 100),
+        PT(T0 + 40000, T0 + 50000, 100, 100),   PT(T0 + 50000, T0 + 60000, 100, 100),
+        PT(T0 + 120000, T0 + 130000, 50, 100),  PT(T0 + 130000, T0 + 140000, 50, 100),
+        PT(T0 + 200000, T0 + 260000, 600, 100), PT(T0 + 260000, T0 + 320000, 600, 100),
+        PT(T0 + 320000, T0 + 380000, 600, 100),
     };
     /* the same container, its JVM restarted (new pid) at 400 s */
-    store_point restarted[] = {{T0 + 400000, T0 + 410000, 10, 50}};
+    store_point restarted[] = {PT(T0 + 400000, T0 + 410000, 10, 50)};
     /* a new container under the same name at 500 s */
-    store_point recreated[] = {{T0 + 500000, T0 + 510000, 10, 0}};
+    store_point recreated[] = {PT(T0 + 500000, T0 + 510000, 10, 0)};
     /* another container, running from before the range: no mark */
-    store_point other[] = {{T0 - 10000, T0 + 10000, 20, 0}, {T0 + 10000, T0 + 20000, 10, 0}};
+    store_point other[] = {PT(T0 - 10000, T0 + 10000, 20, 0), PT(T0 + 10000, T0 + 20000, 10, 0)};
     /* web at 100 Hz, its restarted JVM at 50 Hz; the others say no rate */
     store_series s[] = {
         series("h", "aaaa1111", "web", 10, web, sizeof web / sizeof *web),
@@ -128,8 +135,8 @@ static void test_buckets_and_marks(void)
  * windows' sampling rate; the bucket says 3 threads, not cores of a rate. */
 static void test_threads(void)
 {
-    store_point wall[] = {{T0, T0 + 10000, 30000000000ULL, 99},
-                          {T0 + 10000, T0 + 20000, 5000000000ULL, 99}};
+    store_point wall[] = {PT(T0, T0 + 10000, 30000000000ULL, 99),
+                          PT(T0 + 10000, T0 + 20000, 5000000000ULL, 99)};
     store_series s = series("h", "aaaa1111", "web", 10, wall, 2);
     store_series_list l = {&s, 1};
     web_tl t;
@@ -144,10 +151,106 @@ static void test_threads(void)
     free(s.pts);
 }
 
+static bool near(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * (fabs(a) > 1 ? fabs(a) : 1);
+}
+
+/* What a store may send for bucket_ms (store.h, store_query.bucket_ms; ClickHouse's ch_timeline
+ * does it in SQL): the windows of a bucket merged into one point when they are short, lie whole
+ * in it and pause at most STORE_MERGE_PAUSE_MS in all; the others one by one. */
+static size_t merge(const store_point *w, size_t n, int64_t bucket, store_point *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        int64_t k = w[i].start_ms / bucket;
+        size_t j = i;
+        int64_t sum = 0;
+        while (j < n && w[j].end_ms - w[j].start_ms <= STORE_MERGE_WINDOW_MS &&
+               w[j].start_ms / bucket == k && (w[j].end_ms - 1) / bucket == k)
+            sum += w[j].end_ms - w[j].start_ms, j++;
+        if (j - i > 1 && w[j - 1].end_ms - w[i].start_ms - sum <= STORE_MERGE_PAUSE_MS) {
+            store_point p = {.start_ms = w[i].start_ms,
+                             .end_ms = w[j - 1].end_ms,
+                             .frequency = w[i].frequency,
+                             .windows = (uint32_t)(j - i),
+                             .covered_ms = sum,
+                             .last_ms = w[j - 1].end_ms - w[j - 1].start_ms};
+            for (size_t x = i; x < j; x++)
+                p.samples += w[x].samples;
+            out[o++] = p;
+            i = j;
+        } else {
+            for (size_t x = i; x < (j > i ? j : i + 1); x++)
+                out[o++] = w[x];
+            i = j > i ? j : i + 1;
+        }
+    }
+    return o;
+}
+
+/* The same windows, one point each or merged a bucket a point, give the same timeline: the
+ * samples, covered ms, cores and marks. The windows: 10-s ones off the buckets' bounds (some
+ * cross them), pauses of 1.5 s (no gap), a 25-s gap right after a merged bucket (shorter than
+ * half its span: the last window's length decides), an empty window, compacted minutes. */
+static void test_merged_points(void)
+{
+    store_point w[64];
+    size_t n = 0;
+    int64_t t = T0 + 3333;
+    for (int i = 0; i < 20; i++, t += 10000)
+        w[n++] = (store_point)PT(t, t + 10000, (uint64_t)(10 * i), 99);
+    t += 1500; /* a pause, no gap */
+    for (int i = 0; i < 10; i++, t += 10000)
+        w[n++] = (store_point)PT(t, t + 10000, i == 4 ? 0 : 77, 99);
+    t += 25000; /* a gap */
+    for (int i = 0; i < 10; i++, t += 10000)
+        w[n++] = (store_point)PT(t, t + 10000, 50, 99);
+    t = (t / 60000 + 1) * 60000 + 60000; /* a gap, then compacted minutes */
+    for (int i = 0; i < 4; i++, t += 60000)
+        w[n++] = (store_point)PT(t, t + 60000, 600, 99);
+    int64_t span = t + 20000 - T0;
+    size_t nb = span / 60000 + 2;
+    int64_t step = web_timeline_step(span, nb);
+    store_point m[64];
+    size_t nm = merge(w, n, step, m);
+    ok(nm < n / 2, "%zu windows sent as %zu points (%lld-ms buckets)", n, nm, (long long)step);
+    store_series a = series("h", "aaaa1111", "web", 10, w, n),
+                 b = series("h", "aaaa1111", "web", 10, m, nm);
+    store_series_list la = {&a, 1}, lb = {&b, 1};
+    web_tl ta, tb;
+    ok(web_timeline_build(&la, T0, T0 + span, nb, 0, &ta) == 0 &&
+           web_timeline_build(&lb, T0, T0 + span, nb, 0, &tb) == 0 && ta.nb == tb.nb,
+       "both built");
+    /* the same sums, added in another order: equal to the last bits */
+    size_t bad = 0;
+    for (size_t i = 0; i < ta.nb; i++)
+        bad += !near(ta.series[0].samples[i], tb.series[0].samples[i]) ||
+               !near(ta.series[0].covered[i], tb.series[0].covered[i]) ||
+               !near(ta.series[0].cores[i], tb.series[0].cores[i]);
+    is_int(bad, 0, "every bucket's samples, covered ms and cores the same");
+    is_int(tb.nmarks, ta.nmarks, "as many marks (%zu)", ta.nmarks);
+    size_t same = 0, gaps = 0;
+    for (size_t i = 0; i < ta.nmarks && i < tb.nmarks; i++) {
+        same += ta.marks[i].kind == tb.marks[i].kind &&
+                ta.marks[i].from_ms == tb.marks[i].from_ms &&
+                ta.marks[i].to_ms == tb.marks[i].to_ms &&
+                ta.marks[i].bucket_ms == tb.marks[i].bucket_ms;
+        gaps += tb.marks[i].kind == WEB_MARK_GAP;
+    }
+    is_int(same, ta.nmarks, "the same marks");
+    is_int(gaps, 2, "both gaps (25 s after a merged bucket, before the compacted run)");
+    web_timeline_free(&ta);
+    web_timeline_free(&tb);
+    free(a.pts);
+    free(b.pts);
+}
+
 int main(void)
 {
     test_step();
     test_buckets_and_marks();
     test_threads();
+    test_merged_points();
     return tap_done();
 }

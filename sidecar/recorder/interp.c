@@ -790,6 +790,10 @@ size_t sc_interp_rewrite_as(sc_interp *in, const unsigned char *r, size_t size, 
     const unsigned char *stack = r + l.stack + 8;
     uint64_t nr = get64(r + l.chain);
     in->st.samples++;
+    /* no count from before the sample (method_name refuses every unloadable class's name): the
+     * first pass of a recording, or a JVM without the counter */
+    if (in->floor < 0)
+        in->st.no_floor++;
     in->st.bytes_in += size;
     /* The record without REGS_USER and STACK_USER (perf script sees the attribute without
      * them: percpu.c writes it so, and threadwalk.c rewrites perf's): the fields before the

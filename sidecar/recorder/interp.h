@@ -36,6 +36,8 @@ typedef struct sc_interp sc_interp;
 
 typedef struct sc_interp_stats {
     uint64_t samples;     /* samples rewritten */
+    uint64_t no_floor;    /* of them, drained before any unloaded-classes count was read (the
+                             recording's first pass): no name of an unloadable class */
     uint64_t with_interp; /* of them, with at least one interpreter return address */
     uint64_t frames;      /* interpreter return addresses seen */
     uint64_t named;       /* of them, named */

@@ -611,18 +611,19 @@ static _Noreturn void percpu_child(const sc_session *s, pid_t parent, const pid_
         sc_interp_stats is;
         sc_interp_get_stats(o.interp, &is);
         fprintf(stderr,
-                "flame-sidecar: recorder: interpreted: samples=%llu with_interp=%llu frames=%llu "
-                "named=%llu unknown=%llu partial=%llu beyond_copy=%llu unload_window=%llu "
-                "refused=%llu broken_chain=%llu names=%llu names_full=%llu throttled=%llu "
-                "walk_us=%llu bytes_in=%llu bytes_out=%llu\n",
-                (unsigned long long)is.samples, (unsigned long long)is.with_interp,
-                (unsigned long long)is.frames, (unsigned long long)is.named,
-                (unsigned long long)is.unknown, (unsigned long long)is.partial,
-                (unsigned long long)is.beyond_copy, (unsigned long long)is.unload_window,
-                (unsigned long long)is.refused, (unsigned long long)is.broken_chain,
-                (unsigned long long)is.names, (unsigned long long)is.names_full,
-                (unsigned long long)is.throttled, (unsigned long long)(is.walk_ns / 1000),
-                (unsigned long long)is.bytes_in, (unsigned long long)is.bytes_out);
+                "flame-sidecar: recorder: interpreted: samples=%llu no_floor=%llu "
+                "with_interp=%llu frames=%llu named=%llu unknown=%llu partial=%llu "
+                "beyond_copy=%llu unload_window=%llu refused=%llu broken_chain=%llu names=%llu "
+                "names_full=%llu throttled=%llu walk_us=%llu bytes_in=%llu bytes_out=%llu\n",
+                (unsigned long long)is.samples, (unsigned long long)is.no_floor,
+                (unsigned long long)is.with_interp, (unsigned long long)is.frames,
+                (unsigned long long)is.named, (unsigned long long)is.unknown,
+                (unsigned long long)is.partial, (unsigned long long)is.beyond_copy,
+                (unsigned long long)is.unload_window, (unsigned long long)is.refused,
+                (unsigned long long)is.broken_chain, (unsigned long long)is.names,
+                (unsigned long long)is.names_full, (unsigned long long)is.throttled,
+                (unsigned long long)(is.walk_ns / 1000), (unsigned long long)is.bytes_in,
+                (unsigned long long)is.bytes_out);
         /* per JVM, for the summary and its warnings (process.c): a last line in its names file */
         names_walks(o.interp, s, names_fd);
         /* three short lines: the plugin shows the sidecar's stderr cut at 255 bytes */

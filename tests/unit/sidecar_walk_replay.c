@@ -453,6 +453,19 @@ static void unload_rule(const char *file)
     ok(counter && sc_interp_start(in) == 1 && !sc_interp_walk_why(in, r.pid),
        "%s: the recorder walks it; the unloaded-classes count at %#llx", file,
        (unsigned long long)counter);
+    /* the recording's first pass (the pump right after the start): its samples were taken before
+     * any count was read, so no name of an unloadable class, and each is counted (no_floor) */
+    uint32_t e = 0;
+    while (e < r.f.n_samples && r.f.samples[e].pass == r.f.samples[0].pass)
+        e++;
+    wf_at(0);
+    sc_interp_pass(in);
+    counted first = rewrite_range(in, &r.f, r.names, 0, e);
+    sc_interp_stats sf;
+    sc_interp_get_stats(in, &sf);
+    ok(e > 0 && first.app == 0 && first.boot > 0 && sf.no_floor == sf.samples && sf.samples == e,
+       "%s: the first pass: %d FlameFixture names, %d java.*; no_floor %llu of %llu samples", file,
+       first.app, first.boot, (unsigned long long)sf.no_floor, (unsigned long long)sf.samples);
     /* each recorded pass on its own, the count polled twice before it (a floor): the caches
      * warm, and the pass with the most FlameFixture names (walked twice: nmethods first read in
      * a pass are named two passes later, sc_ch_settled) */
@@ -508,6 +521,8 @@ static void unload_rule(const char *file)
        file, moved.raw, warm.raw, moved.unnamed);
     ok(after.app == warm.app && after.boot == warm.boot,
        "%s: two passes later the names are back (%d, %d)", file, after.app, after.boot);
+    ok(st1.no_floor == sf.no_floor, "%s: no sample after the first pass counted as no_floor (%llu)",
+       file, (unsigned long long)(st1.no_floor - sf.no_floor));
     replay_close(in, &r);
 }
 

@@ -29,7 +29,7 @@
 typedef struct gen_args {
     const char *store, *container, *id, *host, *image, *start, *workload, *fixture, *type;
     int64_t pid, windows, window_ms, stacks, samples, seed, batch, empty_every, pause_every,
-        compact_every;
+        compact_every, frequency;
     bool help, dump, rollup;
 } gen_args;
 
@@ -53,6 +53,8 @@ static const arg_spec specs[] = {
      .lo = 0, .hi = 1e8},
     {.lng = "window-ms", .kind = ARG_INT, .off = F(window_ms, int64_t), .meta = "MS",
      .help = "window length (10000)", .lo = 1, .hi = STORE_MAX_WINDOW_MS},
+    {.lng = "frequency", .kind = ARG_INT, .off = F(frequency, int64_t), .meta = "HZ",
+     .help = "the windows' sampling rate (99)", .lo = 0, .hi = 100000},
     {.lng = "workload", .kind = ARG_STR, .off = F(workload, const char *), .meta = "W",
      .help = "fixture, many, deep, hostile or replay"},
     {.lng = "fixture", .kind = ARG_STR, .off = F(fixture, const char *), .meta = "FILE",
@@ -349,6 +351,7 @@ int main(int argc, char **argv)
                   .image = "eclipse-temurin:17-jre",
                   .pid = 1,
                   .window_ms = 10000,
+                  .frequency = 99,
                   .workload = "many",
                   .samples = 3960,
                   .stacks = 0,
@@ -486,7 +489,7 @@ int main(int argc, char **argv)
                                   .jvm_version = "17.0.9+9",
                                   .start_ms = ws,
                                   .end_ms = ws + a.window_ms,
-                                  .frequency = 99,
+                                  .frequency = a.frequency,
                                   .samples = (uint64_t)k,
                                   .stacks = prof,
                                   .type = a.type};

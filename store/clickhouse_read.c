@@ -692,47 +692,50 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
     return rc < 0 ? -1 : 0;
 }
 
-/* The numbers of a TabSeparated array ("[1,2,3]") into v[0..max): how many, or -1 when it is
- * not one or holds more. */
-static long ch_int_array(const char *f, int64_t *v, size_t max)
+/* The numbers of a TabSeparated array ("[1,-2,3]"; of a UInt64 one: uns, read as such into the
+ * int64_t's bits) into v[0..max): how many, or -1 when it is not one or holds more. */
+static long ch_int_array(const char *f, int64_t *v, size_t max, bool uns)
 {
     if (*f++ != '[')
         return -1;
     size_t n = 0;
-    while (*f && *f != ']') {
+    while (*f != ']') {
         char *e;
         errno = 0;
-        long long x = strtoll(f, &e, 10);
-        if (e == f || errno || n == max || (*e != ',' && *e != ']'))
+        if (!(*f >= '0' && *f <= '9') && !(!uns && *f == '-' && f[1] >= '0' && f[1] <= '9'))
+            return -1;
+        int64_t x = uns ? (int64_t)strtoull(f, &e, 10) : (int64_t)strtoll(f, &e, 10);
+        if (errno || n == max || (*e != ',' && *e != ']') || (*e == ',' && e[1] == ']'))
             return -1;
         v[n++] = x;
         f = *e == ',' ? e + 1 : e;
     }
-    return *f == ']' && !f[1] ? (long)n : -1;
+    return !f[1] ? (long)n : -1;
 }
 
 static int by_start(const void *a, const void *b)
 {
     const store_point *x = a, *y = b;
-    return (x->start_ms > y->start_ms) - (x->start_ms < y->start_ms);
+    return x->start_ms != y->start_ms ? (x->start_ms > y->start_ms) - (x->start_ms < y->start_ms)
+                                      : (x->end_ms > y->end_ms) - (x->end_ms < y->end_ms);
 }
 
-/* A bucket's windows that may hide a gap (more pause between them than STORE_MERGE_PAUSE_MS in
- * all) as a point each, in time order, from the row's arrays f[12..14] (starts, ends, samples).
- * 0, -1 out of memory, -2 unreadable. */
-static int ch_timeline_each(store_series_list *out, char **f, int64_t freq, int64_t *buf,
-                            size_t max)
+/* A bucket's windows that may hide a gap, or of several rates, as a point each in time order,
+ * from the row's arrays f[12..15] (starts, ends, samples, rates). 0, -1 out of memory, -2
+ * unreadable. */
+static int ch_timeline_each(store_series_list *out, char **f, int64_t *buf, size_t max)
 {
-    int64_t *st = buf, *en = buf + max, *sa = buf + 2 * max;
-    long n = ch_int_array(f[12], st, max);
-    if (n < 1 || ch_int_array(f[13], en, max) != n || ch_int_array(f[14], sa, max) != n)
+    int64_t *st = buf, *en = buf + max, *sa = buf + 2 * max, *fr = buf + 3 * max;
+    long n = ch_int_array(f[12], st, max, false);
+    if (n < 1 || ch_int_array(f[13], en, max, false) != n ||
+        ch_int_array(f[14], sa, max, true) != n || ch_int_array(f[15], fr, max, false) != n)
         return -2;
     store_point *p = malloc((size_t)n * sizeof *p);
     if (!p)
         return -1;
     for (long i = 0; i < n; i++)
         p[i] = (store_point){
-            .start_ms = st[i], .end_ms = en[i], .samples = (uint64_t)sa[i], .frequency = freq};
+            .start_ms = st[i], .end_ms = en[i], .samples = (uint64_t)sa[i], .frequency = fr[i]};
     qsort(p, (size_t)n, sizeof *p, by_start);
     int rc = 0;
     for (long i = 0; rc == 0 && i < n; i++)
@@ -751,10 +754,11 @@ int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_er
         return -1;
     ch_buf b = {0};
     size_t pos = 0;
-    char *f[15];
-    size_t l[15];
+    char *f[16];
+    size_t l[16];
     int rc;
-    int64_t *each = NULL;
+    int64_t *each = NULL; /* 4 arrays of neach */
+    size_t neach = 0;
     if (q->bucket_ms <= 0) {
         rc = ch_select(s, q, false,
                        "SELECT host, container_id, any(container_name), jvm_pid, start_ms,"
@@ -776,13 +780,17 @@ int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_er
     }
     /* A day of 10 JVMs is 86,400 windows: their rows (with their labels) cost the server, the
      * wire and this client ~0.5 s on 2 cores, while the page's first graph is being merged.
-     * The server groups them instead, by series, frequency and bucket: the windows that lie
-     * whole in one bucket and are not compacted ones (mergeable, m) become one row, ~1 a
-     * bucket; the others keep a row each (g, e = their times). A bucket whose windows pause
-     * more than STORE_MERGE_PAUSE_MS in all may hide a gap: its windows come along as arrays.
-     * The inner grouping is the per-window query's (windows of the same times added). A series
-     * is grouped by a hash of its labels (strings carried through the groupings cost 18.16 most
-     * of the time) and its labels joined once a series: the first window's name, as above. */
+     * The server groups them instead, by series and bucket: the windows that lie whole in one
+     * bucket and are not compacted ones (mergeable, m) become one row, ~1 a bucket; the others
+     * keep a row each (g, e = their times). The row's end and last length are those of its
+     * last window by start, as the per-window path sees them. A bucket where one window
+     * starts more than STORE_MERGE_PAUSE_MS after the one before it ends (in start order, as
+     * the gap rule reads them: overlapping windows cannot hide a pause) may hide a gap, and
+     * one of several rates has no one rate: its windows come along as arrays, read one by
+     * one. The inner grouping is the per-window query's (windows of the same times added). A
+     * series is grouped by a hash of its labels (strings carried through the groupings cost
+     * 18.16 most of the time) and its labels joined once a series: the first window's name,
+     * as above. */
     char *text = NULL;
     size_t len = 0;
     FILE *qf = open_memstream(&text, &len);
@@ -792,19 +800,23 @@ int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_er
     store_query one = *q;
     one.type = store_type_of(q->type);
     fprintf(qf,
-            "SELECT lh, lc, ln, jvm_pid, s0, e1, sn, f, nw, cov, last, p, a1, a2, a3 FROM (SELECT"
-            " k, jvm_pid, min(s) AS s0, max(e) AS e1, sum(n) AS sn, f, count() AS nw, sum(e - s)"
-            " AS cov, argMax(e - s, s) AS last, max(e) - min(s) - sum(e - s) > %d AS p, if(p,"
-            " groupArray(s), emptyArrayInt64()) AS a1, if(p, groupArray(e), emptyArrayInt64())"
-            " AS a2, if(p, groupArray(n), emptyArrayUInt64()) AS a3 FROM (SELECT k, jvm_pid,"
-            " start_ms AS s, end_ms AS e, sum(samples) AS n, max(frequency) AS f, e - s <= %d AND"
-            " intDiv(s, %lld) = intDiv(e - 1, %lld) AS m, if(m, intDiv(s, %lld), s) AS g FROM ",
+            "SELECT lh, lc, ln, jvm_pid, s0, e1, sn, f0, nw, cov, last, p, a1, a2, a3, a4 FROM"
+            " (SELECT k, jvm_pid, min(s) AS s0, argMax(e, s) AS e1, sum(n) AS sn, min(f) AS f0,"
+            " count() AS nw, sum(e - s) AS cov, argMax(e - s, s) AS last, arrayReduce('max',"
+            " arrayMap((x, y) -> x - y, arrayPopFront(arraySort(groupArray(s))),"
+            " arrayPopBack(arraySort((x, y) -> y, groupArray(e), groupArray(s))))) > %d OR"
+            " min(f) != max(f) AS p, if(p, groupArray(s), emptyArrayInt64()) AS a1, if(p,"
+            " groupArray(e), emptyArrayInt64()) AS a2, if(p, groupArray(n), emptyArrayUInt64())"
+            " AS a3, if(p, groupArray(f), emptyArrayInt64()) AS a4 FROM (SELECT k, jvm_pid,"
+            " start_ms AS s, end_ms AS e, sum(samples) AS n, max(frequency) AS f, s >= 0 AND e >"
+            " s AND e - s <= %d AND intDiv(s, %lld) = intDiv(e - 1, %lld) AS m, if(m, intDiv(s,"
+            " %lld), s) AS g FROM ",
             STORE_MERGE_PAUSE_MS, STORE_MERGE_WINDOW_MS, bk, bk, bk);
     ch_windows(qf,
                "cityHash64(host, container_id) AS k, jvm_pid, start_ms, end_ms, samples,"
                " frequency",
                &one, ch_of(s)->has_type);
-    fputs(" GROUP BY k, jvm_pid, start_ms, end_ms) GROUP BY k, jvm_pid, f, m, g, if(m, 0, e))"
+    fputs(" GROUP BY k, jvm_pid, start_ms, end_ms) GROUP BY k, jvm_pid, m, g, if(m, 0, e))"
           " ANY LEFT JOIN (SELECT cityHash64(host, container_id) AS k, jvm_pid, any(host) AS lh,"
           " any(container_id) AS lc, argMin(container_name, start_ms) AS ln FROM windows",
           qf);
@@ -813,30 +825,39 @@ int ch_timeline(store *s, const store_query *q, store_series_list *out, flame_er
           " FORMAT TabSeparated",
           qf);
     rc = ch_post_file(s, qf, &text, &b, err);
-    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 15)) == 1) {
+    while (rc >= 0 && (rc = ch_next_row(&b, &pos, f, l, 16)) == 1) {
         int64_t nw = ch_int(f[8]);
         store_point pt = {.start_ms = ch_int(f[4]),
                           .end_ms = ch_int(f[5]),
                           .samples = (uint64_t)strtoull(f[6], NULL, 10),
                           .frequency = ch_int(f[7])};
-        if (nw > 1)
-            pt.windows = nw > UINT32_MAX ? UINT32_MAX : (uint32_t)nw, pt.covered_ms = ch_int(f[9]),
+        if (nw > 1) {
+            pt.windows = nw > UINT32_MAX ? UINT32_MAX : (uint32_t)nw;
+            pt.covered_ms = ch_int(f[9]);
             pt.last_ms = ch_int(f[10]);
+        }
         if (!strcmp(f[11], "0")) {
             if (store_timeline_add(out, f[0], f[1], f[2], ch_int(f[3]), &pt) < 0)
                 rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
             continue;
         }
         if (nw < 1 || nw > CH_TL_EACH_MAX) {
-            rc = -1;
+            rc = flame_fail(err, FLAME_EXIT_ERROR,
+                            "%s: more than %d windows of one JVM in one bucket of the timeline:"
+                            " ask for more buckets (a shorter range or a larger width)",
+                            s->name, CH_TL_EACH_MAX);
             break;
         }
-        free(each);
-        if (!(each = malloc(3 * (size_t)nw * sizeof *each))) {
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            break;
+        if ((size_t)nw > neach) {
+            int64_t *ne = realloc(each, 4 * (size_t)nw * sizeof *ne);
+            if (!ne) {
+                rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+                break;
+            }
+            each = ne;
+            neach = (size_t)nw;
         }
-        int r = ch_timeline_each(out, f, pt.frequency, each, (size_t)nw);
+        int r = ch_timeline_each(out, f, each, (size_t)nw);
         if (r == -1)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         else if (r < 0)

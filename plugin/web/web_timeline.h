@@ -52,10 +52,10 @@ typedef struct web_tl {
 #define WEB_COMPACTED_MS STORE_MERGE_WINDOW_MS
 
 /* Buckets of a nice step (10 s, 30 s, 1 min, ...: at most max_buckets) over [from, to) for
- * every series of l (its points may merge windows within a bucket of that step) (which must outlive
- * t), and the marks. scale: 0 when the values are samples
- * (`cores` from each window's rate), else what a value counts per second of a bucket (1e-9 for
- * ns: `cores` are then threads, ns per ns). 0 or -1 (out of memory). */
+ * every series of l (which must outlive t; its points may merge windows within a bucket of that
+ * step), and the marks. scale: 0 when the values are samples (`cores` from each window's rate),
+ * else what a value counts per second of a bucket (1e-9 for ns: `cores` are then threads, ns
+ * per ns). 0 or -1 (out of memory). */
 int web_timeline_build(const store_series_list *l, int64_t from_ms, int64_t to_ms,
                        size_t max_buckets, double scale, web_tl *t);
 void web_timeline_free(web_tl *t);

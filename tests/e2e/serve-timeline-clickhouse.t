@@ -7,7 +7,8 @@
 # runs, a JVM restart, a recreated container), at several widths, for a range that cuts
 # windows, one container, and the wall type. The windows: 10-s ones off the buckets' bounds,
 # pauses of 1.5 s (no gap) and of 25 s (a gap), an empty window now and then, 1-min compacted
-# ones, 7-s ones that cross bucket bounds.
+# ones, 7-s ones that cross bucket bounds, a rate that changes inside a bucket, overlapping
+# windows whose lengths add up to their span around a pause.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clickhouse-lib.sh"
 FLAME=$BUILD/docker-flame
@@ -47,7 +48,32 @@ gen() { # STORE
         g --store "$s" --container db --id dddd0001 --pid 3 --seed 7 --start $((T + 777)) \
             --window-ms 7000 --windows 400 &&
         g --store "$s" --container db --id dddd0002 --pid 3 --seed 8 --start $((T + 3000000)) \
-            --window-ms 7000 --windows 400
+            --window-ms 7000 --windows 400 &&
+        rates "$s" && overlaps "$s"
+}
+# rate: the rate changes in a bucket, 100 -> 50 -> 100 Hz (10-s windows), and a 1-s window at
+# 50 Hz between 100-Hz ones that pause 0
+rates() {
+    local r=$((T + 1800000)) r2=$((T + 2400000))
+    g --store "$1" --container rate --pid 4 --seed 9 --frequency 100 --start $r --windows 2 &&
+        g --store "$1" --container rate --pid 4 --seed 10 --frequency 50 --start $((r + 20000)) \
+            --windows 1 &&
+        g --store "$1" --container rate --pid 4 --seed 11 --frequency 100 --start $((r + 30000)) \
+            --windows 4 &&
+        g --store "$1" --container rate --pid 4 --seed 12 --frequency 100 --start $r2 --windows 1 &&
+        g --store "$1" --container rate --pid 4 --seed 13 --frequency 50 --start $((r2 + 10000)) \
+            --window-ms 1000 --windows 1 &&
+        g --store "$1" --container rate --pid 4 --seed 14 --frequency 100 --start $((r2 + 11000)) \
+            --windows 6
+}
+# ov: overlapping windows that hide a pause from a sum: [0,10] [2,12] then [20,30] [30,40] s (in
+# start order the third starts 8 s after the second ends: a gap, though the lengths add up to
+# the span)
+overlaps() {
+    local o=$((T + 3000000))
+    g --store "$1" --container ov --pid 5 --seed 15 --start $o --windows 1 &&
+        g --store "$1" --container ov --pid 5 --seed 16 --start $((o + 2000)) --windows 1 &&
+        g --store "$1" --container ov --pid 5 --seed 17 --start $((o + 20000)) --windows 2
 }
 t0=$(date +%s%N); gen "$SQ"; rc=$?; diag "sqlite $((($(date +%s%N)-t0)/1000000)) ms"
 okif $rc "the windows written to SQLite"

@@ -9,6 +9,19 @@
 CH_SERVER=$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)
 ch_have() { [ -x "$CH_SERVER" ]; }
 
+# The start of a store test on ClickHouse: $FLAME and $GEN (built, or bail out), the server
+# installed (a missing one is a failure, never a skip: the store's fleet path is tested or it is
+# not), $TMP the working dir, the default spool under it (XDG_DATA_HOME), no default store.
+ch_test_setup() {
+    FLAME=$BUILD/docker-flame
+    GEN=$BUILD/store-gen
+    [ -x "$FLAME" ] && [ -x "$GEN" ] || bail "build first (make): $FLAME, $GEN"
+    ch_have || bail "clickhouse-server is not installed: ./install.sh --deps-only --test-deps"
+    cd "$TMP" || bail "no scratch dir"
+    export XDG_DATA_HOME=$TMP/xdg
+    unset DOCKER_FLAME_STORE
+}
+
 # A port nothing listens on (a connection to it is refused).
 # A TCP port no socket uses, below the kernel's ephemeral range: a port inside it can be the
 # local port of an outgoing connection (not a listener, so a connect test does not see it) and

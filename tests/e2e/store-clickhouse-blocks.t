@@ -11,13 +11,7 @@
 # by a reader, and a writer adds the table.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clickhouse-lib.sh"
-FLAME=$BUILD/docker-flame
-GEN=$BUILD/store-gen
-[ -x "$FLAME" ] && [ -x "$GEN" ] || bail "build first (make): $FLAME, $GEN"
-ch_have || bail "clickhouse-server is not installed: ./install.sh --deps-only --test-deps"
-cd "$TMP" || bail "no scratch dir"
-export XDG_DATA_HOME=$TMP/xdg
-unset DOCKER_FLAME_STORE
+ch_test_setup
 ch_start one || bail "clickhouse-server one did not start"
 DB=clickhouse://127.0.0.1:$CH_HTTP_one/b
 

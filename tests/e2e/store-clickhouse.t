@@ -11,14 +11,7 @@
 # --mode, kept apart by compaction, the same as SQLite; a store of schema 3 read as all cpu.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clickhouse-lib.sh"
-FLAME=$BUILD/docker-flame
-GEN=$BUILD/store-gen
-[ -x "$FLAME" ] && [ -x "$GEN" ] || bail "build first (make): $FLAME, $GEN"
-# A missing server is a failure, never a skip: the store's fleet path is tested or it is not.
-ch_have || bail "clickhouse-server is not installed: ./install.sh --deps-only --test-deps"
-cd "$TMP" || bail "no scratch dir"
-export XDG_DATA_HOME=$TMP/xdg # the default spool lives there
-unset DOCKER_FLAME_STORE
+ch_test_setup
 
 run_err() { "$@" >/dev/null 2>err.txt; echo $?; }
 one_line() { [ "$(wc -l < err.txt)" = 1 ]; }

@@ -237,8 +237,11 @@ static void pairs_head(FILE *f, store *s, const store_query *one)
           f);
 }
 
+/* Sorted by k, which is by (run, id) as the runs' array is sorted: what ch_profile names the sums
+ * in. The server sorts 200,000 keys in a few ms; the client's qsort of them was a tenth of its
+ * CPU for a day of 10 JVMs (it stays, for an answer that comes unsorted). */
 #define PAIRS_TAIL                                                                                 \
-    ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi) GROUP BY k"               \
+    ") ARRAY JOIN ilo AS lo, ihi AS hi, counts AS clo, counts_hi AS chi) GROUP BY k ORDER BY k"    \
     " FORMAT TabSeparated"
 
 #define ROLLUP_PAIRS                                                                               \
@@ -654,7 +657,11 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
     b[Q_PAIRS] = (ch_buf){0};
     /* each run's sums named through its dictionary (a run with none: counted as missing) */
     if (rc >= 0 && n) {
-        qsort(sums, n, sizeof *sums, by_run);
+        size_t sorted = 1;
+        while (sorted < n && by_run(&sums[sorted - 1], &sums[sorted]) < 0)
+            sorted++;
+        if (sorted < n)
+            qsort(sums, n, sizeof *sums, by_run);
         dict none;
         dict_init(&none);
         char *text = NULL;

@@ -3,6 +3,7 @@
 #include "plugin/web/web_cache.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -429,6 +430,10 @@ int web_cache_tree(web_cache *c, const web_merged *m, const calltree_opts *o, co
     calltree_node *fit = realloc(t->t.node, (t->t.n ? t->t.n : 1) * sizeof *fit);
     if (fit)
         t->t.node = fit;
+    /* what the merge and the build freed (answers, dictionaries, the uncut tree: ~100 MB for a
+     * day of 10 JVMs) back to the system, once the tree is made: glibc keeps it in its arenas
+     * otherwise: after 8 cached ranges of a day of 10 JVMs, VmRSS 121-125 MB instead of 73-77 */
+    malloc_trim(0);
     pthread_mutex_lock(&c->mu);
     t->refs = 2; /* the caller's and the slot's */
     memo_unref(e->tree);

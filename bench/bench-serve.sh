@@ -5,9 +5,10 @@
 # one (writing it takes about 45-100 s a container on a 2-core machine), and builds its hour
 # rollups (SERVE_ROLLUPS=0: not).
 #  1. the first flame graph of the whole day painted in headless chromium, from navigation (the
-#     timeline's query included), the server's cache empty; the nodes sent and drawn; where the
-#     time went (when the graph was asked and answered, the server's Server-Timing split: merge,
-#     tree, json; what the page did after)
+#     timeline's query included), the server's cache empty, in a browser that has run for
+#     SERVE_TIME_WARM (5) seconds, as a user's has (0: navigate as soon as chromium starts);
+#     the nodes sent and drawn; where the time went (when the graph was asked and answered, the
+#     server's Server-Timing split: merge, tree, json; what the page did after)
 #  2. a hover and a zoom click over that graph (8,192 nodes): the page's synchronous work
 #  3. one search's round trip (the server's exact count included)
 #  4. the server's memory (VmRSS, VmHWM) after 8 different ranges merged and cached
@@ -103,7 +104,8 @@ figures() { # STORE LABEL
     day="from=$(iso "$DAY0")&to=$(iso $((DAY0 + 86400000)))"
     echo "serve: $2"
     if command -v node >/dev/null && [ -d tests/browser/node_modules/playwright-core ]; then
-        TMPDIR=$TMP/browser node tests/browser/serve-time.js "$url&$day" >"$TMP/page.txt" 2>&1 &
+        TMPDIR=$TMP/browser SERVE_TIME_WARM=${SERVE_TIME_WARM-5} node tests/browser/serve-time.js \
+            "$url&$day" >"$TMP/page.txt" 2>&1 &
         browser=$!
         wait "$browser"
         browser=

@@ -32,6 +32,7 @@ for b in "$BIN" "$GEN"; do
 done
 command -v curl >/dev/null || { echo "1..0 # SKIP curl missing"; exit 0; }
 
+unset GLIBC_TUNABLES # the checks of serve's own tunable set theirs
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/serve-http.XXXXXX")
 srv=
 cleanup() {
@@ -74,6 +75,13 @@ token=${url#*token=}
 [ -n "$port" ] && [ ${#token} -eq 64 ]; ok $? "the URL is http://127.0.0.1:PORT/?token=<64 hex>"
 base=http://127.0.0.1:$port
 ck="docker_flame_$port=$token"
+# its heap in huge pages (plugin/main.c serve_with_huge_pages): the process started is the one
+# serving, run again by itself with glibc's tunable (the other two serves below: a user's own
+# tunables are kept, a user's hugetlb setting wins)
+# (glibc 2.26-2.38 end each tunable's value with a NUL in place as they read them:
+# /proc/PID/environ then shows "a=1:b=2" as "a=1", "b=2"; later ones leave it whole: both split)
+tun() { tr '\0:' '\n\n' <"/proc/$1/environ" | sed 's/^GLIBC_TUNABLES=//' | grep '^glibc\.' | sort | paste -sd' '; }
+is "$(tun "$srv")" "glibc.malloc.hugetlb=1" "serve runs with glibc.malloc.hugetlb=1, the same pid"
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 
 # -- where it listens
@@ -199,7 +207,8 @@ srv=
 is "$(sha256sum "$store")" "$sum_before" "the store's file is byte for byte as before"
 
 # -- other addresses
-serve "$tmp/err2" --listen 0.0.0.0:0
+GLIBC_TUNABLES=glibc.malloc.arena_max=4 serve "$tmp/err2" --listen 0.0.0.0:0
+is "$(tun "$srv")" "glibc.malloc.arena_max=4 glibc.malloc.hugetlb=1" "a user's tunables are kept"
 grep -q 'warning: listening on 0.0.0.0, not only on this machine' "$tmp/err2"
 ok $? "--listen 0.0.0.0 warns" "$(cat "$tmp/err2")"
 grep -q 'token=' <<<"$url"; ok $? "and keeps the token" "$url"
@@ -212,7 +221,8 @@ grep -q 'no-token only with a loopback' "$tmp/err3"; ok $? "saying why" "$(cat "
 $BIN serve --store "$store" --listen 'nonsense:x' >/dev/null 2>"$tmp/err4"
 is "$?" 2 "a bad --listen: exit 2"
 # --mode: the URL opens on that type (the page's type=), kept past the token's redirect
-serve "$tmp/err5" --listen 127.0.0.1:0 web --mode wall
+GLIBC_TUNABLES=glibc.malloc.hugetlb=0 serve "$tmp/err5" --listen 127.0.0.1:0 web --mode wall
+is "$(tun "$srv")" "glibc.malloc.hugetlb=0" "a user's glibc.malloc.hugetlb is theirs"
 grep -q '&c=web&type=wall$' <<<"$url"; ok $? "serve --mode wall: the URL says type=wall" "$url"
 hdr=$(curl -s -D - -o /dev/null "$url" | tr -d '\r')
 grep -qx 'Location: /?c=web&type=wall' <<<"$hdr"; ok $? "and keeps it past the token" "$hdr"

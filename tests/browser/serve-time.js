@@ -18,6 +18,14 @@ const median = a => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
     const ctx = await launch(playwright, exe, tmp);
     const page = await ctx.newPage();
     await page.setViewportSize({ width: 1400, height: 900 });
+    // SERVE_TIME_WARM=S: a browser that has run for S seconds first (on about:blank), as a user's
+    // has; a chromium just started spends its first seconds on its own start-up work, which on 2
+    // cores was most of the CPU while the server merged (docs/SERVE.md "Figures")
+    const warm = Number(process.env.SERVE_TIME_WARM || 0);
+    if (warm > 0) {
+        await page.goto('about:blank');
+        await new Promise(r => setTimeout(r, warm * 1000));
+    }
     await page.goto(url, { timeout: 120000 });
     await page.waitForFunction(() => performance.getEntriesByName('flame-painted').length > 0, null,
                                { timeout: 120000, polling: 20 });

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "flame/alloc.h"
 #include "store/chtext.h"
 #include "store/clickhouse_impl.h"
 
@@ -28,9 +29,9 @@ int64_t ch_int(const char *s)
 /* An answer as it comes, straight into its ch_buf, counted: past CH_MAX_ANSWER, curl is told to
  * stop. Not an open_memstream: glibc grows one by copying it into a new buffer and zeroing the
  * rest each time it doubles, a quarter of the CPU of serve's first graph of a day (16 MB of
- * answers, each new page faulted in, at ~15 us a fault on the VMs this runs on); realloc grows
- * a block in place when it can (mremap for one from mmap), else copies what it holds, and zeroes
- * nothing. Always NUL-terminated, as a memstream's was. */
+ * answers, each new page faulted in, at ~15 us a fault on the VMs this runs on); GROW's realloc
+ * grows a block in place when it can (mremap for one from mmap), else copies what it holds, and
+ * zeroes nothing. Always NUL-terminated, as a memstream's was. */
 typedef struct sink {
     ch_buf *b;
     size_t cap;
@@ -43,17 +44,9 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
     size_t n = size * nmemb;
     if (k->b->n + n > CH_MAX_ANSWER)
         return 0; /* curl stops with a write error */
-    if (k->b->n + n + 1 > k->cap) {
-        size_t cap = k->cap ? k->cap : 64 << 10;
-        while (cap < k->b->n + n + 1)
-            cap *= 2;
-        char *np = realloc(k->b->p, cap);
-        if (!np) {
-            k->oom = true;
-            return 0;
-        }
-        k->b->p = np;
-        k->cap = cap;
+    if (!GROW(k->b->p, k->cap, k->b->n + n + 1)) {
+        k->oom = true;
+        return 0;
     }
     memcpy(k->b->p + k->b->n, ptr, n);
     k->b->n += n;

@@ -44,6 +44,19 @@ void dict_free(dict *d)
     dict_init(d);
 }
 
+void dict_empty(dict *d)
+{
+    /* a writer's lookups index what is gone: dropped (a reader has none) */
+    free(d->fmap);
+    free(d->nmap);
+    free(d->smap);
+    d->fmap = d->nmap = d->smap = NULL;
+    d->fmask = d->nmask = d->smask = 0;
+    d->names_len = 0;
+    d->nframes = d->nnodes = d->nstacks = 0;
+    d->mark_frames = d->mark_nodes = d->mark_stacks = 0;
+}
+
 void dict_reset(dict *d)
 {
     dict_free(d);

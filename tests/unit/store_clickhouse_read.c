@@ -6,6 +6,7 @@
  * no dictionary counted as missing; a request the server refuses ends them all with its message;
  * no server is "cannot reach". */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -29,9 +30,10 @@ typedef struct fake {
     bool dicts_first; /* answer the dictionaries first (else the pairs first, the dicts last) */
     int refuse;       /* -1, or the request answered 500 */
     char *answer[NQ];
-    int asked;    /* requests that came in (0..NQ) before any answer */
-    bool apart;   /* the client waited for an answer before asking the next */
-    size_t ahead; /* the client's decode_ahead */
+    size_t len[NQ]; /* an answer's bytes (the pairs are binary); 0: strlen */
+    int asked;      /* requests that came in (0..NQ) before any answer */
+    bool apart;     /* the client waited for an answer before asking the next */
+    size_t ahead;   /* the client's decode_ahead */
 } fake;
 
 /* A whole request from fd (headers and Content-Length body); which of the three it is, or -1 */
@@ -67,14 +69,19 @@ static int read_request(int fd, int64_t deadline_ms, char *body_out, size_t body
     return strstr(end, "FROM dict") ? DICTS : strstr(end, "GROUP BY k") ? PAIRS : TOTALS;
 }
 
-static void answer(int fd, int status, const char *body)
+static void answer_n(int fd, int status, const char *body, size_t len)
 {
     char head[200];
-    int h = snprintf(head, sizeof head,
-                     "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", status,
-                     strlen(body));
-    if (write(fd, head, (size_t)h) != h || write(fd, body, strlen(body)) != (ssize_t)strlen(body))
+    int h =
+        snprintf(head, sizeof head,
+                 "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", status, len);
+    if (write(fd, head, (size_t)h) != h || write(fd, body, len) != (ssize_t)len)
         perror("fake server: write");
+}
+
+static void answer(int fd, int status, const char *body)
+{
+    answer_n(fd, status, body, strlen(body));
 }
 
 static int64_t now_ms(void)
@@ -119,7 +126,7 @@ static void *serve(void *arg)
         else if (w == f->refuse)
             answer(fd[w], 500, "Code: 47, e.displayText() = DB::Exception: refused\n");
         else
-            answer(fd[w], 200, f->answer[w]);
+            answer_n(fd[w], 200, f->answer[w], f->len[w] ? f->len[w] : strlen(f->answer[w]));
         close(fd[w]);
     }
     return NULL;
@@ -194,6 +201,20 @@ static void dict_row(FILE *f, uint64_t run, int seq, const char *const *texts, s
     fputc('\n', f);
     free(chunk);
     dict_free(&d);
+}
+
+/* The pairs' answer as ClickHouse's RowBinary has it: per row run UInt64, id UInt32, the sum
+ * UInt64, little-endian; into out (PAIR_ROW bytes a row), its length returned */
+static size_t pair_rows(char *out, const uint64_t (*rows)[3], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t run = htole64(rows[i][0]), sum = htole64(rows[i][2]);
+        uint32_t id = htole32((uint32_t)rows[i][1]);
+        memcpy(out + 20 * i, &run, 8);
+        memcpy(out + 20 * i + 8, &id, 4);
+        memcpy(out + 20 * i + 12, &sum, 8);
+    }
+    return 20 * n;
 }
 
 /* One profile read through a fake server; its folded text (or NULL) and the error */
@@ -298,11 +319,14 @@ int main(void)
     dict_row(m, 7, 1, run7, 2); /* the same chunk twice: applied once */
     dict_row(m, 9, 1, run9, 1);
     fclose(m);
-    fake f = {.refuse = -1,
-              .answer = {[TOTALS] = "4\t14\t0\t40000\t99\t99\n",
-                         /* run 8 has no dictionary: its samples are missing */
-                         [PAIRS] = "7\t1\t5\n9\t1\t4\n8\t1\t2\n7\t2\t3\n",
-                         [DICTS] = dicts}};
+    /* run 8 has no dictionary: its samples are missing; not in (run, id) order, as a server
+     * might answer */
+    static const uint64_t pairs[][3] = {{7, 1, 5}, {9, 1, 4}, {8, 1, 2}, {7, 2, 3}};
+    char pairs_bin[4 * 20];
+    fake f = {
+        .refuse = -1,
+        .answer = {[TOTALS] = "4\t14\t0\t40000\t99\t99\n", [PAIRS] = pairs_bin, [DICTS] = dicts},
+        .len = {[PAIRS] = pair_rows(pairs_bin, pairs, 4)}};
     store_info info;
     flame_err e;
     static const char want[] = "main;a;b 5\nmain;c 3\nx;y 4\n";
@@ -342,6 +366,15 @@ int main(void)
     char *text = read_one(&f, &info, &e);
     ok(!text && e.code && strstr(e.msg, "answered 500") && strstr(e.msg, "refused"),
        "a refused request ends the read with the server's line: %s", e.msg);
+    free(text);
+
+    /* a pairs answer that is not whole rows (a server's message after its first rows, another
+     * format): refused, never read as sums */
+    f.refuse = -1;
+    f.len[PAIRS] = 3 * 20 + 7;
+    text = read_one(&f, &info, &e);
+    ok(!text && e.code && strstr(e.msg, "unreadable answer (67 bytes of pairs)"),
+       "a pairs answer of a broken row: %s", e.msg);
     free(text);
 
     /* the listing: with its sizes, and without them (serve's sources), which asks for no

@@ -130,6 +130,49 @@ static void test_chunks(void)
     dict_free(&r);
 }
 
+/* A reader that names one run after another decodes the next run's dictionary into the last
+ * one's arrays (dict_empty): the same stacks as a new dictionary, in the memory it already had */
+static void test_empty(void)
+{
+    dict w[2], r;
+    uint8_t *c[2];
+    size_t len[2];
+    uint32_t ids[2][400];
+    char buf[8192];
+    dict_init(&r);
+    for (int k = 0; k < 2; k++) {
+        dict_init(&w[k]);
+        for (int i = 0; i < 400; i++) {
+            deep_stack(buf, sizeof buf, next_rand());
+            ids[k][i] = add(&w[k], buf);
+        }
+        if (dict_encode(&w[k], &c[k], &len[k]) < 0)
+            abort();
+    }
+    add(&r, "a;writer;first"); /* its lookups built: dropped by dict_empty */
+    dict_empty(&r);
+    ok(apply_exact(&r, c[0], len[0]) == 0, "a chunk applied to an emptied writer");
+    const uint32_t *parent = r.parent;
+    const char *names = r.names;
+    size_t names_cap = r.names_cap;
+    dict_empty(&r);
+    ok(r.nstacks == 0 && r.nnodes == 0 && r.nframes == 0 && r.names_len == 0 &&
+           r.parent == parent && r.names == names && r.names_cap == names_cap,
+       "emptied: no stacks, the arrays kept");
+    ok(apply_exact(&r, c[1], len[1]) == 0, "the next run's chunk applied in them");
+    bool same = r.nstacks == w[1].nstacks && r.nnodes == w[1].nnodes;
+    for (int i = 0; same && i < 400; i++)
+        same = !strcmp(text_of(&w[1], ids[1][i]), text_of(&r, ids[1][i]));
+    ok(same, "the next run's stacks, none of the first's (%u stacks)", r.nstacks);
+    strcpy(buf, text_of(&w[1], ids[1][7]));
+    ok(add(&r, buf) == ids[1][7], "found again by a writer's add (its lookups rebuilt)");
+    for (int k = 0; k < 2; k++) {
+        free(c[k]);
+        dict_free(&w[k]);
+    }
+    dict_free(&r);
+}
+
 typedef struct sink {
     dict *d;
     int chunks, refused;
@@ -267,6 +310,7 @@ int main(void)
 {
     test_basics();
     test_chunks();
+    test_empty();
     test_encode_all();
     test_rollback();
     test_damage();

@@ -18,7 +18,6 @@
 . "$(dirname "$0")/fidelity-lib.sh"
 real_plugin_setup
 JDK17=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
-JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 # Allowed: floor + 0.05 (the issue's goal) + 1.5/sqrt(n), n the smaller side's sample count:
 # the halves' floor measures JFR's noise at n/2, not ours, and a loaded machine leaves fewer
 # samples (at n = 350: +0.08; at n = 800: +0.05). Before interpreted frames were named the
@@ -77,12 +76,8 @@ check_one() {
 check_one jdk17-interp jfr-interp "$JDK17"
 check_one jdk17-jit jfr "$JDK17"
 check_one jdk17-nofp jfr-nofp "$JDK17"
-if [ -x "$JDK25/bin/jlink" ] && [ -x "$JDK25/bin/jfr" ]; then
-    FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
-        bail "cannot build the JDK 25 fixture image"
-    check_one jdk25-interp jfr-interp "$JDK25" flame-fixture-jvm25:latest
-    check_one jdk25-nofp jfr-nofp "$JDK25" flame-fixture-jvm25:latest
-else
-    diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"
+if jdk25_fixture_image jfr; then
+    check_one jdk25-interp jfr-interp "$JDK25" "$IMAGE25"
+    check_one jdk25-nofp jfr-nofp "$JDK25" "$IMAGE25"
 fi
 done_testing

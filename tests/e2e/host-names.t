@@ -11,16 +11,10 @@
 # first's (`TemplateInterpreterGenerator::generate_math_entry` under `thread_native_entry`).
 . "$(dirname "$0")/lib.sh"
 real_plugin_setup
-JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
-if [ ! -x "$JDK25/bin/jlink" ]; then
-    skip_or_fail "no JDK 25 at $JDK25 (FIXTURE_JDK25=DIR): two JDKs at one path are what this test needs"
-    done_testing
-fi
-FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
-    bail "cannot build the JDK 25 fixture image"
+jdk25_fixture_image --need "two JDKs at one path are what this test needs" || done_testing
 
 a=$(fixture native hn17) || bail "fixture native (JDK 17) did not start"
-b=$(FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest fixture native hn25) || bail "fixture native (JDK 25) did not start"
+b=$(FLAME_FIXTURE_IMAGE=$IMAGE25 fixture native hn25) || bail "fixture native (JDK 25) did not start"
 
 # native_prefixes FILE SKIP: per stack of the threads worker-0 and native, the frames below the
 # first Java frame (one with a '.', or an annotation _[j] _[i] _[int]), SKIP leading fields off

@@ -4,8 +4,9 @@
 # done_testing), $TMP (this test's scratch dir, removed at exit; lib_cleanup_extra, when the test
 # or a helper library defines it, runs first),
 # fixture VARIANT (starts a fixture container owned by this test, prints its id),
-# ensure_sidecar_image, plugin_env (DOCKER_CONFIG with our plugin), and a cleanup trap that
-# removes every container this test started and its temp dir.
+# ensure_sidecar_image, plugin_env (DOCKER_CONFIG with our plugin), JDK25 IMAGE25 and
+# jdk25_fixture_image (the Temurin 25 fixture image), and a cleanup trap that removes every
+# container this test started and its temp dir.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=$ROOT/build
@@ -40,6 +41,30 @@ bail() { echo "Bail out! $*"; exit 1; }
 engine_up() { docker info >/dev/null 2>&1; }
 fixture() { "$ROOT/tests/fixtures/run.sh" "$@"; }
 ensure_fixture_image() { "$ROOT/tests/fixtures/build.sh" >/dev/null; }
+# The second JDK of the tests that check a newer JVM too (its frames, AQS, JFR events differ
+# from 17's): a Temurin 25 JDK on the host (FIXTURE_JDK25=DIR), the fixture image built from it.
+JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+IMAGE25=flame-fixture-jvm25:latest
+# jdk25_fixture_image [--need WHY] [TOOL...]: builds $IMAGE25 from $JDK25 and returns 0, or,
+# when $JDK25 lacks bin/jlink (or bin/TOOL: jfr for the JFR comparisons), returns 1 with a note:
+# a host may well have no Temurin 25, and its check is an extra one. --need: the test is about
+# two JDKs and has nothing to check without one: a skip_or_fail saying WHY instead. A failed
+# build bails: the JDK is there, so the image must be.
+jdk25_fixture_image() {
+    local need= t
+    [ "${1:-}" = --need ] && { need=$2; shift 2; }
+    for t in jlink "$@"; do
+        [ -x "$JDK25/bin/$t" ] && continue
+        if [ -n "$need" ]; then
+            skip_or_fail "no JDK 25 at $JDK25 (FIXTURE_JDK25=DIR): $need"
+        else
+            diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"
+        fi
+        return 1
+    done
+    FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=$IMAGE25 "$ROOT/tests/fixtures/build.sh" >/dev/null ||
+        bail "cannot build the JDK 25 fixture image"
+}
 # Import build/flame-sidecar.tar as the sidecar image unless the engine already has exactly
 # this tarball (label com.docker-flame.tar-sha256, the same key install.sh uses).
 ensure_sidecar_image() {

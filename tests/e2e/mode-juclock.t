@@ -113,11 +113,8 @@ like "$(cat r.err)" 'java\.util\.concurrent locks not seen, monitors only: their
 like "$(cat r.lock.folded 2>/dev/null)" "$mon_re" "the monitor's contention is there"
 
 # --- Temurin 25 (its AQS and Thread.run differ from 17's): the same lock stacks ---
-JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
-if [ -x "$JDK25/bin/jlink" ]; then
-    FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
-        bail "cannot build the Temurin 25 fixture image"
-    fx25=$(FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest fixture juc) || bail "Temurin 25 fixture juc did not start"
+if jdk25_fixture_image; then
+    fx25=$(FLAME_FIXTURE_IMAGE=$IMAGE25 fixture juc) || bail "Temurin 25 fixture juc did not start"
     $T docker --debug flame -d 4 --mode lock --format folded,pprof -o t.folded "$fx25" 2>t.err; rc=$?
     diag "$(grep -E 'sidecar timings|recorder: off-CPU' t.err)"
     is "$rc" 0 "Temurin 25: --mode lock: exit 0"
@@ -133,8 +130,6 @@ if [ -x "$JDK25/bin/jlink" ]; then
             within "$tj" "${tc:-0}" 12000000 80000000
     fi
     docker rm -f "$fx25" >/dev/null
-else
-    diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"
 fi
 
 left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)

@@ -31,7 +31,6 @@ T="timeout -k 10 120"
 D=6
 W=${D}000000000
 JDK17=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
-JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 command -v setpriv >/dev/null || bail "no setpriv (util-linux)"
 
 # sum of the values of the folded lines matching $2 (extended regex), ns
@@ -144,12 +143,8 @@ check_one() { # LABEL JDK IMAGE: every check on that JDK's fixture, in the direc
 }
 
 check_one jdk17 "$JDK17" flame-fixture-jvm:latest
-if [ -x "$JDK25/bin/jlink" ] && [ -x "$JDK25/bin/jfr" ]; then
-    FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
-        bail "cannot build the JDK 25 fixture image"
-    check_one temurin25 "$JDK25" flame-fixture-jvm25:latest
-else
-    diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"
+if jdk25_fixture_image jfr; then
+    check_one temurin25 "$JDK25" "$IMAGE25"
 fi
 left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
 is "$left" 0 "no sidecar left"

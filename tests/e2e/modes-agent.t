@@ -16,7 +16,6 @@
 . "$ROOT/tests/e2e/pprof-lib.sh"
 real_plugin_setup
 T="timeout -k 10 180"
-JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 D=8 # seconds recorded
 
 # What must be the same after a profile: the target's /tmp (but the JVM's own attach socket).
@@ -93,12 +92,8 @@ profile_checks() { # LABEL IMAGE
 }
 
 profile_checks jdk17 flame-fixture-jvm:latest
-if [ -x "$JDK25/bin/jlink" ]; then
-    FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
-        bail "could not build the Temurin 25 fixture image"
-    profile_checks temurin25 flame-fixture-jvm25:latest
-else
-    diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"
+if jdk25_fixture_image; then
+    profile_checks temurin25 "$IMAGE25"
 fi
 
 # ---- refusals, before any sidecar ----

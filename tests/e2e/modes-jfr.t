@@ -25,7 +25,6 @@
 real_plugin_setup
 T="timeout -k 10 300"
 JDK17=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
-JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 # The weight of one sample (mounts/names.c agent_alloc_weight, interval 524288): 64-byte objects
 # 524,320 B, 256 KiB ones 666,237 B; bytes / weight = the samples a site got.
 W_SMALL=524320 W_LARGE=666237
@@ -119,12 +118,8 @@ check_one() { # LABEL JDK IMAGE
 }
 
 check_one jdk17 "$JDK17" flame-fixture-jvm:latest
-if [ -x "$JDK25/bin/jlink" ] && [ -x "$JDK25/bin/jfr" ]; then
-    FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
-        bail "cannot build the JDK 25 fixture image"
-    check_one temurin25 "$JDK25" flame-fixture-jvm25:latest
-else
-    diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"
+if jdk25_fixture_image jfr; then
+    check_one temurin25 "$JDK25" "$IMAGE25"
 fi
 left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
 is "$left" 0 "no sidecar left"

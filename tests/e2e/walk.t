@@ -14,7 +14,6 @@
 # named from VMStructs alone (noattach).
 . "$(dirname "$0")/lib.sh"
 real_plugin_setup
-JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 # The issue's goal is 99 %, met on long recordings (docs/BENCHMARKS.md "Stack walking") and by
 # the recorded samples of tests/unit/sidecar_walk_replay.c; on a loaded machine a short profile
 # may hold only a few dozen samples, where one odd sample is 2-4 %: 95 % here.
@@ -170,11 +169,7 @@ like "$(cat noattach.folded)" 'java\.lang\.Thread\.run_\[int\];.*FlameFixture\.c
     "noattach: compiled and inlined frames named from VMStructs, under interpreted ones"
 docker rm -f "$fx" >/dev/null
 
-if [ -x "$JDK25/bin/jlink" ]; then
-    FIXTURE_JDK=$JDK25 FLAME_FIXTURE_IMAGE=flame-fixture-jvm25:latest "$ROOT/tests/fixtures/build.sh" >/dev/null ||
-        bail "cannot build the JDK 25 fixture image"
-    check_jdk jdk25 flame-fixture-jvm25:latest
-else
-    diag "no JDK 25 at $JDK25: its check is not run (FIXTURE_JDK25=DIR to point at one)"
+if jdk25_fixture_image; then
+    check_jdk jdk25 "$IMAGE25"
 fi
 done_testing

@@ -116,17 +116,21 @@ static void request(ch *c, CURL *h, const char *url, struct curl_slist *hdr, con
     }
 }
 
-/* The URL of a request: the database, and the statement when a body is sent */
-static char *request_url(ch *c, const char *sql, bool body)
+/* The URL of a request: the database, and the statement when a body is sent. whole: the server
+ * holds the answer until the query has ended (wait_end_of_query), so a failure halfway comes as
+ * a 500 with its message, not as that message appended to a 200 answer already under way (which
+ * a binary answer could take for rows) */
+static char *request_url(ch *c, const char *sql, bool body, bool whole)
 {
     char *url = NULL, *q = body ? curl_easy_escape(c->curl, sql, 0) : NULL;
     if (body && !q)
         return NULL;
     /* into Distributed tables, an INSERT returns once the shards have the rows: a shard that
      * is down fails the put (which the spool then keeps) instead of a queue on this node */
-    int r = asprintf(&url, "%s?%s%s%s%s%s", c->base,
+    int r = asprintf(&url, "%s?%s%s%s%s%s%s", c->base,
                      c->no_db ? "" : "database=", c->no_db ? "" : c->db, q ? "&query=" : "",
-                     q ? q : "", q && c->distributed ? "&insert_distributed_sync=1" : "");
+                     q ? q : "", q && c->distributed ? "&insert_distributed_sync=1" : "",
+                     whole ? "&wait_end_of_query=1" : "");
     curl_free(q);
     return r < 0 ? NULL : url;
 }
@@ -138,7 +142,7 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
     free(b->p);
     *b = (ch_buf){0};
     sink k = {b, 0, false};
-    _cleanup_free_ char *url = request_url(c, sql, body != NULL);
+    _cleanup_free_ char *url = request_url(c, sql, body != NULL, false);
     _cleanup_curl_slist_ struct curl_slist *hdr = curl_slist_append(NULL, "Expect:");
     int rc = !url || !hdr ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory") : 0;
     CURL *h = c->curl;
@@ -155,7 +159,7 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
     return rc;
 }
 
-int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n,
+int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n, unsigned whole,
                 int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err), void *ctx,
                 flame_err *err)
 {
@@ -174,7 +178,7 @@ int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n,
         if (rc < 0)
             continue;
         k[i] = (sink){&out[i], 0, false};
-        url[i] = request_url(c, sql[i], false);
+        url[i] = request_url(c, sql[i], false, whole >> i & 1);
         h[i] = curl_easy_init();
         if (!url[i] || !h[i]) {
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");

@@ -129,10 +129,12 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
 /* The queries sql[0..n) sent at once (a connection each, so the server works on them at the
  * same time), answer i into out[i]; done(ctx, i, &out[i], err), when not NULL, is called as
  * each answer is complete, while the others go on. 0 once all are answered; the first failure
- * (a request's, as ch_post's, or done's nonzero result) ends the others. n <= CH_POST_ALL_MAX. */
+ * (a request's, as ch_post's, or done's nonzero result) ends the others. n <= CH_POST_ALL_MAX.
+ * Bit i of whole: answer i is sent by the server only once its query has ended, so a failure
+ * halfway is a 500 and its message, never appended to rows (for binary answers). */
 #define CH_POST_ALL_MAX 4
 #define CH_DECODE_AHEAD ((size_t)16 << 20)
-int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n,
+int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n, unsigned whole,
                 int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err), void *ctx,
                 flame_err *err);
 /* The same, for a query built into a memstream: closes f and frees its buffer. */

@@ -638,7 +638,8 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     }
     if (rc == 0)
-        rc = ch_post_all(s, (const char *const *)sql, b, Q_N, got_answer, &runs, err);
+        rc =
+            ch_post_all(s, (const char *const *)sql, b, Q_N, 1u << Q_PAIRS, got_answer, &runs, err);
     size_t pos = 0;
     char *f[6];
     size_t l[6];

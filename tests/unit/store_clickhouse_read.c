@@ -33,11 +33,13 @@ typedef struct fake {
     size_t len[NQ]; /* an answer's bytes (the pairs are binary); 0: strlen */
     int asked;      /* requests that came in (0..NQ) before any answer */
     bool apart;     /* the client waited for an answer before asking the next */
+    bool whole[NQ]; /* the request asked for its answer whole (wait_end_of_query=1) */
     size_t ahead;   /* the client's decode_ahead */
 } fake;
 
-/* A whole request from fd (headers and Content-Length body); which of the three it is, or -1 */
-static int read_request(int fd, int64_t deadline_ms, char *body_out, size_t body_cap)
+/* A whole request from fd (headers and Content-Length body); which of the three it is, or -1;
+ * *whole: its request line asks for the answer once the query has ended */
+static int read_request(int fd, int64_t deadline_ms, char *body_out, size_t body_cap, bool *whole)
 {
     char buf[65536];
     size_t n = 0;
@@ -66,6 +68,10 @@ static int read_request(int fd, int64_t deadline_ms, char *body_out, size_t body
     }
     if (body_out)
         snprintf(body_out, body_cap, "%s", end + 4);
+    if (whole) {
+        char *eol = strstr(buf, "\r\n"), *w = strstr(buf, "wait_end_of_query=1");
+        *whole = w && w < eol;
+    }
     return strstr(end, "FROM dict") ? DICTS : strstr(end, "GROUP BY k") ? PAIRS : TOTALS;
 }
 
@@ -106,11 +112,13 @@ static void *serve(void *arg)
         int c = accept(f->lfd, NULL, NULL);
         if (c < 0)
             break;
-        int w = read_request(c, deadline, NULL, 0);
+        bool whole = false;
+        int w = read_request(c, deadline, NULL, 0, &whole);
         if (w < 0 || fd[w] >= 0) {
             close(c);
             continue;
         }
+        f->whole[w] = whole;
         fd[w] = c;
         f->asked++;
     }
@@ -154,7 +162,7 @@ static void *serve_list(void *arg)
         int c = accept(f->lfd, NULL, NULL);
         if (c < 0)
             break;
-        if (read_request(c, now_ms() + 10000, body, sizeof body) >= -1) {
+        if (read_request(c, now_ms() + 10000, body, sizeof body, NULL) >= -1) {
             size_t n = strlen(f->asked_sql);
             snprintf(f->asked_sql + n, sizeof f->asked_sql - n, "%s\n", body);
             answer(c, 200,
@@ -351,6 +359,8 @@ int main(void)
            "the totals, pairs and dictionaries are asked at once (%d of 3 came in before any "
            "answer)",
            f.asked);
+        ok(f.whole[PAIRS] && !f.whole[DICTS],
+           "the pairs (binary rows) are asked whole, the dictionaries as they come");
         ok(text && !strcmp(text, want), "%s: each stack named by its run's dictionary%s%s",
            rounds[r].what, text && !strcmp(text, want) ? "" : ": got ",
            text ? (strcmp(text, want) ? text : "") : e.msg);
@@ -368,8 +378,9 @@ int main(void)
        "a refused request ends the read with the server's line: %s", e.msg);
     free(text);
 
-    /* a pairs answer that is not whole rows (a server's message after its first rows, another
-     * format): refused, never read as sums */
+    /* a pairs answer that is not whole rows (another format, a cut answer): refused, never
+     * read as sums. A failure halfway is not among them: the pairs are asked whole, so it comes
+     * as a 500 (checked above) */
     f.refuse = -1;
     f.len[PAIRS] = 3 * 20 + 7;
     text = read_one(&f, &info, &e);

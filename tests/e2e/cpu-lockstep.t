@@ -71,6 +71,5 @@ one() { # SAMPLING (cpu: the per-CPU default; thread: --sampling thread)
 }
 one cpu
 one thread
-left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
-is "$left" 0 "no sidecar left"
+no_sidecar_left
 done_testing

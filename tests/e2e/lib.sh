@@ -4,7 +4,7 @@
 # done_testing), $TMP (this test's scratch dir, removed at exit; lib_cleanup_extra, when the test
 # or a helper library defines it, runs first),
 # fixture VARIANT (starts a fixture container owned by this test, prints its id),
-# ensure_sidecar_image, plugin_env (DOCKER_CONFIG with our plugin), JDK25 IMAGE25 and
+# ensure_sidecar_image, plugin_env (DOCKER_CONFIG with our plugin), no_sidecar_left, JDK25 IMAGE25 and
 # jdk25_fixture_image (the Temurin 25 fixture image), and a cleanup trap that removes every
 # container this test started and its temp dir.
 set -u
@@ -41,6 +41,14 @@ bail() { echo "Bail out! $*"; exit 1; }
 engine_up() { docker info >/dev/null 2>&1; }
 fixture() { "$ROOT/tests/fixtures/run.sh" "$@"; }
 ensure_fixture_image() { "$ROOT/tests/fixtures/build.sh" >/dev/null; }
+# One check: none of the sidecars this test's profiles started is left, stopped or running (the
+# plugin removes its own, also after an error); another test's, running at the same time on the
+# engine, are not counted.
+no_sidecar_left() {
+    local left
+    left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
+    is "$left" 0 "no sidecar left"
+}
 # The second JDK of the tests that check a newer JVM too (its frames, AQS, JFR events differ
 # from 17's): a Temurin 25 JDK on the host (FIXTURE_JDK25=DIR), the fixture image built from it.
 JDK25=${FIXTURE_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}

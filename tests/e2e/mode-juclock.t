@@ -132,6 +132,5 @@ if jdk25_fixture_image; then
     docker rm -f "$fx25" >/dev/null
 fi
 
-left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
-is "$left" 0 "no sidecar left"
+no_sidecar_left
 done_testing

@@ -127,6 +127,5 @@ like "$(cat min.offcpu.folded 2>/dev/null)" "$sleep_re" "the 6-10-ms sleeps are 
 like "$(grep 'recorder: off-CPU:' min.err)" ' short=[1-9]' "shorter intervals were left out"
 
 kill "$hostnap" 2>/dev/null; wait "$hostnap" 2>/dev/null
-left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
-is "$left" 0 "no sidecar left"
+no_sidecar_left
 done_testing

@@ -146,6 +146,5 @@ check_one jdk17 "$JDK17" flame-fixture-jvm:latest
 if jdk25_fixture_image jfr; then
     check_one temurin25 "$JDK25" "$IMAGE25"
 fi
-left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
-is "$left" 0 "no sidecar left"
+no_sidecar_left
 done_testing

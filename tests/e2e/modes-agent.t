@@ -116,6 +116,5 @@ is "$rc" 2 "diff of an alloc and a cpu profile: exit 2"
 like "$out" 'profile of alloc \(bytes\) but .* of cpu \(samples\)' "diff: says which types"
 out=$($T docker flame merge -o "$TMP/m.folded" "$TMP/x.alloc.folded" "$TMP/y.folded" 2>&1); rc=$?
 is "$rc" 2 "merge of an alloc and a cpu profile: exit 2"
-left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
-is "$left" 0 "no sidecar left"
+no_sidecar_left
 done_testing

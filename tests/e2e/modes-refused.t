@@ -124,6 +124,5 @@ out=$($T docker flame host -d 1 --mode alloc 2>&1); rc=$?
 is "$rc" 2 "host --mode alloc: exit 2"
 like "$out" 'not supported by `docker flame host`' "host --mode alloc: says host does not record it"
 is "$(printf '%s\n' "$out" | wc -l)" 1 "host --mode alloc: one line"
-left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
-is "$left" 0 "no sidecar left"
+no_sidecar_left
 done_testing

@@ -32,6 +32,5 @@ like "$(cat cut.folded)" '^worker-[0-9]+;[^;]+;[^;]+;FlameFixture\.[A-Za-z]+ [0-
 out=$($T docker flame -q --max-stack 0 "$fx" 2>&1); rc=$?
 is "$rc" 2 "--max-stack 0: usage error (exit 2) before any sidecar"
 like "$out" 'max-stack.*from 1 to 8192' "--max-stack 0: says the range"
-left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
-is "$left" 0 "no sidecar left"
+no_sidecar_left
 done_testing

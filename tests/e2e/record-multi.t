@@ -106,6 +106,5 @@ offns=$(sum off.folded)
 ons=$(sum s.offcpu.folded)
 check "stored offcpu's total is stored wall's off-CPU part ($ons vs $offns ns)" within "$ons" "$offns" 0.999 1.001
 
-left=$(docker ps -aq --filter label=com.docker-flame.sidecar=1 --filter "label=docker-flame-test.owner=$FLAME_TEST_OWNER" | wc -l)
-is "$left" 0 "no sidecar left"
+no_sidecar_left
 done_testing

@@ -148,6 +148,23 @@ async function search(page, text) {
         await until(page, () => window.dfView && window.dfView().total !== undefined &&
                     window.dfView().timeline, 'the first graph');
         let v = await view(page);
+        // the page asks its view first and alone: the timeline and the sources (the store's
+        // listing) only once the graph's answer is in, so that on a small machine their queries
+        // do not take the cores from the graph's merge (docs/SERVE.md)
+        await until(page, () => ['timeline', 'sources'].every(n => performance.getEntriesByType('resource')
+            .some(e => new RegExp('/api/v1/' + n + '(\\?|$)').test(e.name) && e.responseEnd > 0)),
+            'the timeline and the sources');
+        const order = await page.evaluate(() => {
+            const t = {};
+            for (const e of performance.getEntriesByType('resource')) {
+                const m = /\/api\/v1\/(\w+)(\?|$)/.exec(e.name);
+                if (m && !(m[1] in t)) t[m[1]] = { start: e.startTime, end: e.responseEnd };
+            }
+            return t;
+        });
+        ok(order.flamegraph && order.timeline && order.sources &&
+           order.timeline.start >= order.flamegraph.end && order.sources.start >= order.flamegraph.end,
+           'the graph was asked first and alone: the timeline and the sources after its answer', JSON.stringify(order));
 
         // -- the timeline: every JVM, the marks
         // the hostile workload names its container itself (markup, invalid UTF-8)
@@ -287,12 +304,28 @@ async function search(page, text) {
         const page4 = await ctx.newPage();
         page4.on('pageerror', e => errors.push('page4: ' + String(e)));
         await page4.goto(wallUrl, { timeout: 90000 });
-        await until(page4, () => window.dfView && window.dfView().range && window.dfView().range.type === 'wall',
-                    'the reopened wall view');
+        await until(page4, () => window.dfView && window.dfView().range && window.dfView().range.type === 'wall' &&
+                    window.dfView().timeline, 'the reopened wall view');
         const v4 = await view(page4);
         is(JSON.stringify([v4.type, v4.total, v4.timeline && v4.timeline.type]), JSON.stringify(['wall', wallTotal, 'wall']),
            'the copied URL reopens the wall view (graph and timeline)');
         await page4.close();
+
+        // -- a view slow to come does not hold the timeline back: the graph's answer is held
+        // here until the timeline has painted (the page asks it anyway after LATER_MS)
+        const page5 = await ctx.newPage();
+        page5.on('pageerror', e => errors.push('page5: ' + String(e)));
+        let release;
+        const held = new Promise(r => { release = r; });
+        await page5.route(/\/api\/v1\/flamegraph/, async r => { await held; await r.continue(); });
+        await page5.goto(new URL(wallUrl).origin + '/', { timeout: 90000 });
+        const tlFirst = await until(page5, () => window.dfView && window.dfView().timeline &&
+                                    window.dfView().timeline.series.length > 0, 'the timeline while the graph is held');
+        is(await page5.evaluate(() => window.dfView().total), undefined, 'the timeline painted before the graph came');
+        release();
+        if (tlFirst)
+            await until(page5, () => window.dfView().total !== undefined, 'the held graph');
+        await page5.close();
         await page3.goBack();
         await until(page3, () => window.dfView().range && window.dfView().range.type === 'cpu' &&
                     window.dfView().timeline.type === 'cpu', 'back to cpu');

@@ -8,6 +8,8 @@
     var $ = function (id) { return document.getElementById(id); };
     var PALETTES = ["java", "hot", "mem", "io", "wakeup", "chain", "js", "perl", "red", "green",
         "blue", "aqua", "yellow", "purple", "orange"];
+    // the longest the timeline and the sources wait for the first view's answer (at start)
+    var LATER_MS = 1500;
 
     var st = {};         // the state (URL)
     var sources = null;  // /api/v1/sources
@@ -811,17 +813,34 @@
 
     applyTheme();
     st = U.parseState(location.search);
-    // the timeline, the view and the sources are asked at once: the view's merge is what the
-    // first paint waits for, and the sources (a listing of the whole store) can take a second
-    // of their own; the compare view's container list is filled when they come
-    loadTimeline();
-    render();
-    api("sources", "").then(function (s) {
-        sources = s;
-        $("store").textContent = s.store;
-        fillTypes();
-        if (st.view === "diff") fillDiffContainers();
-    }).catch(function (e) {
-        status($("status"), e.message, true);
-    });
+    // The view is asked first and alone; the timeline and the sources (a listing of the whole
+    // store) follow once its answer is in. Asked at once, their queries took the cores from the
+    // view's merge: on 2 cores the first graph from ClickHouse painted ~0.3 s later
+    // (docs/SERVE.md "Figures"). A view that is slow to come (a long range of raw windows) holds
+    // them back LATER_MS at most: the timeline is where a user picks a shorter range. The host
+    // view is drawn from the timeline: there it comes first.
+    function loadSources() {
+        api("sources", "").then(function (s) {
+            sources = s;
+            $("store").textContent = s.store;
+            fillTypes();
+            if (st.view === "diff") fillDiffContainers();
+        }).catch(function (e) {
+            status($("status"), e.message, true);
+        });
+    }
+    if (st.view === "host") {
+        loadTimeline();
+        render();
+        loadSources();
+    } else {
+        var asked = false, then = function () {
+            if (asked) return;
+            asked = true;
+            loadTimeline();
+            loadSources();
+        };
+        Promise.resolve(render()).then(then, then);
+        setTimeout(then, LATER_MS);
+    }
 })();

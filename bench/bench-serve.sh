@@ -5,7 +5,7 @@
 # one (writing it takes about 45-100 s a container on a 2-core machine), and builds its hour
 # rollups (SERVE_ROLLUPS=0: not).
 #  1. the first flame graph of the whole day painted in headless chromium, from navigation (the
-#     timeline's query included), the server's cache empty, in a browser that has run for
+#     page asks the timeline after it), the server's cache empty, in a browser that has run for
 #     SERVE_TIME_WARM (5) seconds, as a user's has (0: navigate as soon as chromium starts);
 #     the nodes sent and drawn; where the time went (when the graph was asked and answered, the
 #     server's Server-Timing split: merge, tree, json; what the page did after)

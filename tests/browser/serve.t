@@ -160,10 +160,17 @@ async function search(page, text) {
                 const m = /\/api\/v1\/(\w+)(\?|$)/.exec(e.name);
                 if (m && !(m[1] in t)) t[m[1]] = { start: e.startTime, end: e.responseEnd };
             }
+            const k = performance.getEntriesByName('rest-asked')[0];
+            t.asked = k ? { at: k.startTime, why: k.detail } : null;
             return t;
         });
-        ok(order.flamegraph && order.timeline && order.sources &&
-           order.timeline.start >= order.flamegraph.end && order.sources.start >= order.flamegraph.end,
+        // (on a loaded machine the graph may take longer than the page waits: then the timer asked
+        // them, while the graph was still out)
+        ok(order.flamegraph && order.timeline && order.sources && order.asked &&
+           (order.asked.why === 'answer'
+               ? order.timeline.start >= order.flamegraph.end && order.sources.start >= order.flamegraph.end
+               : order.asked.why === 'timer' && order.asked.at < order.flamegraph.end &&
+                 order.timeline.start >= order.asked.at && order.sources.start >= order.asked.at),
            'the graph was asked first and alone: the timeline and the sources after its answer', JSON.stringify(order));
 
         // -- the timeline: every JVM, the marks
@@ -249,8 +256,9 @@ async function search(page, text) {
         wUrl.searchParams.delete('zoom');
         wUrl.searchParams.append('c', 'web');
         await page3.goto(wUrl.toString(), { timeout: 90000 });
-        await until(page3, () => window.dfView && window.dfView().total !== undefined && window.dfView().range,
-                    'web\'s cpu view');
+        // (the types offered come from the sources, asked after the graph: wait for them)
+        await until(page3, () => window.dfView && window.dfView().total !== undefined && window.dfView().range &&
+                    document.getElementById('store').textContent !== '', 'web\'s cpu view');
         let v3 = await view(page3);
         is(JSON.stringify([v3.type, v3.unit, v3.types]), JSON.stringify(['cpu', 'samples', ['cpu']]),
            'web alone: cpu, in samples, the only type offered');
@@ -326,6 +334,24 @@ async function search(page, text) {
         if (tlFirst)
             await until(page5, () => window.dfView().total !== undefined, 'the held graph');
         await page5.close();
+
+        // -- "Copy CLI command" before the sources are in waits for them: the command names the
+        // store (held here until the click)
+        const page6 = await ctx.newPage();
+        page6.on('pageerror', e => errors.push('page6: ' + String(e)));
+        let releaseSrc;
+        const srcHeld = new Promise(r => { releaseSrc = r; });
+        await page6.route(/\/api\/v1\/sources/, async r => { await srcHeld; await r.continue(); });
+        await page6.goto(new URL(wallUrl).origin + '/', { timeout: 90000 });
+        await until(page6, () => window.dfView && window.dfView().range, 'the graph, the sources held');
+        await page6.click('#copy-cli');
+        releaseSrc();
+        if (await until(page6, () => !document.getElementById('copied').hidden, 'the copied command')) {
+            const cmd = await page6.locator('#copied').textContent();
+            ok(cmd.startsWith('docker flame show ') && cmd.includes(' --store ' + store + ' '),
+               'the command copied before the sources came names the store', cmd);
+        }
+        await page6.close();
         await page3.goBack();
         await until(page3, () => window.dfView().range && window.dfView().range.type === 'cpu' &&
                     window.dfView().timeline.type === 'cpu', 'back to cpu');
@@ -467,7 +493,9 @@ async function search(page, text) {
             cells: document.querySelectorAll('#table tbody tr').length,
         }));
         await page.click('#tabs button[data-view="diff"]');
-        await until(page, () => window.dfView().view === 'diff', 'the compare tab');
+        // (its container list comes from the sources, asked after the graph: wait for them)
+        await until(page, () => window.dfView().view === 'diff' &&
+                    document.querySelectorAll('#diff-container option').length > 1, 'the compare tab');
         const opts = await page.locator('#diff-container option').allTextContents();
         ok(opts.some(o => o.includes(hostile)), 'the hostile container name is an option\'s text', JSON.stringify(opts));
         const hv = await page.locator('#diff-container option', { hasText: '<script>' }).first().getAttribute('value');

@@ -552,12 +552,15 @@
 
     $("copy-link").addEventListener("click", function () { copy(location.href); });
     $("copy-cli").addEventListener("click", function () {
-        var r = cur.range;
-        if (!r) return;
-        var cmd = st.view === "diff" && cur.diff && !cur.diff.empty
-            ? U.cliDiff(st, cur.diff.a, cur.diff.b) || "(no single command: give one container a side)"
-            : U.cliShow(st, r, "svg", sources && sources.store);
-        copy(cmd);
+        if (!cur.range) return;
+        // the command names the store, which the sources say: they may not be in yet (start)
+        askRest("copy");
+        sourcesP.then(function () {
+            var r = cur.range;
+            copy(st.view === "diff" && cur.diff && !cur.diff.empty
+                ? U.cliDiff(st, cur.diff.a, cur.diff.b) || "(no single command: give one container a side)"
+                : U.cliShow(st, r, "svg", sources && sources.store));
+        });
     });
     $("export-btn").addEventListener("click", function (e) {
         e.stopPropagation();
@@ -811,16 +814,16 @@
 
     // ---- start ----
 
-    applyTheme();
-    st = U.parseState(location.search);
     // The view is asked first and alone; the timeline and the sources (a listing of the whole
     // store) follow once its answer is in. Asked at once, their queries took the cores from the
     // view's merge: on 2 cores the first graph from ClickHouse painted ~0.3 s later
     // (docs/SERVE.md "Figures"). A view that is slow to come (a long range of raw windows) holds
     // them back LATER_MS at most: the timeline is where a user picks a shorter range. The host
-    // view is drawn from the timeline: there it comes first.
+    // view is drawn from the timeline: there it comes first. The performance mark says which
+    // of the two asked them (the browser test checks the order by it).
+    var restAsked = false, sourcesP = null;
     function loadSources() {
-        api("sources", "").then(function (s) {
+        sourcesP = api("sources", "").then(function (s) {
             sources = s;
             $("store").textContent = s.store;
             fillTypes();
@@ -829,18 +832,17 @@
             status($("status"), e.message, true);
         });
     }
-    if (st.view === "host") {
-        loadTimeline();
-        render();
+    function askRest(why) {
+        if (restAsked) return;
+        restAsked = true;
+        performance.mark("rest-asked", { detail: why });
+        if (st.view !== "host") loadTimeline();
         loadSources();
-    } else {
-        var asked = false, then = function () {
-            if (asked) return;
-            asked = true;
-            loadTimeline();
-            loadSources();
-        };
-        Promise.resolve(render()).then(then, then);
-        setTimeout(then, LATER_MS);
     }
+
+    applyTheme();
+    st = U.parseState(location.search);
+    setTimeout(function () { askRest("timer"); }, LATER_MS);
+    if (st.view === "host") loadTimeline();
+    Promise.resolve(render()).then(function () { askRest("answer"); }, function () { askRest("answer"); });
 })();

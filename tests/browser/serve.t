@@ -162,14 +162,15 @@ async function search(page, text) {
             }
             const k = performance.getEntriesByName('rest-asked')[0];
             t.asked = k ? { at: k.startTime, why: k.detail } : null;
+            t.painted = performance.getEntriesByName('flame-painted')[0].startTime;
             return t;
         });
         // (on a loaded machine the graph may take longer than the page waits: then the timer asked
-        // them, while the graph was still out)
+        // them, while the graph was still out: before it painted, in the same task as its answer)
         ok(order.flamegraph && order.timeline && order.sources && order.asked &&
            (order.asked.why === 'answer'
                ? order.timeline.start >= order.flamegraph.end && order.sources.start >= order.flamegraph.end
-               : order.asked.why === 'timer' && order.asked.at < order.flamegraph.end &&
+               : order.asked.why === 'timer' && order.asked.at < order.painted &&
                  order.timeline.start >= order.asked.at && order.sources.start >= order.asked.at),
            'the graph was asked first and alone: the timeline and the sources after its answer', JSON.stringify(order));
 
@@ -334,6 +335,21 @@ async function search(page, text) {
         if (tlFirst)
             await until(page5, () => window.dfView().total !== undefined, 'the held graph');
         await page5.close();
+
+        // -- the host view chosen before the graph came (held): it gets its timeline all the same
+        const page7 = await ctx.newPage();
+        page7.on('pageerror', e => errors.push('page7: ' + String(e)));
+        let release7;
+        const held7 = new Promise(r => { release7 = r; });
+        await page7.route(/\/api\/v1\/flamegraph/, async r => { await held7; await r.continue(); });
+        await page7.goto(new URL(wallUrl).origin + '/', { timeout: 90000 });
+        await page7.click('#tabs button[data-view="host"]');
+        if (await until(page7, () => performance.getEntriesByName('host-painted').length > 0 &&
+                        window.dfView().host && window.dfView().host.rows.length > 0,
+                        'the host view, chosen while the graph was held'))
+            ok(true, 'the host view painted its rows with the first graph still out');
+        release7();
+        await page7.close();
 
         // -- "Copy CLI command" before the sources are in waits for them: the command names the
         // store (held here until the click)

@@ -553,14 +553,17 @@
     $("copy-link").addEventListener("click", function () { copy(location.href); });
     $("copy-cli").addEventListener("click", function () {
         if (!cur.range) return;
-        // the command names the store, which the sources say: they may not be in yet (start)
+        // the view as it is at the click; the command names the store, which the sources say,
+        // and they may not be in yet (the page's start): then it is copied when they come
+        var s = Object.assign({}, st), r = cur.range, d = cur.diff;
+        var cmd = function () {
+            copy(s.view === "diff" && d && !d.empty
+                ? U.cliDiff(s, d.a, d.b) || "(no single command: give one container a side)"
+                : U.cliShow(s, r, "svg", sources && sources.store));
+        };
+        if (sources) return cmd();
         askRest("copy");
-        sourcesP.then(function () {
-            var r = cur.range;
-            copy(st.view === "diff" && cur.diff && !cur.diff.empty
-                ? U.cliDiff(st, cur.diff.a, cur.diff.b) || "(no single command: give one container a side)"
-                : U.cliShow(st, r, "svg", sources && sources.store));
-        });
+        sourcesP.then(cmd);
     });
     $("export-btn").addEventListener("click", function (e) {
         e.stopPropagation();
@@ -835,9 +838,10 @@
     function askRest(why) {
         if (restAsked) return;
         restAsked = true;
-        performance.mark("rest-asked", { detail: why });
-        if (st.view !== "host") loadTimeline();
+        // (a timeline asked already: the host view's at start, a preset's, a type's)
+        if (tlSeq === 0) loadTimeline();
         loadSources();
+        performance.mark("rest-asked", { detail: why });
     }
 
     applyTheme();

@@ -77,6 +77,18 @@ async function until(page, pred, what, arg) {
 }
 const param = (url, k) => new URL(url).searchParams.get(k);
 
+// A new page of ctx at url whose requests matching re are held until release() (page.route):
+// what the page does while that answer is out. Script errors go to errors, tagged.
+async function heldPage(ctx, errors, tag, re, url) {
+    const page = await ctx.newPage();
+    page.on('pageerror', e => errors.push(tag + ': ' + String(e)));
+    let release;
+    const held = new Promise(r => { release = r; });
+    await page.route(re, async r => { await held; await r.continue(); });
+    await page.goto(url, { timeout: 90000 });
+    return { page, release };
+}
+
 // Type a search and press Enter; wait for the page to show the server's answer to it.
 async function search(page, text) {
     const answer = page.waitForResponse(r => r.url().includes('/api/v1/flamegraph') &&
@@ -322,12 +334,8 @@ async function search(page, text) {
 
         // -- a view slow to come does not hold the timeline back: the graph's answer is held
         // here until the timeline has painted (the page asks it anyway after LATER_MS)
-        const page5 = await ctx.newPage();
-        page5.on('pageerror', e => errors.push('page5: ' + String(e)));
-        let release;
-        const held = new Promise(r => { release = r; });
-        await page5.route(/\/api\/v1\/flamegraph/, async r => { await held; await r.continue(); });
-        await page5.goto(new URL(wallUrl).origin + '/', { timeout: 90000 });
+        const root = new URL(wallUrl).origin + '/';
+        const { page: page5, release } = await heldPage(ctx, errors, 'page5', /\/api\/v1\/flamegraph/, root);
         const tlFirst = await until(page5, () => window.dfView && window.dfView().timeline &&
                                     window.dfView().timeline.series.length > 0, 'the timeline while the graph is held');
         is(await page5.evaluate(() => window.dfView().total), undefined, 'the timeline painted before the graph came');
@@ -337,12 +345,7 @@ async function search(page, text) {
         await page5.close();
 
         // -- the host view chosen before the graph came (held): it gets its timeline all the same
-        const page7 = await ctx.newPage();
-        page7.on('pageerror', e => errors.push('page7: ' + String(e)));
-        let release7;
-        const held7 = new Promise(r => { release7 = r; });
-        await page7.route(/\/api\/v1\/flamegraph/, async r => { await held7; await r.continue(); });
-        await page7.goto(new URL(wallUrl).origin + '/', { timeout: 90000 });
+        const { page: page7, release: release7 } = await heldPage(ctx, errors, 'page7', /\/api\/v1\/flamegraph/, root);
         await page7.click('#tabs button[data-view="host"]');
         if (await until(page7, () => performance.getEntriesByName('host-painted').length > 0 &&
                         window.dfView().host && window.dfView().host.rows.length > 0,
@@ -353,12 +356,7 @@ async function search(page, text) {
 
         // -- "Copy CLI command" before the sources are in waits for them: the command names the
         // store (held here until the click)
-        const page6 = await ctx.newPage();
-        page6.on('pageerror', e => errors.push('page6: ' + String(e)));
-        let releaseSrc;
-        const srcHeld = new Promise(r => { releaseSrc = r; });
-        await page6.route(/\/api\/v1\/sources/, async r => { await srcHeld; await r.continue(); });
-        await page6.goto(new URL(wallUrl).origin + '/', { timeout: 90000 });
+        const { page: page6, release: releaseSrc } = await heldPage(ctx, errors, 'page6', /\/api\/v1\/sources/, root);
         await until(page6, () => window.dfView && window.dfView().range, 'the graph, the sources held');
         await page6.click('#copy-cli');
         releaseSrc();

@@ -822,8 +822,8 @@
     // view's merge: on 2 cores the first graph from ClickHouse painted ~0.3 s later
     // (docs/SERVE.md "Figures"). A view that is slow to come (a long range of raw windows) holds
     // them back LATER_MS at most: the timeline is where a user picks a shorter range. The host
-    // view is drawn from the timeline: there it comes first. The performance mark says which
-    // of the two asked them (the browser test checks the order by it).
+    // view is drawn from the timeline: there it comes first. The performance mark says what
+    // asked them: the answer, the timer or Copy CLI (the browser test checks the order by it).
     var restAsked = false, sourcesP = null;
     function loadSources() {
         sourcesP = api("sources", "").then(function (s) {

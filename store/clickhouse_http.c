@@ -159,69 +159,93 @@ int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *ou
     return rc;
 }
 
-int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n, unsigned whole,
-                int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err), void *ctx,
-                flame_err *err)
+/* ch_post_all's requests */
+typedef struct batch {
+    ch *c;
+    CURLM *m;
+    struct curl_slist *hdr;
+    CURL *h[CH_POST_ALL_MAX];
+    char *url[CH_POST_ALL_MAX];
+    sink k[CH_POST_ALL_MAX];
+} batch;
+
+/* request i (sql, its answer into *out) added to b's: -1 out of memory */
+static int batch_add(batch *b, size_t i, const char *sql, ch_buf *out, bool whole)
 {
-    ch *c = ch_of(s);
+    free(out->p);
+    *out = (ch_buf){0};
+    b->k[i] = (sink){out, 0, false};
+    b->url[i] = request_url(b->c, sql, false, whole);
+    b->h[i] = curl_easy_init();
+    if (!b->url[i] || !b->h[i])
+        return -1;
+    request(b->c, b->h[i], b->url[i], b->hdr, sql, NULL, 0, &b->k[i]);
+    curl_easy_setopt(b->h[i], CURLOPT_PRIVATE, (void *)&b->k[i]);
+    return curl_multi_add_handle(b->m, b->h[i]) == CURLM_OK ? 0 : -1;
+}
+
+int ch_post_all(store *s, char *const *sql, ch_buf *out, size_t n, unsigned whole,
+                int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err),
+                int (*idle)(void *ctx, flame_err *err), void *ctx, flame_err *err)
+{
     if (n == 0 || n > CH_POST_ALL_MAX)
         return flame_fail(err, FLAME_EXIT_ERROR, "ch_post_all: %zu requests", n);
-    CURL *h[CH_POST_ALL_MAX] = {0};
-    char *url[CH_POST_ALL_MAX] = {0};
-    sink k[CH_POST_ALL_MAX] = {0};
     _cleanup_curl_slist_ struct curl_slist *hdr = curl_slist_append(NULL, "Expect:");
-    CURLM *m = curl_multi_init();
-    int rc = !hdr || !m ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory") : 0;
-    for (size_t i = 0; i < n; i++) {
-        free(out[i].p);
-        out[i] = (ch_buf){0};
-        if (rc < 0)
-            continue;
-        k[i] = (sink){&out[i], 0, false};
-        url[i] = request_url(c, sql[i], false, whole >> i & 1);
-        h[i] = curl_easy_init();
-        if (!url[i] || !h[i]) {
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            continue;
+    batch b = {.c = ch_of(s), .m = curl_multi_init(), .hdr = hdr};
+    int rc = !hdr || !b.m ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory") : 0;
+    bool asked[CH_POST_ALL_MAX] = {0};
+    size_t left = 0; /* asked, not answered yet */
+    /* each answer handed to done as it comes: the others go on meanwhile, and the requests
+     * done has just written are asked; the first failure (a request's, or done's) ends them
+     * all */
+    while (rc == 0) {
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (asked[i] || !sql[i])
+                continue;
+            asked[i] = true;
+            left++;
+            if (batch_add(&b, i, sql[i], &out[i], whole >> i & 1) < 0)
+                rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         }
-        request(c, h[i], url[i], hdr, sql[i], NULL, 0, &k[i]);
-        curl_easy_setopt(h[i], CURLOPT_PRIVATE, (void *)&k[i]);
-        if (curl_multi_add_handle(m, h[i]) != CURLM_OK)
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    }
-    /* each answer handed to done as it comes: the others go on meanwhile; the first failure
-     * (a request's, or done's) ends them all */
-    for (size_t left = n; rc == 0 && left > 0;) {
+        if (left == 0) /* all answered, and done asked for no more */
+            break;
         int running = 0, msgs = 0;
-        CURLMcode mc = curl_multi_perform(m, &running);
+        CURLMcode mc = rc == 0 ? curl_multi_perform(b.m, &running) : CURLM_OK;
         CURLMsg *msg;
-        while (mc == CURLM_OK && rc == 0 && (msg = curl_multi_info_read(m, &msgs))) {
+        bool answered = false;
+        while (mc == CURLM_OK && rc == 0 && (msg = curl_multi_info_read(b.m, &msgs))) {
             if (msg->msg != CURLMSG_DONE)
                 continue;
             sink *p = NULL;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&p);
-            size_t i = (size_t)(p - k);
+            size_t i = (size_t)(p - b.k);
             CURLcode cc = msg->data.result;
             left--;
-            rc = sink_end(&k[i]) < 0 ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
-                                     : answer_status(s, h[i], cc, &out[i], err);
+            answered = true;
+            rc = sink_end(&b.k[i]) < 0 ? flame_fail(err, FLAME_EXIT_ERROR, "out of memory")
+                                       : answer_status(s, b.h[i], cc, &out[i], err);
             if (rc == 0 && done)
                 rc = done(ctx, i, &out[i], err);
         }
-        if (mc == CURLM_OK && rc == 0 && left > 0)
-            mc = curl_multi_poll(m, NULL, 0, 1000, NULL);
+        /* an answer: the loop's start asks what done wrote before waiting; none: idle's work,
+         * a piece at a time, then a look at the connections again */
+        int busy = 0;
+        if (mc == CURLM_OK && rc == 0 && !answered && idle && (busy = idle(ctx, err)) < 0)
+            rc = -1;
+        if (mc == CURLM_OK && rc == 0 && left > 0 && !answered)
+            mc = curl_multi_poll(b.m, NULL, 0, busy ? 0 : 1000, NULL);
         if (mc != CURLM_OK && rc == 0)
             rc = store_fail(err, STORE_ERR_UNREACHABLE, "%s: cannot reach the server: %s", s->name,
                             curl_multi_strerror(mc));
     }
     for (size_t i = 0; i < n; i++) {
-        if (h[i]) {
-            curl_multi_remove_handle(m, h[i]);
-            curl_easy_cleanup(h[i]);
+        if (b.h[i]) {
+            curl_multi_remove_handle(b.m, b.h[i]);
+            curl_easy_cleanup(b.h[i]);
         }
-        free(url[i]);
+        free(b.url[i]);
     }
-    curl_multi_cleanup(m);
+    curl_multi_cleanup(b.m);
     return rc;
 }
 

@@ -128,15 +128,20 @@ int ch_parse_url(store *s, ch *c, const char *url, flame_err *err);
 int ch_post(store *s, const char *sql, const char *body, size_t blen, ch_buf *out, flame_err *err);
 /* The queries sql[0..n) sent at once (a connection each, so the server works on them at the
  * same time), answer i into out[i]; done(ctx, i, &out[i], err), when not NULL, is called as
- * each answer is complete, while the others go on. 0 once all are answered; the first failure
- * (a request's, as ch_post's, or done's nonzero result) ends the others. n <= CH_POST_ALL_MAX.
- * Bit i of whole: answer i is sent by the server only once its query has ended, so a failure
- * halfway is a 500 and its message, never appended to rows (for binary answers). */
-#define CH_POST_ALL_MAX 4
+ * each answer is complete, while the others go on. A NULL sql[i] is a query that needs an
+ * answer first: asked as soon as done has written it into sql[i] (through ctx), or never.
+ * idle(ctx, err), when not NULL, is called while no answer is ready, for a short piece of
+ * work: 1 when it did one (called again after a look at the answers), 0 when it has none,
+ * -1 on error (err set).
+ * 0 once all asked are answered; the first failure (a request's, as ch_post's, or done's
+ * nonzero result) ends the others. n <= CH_POST_ALL_MAX. Bit i of whole: answer i is sent by
+ * the server only once its query has ended, so a failure halfway is a 500 and its message,
+ * never appended to rows (for binary answers). */
+#define CH_POST_ALL_MAX 5
 #define CH_DECODE_AHEAD ((size_t)16 << 20)
-int ch_post_all(store *s, const char *const *sql, ch_buf *out, size_t n, unsigned whole,
-                int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err), void *ctx,
-                flame_err *err);
+int ch_post_all(store *s, char *const *sql, ch_buf *out, size_t n, unsigned whole,
+                int (*done)(void *ctx, size_t i, ch_buf *b, flame_err *err),
+                int (*idle)(void *ctx, flame_err *err), void *ctx, flame_err *err);
 /* The same, for a query built into a memstream: closes f and frees its buffer. */
 int ch_post_file(store *s, FILE *f, char **text, ch_buf *out, flame_err *err);
 /* sql without a body (a statement, or a query whose answer goes into out, may be NULL). */

@@ -1,15 +1,18 @@
-/* The ClickHouse backend's readers (store/clickhouse_impl.h), whose sums and groupings the
- * SERVER does (GROUP BY), each window counted once (its uid), so a day of windows costs the
- * client one answer of distinct (run, stack) pairs; the stacks' texts this client makes from the
- * runs' dictionaries. Also the WHERE clause of a query and the disk our tables use. */
+/* The ClickHouse backend's readers (store/clickhouse_impl.h), whose sums and groupings of
+ * windows the SERVER does (GROUP BY), each window counted once (its uid), so a day of windows
+ * costs the client one answer of distinct (run, stack) pairs; the rollups' few rows of whole
+ * runs this client adds to them, and makes the stacks' texts from the runs' dictionaries. Also
+ * the WHERE clause of a query and the disk our tables use. */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "flame/alloc.h"
 #include "store/chtext.h"
 #include "store/clickhouse_impl.h"
+#include "store/varint.h"
 
 /* q's conditions after kw (" WHERE ", " PREWHERE ") */
 static void where_as(FILE *f, const char *kw, const store_query *q, bool has_type)
@@ -237,8 +240,7 @@ static void pairs_head(FILE *f, store *s, const store_query *one)
     fputs(", range(length(", f);
     runs_of(f, s, one);
     fputs(")), toUInt64(4294967295)), 32), toUInt64(toUInt32(lo + 256 * hi))) AS k,"
-          " clo + 256 * toUInt64(chi) AS c FROM (SELECT run, arrayCumSum(ids) AS ilo,"
-          " arrayCumSum(ids_hi) AS ihi, counts, counts_hi FROM ",
+          " clo + 256 * toUInt64(chi) AS c FROM ",
           f);
 }
 
@@ -252,14 +254,19 @@ static void pairs_head(FILE *f, store *s, const store_query *one)
 /* run UInt64, id UInt32, n UInt64, little-endian */
 #define PAIR_ROW 20
 
-#define ROLLUP_PAIRS                                                                               \
-    " UNION ALL SELECT run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS ihi, counts,"          \
-    " counts_hi FROM ("
+/* The rollups' rows as they are stored: the client sums them (all_sums). A day of 10 JVMs is
+ * 40 block rollups of 20,000 pairs each; the server summed their 800,000 pairs in 150-330 ms
+ * of its CPU (ARRAY JOIN and GROUP BY k, or sumMap), on the cores the client's own work
+ * needs; sending them as they are takes it 10-40 ms, and the client sums them in a few ms, as
+ * each run's ids are dense and each row's sorted. Windows stay summed by the server
+ * (pairs_head): a day of them is 75 million pairs. */
+#define ROLLED_HEAD "SELECT run, ids, ids_hi, counts, counts_hi FROM ("
+#define ROLLED_TAIL ") FORMAT RowBinary"
 
-/* The query of q's pairs summed per (run, id), into f, in one query: the valid hour rollups of
- * the range's whole hours [h0, h1) and the windows no valid rollup holds, each window once
- * (ch_cover below says which, when it could be asked first). */
-static void pairs_one_sql(FILE *f, store *s, const store_query *one, int64_t h0, int64_t h1)
+/* The pairs of q in two queries, windows (pairs_sql) and rollups (rolled_sql): the valid hour
+ * rollups of the range's whole hours [h0, h1) and the windows no valid rollup holds, each
+ * window once (ch_cover below says which, when it could be asked first). */
+static void windows_one_sql(FILE *f, store *s, const store_query *one, int64_t h0, int64_t h1)
 {
     /* PREWHERE: the server reads the arrays of the windows no valid rollup holds only (without
      * it, all of the range's: 590 MB for a day of 10 containers, to keep none of them) */
@@ -267,9 +274,13 @@ static void pairs_one_sql(FILE *f, store *s, const store_query *one, int64_t h0,
     where_as(f, ch_of(s)->prewhere ? " PREWHERE " : " WHERE ", one, true);
     fputs(" AND (host, container_id, jvm_pid, type, run, " CH_HOUR ") NOT IN (", f);
     valid_rollups(f, CH_ROLLUP_KEY, one, h0, h1, 1);
-    fputs(") LIMIT 1 BY " CH_UID_KEY ")" ROLLUP_PAIRS, f);
+    fputs(") LIMIT 1 BY " CH_UID_KEY ")", f);
+}
+
+static void rolled_one_sql(FILE *f, const store_query *one, int64_t h0, int64_t h1)
+{
     valid_rollups(f, "run, ids, ids_hi, counts, counts_hi", one, h0, h1, 1);
-    fputs(" LIMIT 1 BY " CH_ROLLUP_KEY ")", f);
+    fputs(" LIMIT 1 BY " CH_ROLLUP_KEY, f);
 }
 
 /* ---- what the rollups cover, asked first (docs/STORE.md, "6-hour rollups") ---- */
@@ -319,17 +330,20 @@ static int cover_push(ch_cover *cv, int k, ch_fp v, size_t *cap)
  * A rollup with a fingerprint of its own windows is valid; a block's windows are its hours'
  * (their counts and hash sums add up). Duplicates of a key not merged yet by the server
  * (ReplacingMergeTree) are told apart by their fingerprint, and the pairs query takes one. */
-static int ch_cover_ask(store *s, const store_query *one, int64_t h0, int64_t h1, int64_t b0,
-                        int64_t b1, ch_cover *cv, flame_err *err)
+static bool cover_sql(FILE *f, store *s, const store_query *q, const ch_cover *cv)
 {
-    *cv = (ch_cover){0};
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    (void)cv;
+    int64_t h0 = 0, h1 = 0;
+    if (!ch_of(s)->rollups6 || !use_rollups(s, q, &h0, &h1))
+        return false;
+    int64_t b0 = (h0 + CH_BLOCK_HOURS - 1) / CH_BLOCK_HOURS * CH_BLOCK_HOURS,
+            b1 = h1 / CH_BLOCK_HOURS * CH_BLOCK_HOURS;
+    if (b0 >= b1)
+        return false;
+    store_query one = *q;
+    one.type = store_type_of(q->type);
     fputs("SELECT 0, " CH_KID ", hour, nw, fp FROM ", f);
-    ch_fingerprints(f, one, h0, h1, 1);
+    ch_fingerprints(f, &one, h0, h1, 1);
     fprintf(f,
             " UNION ALL SELECT 1, " CH_KID ", hour, nw, fp FROM rollups WHERE hour >= %lld AND"
             " hour < %lld",
@@ -340,14 +354,21 @@ static int ch_cover_ask(store *s, const store_query *one, int64_t h0, int64_t h1
                 " %lld AND hour < %lld",
                 (long long)b0, (long long)b1);
     fputs(" FORMAT TabSeparated", f);
-    ch_buf b = {0};
-    int rc = ch_post_file(s, f, &text, &b, err);
+    return true;
+}
+
+/* cover_sql's answer b into *cv: 1 when cv is to be used, 0 when not (too long a list),
+ * -1 on error */
+static int cover_read(store *s, ch_buf *b, ch_cover *cv, flame_err *err)
+{
+    *cv = (ch_cover){0};
+    int rc = 0;
     ch_fp *row[FP_N] = {0};
     size_t n[FP_N] = {0}, cap[FP_N] = {0}, pos = 0;
     char *fl[5];
     size_t l[5];
     int got = 0;
-    while (rc == 0 && (got = ch_next_row(&b, &pos, fl, l, 5)) == 1) {
+    while (rc == 0 && (got = ch_next_row(b, &pos, fl, l, 5)) == 1) {
         int k = (int)ch_int(fl[0]);
         if (k < 0 || k >= FP_N) {
             got = -1;
@@ -365,7 +386,6 @@ static int ch_cover_ask(store *s, const store_query *one, int64_t h0, int64_t h1
         row[k][n[k]++] = (ch_fp){strtoull(fl[1], NULL, 10), strtoull(fl[3], NULL, 10),
                                  strtoull(fl[4], NULL, 10), ch_int(fl[2])};
     }
-    free(b.p);
     if (rc == 0 && got < 0)
         rc = store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer", s->name);
     if (rc == 0 && (rc = ch_cover_make(row, n, cv)) < 0)
@@ -439,9 +459,9 @@ static void cover_list(FILE *f, const ch_cover *cv, int k, const char *hexpr, bo
 
 /* The pairs of q's range as cv says: the windows outside its whole hours [h0, h1) (its edges)
  * and those of the hours no rollup holds, each once; the hour and block rollups named, each
- * once (LIMIT 1 BY: a duplicate the server has not merged yet) */
-static void pairs_cover_sql(FILE *f, store *s, const store_query *one, int64_t h0, int64_t h1,
-                            const ch_cover *cv)
+ * once (LIMIT 1 BY: a duplicate the server has not merged yet: rolled_cover_sql) */
+static void windows_cover_sql(FILE *f, store *s, const store_query *one, int64_t h0, int64_t h1,
+                              const ch_cover *cv)
 {
     fputs("(SELECT run, ids, ids_hi, counts, counts_hi FROM windows", f);
     where_as(f, ch_of(s)->prewhere ? " PREWHERE " : " WHERE ", one, true);
@@ -452,38 +472,67 @@ static void pairs_cover_sql(FILE *f, store *s, const store_query *one, int64_t h
         cover_list(f, cv, FP_W, CH_HOUR, false);
     }
     fputs(") LIMIT 1 BY " CH_UID_KEY ")", f);
+}
+
+static void rolled_cover_sql(FILE *f, const ch_cover *cv)
+{
+    const char *sep = "";
     for (int k = FP_H; k <= FP_B; k++) {
         if (!cv->n[k])
             continue;
-        fprintf(f, ROLLUP_PAIRS "SELECT run, ids, ids_hi, counts, counts_hi FROM %s WHERE ",
+        fprintf(f, "%sSELECT run, ids, ids_hi, counts, counts_hi FROM %s WHERE ", sep,
                 k == FP_H ? "rollups" : "rollups_6h");
         cover_list(f, cv, k, "hour", true);
-        fputs(" LIMIT 1 BY " CH_ROLLUP_KEY ")", f);
+        fputs(" LIMIT 1 BY " CH_ROLLUP_KEY, f);
+        sep = " UNION ALL ";
     }
 }
 
-/* The query of q's pairs summed per (run, id), into f: the windows alone, or with the rollups
- * of its whole hours and blocks: as cv says when it was asked (not NULL), else in one query.
- * The same sums either way (docs/STORE.md, "Hour rollups", "6-hour rollups"). */
-static void pairs_sql(FILE *f, store *s, const store_query *q, const ch_cover *cv)
+/* The query of q's windows' pairs summed per (run, id), into f: all of them, or those no
+ * rollup of its whole hours and blocks holds: as cv says when it was asked (not NULL), else
+ * as the server finds them. With rolled_sql, the same sums either way (docs/STORE.md, "Hour
+ * rollups", "6-hour rollups"). */
+static bool pairs_sql(FILE *f, store *s, const store_query *q, const ch_cover *cv)
 {
     int64_t h0 = 0, h1 = 0;
     store_query one = *q;
     one.type = store_type_of(q->type);
     pairs_head(f, s, &one);
-    if (!use_rollups(s, q, &h0, &h1)) {
+    fputs("(SELECT run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS ihi, counts, counts_hi"
+          " FROM ",
+          f);
+    if (!use_rollups(s, q, &h0, &h1))
         ch_windows(f, "run, ids, ids_hi, counts, counts_hi", &one, ch_of(s)->has_type);
-    } else if (cv) {
-        pairs_cover_sql(f, s, &one, h0, h1, cv);
-    } else {
-        pairs_one_sql(f, s, &one, h0, h1);
-    }
+    else if (cv)
+        windows_cover_sql(f, s, &one, h0, h1, cv);
+    else
+        windows_one_sql(f, s, &one, h0, h1);
     fputs(PAIRS_TAIL, f);
+    return true;
+}
+
+/* The query of the sums of q's rollups (ROLLED_HEAD's rows) into f, or false when q reads
+ * none (nothing written) */
+static bool rolled_sql(FILE *f, store *s, const store_query *q, const ch_cover *cv)
+{
+    int64_t h0 = 0, h1 = 0;
+    store_query one = *q;
+    one.type = store_type_of(q->type);
+    if (!use_rollups(s, q, &h0, &h1) || (cv && !cv->n[FP_H] && !cv->n[FP_B]))
+        return false;
+    fputs(ROLLED_HEAD, f);
+    if (cv)
+        rolled_cover_sql(f, cv);
+    else
+        rolled_one_sql(f, &one, h0, h1);
+    fputs(ROLLED_TAIL, f);
+    return true;
 }
 
 /* The window totals of q */
-static void totals_sql(FILE *f, store *s, const store_query *q)
+static bool totals_sql(FILE *f, store *s, const store_query *q, const ch_cover *cv)
 {
+    (void)cv;
     store_query one = *q;
     one.type = store_type_of(q->type);
     fputs("SELECT count(), sum(samples), min(start_ms), max(end_ms), min(frequency),"
@@ -491,16 +540,42 @@ static void totals_sql(FILE *f, store *s, const store_query *q)
           f);
     ch_windows(f, "samples, start_ms, end_ms, frequency", &one, ch_of(s)->has_type);
     fputs(" FORMAT TabSeparated", f);
+    return true;
 }
 
-/* The dictionaries of q's runs, in order */
-static void dicts_sql(FILE *f, store *s, const store_query *q)
+/* The dictionaries of q's runs */
+static bool dicts_sql(FILE *f, store *s, const store_query *q, const ch_cover *cv)
 {
+    (void)cv;
     store_query one = *q;
     one.type = store_type_of(q->type);
     fputs("SELECT run, seq, chunk FROM dict WHERE run IN (SELECT run FROM windows", f);
     ch_where(f, &one, ch_of(s)->has_type);
-    fputs(") ORDER BY run, seq FORMAT TabSeparated", f);
+    /* unsorted: got_answer sorts the rows (a few dozen). Sorted by the server, a day of 10
+     * JVMs' 10 MB of chunks took it 200-220 ms of CPU instead of 80-110, and came whole only
+     * when sorted (its first byte at 0.17-0.19 s instead of 0.01-0.04 s) */
+    fputs(") FORMAT TabSeparated", f);
+    return true;
+}
+
+/* A query of ch_profile's into f: false when it has none to ask (nothing written) */
+typedef bool (*sql_fn)(FILE *f, store *s, const store_query *q, const ch_cover *cv);
+
+/* fn's query into *out (NULL: none to ask). -1: out of memory */
+static int sql_write(char **out, sql_fn fn, store *s, const store_query *q, const ch_cover *cv)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return -1;
+    bool any = fn(m, s, q, cv);
+    if ((ferror(m) | fclose(m)) != 0 || !text || !any) {
+        free(text);
+        text = NULL;
+    }
+    *out = text;
+    return any && !text ? -1 : 0;
 }
 
 /* A row of dict, in the answer's buffer. */
@@ -525,10 +600,21 @@ typedef struct ch_runs {
     size_t nc;
     ch_run *r;
     size_t n;
-    size_t ahead; /* decode up to this many bytes of dictionaries before the pairs are in */
+    size_t ahead;      /* decode up to this many bytes of dictionaries before the pairs are in */
+    size_t next, used; /* the next run to decode ahead; the bytes decoded ahead */
 } ch_runs;
 
-enum { Q_TOTALS, Q_PAIRS, Q_DICTS, Q_N };
+enum { Q_TOTALS, Q_PAIRS, Q_DICTS, Q_ROLLED, Q_COVER, Q_N };
+
+/* What ch_profile's answers need as they come: the dictionaries' (runs); the cover's, from
+ * which the pairs' queries are written (sql) */
+typedef struct ch_asked {
+    store *s;
+    const store_query *q;
+    char **sql;
+    ch_runs runs;
+    ch_cover cv;
+} ch_asked;
 
 /* What a decoded dictionary holds in memory */
 static size_t dict_bytes(const dict *d)
@@ -550,17 +636,26 @@ static int decode_run(ch_runs *runs, ch_run *r, flame_err *err)
     return 0;
 }
 
-/* The dictionaries' answer (rows in (run, seq) order), as soon as it comes: split by run, and
- * the first runs decoded while the server still sums the pairs, up to runs->ahead bytes of
- * them (decoded, a day's run of 20,000 stacks takes ~5 MB: 5 times its chunks). */
-static int got_answer(void *ctx, size_t i, ch_buf *b, flame_err *err)
+/* (run, seq), then the place in the answer: of a chunk sent twice, the first is applied */
+static int by_run_seq(const void *a, const void *b)
 {
-    ch_runs *runs = ctx;
+    const ch_chunk *x = a, *y = b;
+    if (x->run != y->run)
+        return (x->run > y->run) - (x->run < y->run);
+    if (x->seq != y->seq)
+        return (x->seq > y->seq) - (x->seq < y->seq);
+    return (x->p > y->p) - (x->p < y->p);
+}
+
+/* The dictionaries' answer, as soon as it comes: its rows sorted by (run, seq) and split by
+ * run, for the first runs to be decoded while the server still sums the pairs (decode_ahead),
+ * up to runs->ahead bytes of them (decoded, a day's run of 20,000 stacks takes ~5 MB: 5 times
+ * its chunks). */
+static int got_dicts(ch_runs *runs, ch_buf *b, flame_err *err)
+{
     char *f[3];
     size_t l[3], pos = 0, cap = 0, rcap = 0;
     int rc = 0;
-    if (i != Q_DICTS)
-        return 0;
     while ((rc = ch_next_row(b, &pos, f, l, 3)) == 1) {
         if (runs->nc == cap) {
             cap = cap ? cap * 2 : 256;
@@ -569,7 +664,15 @@ static int got_answer(void *ctx, size_t i, ch_buf *b, flame_err *err)
                 return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
             runs->c = nc;
         }
-        ch_chunk c = {strtoull(f[0], NULL, 10), ch_int(f[1]), (const uint8_t *)f[2], l[2]};
+        runs->c[runs->nc++] =
+            (ch_chunk){strtoull(f[0], NULL, 10), ch_int(f[1]), (const uint8_t *)f[2], l[2]};
+    }
+    if (rc < 0)
+        return -1; /* ch_profile names the store */
+    if (runs->nc > 1)
+        qsort(runs->c, runs->nc, sizeof *runs->c, by_run_seq);
+    for (size_t k = 0; k < runs->nc; k++) {
+        const ch_chunk c = runs->c[k];
         if (!runs->n || runs->r[runs->n - 1].run != c.run) {
             if (runs->n == rcap) {
                 rcap = rcap ? rcap * 2 : 16;
@@ -578,20 +681,200 @@ static int got_answer(void *ctx, size_t i, ch_buf *b, flame_err *err)
                     return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
                 runs->r = nr;
             }
-            runs->r[runs->n] = (ch_run){.run = c.run, .c0 = runs->nc};
+            runs->r[runs->n] = (ch_run){.run = c.run, .c0 = k};
             dict_init(&runs->r[runs->n++].d);
         }
-        runs->c[runs->nc++] = c;
-        runs->r[runs->n - 1].c1 = runs->nc;
+        runs->r[runs->n - 1].c1 = k + 1;
     }
-    if (rc < 0)
-        return -1; /* ch_profile names the store */
-    size_t used = 0;
-    for (size_t k = 0; k < runs->n && used < runs->ahead; k++) {
-        if (decode_run(runs, &runs->r[k], err) < 0)
+    return 0;
+}
+
+/* While ch_profile waits for answers: the next run's dictionary decoded (1), as long as the
+ * runs decoded ahead take less than runs->ahead bytes; 0: nothing to do; -1: out of memory.
+ * One run at a time (~10 ms), so that an answer is read, and the queries it lets ask are asked,
+ * between two (a day's dictionaries decoded in one go delayed the pairs' queries that wait
+ * for the cover by 0.1 s). */
+static int decode_ahead(void *ctx, flame_err *err)
+{
+    ch_runs *runs = &((ch_asked *)ctx)->runs;
+    if (runs->next >= runs->n || runs->used >= runs->ahead)
+        return 0;
+    ch_run *r = &runs->r[runs->next++];
+    if (decode_run(runs, r, err) < 0)
+        return -1;
+    runs->used += dict_bytes(&r->d);
+    return 1;
+}
+
+/* An answer of ch_profile's, as it comes: the dictionaries decoded ahead; the cover read and
+ * the pairs' queries written from it, to be asked at once */
+static int got_answer(void *ctx, size_t i, ch_buf *b, flame_err *err)
+{
+    ch_asked *a = ctx;
+    if (i == Q_DICTS)
+        return got_dicts(&a->runs, b, err);
+    if (i != Q_COVER)
+        return 0;
+    int have = cover_read(a->s, b, &a->cv, err);
+    if (have < 0)
+        return -1;
+    const ch_cover *cv = have > 0 ? &a->cv : NULL;
+    if (sql_write(&a->sql[Q_PAIRS], pairs_sql, a->s, a->q, cv) < 0 ||
+        sql_write(&a->sql[Q_ROLLED], rolled_sql, a->s, a->q, cv) < 0)
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    return 0;
+}
+
+/* A row of the rollups' answer (ROLLED_HEAD's, in RowBinary: run UInt64; ids Array(UInt8),
+ * ids_hi Array(UInt16), counts Array(UInt8), counts_hi Array(UInt32), each a LEB128 length
+ * and its items, little-endian): where its arrays are in the answer */
+typedef struct rolled_row {
+    uint64_t run;
+    size_t n;
+    const uint8_t *lo, *hi, *clo, *chi;
+} rolled_row;
+
+/* The row at *p (moved past it) into r. -1: not that shape (arrays of unequal lengths too). */
+static int rolled_get(const uint8_t **p, const uint8_t *end, rolled_row *r)
+{
+    static const size_t size[4] = {1, 2, 1, 4};
+    const uint8_t **arr[4] = {&r->lo, &r->hi, &r->clo, &r->chi};
+    if (end - *p < 8)
+        return -1;
+    memcpy(&r->run, *p, 8);
+    r->run = le64toh(r->run);
+    *p += 8;
+    for (int i = 0; i < 4; i++) {
+        uint64_t n;
+        if (varint_get(p, end, &n) < 0 || n > (size_t)(end - *p) / size[i] || (i > 0 && n != r->n))
             return -1;
-        used += dict_bytes(&runs->r[k].d);
+        r->n = n;
+        *arr[i] = *p;
+        *p += n * size[i];
     }
+    return 0;
+}
+
+static int by_row_run(const void *a, const void *b)
+{
+    const rolled_row *x = a, *y = b;
+    return (x->run > y->run) - (x->run < y->run);
+}
+
+/* a[0..na) and row r's pairs (ids as the sums of its gaps) merged by id into o, the counts of
+ * one id summed: how many rows o has. Both sorted by id as a rollup's are; if not (a crafted
+ * answer), all_sums' caller sorts what comes out, and every count is in it all the same. */
+static size_t merge_row(const ch_sum *a, size_t na, const rolled_row *r, ch_sum *o)
+{
+    size_t i = 0, k = 0;
+    uint64_t lo = 0, hi = 0;
+    for (size_t j = 0; j < r->n; j++) {
+        uint16_t ih;
+        uint32_t cnt_hi;
+        memcpy(&ih, r->hi + 2 * j, 2);
+        memcpy(&cnt_hi, r->chi + 4 * j, 4);
+        lo += r->lo[j];
+        hi += le16toh(ih);
+        ch_sum x = {r->run, (uint32_t)(lo + 256 * hi), r->clo[j] + 256 * (uint64_t)le32toh(cnt_hi)};
+        while (i < na && a[i].id < x.id)
+            o[k++] = a[i++];
+        if (i < na && a[i].id == x.id)
+            x.count += a[i++].count;
+        o[k++] = x;
+    }
+    while (i < na)
+        o[k++] = a[i++];
+    return k;
+}
+
+/* The rollups' rows (Q_ROLLED's answer) summed per (run, id) into *out, *n rows sorted by
+ * them. -1: an answer not of that shape (*err says so), or out of memory. */
+static int rolled_sums(store *s, const ch_buf *b, ch_sum **out, size_t *n, flame_err *err)
+{
+    const uint8_t *p = (const uint8_t *)b->p, *end = p + b->n;
+    rolled_row *row = NULL;
+    size_t nrow = 0, cap = 0, pairs = 0, most = 0;
+    ch_sum *all = NULL, *tmp = NULL;
+    int rc = 0;
+    while (rc == 0 && b->n && p < end) {
+        if (!GROW(row, cap, nrow + 1))
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+        else if (rolled_get(&p, end, &row[nrow]) < 0)
+            rc = store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer (%zu bytes of rollups)",
+                            s->name, b->n);
+        else
+            pairs += row[nrow++].n;
+    }
+    if (nrow > 1)
+        qsort(row, nrow, sizeof *row, by_row_run);
+    /* a run's sums grow in two arrays by turns: each the size of all the run's pairs */
+    for (size_t i = 0, k; rc == 0 && i < nrow; i = k) {
+        size_t run_pairs = 0;
+        for (k = i; k < nrow && row[k].run == row[i].run; k++)
+            run_pairs += row[k].n;
+        most = run_pairs > most ? run_pairs : most;
+    }
+    if (rc == 0 && pairs &&
+        (!(all = malloc(pairs * sizeof *all)) || !(tmp = malloc(most * sizeof *tmp))))
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    size_t done = 0;
+    for (size_t i = 0, k; rc == 0 && i < nrow; i = k) {
+        ch_sum *acc = all + done, *next = tmp;
+        size_t na = 0;
+        for (k = i; k < nrow && row[k].run == row[i].run; k++) {
+            na = merge_row(acc, na, &row[k], next);
+            ch_sum *t = acc;
+            acc = next;
+            next = t;
+        }
+        if (acc != all + done)
+            memcpy(all + done, acc, na * sizeof *acc);
+        done += na;
+    }
+    free(row);
+    free(tmp);
+    if (rc < 0) {
+        free(all);
+        return -1;
+    }
+    *out = all;
+    *n = done;
+    return 0;
+}
+
+/* The windows' sums (the pairs' answer, rows of PAIR_ROW bytes) and the rollups' (Q_ROLLED's,
+ * when asked) into one array *out of *n rows: each comes sorted by (run, id), and so are the
+ * rows, merged (ch_profile sorts what a crafted answer leaves unsorted). */
+static int all_sums(store *s, const ch_buf *pairs, const ch_buf *rolled, ch_sum **out, size_t *n,
+                    flame_err *err)
+{
+    _Static_assert(sizeof(ch_sum) == PAIR_ROW, "a sum is a row of the pairs' answer");
+    if (pairs->n % PAIR_ROW)
+        return store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer (%zu bytes of pairs)",
+                          s->name, pairs->n);
+    ch_sum *r = NULL;
+    size_t nw = pairs->n / PAIR_ROW, nr = 0;
+    if (rolled_sums(s, rolled, &r, &nr, err) < 0)
+        return -1;
+    ch_sum *all = malloc((nw + nr ? nw + nr : 1) * sizeof *all), *o = all;
+    if (!all) {
+        free(r);
+        return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    }
+    const ch_sum *w = (const ch_sum *)pairs->p;
+    size_t i = 0, j = 0;
+    while (i < nw || j < nr) {
+        ch_sum x = {0};
+        if (i < nw) /* no-ops on a little-endian CPU */
+            x = (ch_sum){le64toh(w[i].run), le32toh(w[i].id), le64toh(w[i].count)};
+        if (i < nw && (j == nr || by_run(&x, &r[j]) <= 0))
+            *o++ = x, i++;
+        else
+            *o++ = r[j++];
+    }
+    free(r);
+    *out = all;
+    *n = nw + nr;
     return 0;
 }
 
@@ -605,41 +888,27 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
      * together and this client decodes the dictionaries while the pairs are summed */
     char *sql[Q_N] = {0};
     ch_buf b[Q_N] = {{0}};
-    ch_runs runs = {.ahead = ch_of(s)->decode_ahead};
+    ch_asked a = {.s = s, .q = q, .sql = sql, .runs = {.ahead = ch_of(s)->decode_ahead}};
+    ch_runs *runs = &a.runs;
+    /* a range with whole 6-hour blocks: which rollups hold which hours (the cover), asked
+     * with the others (one scan of the windows' labels); the pairs' queries, which name them
+     * instead of computing each set of fingerprints again (a day of 10 JVMs: its pairs 0.2 s
+     * of the server instead of 0.6-1.6), are asked as soon as it is in. A range of whole
+     * hours only keeps the one query: the round trip costs there what the second fingerprint
+     * scan does (3-h ranges of 10 JVMs: 0.80-0.89 s against 0.76-0.86) */
+    static const sql_fn first[Q_N] = {[Q_TOTALS] = totals_sql,
+                                      [Q_DICTS] = dicts_sql,
+                                      [Q_COVER] = cover_sql,
+                                      [Q_PAIRS] = pairs_sql,
+                                      [Q_ROLLED] = rolled_sql};
     int rc = 0;
-    /* a range with whole 6-hour blocks: which rollups hold which hours, asked first (one scan
-     * of the windows' labels), so the pairs query names them instead of computing each set of
-     * fingerprints again (a day of 10 JVMs: its pairs 0.2 s of the server instead of 0.6-1.6).
-     * A range of whole hours only keeps the one query: the round trip costs there what the
-     * second fingerprint scan does (3-h ranges of 10 JVMs: 0.80-0.89 s against 0.76-0.86) */
-    ch_cover cv = {0};
-    int have_cv = 0;
-    int64_t h0 = 0, h1 = 0;
-    if (ch_of(s)->rollups6 && use_rollups(s, q, &h0, &h1)) {
-        int64_t b0 = (h0 + CH_BLOCK_HOURS - 1) / CH_BLOCK_HOURS * CH_BLOCK_HOURS,
-                b1 = h1 / CH_BLOCK_HOURS * CH_BLOCK_HOURS;
-        store_query one = *q;
-        one.type = store_type_of(q->type);
-        if (b0 < b1 && (have_cv = ch_cover_ask(s, &one, h0, h1, b0, b1, &cv, err)) < 0)
-            return -1;
-    }
-    for (int i = 0; rc == 0 && i < Q_N; i++) {
-        size_t len = 0;
-        FILE *m = open_memstream(&sql[i], &len);
-        if (!m) {
+    for (int i = Q_N - 1; rc == 0 && i >= 0; i--) /* the cover first: the pairs wait for it */
+        if (!(sql[Q_COVER] && (i == Q_PAIRS || i == Q_ROLLED)) &&
+            sql_write(&sql[i], first[i], s, q, NULL) < 0)
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-            break;
-        }
-        if (i == Q_PAIRS)
-            pairs_sql(m, s, q, have_cv > 0 ? &cv : NULL);
-        else
-            (i == Q_TOTALS ? totals_sql : dicts_sql)(m, s, q);
-        if ((ferror(m) | fclose(m)) != 0 || !sql[i])
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
-    }
     if (rc == 0)
-        rc =
-            ch_post_all(s, (const char *const *)sql, b, Q_N, 1u << Q_PAIRS, got_answer, &runs, err);
+        rc = ch_post_all(s, sql, b, Q_N, 1u << Q_PAIRS | 1u << Q_ROLLED, got_answer, decode_ahead,
+                         &a, err);
     size_t pos = 0;
     char *f[6];
     size_t l[6];
@@ -647,17 +916,10 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
         store_info_add(info, (uint64_t)ch_int(f[0]), (uint64_t)ch_int(f[1]), ch_int(f[4]),
                        ch_int(f[5]), ch_int(f[2]), ch_int(f[3]));
     }
-    _Static_assert(sizeof(ch_sum) == PAIR_ROW, "a sum is a row of the pairs' answer");
-    ch_sum *sums = (ch_sum *)b[Q_PAIRS].p; /* freed as b[Q_PAIRS] */
-    size_t n = rc >= 0 ? b[Q_PAIRS].n / PAIR_ROW : 0;
-    if (rc >= 0 && b[Q_PAIRS].n % PAIR_ROW)
-        rc = store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer (%zu bytes of pairs)",
-                        s->name, b[Q_PAIRS].n);
-    for (size_t i = 0; rc >= 0 && i < n; i++) { /* no-ops on a little-endian CPU */
-        sums[i].run = le64toh(sums[i].run);
-        sums[i].id = le32toh(sums[i].id);
-        sums[i].count = le64toh(sums[i].count);
-    }
+    ch_sum *sums = NULL; /* the windows' and the rollups' sums, in one array */
+    size_t n = 0;
+    if (rc >= 0)
+        rc = all_sums(s, &b[Q_PAIRS], &b[Q_ROLLED], &sums, &n, err);
     /* each run's sums named through its dictionary (a run with none: counted as missing) */
     if (rc >= 0 && n) {
         size_t sorted = 1;
@@ -674,13 +936,13 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
             size_t k = i;
             while (k < n && sums[k].run == sums[i].run)
                 k++;
-            while (r < runs.n && runs.r[r].run < sums[i].run) /* runs with no pairs in range */
+            while (r < runs->n && runs->r[r].run < sums[i].run) /* runs with no pairs in range */
                 r++;
-            ch_run *run = r < runs.n && runs.r[r].run == sums[i].run ? &runs.r[r] : NULL;
+            ch_run *run = r < runs->n && runs->r[r].run == sums[i].run ? &runs->r[r] : NULL;
             if (run && !run->decoded) {
                 run->d = spare;
                 dict_init(&spare);
-                rc = decode_run(&runs, run, err);
+                rc = decode_run(runs, run, err);
             }
             if (rc >= 0)
                 rc = name_run(s, run ? &run->d : &none, sums + i, k - i, out, info, &text, &tcap,
@@ -696,11 +958,12 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
         dict_free(&spare);
         free(text);
     }
-    for (size_t i = 0; i < runs.n; i++)
-        dict_free(&runs.r[i].d);
-    free(runs.r);
-    free(runs.c);
-    ch_cover_free(&cv);
+    free(sums);
+    for (size_t i = 0; i < runs->n; i++)
+        dict_free(&runs->r[i].d);
+    free(runs->r);
+    free(runs->c);
+    ch_cover_free(&a.cv);
     for (int i = 0; i < Q_N; i++) {
         free(sql[i]);
         free(b[i].p);

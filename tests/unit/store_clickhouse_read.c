@@ -3,8 +3,10 @@
  * dictionaries are asked AT ONCE (the server answers none of them before all three are in), and
  * answered in any order: the dictionaries first (decoded while the pairs are still summed), or
  * last; a stack named through its run's dictionary, a chunk sent twice applied once, a run with
- * no dictionary counted as missing; a request the server refuses ends them all with its message;
- * no server is "cannot reach". */
+ * no dictionary counted as missing, the dictionaries' rows in any order; the rollups' rows
+ * summed by the client with the windows' sums; the pairs' queries asked once the cover (which
+ * rollups to read) is in; a request the server refuses ends them all with its message; no
+ * server is "cannot reach". */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <netinet/in.h>
@@ -20,10 +22,11 @@
 #include "store/clickhouse_impl.h"
 #include "flame/profile.h"
 #include "store/store.h"
+#include "store/varint.h"
 #include "tests/unit/render_test_util.h"
 #include "tests/unit/tap.h"
 
-enum { TOTALS, PAIRS, DICTS, NQ };
+enum { TOTALS, PAIRS, DICTS, ROLLED, COVER, NQ };
 
 typedef struct fake {
     int lfd, port;
@@ -31,9 +34,13 @@ typedef struct fake {
     int refuse;       /* -1, or the request answered 500 */
     char *answer[NQ];
     size_t len[NQ]; /* an answer's bytes (the pairs are binary); 0: strlen */
-    int asked;      /* requests that came in (0..NQ) before any answer */
+    int rollups;    /* the store's: 0 none, 1 hour rollups, 2 and 6-hour ones (a cover asked) */
+    int first;      /* the requests that are to come at once (3 when 0) */
+    int total;      /* all the requests that are to come (first when 0) */
+    int asked;      /* requests that came in before any answer */
     bool apart;     /* the client waited for an answer before asking the next */
     bool whole[NQ]; /* the request asked for its answer whole (wait_end_of_query=1) */
+    bool late[NQ];  /* the request came after the first ones were answered */
     size_t ahead;   /* the client's decode_ahead */
 } fake;
 
@@ -72,7 +79,11 @@ static int read_request(int fd, int64_t deadline_ms, char *body_out, size_t body
         char *eol = strstr(buf, "\r\n"), *w = strstr(buf, "wait_end_of_query=1");
         *whole = w && w < eol;
     }
-    return strstr(end, "FROM dict") ? DICTS : strstr(end, "GROUP BY k") ? PAIRS : TOTALS;
+    return strstr(end, "FROM dict")                         ? DICTS
+           : strstr(end, "GROUP BY k")                      ? PAIRS
+           : strstr(end, "SELECT run, ids, ids_hi, counts") ? ROLLED
+           : strstr(end, "SELECT 0, cityHash64")            ? COVER
+                                                            : TOTALS;
 }
 
 static void answer_n(int fd, int status, const char *body, size_t len)
@@ -97,14 +108,28 @@ static int64_t now_ms(void)
     return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Accept the three requests, answering none before all are in (a client that asks one at a
- * time waits 10 s, then is told so: a 500); then answer them in the chosen order. */
+static void answer_one(fake *f, int w, int fd)
+{
+    if (f->apart)
+        answer(fd, 500, "Code: 0, e.displayText() = asked one at a time\n");
+    else if (w == f->refuse)
+        answer(fd, 500, "Code: 47, e.displayText() = DB::Exception: refused\n");
+    else
+        answer_n(fd, 200, f->answer[w], f->len[w] ? f->len[w] : strlen(f->answer[w]));
+    close(fd);
+}
+
+/* Accept the first requests, answering none before all are in (a client that asks one at a
+ * time waits 10 s, then is told so: a 500); then answer them in the chosen order; then the
+ * later ones (the pairs', once the cover is in) as they come. */
 static void *serve(void *arg)
 {
     fake *f = arg;
-    int fd[NQ] = {-1, -1, -1};
+    int fd[NQ] = {-1, -1, -1, -1, -1};
     int64_t deadline = now_ms() + 10000;
-    for (f->asked = 0; f->asked < NQ;) {
+    int first = f->first ? f->first : 3, total = f->total ? f->total : first;
+    memset(f->late, 0, sizeof f->late);
+    for (f->asked = 0; f->asked < first;) {
         struct pollfd p = {f->lfd, POLLIN, 0};
         int64_t left = deadline - now_ms();
         if (left <= 0 || poll(&p, 1, (int)left) <= 0)
@@ -122,20 +147,29 @@ static void *serve(void *arg)
         fd[w] = c;
         f->asked++;
     }
-    f->apart = f->asked < NQ;
-    static const int dicts_first[NQ] = {DICTS, TOTALS, PAIRS};
-    static const int dicts_last[NQ] = {PAIRS, TOTALS, DICTS};
+    f->apart = f->asked < first;
+    static const int dicts_first[NQ] = {DICTS, COVER, TOTALS, PAIRS, ROLLED};
+    static const int dicts_last[NQ] = {COVER, PAIRS, ROLLED, TOTALS, DICTS};
     for (int i = 0; i < NQ; i++) {
         int w = f->dicts_first ? dicts_first[i] : dicts_last[i];
-        if (fd[w] < 0)
+        if (fd[w] >= 0)
+            answer_one(f, w, fd[w]);
+    }
+    for (int n = f->apart ? total : first; n < total; n++) {
+        struct pollfd p = {f->lfd, POLLIN, 0};
+        int64_t left = deadline - now_ms();
+        int c = left > 0 && poll(&p, 1, (int)left) > 0 ? accept(f->lfd, NULL, NULL) : -1;
+        if (c < 0)
+            break;
+        bool whole = false;
+        int w = read_request(c, deadline, NULL, 0, &whole);
+        if (w < 0) {
+            close(c);
             continue;
-        if (f->apart)
-            answer(fd[w], 500, "Code: 0, e.displayText() = asked one at a time\n");
-        else if (w == f->refuse)
-            answer(fd[w], 500, "Code: 47, e.displayText() = DB::Exception: refused\n");
-        else
-            answer_n(fd[w], 200, f->answer[w], f->len[w] ? f->len[w] : strlen(f->answer[w]));
-        close(fd[w]);
+        }
+        f->whole[w] = whole;
+        f->late[w] = true;
+        answer_one(f, w, c);
     }
     return NULL;
 }
@@ -225,6 +259,33 @@ static size_t pair_rows(char *out, const uint64_t (*rows)[3], size_t n)
     return 20 * n;
 }
 
+/* A rollup's row as ClickHouse's RowBinary has the rollups' query's: run UInt64; the ids as
+ * gaps, each split in a low byte (Array(UInt8)) and the rest (Array(UInt16)); the counts split
+ * likewise (Array(UInt8), Array(UInt32)); each array a LEB128 length, then its items */
+static void rollup_row(FILE *f, uint64_t run, const uint32_t *ids, const uint64_t *counts, size_t n,
+                       size_t ncounts)
+{
+    uint8_t v[10];
+    uint64_t r = htole64(run);
+    fwrite(&r, 8, 1, f);
+    for (int a = 0; a < 4; a++) {
+        size_t len = a < 2 ? n : ncounts;
+        fwrite(v, 1, (size_t)(varint_put(v, len) - v), f);
+        for (size_t i = 0; i < len; i++) {
+            uint64_t x = a < 2 ? ids[i] - (i ? ids[i - 1] : 0) : counts[i];
+            uint16_t h16 = htole16((uint16_t)(x / 256));
+            uint32_t h32 = htole32((uint32_t)(x / 256));
+            uint8_t lo = (uint8_t)(x % 256);
+            if (a % 2 == 0)
+                fwrite(&lo, 1, 1, f);
+            else if (a == 1)
+                fwrite(&h16, 2, 1, f);
+            else
+                fwrite(&h32, 4, 1, f);
+        }
+    }
+}
+
 /* One profile read through a fake server; its folded text (or NULL) and the error */
 static char *read_one(fake *f, store_info *info, flame_err *e)
 {
@@ -242,6 +303,8 @@ static char *read_one(fake *f, store_info *info, flame_err *e)
         /* the schema's looks are not this test's: the tables are taken as they are now */
         ch_of(s)->ready = ch_of(s)->has_type = ch_of(s)->prewhere = true;
         ch_of(s)->decode_ahead = f->ahead;
+        ch_of(s)->rollups = f->rollups > 0;
+        ch_of(s)->rollups6 = f->rollups > 1;
         store_query q = {.since_ms = 0, .until_ms = 86400000};
         if (store_profile(s, &q, p, info, e) == 0)
             text = out_str(out_folded, p, NULL, NULL);
@@ -323,9 +386,9 @@ int main(void)
     char *dicts = NULL;
     size_t dl = 0;
     FILE *m = open_memstream(&dicts, &dl);
+    dict_row(m, 9, 1, run9, 1); /* not in run order: the server does not sort them */
     dict_row(m, 7, 1, run7, 2);
     dict_row(m, 7, 1, run7, 2); /* the same chunk twice: applied once */
-    dict_row(m, 9, 1, run9, 1);
     fclose(m);
     /* run 8 has no dictionary: its samples are missing; not in (run, id) order, as a server
      * might answer */
@@ -355,7 +418,7 @@ int main(void)
         f.dicts_first = rounds[r].dicts_first;
         f.ahead = rounds[r].ahead;
         char *text = read_one(&f, &info, &e);
-        ok(!f.apart && f.asked == NQ,
+        ok(!f.apart && f.asked == 3,
            "the totals, pairs and dictionaries are asked at once (%d of 3 came in before any "
            "answer)",
            f.asked);
@@ -387,6 +450,63 @@ int main(void)
     ok(!text && e.code && strstr(e.msg, "unreadable answer (67 bytes of pairs)"),
        "a pairs answer of a broken row: %s", e.msg);
     free(text);
+
+    /* rollups: their rows summed by the client with the windows' sums (run 7's id 300, a
+     * gap of more than a byte, is no stack of its dictionary: missing); asked with the others,
+     * or, with 6-hour rollups, once the cover says which to read (one valid block) */
+    f.len[PAIRS] = pair_rows(pairs_bin, pairs, 4);
+    char *rolled = NULL;
+    size_t rl = 0;
+    m = open_memstream(&rolled, &rl);
+    rollup_row(m, 9, (const uint32_t[]){1}, (const uint64_t[]){1}, 1, 1);
+    rollup_row(m, 7, (const uint32_t[]){1, 2}, (const uint64_t[]){10, 20}, 2, 2);
+    rollup_row(m, 7, (const uint32_t[]){2, 300}, (const uint64_t[]){5, 300}, 2, 2);
+    fclose(m);
+    char cover[400];
+    int cl = 0;
+    for (int hr = 0; hr < 6; hr++)
+        cl += snprintf(cover + cl, sizeof cover - (size_t)cl, "0\t77\t%d\t1\t1\n", hr);
+    snprintf(cover + cl, sizeof cover - (size_t)cl, "2\t77\t0\t6\t6\n");
+    f.answer[ROLLED] = rolled;
+    f.len[ROLLED] = rl;
+    f.answer[COVER] = cover;
+    static const char want_rolled[] = "main;a;b 15\nmain;c 28\nx;y 5\n";
+    for (int form = 1; form <= 2; form++) {
+        f.rollups = form;
+        f.first = form == 1 ? 4 : 3;
+        f.total = form == 1 ? 4 : 5;
+        f.dicts_first = form == 1;
+        text = read_one(&f, &info, &e);
+        ok(text && !strcmp(text, want_rolled) && info.missing == 2 + 300,
+           "%s: the rollups' rows summed with the windows' (missing %llu)%s%s",
+           form == 1 ? "hour rollups" : "6-hour rollups", (unsigned long long)info.missing,
+           text && !strcmp(text, want_rolled) ? "" : ": got ",
+           text && !strcmp(text, want_rolled) ? ""
+           : text                             ? text
+                                              : e.msg);
+        ok(f.whole[ROLLED], "the rollups' rows (binary) are asked whole");
+        if (form == 2)
+            ok(!f.apart && f.asked == 3 && !f.late[DICTS] && f.late[PAIRS] && f.late[ROLLED],
+               "the cover asked with the totals and the dictionaries, the pairs' queries once "
+               "it is in (%d at once)",
+               f.asked);
+        free(text);
+    }
+    /* a rollups' answer whose arrays do not match (a cut or crafted answer): refused */
+    m = open_memstream(&rolled, &rl);
+    rollup_row(m, 7, (const uint32_t[]){1, 2}, (const uint64_t[]){10}, 2, 1);
+    fclose(m);
+    free((char *)f.answer[ROLLED]);
+    f.answer[ROLLED] = rolled;
+    f.len[ROLLED] = rl;
+    f.rollups = 1;
+    f.first = f.total = 4;
+    text = read_one(&f, &info, &e);
+    ok(!text && e.code && strstr(e.msg, "unreadable answer") && strstr(e.msg, "of rollups"),
+       "a rollups' answer of arrays that do not match: %s", e.msg);
+    free(text);
+    free(rolled);
+    f.rollups = f.first = f.total = 0;
 
     /* the listing: with its sizes, and without them (serve's sources), which asks for no
      * window's arrays */

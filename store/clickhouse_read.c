@@ -107,7 +107,8 @@ static int ch_select(store *s, const store_query *q, bool all_types, const char 
 }
 
 /* A stack's sum in a run: laid out as a row of the pairs' RowBinary answer (run UInt64, id
- * UInt32, the sum UInt64, no padding), so the answer is the array, read where it arrived */
+ * UInt32, the sum UInt64, no padding), so the answer is the array, read where it arrived when
+ * no rollup's rows are added to it (all_sums) */
 typedef struct __attribute__((packed)) ch_sum {
     uint64_t run;
     uint32_t id;
@@ -254,17 +255,17 @@ static void pairs_head(FILE *f, store *s, const store_query *one)
 /* run UInt64, id UInt32, n UInt64, little-endian */
 #define PAIR_ROW 20
 
-/* The rollups' rows as they are stored: the client sums them (all_sums). A day of 10 JVMs is
- * 40 block rollups of 20,000 pairs each; the server summed their 800,000 pairs in 150-330 ms
- * of its CPU (ARRAY JOIN and GROUP BY k, or sumMap), on the cores the client's own work
- * needs; sending them as they are takes it 10-40 ms, and the client sums them in a few ms, as
- * each run's ids are dense and each row's sorted. Windows stay summed by the server
+/* The rollups' rows as they are stored, when the client sums them (client_sums, all_sums). A
+ * day of 10 JVMs is 40 block rollups of 20,000 pairs each; the server summed their 800,000
+ * pairs in 150-330 ms of its CPU (ARRAY JOIN and GROUP BY k, or sumMap), on the cores the
+ * client's own work needs; sending them as they are takes it 10-40 ms, and the client merges
+ * them in 30-50 ms, each row's ids being sorted. Windows stay summed by the server
  * (pairs_head): a day of them is 75 million pairs. */
 #define ROLLED_HEAD "SELECT run, ids, ids_hi, counts, counts_hi FROM ("
 #define ROLLED_TAIL ") FORMAT RowBinary"
 
-/* The pairs of q in two queries, windows (pairs_sql) and rollups (rolled_sql): the valid hour
- * rollups of the range's whole hours [h0, h1) and the windows no valid rollup holds, each
+/* The pairs of q in one query, without a cover: the valid hour rollups of the range's whole
+ * hours [h0, h1) (rolled_one_sql) and the windows no valid rollup holds (windows_one_sql), each
  * window once (ch_cover below says which, when it could be asked first). */
 static void windows_one_sql(FILE *f, store *s, const store_query *one, int64_t h0, int64_t h1)
 {
@@ -488,43 +489,57 @@ static void rolled_cover_sql(FILE *f, const ch_cover *cv)
     }
 }
 
-/* The query of q's windows' pairs summed per (run, id), into f: all of them, or those no
- * rollup of its whole hours and blocks holds: as cv says when it was asked (not NULL), else
- * as the server finds them. With rolled_sql, the same sums either way (docs/STORE.md, "Hour
- * rollups", "6-hour rollups"). */
+/* Whether the client sums the rollups cv names (rolled_sql): a few rows of whole runs. Beyond
+ * CH_ROLLED_ROWS (a week of 10 JVMs is 280 block rows), or without a cover (the one-query form:
+ * how many the server finds is not known; a month of 10 JVMs' hour rollups is 576 MB as
+ * stored), the server sums them with the windows, into one answer of distinct pairs. */
+#define CH_ROLLED_ROWS 200
+static bool client_sums(const ch_cover *cv)
+{
+    return cv && cv->n[FP_H] + cv->n[FP_B] > 0 && cv->n[FP_H] + cv->n[FP_B] <= CH_ROLLED_ROWS;
+}
+
+/* The query of q's pairs summed per (run, id), into f: the windows alone, or with the rollups
+ * of its whole hours and blocks: as cv says when it was asked (not NULL), else in one query;
+ * without the rollups the client sums (client_sums). The same sums either way (docs/STORE.md,
+ * "Hour rollups", "6-hour rollups"). */
 static bool pairs_sql(FILE *f, store *s, const store_query *q, const ch_cover *cv)
 {
+    static const char pairs_of[] = "SELECT run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS"
+                                   " ihi, counts, counts_hi FROM ";
     int64_t h0 = 0, h1 = 0;
     store_query one = *q;
     one.type = store_type_of(q->type);
     pairs_head(f, s, &one);
-    fputs("(SELECT run, arrayCumSum(ids) AS ilo, arrayCumSum(ids_hi) AS ihi, counts, counts_hi"
-          " FROM ",
-          f);
-    if (!use_rollups(s, q, &h0, &h1))
+    fprintf(f, "(%s", pairs_of);
+    if (!use_rollups(s, q, &h0, &h1)) {
         ch_windows(f, "run, ids, ids_hi, counts, counts_hi", &one, ch_of(s)->has_type);
-    else if (cv)
+    } else if (cv) {
         windows_cover_sql(f, s, &one, h0, h1, cv);
-    else
+        if (!client_sums(cv) && (cv->n[FP_H] || cv->n[FP_B])) {
+            fprintf(f, " UNION ALL %s(", pairs_of);
+            rolled_cover_sql(f, cv);
+            fputc(')', f);
+        }
+    } else {
         windows_one_sql(f, s, &one, h0, h1);
+        fprintf(f, " UNION ALL %s(", pairs_of);
+        rolled_one_sql(f, &one, h0, h1);
+        fputc(')', f);
+    }
     fputs(PAIRS_TAIL, f);
     return true;
 }
 
-/* The query of the sums of q's rollups (ROLLED_HEAD's rows) into f, or false when q reads
- * none (nothing written) */
+/* The query of the rollups' rows the client sums (ROLLED_HEAD's), into f, or false when it
+ * sums none (nothing written) */
 static bool rolled_sql(FILE *f, store *s, const store_query *q, const ch_cover *cv)
 {
     int64_t h0 = 0, h1 = 0;
-    store_query one = *q;
-    one.type = store_type_of(q->type);
-    if (!use_rollups(s, q, &h0, &h1) || (cv && !cv->n[FP_H] && !cv->n[FP_B]))
+    if (!use_rollups(s, q, &h0, &h1) || !client_sums(cv))
         return false;
     fputs(ROLLED_HEAD, f);
-    if (cv)
-        rolled_cover_sql(f, cv);
-    else
-        rolled_one_sql(f, &one, h0, h1);
+    rolled_cover_sql(f, cv);
     fputs(ROLLED_TAIL, f);
     return true;
 }
@@ -600,7 +615,7 @@ typedef struct ch_runs {
     size_t nc;
     ch_run *r;
     size_t n;
-    size_t ahead;      /* decode up to this many bytes of dictionaries before the pairs are in */
+    size_t ahead;      /* decode up to this many bytes of dictionaries while answers are awaited */
     size_t next, used; /* the next run to decode ahead; the bytes decoded ahead */
 } ch_runs;
 
@@ -791,34 +806,46 @@ static size_t merge_row(const ch_sum *a, size_t na, const rolled_row *r, ch_sum 
  * them. -1: an answer not of that shape (*err says so), or out of memory. */
 static int rolled_sums(store *s, const ch_buf *b, ch_sum **out, size_t *n, flame_err *err)
 {
+    *out = NULL;
+    *n = 0;
+    if (!b->n) /* not asked, or no rollup */
+        return 0;
     const uint8_t *p = (const uint8_t *)b->p, *end = p + b->n;
     rolled_row *row = NULL;
-    size_t nrow = 0, cap = 0, pairs = 0, most = 0;
+    size_t nrow = 0, cap = 0, most = 0, acap = 0;
     ch_sum *all = NULL, *tmp = NULL;
     int rc = 0;
-    while (rc == 0 && b->n && p < end) {
+    while (rc == 0 && p < end) {
         if (!GROW(row, cap, nrow + 1))
             rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
         else if (rolled_get(&p, end, &row[nrow]) < 0)
             rc = store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer (%zu bytes of rollups)",
                             s->name, b->n);
         else
-            pairs += row[nrow++].n;
+            nrow++;
     }
     if (nrow > 1)
         qsort(row, nrow, sizeof *row, by_row_run);
-    /* a run's sums grow in two arrays by turns: each the size of all the run's pairs */
+    /* a run's sums grow in two arrays by turns, each the size of all the run's pairs: the end
+     * of the answer's array (grown to it for each run; what stays is its distinct ids) and a
+     * scratch one of the largest run's */
     for (size_t i = 0, k; rc == 0 && i < nrow; i = k) {
         size_t run_pairs = 0;
         for (k = i; k < nrow && row[k].run == row[i].run; k++)
             run_pairs += row[k].n;
         most = run_pairs > most ? run_pairs : most;
     }
-    if (rc == 0 && pairs &&
-        (!(all = malloc(pairs * sizeof *all)) || !(tmp = malloc(most * sizeof *tmp))))
+    if (rc == 0 && most && !(tmp = malloc(most * sizeof *tmp)))
         rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     size_t done = 0;
     for (size_t i = 0, k; rc == 0 && i < nrow; i = k) {
+        size_t run_pairs = 0;
+        for (k = i; k < nrow && row[k].run == row[i].run; k++)
+            run_pairs += row[k].n;
+        if (!GROW(all, acap, done + run_pairs + 1)) {
+            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+            break;
+        }
         ch_sum *acc = all + done, *next = tmp;
         size_t na = 0;
         for (k = i; k < nrow && row[k].run == row[i].run; k++) {
@@ -845,7 +872,7 @@ static int rolled_sums(store *s, const ch_buf *b, ch_sum **out, size_t *n, flame
 /* The windows' sums (the pairs' answer, rows of PAIR_ROW bytes) and the rollups' (Q_ROLLED's,
  * when asked) into one array *out of *n rows: each comes sorted by (run, id), and so are the
  * rows, merged (ch_profile sorts what a crafted answer leaves unsorted). */
-static int all_sums(store *s, const ch_buf *pairs, const ch_buf *rolled, ch_sum **out, size_t *n,
+static int all_sums(store *s, ch_buf *pairs, const ch_buf *rolled, ch_sum **out, size_t *n,
                     flame_err *err)
 {
     _Static_assert(sizeof(ch_sum) == PAIR_ROW, "a sum is a row of the pairs' answer");
@@ -856,7 +883,18 @@ static int all_sums(store *s, const ch_buf *pairs, const ch_buf *rolled, ch_sum 
     size_t nw = pairs->n / PAIR_ROW, nr = 0;
     if (rolled_sums(s, rolled, &r, &nr, err) < 0)
         return -1;
-    ch_sum *all = malloc((nw + nr ? nw + nr : 1) * sizeof *all), *o = all;
+    if (nr == 0) { /* the windows' alone: read where they arrived */
+        ch_sum *w = (ch_sum *)pairs->p;
+        for (size_t i = 0; i < nw; i++) /* no-ops on a little-endian CPU */
+            w[i] = (ch_sum){le64toh(w[i].run), le32toh(w[i].id), le64toh(w[i].count)};
+        *out = w;
+        *n = nw;
+        pairs->p = NULL;
+        pairs->n = 0;
+        free(r);
+        return 0;
+    }
+    ch_sum *all = malloc((nw + nr) * sizeof *all), *o = all;
     if (!all) {
         free(r);
         return flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
@@ -867,14 +905,14 @@ static int all_sums(store *s, const ch_buf *pairs, const ch_buf *rolled, ch_sum 
         ch_sum x = {0};
         if (i < nw) /* no-ops on a little-endian CPU */
             x = (ch_sum){le64toh(w[i].run), le32toh(w[i].id), le64toh(w[i].count)};
-        if (i < nw && (j == nr || by_run(&x, &r[j]) <= 0))
-            *o++ = x, i++;
-        else
-            *o++ = r[j++];
+        int c = i == nw ? 1 : j == nr ? -1 : by_run(&x, &r[j]);
+        if (c == 0) /* in both: one row, as the server's sums are (else ch_profile sorts) */
+            x.count += r[j++].count;
+        *o++ = c <= 0 ? (i++, x) : r[j++];
     }
     free(r);
     *out = all;
-    *n = nw + nr;
+    *n = (size_t)(o - all);
     return 0;
 }
 
@@ -882,10 +920,11 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
 {
     if (ch_ready(s, err) < 0)
         return -1;
-    /* the window totals, the pairs summed by the server per (run, id) (a day of windows is one
-     * answer of its distinct stacks; the whole hours of the range from their rollups where they
-     * are valid), and the runs' dictionaries: asked at once, so the server works on them
-     * together and this client decodes the dictionaries while the pairs are summed */
+    /* the window totals, the windows' pairs summed by the server per (run, id) (a day of
+     * windows is one answer of its distinct stacks), the rollups of the range's whole hours
+     * and blocks where they are valid (summed by this client, or by the server with the
+     * windows: client_sums), and the runs' dictionaries: asked at once, so the server works
+     * on them together and this client decodes the dictionaries while it waits */
     char *sql[Q_N] = {0};
     ch_buf b[Q_N] = {{0}};
     ch_asked a = {.s = s, .q = q, .sql = sql, .runs = {.ahead = ch_of(s)->decode_ahead}};
@@ -896,19 +935,18 @@ int ch_profile(store *s, const store_query *q, profile *out, store_info *info, f
      * of the server instead of 0.6-1.6), are asked as soon as it is in. A range of whole
      * hours only keeps the one query: the round trip costs there what the second fingerprint
      * scan does (3-h ranges of 10 JVMs: 0.80-0.89 s against 0.76-0.86) */
-    static const sql_fn first[Q_N] = {[Q_TOTALS] = totals_sql,
-                                      [Q_DICTS] = dicts_sql,
-                                      [Q_COVER] = cover_sql,
-                                      [Q_PAIRS] = pairs_sql,
-                                      [Q_ROLLED] = rolled_sql};
     int rc = 0;
-    for (int i = Q_N - 1; rc == 0 && i >= 0; i--) /* the cover first: the pairs wait for it */
-        if (!(sql[Q_COVER] && (i == Q_PAIRS || i == Q_ROLLED)) &&
-            sql_write(&sql[i], first[i], s, q, NULL) < 0)
-            rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
+    if (sql_write(&sql[Q_COVER], cover_sql, s, q, NULL) < 0 ||
+        sql_write(&sql[Q_TOTALS], totals_sql, s, q, NULL) < 0 ||
+        sql_write(&sql[Q_DICTS], dicts_sql, s, q, NULL) < 0 ||
+        (!sql[Q_COVER] && (sql_write(&sql[Q_PAIRS], pairs_sql, s, q, NULL) < 0 ||
+                           sql_write(&sql[Q_ROLLED], rolled_sql, s, q, NULL) < 0)))
+        rc = flame_fail(err, FLAME_EXIT_ERROR, "out of memory");
     if (rc == 0)
         rc = ch_post_all(s, sql, b, Q_N, 1u << Q_PAIRS | 1u << Q_ROLLED, got_answer, decode_ahead,
                          &a, err);
+    if (rc == 0 && !sql[Q_PAIRS]) /* the cover's answer wrote no pairs' query: never empty */
+        rc = store_fail(err, STORE_ERR_SERVER, "%s: unreadable answer (no pairs asked)", s->name);
     size_t pos = 0;
     char *f[6];
     size_t l[6];
